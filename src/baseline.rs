@@ -1,0 +1,195 @@
+//! Committed baselines: per metric a value, a direction, a tolerance and whether it is gated;
+//! per detector an FPR ceiling and a recall floor. Written only by `evalgate baseline update`.
+
+use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
+use crate::report::model::{Direction, Report};
+use anyhow::Context;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const BASELINE_SCHEMA_VERSION: u32 = 1;
+/// The baseline shipped for the zero-config run (embedded datasets, retriever and detectors).
+pub const EMBEDDED_DEFAULT: &str = include_str!("../baselines/default.json");
+pub const EMBEDDED_DEFAULT_NAME: &str = "embedded:baselines/default.json";
+/// Where `evalgate run` looks for a baseline when none is named.
+pub const DEFAULT_PATH: &str = "baselines/default.json";
+/// Metrics gated by default in a new baseline.
+pub const DEFAULT_GATED: [&str; 3] = ["recall_at_5", "mrr", "ndcg_at_10"];
+pub const DEFAULT_TOLERANCE: f64 = 0.02;
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Baseline {
+    pub schema_version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The datasets the values were measured on, by kind (`corpus`, `golden`, `security`).
+    #[serde(default)]
+    pub datasets: BTreeMap<String, DatasetPin>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrieval: Option<RetrievalBaseline>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<SecurityBaseline>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct DatasetPin {
+    pub version: Option<String>,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RetrievalBaseline {
+    pub retriever: String,
+    pub runs: usize,
+    pub metrics: BTreeMap<String, MetricBaseline>,
+    /// Per-query values (`recall_at_5`, `mrr`, `ndcg_at_10`), to name the queries that regressed.
+    #[serde(default)]
+    pub per_query: BTreeMap<String, BTreeMap<String, f64>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct MetricBaseline {
+    /// `null` when the metric was undefined in the baseline run.
+    pub value: Option<f64>,
+    pub direction: Direction,
+    /// Absolute tolerance: fail when worse than `value` by more than this.
+    pub tolerance: f64,
+    /// Whether a regression beyond the tolerance fails the gate (otherwise reported only).
+    pub gated: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SecurityBaseline {
+    pub detectors: BTreeMap<String, DetectorBaseline>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DetectorBaseline {
+    /// Fail when the mean FPR is above this.
+    pub fpr_ceiling: Option<f64>,
+    /// Fail when the mean recall is below this.
+    pub recall_floor: Option<f64>,
+    pub metrics: BTreeMap<String, MetricBaseline>,
+}
+
+/// Direction of a metric: lower is better for false-positive rates and latency.
+pub fn direction_of(metric: &str) -> Direction {
+    if metric.starts_with("fpr") || metric.contains("latency") { Direction::Lower } else { Direction::Higher }
+}
+
+impl Baseline {
+    pub fn parse(name: &str, text: &str) -> anyhow::Result<Baseline> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let b: Baseline = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            anyhow::anyhow!("{name}:{}:{}: at $.{path}: {inner}", inner.line(), inner.column())
+        })?;
+        if b.schema_version != BASELINE_SCHEMA_VERSION {
+            anyhow::bail!("{name}: at $.schema_version: expected {BASELINE_SCHEMA_VERSION}, found {}", b.schema_version);
+        }
+        Ok(b)
+    }
+
+    pub fn load(path: &Path) -> anyhow::Result<Baseline> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read the baseline", path.display()))?;
+        Self::parse(&path.display().to_string(), &text)
+    }
+
+    /// A baseline from a report. Thresholds (tolerances, gated flags, ceilings, floors) are kept
+    /// from `previous` where it has them; new metrics get the defaults.
+    pub fn from_report(report: &Report, previous: Option<&Baseline>) -> Baseline {
+        let datasets = report
+            .datasets
+            .iter()
+            .map(|d| (d.kind.clone(), DatasetPin { version: d.version.clone(), sha256: d.sha256.clone() }))
+            .collect();
+        let retrieval = report.retrieval.as_ref().map(|r| {
+            let prev = previous.and_then(|p| p.retrieval.as_ref());
+            let metrics = RETRIEVAL_METRICS
+                .iter()
+                .map(|(k, _)| {
+                    let value = r.metrics.get(*k).and_then(|s| s.mean).map(round6);
+                    let old = prev.and_then(|p| p.metrics.get(*k));
+                    (
+                        k.to_string(),
+                        MetricBaseline {
+                            value,
+                            direction: direction_of(k),
+                            tolerance: old.map_or(DEFAULT_TOLERANCE, |o| o.tolerance),
+                            gated: old.map_or(DEFAULT_GATED.contains(k), |o| o.gated),
+                        },
+                    )
+                })
+                .collect();
+            let per_query = r
+                .per_query
+                .iter()
+                .map(|q| {
+                    let m = ["recall_at_5", "mrr", "ndcg_at_10"]
+                        .iter()
+                        .filter_map(|k| q.metrics.get(*k).map(|v| (k.to_string(), round6(*v))))
+                        .collect();
+                    (q.id.clone(), m)
+                })
+                .collect();
+            RetrievalBaseline { retriever: r.retriever.clone(), runs: r.runs_completed, metrics, per_query }
+        });
+        let security = report.security.as_ref().map(|s| {
+            let prev = previous.and_then(|p| p.security.as_ref());
+            let detectors = s
+                .detectors
+                .iter()
+                .map(|d| {
+                    let old = prev.and_then(|p| p.detectors.get(&d.detector));
+                    let mean = |k: &str| d.metrics.get(k).and_then(|s| s.mean);
+                    let metrics = DETECTION_METRICS
+                        .iter()
+                        .map(|(k, _)| {
+                            let o = old.and_then(|o| o.metrics.get(*k));
+                            (
+                                k.to_string(),
+                                MetricBaseline {
+                                    value: mean(k).map(round6),
+                                    direction: direction_of(k),
+                                    tolerance: o.map_or(0.05, |o| o.tolerance),
+                                    gated: o.is_some_and(|o| o.gated),
+                                },
+                            )
+                        })
+                        .collect();
+                    let fpr_ceiling = old
+                        .map(|o| o.fpr_ceiling)
+                        .unwrap_or_else(|| mean("fpr").map(|f| ((f + 0.05) * 100.0).ceil().min(100.0) / 100.0));
+                    let recall_floor = old
+                        .map(|o| o.recall_floor)
+                        .unwrap_or_else(|| mean("recall").map(|r| ((r - 0.05) * 100.0).floor().max(0.0) / 100.0));
+                    (d.detector.clone(), DetectorBaseline { fpr_ceiling, recall_floor, metrics })
+                })
+                .collect();
+            SecurityBaseline { detectors }
+        });
+        Baseline {
+            schema_version: BASELINE_SCHEMA_VERSION,
+            note: previous.and_then(|p| p.note.clone()).or_else(|| {
+                Some("Written by `evalgate baseline update`. Edit tolerances, `gated`, ceilings and floors by hand; values come from runs.".into())
+            }),
+            datasets,
+            retrieval: retrieval.or_else(|| previous.and_then(|p| p.retrieval.clone())),
+            security: security.or_else(|| previous.and_then(|p| p.security.clone())),
+        }
+    }
+
+    /// Pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("baseline serialises");
+        s.push('\n');
+        s
+    }
+}
+
+fn round6(v: f64) -> f64 {
+    (v * 1e6).round() / 1e6
+}

@@ -1,0 +1,149 @@
+//! Command-line interface (clap). Thin: parses, then hands over to `app`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  pass (or no baseline: report only)
+  1  the gate failed: a gated metric regressed beyond its tolerance, or a detector broke its
+     FPR ceiling or recall floor
+  2  bad input or usage: invalid dataset, baseline or flag (nothing is written)
+  3  the system under test could not be measured (a partial report is written)
+
+Examples:
+  evalgate run                        zero-config: embedded datasets, BM25 retriever, reference detectors
+  evalgate run --runs 5 --out out/    five repetitions, mean ± 95% CI
+  evalgate validate --corpus c.json --golden g.json --security-corpus s.json
+  evalgate baseline update            re-measure and rewrite baselines/default.json (prints every change)";
+
+/// evalgate: a CI gate for MCP tool discovery and security detectors.
+///
+/// Sends every labeled query through a tool-search system and scores the ranking (Recall@k, MRR,
+/// nDCG@10, MAP); runs security detectors over a labeled corpus of malicious and benign tool
+/// definitions (precision, recall, F1, FPR); compares both with a committed baseline and exits
+/// with a verdict.
+#[derive(Debug, Parser)]
+#[command(name = "evalgate", version, after_help = AFTER_HELP, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Score tool discovery and security detectors, gate against the baseline, write reports.
+    Run(EvalArgs),
+    /// Score tool discovery only.
+    Retrieval(EvalArgs),
+    /// Score security detectors only.
+    Security(EvalArgs),
+    /// Check dataset files (all problems at once, with file:line:column) without running anything.
+    Validate(DatasetArgs),
+    /// Create or refresh a baseline from a run (prints every change it makes).
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+    /// Write the JSON Schemas of evalgate's files (datasets, baseline, report).
+    Schema {
+        /// Directory to write the schemas into.
+        #[arg(long, default_value = "schemas")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// Measure (or read a report) and write the baseline file. Thresholds already in the file
+    /// (tolerances, gated flags, FPR ceilings, recall floors) are kept; values are replaced.
+    Update(BaselineUpdateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineUpdateArgs {
+    #[command(flatten)]
+    pub eval: EvalArgs,
+    /// Build the baseline from an existing report.json instead of measuring.
+    #[arg(long, value_name = "REPORT")]
+    pub from: Option<PathBuf>,
+    /// Baseline file to write [default: --baseline, else baselines/default.json].
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Show what would change without writing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DatasetArgs {
+    /// Tool corpus file {version, tools[...]} [default: the embedded starter corpus].
+    #[arg(long, env = "EVALGATE_CORPUS", value_name = "FILE")]
+    pub corpus: Option<PathBuf>,
+    /// Retrieval golden set {corpus_version, queries[...]} [default: embedded].
+    #[arg(long, env = "EVALGATE_GOLDEN", value_name = "FILE")]
+    pub golden: Option<PathBuf>,
+    /// Security corpus {version, entries[...]} [default: embedded].
+    #[arg(long = "security-corpus", env = "EVALGATE_SECURITY_CORPUS", value_name = "FILE")]
+    pub security: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RetrieverKind {
+    /// In-process BM25 (tantivy) over the corpus.
+    Embedded,
+    /// Replay ranked ids from --recorded (a report.json or {query id: [ids]}).
+    Recorded,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DetectorKind {
+    /// Reference rules: hidden tags, secret exfiltration, secrecy, shadowing, injection phrases, hidden Unicode, encoded payloads.
+    Rules,
+    /// Canonical-JSON fingerprint drift of before/after definitions (rug-pulls).
+    Drift,
+    /// Replay verdicts from --recorded (a report.json, a spec-065 scan-eval file or {entry id: bool}).
+    Recorded,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    pub datasets: DatasetArgs,
+    /// The search system under test.
+    #[arg(long, env = "EVALGATE_RETRIEVER", value_enum, default_value = "embedded")]
+    pub retriever: RetrieverKind,
+    /// Detectors under test, comma-separated.
+    #[arg(long, env = "EVALGATE_DETECTORS", value_enum, value_delimiter = ',', default_value = "rules,drift")]
+    pub detectors: Vec<DetectorKind>,
+    /// Recorded observations for the `recorded` retriever/detector.
+    #[arg(long, env = "EVALGATE_RECORDED", value_name = "FILE")]
+    pub recorded: Option<PathBuf>,
+    /// Repeat every measurement N times; report mean ± 95% CI.
+    #[arg(long, env = "EVALGATE_RUNS", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+    /// Baseline to gate against [default: baselines/default.json if present, else the embedded
+    /// one when the embedded datasets are used].
+    #[arg(long, env = "EVALGATE_BASELINE", value_name = "FILE", conflicts_with = "no_baseline")]
+    pub baseline: Option<PathBuf>,
+    /// Report only: do not compare with any baseline.
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// Directory for report.json, report.md and report.html.
+    #[arg(long, env = "EVALGATE_OUT", value_name = "DIR", default_value = "evalgate-report")]
+    pub out: PathBuf,
+    /// Per-request time limit for the system under test, in seconds.
+    #[arg(long, env = "EVALGATE_TIMEOUT", default_value_t = 30.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// No progress and no table on the terminal (the reports are still written).
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Colour in the terminal table.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+}

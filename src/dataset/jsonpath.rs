@@ -1,0 +1,253 @@
+//! JSON paths (`$.queries[3].labels[0]`) and where each value starts in the source text.
+//!
+//! serde_json does not keep spans, so validation errors could not point at a line. This module
+//! scans the (already successfully parsed) text once and records the line and column where every
+//! value begins, keyed by its path. Lookups of a path that does not exist (a missing field) fall
+//! back to the nearest existing ancestor, which is where the reader has to look.
+
+use std::collections::HashMap;
+use std::fmt;
+
+/// One step of a JSON path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// A path from the document root, printed as `$.a.b[3]["odd key"]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct JsonPath(pub Vec<Seg>);
+
+impl JsonPath {
+    pub fn root() -> Self {
+        JsonPath(Vec::new())
+    }
+    pub fn key(&self, k: &str) -> Self {
+        let mut v = self.0.clone();
+        v.push(Seg::Key(k.to_string()));
+        JsonPath(v)
+    }
+    pub fn index(&self, i: usize) -> Self {
+        let mut v = self.0.clone();
+        v.push(Seg::Index(i));
+        JsonPath(v)
+    }
+    pub fn parent(&self) -> Option<Self> {
+        if self.0.is_empty() {
+            None
+        } else {
+            Some(JsonPath(self.0[..self.0.len() - 1].to_vec()))
+        }
+    }
+    /// Appends a path reported by `serde_path_to_error` (relative to `self`).
+    pub fn join_serde(&self, p: &serde_path_to_error::Path) -> Self {
+        let mut v = self.0.clone();
+        for seg in p.iter() {
+            match seg {
+                serde_path_to_error::Segment::Seq { index } => v.push(Seg::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => v.push(Seg::Key(key.clone())),
+                serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {}
+            }
+        }
+        JsonPath(v)
+    }
+}
+
+fn is_ident(k: &str) -> bool {
+    !k.is_empty()
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !k.starts_with(|c: char| c.is_ascii_digit())
+}
+
+impl fmt::Display for JsonPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("$")?;
+        for s in &self.0 {
+            match s {
+                Seg::Key(k) if is_ident(k) => write!(f, ".{k}")?,
+                Seg::Key(k) => write!(f, "[{}]", serde_json::Value::String(k.clone()))?,
+                Seg::Index(i) => write!(f, "[{i}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Line and column (both from 1; the column counts characters) of each value in a document.
+#[derive(Debug, Default)]
+pub struct Positions {
+    map: HashMap<JsonPath, (usize, usize)>,
+}
+
+impl Positions {
+    /// Scans `text`, which must already be valid JSON (parse it with serde_json first).
+    /// On unexpected input the scan stops early; lookups then fall back to ancestors.
+    pub fn scan(text: &str) -> Self {
+        let mut s = Scanner {
+            b: text.as_bytes(),
+            i: 0,
+            line: 1,
+            col: 1,
+            map: HashMap::new(),
+        };
+        let _ = s.value(JsonPath::root());
+        Positions { map: s.map }
+    }
+
+    /// Where `path` starts, or its nearest existing ancestor; (1, 1) when nothing is known.
+    pub fn locate(&self, path: &JsonPath) -> (usize, usize) {
+        let mut p = Some(path.clone());
+        while let Some(cur) = p {
+            if let Some(pos) = self.map.get(&cur) {
+                return *pos;
+            }
+            p = cur.parent();
+        }
+        (1, 1)
+    }
+}
+
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+    line: usize,
+    col: usize,
+    map: HashMap<JsonPath, (usize, usize)>,
+}
+
+impl Scanner<'_> {
+    fn bump(&mut self) {
+        let c = self.b[self.i];
+        self.i += 1;
+        if c == b'\n' {
+            self.line += 1;
+            self.col = 1;
+        } else if c & 0xC0 != 0x80 {
+            // count characters, not bytes: UTF-8 continuation bytes do not advance the column
+            self.col += 1;
+        }
+    }
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+    fn ws(&mut self) {
+        while let Some(c) = self.peek() {
+            if c == b' ' || c == b'\n' || c == b'\r' || c == b'\t' {
+                self.bump();
+            } else {
+                break;
+            }
+        }
+    }
+    fn expect(&mut self, c: u8) -> Option<()> {
+        if self.peek() == Some(c) {
+            self.bump();
+            Some(())
+        } else {
+            None
+        }
+    }
+    fn string(&mut self) -> Option<String> {
+        let start = self.i;
+        self.expect(b'"')?;
+        let mut escaped = false;
+        loop {
+            let c = self.peek()?;
+            self.bump();
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == b'"' {
+                break;
+            }
+        }
+        let raw = std::str::from_utf8(&self.b[start..self.i]).ok()?;
+        serde_json::from_str::<String>(raw).ok()
+    }
+    fn value(&mut self, path: JsonPath) -> Option<()> {
+        self.ws();
+        self.map.insert(path.clone(), (self.line, self.col));
+        match self.peek()? {
+            b'{' => {
+                self.bump();
+                self.ws();
+                if self.expect(b'}').is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.ws();
+                    let key = self.string()?;
+                    self.ws();
+                    self.expect(b':')?;
+                    self.value(path.key(&key))?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.bump(),
+                        b'}' => {
+                            self.bump();
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                self.bump();
+                self.ws();
+                if self.expect(b']').is_some() {
+                    return Some(());
+                }
+                let mut idx = 0;
+                loop {
+                    self.value(path.index(idx))?;
+                    idx += 1;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.bump(),
+                        b']' => {
+                            self.bump();
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'"' => self.string().map(|_| ()),
+            _ => {
+                while let Some(c) = self.peek() {
+                    if matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                        break;
+                    }
+                    self.bump();
+                }
+                Some(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_print_like_jsonpath() {
+        let p = JsonPath::root().key("queries").index(3).key("labels").index(0).key("tool id");
+        assert_eq!(p.to_string(), "$.queries[3].labels[0][\"tool id\"]");
+    }
+
+    #[test]
+    fn positions_point_at_values_and_fall_back_to_ancestors() {
+        let text = "{\n  \"a\": [1,\n    {\"b\": \"é\", \"c\": true}]\n}\n";
+        let pos = Positions::scan(text);
+        assert_eq!(pos.locate(&JsonPath::root()), (1, 1));
+        assert_eq!(pos.locate(&JsonPath::root().key("a")), (2, 8));
+        assert_eq!(pos.locate(&JsonPath::root().key("a").index(1)), (3, 5));
+        // the column counts characters: "é" is two bytes but one column
+        assert_eq!(pos.locate(&JsonPath::root().key("a").index(1).key("c")), (3, 22));
+        // a missing field points at its object
+        assert_eq!(pos.locate(&JsonPath::root().key("a").index(1).key("zzz")), (3, 5));
+    }
+}

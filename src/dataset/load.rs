@@ -1,0 +1,278 @@
+//! Reading dataset files: every problem becomes a [`Violation`] naming the file, the JSON path,
+//! the line:column and what was expected. Items are decoded one by one so that one bad item does
+//! not hide the problems of the others.
+
+use super::jsonpath::{JsonPath, Positions};
+use super::model::{Corpus, GoldenSet, SecurityCorpus};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One problem in a dataset file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Violation {
+    pub severity: Severity,
+    pub file: String,
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    /// Stable id of the rule that was broken, e.g. `golden.dangling-label`.
+    pub rule: &'static str,
+    /// What was found and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(
+            f,
+            "{}:{}:{}: {sev}[{}] at {}: {}",
+            self.file, self.line, self.column, self.rule, self.path, self.message
+        )
+    }
+}
+
+/// Where a dataset came from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The path as the user gave it, or `embedded:datasets/...` for the compiled-in default.
+    pub name: String,
+    pub embedded: bool,
+    pub sha256: String,
+}
+
+impl Source {
+    pub fn new(name: impl Into<String>, embedded: bool, text: &str) -> Self {
+        let digest = Sha256::digest(text.as_bytes());
+        let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Source {
+            name: name.into(),
+            embedded,
+            sha256,
+        }
+    }
+}
+
+/// A dataset file, decoded, with the positions of its values.
+#[derive(Debug)]
+pub struct Loaded<T> {
+    pub value: T,
+    pub source: Source,
+    pub positions: Positions,
+    /// Name of the top-level array holding the items (`tools`, `queries`, `entries`).
+    pub items_key: &'static str,
+    /// For each decoded item, its index in the file (items that failed to decode are skipped).
+    pub file_index: Vec<usize>,
+}
+
+impl<T> Loaded<T> {
+    /// The path of decoded item `i` in the file.
+    pub fn item_path(&self, i: usize) -> JsonPath {
+        JsonPath::root().key(self.items_key).index(self.file_index[i])
+    }
+
+    /// A violation located at `path` of this file.
+    pub fn violation(
+        &self,
+        severity: Severity,
+        path: &JsonPath,
+        rule: &'static str,
+        message: impl Into<String>,
+    ) -> Violation {
+        violation_at(&self.source, &self.positions, severity, path, rule, message.into())
+    }
+}
+
+fn violation_at(
+    source: &Source,
+    positions: &Positions,
+    severity: Severity,
+    path: &JsonPath,
+    rule: &'static str,
+    message: String,
+) -> Violation {
+    let (line, column) = positions.locate(path);
+    Violation {
+        severity,
+        file: source.name.clone(),
+        path: path.to_string(),
+        line,
+        column,
+        rule,
+        message,
+    }
+}
+
+fn whole_file(source: &Source, rule: &'static str, message: String) -> Violation {
+    Violation {
+        severity: Severity::Error,
+        file: source.name.clone(),
+        path: "$".into(),
+        line: 1,
+        column: 1,
+        rule,
+        message,
+    }
+}
+
+/// Reads a file from disk; a missing or unreadable file is a violation, not a panic.
+pub fn read_file(path: &std::path::Path) -> Result<String, Violation> {
+    let source = Source {
+        name: path.display().to_string(),
+        embedded: false,
+        sha256: String::new(),
+    };
+    let bytes = std::fs::read(path)
+        .map_err(|e| whole_file(&source, "file.unreadable", format!("cannot read the file: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        whole_file(
+            &source,
+            "file.not-utf8",
+            format!(
+                "expected UTF-8 JSON text, found invalid UTF-8 at byte {}",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+/// Decodes a document whose content is the array at `items_key`. The header (everything but
+/// the array) decodes into `T` with an empty array; each item decodes into `I` on its own, so
+/// every bad item is reported, not just the first.
+pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
+    source: Source,
+    text: &str,
+    items_key: &'static str,
+    out: &mut Vec<Violation>,
+) -> Option<(Loaded<T>, Vec<I>)> {
+    let doc: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            out.push(Violation {
+                severity: Severity::Error,
+                file: source.name.clone(),
+                path: "$".into(),
+                line: e.line().max(1),
+                column: e.column().max(1),
+                rule: "json.syntax",
+                message: format!("malformed JSON: {e}"),
+            });
+            return None;
+        }
+    };
+    let positions = Positions::scan(text);
+    let err = |path: &JsonPath, rule: &'static str, msg: String| {
+        violation_at(&source, &positions, Severity::Error, path, rule, msg)
+    };
+    let Value::Object(mut top) = doc else {
+        out.push(err(
+            &JsonPath::root(),
+            "json.shape",
+            format!("expected a JSON object with an `{items_key}` array, found {}", kind_of(&doc)),
+        ));
+        return None;
+    };
+    let items = match top.remove(items_key) {
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            out.push(err(
+                &JsonPath::root().key(items_key),
+                "json.type",
+                format!("expected an array, found {}", kind_of(&other)),
+            ));
+            return None;
+        }
+        None => {
+            out.push(err(
+                &JsonPath::root(),
+                "json.missing-field",
+                format!("missing field `{items_key}` (expected an array)"),
+            ));
+            return None;
+        }
+    };
+    top.insert(items_key.to_string(), Value::Array(Vec::new()));
+    let mut header_ok = None;
+    match serde_path_to_error::deserialize::<_, T>(Value::Object(top)) {
+        Ok(h) => header_ok = Some(h),
+        Err(e) => {
+            let path = JsonPath::root().join_serde(e.path());
+            out.push(err(&path, "json.type", e.into_inner().to_string()));
+        }
+    }
+    let mut decoded = Vec::with_capacity(items.len());
+    let mut file_index = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let base = JsonPath::root().key(items_key).index(i);
+        match serde_path_to_error::deserialize::<_, I>(item) {
+            Ok(v) => {
+                decoded.push(v);
+                file_index.push(i);
+            }
+            Err(e) => {
+                let path = base.join_serde(e.path());
+                out.push(err(&path, "json.type", e.into_inner().to_string()));
+            }
+        }
+    }
+    let header = header_ok?;
+    Some((
+        Loaded {
+            value: header,
+            source,
+            positions,
+            items_key,
+            file_index,
+        },
+        decoded,
+    ))
+}
+
+/// Decodes a tool corpus.
+pub fn corpus(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<Corpus>> {
+    let (mut l, items) = decode::<Corpus, _>(source, text, "tools", out)?;
+    l.value.tools = items;
+    Some(l)
+}
+
+/// Decodes a retrieval golden set.
+pub fn golden(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<GoldenSet>> {
+    let (mut l, items) = decode::<GoldenSet, _>(source, text, "queries", out)?;
+    l.value.queries = items;
+    Some(l)
+}
+
+/// Decodes a security corpus.
+pub fn security(
+    source: Source,
+    text: &str,
+    out: &mut Vec<Violation>,
+) -> Option<Loaded<SecurityCorpus>> {
+    let (mut l, items) = decode::<SecurityCorpus, _>(source, text, "entries", out)?;
+    l.value.entries = items;
+    Some(l)
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

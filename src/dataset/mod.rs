@@ -1,0 +1,123 @@
+//! Datasets: the frozen tool corpus, the retrieval golden set and the security corpus.
+//! Files on disk or the copies compiled into the binary; decoded, then validated as a whole.
+
+pub mod jsonpath;
+pub mod load;
+pub mod model;
+pub mod validate;
+
+pub use load::{Loaded, Severity, Source, Violation};
+pub use model::*;
+
+use std::path::PathBuf;
+
+/// The starter datasets shipped inside the binary (see `datasets/README.md`).
+pub mod embedded {
+    pub const CORPUS_NAME: &str = "embedded:datasets/v0/corpus.json";
+    pub const GOLDEN_NAME: &str = "embedded:datasets/v0/golden.json";
+    pub const SECURITY_NAME: &str = "embedded:datasets/v0/security.json";
+    pub const CORPUS: &str = include_str!("../../datasets/v0/corpus.json");
+    pub const GOLDEN: &str = include_str!("../../datasets/v0/golden.json");
+    pub const SECURITY: &str = include_str!("../../datasets/v0/security.json");
+}
+
+/// Which dataset files to use; `None` means the embedded default.
+#[derive(Debug, Clone, Default)]
+pub struct DatasetPaths {
+    pub corpus: Option<PathBuf>,
+    pub golden: Option<PathBuf>,
+    pub security: Option<PathBuf>,
+}
+
+/// Which datasets a command needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Need {
+    pub retrieval: bool,
+    pub security: bool,
+}
+
+/// The loaded, validated datasets of one invocation.
+#[derive(Debug)]
+pub struct Datasets {
+    pub corpus: Option<Loaded<Corpus>>,
+    pub golden: Option<Loaded<GoldenSet>>,
+    pub security: Option<Loaded<SecurityCorpus>>,
+    /// Problems that do not stop a run.
+    pub warnings: Vec<Violation>,
+}
+
+/// Every error found in the datasets (exit code 2).
+#[derive(Debug)]
+pub struct DatasetErrors(pub Vec<Violation>);
+
+impl std::fmt::Display for DatasetErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0.iter().filter(|v| v.severity == Severity::Error).count();
+        writeln!(f, "{n} dataset error(s):")?;
+        for v in &self.0 {
+            writeln!(f, "  {v}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for DatasetErrors {}
+
+fn read(path: &Option<PathBuf>, name: &str, text: &'static str, out: &mut Vec<Violation>) -> Option<(Source, String)> {
+    match path {
+        None => Some((Source::new(name, true, text), text.to_string())),
+        Some(p) => match load::read_file(p) {
+            Ok(t) => Some((Source::new(p.display().to_string(), false, &t), t)),
+            Err(v) => {
+                out.push(v);
+                None
+            }
+        },
+    }
+}
+
+impl Datasets {
+    /// Loads and validates what `need` asks for. Every violation of every file is collected;
+    /// any error fails the whole load.
+    pub fn load(paths: &DatasetPaths, need: Need) -> Result<Datasets, DatasetErrors> {
+        let mut out = Vec::new();
+        let mut corpus = None;
+        let mut golden = None;
+        let mut security = None;
+        if need.retrieval {
+            if let Some((src, text)) = read(&paths.corpus, embedded::CORPUS_NAME, embedded::CORPUS, &mut out) {
+                corpus = load::corpus(src, &text, &mut out);
+            }
+            if let Some((src, text)) = read(&paths.golden, embedded::GOLDEN_NAME, embedded::GOLDEN, &mut out) {
+                golden = load::golden(src, &text, &mut out);
+            }
+            if let Some(c) = &corpus {
+                validate::corpus(c, &mut out);
+            }
+            if let Some(g) = &golden {
+                validate::golden(g, corpus.as_ref(), &mut out);
+            }
+        }
+        if need.security {
+            if let Some((src, text)) = read(&paths.security, embedded::SECURITY_NAME, embedded::SECURITY, &mut out) {
+                security = load::security(src, &text, &mut out);
+            }
+            if let Some(s) = &security {
+                validate::security(s, &mut out);
+            }
+        }
+        let (errors, warnings): (Vec<_>, Vec<_>) = out.into_iter().partition(|v| v.severity == Severity::Error);
+        if !errors.is_empty() {
+            return Err(DatasetErrors(errors));
+        }
+        Ok(Datasets { corpus, golden, security, warnings })
+    }
+
+    /// True when every dataset in use is the compiled-in default.
+    pub fn all_embedded(&self) -> bool {
+        [self.corpus.as_ref().map(|l| l.source.embedded), self.golden.as_ref().map(|l| l.source.embedded), self.security.as_ref().map(|l| l.source.embedded)]
+            .into_iter()
+            .flatten()
+            .all(|e| e)
+    }
+}

@@ -1,0 +1,242 @@
+//! The three dataset files, in spec-065's field names. evalgate's own additions are optional, so
+//! mcpproxy's spec-065 files load unchanged.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Frozen tool corpus: `{version, generated_from, tools[...]}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Corpus {
+    /// Version of this snapshot, e.g. `corpus_v0`. Golden sets refer to it.
+    pub version: String,
+    /// Where the snapshot came from (spec-065: `{source, note}`); free-form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated_from: Option<Value>,
+    /// evalgate extension: the servers the tools were taken from (package, version, licence).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerInfo>,
+    pub tools: Vec<Tool>,
+}
+
+/// evalgate extension: provenance of one snapshotted server.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ServerInfo {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license: Option<String>,
+    /// Everything else recorded about the server (taken date, serverInfo, dummy env...).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
+}
+
+/// One tool of the corpus.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Tool {
+    /// `server:tool`, unique in the corpus.
+    pub tool_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    /// The tool's input JSON Schema (spec-065 calls it `schema`; `input_schema` and
+    /// `inputSchema` are accepted too).
+    #[serde(
+        default,
+        alias = "input_schema",
+        alias = "inputSchema",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    #[serde(
+        default,
+        alias = "outputSchema",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub output_schema: Option<Value>,
+    /// Any other fields of the definition as the server returned them (e.g. `execution`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
+}
+
+impl Tool {
+    /// The server part of `tool_id`.
+    pub fn server_name(&self) -> &str {
+        self.tool_id.split_once(':').map(|(s, _)| s).unwrap_or("")
+    }
+    /// The bare tool name: the part of `tool_id` after `server:`.
+    pub fn bare_name(&self) -> &str {
+        bare_name(&self.tool_id)
+    }
+}
+
+/// The part of a `server:tool` id after the colon (the whole id when there is none).
+pub fn bare_name(tool_id: &str) -> &str {
+    tool_id.split_once(':').map(|(_, t)| t).unwrap_or(tool_id)
+}
+
+/// Retrieval golden set: `{corpus_version, queries[...]}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GoldenSet {
+    /// evalgate extension: version of the golden set itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The `version` of the corpus these labels refer to.
+    pub corpus_version: String,
+    pub queries: Vec<Query>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Query {
+    pub id: String,
+    /// A paraphrased user intent; never names a labeled tool.
+    pub query: String,
+    pub labels: Vec<Label>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// evalgate extension: `dev` or `held_out`, so users can check they did not tune to a split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Label {
+    pub tool_id: String,
+    /// 2 = primary, 1 = acceptable, 0 = explicitly not relevant (a hard negative).
+    pub relevance: u8,
+}
+
+impl Query {
+    pub fn relevant(&self) -> impl Iterator<Item = &Label> {
+        self.labels.iter().filter(|l| l.relevance >= 1)
+    }
+}
+
+/// Security corpus: `{version, entries[...]}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SecurityCorpus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub entries: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Truth {
+    Malicious,
+    Benign,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    ToolPoisoning,
+    PromptInjection,
+    Shadowing,
+    RugPull,
+    Benign,
+    HardNegative,
+}
+
+impl Category {
+    pub const ATTACKS: [Category; 4] = [
+        Category::ToolPoisoning,
+        Category::PromptInjection,
+        Category::Shadowing,
+        Category::RugPull,
+    ];
+    pub const ALL: [Category; 6] = [
+        Category::ToolPoisoning,
+        Category::PromptInjection,
+        Category::Shadowing,
+        Category::RugPull,
+        Category::Benign,
+        Category::HardNegative,
+    ];
+    pub fn is_attack(self) -> bool {
+        Self::ATTACKS.contains(&self)
+    }
+    /// The label an entry of this category must carry.
+    pub fn expected_truth(self) -> Truth {
+        if self.is_attack() { Truth::Malicious } else { Truth::Benign }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::ToolPoisoning => "tool_poisoning",
+            Category::PromptInjection => "prompt_injection",
+            Category::Shadowing => "shadowing",
+            Category::RugPull => "rug_pull",
+            Category::Benign => "benign",
+            Category::HardNegative => "hard_negative",
+        }
+    }
+}
+
+impl std::fmt::Display for Category {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Truth {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Truth::Malicious => "malicious",
+            Truth::Benign => "benign",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Provenance {
+    pub source: String,
+    pub license: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+/// One labeled tool definition.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Entry {
+    pub id: String,
+    /// The tool description under test (for a rug-pull: the description after the change).
+    pub description: String,
+    pub label: Truth,
+    pub category: Category,
+    pub provenance: Provenance,
+    /// evalgate extension: the server the tool belongs to (context for shadowing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// evalgate extension: the tool's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// evalgate extension: the tool's input schema (attacks hide in parameter descriptions).
+    #[serde(
+        default,
+        alias = "inputSchema",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub input_schema: Option<Value>,
+    /// evalgate extension, hard negatives only: the attack category this benign entry resembles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resembles: Option<Category>,
+    /// evalgate extension (rug-pulls): the definition as first approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Value>,
+    /// evalgate extension (rug-pulls): the definition served later; an array of definitions
+    /// means the re-listing repeated the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
+}

@@ -1,0 +1,239 @@
+//! Dataset rules. Each check adds a [`Violation`]; all of them are collected, none stops early.
+
+use super::jsonpath::JsonPath;
+use super::load::{Loaded, Severity, Violation};
+use super::model::{Category, Corpus, GoldenSet, SecurityCorpus, Truth, bare_name};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Licences whose texts may be redistributed inside this repository (CN-005).
+pub const LICENSE_ALLOWLIST: [&str; 7] = [
+    "MIT",
+    "Apache-2.0",
+    "BSD-2-Clause",
+    "BSD-3-Clause",
+    "CC0-1.0",
+    "CC-BY-4.0",
+    "self-authored",
+];
+
+/// `server:tool`: exactly one colon, both sides non-empty, no whitespace.
+pub fn is_tool_id(id: &str) -> bool {
+    match id.split_once(':') {
+        Some((s, t)) => {
+            !s.is_empty()
+                && !t.is_empty()
+                && !t.contains(':')
+                && !id.chars().any(char::is_whitespace)
+        }
+        None => false,
+    }
+}
+
+/// Whether `name` occurs in `text` as a whole word (case-insensitive; word characters are
+/// ASCII letters, digits and `_`).
+pub fn contains_word(text: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let hay = text.to_lowercase();
+    let needle = name.to_lowercase();
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut from = 0;
+    while let Some(pos) = hay[from..].find(&needle) {
+        let start = from + pos;
+        let end = start + needle.len();
+        let before_ok = hay[..start].chars().next_back().is_none_or(|c| !is_word(c));
+        let after_ok = hay[end..].chars().next().is_none_or(|c| !is_word(c));
+        if before_ok && after_ok {
+            return true;
+        }
+        from = start + needle.chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
+    let e = Severity::Error;
+    if c.value.version.trim().is_empty() {
+        out.push(c.violation(e, &JsonPath::root().key("version"), "corpus.version", "expected a non-empty version string, e.g. \"corpus_v1\""));
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, t) in c.value.tools.iter().enumerate() {
+        let p = c.item_path(i);
+        if !is_tool_id(&t.tool_id) {
+            out.push(c.violation(e, &p.key("tool_id"), "corpus.tool-id", format!("expected `server:tool` (one colon, no spaces), found {:?}", t.tool_id)));
+        } else {
+            if let Some(s) = &t.server
+                && s != t.server_name()
+            {
+                out.push(c.violation(e, &p.key("server"), "corpus.server-mismatch", format!("`server` is {s:?} but tool_id {:?} names server {:?}", t.tool_id, t.server_name())));
+            }
+            if let Some(n) = &t.tool
+                && n != t.bare_name()
+            {
+                out.push(c.violation(e, &p.key("tool"), "corpus.tool-mismatch", format!("`tool` is {n:?} but tool_id {:?} names tool {:?}", t.tool_id, t.bare_name())));
+            }
+        }
+        if let Some(first) = seen.insert(t.tool_id.as_str(), i) {
+            out.push(c.violation(e, &p.key("tool_id"), "corpus.duplicate-id", format!("duplicate tool_id {:?}: already used by {}", t.tool_id, c.item_path(first))));
+        }
+    }
+    if c.value.tools.is_empty() {
+        out.push(c.violation(e, &JsonPath::root().key("tools"), "corpus.empty", "expected at least one tool"));
+    }
+}
+
+pub fn golden(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut Vec<Violation>) {
+    let e = Severity::Error;
+    let ids: Option<HashSet<&str>> = corpus.map(|c| c.value.tools.iter().map(|t| t.tool_id.as_str()).collect());
+    if let Some(c) = corpus
+        && g.value.corpus_version != c.value.version
+    {
+        out.push(g.violation(e, &JsonPath::root().key("corpus_version"), "golden.corpus-version", format!("labels refer to corpus {:?} but the corpus in use ({}) is {:?}", g.value.corpus_version, c.source.name, c.value.version)));
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, q) in g.value.queries.iter().enumerate() {
+        let p = g.item_path(i);
+        if q.id.trim().is_empty() {
+            out.push(g.violation(e, &p.key("id"), "golden.id", "expected a non-empty query id"));
+        }
+        if let Some(first) = seen.insert(q.id.as_str(), i) {
+            out.push(g.violation(e, &p.key("id"), "golden.duplicate-id", format!("duplicate query id {:?}: already used by {}", q.id, g.item_path(first))));
+        }
+        if q.query.trim().is_empty() {
+            out.push(g.violation(e, &p.key("query"), "golden.empty-query", "expected a non-empty query text"));
+        }
+        if !q.labels.iter().any(|l| l.relevance >= 1) {
+            out.push(g.violation(e, &p.key("labels"), "golden.no-relevant", format!("query {:?} has no label with relevance >= 1; every query needs at least one relevant tool", q.id)));
+        }
+        let mut label_seen = HashSet::new();
+        for (j, l) in q.labels.iter().enumerate() {
+            let lp = p.key("labels").index(j);
+            if l.relevance > 2 {
+                out.push(g.violation(e, &lp.key("relevance"), "golden.relevance", format!("expected relevance 0, 1 or 2, found {}", l.relevance)));
+            }
+            if !is_tool_id(&l.tool_id) {
+                out.push(g.violation(e, &lp.key("tool_id"), "golden.tool-id", format!("expected `server:tool`, found {:?}", l.tool_id)));
+            } else if let Some(ids) = &ids
+                && !ids.contains(l.tool_id.as_str())
+            {
+                out.push(g.violation(e, &lp.key("tool_id"), "golden.dangling-label", format!("label {:?} is not in the corpus (INV-1: golden ids must be a subset of corpus ids)", l.tool_id)));
+            }
+            if !label_seen.insert(l.tool_id.as_str()) {
+                out.push(g.violation(e, &lp.key("tool_id"), "golden.duplicate-label", format!("tool {:?} is labeled twice in query {:?}", l.tool_id, q.id)));
+            }
+            let name = bare_name(&l.tool_id);
+            if contains_word(&q.query, name) {
+                out.push(g.violation(e, &p.key("query"), "golden.names-tool", format!("query {:?} contains the labeled tool's name {name:?}; queries must paraphrase the intent, never name the tool", q.id)));
+            }
+        }
+    }
+    if g.value.queries.is_empty() {
+        out.push(g.violation(e, &JsonPath::root().key("queries"), "golden.empty", "expected at least one query"));
+    }
+}
+
+pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
+    let e = Severity::Error;
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut hard_negatives: BTreeSet<Category> = BTreeSet::new();
+    let mut any_resembles = false;
+    let mut hard_negative_count = 0;
+    for (i, en) in s.value.entries.iter().enumerate() {
+        let p = s.item_path(i);
+        if en.id.trim().is_empty() {
+            out.push(s.violation(e, &p.key("id"), "security.id", "expected a non-empty entry id"));
+        }
+        if let Some(first) = seen.insert(en.id.as_str(), i) {
+            out.push(s.violation(e, &p.key("id"), "security.duplicate-id", format!("duplicate entry id {:?}: already used by {}", en.id, s.item_path(first))));
+        }
+        let expected = en.category.expected_truth();
+        if en.label != expected {
+            out.push(s.violation(e, &p.key("label"), "security.label-category", format!("category {} requires label {:?}, found {:?}", en.category, expected.as_str(), en.label.as_str())));
+        }
+        let lic = en.provenance.license.trim();
+        let pp = p.key("provenance");
+        if lic.is_empty() {
+            out.push(s.violation(e, &pp.key("license"), "security.missing-license", format!("entry {:?} has no licence; expected one of {}", en.id, LICENSE_ALLOWLIST.join(", "))));
+        } else if !LICENSE_ALLOWLIST.contains(&lic) {
+            let hint = LICENSE_ALLOWLIST.iter().find(|a| a.eq_ignore_ascii_case(lic)).map(|a| format!(" (did you mean {a:?}?)")).unwrap_or_default();
+            out.push(s.violation(e, &pp.key("license"), "security.restricted-license", format!("licence {lic:?} of entry {:?} is not on the redistribution allowlist{hint}; expected one of {}. Restricted corpora are referenced in the README, never vendored (CN-005)", en.id, LICENSE_ALLOWLIST.join(", "))));
+        }
+        if en.provenance.source.trim().is_empty() {
+            out.push(s.violation(e, &pp.key("source"), "security.missing-source", format!("entry {:?} has no provenance source; expected e.g. \"self-authored\" or a project name", en.id)));
+        }
+        match (en.category, en.resembles) {
+            (Category::HardNegative, Some(r)) => {
+                any_resembles = true;
+                if !r.is_attack() {
+                    out.push(s.violation(e, &p.key("resembles"), "security.resembles", format!("expected an attack category (tool_poisoning, prompt_injection, shadowing, rug_pull), found {r}")));
+                } else {
+                    hard_negatives.insert(r);
+                }
+            }
+            (Category::HardNegative, None) => {}
+            (c, Some(_)) => out.push(s.violation(e, &p.key("resembles"), "security.resembles", format!("`resembles` is only meaningful on hard_negative entries, this entry is {c}"))),
+            _ => {}
+        }
+        if en.category == Category::HardNegative {
+            hard_negative_count += 1;
+        }
+        for (key, v) in [("before", &en.before), ("after", &en.after)] {
+            if let Some(v) = v {
+                let defs: Vec<(JsonPath, &serde_json::Value)> = match v {
+                    serde_json::Value::Array(a) if key == "after" => a.iter().enumerate().map(|(k, d)| (p.key(key).index(k), d)).collect(),
+                    d => vec![(p.key(key), d)],
+                };
+                if defs.is_empty() {
+                    out.push(s.violation(e, &p.key(key), "security.definition", "expected at least one tool definition"));
+                }
+                for (dp, d) in defs {
+                    if !d.get("name").is_some_and(|n| n.is_string()) {
+                        out.push(s.violation(e, &dp, "security.definition", format!("expected a tool definition object with a string `name` (MCP shape: name, description, inputSchema...) in `{key}`")));
+                    }
+                }
+            }
+        }
+        if en.before.is_some() != en.after.is_some() {
+            out.push(s.violation(e, &p, "security.before-after", "`before` and `after` go together: give both definitions or neither"));
+        }
+    }
+    if s.value.entries.is_empty() {
+        out.push(s.violation(e, &JsonPath::root().key("entries"), "security.empty", "expected at least one entry"));
+    }
+    let entries_path = JsonPath::root().key("entries");
+    if any_resembles {
+        let missing: Vec<&str> = Category::ATTACKS.iter().filter(|c| !hard_negatives.contains(c)).map(|c| c.as_str()).collect();
+        if !missing.is_empty() {
+            out.push(s.violation(e, &entries_path, "security.hard-negative-coverage", format!("expected at least one hard_negative entry resembling each attack category; none resembles {}", missing.join(", "))));
+        }
+    } else if hard_negative_count == 0 {
+        out.push(s.violation(e, &entries_path, "security.hard-negative-coverage", "expected hard_negative entries (at least one per attack category, marked with `resembles`); found none"));
+    } else {
+        out.push(s.violation(Severity::Warning, &entries_path, "security.hard-negative-coverage", "hard_negative entries carry no `resembles` field, so coverage of each attack category cannot be checked"));
+    }
+    let _ = Truth::Benign;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_ids_need_one_colon() {
+        assert!(is_tool_id("git:git_status"));
+        for bad in ["git", ":x", "x:", "a:b:c", "a b:c", ""] {
+            assert!(!is_tool_id(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn whole_word_matching_is_case_insensitive_and_respects_boundaries() {
+        assert!(contains_word("please Read_File now", "read_file"));
+        assert!(contains_word("fetch", "fetch"));
+        assert!(contains_word("x (fetch).", "fetch"));
+        assert!(!contains_word("prefetched pages", "fetch"));
+        assert!(!contains_word("read_files", "read_file"));
+        assert!(!contains_word("anything", ""));
+    }
+}

@@ -1,0 +1,59 @@
+//! evalgate: measure MCP tool discovery and security detectors, gate on committed baselines.
+//!
+//! Data flows through the modules in this order: `dataset` → `sut` (systems under test) →
+//! `observe` (what they returned) → `metrics` + `stats` (pure scoring) → `gate` (baseline
+//! comparison) → `report` (one model, many renderers).
+
+pub mod app;
+pub mod baseline;
+pub mod cli;
+pub mod dataset;
+pub mod gate;
+pub mod measure;
+pub mod metrics;
+pub mod observe;
+pub mod report;
+pub mod schema;
+pub mod score;
+pub mod stats;
+pub mod sut;
+
+/// Runs the command line and returns the process exit code.
+pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
+    use clap::Parser;
+    let cli = match cli::Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    let result = rt.block_on(async {
+        match &cli.command {
+            cli::Command::Run(a) => app::cmd_eval(a, app::Part::Both).await,
+            cli::Command::Retrieval(a) => app::cmd_eval(a, app::Part::Retrieval).await,
+            cli::Command::Security(a) => app::cmd_eval(a, app::Part::Security).await,
+            cli::Command::Validate(a) => app::cmd_validate(a),
+            cli::Command::Baseline(cli::BaselineCommand::Update(a)) => app::cmd_baseline_update(a).await,
+            cli::Command::Schema { out } => schema::write_all(out).map(|_| 0),
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            if let Some(d) = e.downcast_ref::<dataset::DatasetErrors>() {
+                eprint!("{d}");
+            } else {
+                eprintln!("error: {e:#}");
+            }
+            2
+        }
+    }
+}

@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(evalgate::main_with_args(std::env::args_os()));
+}

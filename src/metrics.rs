@@ -1,0 +1,334 @@
+//! Retrieval and detection metrics as pure functions (normative: shared/reference/metrics.md,
+//! restated in the README). No I/O, no clocks.
+
+use crate::dataset::Label;
+use std::collections::{HashMap, HashSet};
+
+/// The cut-offs of Recall@k.
+pub const KS: [usize; 4] = [1, 3, 5, 10];
+/// The ranked list is scored to this depth (the largest k): MRR, nDCG@10 and AP look at the
+/// first `DEPTH` results after filtering.
+pub const DEPTH: usize = 10;
+/// Extra results asked for beyond `DEPTH`, so that dropping off-corpus ids and duplicates does
+/// not starve the list.
+pub const HEADROOM: usize = 10;
+
+/// A ranked list after canonical filtering.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filtered {
+    /// Corpus ids in the order returned, first occurrence only.
+    pub ids: Vec<String>,
+    /// Results naming a tool that is not in the frozen corpus.
+    pub off_corpus: usize,
+    /// Repeated ids dropped after their first occurrence.
+    pub duplicates: usize,
+}
+
+/// Drops ids not in `corpus` and repeated ids, keeping the first occurrence.
+pub fn filter_ranked(raw: &[String], corpus: &HashSet<&str>) -> Filtered {
+    let mut seen = HashSet::new();
+    let mut f = Filtered::default();
+    for id in raw {
+        if !corpus.contains(id.as_str()) {
+            f.off_corpus += 1;
+        } else if !seen.insert(id.as_str()) {
+            f.duplicates += 1;
+        } else {
+            f.ids.push(id.clone());
+        }
+    }
+    f
+}
+
+/// Per-query retrieval metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct QueryScores {
+    pub recall_at_1: f64,
+    pub recall_at_3: f64,
+    pub recall_at_5: f64,
+    pub recall_at_10: f64,
+    pub mrr: f64,
+    pub ndcg_at_10: f64,
+    pub ap: f64,
+}
+
+/// The retrieval metric names, in report order, with what their aggregate is called.
+pub const RETRIEVAL_METRICS: [(&str, &str); 7] = [
+    ("recall_at_1", "Recall@1"),
+    ("recall_at_3", "Recall@3"),
+    ("recall_at_5", "Recall@5"),
+    ("recall_at_10", "Recall@10"),
+    ("mrr", "MRR"),
+    ("ndcg_at_10", "nDCG@10"),
+    ("map", "MAP"),
+];
+
+impl QueryScores {
+    /// Value by aggregate metric name (`map` is the per-query AP).
+    pub fn get(&self, key: &str) -> Option<f64> {
+        Some(match key {
+            "recall_at_1" => self.recall_at_1,
+            "recall_at_3" => self.recall_at_3,
+            "recall_at_5" => self.recall_at_5,
+            "recall_at_10" => self.recall_at_10,
+            "mrr" => self.mrr,
+            "ndcg_at_10" => self.ndcg_at_10,
+            "map" | "ap" => self.ap,
+            _ => return None,
+        })
+    }
+}
+
+/// Scores one ranked list (already filtered) against graded labels.
+///
+/// Relevant = relevance >= 1. Relevance-0 labels never count as hits. Only the first
+/// [`DEPTH`] ids are looked at. Panics never; a query without relevant labels scores 0
+/// everywhere (validation rejects such queries before any run).
+pub fn score_query(labels: &[Label], ranked: &[String]) -> QueryScores {
+    let grades: HashMap<&str, u8> = labels
+        .iter()
+        .filter(|l| l.relevance >= 1)
+        .map(|l| (l.tool_id.as_str(), l.relevance))
+        .collect();
+    let n_rel = grades.len();
+    if n_rel == 0 {
+        return QueryScores::default();
+    }
+    let list = &ranked[..ranked.len().min(DEPTH)];
+    let recall = |k: usize| {
+        list.iter().take(k).filter(|id| grades.contains_key(id.as_str())).count() as f64 / n_rel as f64
+    };
+    let mut mrr = 0.0;
+    let mut dcg = 0.0;
+    let mut hits = 0usize;
+    let mut ap_sum = 0.0;
+    for (i, id) in list.iter().enumerate() {
+        let rank = i + 1;
+        if let Some(&g) = grades.get(id.as_str()) {
+            if mrr == 0.0 {
+                mrr = 1.0 / rank as f64;
+            }
+            dcg += g as f64 / (rank as f64 + 1.0).log2();
+            hits += 1;
+            ap_sum += hits as f64 / rank as f64;
+        }
+    }
+    let mut ideal: Vec<u8> = grades.values().copied().collect();
+    ideal.sort_unstable_by(|a, b| b.cmp(a));
+    let idcg: f64 = ideal
+        .iter()
+        .take(DEPTH)
+        .enumerate()
+        .map(|(i, &g)| g as f64 / (i as f64 + 2.0).log2())
+        .sum();
+    QueryScores {
+        recall_at_1: recall(1),
+        recall_at_3: recall(3),
+        recall_at_5: recall(5),
+        recall_at_10: recall(10),
+        mrr,
+        ndcg_at_10: if idcg > 0.0 { dcg / idcg } else { 0.0 },
+        ap: ap_sum / n_rel as f64,
+    }
+}
+
+/// How many relevance-0 (explicitly non-relevant) labels appear in the first `k` results.
+pub fn hard_negatives_in_top(labels: &[Label], ranked: &[String], k: usize) -> usize {
+    let negs: HashSet<&str> = labels.iter().filter(|l| l.relevance == 0).map(|l| l.tool_id.as_str()).collect();
+    ranked.iter().take(k).filter(|id| negs.contains(id.as_str())).count()
+}
+
+/// Counts of one detector over one run (positive = flagged; truth positive = malicious).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Confusion {
+    pub tp: u64,
+    pub fp: u64,
+    pub tn: u64,
+    #[serde(rename = "fn")]
+    pub fn_: u64,
+    /// Flagged hard negatives (a subset of `fp`).
+    pub hard_negative_fp: u64,
+    /// Hard negatives not flagged (a subset of `tn`).
+    pub hard_negative_tn: u64,
+}
+
+impl Confusion {
+    pub fn add(&mut self, o: &Confusion) {
+        self.tp += o.tp;
+        self.fp += o.fp;
+        self.tn += o.tn;
+        self.fn_ += o.fn_;
+        self.hard_negative_fp += o.hard_negative_fp;
+        self.hard_negative_tn += o.hard_negative_tn;
+    }
+}
+
+/// A ratio, or `None` when it is 0/0 (undefined, never silently 0).
+pub fn ratio(num: u64, den: u64) -> Option<f64> {
+    (den > 0).then(|| num as f64 / den as f64)
+}
+
+/// Detection metrics of one run. `None` = undefined.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DetectionScores {
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    pub f1: Option<f64>,
+    pub fpr: Option<f64>,
+    pub fpr_hard_negative: Option<f64>,
+}
+
+pub const DETECTION_METRICS: [(&str, &str); 5] = [
+    ("precision", "Precision"),
+    ("recall", "Recall"),
+    ("f1", "F1"),
+    ("fpr", "FPR"),
+    ("fpr_hard_negative", "FPR (hard neg.)"),
+];
+
+impl DetectionScores {
+    pub fn get(&self, key: &str) -> Option<f64> {
+        match key {
+            "precision" => self.precision,
+            "recall" => self.recall,
+            "f1" => self.f1,
+            "fpr" => self.fpr,
+            "fpr_hard_negative" => self.fpr_hard_negative,
+            _ => None,
+        }
+    }
+}
+
+/// precision = TP/(TP+FP), recall = TP/(TP+FN), F1 = 2PR/(P+R), FPR = FP/(FP+TN).
+/// F1 is undefined when P or R is; when both are 0 it is 0 (the limit, equal to
+/// 2TP/(2TP+FP+FN)).
+pub fn detection_scores(c: &Confusion) -> DetectionScores {
+    let precision = ratio(c.tp, c.tp + c.fp);
+    let recall = ratio(c.tp, c.tp + c.fn_);
+    let f1 = match (precision, recall) {
+        (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
+        (Some(_), Some(_)) => Some(0.0),
+        _ => None,
+    };
+    DetectionScores {
+        precision,
+        recall,
+        f1,
+        fpr: ratio(c.fp, c.fp + c.tn),
+        fpr_hard_negative: ratio(c.hard_negative_fp, c.hard_negative_fp + c.hard_negative_tn),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(v: &[(&str, u8)]) -> Vec<Label> {
+        v.iter().map(|(t, r)| Label { tool_id: t.to_string(), relevance: *r }).collect()
+    }
+    fn ids(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-12, "{a} != {b}");
+    }
+
+    #[test]
+    fn worked_example_from_metrics_md() {
+        // labels {a:2, b:1}, ranked [c, a, d, b]
+        let s = score_query(&labels(&[("s:a", 2), ("s:b", 1)]), &ids(&["s:c", "s:a", "s:d", "s:b"]));
+        close(s.recall_at_1, 0.0);
+        close(s.recall_at_3, 0.5);
+        close(s.recall_at_5, 1.0);
+        close(s.recall_at_10, 1.0);
+        close(s.mrr, 0.5);
+        close(s.ndcg_at_10, 0.6433224083306327);
+        close(s.ap, 0.5);
+    }
+
+    #[test]
+    fn duplicates_and_off_corpus_ids_are_dropped_and_counted() {
+        let corpus: HashSet<&str> = ["s:a", "s:b", "s:c"].into_iter().collect();
+        let f = filter_ranked(&ids(&["s:c", "x:zzz", "s:c", "s:a", "s:a", "s:b"]), &corpus);
+        assert_eq!(f.ids, ids(&["s:c", "s:a", "s:b"]));
+        assert_eq!(f.off_corpus, 1);
+        assert_eq!(f.duplicates, 2);
+        // a duplicated relevant id counts once: recall cannot exceed 1 and AP is not inflated
+        let s = score_query(&labels(&[("s:a", 2)]), &f.ids);
+        close(s.recall_at_3, 1.0);
+        close(s.mrr, 0.5);
+        close(s.ap, 0.5);
+    }
+
+    #[test]
+    fn relevance_zero_labels_never_count_as_hits() {
+        let l = labels(&[("s:a", 2), ("s:neg", 0)]);
+        let s = score_query(&l, &ids(&["s:neg", "s:a"]));
+        close(s.recall_at_1, 0.0);
+        close(s.mrr, 0.5);
+        close(s.ap, 0.5);
+        // nDCG: DCG = 2/log2(3); IDCG = 2/log2(2) = 2
+        close(s.ndcg_at_10, (2.0 / 3f64.log2()) / 2.0);
+        assert_eq!(hard_negatives_in_top(&l, &ids(&["s:neg", "s:a"]), 5), 1);
+    }
+
+    #[test]
+    fn results_past_depth_are_ignored() {
+        let mut r: Vec<String> = (0..10).map(|i| format!("s:x{i}")).collect();
+        r.push("s:a".into());
+        let s = score_query(&labels(&[("s:a", 1)]), &r);
+        close(s.recall_at_10, 0.0);
+        close(s.mrr, 0.0);
+        close(s.ndcg_at_10, 0.0);
+    }
+
+    #[test]
+    fn recall_is_true_recall_not_hit_rate() {
+        let s = score_query(&labels(&[("s:a", 1), ("s:b", 1), ("s:c", 1), ("s:d", 1)]), &ids(&["s:a"]));
+        close(s.recall_at_1, 0.25);
+        close(s.ap, 0.25);
+    }
+
+    #[test]
+    fn perfect_graded_ranking_has_ndcg_one() {
+        let s = score_query(&labels(&[("s:a", 2), ("s:b", 1)]), &ids(&["s:a", "s:b"]));
+        close(s.ndcg_at_10, 1.0);
+        // the reverse order is worse
+        let r = score_query(&labels(&[("s:a", 2), ("s:b", 1)]), &ids(&["s:b", "s:a"]));
+        assert!(r.ndcg_at_10 < 1.0);
+    }
+
+    #[test]
+    fn undefined_ratios_stay_undefined() {
+        // flags nothing, no positives: precision, recall and F1 undefined
+        let d = detection_scores(&Confusion { tn: 5, ..Default::default() });
+        assert_eq!(d.precision, None);
+        assert_eq!(d.recall, None);
+        assert_eq!(d.f1, None);
+        assert_eq!(d.fpr, Some(0.0));
+        assert_eq!(d.fpr_hard_negative, None);
+        // flags nothing, positives exist: precision undefined, recall 0, F1 undefined
+        let d = detection_scores(&Confusion { fn_: 3, tn: 2, ..Default::default() });
+        assert_eq!(d.precision, None);
+        assert_eq!(d.recall, Some(0.0));
+        assert_eq!(d.f1, None);
+        // only positives: FPR undefined
+        let d = detection_scores(&Confusion { tp: 1, ..Default::default() });
+        assert_eq!(d.fpr, None);
+        assert_eq!(d.f1, Some(1.0));
+    }
+
+    #[test]
+    fn detection_worked_example() {
+        let c = Confusion { tp: 8, fp: 2, tn: 18, fn_: 2, hard_negative_fp: 2, hard_negative_tn: 3 };
+        let d = detection_scores(&c);
+        close(d.precision.unwrap(), 0.8);
+        close(d.recall.unwrap(), 0.8);
+        close(d.f1.unwrap(), 0.8);
+        close(d.fpr.unwrap(), 0.1);
+        close(d.fpr_hard_negative.unwrap(), 0.4);
+        // both P and R zero: F1 is the limit 0
+        let z = detection_scores(&Confusion { fp: 1, fn_: 1, ..Default::default() });
+        assert_eq!(z.f1, Some(0.0));
+    }
+}

@@ -1,0 +1,268 @@
+//! The one report model. Built once per invocation; every output format renders it.
+
+use crate::dataset::{Category, Truth};
+use crate::metrics::Confusion;
+use crate::observe::{DetectorObservations, RetrievalObservations};
+use crate::stats::Summary;
+use crate::sut::SutError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Report {
+    /// Version of this report format.
+    pub schema_version: u32,
+    /// The evalgate version that wrote the report.
+    pub evalgate_version: String,
+    /// `run`, `retrieval` or `security`.
+    pub command: String,
+    /// How many times every measurement was repeated.
+    pub runs: usize,
+    pub datasets: Vec<DatasetRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrieval: Option<RetrievalReport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<SecurityReport>,
+    pub gate: GateReport,
+    /// Set when a system under test could not be measured; the report is then partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<SutError>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DatasetRef {
+    /// `corpus`, `golden` or `security`.
+    pub kind: String,
+    /// File path, or `embedded:...` for the compiled-in default.
+    pub source: String,
+    pub version: Option<String>,
+    pub sha256: String,
+    /// Number of tools, queries or entries.
+    pub items: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RetrievalReport {
+    pub retriever: String,
+    pub corpus_version: String,
+    pub golden_version: Option<String>,
+    pub queries: usize,
+    /// Depth the ranked lists are scored to.
+    pub depth: usize,
+    /// Results asked for per query (depth + headroom).
+    pub requested: usize,
+    /// Runs completed (fewer than asked when the system failed).
+    pub runs_completed: usize,
+    /// Aggregate metrics by name (`recall_at_1`, ..., `mrr`, `ndcg_at_10`, `map`): per-run
+    /// means, then statistics over runs.
+    pub metrics: BTreeMap<String, Summary>,
+    pub latency_ms: Latency,
+    pub diagnostics: RetrievalDiagnostics,
+    pub per_query: Vec<QueryReport>,
+    /// Raw results of every run (for re-scoring).
+    pub observations: RetrievalObservations,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Latency {
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub max: Option<f64>,
+    pub mean: Option<f64>,
+}
+
+/// Counts summed over all runs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct RetrievalDiagnostics {
+    /// Results naming a tool outside the frozen corpus (dropped).
+    pub off_corpus_results: usize,
+    /// Repeated results (dropped after the first occurrence).
+    pub duplicate_results: usize,
+    /// Queries whose filtered list was shorter than the depth although the system returned
+    /// everything asked for (filtering starved them).
+    pub starved_queries: usize,
+    /// Relevance-0 labels (explicit non-relevant near-duplicates) found in a top 5.
+    pub hard_negatives_in_top_5: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LabelRef {
+    pub tool_id: String,
+    pub relevance: u8,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct QueryReport {
+    pub id: String,
+    pub query: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    pub labels: Vec<LabelRef>,
+    /// The filtered top results of the first run (up to the depth).
+    pub retrieved: Vec<String>,
+    /// Per-query metrics averaged over runs (`map` is this query's AP).
+    pub metrics: BTreeMap<String, f64>,
+    /// True when the runs disagreed on this query (a flaky query).
+    pub unstable: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SecurityReport {
+    pub corpus_version: Option<String>,
+    pub entries: usize,
+    /// Entries per category.
+    pub categories: BTreeMap<Category, usize>,
+    pub detectors: Vec<DetectorReport>,
+    pub observations: Vec<DetectorObservations>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DetectorReport {
+    pub detector: String,
+    /// Attack categories the detector covers; its precision/recall/F1 count malicious entries of
+    /// these categories only (every benign entry always counts).
+    pub scope: Vec<Category>,
+    pub runs_completed: usize,
+    /// Counts summed over runs.
+    pub counts: Confusion,
+    pub per_run_counts: Vec<Confusion>,
+    /// `precision`, `recall`, `f1`, `fpr`, `fpr_hard_negative`: per-run values, then statistics.
+    pub metrics: BTreeMap<String, Summary>,
+    /// Per category: recall for attacks, flag rate (FPR) for benign and hard negatives.
+    pub per_category: Vec<CategoryReport>,
+    /// Hard negatives by the attack category they resemble: their flag rate.
+    pub hard_negatives_by_resemblance: Vec<CategoryReport>,
+    /// Every entry's outcome.
+    pub entries: Vec<EntryOutcome>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CategoryReport {
+    pub category: Category,
+    /// Entries of the category.
+    pub total: usize,
+    /// Flags summed over runs.
+    pub flagged: usize,
+    /// Share flagged (recall for attacks, FPR for benign), statistics over runs.
+    pub rate: Summary,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct EntryOutcome {
+    pub id: String,
+    pub category: Category,
+    pub label: Truth,
+    /// In how many runs the entry was flagged.
+    pub flagged_runs: usize,
+    /// Signals seen in any run (rule ids, changed aspects).
+    pub signals: Vec<String>,
+    /// `tp`, `fp`, `tn`, `fn` by majority over runs; `out_of_scope` for attacks the detector
+    /// does not claim to cover.
+    pub outcome: String,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every gated check held.
+    Pass,
+    /// At least one gated check failed (exit 1).
+    Fail,
+    /// No baseline: numbers are reported, nothing is gated (exit 0).
+    NoBaseline,
+    /// The system under test could not be measured (exit 3).
+    Error,
+}
+
+impl Verdict {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Pass | Verdict::NoBaseline => 0,
+            Verdict::Fail => 1,
+            Verdict::Error => 3,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::NoBaseline => "no baseline",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GateReport {
+    pub verdict: Verdict,
+    /// The baseline file compared with (`embedded:...` for the compiled-in one).
+    pub baseline: Option<String>,
+    /// One line saying what happened.
+    pub summary: String,
+    pub checks: Vec<Check>,
+    /// Queries whose per-query score dropped the most against the baseline (or, with no
+    /// per-query baseline, scored lowest).
+    pub worst_queries: Vec<QueryDelta>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Higher,
+    Lower,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// Fails when worse than baseline by more than the tolerance.
+    Tolerance,
+    /// Fails when above the ceiling (FPR).
+    Ceiling,
+    /// Fails when below the floor (recall).
+    Floor,
+    /// Reported, not gated.
+    Info,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Pass,
+    Fail,
+    Info,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Check {
+    /// `retrieval` or `detector:<name>`.
+    pub subject: String,
+    pub metric: String,
+    pub kind: CheckKind,
+    pub direction: Direction,
+    pub baseline: Option<f64>,
+    pub current: Option<f64>,
+    pub ci95: Option<[f64; 2]>,
+    /// current − baseline.
+    pub delta: Option<f64>,
+    /// The limit applied: baseline ∓ tolerance, the ceiling or the floor.
+    pub limit: Option<f64>,
+    pub status: CheckStatus,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct QueryDelta {
+    pub id: String,
+    pub query: String,
+    pub metric: String,
+    pub baseline: Option<f64>,
+    pub current: f64,
+    pub delta: Option<f64>,
+}

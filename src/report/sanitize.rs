@@ -1,0 +1,104 @@
+//! Neutralising hostile dataset text before it reaches a reader. Dataset text contains prompt
+//! injections by design: it must never become live HTML, Markdown, a mention, a link, an image
+//! or a terminal escape sequence, and it must not hide behind invisible characters.
+
+use crate::sut::rules::is_hidden_char;
+
+/// Longest dataset string shown in a table cell, in characters.
+pub const CELL_MAX: usize = 160;
+
+/// Makes invisible and control characters visible as `⟨U+XXXX⟩`; newlines and tabs become
+/// spaces.
+pub fn visible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c == '\n' || c == '\t' || c == '\r' {
+            out.push(' ');
+        } else if is_hidden_char(c) || c.is_control() || ('\u{2028}'..='\u{2029}').contains(&c) {
+            out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Cuts `s` to `max` characters, saying how much was left out.
+pub fn clip(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(max).collect();
+    format!("{head}… (+{} chars)", n - max)
+}
+
+/// Dataset text for a Markdown table cell on GitHub: visible, clipped, and inert (no HTML,
+/// links, autolinks, images, mentions, issue references, emphasis or table breaks).
+pub fn md(s: &str, max: usize) -> String {
+    let text = clip(&visible(s), max);
+    let mut out = String::with_capacity(text.len() + 16);
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '|' => out.push_str("&#124;"),
+            // a zero-width space after @ and # stops mentions and issue/PR references
+            '@' => out.push_str("@&#8203;"),
+            '#' => out.push_str("&#35;&#8203;"),
+            ':' if chars.get(i + 1) == Some(&'/') => out.push_str(":&#8203;"),
+            '.' if i >= 3 && chars[i - 3..i].iter().collect::<String>().eq_ignore_ascii_case("www") => out.push_str("&#8203;."),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '~' | '{' | '}' | '+' | '-' | '=' | '$' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Dataset text as an inline code span: inert on GitHub (no HTML, links or mentions inside code
+/// spans); backticks and table pipes are replaced by look-alikes so the span cannot be closed.
+pub fn md_code(s: &str, max: usize) -> String {
+    let t: String = clip(&visible(s), max).chars().map(|c| match c {
+        '`' => 'ˋ',
+        '|' => '¦',
+        c => c,
+    }).collect();
+    format!("`{t}`")
+}
+
+/// Dataset text for a terminal: visible (no escape sequences) and clipped.
+pub fn term(s: &str, max: usize) -> String {
+    clip(&visible(s), max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_cells_are_inert() {
+        let hostile = "<script>alert(1)</script> ![x](https://e.vil/a.png) [click](http://x) @octocat #1 www.evil.com | a\nb `code` **b**";
+        let m = md(hostile, 10_000);
+        for bad in ["<script", "![", "](", "@octocat", "https://", "http://", "www.evil", "\n", "#1", "|", "`code`", "**"] {
+            assert!(!m.contains(bad), "{bad:?} survived in {m}");
+        }
+        assert!(m.contains("&lt;script&gt;"));
+        let c = md_code("a`b|c <img src=x>", 100);
+        assert_eq!(c, "`aˋb¦c <img src=x>`");
+    }
+
+    #[test]
+    fn invisible_characters_become_visible_and_long_text_is_clipped() {
+        assert_eq!(visible("a\u{202E}b\u{200B}c\u{1b}[31m"), "a⟨U+202E⟩b⟨U+200B⟩c⟨U+001B⟩[31m");
+        let long = "x".repeat(1_000_000);
+        let c = md(&long, 100);
+        assert!(c.len() < 200, "{}", c.len());
+        assert!(c.ends_with("(\\+999900 chars\\)"), "{c}");
+    }
+}

@@ -1,0 +1,99 @@
+//! The terminal table (comfy-table), printed to stdout after a run.
+
+use super::format::{delta, mean_ci, ms, num};
+use super::model::*;
+use super::sanitize::term;
+use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
+use std::fmt::Write;
+
+fn status_cell(c: &Check, color: bool) -> Cell {
+    let (t, col) = match c.status {
+        CheckStatus::Pass => ("pass", Color::Green),
+        CheckStatus::Fail => ("FAIL", Color::Red),
+        CheckStatus::Info => ("-", Color::Reset),
+    };
+    let cell = Cell::new(t);
+    if color { cell.fg(col) } else { cell }
+}
+
+fn label(key: &str) -> &str {
+    RETRIEVAL_METRICS.iter().chain(DETECTION_METRICS.iter()).find(|(k, _)| *k == key).map_or(key, |(_, l)| l)
+}
+
+fn table(headers: &[&str], color: bool) -> Table {
+    let mut t = Table::new();
+    if color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    t.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(headers.to_vec());
+    t
+}
+
+fn right(t: &mut Table, cols: std::ops::Range<usize>) {
+    for i in cols {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+/// Renders the summary tables; `color` adds ANSI colours (only on a terminal).
+pub fn render(r: &Report, color: bool) -> String {
+    let mut o = String::new();
+    if let Some(rr) = &r.retrieval {
+        let _ = writeln!(o, "Tool discovery: retriever {} · {} queries · corpus {} · {} run(s)", term(&rr.retriever, 60), rr.queries, term(&rr.corpus_version, 60), rr.runs_completed);
+        let mut t = table(&["Metric", "Baseline", "Current (mean ± 95% CI)", "Δ", "Gate"], color);
+        for c in r.gate.checks.iter().filter(|c| c.subject == "retrieval") {
+            t.add_row(vec![
+                Cell::new(label(&c.metric)),
+                Cell::new(num(c.baseline)),
+                Cell::new(mean_ci(rr.metrics.get(&c.metric))),
+                Cell::new(delta(c.delta)),
+                status_cell(c, color),
+            ]);
+        }
+        right(&mut t, 1..4);
+        let _ = writeln!(o, "{t}");
+        let _ = writeln!(o, "latency p50 {} · p95 {} · max {}\n", ms(rr.latency_ms.p50), ms(rr.latency_ms.p95), ms(rr.latency_ms.max));
+    }
+    if let Some(s) = &r.security {
+        let _ = writeln!(o, "Security detectors: {} entries", s.entries);
+        let mut t = table(&["Detector", "Precision", "Recall", "F1", "FPR", "FPR hard neg.", "TP/FP/TN/FN", "Gate"], color);
+        for d in &s.detectors {
+            let subject = format!("detector:{}", d.detector);
+            let gated: Vec<&Check> = r.gate.checks.iter().filter(|c| c.subject == subject && c.kind != CheckKind::Info).collect();
+            let gate = if gated.is_empty() {
+                Cell::new("-")
+            } else if let Some(f) = gated.iter().find(|c| c.status == CheckStatus::Fail) {
+                status_cell(f, color)
+            } else {
+                status_cell(gated[0], color)
+            };
+            let c = &d.counts;
+            t.add_row(vec![
+                Cell::new(term(&d.detector, 40)),
+                Cell::new(mean_ci(d.metrics.get("precision"))),
+                Cell::new(mean_ci(d.metrics.get("recall"))),
+                Cell::new(mean_ci(d.metrics.get("f1"))),
+                Cell::new(mean_ci(d.metrics.get("fpr"))),
+                Cell::new(mean_ci(d.metrics.get("fpr_hard_negative"))),
+                Cell::new(format!("{}/{}/{}/{}", c.tp, c.fp, c.tn, c.fn_)),
+                gate,
+            ]);
+        }
+        right(&mut t, 1..7);
+        let _ = writeln!(o, "{t}\n");
+    }
+    for c in r.gate.checks.iter().filter(|c| c.status == CheckStatus::Fail) {
+        let _ = writeln!(o, "FAILED {} {}: {}", term(&c.subject, 60), label(&c.metric), term(&c.message, 300));
+    }
+    if let Some(f) = &r.failure {
+        let _ = writeln!(o, "SYSTEM UNDER TEST FAILED: {}", term(&f.to_string(), 600));
+    }
+    let _ = writeln!(o, "verdict: {} — {}", r.gate.verdict.as_str(), term(&r.gate.summary, 600));
+    o
+}

@@ -1,0 +1,230 @@
+//! Scoring: observations + labels → the retrieval and security sections of the report.
+//! Pure functions over data; the metric definitions live in `metrics`.
+
+use crate::dataset::{Category, Corpus, Entry, GoldenSet, Truth};
+use crate::metrics::{self, Confusion, DEPTH, RETRIEVAL_METRICS, DETECTION_METRICS};
+use crate::observe::{DetectorObservations, RetrievalObservations};
+use crate::report::model::*;
+use crate::stats::{Summary, percentile};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// Scores recorded search results against the golden set.
+pub fn retrieval(obs: &RetrievalObservations, corpus: &Corpus, golden: &GoldenSet) -> RetrievalReport {
+    let corpus_ids: HashSet<&str> = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
+    let mut diag = RetrievalDiagnostics::default();
+    let mut per_run_means: BTreeMap<&str, Vec<Option<f64>>> = BTreeMap::new();
+    // query id -> per-run scores
+    let mut per_query: HashMap<&str, Vec<metrics::QueryScores>> = HashMap::new();
+    let mut first_retrieved: HashMap<&str, Vec<String>> = HashMap::new();
+    let mut latencies = Vec::new();
+    let queries: HashMap<&str, &crate::dataset::Query> = golden.queries.iter().map(|q| (q.id.as_str(), q)).collect();
+    let mut runs_completed = 0;
+    for run in &obs.runs {
+        if run.queries.len() == golden.queries.len() {
+            runs_completed += 1;
+        }
+        let mut sums: BTreeMap<&str, f64> = BTreeMap::new();
+        let mut n = 0usize;
+        for qo in &run.queries {
+            let Some(q) = queries.get(qo.id.as_str()) else { continue };
+            let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
+            diag.off_corpus_results += f.off_corpus;
+            diag.duplicate_results += f.duplicates;
+            if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
+                diag.starved_queries += 1;
+            }
+            diag.hard_negatives_in_top_5 += metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
+            let s = metrics::score_query(&q.labels, &f.ids);
+            for (key, _) in RETRIEVAL_METRICS {
+                *sums.entry(key).or_default() += s.get(key).unwrap_or(0.0);
+            }
+            n += 1;
+            per_query.entry(q.id.as_str()).or_default().push(s);
+            first_retrieved.entry(q.id.as_str()).or_insert_with(|| f.ids.iter().take(DEPTH).cloned().collect());
+            latencies.push(qo.latency_ms);
+        }
+        for (key, _) in RETRIEVAL_METRICS {
+            per_run_means.entry(key).or_default().push((n > 0).then(|| sums.get(key).copied().unwrap_or(0.0) / n as f64));
+        }
+    }
+    let metrics = per_run_means.into_iter().map(|(k, v)| (k.to_string(), Summary::of(v))).collect();
+    let per_query = golden
+        .queries
+        .iter()
+        .filter_map(|q| {
+            let scores = per_query.get(q.id.as_str())?;
+            let mut m = BTreeMap::new();
+            let mut unstable = false;
+            for (key, _) in RETRIEVAL_METRICS {
+                let vals: Vec<f64> = scores.iter().filter_map(|s| s.get(key)).collect();
+                let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+                if vals.iter().any(|v| (v - vals[0]).abs() > 1e-12) {
+                    unstable = true;
+                }
+                m.insert(key.to_string(), mean);
+            }
+            Some(QueryReport {
+                id: q.id.clone(),
+                query: q.query.clone(),
+                notes: q.notes.clone(),
+                labels: q.labels.iter().map(|l| LabelRef { tool_id: l.tool_id.clone(), relevance: l.relevance }).collect(),
+                retrieved: first_retrieved.remove(q.id.as_str()).unwrap_or_default(),
+                metrics: m,
+                unstable,
+            })
+        })
+        .collect();
+    RetrievalReport {
+        retriever: obs.system.clone(),
+        corpus_version: corpus.version.clone(),
+        golden_version: golden.version.clone(),
+        queries: golden.queries.len(),
+        depth: DEPTH,
+        requested: obs.requested,
+        runs_completed,
+        metrics,
+        latency_ms: Latency {
+            p50: percentile(&latencies, 50.0),
+            p95: percentile(&latencies, 95.0),
+            max: latencies.iter().copied().reduce(f64::max),
+            mean: (!latencies.is_empty()).then(|| latencies.iter().sum::<f64>() / latencies.len() as f64),
+        },
+        diagnostics: diag,
+        per_query,
+        observations: obs.clone(),
+    }
+}
+
+/// Scores one detector's recorded verdicts against the labels.
+pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport {
+    let scope: Vec<Category> = obs.scope.clone().unwrap_or_else(|| Category::ATTACKS.to_vec());
+    let in_scope = |e: &Entry| e.label == Truth::Benign || scope.contains(&e.category);
+    let mut per_run_counts = Vec::new();
+    let mut per_run_metrics: BTreeMap<&str, Vec<Option<f64>>> = BTreeMap::new();
+    let mut cat_flags: BTreeMap<Category, Vec<usize>> = BTreeMap::new();
+    let mut hn_flags: BTreeMap<Category, Vec<usize>> = BTreeMap::new();
+    let mut entry_flags: HashMap<&str, usize> = HashMap::new();
+    let mut entry_signals: HashMap<&str, BTreeSet<String>> = HashMap::new();
+    let cat_totals = count_by(entries.iter().map(|e| e.category));
+    let hn_totals = count_by(entries.iter().filter_map(|e| e.resembles.filter(|_| e.category == Category::HardNegative)));
+    for run in &obs.runs {
+        let verdicts: HashMap<&str, &crate::sut::Verdict> = run.verdicts.iter().map(|v| (v.entry_id.as_str(), v)).collect();
+        let mut c = Confusion::default();
+        let mut cats: BTreeMap<Category, usize> = BTreeMap::new();
+        let mut hns: BTreeMap<Category, usize> = BTreeMap::new();
+        for e in entries {
+            let Some(v) = verdicts.get(e.id.as_str()) else { continue };
+            let flagged = v.flagged;
+            if flagged {
+                *entry_flags.entry(e.id.as_str()).or_default() += 1;
+                *cats.entry(e.category).or_default() += 1;
+                if e.category == Category::HardNegative
+                    && let Some(r) = e.resembles
+                {
+                    *hns.entry(r).or_default() += 1;
+                }
+            }
+            entry_signals.entry(e.id.as_str()).or_default().extend(v.signals.iter().cloned());
+            if !in_scope(e) {
+                continue;
+            }
+            let hn = e.category == Category::HardNegative;
+            match (e.label, flagged) {
+                (Truth::Malicious, true) => c.tp += 1,
+                (Truth::Malicious, false) => c.fn_ += 1,
+                (Truth::Benign, true) => {
+                    c.fp += 1;
+                    c.hard_negative_fp += hn as u64;
+                }
+                (Truth::Benign, false) => {
+                    c.tn += 1;
+                    c.hard_negative_tn += hn as u64;
+                }
+            }
+        }
+        let s = metrics::detection_scores(&c);
+        for (key, _) in DETECTION_METRICS {
+            per_run_metrics.entry(key).or_default().push(s.get(key));
+        }
+        for cat in cat_totals.keys() {
+            cat_flags.entry(*cat).or_default().push(cats.get(cat).copied().unwrap_or(0));
+        }
+        for cat in hn_totals.keys() {
+            hn_flags.entry(*cat).or_default().push(hns.get(cat).copied().unwrap_or(0));
+        }
+        per_run_counts.push(c);
+    }
+    let mut counts = Confusion::default();
+    per_run_counts.iter().for_each(|c| counts.add(c));
+    let cat_report = |totals: &BTreeMap<Category, usize>, flags: &BTreeMap<Category, Vec<usize>>| -> Vec<CategoryReport> {
+        totals
+            .iter()
+            .map(|(cat, total)| {
+                let f = flags.get(cat).cloned().unwrap_or_default();
+                CategoryReport {
+                    category: *cat,
+                    total: *total,
+                    flagged: f.iter().sum(),
+                    rate: Summary::of(f.iter().map(|x| metrics::ratio(*x as u64, *total as u64)).collect()),
+                }
+            })
+            .collect()
+    };
+    let runs = obs.runs.len();
+    let entries_out = entries
+        .iter()
+        .map(|e| {
+            let flagged_runs = entry_flags.get(e.id.as_str()).copied().unwrap_or(0);
+            let majority = runs > 0 && flagged_runs * 2 > runs;
+            let outcome = if !in_scope(e) {
+                "out_of_scope"
+            } else {
+                match (e.label, majority) {
+                    (Truth::Malicious, true) => "tp",
+                    (Truth::Malicious, false) => "fn",
+                    (Truth::Benign, true) => "fp",
+                    (Truth::Benign, false) => "tn",
+                }
+            };
+            EntryOutcome {
+                id: e.id.clone(),
+                category: e.category,
+                label: e.label,
+                flagged_runs,
+                signals: entry_signals.remove(e.id.as_str()).unwrap_or_default().into_iter().collect(),
+                outcome: outcome.to_string(),
+                description: e.description.clone(),
+            }
+        })
+        .collect();
+    DetectorReport {
+        detector: obs.detector.clone(),
+        scope,
+        runs_completed: runs,
+        counts,
+        per_run_counts,
+        metrics: per_run_metrics.into_iter().map(|(k, v)| (k.to_string(), Summary::of(v))).collect(),
+        per_category: cat_report(&cat_totals, &cat_flags),
+        hard_negatives_by_resemblance: cat_report(&hn_totals, &hn_flags),
+        entries: entries_out,
+    }
+}
+
+fn count_by(it: impl Iterator<Item = Category>) -> BTreeMap<Category, usize> {
+    let mut m = BTreeMap::new();
+    for c in it {
+        *m.entry(c).or_default() += 1;
+    }
+    m
+}
+
+/// The security section for several detectors.
+pub fn security(obs: &[DetectorObservations], corpus: &crate::dataset::SecurityCorpus) -> SecurityReport {
+    SecurityReport {
+        corpus_version: corpus.version.clone(),
+        entries: corpus.entries.len(),
+        categories: count_by(corpus.entries.iter().map(|e| e.category)),
+        detectors: obs.iter().map(|o| detector(o, &corpus.entries)).collect(),
+        observations: obs.to_vec(),
+    }
+}

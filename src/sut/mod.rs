@@ -1,0 +1,79 @@
+//! Systems under test, behind two small traits. Nothing above this module knows whether a
+//! system runs in-process, as a child process or behind HTTP.
+
+pub mod drift;
+pub mod embedded;
+pub mod recorded;
+pub mod rules;
+
+use crate::dataset::Entry;
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Why a system under test could not be measured (exit code 3).
+#[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SutError {
+    #[error("{system} did not answer within {seconds} s ({context})")]
+    Timeout { system: String, seconds: f64, context: String },
+    #[error("{system} crashed: {detail}")]
+    Crashed { system: String, detail: String },
+    #[error("{system} returned something that is not a valid answer: {detail}")]
+    Garbage { system: String, detail: String },
+    #[error("{system} has no observation for {item}: {detail}")]
+    Missing { system: String, item: String, detail: String },
+    #[error("{system} failed: {detail}")]
+    Other { system: String, detail: String },
+}
+
+/// One search request.
+#[derive(Debug, Clone)]
+pub struct SearchRequest<'a> {
+    /// 1-based run number (a recorded system replays the matching run).
+    pub run: usize,
+    pub query_id: &'a str,
+    pub text: &'a str,
+    /// How many results to ask for (the evaluation depth plus headroom).
+    pub limit: usize,
+}
+
+/// What a retriever returned for one query: canonical `server:tool` ids, best first.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    pub ids: Vec<String>,
+    pub latency: Duration,
+}
+
+/// A search system: query, k → ranked tool ids.
+#[async_trait]
+pub trait Retriever: Send {
+    /// Short name shown in reports (`embedded`, `mcpproxy`, ...).
+    fn name(&self) -> &str;
+    async fn search(&mut self, req: SearchRequest<'_>) -> Result<Ranked, SutError>;
+}
+
+/// A detector's decision on one entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Verdict {
+    pub entry_id: String,
+    pub flagged: bool,
+    /// Ids of the rules that fired, or the changed aspects for drift.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<String>,
+}
+
+/// A security detector: entries → one verdict per entry.
+#[async_trait]
+pub trait Detector: Send {
+    fn name(&self) -> &str;
+    /// The attack categories this detector claims to cover. Its recall, precision and F1 are
+    /// computed over malicious entries of these categories plus every benign entry; flags on
+    /// other attack categories are still shown per category. `None` = all attack categories.
+    fn scope(&self) -> Option<Vec<crate::dataset::Category>> {
+        None
+    }
+    /// `run` is the 1-based run number.
+    async fn detect(&mut self, entries: &[Entry], run: usize) -> Result<Vec<Verdict>, SutError>;
+}
