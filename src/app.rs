@@ -2,7 +2,9 @@
 //! gate, render. The CLI module only parses; tests drive these functions directly too.
 
 use crate::baseline::{self, Baseline};
-use crate::cli::{BaselineUpdateArgs, ColorChoice, DatasetArgs, DetectorKind, EvalArgs, RetrieverKind};
+use crate::cli::{
+    BaselineUpdateArgs, ColorChoice, DatasetArgs, DetectorKind, EvalArgs, RetrieverKind,
+};
 use crate::dataset::{DatasetPaths, Datasets, Need};
 use crate::measure::{self, Limits, Progress};
 use crate::report::{self, model::*};
@@ -23,7 +25,10 @@ pub enum Part {
 
 impl Part {
     fn need(self) -> Need {
-        Need { retrieval: self != Part::Security, security: self != Part::Retrieval }
+        Need {
+            retrieval: self != Part::Security,
+            security: self != Part::Retrieval,
+        }
     }
     fn command(self) -> &'static str {
         match self {
@@ -40,7 +45,11 @@ impl Part {
 pub struct BadInput(pub String);
 
 fn paths(d: &DatasetArgs) -> DatasetPaths {
-    DatasetPaths { corpus: d.corpus.clone(), golden: d.golden.clone(), security: d.security.clone() }
+    DatasetPaths {
+        corpus: d.corpus.clone(),
+        golden: d.golden.clone(),
+        security: d.security.clone(),
+    }
 }
 
 /// The baseline in use and where it came from.
@@ -52,7 +61,11 @@ pub struct ChosenBaseline {
 /// Picks the baseline: an explicit file (errors are fatal), else `baselines/default.json` in the
 /// working directory, else the embedded one when the embedded datasets are in use. An implicit
 /// baseline measured on other datasets is ignored with a warning; an explicit one is an error.
-pub fn choose_baseline(args: &EvalArgs, ds: &Datasets, warnings: &mut Vec<String>) -> anyhow::Result<Option<ChosenBaseline>> {
+pub fn choose_baseline(
+    args: &EvalArgs,
+    ds: &Datasets,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Option<ChosenBaseline>> {
     if args.no_baseline {
         return Ok(None);
     }
@@ -60,10 +73,12 @@ pub fn choose_baseline(args: &EvalArgs, ds: &Datasets, warnings: &mut Vec<String
         let b = Baseline::load(p).map_err(|e| BadInput(format!("{e:#}")))?;
         (p.display().to_string(), b, true)
     } else if Path::new(baseline::DEFAULT_PATH).is_file() {
-        let b = Baseline::load(Path::new(baseline::DEFAULT_PATH)).map_err(|e| BadInput(format!("{e:#}")))?;
+        let b = Baseline::load(Path::new(baseline::DEFAULT_PATH))
+            .map_err(|e| BadInput(format!("{e:#}")))?;
         (baseline::DEFAULT_PATH.to_string(), b, false)
     } else if ds.all_embedded() {
-        let b = Baseline::parse(baseline::EMBEDDED_DEFAULT_NAME, baseline::EMBEDDED_DEFAULT).map_err(|e| BadInput(format!("{e:#}")))?;
+        let b = Baseline::parse(baseline::EMBEDDED_DEFAULT_NAME, baseline::EMBEDDED_DEFAULT)
+            .map_err(|e| BadInput(format!("{e:#}")))?;
         (baseline::EMBEDDED_DEFAULT_NAME.to_string(), b, false)
     } else {
         return Ok(None);
@@ -102,7 +117,11 @@ pub fn choose_baseline(args: &EvalArgs, ds: &Datasets, warnings: &mut Vec<String
 fn dataset_pins(ds: &Datasets) -> Vec<(&'static str, Option<String>, String)> {
     let mut v = Vec::new();
     if let Some(c) = &ds.corpus {
-        v.push(("corpus", Some(c.value.version.clone()), c.source.sha256.clone()));
+        v.push((
+            "corpus",
+            Some(c.value.version.clone()),
+            c.source.sha256.clone(),
+        ));
     }
     if let Some(g) = &ds.golden {
         v.push(("golden", g.value.version.clone(), g.source.sha256.clone()));
@@ -116,13 +135,31 @@ fn dataset_pins(ds: &Datasets) -> Vec<(&'static str, Option<String>, String)> {
 fn dataset_refs(ds: &Datasets) -> Vec<DatasetRef> {
     let mut v = Vec::new();
     if let Some(c) = &ds.corpus {
-        v.push(DatasetRef { kind: "corpus".into(), source: c.source.name.clone(), version: Some(c.value.version.clone()), sha256: c.source.sha256.clone(), items: c.value.tools.len() });
+        v.push(DatasetRef {
+            kind: "corpus".into(),
+            source: c.source.name.clone(),
+            version: Some(c.value.version.clone()),
+            sha256: c.source.sha256.clone(),
+            items: c.value.tools.len(),
+        });
     }
     if let Some(g) = &ds.golden {
-        v.push(DatasetRef { kind: "golden".into(), source: g.source.name.clone(), version: g.value.version.clone(), sha256: g.source.sha256.clone(), items: g.value.queries.len() });
+        v.push(DatasetRef {
+            kind: "golden".into(),
+            source: g.source.name.clone(),
+            version: g.value.version.clone(),
+            sha256: g.source.sha256.clone(),
+            items: g.value.queries.len(),
+        });
     }
     if let Some(s) = &ds.security {
-        v.push(DatasetRef { kind: "security".into(), source: s.source.name.clone(), version: s.value.version.clone(), sha256: s.source.sha256.clone(), items: s.value.entries.len() });
+        v.push(DatasetRef {
+            kind: "security".into(),
+            source: s.source.name.clone(),
+            version: s.value.version.clone(),
+            sha256: s.source.sha256.clone(),
+            items: s.value.entries.len(),
+        });
     }
     v
 }
@@ -137,8 +174,13 @@ fn need_recorded(args: &EvalArgs) -> anyhow::Result<&Path> {
 pub fn make_retriever(args: &EvalArgs, ds: &Datasets) -> anyhow::Result<Box<dyn Retriever>> {
     let corpus = &ds.corpus.as_ref().context("no corpus loaded")?.value;
     Ok(match args.retriever {
-        RetrieverKind::Embedded => Box::new(Embedded::new(corpus).context("building the BM25 index")?),
-        RetrieverKind::Recorded => Box::new(recorded::RecordedRetriever::from_file(need_recorded(args)?).map_err(|e| BadInput(format!("{e:#}")))?),
+        RetrieverKind::Embedded => {
+            Box::new(Embedded::new(corpus).context("building the BM25 index")?)
+        }
+        RetrieverKind::Recorded => Box::new(
+            recorded::RecordedRetriever::from_file(need_recorded(args)?)
+                .map_err(|e| BadInput(format!("{e:#}")))?,
+        ),
     })
 }
 
@@ -155,13 +197,16 @@ pub fn make_detectors(args: &EvalArgs) -> anyhow::Result<Vec<Box<dyn Detector>>>
             DetectorKind::Rules => out.push(Box::new(crate::sut::rules::Rules)),
             DetectorKind::Drift => out.push(Box::new(crate::sut::drift::Drift)),
             DetectorKind::Recorded => {
-                let recs = recorded::RecordedDetector::from_file(need_recorded(args)?).map_err(|e| BadInput(format!("{e:#}")))?;
+                let recs = recorded::RecordedDetector::from_file(need_recorded(args)?)
+                    .map_err(|e| BadInput(format!("{e:#}")))?;
                 out.extend(recs.into_iter().map(|r| Box::new(r) as Box<dyn Detector>));
             }
         }
     }
     if out.is_empty() {
-        bail!(BadInput("no detector selected: pass --detectors rules,drift (or recorded)".into()));
+        bail!(BadInput(
+            "no detector selected: pass --detectors rules,drift (or recorded)".into()
+        ));
     }
     Ok(out)
 }
@@ -195,7 +240,8 @@ pub async fn evaluate_with(
     {
         let mut all = Vec::new();
         for d in detectors.iter_mut() {
-            let (obs, err) = measure::security(d.as_mut(), &s.value.entries, runs, limits, progress).await;
+            let (obs, err) =
+                measure::security(d.as_mut(), &s.value.entries, runs, limits, progress).await;
             all.push(obs);
             if err.is_some() {
                 failure = err;
@@ -210,7 +256,10 @@ pub async fn evaluate_with(
         && rb.retriever != r.retriever.trim_start_matches("recorded:")
         && rb.retriever != r.retriever
     {
-        warnings.push(format!("baseline {} was measured with retriever {:?}, this run uses {:?}", b.name, rb.retriever, r.retriever));
+        warnings.push(format!(
+            "baseline {} was measured with retriever {:?}, this run uses {:?}",
+            b.name, rb.retriever, r.retriever
+        ));
     }
     let mut report = Report {
         schema_version: REPORT_SCHEMA_VERSION,
@@ -220,7 +269,13 @@ pub async fn evaluate_with(
         datasets: dataset_refs(ds),
         retrieval,
         security,
-        gate: GateReport { verdict: Verdict::NoBaseline, baseline: None, summary: String::new(), checks: vec![], worst_queries: vec![] },
+        gate: GateReport {
+            verdict: Verdict::NoBaseline,
+            baseline: None,
+            summary: String::new(),
+            checks: vec![],
+            worst_queries: vec![],
+        },
         failure: None,
         warnings,
     };
@@ -235,25 +290,50 @@ pub async fn evaluate_with(
     }
     let failed = failure.is_some();
     report.failure = failure;
-    report.gate = crate::gate::evaluate(&report, baseline.map(|b| (b.name.as_str(), &b.baseline)), failed);
+    report.gate = crate::gate::evaluate(
+        &report,
+        baseline.map(|b| (b.name.as_str(), &b.baseline)),
+        failed,
+    );
     report
 }
 
 fn limits(args: &EvalArgs) -> anyhow::Result<Limits> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        bail!(BadInput(format!("--timeout must be a positive number of seconds, got {}", args.timeout)));
+        bail!(BadInput(format!(
+            "--timeout must be a positive number of seconds, got {}",
+            args.timeout
+        )));
     }
-    Ok(Limits { request_timeout: Duration::from_secs_f64(args.timeout) })
+    Ok(Limits {
+        request_timeout: Duration::from_secs_f64(args.timeout),
+    })
 }
 
 /// Loads, validates, measures and gates. Dataset and baseline problems are errors (exit 2).
-pub async fn evaluate(args: &EvalArgs, part: Part, use_baseline: bool) -> anyhow::Result<(Report, Option<ChosenBaseline>)> {
+pub async fn evaluate(
+    args: &EvalArgs,
+    part: Part,
+    use_baseline: bool,
+) -> anyhow::Result<(Report, Option<ChosenBaseline>)> {
     let ds = Datasets::load(&paths(&args.datasets), part.need())?;
     let mut warnings = Vec::new();
-    let chosen = if use_baseline { choose_baseline(args, &ds, &mut warnings)? } else { None };
+    let chosen = if use_baseline {
+        choose_baseline(args, &ds, &mut warnings)?
+    } else {
+        None
+    };
     let limits = limits(args)?;
-    let mut retriever = if part != Part::Security { Some(make_retriever(args, &ds)?) } else { None };
-    let mut detectors = if part != Part::Retrieval { make_detectors(args)? } else { Vec::new() };
+    let mut retriever = if part != Part::Security {
+        Some(make_retriever(args, &ds)?)
+    } else {
+        None
+    };
+    let mut detectors = if part != Part::Retrieval {
+        make_detectors(args)?
+    } else {
+        Vec::new()
+    };
     let mut progress = Progress::new(!args.quiet);
     let r: Option<&mut dyn Retriever> = match retriever.as_mut() {
         Some(b) => Some(b.as_mut()),
@@ -278,7 +358,9 @@ fn color(c: ColorChoice) -> bool {
     match c {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        ColorChoice::Auto => {
+            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        }
     }
 }
 
@@ -299,29 +381,60 @@ pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
 
 /// `validate`: exit 0 when valid; dataset errors propagate (exit 2).
 pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
-    let ds = Datasets::load(&paths(args), Need { retrieval: true, security: true })?;
+    let ds = Datasets::load(
+        &paths(args),
+        Need {
+            retrieval: true,
+            security: true,
+        },
+    )?;
     for w in &ds.warnings {
         eprintln!("{w}");
     }
     for d in dataset_refs(&ds) {
-        println!("ok  {:<8} {} ({}, {} items)", d.kind, d.source, d.version.as_deref().unwrap_or("unversioned"), d.items);
+        println!(
+            "ok  {:<8} {} ({}, {} items)",
+            d.kind,
+            d.source,
+            d.version.as_deref().unwrap_or("unversioned"),
+            d.items
+        );
     }
     Ok(0)
 }
 
 /// `baseline update`.
 pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> {
-    let output: PathBuf = a.output.clone().or_else(|| a.eval.baseline.clone()).unwrap_or_else(|| PathBuf::from(baseline::DEFAULT_PATH));
-    let previous = if output.is_file() { Some(Baseline::load(&output).map_err(|e| BadInput(format!("{e:#}")))?) } else { None };
+    let output: PathBuf = a
+        .output
+        .clone()
+        .or_else(|| a.eval.baseline.clone())
+        .unwrap_or_else(|| PathBuf::from(baseline::DEFAULT_PATH));
+    let previous = if output.is_file() {
+        Some(Baseline::load(&output).map_err(|e| BadInput(format!("{e:#}")))?)
+    } else {
+        None
+    };
     let report: Report = match &a.from {
         Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("{}: cannot read the report", p.display())).map_err(|e| BadInput(format!("{e:#}")))?;
-            serde_json::from_str(&text).map_err(|e| BadInput(format!("{}:{}:{}: expected an evalgate report.json: {e}", p.display(), e.line(), e.column())))?
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("{}: cannot read the report", p.display()))
+                .map_err(|e| BadInput(format!("{e:#}")))?;
+            serde_json::from_str(&text).map_err(|e| {
+                BadInput(format!(
+                    "{}:{}:{}: expected an evalgate report.json: {e}",
+                    p.display(),
+                    e.line(),
+                    e.column()
+                ))
+            })?
         }
         None => evaluate(&a.eval, Part::Both, false).await?.0,
     };
     if let Some(f) = &report.failure {
-        eprintln!("error: the system under test could not be measured, the baseline is not written: {f}");
+        eprintln!(
+            "error: the system under test could not be measured, the baseline is not written: {f}"
+        );
         return Ok(3);
     }
     let new = Baseline::from_report(&report, previous.as_ref());
@@ -339,11 +452,14 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
         return Ok(0);
     }
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create", dir.display()))?;
     }
     let tmp = output.with_extension("json.tmp");
-    std::fs::write(&tmp, new.to_json()).with_context(|| format!("{}: cannot write", tmp.display()))?;
-    std::fs::rename(&tmp, &output).with_context(|| format!("{}: cannot write", output.display()))?;
+    std::fs::write(&tmp, new.to_json())
+        .with_context(|| format!("{}: cannot write", tmp.display()))?;
+    std::fs::rename(&tmp, &output)
+        .with_context(|| format!("{}: cannot write", output.display()))?;
     println!("wrote {}", output.display());
     Ok(0)
 }
@@ -358,7 +474,12 @@ pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
     for (kind, pin) in &new.datasets {
         let o = old.and_then(|o| o.datasets.get(kind));
         if o != Some(pin) {
-            out.push(format!("datasets.{kind}: {:?} → {:?} (sha256 {})", o.and_then(|o| o.version.clone()), pin.version, &pin.sha256[..12.min(pin.sha256.len())]));
+            out.push(format!(
+                "datasets.{kind}: {:?} → {:?} (sha256 {})",
+                o.and_then(|o| o.version.clone()),
+                pin.version,
+                &pin.sha256[..12.min(pin.sha256.len())]
+            ));
         }
     }
     if let Some(r) = &new.retrieval {
@@ -370,11 +491,21 @@ pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
             }
         }
         if or.is_some_and(|o| o.retriever != r.retriever) {
-            out.push(format!("retrieval.retriever: {:?} → {:?}", or.map(|o| o.retriever.clone()).unwrap_or_default(), r.retriever));
+            out.push(format!(
+                "retrieval.retriever: {:?} → {:?}",
+                or.map(|o| o.retriever.clone()).unwrap_or_default(),
+                r.retriever
+            ));
         }
-        let changed_q = r.per_query.iter().filter(|(id, v)| or.and_then(|o| o.per_query.get(*id)) != Some(v)).count();
+        let changed_q = r
+            .per_query
+            .iter()
+            .filter(|(id, v)| or.and_then(|o| o.per_query.get(*id)) != Some(v))
+            .count();
         if changed_q > 0 {
-            out.push(format!("retrieval.per_query: {changed_q} quer(ies) changed"));
+            out.push(format!(
+                "retrieval.per_query: {changed_q} quer(ies) changed"
+            ));
         }
     }
     if let Some(s) = &new.security {
@@ -382,7 +513,11 @@ pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
         for (d, db) in &s.detectors {
             let od = os.and_then(|o| o.detectors.get(d));
             if od.is_none() {
-                out.push(format!("security.{d}: new detector (FPR ceiling {}, recall floor {})", f(db.fpr_ceiling), f(db.recall_floor)));
+                out.push(format!(
+                    "security.{d}: new detector (FPR ceiling {}, recall floor {})",
+                    f(db.fpr_ceiling),
+                    f(db.recall_floor)
+                ));
             }
             for (k, m) in &db.metrics {
                 let ov = od.and_then(|o| o.metrics.get(k)).and_then(|m| m.value);

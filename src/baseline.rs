@@ -76,7 +76,11 @@ pub struct DetectorBaseline {
 
 /// Direction of a metric: lower is better for false-positive rates and latency.
 pub fn direction_of(metric: &str) -> Direction {
-    if metric.starts_with("fpr") || metric.contains("latency") { Direction::Lower } else { Direction::Higher }
+    if metric.starts_with("fpr") || metric.contains("latency") {
+        Direction::Lower
+    } else {
+        Direction::Higher
+    }
 }
 
 impl Baseline {
@@ -85,16 +89,24 @@ impl Baseline {
         let b: Baseline = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
-            anyhow::anyhow!("{name}:{}:{}: at $.{path}: {inner}", inner.line(), inner.column())
+            anyhow::anyhow!(
+                "{name}:{}:{}: at $.{path}: {inner}",
+                inner.line(),
+                inner.column()
+            )
         })?;
         if b.schema_version != BASELINE_SCHEMA_VERSION {
-            anyhow::bail!("{name}: at $.schema_version: expected {BASELINE_SCHEMA_VERSION}, found {}", b.schema_version);
+            anyhow::bail!(
+                "{name}: at $.schema_version: expected {BASELINE_SCHEMA_VERSION}, found {}",
+                b.schema_version
+            );
         }
         Ok(b)
     }
 
     pub fn load(path: &Path) -> anyhow::Result<Baseline> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read the baseline", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read the baseline", path.display()))?;
         Self::parse(&path.display().to_string(), &text)
     }
 
@@ -104,7 +116,15 @@ impl Baseline {
         let datasets = report
             .datasets
             .iter()
-            .map(|d| (d.kind.clone(), DatasetPin { version: d.version.clone(), sha256: d.sha256.clone() }))
+            .map(|d| {
+                (
+                    d.kind.clone(),
+                    DatasetPin {
+                        version: d.version.clone(),
+                        sha256: d.sha256.clone(),
+                    },
+                )
+            })
             .collect();
         let retrieval = report.retrieval.as_ref().map(|r| {
             let prev = previous.and_then(|p| p.retrieval.as_ref());
@@ -135,7 +155,12 @@ impl Baseline {
                     (q.id.clone(), m)
                 })
                 .collect();
-            RetrievalBaseline { retriever: r.retriever.clone(), runs: r.runs_completed, metrics, per_query }
+            RetrievalBaseline {
+                retriever: r.retriever.clone(),
+                runs: r.runs_completed,
+                metrics,
+                per_query,
+            }
         });
         let security = report.security.as_ref().map(|s| {
             let prev = previous.and_then(|p| p.security.as_ref());
@@ -160,13 +185,20 @@ impl Baseline {
                             )
                         })
                         .collect();
-                    let fpr_ceiling = old
-                        .map(|o| o.fpr_ceiling)
-                        .unwrap_or_else(|| mean("fpr").map(|f| ((f + 0.05) * 100.0).ceil().min(100.0) / 100.0));
-                    let recall_floor = old
-                        .map(|o| o.recall_floor)
-                        .unwrap_or_else(|| mean("recall").map(|r| ((r - 0.05) * 100.0).floor().max(0.0) / 100.0));
-                    (d.detector.clone(), DetectorBaseline { fpr_ceiling, recall_floor, metrics })
+                    let fpr_ceiling = old.map(|o| o.fpr_ceiling).unwrap_or_else(|| {
+                        mean("fpr").map(|f| ((f + 0.05) * 100.0).ceil().min(100.0) / 100.0)
+                    });
+                    let recall_floor = old.map(|o| o.recall_floor).unwrap_or_else(|| {
+                        mean("recall").map(|r| ((r - 0.05) * 100.0).floor().max(0.0) / 100.0)
+                    });
+                    (
+                        d.detector.clone(),
+                        DetectorBaseline {
+                            fpr_ceiling,
+                            recall_floor,
+                            metrics,
+                        },
+                    )
                 })
                 .collect();
             SecurityBaseline { detectors }

@@ -82,7 +82,11 @@ pub struct DatasetArgs {
     #[arg(long, env = "EVALGATE_GOLDEN", value_name = "FILE")]
     pub golden: Option<PathBuf>,
     /// Security corpus {version, entries[...]} [default: embedded].
-    #[arg(long = "security-corpus", env = "EVALGATE_SECURITY_CORPUS", value_name = "FILE")]
+    #[arg(
+        long = "security-corpus",
+        env = "EVALGATE_SECURITY_CORPUS",
+        value_name = "FILE"
+    )]
     pub security: Option<PathBuf>,
 }
 
@@ -116,10 +120,21 @@ pub struct EvalArgs {
     #[command(flatten)]
     pub datasets: DatasetArgs,
     /// The search system under test.
-    #[arg(long, env = "EVALGATE_RETRIEVER", value_enum, default_value = "embedded")]
+    #[arg(
+        long,
+        env = "EVALGATE_RETRIEVER",
+        value_enum,
+        default_value = "embedded"
+    )]
     pub retriever: RetrieverKind,
     /// Detectors under test, comma-separated.
-    #[arg(long, env = "EVALGATE_DETECTORS", value_enum, value_delimiter = ',', default_value = "rules,drift")]
+    #[arg(
+        long,
+        env = "EVALGATE_DETECTORS",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "rules,drift"
+    )]
     pub detectors: Vec<DetectorKind>,
     /// Recorded observations for the `recorded` retriever/detector.
     #[arg(long, env = "EVALGATE_RECORDED", value_name = "FILE")]
@@ -129,16 +144,31 @@ pub struct EvalArgs {
     pub runs: u32,
     /// Baseline to gate against [default: baselines/default.json if present, else the embedded
     /// one when the embedded datasets are used].
-    #[arg(long, env = "EVALGATE_BASELINE", value_name = "FILE", conflicts_with = "no_baseline")]
+    #[arg(
+        long,
+        env = "EVALGATE_BASELINE",
+        value_name = "FILE",
+        conflicts_with = "no_baseline"
+    )]
     pub baseline: Option<PathBuf>,
     /// Report only: do not compare with any baseline.
     #[arg(long)]
     pub no_baseline: bool,
     /// Directory for report.json, report.md and report.html.
-    #[arg(long, env = "EVALGATE_OUT", value_name = "DIR", default_value = "evalgate-report")]
+    #[arg(
+        long,
+        env = "EVALGATE_OUT",
+        value_name = "DIR",
+        default_value = "evalgate-report"
+    )]
     pub out: PathBuf,
     /// Per-request time limit for the system under test, in seconds.
-    #[arg(long, env = "EVALGATE_TIMEOUT", default_value_t = 30.0, value_name = "SECONDS")]
+    #[arg(
+        long,
+        env = "EVALGATE_TIMEOUT",
+        default_value_t = 30.0,
+        value_name = "SECONDS"
+    )]
     pub timeout: f64,
     /// No progress and no table on the terminal (the reports are still written).
     #[arg(long, short)]

@@ -7,10 +7,15 @@ use crate::report::model::*;
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 
-/// Small slack for floating-point noise in comparisons.
-const EPS: f64 = 1e-9;
+/// Slack for rounding: baselines store values to 6 decimals.
+const EPS: f64 = 1e-6;
 
-fn tolerance_check(subject: &str, metric: &str, s: Option<&Summary>, b: Option<&MetricBaseline>) -> Check {
+fn tolerance_check(
+    subject: &str,
+    metric: &str,
+    s: Option<&Summary>,
+    b: Option<&MetricBaseline>,
+) -> Check {
     let current = s.and_then(|s| s.mean);
     let ci95 = s.and_then(|s| s.ci95);
     let direction = b.map_or_else(|| direction_of(metric), |b| b.direction);
@@ -49,39 +54,91 @@ fn tolerance_check(subject: &str, metric: &str, s: Option<&Summary>, b: Option<&
     match (current, limit) {
         (None, _) => {
             check.status = CheckStatus::Fail;
-            check.message = format!("{metric} is undefined (0/0) in this run, so it cannot be compared with the baseline");
+            check.message = format!(
+                "{metric} is undefined (0/0) in this run, so it cannot be compared with the baseline"
+            );
         }
         (Some(_), None) => {
             check.status = CheckStatus::Fail;
-            check.message = format!("the baseline value of {metric} is undefined; re-run `evalgate baseline update`");
+            check.message = format!(
+                "the baseline value of {metric} is undefined; re-run `evalgate baseline update`"
+            );
         }
         (Some(c), Some(l)) => {
             let ok = match direction {
                 Direction::Higher => c >= l - EPS,
                 Direction::Lower => c <= l + EPS,
             };
-            check.status = if ok { CheckStatus::Pass } else { CheckStatus::Fail };
+            check.status = if ok {
+                CheckStatus::Pass
+            } else {
+                CheckStatus::Fail
+            };
             check.message = if ok {
                 format!("within tolerance {:.3}", b.tolerance)
             } else {
-                format!("{metric} regressed: {c:.4} is worse than baseline {:.4} by more than the tolerance {:.3}", baseline.unwrap_or_default(), b.tolerance)
+                format!(
+                    "{metric} regressed: {c:.4} is worse than baseline {:.4} by more than the tolerance {:.3}",
+                    baseline.unwrap_or_default(),
+                    b.tolerance
+                )
             };
         }
     }
     check
 }
 
-fn threshold_check(subject: &str, metric: &str, s: Option<&Summary>, limit: f64, kind: CheckKind) -> Check {
+fn threshold_check(
+    subject: &str,
+    metric: &str,
+    s: Option<&Summary>,
+    limit: f64,
+    kind: CheckKind,
+) -> Check {
     let current = s.and_then(|s| s.mean);
-    let direction = if kind == CheckKind::Ceiling { Direction::Lower } else { Direction::Higher };
+    let direction = if kind == CheckKind::Ceiling {
+        Direction::Lower
+    } else {
+        Direction::Higher
+    };
     let (status, message) = match current {
-        None => (CheckStatus::Fail, format!("{metric} is undefined (0/0): no entries to compute it over, so the {} cannot be checked", if kind == CheckKind::Ceiling { "ceiling" } else { "floor" })),
+        None => (
+            CheckStatus::Fail,
+            format!(
+                "{metric} is undefined (0/0): no entries to compute it over, so the {} cannot be checked",
+                if kind == CheckKind::Ceiling {
+                    "ceiling"
+                } else {
+                    "floor"
+                }
+            ),
+        ),
         Some(c) => {
-            let ok = if kind == CheckKind::Ceiling { c <= limit + EPS } else { c >= limit - EPS };
+            let ok = if kind == CheckKind::Ceiling {
+                c <= limit + EPS
+            } else {
+                c >= limit - EPS
+            };
             match (ok, kind) {
-                (true, _) => (CheckStatus::Pass, format!("{c:.4} within the {} {limit:.3}", if kind == CheckKind::Ceiling { "ceiling" } else { "floor" })),
-                (false, CheckKind::Ceiling) => (CheckStatus::Fail, format!("{metric} {c:.4} is above the ceiling {limit:.3}")),
-                (false, _) => (CheckStatus::Fail, format!("{metric} {c:.4} is below the floor {limit:.3}")),
+                (true, _) => (
+                    CheckStatus::Pass,
+                    format!(
+                        "{c:.4} within the {} {limit:.3}",
+                        if kind == CheckKind::Ceiling {
+                            "ceiling"
+                        } else {
+                            "floor"
+                        }
+                    ),
+                ),
+                (false, CheckKind::Ceiling) => (
+                    CheckStatus::Fail,
+                    format!("{metric} {c:.4} is above the ceiling {limit:.3}"),
+                ),
+                (false, _) => (
+                    CheckStatus::Fail,
+                    format!("{metric} {c:.4} is below the floor {limit:.3}"),
+                ),
             }
         }
     };
@@ -107,23 +164,47 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
     if let Some(r) = &report.retrieval {
         let rb = b.and_then(|b| b.retrieval.as_ref());
         for (key, _) in RETRIEVAL_METRICS {
-            checks.push(tolerance_check("retrieval", key, r.metrics.get(key), rb.and_then(|rb| rb.metrics.get(key))));
+            checks.push(tolerance_check(
+                "retrieval",
+                key,
+                r.metrics.get(key),
+                rb.and_then(|rb| rb.metrics.get(key)),
+            ));
         }
     }
     if let Some(s) = &report.security {
         for d in &s.detectors {
             let subject = format!("detector:{}", d.detector);
-            let db = b.and_then(|b| b.security.as_ref()).and_then(|s| s.detectors.get(&d.detector));
+            let db = b
+                .and_then(|b| b.security.as_ref())
+                .and_then(|s| s.detectors.get(&d.detector));
             if let Some(db) = db {
                 if let Some(c) = db.fpr_ceiling {
-                    checks.push(threshold_check(&subject, "fpr", d.metrics.get("fpr"), c, CheckKind::Ceiling));
+                    checks.push(threshold_check(
+                        &subject,
+                        "fpr",
+                        d.metrics.get("fpr"),
+                        c,
+                        CheckKind::Ceiling,
+                    ));
                 }
                 if let Some(f) = db.recall_floor {
-                    checks.push(threshold_check(&subject, "recall", d.metrics.get("recall"), f, CheckKind::Floor));
+                    checks.push(threshold_check(
+                        &subject,
+                        "recall",
+                        d.metrics.get("recall"),
+                        f,
+                        CheckKind::Floor,
+                    ));
                 }
             }
             for (key, _) in DETECTION_METRICS {
-                checks.push(tolerance_check(&subject, key, d.metrics.get(key), db.and_then(|db| db.metrics.get(key))));
+                checks.push(tolerance_check(
+                    &subject,
+                    key,
+                    d.metrics.get(key),
+                    db.and_then(|db| db.metrics.get(key)),
+                ));
             }
         }
     }
@@ -134,24 +215,46 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
         .map(|c| format!("{} {}", c.subject, c.metric))
         .collect();
     let (verdict, summary) = if failed {
-        (Verdict::Error, "the system under test could not be measured; the report is partial".to_string())
+        (
+            Verdict::Error,
+            "the system under test could not be measured; the report is partial".to_string(),
+        )
     } else if baseline.is_none() {
         (Verdict::NoBaseline, "no baseline: numbers are reported, nothing is gated (create one with `evalgate baseline update`)".to_string())
     } else if !failures.is_empty() {
-        (Verdict::Fail, format!("gate failed: {}", failures.join(", ")))
+        (
+            Verdict::Fail,
+            format!("gate failed: {}", failures.join(", ")),
+        )
     } else {
-        let gated = checks.iter().filter(|c| c.status == CheckStatus::Pass).count();
-        (Verdict::Pass, format!("gate passed: {gated} gated check(s) held"))
+        let gated = checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Pass)
+            .count();
+        (
+            Verdict::Pass,
+            format!("gate passed: {gated} gated check(s) held"),
+        )
     };
-    GateReport { verdict, baseline: baseline.map(|(n, _)| n.to_string()), summary, checks, worst_queries }
+    GateReport {
+        verdict,
+        baseline: baseline.map(|(n, _)| n.to_string()),
+        summary,
+        checks,
+        worst_queries,
+    }
 }
 
 /// Queries that dropped the most in Recall@5 then nDCG@10 against the baseline's per-query
 /// values; without them, the lowest-scoring queries.
 fn worst_queries(report: &Report, b: Option<&Baseline>) -> Vec<QueryDelta> {
-    let Some(r) = &report.retrieval else { return Vec::new() };
-    let per_query: Option<&BTreeMap<String, BTreeMap<String, f64>>> =
-        b.and_then(|b| b.retrieval.as_ref()).map(|rb| &rb.per_query).filter(|m| !m.is_empty());
+    let Some(r) = &report.retrieval else {
+        return Vec::new();
+    };
+    let per_query: Option<&BTreeMap<String, BTreeMap<String, f64>>> = b
+        .and_then(|b| b.retrieval.as_ref())
+        .map(|rb| &rb.per_query)
+        .filter(|m| !m.is_empty());
     let mut out: Vec<QueryDelta> = Vec::new();
     for q in &r.per_query {
         let cur = q.metrics.get("ndcg_at_10").copied().unwrap_or(0.0);
@@ -161,15 +264,31 @@ fn worst_queries(report: &Report, b: Option<&Baseline>) -> Vec<QueryDelta> {
                 // the larger of the two drops decides
                 let mut worst: Option<QueryDelta> = None;
                 for m in ["recall_at_5", "ndcg_at_10"] {
-                    let (Some(bv), Some(cv)) = (base.get(m), q.metrics.get(m)) else { continue };
+                    let (Some(bv), Some(cv)) = (base.get(m), q.metrics.get(m)) else {
+                        continue;
+                    };
                     let d = cv - bv;
                     if d < -EPS && worst.as_ref().is_none_or(|w| d < w.delta.unwrap_or(0.0)) {
-                        worst = Some(QueryDelta { id: q.id.clone(), query: q.query.clone(), metric: m.into(), baseline: Some(*bv), current: *cv, delta: Some(d) });
+                        worst = Some(QueryDelta {
+                            id: q.id.clone(),
+                            query: q.query.clone(),
+                            metric: m.into(),
+                            baseline: Some(*bv),
+                            current: *cv,
+                            delta: Some(d),
+                        });
                     }
                 }
                 out.extend(worst);
             }
-            None if cur < 1.0 - EPS => out.push(QueryDelta { id: q.id.clone(), query: q.query.clone(), metric: "ndcg_at_10".into(), baseline: None, current: cur, delta: None }),
+            None if cur < 1.0 - EPS => out.push(QueryDelta {
+                id: q.id.clone(),
+                query: q.query.clone(),
+                metric: "ndcg_at_10".into(),
+                baseline: None,
+                current: cur,
+                delta: None,
+            }),
             None => {}
         }
     }

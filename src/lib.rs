@@ -28,7 +28,11 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -41,7 +45,9 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             cli::Command::Retrieval(a) => app::cmd_eval(a, app::Part::Retrieval).await,
             cli::Command::Security(a) => app::cmd_eval(a, app::Part::Security).await,
             cli::Command::Validate(a) => app::cmd_validate(a),
-            cli::Command::Baseline(cli::BaselineCommand::Update(a)) => app::cmd_baseline_update(a).await,
+            cli::Command::Baseline(cli::BaselineCommand::Update(a)) => {
+                app::cmd_baseline_update(a).await
+            }
             cli::Command::Schema { out } => schema::write_all(out).map(|_| 0),
         }
     });

@@ -3,7 +3,9 @@
 
 use crate::dataset::{Entry, GoldenSet};
 use crate::metrics::{DEPTH, HEADROOM};
-use crate::observe::{DetectorObservations, DetectorRun, QueryObservation, RetrievalObservations, RetrievalRun};
+use crate::observe::{
+    DetectorObservations, DetectorRun, QueryObservation, RetrievalObservations, RetrievalRun,
+};
 use crate::sut::{Detector, Retriever, SearchRequest, SutError};
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
@@ -17,10 +19,18 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(enabled: bool) -> Self {
-        Progress { enabled, tty: std::io::stderr().is_terminal(), last: None }
+        Progress {
+            enabled,
+            tty: std::io::stderr().is_terminal(),
+            last: None,
+        }
     }
     pub fn silent() -> Self {
-        Progress { enabled: false, tty: false, last: None }
+        Progress {
+            enabled: false,
+            tty: false,
+            last: None,
+        }
     }
     /// Reports `done` of `total` for a phase; throttled.
     pub fn tick(&mut self, phase: &str, done: usize, total: usize) {
@@ -30,7 +40,11 @@ impl Progress {
         let finished = done == total;
         let now = Instant::now();
         if self.tty {
-            if finished || self.last.is_none_or(|t| now.duration_since(t) > Duration::from_millis(100)) {
+            if finished
+                || self
+                    .last
+                    .is_none_or(|t| now.duration_since(t) > Duration::from_millis(100))
+            {
                 eprint!("\r\x1b[2K{phase}: {done}/{total}");
                 if finished {
                     eprintln!();
@@ -38,7 +52,11 @@ impl Progress {
                 let _ = std::io::stderr().flush();
                 self.last = Some(now);
             }
-        } else if finished || self.last.is_none_or(|t| now.duration_since(t) > Duration::from_secs(10)) {
+        } else if finished
+            || self
+                .last
+                .is_none_or(|t| now.duration_since(t) > Duration::from_secs(10))
+        {
             eprintln!("{phase}: {done}/{total}");
             self.last = Some(now);
         }
@@ -53,7 +71,9 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { request_timeout: Duration::from_secs(30) }
+        Limits {
+            request_timeout: Duration::from_secs(30),
+        }
     }
 }
 
@@ -67,13 +87,25 @@ pub async fn retrieval(
     progress: &mut Progress,
 ) -> (RetrievalObservations, Option<SutError>) {
     let requested = DEPTH + HEADROOM;
-    let mut obs = RetrievalObservations { system: r.name().to_string(), requested, runs: Vec::new() };
+    let mut obs = RetrievalObservations {
+        system: r.name().to_string(),
+        requested,
+        runs: Vec::new(),
+    };
     let total = golden.queries.len() * runs;
     let mut done = 0;
     for run in 1..=runs {
-        let mut rr = RetrievalRun { run, queries: Vec::with_capacity(golden.queries.len()) };
+        let mut rr = RetrievalRun {
+            run,
+            queries: Vec::with_capacity(golden.queries.len()),
+        };
         for q in &golden.queries {
-            let req = SearchRequest { run, query_id: &q.id, text: &q.query, limit: requested };
+            let req = SearchRequest {
+                run,
+                query_id: &q.id,
+                text: &q.query,
+                limit: requested,
+            };
             let res = tokio::time::timeout(limits.request_timeout, r.search(req)).await;
             let res = match res {
                 Ok(x) => x,
@@ -110,7 +142,11 @@ pub async fn security(
     limits: Limits,
     progress: &mut Progress,
 ) -> (DetectorObservations, Option<SutError>) {
-    let mut obs = DetectorObservations { detector: d.name().to_string(), scope: d.scope(), runs: Vec::new() };
+    let mut obs = DetectorObservations {
+        detector: d.name().to_string(),
+        scope: d.scope(),
+        runs: Vec::new(),
+    };
     for run in 1..=runs {
         let res = tokio::time::timeout(limits.request_timeout, d.detect(entries, run)).await;
         let res = res.unwrap_or_else(|_| {
@@ -125,7 +161,11 @@ pub async fn security(
                 if verdicts.len() != entries.len() {
                     let e = SutError::Garbage {
                         system: obs.detector.clone(),
-                        detail: format!("expected {} verdicts, got {}", entries.len(), verdicts.len()),
+                        detail: format!(
+                            "expected {} verdicts, got {}",
+                            entries.len(),
+                            verdicts.len()
+                        ),
                     };
                     return (obs, Some(e));
                 }

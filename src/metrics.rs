@@ -96,7 +96,11 @@ pub fn score_query(labels: &[Label], ranked: &[String]) -> QueryScores {
     }
     let list = &ranked[..ranked.len().min(DEPTH)];
     let recall = |k: usize| {
-        list.iter().take(k).filter(|id| grades.contains_key(id.as_str())).count() as f64 / n_rel as f64
+        list.iter()
+            .take(k)
+            .filter(|id| grades.contains_key(id.as_str()))
+            .count() as f64
+            / n_rel as f64
     };
     let mut mrr = 0.0;
     let mut dcg = 0.0;
@@ -134,12 +138,30 @@ pub fn score_query(labels: &[Label], ranked: &[String]) -> QueryScores {
 
 /// How many relevance-0 (explicitly non-relevant) labels appear in the first `k` results.
 pub fn hard_negatives_in_top(labels: &[Label], ranked: &[String], k: usize) -> usize {
-    let negs: HashSet<&str> = labels.iter().filter(|l| l.relevance == 0).map(|l| l.tool_id.as_str()).collect();
-    ranked.iter().take(k).filter(|id| negs.contains(id.as_str())).count()
+    let negs: HashSet<&str> = labels
+        .iter()
+        .filter(|l| l.relevance == 0)
+        .map(|l| l.tool_id.as_str())
+        .collect();
+    ranked
+        .iter()
+        .take(k)
+        .filter(|id| negs.contains(id.as_str()))
+        .count()
 }
 
 /// Counts of one detector over one run (positive = flagged; truth positive = malicious).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct Confusion {
     pub tp: u64,
     pub fp: u64,
@@ -224,7 +246,12 @@ mod tests {
     use super::*;
 
     fn labels(v: &[(&str, u8)]) -> Vec<Label> {
-        v.iter().map(|(t, r)| Label { tool_id: t.to_string(), relevance: *r }).collect()
+        v.iter()
+            .map(|(t, r)| Label {
+                tool_id: t.to_string(),
+                relevance: *r,
+            })
+            .collect()
     }
     fn ids(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -236,7 +263,10 @@ mod tests {
     #[test]
     fn worked_example_from_metrics_md() {
         // labels {a:2, b:1}, ranked [c, a, d, b]
-        let s = score_query(&labels(&[("s:a", 2), ("s:b", 1)]), &ids(&["s:c", "s:a", "s:d", "s:b"]));
+        let s = score_query(
+            &labels(&[("s:a", 2), ("s:b", 1)]),
+            &ids(&["s:c", "s:a", "s:d", "s:b"]),
+        );
         close(s.recall_at_1, 0.0);
         close(s.recall_at_3, 0.5);
         close(s.recall_at_5, 1.0);
@@ -284,7 +314,10 @@ mod tests {
 
     #[test]
     fn recall_is_true_recall_not_hit_rate() {
-        let s = score_query(&labels(&[("s:a", 1), ("s:b", 1), ("s:c", 1), ("s:d", 1)]), &ids(&["s:a"]));
+        let s = score_query(
+            &labels(&[("s:a", 1), ("s:b", 1), ("s:c", 1), ("s:d", 1)]),
+            &ids(&["s:a"]),
+        );
         close(s.recall_at_1, 0.25);
         close(s.ap, 0.25);
     }
@@ -301,26 +334,43 @@ mod tests {
     #[test]
     fn undefined_ratios_stay_undefined() {
         // flags nothing, no positives: precision, recall and F1 undefined
-        let d = detection_scores(&Confusion { tn: 5, ..Default::default() });
+        let d = detection_scores(&Confusion {
+            tn: 5,
+            ..Default::default()
+        });
         assert_eq!(d.precision, None);
         assert_eq!(d.recall, None);
         assert_eq!(d.f1, None);
         assert_eq!(d.fpr, Some(0.0));
         assert_eq!(d.fpr_hard_negative, None);
         // flags nothing, positives exist: precision undefined, recall 0, F1 undefined
-        let d = detection_scores(&Confusion { fn_: 3, tn: 2, ..Default::default() });
+        let d = detection_scores(&Confusion {
+            fn_: 3,
+            tn: 2,
+            ..Default::default()
+        });
         assert_eq!(d.precision, None);
         assert_eq!(d.recall, Some(0.0));
         assert_eq!(d.f1, None);
         // only positives: FPR undefined
-        let d = detection_scores(&Confusion { tp: 1, ..Default::default() });
+        let d = detection_scores(&Confusion {
+            tp: 1,
+            ..Default::default()
+        });
         assert_eq!(d.fpr, None);
         assert_eq!(d.f1, Some(1.0));
     }
 
     #[test]
     fn detection_worked_example() {
-        let c = Confusion { tp: 8, fp: 2, tn: 18, fn_: 2, hard_negative_fp: 2, hard_negative_tn: 3 };
+        let c = Confusion {
+            tp: 8,
+            fp: 2,
+            tn: 18,
+            fn_: 2,
+            hard_negative_fp: 2,
+            hard_negative_tn: 3,
+        };
         let d = detection_scores(&c);
         close(d.precision.unwrap(), 0.8);
         close(d.recall.unwrap(), 0.8);
@@ -328,7 +378,11 @@ mod tests {
         close(d.fpr.unwrap(), 0.1);
         close(d.fpr_hard_negative.unwrap(), 0.4);
         // both P and R zero: F1 is the limit 0
-        let z = detection_scores(&Confusion { fp: 1, fn_: 1, ..Default::default() });
+        let z = detection_scores(&Confusion {
+            fp: 1,
+            fn_: 1,
+            ..Default::default()
+        });
         assert_eq!(z.f1, Some(0.0));
     }
 }

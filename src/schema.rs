@@ -6,14 +6,18 @@ use std::path::Path;
 /// `(file name, schema JSON)` for every file format evalgate reads or writes.
 pub fn all() -> Vec<(&'static str, String)> {
     fn s<T: schemars::JsonSchema>() -> String {
-        let mut t = serde_json::to_string_pretty(&schemars::schema_for!(T)).expect("schema serialises");
+        let mut t =
+            serde_json::to_string_pretty(&schemars::schema_for!(T)).expect("schema serialises");
         t.push('\n');
         t
     }
     vec![
         ("corpus.schema.json", s::<crate::dataset::Corpus>()),
         ("golden.schema.json", s::<crate::dataset::GoldenSet>()),
-        ("security.schema.json", s::<crate::dataset::SecurityCorpus>()),
+        (
+            "security.schema.json",
+            s::<crate::dataset::SecurityCorpus>(),
+        ),
         ("baseline.schema.json", s::<crate::baseline::Baseline>()),
         ("report.schema.json", s::<crate::report::model::Report>()),
     ]

@@ -2,14 +2,18 @@
 //! Pure functions over data; the metric definitions live in `metrics`.
 
 use crate::dataset::{Category, Corpus, Entry, GoldenSet, Truth};
-use crate::metrics::{self, Confusion, DEPTH, RETRIEVAL_METRICS, DETECTION_METRICS};
+use crate::metrics::{self, Confusion, DEPTH, DETECTION_METRICS, RETRIEVAL_METRICS};
 use crate::observe::{DetectorObservations, RetrievalObservations};
 use crate::report::model::*;
 use crate::stats::{Summary, percentile};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Scores recorded search results against the golden set.
-pub fn retrieval(obs: &RetrievalObservations, corpus: &Corpus, golden: &GoldenSet) -> RetrievalReport {
+pub fn retrieval(
+    obs: &RetrievalObservations,
+    corpus: &Corpus,
+    golden: &GoldenSet,
+) -> RetrievalReport {
     let corpus_ids: HashSet<&str> = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
     let mut diag = RetrievalDiagnostics::default();
     let mut per_run_means: BTreeMap<&str, Vec<Option<f64>>> = BTreeMap::new();
@@ -17,7 +21,8 @@ pub fn retrieval(obs: &RetrievalObservations, corpus: &Corpus, golden: &GoldenSe
     let mut per_query: HashMap<&str, Vec<metrics::QueryScores>> = HashMap::new();
     let mut first_retrieved: HashMap<&str, Vec<String>> = HashMap::new();
     let mut latencies = Vec::new();
-    let queries: HashMap<&str, &crate::dataset::Query> = golden.queries.iter().map(|q| (q.id.as_str(), q)).collect();
+    let queries: HashMap<&str, &crate::dataset::Query> =
+        golden.queries.iter().map(|q| (q.id.as_str(), q)).collect();
     let mut runs_completed = 0;
     for run in &obs.runs {
         if run.queries.len() == golden.queries.len() {
@@ -26,7 +31,9 @@ pub fn retrieval(obs: &RetrievalObservations, corpus: &Corpus, golden: &GoldenSe
         let mut sums: BTreeMap<&str, f64> = BTreeMap::new();
         let mut n = 0usize;
         for qo in &run.queries {
-            let Some(q) = queries.get(qo.id.as_str()) else { continue };
+            let Some(q) = queries.get(qo.id.as_str()) else {
+                continue;
+            };
             let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
             diag.off_corpus_results += f.off_corpus;
             diag.duplicate_results += f.duplicates;
@@ -40,14 +47,22 @@ pub fn retrieval(obs: &RetrievalObservations, corpus: &Corpus, golden: &GoldenSe
             }
             n += 1;
             per_query.entry(q.id.as_str()).or_default().push(s);
-            first_retrieved.entry(q.id.as_str()).or_insert_with(|| f.ids.iter().take(DEPTH).cloned().collect());
+            first_retrieved
+                .entry(q.id.as_str())
+                .or_insert_with(|| f.ids.iter().take(DEPTH).cloned().collect());
             latencies.push(qo.latency_ms);
         }
         for (key, _) in RETRIEVAL_METRICS {
-            per_run_means.entry(key).or_default().push((n > 0).then(|| sums.get(key).copied().unwrap_or(0.0) / n as f64));
+            per_run_means
+                .entry(key)
+                .or_default()
+                .push((n > 0).then(|| sums.get(key).copied().unwrap_or(0.0) / n as f64));
         }
     }
-    let metrics = per_run_means.into_iter().map(|(k, v)| (k.to_string(), Summary::of(v))).collect();
+    let metrics = per_run_means
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), Summary::of(v)))
+        .collect();
     let per_query = golden
         .queries
         .iter()
@@ -67,7 +82,14 @@ pub fn retrieval(obs: &RetrievalObservations, corpus: &Corpus, golden: &GoldenSe
                 id: q.id.clone(),
                 query: q.query.clone(),
                 notes: q.notes.clone(),
-                labels: q.labels.iter().map(|l| LabelRef { tool_id: l.tool_id.clone(), relevance: l.relevance }).collect(),
+                labels: q
+                    .labels
+                    .iter()
+                    .map(|l| LabelRef {
+                        tool_id: l.tool_id.clone(),
+                        relevance: l.relevance,
+                    })
+                    .collect(),
                 retrieved: first_retrieved.remove(q.id.as_str()).unwrap_or_default(),
                 metrics: m,
                 unstable,
@@ -87,7 +109,8 @@ pub fn retrieval(obs: &RetrievalObservations, corpus: &Corpus, golden: &GoldenSe
             p50: percentile(&latencies, 50.0),
             p95: percentile(&latencies, 95.0),
             max: latencies.iter().copied().reduce(f64::max),
-            mean: (!latencies.is_empty()).then(|| latencies.iter().sum::<f64>() / latencies.len() as f64),
+            mean: (!latencies.is_empty())
+                .then(|| latencies.iter().sum::<f64>() / latencies.len() as f64),
         },
         diagnostics: diag,
         per_query,
@@ -97,7 +120,10 @@ pub fn retrieval(obs: &RetrievalObservations, corpus: &Corpus, golden: &GoldenSe
 
 /// Scores one detector's recorded verdicts against the labels.
 pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport {
-    let scope: Vec<Category> = obs.scope.clone().unwrap_or_else(|| Category::ATTACKS.to_vec());
+    let scope: Vec<Category> = obs
+        .scope
+        .clone()
+        .unwrap_or_else(|| Category::ATTACKS.to_vec());
     let in_scope = |e: &Entry| e.label == Truth::Benign || scope.contains(&e.category);
     let mut per_run_counts = Vec::new();
     let mut per_run_metrics: BTreeMap<&str, Vec<Option<f64>>> = BTreeMap::new();
@@ -106,14 +132,24 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
     let mut entry_flags: HashMap<&str, usize> = HashMap::new();
     let mut entry_signals: HashMap<&str, BTreeSet<String>> = HashMap::new();
     let cat_totals = count_by(entries.iter().map(|e| e.category));
-    let hn_totals = count_by(entries.iter().filter_map(|e| e.resembles.filter(|_| e.category == Category::HardNegative)));
+    let hn_totals = count_by(
+        entries
+            .iter()
+            .filter_map(|e| e.resembles.filter(|_| e.category == Category::HardNegative)),
+    );
     for run in &obs.runs {
-        let verdicts: HashMap<&str, &crate::sut::Verdict> = run.verdicts.iter().map(|v| (v.entry_id.as_str(), v)).collect();
+        let verdicts: HashMap<&str, &crate::sut::Verdict> = run
+            .verdicts
+            .iter()
+            .map(|v| (v.entry_id.as_str(), v))
+            .collect();
         let mut c = Confusion::default();
         let mut cats: BTreeMap<Category, usize> = BTreeMap::new();
         let mut hns: BTreeMap<Category, usize> = BTreeMap::new();
         for e in entries {
-            let Some(v) = verdicts.get(e.id.as_str()) else { continue };
+            let Some(v) = verdicts.get(e.id.as_str()) else {
+                continue;
+            };
             let flagged = v.flagged;
             if flagged {
                 *entry_flags.entry(e.id.as_str()).or_default() += 1;
@@ -124,7 +160,10 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
                     *hns.entry(r).or_default() += 1;
                 }
             }
-            entry_signals.entry(e.id.as_str()).or_default().extend(v.signals.iter().cloned());
+            entry_signals
+                .entry(e.id.as_str())
+                .or_default()
+                .extend(v.signals.iter().cloned());
             if !in_scope(e) {
                 continue;
             }
@@ -147,16 +186,24 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             per_run_metrics.entry(key).or_default().push(s.get(key));
         }
         for cat in cat_totals.keys() {
-            cat_flags.entry(*cat).or_default().push(cats.get(cat).copied().unwrap_or(0));
+            cat_flags
+                .entry(*cat)
+                .or_default()
+                .push(cats.get(cat).copied().unwrap_or(0));
         }
         for cat in hn_totals.keys() {
-            hn_flags.entry(*cat).or_default().push(hns.get(cat).copied().unwrap_or(0));
+            hn_flags
+                .entry(*cat)
+                .or_default()
+                .push(hns.get(cat).copied().unwrap_or(0));
         }
         per_run_counts.push(c);
     }
     let mut counts = Confusion::default();
     per_run_counts.iter().for_each(|c| counts.add(c));
-    let cat_report = |totals: &BTreeMap<Category, usize>, flags: &BTreeMap<Category, Vec<usize>>| -> Vec<CategoryReport> {
+    let cat_report = |totals: &BTreeMap<Category, usize>,
+                      flags: &BTreeMap<Category, Vec<usize>>|
+     -> Vec<CategoryReport> {
         totals
             .iter()
             .map(|(cat, total)| {
@@ -165,7 +212,11 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
                     category: *cat,
                     total: *total,
                     flagged: f.iter().sum(),
-                    rate: Summary::of(f.iter().map(|x| metrics::ratio(*x as u64, *total as u64)).collect()),
+                    rate: Summary::of(
+                        f.iter()
+                            .map(|x| metrics::ratio(*x as u64, *total as u64))
+                            .collect(),
+                    ),
                 }
             })
             .collect()
@@ -191,7 +242,11 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
                 category: e.category,
                 label: e.label,
                 flagged_runs,
-                signals: entry_signals.remove(e.id.as_str()).unwrap_or_default().into_iter().collect(),
+                signals: entry_signals
+                    .remove(e.id.as_str())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect(),
                 outcome: outcome.to_string(),
                 description: e.description.clone(),
             }
@@ -203,7 +258,10 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
         runs_completed: runs,
         counts,
         per_run_counts,
-        metrics: per_run_metrics.into_iter().map(|(k, v)| (k.to_string(), Summary::of(v))).collect(),
+        metrics: per_run_metrics
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Summary::of(v)))
+            .collect(),
         per_category: cat_report(&cat_totals, &cat_flags),
         hard_negatives_by_resemblance: cat_report(&hn_totals, &hn_flags),
         entries: entries_out,
@@ -219,7 +277,10 @@ fn count_by(it: impl Iterator<Item = Category>) -> BTreeMap<Category, usize> {
 }
 
 /// The security section for several detectors.
-pub fn security(obs: &[DetectorObservations], corpus: &crate::dataset::SecurityCorpus) -> SecurityReport {
+pub fn security(
+    obs: &[DetectorObservations],
+    corpus: &crate::dataset::SecurityCorpus,
+) -> SecurityReport {
     SecurityReport {
         corpus_version: corpus.version.clone(),
         entries: corpus.entries.len(),

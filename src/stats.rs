@@ -26,7 +26,15 @@ impl Summary {
         let vals: Vec<f64> = per_run.iter().flatten().copied().collect();
         let n = vals.len();
         if n == 0 {
-            return Summary { per_run, n, mean: None, sd: None, ci95: None, min: None, max: None };
+            return Summary {
+                per_run,
+                n,
+                mean: None,
+                sd: None,
+                ci95: None,
+                min: None,
+                max: None,
+            };
         }
         let mean = vals.iter().sum::<f64>() / n as f64;
         let (sd, ci95) = if n >= 2 {

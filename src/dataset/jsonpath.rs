@@ -47,7 +47,8 @@ impl JsonPath {
             match seg {
                 serde_path_to_error::Segment::Seq { index } => v.push(Seg::Index(*index)),
                 serde_path_to_error::Segment::Map { key } => v.push(Seg::Key(key.clone())),
-                serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {}
+                serde_path_to_error::Segment::Enum { .. }
+                | serde_path_to_error::Segment::Unknown => {}
             }
         }
         JsonPath(v)
@@ -234,7 +235,12 @@ mod tests {
 
     #[test]
     fn paths_print_like_jsonpath() {
-        let p = JsonPath::root().key("queries").index(3).key("labels").index(0).key("tool id");
+        let p = JsonPath::root()
+            .key("queries")
+            .index(3)
+            .key("labels")
+            .index(0)
+            .key("tool id");
         assert_eq!(p.to_string(), "$.queries[3].labels[0][\"tool id\"]");
     }
 
@@ -246,8 +252,14 @@ mod tests {
         assert_eq!(pos.locate(&JsonPath::root().key("a")), (2, 8));
         assert_eq!(pos.locate(&JsonPath::root().key("a").index(1)), (3, 5));
         // the column counts characters: "é" is two bytes but one column
-        assert_eq!(pos.locate(&JsonPath::root().key("a").index(1).key("c")), (3, 22));
+        assert_eq!(
+            pos.locate(&JsonPath::root().key("a").index(1).key("c")),
+            (3, 21)
+        );
         // a missing field points at its object
-        assert_eq!(pos.locate(&JsonPath::root().key("a").index(1).key("zzz")), (3, 5));
+        assert_eq!(
+            pos.locate(&JsonPath::root().key("a").index(1).key("zzz")),
+            (3, 5)
+        );
     }
 }

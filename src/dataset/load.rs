@@ -4,8 +4,8 @@
 
 use super::jsonpath::{JsonPath, Positions};
 use super::model::{Corpus, GoldenSet, SecurityCorpus};
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -81,7 +81,9 @@ pub struct Loaded<T> {
 impl<T> Loaded<T> {
     /// The path of decoded item `i` in the file.
     pub fn item_path(&self, i: usize) -> JsonPath {
-        JsonPath::root().key(self.items_key).index(self.file_index[i])
+        JsonPath::root()
+            .key(self.items_key)
+            .index(self.file_index[i])
     }
 
     /// A violation located at `path` of this file.
@@ -92,7 +94,14 @@ impl<T> Loaded<T> {
         rule: &'static str,
         message: impl Into<String>,
     ) -> Violation {
-        violation_at(&self.source, &self.positions, severity, path, rule, message.into())
+        violation_at(
+            &self.source,
+            &self.positions,
+            severity,
+            path,
+            rule,
+            message.into(),
+        )
     }
 }
 
@@ -135,8 +144,13 @@ pub fn read_file(path: &std::path::Path) -> Result<String, Violation> {
         embedded: false,
         sha256: String::new(),
     };
-    let bytes = std::fs::read(path)
-        .map_err(|e| whole_file(&source, "file.unreadable", format!("cannot read the file: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        whole_file(
+            &source,
+            "file.unreadable",
+            format!("cannot read the file: {e}"),
+        )
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         whole_file(
             &source,
@@ -181,7 +195,10 @@ pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
         out.push(err(
             &JsonPath::root(),
             "json.shape",
-            format!("expected a JSON object with an `{items_key}` array, found {}", kind_of(&doc)),
+            format!(
+                "expected a JSON object with an `{items_key}` array, found {}",
+                kind_of(&doc)
+            ),
         ));
         return None;
     };

@@ -52,7 +52,11 @@ pub struct DatasetErrors(pub Vec<Violation>);
 
 impl std::fmt::Display for DatasetErrors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.0.iter().filter(|v| v.severity == Severity::Error).count();
+        let n = self
+            .0
+            .iter()
+            .filter(|v| v.severity == Severity::Error)
+            .count();
         writeln!(f, "{n} dataset error(s):")?;
         for v in &self.0 {
             writeln!(f, "  {v}")?;
@@ -63,7 +67,12 @@ impl std::fmt::Display for DatasetErrors {
 
 impl std::error::Error for DatasetErrors {}
 
-fn read(path: &Option<PathBuf>, name: &str, text: &'static str, out: &mut Vec<Violation>) -> Option<(Source, String)> {
+fn read(
+    path: &Option<PathBuf>,
+    name: &str,
+    text: &'static str,
+    out: &mut Vec<Violation>,
+) -> Option<(Source, String)> {
     match path {
         None => Some((Source::new(name, true, text), text.to_string())),
         Some(p) => match load::read_file(p) {
@@ -85,10 +94,20 @@ impl Datasets {
         let mut golden = None;
         let mut security = None;
         if need.retrieval {
-            if let Some((src, text)) = read(&paths.corpus, embedded::CORPUS_NAME, embedded::CORPUS, &mut out) {
+            if let Some((src, text)) = read(
+                &paths.corpus,
+                embedded::CORPUS_NAME,
+                embedded::CORPUS,
+                &mut out,
+            ) {
                 corpus = load::corpus(src, &text, &mut out);
             }
-            if let Some((src, text)) = read(&paths.golden, embedded::GOLDEN_NAME, embedded::GOLDEN, &mut out) {
+            if let Some((src, text)) = read(
+                &paths.golden,
+                embedded::GOLDEN_NAME,
+                embedded::GOLDEN,
+                &mut out,
+            ) {
                 golden = load::golden(src, &text, &mut out);
             }
             if let Some(c) = &corpus {
@@ -99,25 +118,40 @@ impl Datasets {
             }
         }
         if need.security {
-            if let Some((src, text)) = read(&paths.security, embedded::SECURITY_NAME, embedded::SECURITY, &mut out) {
+            if let Some((src, text)) = read(
+                &paths.security,
+                embedded::SECURITY_NAME,
+                embedded::SECURITY,
+                &mut out,
+            ) {
                 security = load::security(src, &text, &mut out);
             }
             if let Some(s) = &security {
                 validate::security(s, &mut out);
             }
         }
-        let (errors, warnings): (Vec<_>, Vec<_>) = out.into_iter().partition(|v| v.severity == Severity::Error);
+        let (errors, warnings): (Vec<_>, Vec<_>) =
+            out.into_iter().partition(|v| v.severity == Severity::Error);
         if !errors.is_empty() {
             return Err(DatasetErrors(errors));
         }
-        Ok(Datasets { corpus, golden, security, warnings })
+        Ok(Datasets {
+            corpus,
+            golden,
+            security,
+            warnings,
+        })
     }
 
     /// True when every dataset in use is the compiled-in default.
     pub fn all_embedded(&self) -> bool {
-        [self.corpus.as_ref().map(|l| l.source.embedded), self.golden.as_ref().map(|l| l.source.embedded), self.security.as_ref().map(|l| l.source.embedded)]
-            .into_iter()
-            .flatten()
-            .all(|e| e)
+        [
+            self.corpus.as_ref().map(|l| l.source.embedded),
+            self.golden.as_ref().map(|l| l.source.embedded),
+            self.security.as_ref().map(|l| l.source.embedded),
+        ]
+        .into_iter()
+        .flatten()
+        .all(|e| e)
     }
 }

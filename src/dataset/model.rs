@@ -132,14 +132,18 @@ pub struct SecurityCorpus {
     pub entries: Vec<Entry>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Truth {
     Malicious,
     Benign,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     ToolPoisoning,
@@ -170,7 +174,11 @@ impl Category {
     }
     /// The label an entry of this category must carry.
     pub fn expected_truth(self) -> Truth {
-        if self.is_attack() { Truth::Malicious } else { Truth::Benign }
+        if self.is_attack() {
+            Truth::Malicious
+        } else {
+            Truth::Benign
+        }
     }
     pub fn as_str(self) -> &'static str {
         match self {

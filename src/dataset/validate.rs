@@ -55,53 +55,126 @@ pub fn contains_word(text: &str, name: &str) -> bool {
 pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
     let e = Severity::Error;
     if c.value.version.trim().is_empty() {
-        out.push(c.violation(e, &JsonPath::root().key("version"), "corpus.version", "expected a non-empty version string, e.g. \"corpus_v1\""));
+        out.push(c.violation(
+            e,
+            &JsonPath::root().key("version"),
+            "corpus.version",
+            "expected a non-empty version string, e.g. \"corpus_v1\"",
+        ));
     }
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (i, t) in c.value.tools.iter().enumerate() {
         let p = c.item_path(i);
         if !is_tool_id(&t.tool_id) {
-            out.push(c.violation(e, &p.key("tool_id"), "corpus.tool-id", format!("expected `server:tool` (one colon, no spaces), found {:?}", t.tool_id)));
+            out.push(c.violation(
+                e,
+                &p.key("tool_id"),
+                "corpus.tool-id",
+                format!(
+                    "expected `server:tool` (one colon, no spaces), found {:?}",
+                    t.tool_id
+                ),
+            ));
         } else {
             if let Some(s) = &t.server
                 && s != t.server_name()
             {
-                out.push(c.violation(e, &p.key("server"), "corpus.server-mismatch", format!("`server` is {s:?} but tool_id {:?} names server {:?}", t.tool_id, t.server_name())));
+                out.push(c.violation(
+                    e,
+                    &p.key("server"),
+                    "corpus.server-mismatch",
+                    format!(
+                        "`server` is {s:?} but tool_id {:?} names server {:?}",
+                        t.tool_id,
+                        t.server_name()
+                    ),
+                ));
             }
             if let Some(n) = &t.tool
                 && n != t.bare_name()
             {
-                out.push(c.violation(e, &p.key("tool"), "corpus.tool-mismatch", format!("`tool` is {n:?} but tool_id {:?} names tool {:?}", t.tool_id, t.bare_name())));
+                out.push(c.violation(
+                    e,
+                    &p.key("tool"),
+                    "corpus.tool-mismatch",
+                    format!(
+                        "`tool` is {n:?} but tool_id {:?} names tool {:?}",
+                        t.tool_id,
+                        t.bare_name()
+                    ),
+                ));
             }
         }
         if let Some(first) = seen.insert(t.tool_id.as_str(), i) {
-            out.push(c.violation(e, &p.key("tool_id"), "corpus.duplicate-id", format!("duplicate tool_id {:?}: already used by {}", t.tool_id, c.item_path(first))));
+            out.push(c.violation(
+                e,
+                &p.key("tool_id"),
+                "corpus.duplicate-id",
+                format!(
+                    "duplicate tool_id {:?}: already used by {}",
+                    t.tool_id,
+                    c.item_path(first)
+                ),
+            ));
         }
     }
     if c.value.tools.is_empty() {
-        out.push(c.violation(e, &JsonPath::root().key("tools"), "corpus.empty", "expected at least one tool"));
+        out.push(c.violation(
+            e,
+            &JsonPath::root().key("tools"),
+            "corpus.empty",
+            "expected at least one tool",
+        ));
     }
 }
 
 pub fn golden(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut Vec<Violation>) {
     let e = Severity::Error;
-    let ids: Option<HashSet<&str>> = corpus.map(|c| c.value.tools.iter().map(|t| t.tool_id.as_str()).collect());
+    let ids: Option<HashSet<&str>> =
+        corpus.map(|c| c.value.tools.iter().map(|t| t.tool_id.as_str()).collect());
     if let Some(c) = corpus
         && g.value.corpus_version != c.value.version
     {
-        out.push(g.violation(e, &JsonPath::root().key("corpus_version"), "golden.corpus-version", format!("labels refer to corpus {:?} but the corpus in use ({}) is {:?}", g.value.corpus_version, c.source.name, c.value.version)));
+        out.push(g.violation(
+            e,
+            &JsonPath::root().key("corpus_version"),
+            "golden.corpus-version",
+            format!(
+                "labels refer to corpus {:?} but the corpus in use ({}) is {:?}",
+                g.value.corpus_version, c.source.name, c.value.version
+            ),
+        ));
     }
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (i, q) in g.value.queries.iter().enumerate() {
         let p = g.item_path(i);
         if q.id.trim().is_empty() {
-            out.push(g.violation(e, &p.key("id"), "golden.id", "expected a non-empty query id"));
+            out.push(g.violation(
+                e,
+                &p.key("id"),
+                "golden.id",
+                "expected a non-empty query id",
+            ));
         }
         if let Some(first) = seen.insert(q.id.as_str(), i) {
-            out.push(g.violation(e, &p.key("id"), "golden.duplicate-id", format!("duplicate query id {:?}: already used by {}", q.id, g.item_path(first))));
+            out.push(g.violation(
+                e,
+                &p.key("id"),
+                "golden.duplicate-id",
+                format!(
+                    "duplicate query id {:?}: already used by {}",
+                    q.id,
+                    g.item_path(first)
+                ),
+            ));
         }
         if q.query.trim().is_empty() {
-            out.push(g.violation(e, &p.key("query"), "golden.empty-query", "expected a non-empty query text"));
+            out.push(g.violation(
+                e,
+                &p.key("query"),
+                "golden.empty-query",
+                "expected a non-empty query text",
+            ));
         }
         if !q.labels.iter().any(|l| l.relevance >= 1) {
             out.push(g.violation(e, &p.key("labels"), "golden.no-relevant", format!("query {:?} has no label with relevance >= 1; every query needs at least one relevant tool", q.id)));
@@ -110,17 +183,32 @@ pub fn golden(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut 
         for (j, l) in q.labels.iter().enumerate() {
             let lp = p.key("labels").index(j);
             if l.relevance > 2 {
-                out.push(g.violation(e, &lp.key("relevance"), "golden.relevance", format!("expected relevance 0, 1 or 2, found {}", l.relevance)));
+                out.push(g.violation(
+                    e,
+                    &lp.key("relevance"),
+                    "golden.relevance",
+                    format!("expected relevance 0, 1 or 2, found {}", l.relevance),
+                ));
             }
             if !is_tool_id(&l.tool_id) {
-                out.push(g.violation(e, &lp.key("tool_id"), "golden.tool-id", format!("expected `server:tool`, found {:?}", l.tool_id)));
+                out.push(g.violation(
+                    e,
+                    &lp.key("tool_id"),
+                    "golden.tool-id",
+                    format!("expected `server:tool`, found {:?}", l.tool_id),
+                ));
             } else if let Some(ids) = &ids
                 && !ids.contains(l.tool_id.as_str())
             {
                 out.push(g.violation(e, &lp.key("tool_id"), "golden.dangling-label", format!("label {:?} is not in the corpus (INV-1: golden ids must be a subset of corpus ids)", l.tool_id)));
             }
             if !label_seen.insert(l.tool_id.as_str()) {
-                out.push(g.violation(e, &lp.key("tool_id"), "golden.duplicate-label", format!("tool {:?} is labeled twice in query {:?}", l.tool_id, q.id)));
+                out.push(g.violation(
+                    e,
+                    &lp.key("tool_id"),
+                    "golden.duplicate-label",
+                    format!("tool {:?} is labeled twice in query {:?}", l.tool_id, q.id),
+                ));
             }
             let name = bare_name(&l.tool_id);
             if contains_word(&q.query, name) {
@@ -129,7 +217,12 @@ pub fn golden(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut 
         }
     }
     if g.value.queries.is_empty() {
-        out.push(g.violation(e, &JsonPath::root().key("queries"), "golden.empty", "expected at least one query"));
+        out.push(g.violation(
+            e,
+            &JsonPath::root().key("queries"),
+            "golden.empty",
+            "expected at least one query",
+        ));
     }
 }
 
@@ -142,21 +235,58 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
     for (i, en) in s.value.entries.iter().enumerate() {
         let p = s.item_path(i);
         if en.id.trim().is_empty() {
-            out.push(s.violation(e, &p.key("id"), "security.id", "expected a non-empty entry id"));
+            out.push(s.violation(
+                e,
+                &p.key("id"),
+                "security.id",
+                "expected a non-empty entry id",
+            ));
         }
         if let Some(first) = seen.insert(en.id.as_str(), i) {
-            out.push(s.violation(e, &p.key("id"), "security.duplicate-id", format!("duplicate entry id {:?}: already used by {}", en.id, s.item_path(first))));
+            out.push(s.violation(
+                e,
+                &p.key("id"),
+                "security.duplicate-id",
+                format!(
+                    "duplicate entry id {:?}: already used by {}",
+                    en.id,
+                    s.item_path(first)
+                ),
+            ));
         }
         let expected = en.category.expected_truth();
         if en.label != expected {
-            out.push(s.violation(e, &p.key("label"), "security.label-category", format!("category {} requires label {:?}, found {:?}", en.category, expected.as_str(), en.label.as_str())));
+            out.push(s.violation(
+                e,
+                &p.key("label"),
+                "security.label-category",
+                format!(
+                    "category {} requires label {:?}, found {:?}",
+                    en.category,
+                    expected.as_str(),
+                    en.label.as_str()
+                ),
+            ));
         }
         let lic = en.provenance.license.trim();
         let pp = p.key("provenance");
         if lic.is_empty() {
-            out.push(s.violation(e, &pp.key("license"), "security.missing-license", format!("entry {:?} has no licence; expected one of {}", en.id, LICENSE_ALLOWLIST.join(", "))));
+            out.push(s.violation(
+                e,
+                &pp.key("license"),
+                "security.missing-license",
+                format!(
+                    "entry {:?} has no licence; expected one of {}",
+                    en.id,
+                    LICENSE_ALLOWLIST.join(", ")
+                ),
+            ));
         } else if !LICENSE_ALLOWLIST.contains(&lic) {
-            let hint = LICENSE_ALLOWLIST.iter().find(|a| a.eq_ignore_ascii_case(lic)).map(|a| format!(" (did you mean {a:?}?)")).unwrap_or_default();
+            let hint = LICENSE_ALLOWLIST
+                .iter()
+                .find(|a| a.eq_ignore_ascii_case(lic))
+                .map(|a| format!(" (did you mean {a:?}?)"))
+                .unwrap_or_default();
             out.push(s.violation(e, &pp.key("license"), "security.restricted-license", format!("licence {lic:?} of entry {:?} is not on the redistribution allowlist{hint}; expected one of {}. Restricted corpora are referenced in the README, never vendored (CN-005)", en.id, LICENSE_ALLOWLIST.join(", "))));
         }
         if en.provenance.source.trim().is_empty() {
@@ -172,7 +302,14 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
                 }
             }
             (Category::HardNegative, None) => {}
-            (c, Some(_)) => out.push(s.violation(e, &p.key("resembles"), "security.resembles", format!("`resembles` is only meaningful on hard_negative entries, this entry is {c}"))),
+            (c, Some(_)) => out.push(s.violation(
+                e,
+                &p.key("resembles"),
+                "security.resembles",
+                format!(
+                    "`resembles` is only meaningful on hard_negative entries, this entry is {c}"
+                ),
+            )),
             _ => {}
         }
         if en.category == Category::HardNegative {
@@ -181,11 +318,20 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
         for (key, v) in [("before", &en.before), ("after", &en.after)] {
             if let Some(v) = v {
                 let defs: Vec<(JsonPath, &serde_json::Value)> = match v {
-                    serde_json::Value::Array(a) if key == "after" => a.iter().enumerate().map(|(k, d)| (p.key(key).index(k), d)).collect(),
+                    serde_json::Value::Array(a) if key == "after" => a
+                        .iter()
+                        .enumerate()
+                        .map(|(k, d)| (p.key(key).index(k), d))
+                        .collect(),
                     d => vec![(p.key(key), d)],
                 };
                 if defs.is_empty() {
-                    out.push(s.violation(e, &p.key(key), "security.definition", "expected at least one tool definition"));
+                    out.push(s.violation(
+                        e,
+                        &p.key(key),
+                        "security.definition",
+                        "expected at least one tool definition",
+                    ));
                 }
                 for (dp, d) in defs {
                     if !d.get("name").is_some_and(|n| n.is_string()) {
@@ -195,15 +341,29 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
             }
         }
         if en.before.is_some() != en.after.is_some() {
-            out.push(s.violation(e, &p, "security.before-after", "`before` and `after` go together: give both definitions or neither"));
+            out.push(s.violation(
+                e,
+                &p,
+                "security.before-after",
+                "`before` and `after` go together: give both definitions or neither",
+            ));
         }
     }
     if s.value.entries.is_empty() {
-        out.push(s.violation(e, &JsonPath::root().key("entries"), "security.empty", "expected at least one entry"));
+        out.push(s.violation(
+            e,
+            &JsonPath::root().key("entries"),
+            "security.empty",
+            "expected at least one entry",
+        ));
     }
     let entries_path = JsonPath::root().key("entries");
     if any_resembles {
-        let missing: Vec<&str> = Category::ATTACKS.iter().filter(|c| !hard_negatives.contains(c)).map(|c| c.as_str()).collect();
+        let missing: Vec<&str> = Category::ATTACKS
+            .iter()
+            .filter(|c| !hard_negatives.contains(c))
+            .map(|c| c.as_str())
+            .collect();
         if !missing.is_empty() {
             out.push(s.violation(e, &entries_path, "security.hard-negative-coverage", format!("expected at least one hard_negative entry resembling each attack category; none resembles {}", missing.join(", "))));
         }

@@ -9,7 +9,16 @@ pub fn num(v: Option<f64>) -> String {
 
 /// A signed delta, or "–".
 pub fn delta(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_string(), |x| if x.abs() < 5e-5 { "±0.0000".to_string() } else { format!("{x:+.4}") })
+    v.map_or_else(
+        || "–".to_string(),
+        |x| {
+            if x.abs() < 5e-5 {
+                "±0.0000".to_string()
+            } else {
+                format!("{x:+.4}")
+            }
+        },
+    )
 }
 
 /// `mean ± half-width` (or just the mean with one run), "–" when undefined.

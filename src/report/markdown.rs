@@ -36,10 +36,22 @@ pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "## evalgate: {}\n", verdict_badge(r.gate.verdict));
     let _ = writeln!(o, "{}\n", md(&r.gate.summary, 600));
-    let base = r.gate.baseline.as_deref().map_or("none".to_string(), |b| md_code(b, 200));
-    let _ = writeln!(o, "Baseline: {base} · runs: {} · evalgate {}\n", r.runs, r.evalgate_version);
+    let base = r
+        .gate
+        .baseline
+        .as_deref()
+        .map_or("none".to_string(), |b| md_code(b, 200));
+    let _ = writeln!(
+        o,
+        "Baseline: {base} · runs: {} · evalgate {}\n",
+        r.runs, r.evalgate_version
+    );
     if let Some(f) = &r.failure {
-        let _ = writeln!(o, "> **System under test failed:** {}\n", md(&f.to_string(), 600));
+        let _ = writeln!(
+            o,
+            "> **System under test failed:** {}\n",
+            md(&f.to_string(), 600)
+        );
     }
     if let Some(rr) = &r.retrieval {
         let _ = writeln!(
@@ -49,7 +61,10 @@ pub fn render(r: &Report) -> String {
             rr.queries,
             md_code(&rr.corpus_version, 80)
         );
-        let _ = writeln!(o, "| Metric | Baseline | Current (mean ± 95% CI) | Δ | Gate |");
+        let _ = writeln!(
+            o,
+            "| Metric | Baseline | Current (mean ± 95% CI) | Δ | Gate |"
+        );
         let _ = writeln!(o, "|---|---:|---:|---:|:---:|");
         for c in r.gate.checks.iter().filter(|c| c.subject == "retrieval") {
             let _ = writeln!(
@@ -77,11 +92,19 @@ pub fn render(r: &Report) -> String {
     }
     if let Some(s) = &r.security {
         let _ = writeln!(o, "### Security detectors · {} entries\n", s.entries);
-        let _ = writeln!(o, "| Detector | Scope | Precision | Recall | F1 | FPR | FPR hard neg. | TP / FP / TN / FN | Gate |");
+        let _ = writeln!(
+            o,
+            "| Detector | Scope | Precision | Recall | F1 | FPR | FPR hard neg. | TP / FP / TN / FN | Gate |"
+        );
         let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|:---:|");
         for d in &s.detectors {
             let subject = format!("detector:{}", d.detector);
-            let gated: Vec<&Check> = r.gate.checks.iter().filter(|c| c.subject == subject && c.kind != CheckKind::Info).collect();
+            let gated: Vec<&Check> = r
+                .gate
+                .checks
+                .iter()
+                .filter(|c| c.subject == subject && c.kind != CheckKind::Info)
+                .collect();
             let gate = if gated.is_empty() {
                 "·"
             } else if gated.iter().any(|c| c.status == CheckStatus::Fail) {
@@ -89,7 +112,15 @@ pub fn render(r: &Report) -> String {
             } else {
                 "✅"
             };
-            let scope = if d.scope.len() == 4 { "all".to_string() } else { d.scope.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ") };
+            let scope = if d.scope.len() == 4 {
+                "all".to_string()
+            } else {
+                d.scope
+                    .iter()
+                    .map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             let c = &d.counts;
             let _ = writeln!(
                 o,
@@ -109,49 +140,119 @@ pub fn render(r: &Report) -> String {
             );
         }
         // per-category recall / flag rate, one column per detector
-        let _ = writeln!(o, "\n| Category | Entries | {} |", s.detectors.iter().map(|d| md(&d.detector, 40)).collect::<Vec<_>>().join(" | "));
+        let _ = writeln!(
+            o,
+            "\n| Category | Entries | {} |",
+            s.detectors
+                .iter()
+                .map(|d| md(&d.detector, 40))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
         let _ = writeln!(o, "|---|---:|{}", "---:|".repeat(s.detectors.len()));
         for (cat, n) in &s.categories {
             let cells: Vec<String> = s
                 .detectors
                 .iter()
-                .map(|d| d.per_category.iter().find(|c| c.category == *cat).map_or("–".into(), |c| num(c.rate.mean)))
+                .map(|d| {
+                    d.per_category
+                        .iter()
+                        .find(|c| c.category == *cat)
+                        .map_or("–".into(), |c| num(c.rate.mean))
+                })
                 .collect();
-            let what = if cat.is_attack() { "recall" } else { "flag rate" };
-            let _ = writeln!(o, "| {} ({what}) | {n} | {} |", cat.as_str(), cells.join(" | "));
+            let what = if cat.is_attack() {
+                "recall"
+            } else {
+                "flag rate"
+            };
+            let _ = writeln!(
+                o,
+                "| {} ({what}) | {n} | {} |",
+                cat.as_str(),
+                cells.join(" | ")
+            );
         }
         let _ = writeln!(o);
-        let thresholds: Vec<&Check> = r.gate.checks.iter().filter(|c| matches!(c.kind, CheckKind::Ceiling | CheckKind::Floor)).collect();
+        let thresholds: Vec<&Check> = r
+            .gate
+            .checks
+            .iter()
+            .filter(|c| matches!(c.kind, CheckKind::Ceiling | CheckKind::Floor))
+            .collect();
         if !thresholds.is_empty() {
             let _ = writeln!(o, "| Detector gate | Limit | Current | Result |");
             let _ = writeln!(o, "|---|---:|---:|:---:|");
             for c in thresholds {
-                let what = if c.kind == CheckKind::Ceiling { "FPR ≤ ceiling" } else { "recall ≥ floor" };
-                let _ = writeln!(o, "| {} {what} | {} | {} | {} |", md(c.subject.trim_start_matches("detector:"), 60), num(c.limit), num(c.current), status(c));
+                let what = if c.kind == CheckKind::Ceiling {
+                    "FPR ≤ ceiling"
+                } else {
+                    "recall ≥ floor"
+                };
+                let _ = writeln!(
+                    o,
+                    "| {} {what} | {} | {} | {} |",
+                    md(c.subject.trim_start_matches("detector:"), 60),
+                    num(c.limit),
+                    num(c.current),
+                    status(c)
+                );
             }
             let _ = writeln!(o);
         }
     }
-    let failed: Vec<&Check> = r.gate.checks.iter().filter(|c| c.status == CheckStatus::Fail).collect();
+    let failed: Vec<&Check> = r
+        .gate
+        .checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Fail)
+        .collect();
     if !failed.is_empty() {
         let _ = writeln!(o, "### Failed checks\n");
         for c in failed {
-            let _ = writeln!(o, "- **{} · {}**: {}", md(&c.subject, 80), label(&c.metric), md(&c.message, 400));
+            let _ = writeln!(
+                o,
+                "- **{} · {}**: {}",
+                md(&c.subject, 80),
+                label(&c.metric),
+                md(&c.message, 400)
+            );
         }
         let _ = writeln!(o);
     }
     if !r.gate.worst_queries.is_empty() {
         let regressed = r.gate.worst_queries.iter().any(|q| q.delta.is_some());
-        let _ = writeln!(o, "<details><summary>{}</summary>\n", if regressed { "Most regressed queries" } else { "Lowest-scoring queries" });
+        let _ = writeln!(
+            o,
+            "<details><summary>{}</summary>\n",
+            if regressed {
+                "Most regressed queries"
+            } else {
+                "Lowest-scoring queries"
+            }
+        );
         let _ = writeln!(o, "| Query | Text | Metric | Baseline | Current | Δ |");
         let _ = writeln!(o, "|---|---|---|---:|---:|---:|");
         for q in &r.gate.worst_queries {
-            let _ = writeln!(o, "| {} | {} | {} | {} | {} | {} |", md_code(&q.id, 40), md(&q.query, CELL_MAX), label(&q.metric), num(q.baseline), num(Some(q.current)), delta(q.delta));
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} |",
+                md_code(&q.id, 40),
+                md(&q.query, CELL_MAX),
+                label(&q.metric),
+                num(q.baseline),
+                num(Some(q.current)),
+                delta(q.delta)
+            );
         }
         let _ = writeln!(o, "\n</details>\n");
     }
     if !r.warnings.is_empty() {
-        let _ = writeln!(o, "<details><summary>Warnings ({})</summary>\n", r.warnings.len());
+        let _ = writeln!(
+            o,
+            "<details><summary>Warnings ({})</summary>\n",
+            r.warnings.len()
+        );
         for w in &r.warnings {
             let _ = writeln!(o, "- {}", md(w, 400));
         }
@@ -160,7 +261,15 @@ pub fn render(r: &Report) -> String {
     let sets: Vec<String> = r
         .datasets
         .iter()
-        .map(|d| format!("{} {} ({} items, sha256 {})", d.kind, md_code(d.version.as_deref().unwrap_or("unversioned"), 60), d.items, &d.sha256[..12.min(d.sha256.len())]))
+        .map(|d| {
+            format!(
+                "{} {} ({} items, sha256 {})",
+                d.kind,
+                md_code(d.version.as_deref().unwrap_or("unversioned"), 60),
+                d.items,
+                &d.sha256[..12.min(d.sha256.len())]
+            )
+        })
         .collect();
     let _ = writeln!(o, "<sub>Datasets: {}</sub>", sets.join(" · "));
     o

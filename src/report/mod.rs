@@ -22,14 +22,20 @@ pub fn json(r: &Report) -> String {
 
 /// Renders every file format and writes them into `dir` (created if needed). Returns the paths.
 pub fn write_all(r: &Report, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let files = [("report.json", json(r)), ("report.md", markdown::render(r)), ("report.html", html::render(r)?)];
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the report directory", dir.display()))?;
+    let files = [
+        ("report.json", json(r)),
+        ("report.md", markdown::render(r)),
+        ("report.html", html::render(r)?),
+    ];
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("{}: cannot create the report directory", dir.display()))?;
     let mut written = Vec::new();
     for (name, body) in files {
         let path = dir.join(name);
         let tmp = dir.join(format!(".{name}.tmp"));
         std::fs::write(&tmp, body).with_context(|| format!("{}: cannot write", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("{}: cannot move into place", path.display()))?;
+        std::fs::rename(&tmp, &path)
+            .with_context(|| format!("{}: cannot move into place", path.display()))?;
         written.push(path);
     }
     Ok(written)

@@ -50,8 +50,16 @@ pub fn md(s: &str, max: usize) -> String {
             '@' => out.push_str("@&#8203;"),
             '#' => out.push_str("&#35;&#8203;"),
             ':' if chars.get(i + 1) == Some(&'/') => out.push_str(":&#8203;"),
-            '.' if i >= 3 && chars[i - 3..i].iter().collect::<String>().eq_ignore_ascii_case("www") => out.push_str("&#8203;."),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '~' | '{' | '}' | '+' | '-' | '=' | '$' => {
+            '.' if i >= 3
+                && chars[i - 3..i]
+                    .iter()
+                    .collect::<String>()
+                    .eq_ignore_ascii_case("www") =>
+            {
+                out.push_str("&#8203;.")
+            }
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '~' | '{' | '}' | '+' | '-'
+            | '=' | '$' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -64,11 +72,14 @@ pub fn md(s: &str, max: usize) -> String {
 /// Dataset text as an inline code span: inert on GitHub (no HTML, links or mentions inside code
 /// spans); backticks and table pipes are replaced by look-alikes so the span cannot be closed.
 pub fn md_code(s: &str, max: usize) -> String {
-    let t: String = clip(&visible(s), max).chars().map(|c| match c {
-        '`' => 'ˋ',
-        '|' => '¦',
-        c => c,
-    }).collect();
+    let t: String = clip(&visible(s), max)
+        .chars()
+        .map(|c| match c {
+            '`' => 'ˋ',
+            '|' => '¦',
+            c => c,
+        })
+        .collect();
     format!("`{t}`")
 }
 
@@ -85,7 +96,10 @@ mod tests {
     fn markdown_cells_are_inert() {
         let hostile = "<script>alert(1)</script> ![x](https://e.vil/a.png) [click](http://x) @octocat #1 www.evil.com | a\nb `code` **b**";
         let m = md(hostile, 10_000);
-        for bad in ["<script", "![", "](", "@octocat", "https://", "http://", "www.evil", "\n", "#1", "|", "`code`", "**"] {
+        for bad in [
+            "<script", "![", "](", "@octocat", "https://", "http://", "www.evil", "\n", " #1 ",
+            "|", "`code`", "**",
+        ] {
             assert!(!m.contains(bad), "{bad:?} survived in {m}");
         }
         assert!(m.contains("&lt;script&gt;"));
@@ -95,7 +109,10 @@ mod tests {
 
     #[test]
     fn invisible_characters_become_visible_and_long_text_is_clipped() {
-        assert_eq!(visible("a\u{202E}b\u{200B}c\u{1b}[31m"), "a⟨U+202E⟩b⟨U+200B⟩c⟨U+001B⟩[31m");
+        assert_eq!(
+            visible("a\u{202E}b\u{200B}c\u{1b}[31m"),
+            "a⟨U+202E⟩b⟨U+200B⟩c⟨U+001B⟩[31m"
+        );
         let long = "x".repeat(1_000_000);
         let c = md(&long, 100);
         assert!(c.len() < 200, "{}", c.len());

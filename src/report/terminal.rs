@@ -19,7 +19,11 @@ fn status_cell(c: &Check, color: bool) -> Cell {
 }
 
 fn label(key: &str) -> &str {
-    RETRIEVAL_METRICS.iter().chain(DETECTION_METRICS.iter()).find(|(k, _)| *k == key).map_or(key, |(_, l)| l)
+    RETRIEVAL_METRICS
+        .iter()
+        .chain(DETECTION_METRICS.iter())
+        .find(|(k, _)| *k == key)
+        .map_or(key, |(_, l)| l)
 }
 
 fn table(headers: &[&str], color: bool) -> Table {
@@ -29,7 +33,9 @@ fn table(headers: &[&str], color: bool) -> Table {
     } else {
         t.force_no_tty();
     }
-    t.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(headers.to_vec());
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(headers.to_vec());
     t
 }
 
@@ -45,8 +51,18 @@ fn right(t: &mut Table, cols: std::ops::Range<usize>) {
 pub fn render(r: &Report, color: bool) -> String {
     let mut o = String::new();
     if let Some(rr) = &r.retrieval {
-        let _ = writeln!(o, "Tool discovery: retriever {} · {} queries · corpus {} · {} run(s)", term(&rr.retriever, 60), rr.queries, term(&rr.corpus_version, 60), rr.runs_completed);
-        let mut t = table(&["Metric", "Baseline", "Current (mean ± 95% CI)", "Δ", "Gate"], color);
+        let _ = writeln!(
+            o,
+            "Tool discovery: retriever {} · {} queries · corpus {} · {} run(s)",
+            term(&rr.retriever, 60),
+            rr.queries,
+            term(&rr.corpus_version, 60),
+            rr.runs_completed
+        );
+        let mut t = table(
+            &["Metric", "Baseline", "Current (mean ± 95% CI)", "Δ", "Gate"],
+            color,
+        );
         for c in r.gate.checks.iter().filter(|c| c.subject == "retrieval") {
             t.add_row(vec![
                 Cell::new(label(&c.metric)),
@@ -58,14 +74,37 @@ pub fn render(r: &Report, color: bool) -> String {
         }
         right(&mut t, 1..4);
         let _ = writeln!(o, "{t}");
-        let _ = writeln!(o, "latency p50 {} · p95 {} · max {}\n", ms(rr.latency_ms.p50), ms(rr.latency_ms.p95), ms(rr.latency_ms.max));
+        let _ = writeln!(
+            o,
+            "latency p50 {} · p95 {} · max {}\n",
+            ms(rr.latency_ms.p50),
+            ms(rr.latency_ms.p95),
+            ms(rr.latency_ms.max)
+        );
     }
     if let Some(s) = &r.security {
         let _ = writeln!(o, "Security detectors: {} entries", s.entries);
-        let mut t = table(&["Detector", "Precision", "Recall", "F1", "FPR", "FPR hard neg.", "TP/FP/TN/FN", "Gate"], color);
+        let mut t = table(
+            &[
+                "Detector",
+                "Precision",
+                "Recall",
+                "F1",
+                "FPR",
+                "FPR hard neg.",
+                "TP/FP/TN/FN",
+                "Gate",
+            ],
+            color,
+        );
         for d in &s.detectors {
             let subject = format!("detector:{}", d.detector);
-            let gated: Vec<&Check> = r.gate.checks.iter().filter(|c| c.subject == subject && c.kind != CheckKind::Info).collect();
+            let gated: Vec<&Check> = r
+                .gate
+                .checks
+                .iter()
+                .filter(|c| c.subject == subject && c.kind != CheckKind::Info)
+                .collect();
             let gate = if gated.is_empty() {
                 Cell::new("-")
             } else if let Some(f) = gated.iter().find(|c| c.status == CheckStatus::Fail) {
@@ -88,12 +127,28 @@ pub fn render(r: &Report, color: bool) -> String {
         right(&mut t, 1..7);
         let _ = writeln!(o, "{t}\n");
     }
-    for c in r.gate.checks.iter().filter(|c| c.status == CheckStatus::Fail) {
-        let _ = writeln!(o, "FAILED {} {}: {}", term(&c.subject, 60), label(&c.metric), term(&c.message, 300));
+    for c in r
+        .gate
+        .checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Fail)
+    {
+        let _ = writeln!(
+            o,
+            "FAILED {} {}: {}",
+            term(&c.subject, 60),
+            label(&c.metric),
+            term(&c.message, 300)
+        );
     }
     if let Some(f) = &r.failure {
         let _ = writeln!(o, "SYSTEM UNDER TEST FAILED: {}", term(&f.to_string(), 600));
     }
-    let _ = writeln!(o, "verdict: {} — {}", r.gate.verdict.as_str(), term(&r.gate.summary, 600));
+    let _ = writeln!(
+        o,
+        "verdict: {} — {}",
+        r.gate.verdict.as_str(),
+        term(&r.gate.summary, 600)
+    );
     o
 }

@@ -49,17 +49,31 @@ pub fn canonical_json(v: &Value) -> String {
 
 /// sha256 of the canonical JSON, hex.
 pub fn fingerprint(v: &Value) -> String {
-    Sha256::digest(canonical_json(v).as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(canonical_json(v).as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The definition aspects compared one by one; anything else is `other`.
-pub const ASPECTS: [&str; 6] = ["name", "title", "description", "inputSchema", "outputSchema", "annotations"];
+pub const ASPECTS: [&str; 6] = [
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+];
 
 fn aspect_of(key: &str) -> &str {
     match key {
         "input_schema" => "inputSchema",
         "output_schema" => "outputSchema",
-        k if ASPECTS.contains(&k) => ASPECTS.iter().find(|a| **a == k).copied().unwrap_or("other"),
+        k if ASPECTS.contains(&k) => ASPECTS
+            .iter()
+            .find(|a| **a == k)
+            .copied()
+            .unwrap_or("other"),
         _ => "other",
     }
 }
@@ -130,7 +144,11 @@ impl Detector for Drift {
                     (Some(b), Some(a)) => drift_signals(b, a),
                     _ => Vec::new(),
                 };
-                Verdict { entry_id: e.id.clone(), flagged: !signals.is_empty(), signals }
+                Verdict {
+                    entry_id: e.id.clone(),
+                    flagged: !signals.is_empty(),
+                    signals,
+                }
             })
             .collect())
     }
@@ -155,7 +173,10 @@ mod tests {
         let b = json!({"name":"t","description":"d","annotations":{"readOnlyHint":false}});
         assert_eq!(drift_signals(&a, &b), vec!["changed:annotations"]);
         let c = json!({"name":"t","description":"d2","annotations":{"readOnlyHint":true},"inputSchema":{}});
-        assert_eq!(drift_signals(&a, &c), vec!["changed:description", "changed:inputSchema"]);
+        assert_eq!(
+            drift_signals(&a, &c),
+            vec!["changed:description", "changed:inputSchema"]
+        );
     }
 
     #[test]

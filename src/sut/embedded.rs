@@ -126,7 +126,13 @@ impl Embedded {
             let params = t
                 .schema
                 .as_ref()
-                .map(|s| param_names(s).iter().map(|p| split_identifier(p)).collect::<Vec<_>>().join(" "))
+                .map(|s| {
+                    param_names(s)
+                        .iter()
+                        .map(|p| split_identifier(p))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
                 .unwrap_or_default();
             writer.add_document(doc!(
                 f.id => t.tool_id.clone(),
@@ -142,7 +148,12 @@ impl Embedded {
             .tokenizers()
             .get("en_stem")
             .ok_or_else(|| anyhow::anyhow!("tantivy has no en_stem analyser"))?;
-        Ok(Embedded { name: "embedded".into(), reader, analyzer, f })
+        Ok(Embedded {
+            name: "embedded".into(),
+            reader,
+            analyzer,
+            f,
+        })
     }
 
     /// Renames the system (e.g. for a variant in a comparison).
@@ -174,7 +185,10 @@ impl Embedded {
                 (self.f.params, BOOST_PARAMS),
                 (self.f.server, BOOST_SERVER),
             ] {
-                let q = TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
+                let q = TermQuery::new(
+                    Term::from_field_text(field, t),
+                    IndexRecordOption::WithFreqs,
+                );
                 clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
             }
         }
@@ -185,7 +199,11 @@ impl Embedded {
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let d: TantivyDocument = searcher.doc(addr)?;
-            let id = d.get_first(self.f.id).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+            let id = d
+                .get_first(self.f.id)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string();
             out.push((id, score));
         }
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -203,11 +221,17 @@ impl Retriever for Embedded {
         let start = Instant::now();
         let ids = self
             .rank(req.text, req.limit)
-            .map_err(|e| SutError::Other { system: self.name.clone(), detail: e.to_string() })?
+            .map_err(|e| SutError::Other {
+                system: self.name.clone(),
+                detail: e.to_string(),
+            })?
             .into_iter()
             .map(|(id, _)| id)
             .collect();
-        Ok(Ranked { ids, latency: start.elapsed() })
+        Ok(Ranked {
+            ids,
+            latency: start.elapsed(),
+        })
     }
 }
 
@@ -222,7 +246,9 @@ mod tests {
             server: None,
             tool: None,
             description: desc.into(),
-            schema: Some(serde_json::json!({"type":"object","properties":{"filePath":{"type":"string"}}})),
+            schema: Some(
+                serde_json::json!({"type":"object","properties":{"filePath":{"type":"string"}}}),
+            ),
             title: None,
             annotations: None,
             output_schema: None,
@@ -234,7 +260,10 @@ mod tests {
     fn identifiers_split_into_words() {
         assert_eq!(split_identifier("read_text_file"), "read text file");
         assert_eq!(split_identifier("readTextFile"), "read text file");
-        assert_eq!(split_identifier("getHTTPResponse-v2"), "get http response v2");
+        assert_eq!(
+            split_identifier("getHTTPResponse-v2"),
+            "get http response v2"
+        );
         assert_eq!(split_identifier("git.diff"), "git diff");
         assert_eq!(split_identifier("ALLCAPS"), "allcaps");
     }
@@ -252,8 +281,14 @@ mod tests {
             generated_from: None,
             servers: vec![],
             tools: vec![
-                tool("fs:read_text_file", "Read the complete contents of a file as text."),
-                tool("web:fetch_url", "Download a web page and return it as markdown."),
+                tool(
+                    "fs:read_text_file",
+                    "Read the complete contents of a file as text.",
+                ),
+                tool(
+                    "web:fetch_url",
+                    "Download a web page and return it as markdown.",
+                ),
                 tool("b:twin", "Identical twin description."),
                 tool("a:twin", "Identical twin description."),
             ],
@@ -264,7 +299,10 @@ mod tests {
         let r = e.rank("download this web page", 10).unwrap();
         assert_eq!(r[0].0, "web:fetch_url");
         let r = e.rank("identical twin", 10).unwrap();
-        assert_eq!(r.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), vec!["a:twin", "b:twin"]);
+        assert_eq!(
+            r.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(),
+            vec!["a:twin", "b:twin"]
+        );
         // camelCase parameter names are searchable as words
         let r = e.rank("file path", 1).unwrap();
         assert_eq!(r.len(), 1);

@@ -17,13 +17,21 @@ use std::time::Duration;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SutError {
     #[error("{system} did not answer within {seconds} s ({context})")]
-    Timeout { system: String, seconds: f64, context: String },
+    Timeout {
+        system: String,
+        seconds: f64,
+        context: String,
+    },
     #[error("{system} crashed: {detail}")]
     Crashed { system: String, detail: String },
     #[error("{system} returned something that is not a valid answer: {detail}")]
     Garbage { system: String, detail: String },
     #[error("{system} has no observation for {item}: {detail}")]
-    Missing { system: String, item: String, detail: String },
+    Missing {
+        system: String,
+        item: String,
+        detail: String,
+    },
     #[error("{system} failed: {detail}")]
     Other { system: String, detail: String },
 }

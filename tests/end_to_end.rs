@@ -1,0 +1,515 @@
+//! End-to-end tests: the real binary, real files, real exit codes.
+
+mod common;
+use common::*;
+use serde_json::{Value, json};
+
+#[test]
+fn zero_config_run_passes_on_the_shipped_baseline_and_writes_every_report() {
+    let d = tempdir();
+    let o = evalgate(d.path(), &["run"]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    for m in [
+        "Recall@5",
+        "MRR",
+        "nDCG@10",
+        "MAP",
+        "rules",
+        "drift",
+        "verdict: pass",
+    ] {
+        assert!(out.contains(m), "terminal table lacks {m}: {out}");
+    }
+    let dir = d.path().join("evalgate-report");
+    for f in ["report.json", "report.md", "report.html"] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+    }
+    let r = read_json(&dir.join("report.json"));
+    assert_eq!(r["gate"]["verdict"], "pass");
+    assert_eq!(r["gate"]["baseline"], "embedded:baselines/default.json");
+    assert!(
+        r["retrieval"]["metrics"]["recall_at_5"]["mean"]
+            .as_f64()
+            .unwrap()
+            > 0.3
+    );
+    assert!(r["retrieval"]["queries"].as_u64().unwrap() >= 60);
+    // no leftover temporary files
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}
+
+#[test]
+fn sc007_an_unchanged_system_reproduces_its_baseline_over_repeated_runs() {
+    let d = tempdir();
+    let b = baseline_copy(d.path());
+    let b = b.to_str().unwrap();
+    let mut means = Vec::new();
+    for out in ["a", "b"] {
+        let o = evalgate(
+            d.path(),
+            &["run", "--runs", "3", "--baseline", b, "--out", out, "-q"],
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let r = read_json(&d.path().join(out).join("report.json"));
+        for c in r["gate"]["checks"].as_array().unwrap() {
+            if let Some(delta) = c["delta"].as_f64() {
+                assert!(
+                    delta.abs() < 1e-6,
+                    "{} {} moved by {delta}",
+                    c["subject"],
+                    c["metric"]
+                );
+            }
+        }
+        let m = &r["retrieval"]["metrics"]["ndcg_at_10"];
+        assert_eq!(m["per_run"].as_array().unwrap().len(), 3);
+        assert_eq!(m["sd"].as_f64(), Some(0.0));
+        means.push(r["retrieval"]["metrics"].clone());
+    }
+    assert_eq!(means[0], means[1]);
+}
+
+fn blank_descriptions() -> Value {
+    let mut c = shipped("corpus.json");
+    for t in c["tools"].as_array_mut().unwrap() {
+        t["description"] = json!("");
+    }
+    c
+}
+
+#[test]
+fn sc003_a_degraded_index_lowers_the_scores_and_fails_the_gate_naming_the_metrics() {
+    let d = tempdir();
+    let corpus = write_json(d.path(), "corpus.json", &blank_descriptions());
+    let b = baseline_copy(d.path());
+    let o = evalgate(
+        d.path(),
+        &[
+            "retrieval",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--baseline",
+            b.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    for m in [
+        "retrieval recall_at_5",
+        "retrieval mrr",
+        "retrieval ndcg_at_10",
+    ] {
+        assert!(
+            out.contains(&format!(
+                "FAILED {}",
+                m.replace("recall_at_5", "Recall@5")
+                    .replace("mrr", "MRR")
+                    .replace("ndcg_at_10", "nDCG@10")
+            )),
+            "{m} not named: {out}"
+        );
+    }
+    assert!(
+        stderr(&o).contains("changed since the baseline"),
+        "content change not warned: {}",
+        stderr(&o)
+    );
+    let r = read_json(&d.path().join("evalgate-report/report.json"));
+    assert_eq!(r["gate"]["verdict"], "fail");
+    let base = read_json(&b);
+    for m in ["recall_at_5", "mrr", "ndcg_at_10"] {
+        let cur = r["retrieval"]["metrics"][m]["mean"].as_f64().unwrap();
+        let was = base["retrieval"]["metrics"][m]["value"].as_f64().unwrap();
+        assert!(cur < was - 0.05, "{m}: {cur} not clearly below {was}");
+    }
+    let md = std::fs::read_to_string(d.path().join("evalgate-report/report.md")).unwrap();
+    assert!(
+        md.contains("❌ fail") && md.contains("Most regressed queries"),
+        "{md}"
+    );
+}
+
+fn recorded_detector(dir: &std::path::Path, flag: bool) -> std::path::PathBuf {
+    let sec = shipped("security.json");
+    let verdicts: Vec<Value> = sec["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| json!({"entry_id": e["id"], "flagged": flag}))
+        .collect();
+    let obs = json!({"security": {"observations": [{"detector": "rules", "runs": [{"run": 1, "verdicts": verdicts}]}]}});
+    write_json(dir, if flag { "all.json" } else { "none.json" }, &obs)
+}
+
+#[test]
+fn sc004_a_detector_flagging_everything_breaks_its_fpr_ceiling_and_one_flagging_nothing_its_recall_floor()
+ {
+    let d = tempdir();
+    let b = baseline_copy(d.path());
+    let all = recorded_detector(d.path(), true);
+    let o = evalgate(
+        d.path(),
+        &[
+            "security",
+            "--detectors",
+            "recorded",
+            "--recorded",
+            all.to_str().unwrap(),
+            "--baseline",
+            b.to_str().unwrap(),
+            "--out",
+            "all",
+        ],
+    );
+    assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
+    let r = read_json(&d.path().join("all/report.json"));
+    let det = &r["security"]["detectors"][0];
+    assert_eq!(det["metrics"]["fpr"]["mean"].as_f64(), Some(1.0));
+    assert_eq!(det["metrics"]["recall"]["mean"].as_f64(), Some(1.0));
+    let failed: Vec<&Value> = r["gate"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .collect();
+    assert!(
+        failed
+            .iter()
+            .any(|c| c["metric"] == "fpr" && c["kind"] == "ceiling"),
+        "{failed:?}"
+    );
+    assert!(stdout(&o).contains("above the ceiling"), "{}", stdout(&o));
+
+    let none = recorded_detector(d.path(), false);
+    let o = evalgate(
+        d.path(),
+        &[
+            "security",
+            "--detectors",
+            "recorded",
+            "--recorded",
+            none.to_str().unwrap(),
+            "--baseline",
+            b.to_str().unwrap(),
+            "--out",
+            "none",
+        ],
+    );
+    assert_eq!(code(&o), 1);
+    let r = read_json(&d.path().join("none/report.json"));
+    let det = &r["security"]["detectors"][0];
+    assert_eq!(det["metrics"]["recall"]["mean"].as_f64(), Some(0.0));
+    assert!(
+        det["metrics"]["precision"]["mean"].is_null(),
+        "precision 0/0 must be undefined"
+    );
+    let failed: Vec<&Value> = r["gate"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .collect();
+    assert!(
+        failed
+            .iter()
+            .any(|c| c["metric"] == "recall" && c["kind"] == "floor"),
+        "{failed:?}"
+    );
+    // the undefined precision is shown as "–", never as 0
+    let md = std::fs::read_to_string(d.path().join("none/report.md")).unwrap();
+    assert!(md.contains("| `rules` | all | – |"), "{md}");
+}
+
+#[test]
+fn a_report_re_scored_offline_gives_the_same_numbers() {
+    let d = tempdir();
+    let o = evalgate(d.path(), &["run", "--runs", "2", "--out", "live", "-q"]);
+    assert_eq!(code(&o), 0);
+    let rep = d.path().join("live/report.json");
+    let o = evalgate(
+        d.path(),
+        &[
+            "run",
+            "--retriever",
+            "recorded",
+            "--detectors",
+            "recorded",
+            "--recorded",
+            rep.to_str().unwrap(),
+            "--runs",
+            "2",
+            "--out",
+            "replay",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let a = read_json(&rep);
+    let b = read_json(&d.path().join("replay/report.json"));
+    assert_eq!(a["retrieval"]["metrics"], b["retrieval"]["metrics"]);
+    for (x, y) in a["security"]["detectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(b["security"]["detectors"].as_array().unwrap())
+    {
+        assert_eq!(x["detector"], y["detector"]);
+        assert_eq!(x["counts"], y["counts"]);
+        assert_eq!(x["scope"], y["scope"]);
+    }
+}
+
+#[test]
+fn no_baseline_means_report_only_and_says_so() {
+    let d = tempdir();
+    let o = evalgate(d.path(), &["run", "--no-baseline"]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).contains("no baseline"), "{}", stdout(&o));
+    let r = read_json(&d.path().join("evalgate-report/report.json"));
+    assert_eq!(r["gate"]["verdict"], "no_baseline");
+    assert!(
+        r["gate"]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["status"] == "info")
+    );
+}
+
+#[test]
+fn a_baseline_for_other_datasets_is_refused_when_named_and_ignored_when_implicit() {
+    let d = tempdir();
+    let mut c = shipped("corpus.json");
+    c["version"] = json!("corpus_vX");
+    let mut g = shipped("golden.json");
+    g["corpus_version"] = json!("corpus_vX");
+    let cp = write_json(d.path(), "c.json", &c);
+    let gp = write_json(d.path(), "g.json", &g);
+    let b = baseline_copy(d.path());
+    let o = evalgate(
+        d.path(),
+        &[
+            "retrieval",
+            "--corpus",
+            cp.to_str().unwrap(),
+            "--golden",
+            gp.to_str().unwrap(),
+            "--baseline",
+            b.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("does not match the datasets") && stderr(&o).contains("corpus_vX"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.path().join("evalgate-report").exists());
+    // implicit: baselines/default.json in the working directory
+    std::fs::create_dir(d.path().join("baselines")).unwrap();
+    std::fs::copy(&b, d.path().join("baselines/default.json")).unwrap();
+    let o = evalgate(
+        d.path(),
+        &[
+            "retrieval",
+            "--corpus",
+            cp.to_str().unwrap(),
+            "--golden",
+            gp.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("running without a baseline"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn baseline_update_prints_every_change_keeps_thresholds_and_is_idempotent() {
+    let d = tempdir();
+    let b = baseline_copy(d.path());
+    // hand-tuned thresholds must survive an update
+    let mut v = read_json(&b);
+    v["retrieval"]["metrics"]["map"]["gated"] = json!(true);
+    v["retrieval"]["metrics"]["map"]["tolerance"] = json!(0.123);
+    v["retrieval"]["metrics"]["mrr"]["value"] = json!(0.01);
+    v["security"]["detectors"]["rules"]["fpr_ceiling"] = json!(0.2);
+    write_json(d.path(), "baseline.json", &v);
+    let o = evalgate(
+        d.path(),
+        &["baseline", "update", "--output", b.to_str().unwrap(), "-q"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("retrieval.mrr: 0.0100 →"), "{out}");
+    assert!(out.contains("wrote"), "{out}");
+    let n = read_json(&b);
+    assert_eq!(n["retrieval"]["metrics"]["map"]["gated"], json!(true));
+    assert_eq!(n["retrieval"]["metrics"]["map"]["tolerance"], json!(0.123));
+    assert_eq!(
+        n["security"]["detectors"]["rules"]["fpr_ceiling"],
+        json!(0.2)
+    );
+    assert_ne!(n["retrieval"]["metrics"]["mrr"]["value"], json!(0.01));
+    let o = evalgate(
+        d.path(),
+        &["baseline", "update", "--output", b.to_str().unwrap(), "-q"],
+    );
+    assert!(stdout(&o).contains("unchanged"), "{}", stdout(&o));
+    // --dry-run writes nothing
+    let fresh = d.path().join("new.json");
+    let o = evalgate(
+        d.path(),
+        &[
+            "baseline",
+            "update",
+            "--output",
+            fresh.to_str().unwrap(),
+            "--dry-run",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).contains("new baseline file") && !fresh.exists());
+}
+
+#[test]
+fn the_shipped_baseline_matches_a_fresh_measurement() {
+    // the committed baseline is what the shipped system measures (no hand-edited values)
+    let d = tempdir();
+    let b = baseline_copy(d.path());
+    let o = evalgate(
+        d.path(),
+        &[
+            "baseline",
+            "update",
+            "--output",
+            b.to_str().unwrap(),
+            "--dry-run",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0);
+    assert!(
+        stdout(&o).contains("unchanged"),
+        "baselines/default.json is stale:\n{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn validate_accepts_the_shipped_datasets() {
+    let d = tempdir();
+    let o = evalgate(d.path(), &["validate"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("corpus_v0") && out.contains("golden_v0") && out.contains("security_v0"),
+        "{out}"
+    );
+}
+
+#[test]
+fn spec065_files_load_unchanged() {
+    let f = root().join("tests/fixtures/spec065");
+    let d = tempdir();
+    let o = evalgate(
+        d.path(),
+        &[
+            "run",
+            "--corpus",
+            f.join("corpus_v1.json").to_str().unwrap(),
+            "--golden",
+            f.join("retrieval_golden_v1.json").to_str().unwrap(),
+            "--security-corpus",
+            f.join("security_corpus_v1.json").to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = read_json(&d.path().join("evalgate-report/report.json"));
+    assert_eq!(r["gate"]["verdict"], "no_baseline");
+    assert_eq!(r["retrieval"]["queries"], 3);
+    // the first query's tool is found first
+    assert_eq!(
+        r["retrieval"]["per_query"][0]["metrics"]["mrr"].as_f64(),
+        Some(1.0)
+    );
+    // no `resembles` on its hard negatives: a warning, not an error
+    assert!(
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("resembles"))
+    );
+}
+
+#[test]
+fn help_explains_commands_and_exit_codes() {
+    let d = tempdir();
+    let o = evalgate(d.path(), &["--help"]);
+    assert_eq!(code(&o), 0);
+    let h = stdout(&o);
+    for s in [
+        "run",
+        "retrieval",
+        "security",
+        "validate",
+        "baseline",
+        "Exit codes",
+        "3  the system under test",
+    ] {
+        assert!(h.contains(s), "help lacks {s}");
+    }
+    let o = evalgate(d.path(), &["run", "--runs", "0"]);
+    assert_eq!(code(&o), 2);
+    let o = evalgate(d.path(), &["frobnicate"]);
+    assert_eq!(code(&o), 2);
+}
+
+#[test]
+fn a_system_that_cannot_answer_is_exit_3_with_a_partial_report() {
+    let d = tempdir();
+    // a recording that lacks most queries: the recorded system cannot answer them
+    let golden = shipped("golden.json");
+    let q0 = golden["queries"][0]["id"].as_str().unwrap().to_string();
+    let rec = write_json(
+        d.path(),
+        "rec.json",
+        &json!({ q0.clone(): ["filesystem:read_text_file"] }),
+    );
+    let o = evalgate(
+        d.path(),
+        &[
+            "run",
+            "--retriever",
+            "recorded",
+            "--recorded",
+            rec.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}{}", stdout(&o), stderr(&o));
+    let r = read_json(&d.path().join("evalgate-report/report.json"));
+    assert_eq!(r["gate"]["verdict"], "error");
+    assert_eq!(r["failure"]["kind"], "missing");
+    assert_eq!(
+        r["retrieval"]["observations"]["runs"][0]["queries"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(
+        stdout(&o).contains("SYSTEM UNDER TEST FAILED"),
+        "{}",
+        stdout(&o)
+    );
+}
