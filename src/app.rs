@@ -211,19 +211,31 @@ pub fn make_detectors(args: &EvalArgs) -> anyhow::Result<Vec<Box<dyn Detector>>>
     Ok(out)
 }
 
+/// How to evaluate: which part, how many runs, time limits, and the baseline to gate against.
+#[derive(Clone, Copy)]
+pub struct Plan<'a> {
+    pub part: Part,
+    pub runs: usize,
+    pub limits: Limits,
+    pub baseline: Option<&'a ChosenBaseline>,
+}
+
 /// Measures and scores with the given systems; the report's gate is evaluated against
 /// `baseline`. Never fails for a misbehaving system: that becomes `report.failure`.
 pub async fn evaluate_with(
-    part: Part,
-    runs: usize,
+    plan: &Plan<'_>,
     ds: &Datasets,
     retriever: Option<&mut dyn Retriever>,
     detectors: &mut [Box<dyn Detector>],
-    baseline: Option<&ChosenBaseline>,
-    limits: Limits,
     progress: &mut Progress,
     mut warnings: Vec<String>,
 ) -> Report {
+    let Plan {
+        part,
+        runs,
+        limits,
+        baseline,
+    } = *plan;
     let mut failure = None;
     let mut retrieval = None;
     let mut security = None;
@@ -279,12 +291,13 @@ pub async fn evaluate_with(
         failure: None,
         warnings,
     };
-    if let Some(s) = &report.security {
-        if let Some(b) = baseline.and_then(|b| b.baseline.security.as_ref()) {
-            for d in &s.detectors {
-                if !b.detectors.contains_key(&d.detector) {
-                    report.warnings.push(format!("the baseline has no entry for detector {:?}: its numbers are reported, not gated", d.detector));
-                }
+    if let (Some(s), Some(b)) = (
+        &report.security,
+        baseline.and_then(|b| b.baseline.security.as_ref()),
+    ) {
+        for d in &s.detectors {
+            if !b.detectors.contains_key(&d.detector) {
+                report.warnings.push(format!("the baseline has no entry for detector {:?}: its numbers are reported, not gated", d.detector));
             }
         }
     }
@@ -339,18 +352,13 @@ pub async fn evaluate(
         Some(b) => Some(b.as_mut()),
         None => None,
     };
-    let report = evaluate_with(
+    let plan = Plan {
         part,
-        args.runs as usize,
-        &ds,
-        r,
-        &mut detectors,
-        chosen.as_ref(),
+        runs: args.runs as usize,
         limits,
-        &mut progress,
-        warnings,
-    )
-    .await;
+        baseline: chosen.as_ref(),
+    };
+    let report = evaluate_with(&plan, &ds, r, &mut detectors, &mut progress, warnings).await;
     Ok((report, chosen))
 }
 

@@ -32,3 +32,18 @@ pub fn write_all(dir: &Path) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn committed_schemas_match_the_types() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+        for (name, body) in super::all() {
+            let committed = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+            assert!(
+                committed == body,
+                "schemas/{name} is stale: run `cargo run -- schema --out schemas`"
+            );
+        }
+    }
+}

@@ -37,18 +37,13 @@ async fn evaluate(
     dets: &mut [Box<dyn Detector>],
     b: Option<&ChosenBaseline>,
 ) -> Report {
-    app::evaluate_with(
+    let plan = app::Plan {
         part,
-        1,
-        ds,
-        r,
-        dets,
-        b,
-        Limits::default(),
-        &mut Progress::silent(),
-        vec![],
-    )
-    .await
+        runs: 1,
+        limits: Limits::default(),
+        baseline: b,
+    };
+    app::evaluate_with(&plan, ds, r, dets, &mut Progress::silent(), vec![]).await
 }
 
 fn failed_metrics(r: &Report) -> Vec<String> {

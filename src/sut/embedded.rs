@@ -47,10 +47,11 @@ pub fn split_identifier(s: &str) -> String {
         if i > 0 && c.is_uppercase() {
             let prev = chars[i - 1];
             let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
-                if !out.ends_with(' ') && !out.is_empty() {
-                    out.push(' ');
-                }
+            if (prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower))
+                && !out.ends_with(' ')
+                && !out.is_empty()
+            {
+                out.push(' ');
             }
         }
         out.extend(c.to_lowercase());
