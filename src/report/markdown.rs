@@ -155,6 +155,9 @@ pub fn render(r: &Report) -> String {
                 .detectors
                 .iter()
                 .map(|d| {
+                    if cat.is_attack() && !d.scope.contains(cat) {
+                        return "out of scope".to_string();
+                    }
                     d.per_category
                         .iter()
                         .find(|c| c.category == *cat)
@@ -169,6 +172,33 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 o,
                 "| {} ({what}) | {n} | {} |",
+                cat.as_str(),
+                cells.join(" | ")
+            );
+        }
+        let resembled: std::collections::BTreeSet<_> = s
+            .detectors
+            .iter()
+            .flat_map(|d| {
+                d.hard_negatives_by_resemblance
+                    .iter()
+                    .map(|c| (c.category, c.total))
+            })
+            .collect();
+        for (cat, n) in resembled {
+            let cells: Vec<String> = s
+                .detectors
+                .iter()
+                .map(|d| {
+                    d.hard_negatives_by_resemblance
+                        .iter()
+                        .find(|c| c.category == cat)
+                        .map_or("–".into(), |c| num(c.rate.mean))
+                })
+                .collect();
+            let _ = writeln!(
+                o,
+                "| hard negatives like {} (flag rate) | {n} | {} |",
                 cat.as_str(),
                 cells.join(" | ")
             );
