@@ -43,12 +43,89 @@ pub enum Command {
     /// Create or refresh a baseline from a run (prints every change it makes).
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Work with tool corpora: take a snapshot of real MCP servers.
+    #[command(subcommand)]
+    Corpus(CorpusCommand),
+    /// Serve one server's frozen tools as a stdio MCP server (for proxies under test).
+    Replay(ReplayArgs),
     /// Write the JSON Schemas of evalgate's files (datasets, baseline, report).
     Schema {
         /// Directory to write the schemas into.
         #[arg(long, default_value = "schemas")]
         out: PathBuf,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CorpusCommand {
+    /// Connect to an MCP server, list every tool (all pages) and write a corpus file.
+    ///
+    /// stdio:  evalgate corpus snapshot --server time --out corpus.json -- uvx mcp-server-time
+    /// HTTP:   evalgate corpus snapshot --server docs --url http://127.0.0.1:8000/mcp --header "Authorization:Bearer T"
+    /// Repeat with --merge to build a corpus of several servers.
+    Snapshot(SnapshotArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// Name of the server in the corpus (the `server` part of `server:tool`).
+    #[arg(long)]
+    pub server: String,
+    /// Streamable-HTTP endpoint of the server (instead of a command).
+    #[arg(long, conflicts_with = "command")]
+    pub url: Option<String>,
+    /// HTTP header `Name:Value` (repeatable; values are never written to the corpus).
+    #[arg(long = "header", value_name = "K:V", requires = "url")]
+    pub headers: Vec<String>,
+    /// Environment variable `K=V` for the server command (repeatable).
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Corpus file to write [default: print to stdout].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Add this server to the existing --out corpus (replacing its earlier tools).
+    #[arg(long, requires = "out")]
+    pub merge: bool,
+    /// `version` of a new corpus file.
+    #[arg(long, default_value = "corpus_snapshot")]
+    pub corpus_version: String,
+    /// Timestamp recorded as `taken` [default: now, RFC 3339 UTC]; fix it for reproducible files.
+    #[arg(long, env = "EVALGATE_TAKEN")]
+    pub taken: Option<String>,
+    /// Registry the server was installed from (npm, pypi...), recorded with the server.
+    #[arg(long)]
+    pub registry: Option<String>,
+    /// Package name, recorded with the server.
+    #[arg(long)]
+    pub package: Option<String>,
+    /// Exact package version, recorded with the server.
+    #[arg(long)]
+    pub package_version: Option<String>,
+    /// Package licence (SPDX id), recorded with the server.
+    #[arg(long)]
+    pub license: Option<String>,
+    /// Time limit for initialize + listing, in seconds.
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout: f64,
+    /// The server command and its arguments (after `--`).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Corpus to serve from [default: the embedded starter corpus].
+    #[arg(long, env = "EVALGATE_CORPUS", value_name = "FILE")]
+    pub corpus: Option<PathBuf>,
+    /// Also serve the security entries whose `server` is --server (their `before` definitions).
+    #[arg(long = "security-corpus", value_name = "FILE")]
+    pub security: Option<PathBuf>,
+    /// Which server's tools to serve.
+    #[arg(long)]
+    pub server: String,
+    /// Switch tools to their `after` definitions and send list_changed.
+    #[arg(long, value_enum, default_value = "off")]
+    pub rug_pull: crate::replay::RugPull,
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,12 +9,15 @@ pub mod baseline;
 pub mod cli;
 pub mod dataset;
 pub mod gate;
+pub mod mcp;
 pub mod measure;
 pub mod metrics;
 pub mod observe;
+pub mod replay;
 pub mod report;
 pub mod schema;
 pub mod score;
+pub mod snapshot;
 pub mod stats;
 pub mod sut;
 
@@ -49,6 +52,8 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
                 app::cmd_baseline_update(a).await
             }
             cli::Command::Schema { out } => schema::write_all(out).map(|_| 0),
+            cli::Command::Corpus(cli::CorpusCommand::Snapshot(a)) => app::cmd_snapshot(a).await,
+            cli::Command::Replay(a) => app::cmd_replay(a).await,
         }
     });
     match result {

@@ -3,6 +3,7 @@
 
 pub mod drift;
 pub mod embedded;
+pub mod mapping;
 pub mod recorded;
 pub mod rules;
 

@@ -1,0 +1,176 @@
+//! The replay server: a stdio MCP server (rmcp) that serves exactly one server's frozen tool
+//! definitions, so a system under test sees the corpus without touching the network.
+//!
+//! `tools/call` answers deterministically, naming the tool and echoing the arguments. For
+//! rug-pull tests it can switch tools to their `after` definitions after the first listing or the
+//! first call and send `notifications/tools/list_changed`.
+
+use crate::dataset::{Corpus, SecurityCorpus};
+use crate::mcp;
+use anyhow::{Context, bail};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool as McpTool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tokio::sync::Mutex;
+
+/// When a rug-pull switches definitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RugPull {
+    /// Never.
+    Off,
+    /// After the first `tools/list` has been answered.
+    AfterList,
+    /// After the first `tools/call` has been answered.
+    AfterCall,
+}
+
+/// What one replay server serves.
+#[derive(Debug, Clone)]
+pub struct ReplaySpec {
+    pub server: String,
+    /// Definitions as first served, in order.
+    pub tools: Vec<McpTool>,
+    /// Tool name → the definitions that replace it when the rug is pulled (several = the
+    /// re-listing repeats the name).
+    pub changes: BTreeMap<String, Vec<McpTool>>,
+    pub rug_pull: RugPull,
+}
+
+fn definition_from_entry(e: &crate::dataset::Entry) -> Value {
+    if let Some(b) = &e.before {
+        return b.clone();
+    }
+    json!({
+        "name": e.tool.clone().unwrap_or_else(|| e.id.clone()),
+        "description": e.description,
+        "inputSchema": e.input_schema.clone().unwrap_or_else(|| json!({"type": "object"})),
+    })
+}
+
+impl ReplaySpec {
+    /// The tools of `server` in the corpus, plus the security entries that name that server.
+    pub fn new(corpus: Option<&Corpus>, security: Option<&SecurityCorpus>, server: &str, rug_pull: RugPull) -> anyhow::Result<ReplaySpec> {
+        let mut tools = Vec::new();
+        if let Some(c) = corpus {
+            for t in c.tools.iter().filter(|t| t.server_name() == server) {
+                tools.push(mcp::to_mcp(t)?);
+            }
+        }
+        let mut changes = BTreeMap::new();
+        if let Some(s) = security {
+            for e in s.entries.iter().filter(|e| e.server.as_deref() == Some(server)) {
+                let def: McpTool = serde_json::from_value(definition_from_entry(e)).with_context(|| format!("security entry {}: not an MCP tool definition", e.id))?;
+                if let Some(after) = &e.after {
+                    let list: Vec<Value> = match after {
+                        Value::Array(a) => a.clone(),
+                        v => vec![v.clone()],
+                    };
+                    let defs: Vec<McpTool> = list
+                        .into_iter()
+                        .map(|d| serde_json::from_value(d).with_context(|| format!("security entry {}: `after` is not an MCP tool definition", e.id)))
+                        .collect::<anyhow::Result<_>>()?;
+                    changes.insert(def.name.to_string(), defs);
+                }
+                tools.push(def);
+            }
+        }
+        if tools.is_empty() {
+            bail!("no tools for server {server:?}: the corpus has no `{server}:...` tool and no security entry names that server");
+        }
+        let mut seen = std::collections::HashSet::new();
+        for t in &tools {
+            if !seen.insert(t.name.to_string()) {
+                bail!("server {server:?} would list tool {:?} twice", t.name);
+            }
+        }
+        Ok(ReplaySpec { server: server.to_string(), tools, changes, rug_pull })
+    }
+
+    /// The definitions after the rug is pulled.
+    pub fn switched_tools(&self) -> Vec<McpTool> {
+        let mut out = Vec::new();
+        for t in &self.tools {
+            match self.changes.get(t.name.as_ref()) {
+                Some(after) => out.extend(after.iter().cloned()),
+                None => out.push(t.clone()),
+            }
+        }
+        out
+    }
+}
+
+struct State {
+    switched: bool,
+}
+
+/// The rmcp handler.
+#[derive(Clone)]
+pub struct Replay {
+    spec: Arc<ReplaySpec>,
+    switched_tools: Arc<Vec<McpTool>>,
+    state: Arc<Mutex<State>>,
+}
+
+impl Replay {
+    pub fn new(spec: ReplaySpec) -> Self {
+        let switched_tools = Arc::new(spec.switched_tools());
+        Replay { spec: Arc::new(spec), switched_tools, state: Arc::new(Mutex::new(State { switched: false })) }
+    }
+
+    /// Switches to the `after` definitions and notifies the client (once).
+    async fn pull_rug(&self, ctx: &RequestContext<RoleServer>) {
+        let mut st = self.state.lock().await;
+        if st.switched || self.spec.changes.is_empty() {
+            return;
+        }
+        st.switched = true;
+        drop(st);
+        let peer = ctx.peer.clone();
+        tokio::spawn(async move {
+            let _ = peer.notify_tool_list_changed().await;
+        });
+    }
+}
+
+impl ServerHandler for Replay {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+            .with_server_info(Implementation::new(format!("evalgate-replay/{}", self.spec.server), env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, ctx: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        let switched = self.state.lock().await.switched;
+        let tools = if switched { self.switched_tools.as_ref().clone() } else { self.spec.tools.clone() };
+        if self.spec.rug_pull == RugPull::AfterList {
+            self.pull_rug(&ctx).await;
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let switched = self.state.lock().await.switched;
+        let current: &[McpTool] = if switched { &self.switched_tools } else { &self.spec.tools };
+        if !current.iter().any(|t| t.name == request.name) {
+            return Err(ErrorData::invalid_params(format!("unknown tool {:?} on replay server {:?}", request.name, self.spec.server), None));
+        }
+        let args = request.arguments.clone().map(Value::Object).unwrap_or_else(|| json!({}));
+        let payload = json!({"replayed": true, "server": self.spec.server, "tool": request.name, "arguments": args});
+        if self.spec.rug_pull == RugPull::AfterCall {
+            self.pull_rug(&ctx).await;
+        }
+        Ok(CallToolResult::structured(payload).into())
+    }
+}
+
+/// Serves on stdin/stdout until the client goes away.
+pub async fn serve_stdio(spec: ReplaySpec) -> anyhow::Result<()> {
+    let service = Replay::new(spec).serve(rmcp::transport::stdio()).await.context("replay: MCP initialize failed")?;
+    service.waiting().await.context("replay: server task failed")?;
+    Ok(())
+}
