@@ -615,3 +615,9 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
     crate::replay::serve_stdio(spec).await?;
     Ok(0)
 }
+
+/// `proxy`: serves until killed.
+pub async fn cmd_proxy(a: &crate::cli::ProxyArgs) -> anyhow::Result<i32> {
+    crate::proxy::run(&a.config, &a.listen, a.fault).await.map_err(|e| BadInput(format!("{e:#}")))?;
+    Ok(0)
+}

@@ -48,6 +48,8 @@ pub enum Command {
     Corpus(CorpusCommand),
     /// Serve one server's frozen tools as a stdio MCP server (for proxies under test).
     Replay(ReplayArgs),
+    /// Run the reference tool-search proxy (mcpproxy's config format and HTTP surface, BM25 search).
+    Proxy(ProxyArgs),
     /// Write the JSON Schemas of evalgate's files (datasets, baseline, report).
     Schema {
         /// Directory to write the schemas into.
@@ -126,6 +128,19 @@ pub struct ReplayArgs {
     /// Switch tools to their `after` definitions and send list_changed.
     #[arg(long, value_enum, default_value = "off")]
     pub rug_pull: crate::replay::RugPull,
+}
+
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// mcpproxy-format JSON config (`mcpServers` array of stdio servers, `api_key`, `tools_limit`).
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches.
+    #[arg(long, hide = true, default_value = "none")]
+    pub fault: crate::proxy::Fault,
 }
 
 #[derive(Debug, Subcommand)]

@@ -13,6 +13,8 @@ pub mod mcp;
 pub mod measure;
 pub mod metrics;
 pub mod observe;
+pub mod proxy;
+pub mod process;
 pub mod replay;
 pub mod report;
 pub mod schema;
@@ -54,6 +56,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             cli::Command::Schema { out } => schema::write_all(out).map(|_| 0),
             cli::Command::Corpus(cli::CorpusCommand::Snapshot(a)) => app::cmd_snapshot(a).await,
             cli::Command::Replay(a) => app::cmd_replay(a).await,
+            cli::Command::Proxy(a) => app::cmd_proxy(a).await,
         }
     });
     match result {

@@ -45,10 +45,19 @@ impl Endpoint {
 /// Connects and initializes. A stdio child gets its own process group and its stderr is
 /// discarded (servers log there freely); it is killed when the service is dropped.
 pub async fn connect<H: ClientHandler>(ep: &Endpoint, handler: H) -> anyhow::Result<RunningService<RoleClient, H>> {
+    connect_in_group(ep, handler, true).await
+}
+
+/// Like [`connect`]; `own_group: false` keeps a stdio child in the caller's process group, so
+/// that whoever stops the caller's group stops the child too.
+pub async fn connect_in_group<H: ClientHandler>(ep: &Endpoint, handler: H, own_group: bool) -> anyhow::Result<RunningService<RoleClient, H>> {
     match ep {
         Endpoint::Stdio { program, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(program);
-            cmd.args(args).kill_on_drop(true).process_group(0);
+            cmd.args(args).kill_on_drop(true);
+            if own_group {
+                cmd.process_group(0);
+            }
             for (k, v) in env {
                 cmd.env(k, v);
             }

@@ -264,7 +264,7 @@ impl Mapper {
         let lone_pair = matches!(self.style, IdStyle::Auto | IdStyle::Pair)
             && pair_from_array(items).is_some()
             && !items.iter().all(|i| normalize_id(i, self.style).is_some());
-        if lone_pair { outputs } else { items.clone() }
+        items.clone()
     }
 }
 
@@ -346,16 +346,16 @@ pub fn normalize_id(v: &Value, style: IdStyle) -> Option<String> {
             if matches!(style, IdStyle::Auto | IdStyle::Pair) {
                 let server = field("server").or_else(|| field("server_name"));
                 let tool = field("name").or_else(|| field("tool"));
-                if let (Some(server), Some(tool)) = (server, tool) {
-                    if let Some(id) = pair_id(server, tool) {
-                        return Some(id);
-                    }
-                }
-            }
-            if let Some(inner @ Value::Object(_)) = obj.get("tool") {
-                if let Some(id) = normalize_id(inner, style) {
+                if let (Some(server), Some(tool)) = (server, tool)
+                    && let Some(id) = pair_id(server, tool)
+                {
                     return Some(id);
                 }
+            }
+            if let Some(inner @ Value::Object(_)) = obj.get("tool")
+                && let Some(id) = normalize_id(inner, style)
+            {
+                return Some(id);
             }
             if style == IdStyle::Pair {
                 return None;

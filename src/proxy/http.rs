@@ -1,0 +1,241 @@
+//! The reference proxy's HTTP surface: `/mcp` and mcpproxy's REST endpoints.
+
+use super::State;
+use axum::Router;
+use axum::extract::{Query, State as AxState};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Json, Response};
+use axum::routing::get;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool as McpTool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// mcpproxy's maximum `limit` for searches.
+const MAX_LIMIT: usize = 100;
+
+pub fn router(state: Arc<State>) -> Router {
+    let st = state.clone();
+    let mcp: StreamableHttpService<ProxyMcp, LocalSessionManager> =
+        StreamableHttpService::new(move || Ok(ProxyMcp { state: st.clone() }), Default::default(), StreamableHttpServerConfig::default());
+    Router::new()
+        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/readyz", get(readyz))
+        .route("/api/v1/tools", get(tools))
+        .route("/api/v1/index/search", get(search))
+        .route("/api/v1/servers", get(servers))
+        .with_state(state)
+        .nest_service("/mcp", mcp)
+}
+
+fn envelope(data: Value) -> Response {
+    Json(json!({"success": true, "data": data})).into_response()
+}
+
+fn error(status: StatusCode, msg: &str) -> Response {
+    (status, Json(json!({"success": false, "error": msg}))).into_response()
+}
+
+/// mcpproxy's API-key check: `X-API-Key`, `Authorization: Bearer`, or `?apikey=`.
+fn authorized(state: &State, headers: &HeaderMap, q: &HashMap<String, String>) -> bool {
+    let Some(key) = &state.api_key else { return true };
+    let header = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+    let bearer = headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+    [header, bearer, q.get("apikey").map(String::as_str)].into_iter().flatten().any(|k| k == key)
+}
+
+macro_rules! check_auth {
+    ($state:expr, $headers:expr, $q:expr) => {
+        if !authorized(&$state, &$headers, &$q) {
+            return error(StatusCode::UNAUTHORIZED, "missing or invalid API key");
+        }
+    };
+}
+
+async fn readyz(AxState(state): AxState<Arc<State>>) -> Response {
+    let servers = state.servers.read().await;
+    let ready = servers.values().all(|s| s.status != "connecting");
+    Json(json!({"ready": ready})).into_response()
+}
+
+async fn tools(AxState(state): AxState<Arc<State>>, headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
+    check_auth!(state, headers, q);
+    let cat = state.catalog.lock().await;
+    let tools: Vec<Value> = cat
+        .corpus
+        .tools
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.bare_name(),
+                "server_name": t.server_name(),
+                "description": t.description,
+                "schema": t.schema,
+                "annotations": t.annotations,
+                "approval_status": "approved",
+                "hash": crate::sut::drift::fingerprint(&serde_json::to_value(crate::mcp::to_mcp(t).ok()).unwrap_or_default()),
+            })
+        })
+        .collect();
+    let n = tools.len();
+    envelope(json!({"tools": tools, "stats": {"total": n}}))
+}
+
+async fn servers(AxState(state): AxState<Arc<State>>, headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
+    check_auth!(state, headers, q);
+    let servers: Vec<Value> = state.servers.read().await.values().map(|s| serde_json::to_value(s).unwrap_or_default()).collect();
+    envelope(json!({"servers": servers}))
+}
+
+fn parse_limit(raw: Option<&str>, default: usize) -> Result<usize, String> {
+    match raw {
+        None | Some("") => Ok(default),
+        Some(s) => s.parse::<usize>().map(|n| n.min(MAX_LIMIT)).map_err(|_| format!("limit must be a non-negative integer, got {s:?}")),
+    }
+}
+
+async fn search(AxState(state): AxState<Arc<State>>, headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
+    check_auth!(state, headers, q);
+    let query = q.get("q").map(String::as_str).unwrap_or("").trim().to_string();
+    if query.is_empty() {
+        return error(StatusCode::BAD_REQUEST, "query parameter `q` is required");
+    }
+    let limit = match parse_limit(q.get("limit").map(String::as_str), 10) {
+        Ok(l) => l,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+    };
+    if let Some(garbage) = state.fault_for_search().await {
+        return (StatusCode::OK, garbage).into_response();
+    }
+    let mut cat = state.catalog.lock().await;
+    let results: Vec<Value> = match cat.search(&query, limit) {
+        Ok(r) => r
+            .into_iter()
+            .map(|(t, score)| json!({"tool": {"name": t.bare_name(), "server_name": t.server_name(), "description": t.description}, "score": score, "matches": []}))
+            .collect(),
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e:#}")),
+    };
+    let n = results.len();
+    envelope(json!({"results": results, "query": query, "total": n}))
+}
+
+/// The MCP side: `retrieve_tools` and `call_tool` in mcpproxy's shapes.
+#[derive(Clone)]
+pub struct ProxyMcp {
+    state: Arc<State>,
+}
+
+fn tool(name: &str, description: &str, schema: Value) -> McpTool {
+    serde_json::from_value(json!({"name": name, "description": description, "inputSchema": schema})).expect("static tool definition")
+}
+
+fn text_result(v: &Value) -> CallToolResponse {
+    CallToolResult::success(vec![ContentBlock::text(v.to_string())]).into()
+}
+
+fn tool_error(msg: &str) -> CallToolResponse {
+    CallToolResult::error(vec![ContentBlock::text(msg.to_string())]).into()
+}
+
+impl ProxyMcp {
+    async fn retrieve(&self, args: &serde_json::Map<String, Value>) -> CallToolResponse {
+        let Some(query) = args.get("query").and_then(Value::as_str).map(str::trim).filter(|q| !q.is_empty()) else {
+            return tool_error("`query` is required: a non-empty string describing the task");
+        };
+        let limit = match args.get("limit") {
+            None | Some(Value::Null) => self.state.tools_limit,
+            Some(v) => match v.as_u64() {
+                Some(n) => (n as usize).min(MAX_LIMIT),
+                None => return tool_error("`limit` must be a non-negative integer"),
+            },
+        };
+        if let Some(garbage) = self.state.fault_for_search().await {
+            return CallToolResult::success(vec![ContentBlock::text(garbage)]).into();
+        }
+        let mut cat = self.state.catalog.lock().await;
+        let found = match cat.search(query, limit) {
+            Ok(f) => f,
+            Err(e) => return tool_error(&format!("search failed: {e:#}")),
+        };
+        let tools: Vec<Value> = found
+            .into_iter()
+            .map(|(t, score)| {
+                json!({
+                    "name": t.tool_id,
+                    "description": t.description,
+                    "inputSchema": t.schema,
+                    "score": score,
+                    "server": t.server_name(),
+                    "annotations": t.annotations,
+                    "call_with": "call_tool",
+                })
+            })
+            .collect();
+        let total = tools.len();
+        text_result(&json!({
+            "tools": tools,
+            "query": query,
+            "total": total,
+            "usage_instructions": "Call a tool with call_tool {\"name\": \"server:tool\", \"args\": {...}}",
+        }))
+    }
+
+    async fn call(&self, args: &serde_json::Map<String, Value>) -> CallToolResponse {
+        let Some(name) = args.get("name").and_then(Value::as_str) else {
+            return tool_error("`name` is required: the `server:tool` id returned by retrieve_tools");
+        };
+        let Some((server, tool)) = name.split_once(':') else {
+            return tool_error(&format!("`name` must be `server:tool`, got {name:?}"));
+        };
+        let tool_args = match (args.get("args"), args.get("args_json")) {
+            (Some(Value::Object(o)), _) => Some(o.clone()),
+            (_, Some(Value::String(s))) => match serde_json::from_str::<Value>(s) {
+                Ok(Value::Object(o)) => Some(o),
+                _ => return tool_error("`args_json` must hold a JSON object"),
+            },
+            (None, None) => None,
+            _ => return tool_error("`args` must be an object"),
+        };
+        match self.state.upstreams.call(server, tool, tool_args).await {
+            Ok(r) => r.into(),
+            Err(e) => tool_error(&e),
+        }
+    }
+}
+
+impl ServerHandler for ProxyMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("evalgate-proxy", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(&self, _r: Option<PaginatedRequestParams>, _c: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![
+            tool(
+                "retrieve_tools",
+                "Search the tools of every upstream server (BM25) and return the best matches, best first.",
+                json!({"type": "object", "properties": {"query": {"type": "string", "description": "What you want to do"}, "limit": {"type": "integer", "description": "How many tools to return (default tools_limit, max 100)"}}, "required": ["query"]}),
+            ),
+            tool(
+                "call_tool",
+                "Call an upstream tool by its `server:tool` id.",
+                json!({"type": "object", "properties": {"name": {"type": "string"}, "args": {"type": "object"}, "args_json": {"type": "string"}}, "required": ["name"]}),
+            ),
+        ]))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, _c: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.clone().unwrap_or_default();
+        match request.name.as_ref() {
+            "retrieve_tools" => Ok(self.retrieve(&args).await),
+            "call_tool" => Ok(self.call(&args).await),
+            other => Err(ErrorData::invalid_params(format!("unknown tool {other:?}: this proxy offers retrieve_tools and call_tool"), None)),
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! `evalgate proxy`: the reference tool-search proxy. It reads mcpproxy's config format, spawns
+//! the stdio upstreams, aggregates their tools as `server:tool`, indexes them with the embedded
+//! BM25, and serves mcpproxy's surface: `/mcp` (streamable HTTP) with `retrieve_tools` and
+//! `call_tool`, and the REST endpoints `/api/v1/tools`, `/api/v1/index/search`,
+//! `/api/v1/servers`, `/healthz`, `/readyz`, with mcpproxy's envelope and API-key check.
+//!
+//! It is the system launched when a launch is asked for without naming a binary, a baseline to
+//! compare a real proxy with, and the stand-in that lets the tests exercise the launch path.
+
+pub mod catalog;
+pub mod config;
+mod http;
+mod upstream;
+
+use anyhow::Context;
+use catalog::Catalog;
+use config::ProxyConfig;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::sync::{Mutex, RwLock};
+
+/// Faults the proxy can be told to inject (testing hook for the launcher's failure handling).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    None,
+    /// Exit with status 101 on the Nth search.
+    CrashAfter(usize),
+    /// Never answer the Nth and later searches.
+    HangAfter(usize),
+    /// Answer the Nth and later searches with text that is not JSON.
+    GarbageAfter(usize),
+}
+
+impl std::str::FromStr for Fault {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "none" {
+            return Ok(Fault::None);
+        }
+        let (kind, n) = s.split_once('=').ok_or_else(|| format!("expected crash-after=N, hang-after=N or garbage-after=N, got {s:?}"))?;
+        let n: usize = n.parse().map_err(|_| format!("expected a number after '=' in {s:?}"))?;
+        match kind {
+            "crash-after" => Ok(Fault::CrashAfter(n)),
+            "hang-after" => Ok(Fault::HangAfter(n)),
+            "garbage-after" => Ok(Fault::GarbageAfter(n)),
+            _ => Err(format!("unknown fault {kind:?}: expected crash-after, hang-after or garbage-after")),
+        }
+    }
+}
+
+/// Connection state of one upstream, as `/api/v1/servers` reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ServerStatus {
+    pub name: String,
+    pub connected: bool,
+    pub status: String,
+    pub tool_count: usize,
+    pub quarantined: bool,
+    pub last_error: Option<String>,
+}
+
+/// Shared proxy state.
+pub struct State {
+    pub api_key: Option<String>,
+    pub tools_limit: usize,
+    pub catalog: Mutex<Catalog>,
+    pub servers: RwLock<BTreeMap<String, ServerStatus>>,
+    pub upstreams: upstream::Upstreams,
+    pub fault: Fault,
+    pub searches: std::sync::atomic::AtomicUsize,
+}
+
+impl State {
+    /// Rebuilds the index from every connected upstream's current tools.
+    pub async fn reindex(&self) -> anyhow::Result<()> {
+        let tools = self.upstreams.all_tools().await;
+        let cat = Catalog::new(tools)?;
+        *self.catalog.lock().await = cat;
+        Ok(())
+    }
+
+    /// Counts a search and applies the configured fault. `Some(text)` = answer with garbage.
+    pub async fn fault_for_search(&self) -> Option<String> {
+        let n = self.searches.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        match self.fault {
+            Fault::CrashAfter(k) if n >= k => {
+                eprintln!("evalgate proxy: injected fault: crashing on search {n}");
+                std::process::exit(101);
+            }
+            Fault::HangAfter(k) if n >= k => {
+                std::future::pending::<()>().await;
+                None
+            }
+            Fault::GarbageAfter(k) if n >= k => Some("<<garbage: this is not JSON>>".into()),
+            _ => None,
+        }
+    }
+}
+
+/// Reads the config, starts serving on `listen` at once and connects the upstreams in the
+/// background (like mcpproxy, the catalog fills as servers come up).
+pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Result<()> {
+    crate::mcp::init_tls();
+    let text = std::fs::read_to_string(config_path).with_context(|| format!("{}: cannot read the proxy config", config_path.display()))?;
+    let cfg = ProxyConfig::parse(&config_path.display().to_string(), &text)?;
+    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
+    let state = Arc::new(State {
+        api_key: cfg.api_key.clone().filter(|k| !k.is_empty()).or_else(|| std::env::var("MCPPROXY_API_KEY").ok()),
+        tools_limit: cfg.tools_limit.unwrap_or(15).clamp(1, 1000),
+        catalog: Mutex::new(Catalog::new(Vec::new())?),
+        servers: RwLock::new(BTreeMap::new()),
+        upstreams: upstream::Upstreams::default(),
+        fault,
+        searches: Default::default(),
+    });
+    upstream::start_all(state.clone(), &cfg).await;
+    eprintln!("evalgate proxy: listening on http://{}", listener.local_addr()?);
+    axum::serve(listener, http::router(state)).await.context("HTTP server failed")?;
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! Upstream MCP servers of the reference proxy: spawned over stdio, listed, re-listed on
+//! `notifications/tools/list_changed`, and called through.
+
+use super::config::{ProxyConfig, ServerEntry};
+use super::{ServerStatus, State};
+use crate::dataset::Tool;
+use crate::mcp::{self, Endpoint};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Weak};
+use tokio::sync::RwLock;
+
+struct Upstream {
+    service: RunningService<RoleClient, UpstreamClient>,
+    tools: Vec<Tool>,
+}
+
+/// Every connected upstream by name.
+#[derive(Default)]
+pub struct Upstreams {
+    inner: RwLock<BTreeMap<String, Upstream>>,
+}
+
+impl Upstreams {
+    pub async fn all_tools(&self) -> Vec<Tool> {
+        self.inner.read().await.values().flat_map(|u| u.tools.iter().cloned()).collect()
+    }
+
+    /// Calls `tool` on `server`; `Err` is a message for the caller.
+    pub async fn call(&self, server: &str, tool: &str, args: Option<Map<String, Value>>) -> Result<CallToolResult, String> {
+        let inner = self.inner.read().await;
+        let up = inner.get(server).ok_or_else(|| format!("no connected upstream server {server:?}"))?;
+        if !up.tools.iter().any(|t| t.bare_name() == tool) {
+            return Err(format!("server {server:?} has no tool {tool:?}"));
+        }
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Some(a) = args {
+            params = params.with_arguments(a);
+        }
+        let peer = up.service.peer().clone();
+        drop(inner);
+        peer.call_tool(params).await.map_err(|e| format!("upstream {server:?} failed: {e}"))
+    }
+}
+
+/// The proxy's client towards one upstream: re-lists on `list_changed`.
+#[derive(Clone)]
+pub struct UpstreamClient {
+    name: String,
+    state: Weak<State>,
+}
+
+impl ClientHandler for UpstreamClient {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(state) = self.state.upgrade() {
+            let name = self.name.clone();
+            tokio::spawn(async move { refresh(&state, &name).await });
+        }
+    }
+}
+
+async fn set_status(state: &State, name: &str, connected: bool, status: &str, tool_count: usize, err: Option<String>) {
+    state.servers.write().await.insert(
+        name.to_string(),
+        ServerStatus { name: name.to_string(), connected, status: status.to_string(), tool_count, quarantined: false, last_error: err },
+    );
+}
+
+async fn list(service: &RunningService<RoleClient, UpstreamClient>, name: &str) -> Result<Vec<Tool>, String> {
+    let tools = service.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+    tools.iter().map(|t| mcp::from_mcp(name, t).map_err(|e| e.to_string())).collect()
+}
+
+/// Re-lists one upstream and rebuilds the index.
+pub async fn refresh(state: &Arc<State>, name: &str) {
+    let result = {
+        let inner = state.upstreams.inner.read().await;
+        match inner.get(name) {
+            Some(up) => Some(list(&up.service, name).await),
+            None => None,
+        }
+    };
+    match result {
+        Some(Ok(tools)) => {
+            let n = tools.len();
+            if let Some(up) = state.upstreams.inner.write().await.get_mut(name) {
+                up.tools = tools;
+            }
+            set_status(state, name, true, "ready", n, None).await;
+            if let Err(e) = state.reindex().await {
+                eprintln!("evalgate proxy: reindex failed: {e:#}");
+            }
+        }
+        Some(Err(e)) => set_status(state, name, false, "error", 0, Some(e)).await,
+        None => {}
+    }
+}
+
+fn endpoint(e: &ServerEntry) -> Result<Endpoint, String> {
+    let proto = e.protocol.as_deref().unwrap_or("stdio");
+    if !matches!(proto, "stdio" | "auto") || e.url.is_some() && e.command.is_none() {
+        return Err(format!("protocol {proto:?}: the reference proxy supports stdio upstreams only"));
+    }
+    let program = e.command.clone().ok_or("no `command` for a stdio server")?;
+    Ok(Endpoint::Stdio {
+        program,
+        args: e.args.clone(),
+        env: e.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        cwd: e.working_dir.as_ref().map(Into::into),
+    })
+}
+
+/// Connects every enabled, non-quarantined upstream, each in its own task.
+pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
+    for e in &cfg.mcp_servers {
+        if e.enabled == Some(false) {
+            set_status(&state, &e.name, false, "disabled", 0, None).await;
+            continue;
+        }
+        if e.quarantined == Some(true) {
+            set_status(&state, &e.name, false, "quarantined", 0, None).await;
+            continue;
+        }
+        set_status(&state, &e.name, false, "connecting", 0, None).await;
+        let st = state.clone();
+        let entry = e.clone();
+        tokio::spawn(async move {
+            let name = entry.name.clone();
+            let ep = match endpoint(&entry) {
+                Ok(ep) => ep,
+                Err(err) => return set_status(&st, &name, false, "error", 0, Some(err)).await,
+            };
+            let client = UpstreamClient { name: name.clone(), state: Arc::downgrade(&st) };
+            // the upstream stays in the proxy's process group so that stopping the proxy's
+            // group stops it too
+            let service = match mcp::connect_in_group(&ep, client, false).await {
+                Ok(s) => s,
+                Err(err) => return set_status(&st, &name, false, "error", 0, Some(format!("{err:#}"))).await,
+            };
+            match list(&service, &name).await {
+                Ok(tools) => {
+                    let n = tools.len();
+                    st.upstreams.inner.write().await.insert(name.clone(), Upstream { service, tools });
+                    set_status(&st, &name, true, "ready", n, None).await;
+                    if let Err(err) = st.reindex().await {
+                        eprintln!("evalgate proxy: reindex failed: {err:#}");
+                    }
+                }
+                Err(err) => set_status(&st, &name, false, "error", 0, Some(err)).await,
+            }
+        });
+    }
+}
