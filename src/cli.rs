@@ -182,15 +182,27 @@ pub struct DatasetArgs {
     pub security: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RetrieverKind {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SutKind {
     /// In-process BM25 (tantivy) over the corpus.
     Embedded,
     /// Replay ranked ids from --recorded (a report.json or {query id: [ids]}).
     Recorded,
+    /// A running proxy's search tool over MCP (--url, or [sut.mcp] in evalgate.toml).
+    Mcp,
+    /// A REST search endpoint (--url, or [sut.rest]); e.g. mcpproxy's /api/v1/index/search.
+    Rest,
+    /// Launch mcpproxy (--mcpproxy-bin) over replayed corpus servers and search via retrieve_tools.
+    Mcpproxy,
+    /// Launch evalgate's reference proxy the same way (no binary needed).
+    Reference,
+    /// Launch any proxy reading mcpproxy's config format ([sut.launch] command in evalgate.toml).
+    Launch,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DetectorKind {
     /// Reference rules: hidden tags, secret exfiltration, secrecy, shadowing, injection phrases, hidden Unicode, encoded payloads.
     Rules,
@@ -209,31 +221,37 @@ pub enum ColorChoice {
 
 #[derive(Debug, Clone, Args)]
 pub struct EvalArgs {
+    /// Settings file [default: ./evalgate.toml when present]. Flags and EVALGATE_* variables win over it.
+    #[arg(long, env = "EVALGATE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub datasets: DatasetArgs,
-    /// The search system under test.
+    /// The search system under test [default: embedded; mcpproxy when --mcpproxy-bin is given].
     #[arg(
-        long,
-        env = "EVALGATE_RETRIEVER",
-        value_enum,
-        default_value = "embedded"
+        long = "sut",
+        visible_alias = "retriever",
+        env = "EVALGATE_SUT",
+        value_enum
     )]
-    pub retriever: RetrieverKind,
-    /// Detectors under test, comma-separated.
-    #[arg(
-        long,
-        env = "EVALGATE_DETECTORS",
-        value_enum,
-        value_delimiter = ',',
-        default_value = "rules,drift"
-    )]
-    pub detectors: Vec<DetectorKind>,
-    /// Recorded observations for the `recorded` retriever/detector.
+    pub sut: Option<SutKind>,
+    /// mcpproxy binary to launch (implies --sut mcpproxy).
+    #[arg(long, env = "EVALGATE_MCPPROXY_BIN", value_name = "PATH")]
+    pub mcpproxy_bin: Option<PathBuf>,
+    /// Endpoint of a running system for --sut mcp (streamable-HTTP URL) or --sut rest (search URL).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// HTTP header `Name:Value` sent to --url (repeatable).
+    #[arg(long = "header", value_name = "K:V")]
+    pub headers: Vec<String>,
+    /// Detectors under test, comma-separated [default: rules,drift].
+    #[arg(long, env = "EVALGATE_DETECTORS", value_enum, value_delimiter = ',')]
+    pub detectors: Option<Vec<DetectorKind>>,
+    /// Recorded observations for the `recorded` system or detector.
     #[arg(long, env = "EVALGATE_RECORDED", value_name = "FILE")]
     pub recorded: Option<PathBuf>,
-    /// Repeat every measurement N times; report mean ± 95% CI.
-    #[arg(long, env = "EVALGATE_RUNS", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub runs: u32,
+    /// Repeat every measurement N times; report mean ± 95% CI [default: 1].
+    #[arg(long, env = "EVALGATE_RUNS")]
+    pub runs: Option<u32>,
     /// Baseline to gate against [default: baselines/default.json if present, else the embedded
     /// one when the embedded datasets are used].
     #[arg(
@@ -246,22 +264,15 @@ pub struct EvalArgs {
     /// Report only: do not compare with any baseline.
     #[arg(long)]
     pub no_baseline: bool,
-    /// Directory for report.json, report.md and report.html.
-    #[arg(
-        long,
-        env = "EVALGATE_OUT",
-        value_name = "DIR",
-        default_value = "evalgate-report"
-    )]
-    pub out: PathBuf,
-    /// Per-request time limit for the system under test, in seconds.
-    #[arg(
-        long,
-        env = "EVALGATE_TIMEOUT",
-        default_value_t = 30.0,
-        value_name = "SECONDS"
-    )]
-    pub timeout: f64,
+    /// Directory for report.json, report.md and report.html [default: evalgate-report].
+    #[arg(long, env = "EVALGATE_OUT", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Per-request time limit for the system under test, in seconds [default: 30].
+    #[arg(long, env = "EVALGATE_TIMEOUT", value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Queries sent to the system under test at once [default: 4].
+    #[arg(long, env = "EVALGATE_CONCURRENCY")]
+    pub concurrency: Option<u32>,
     /// No progress and no table on the terminal (the reports are still written).
     #[arg(long, short)]
     pub quiet: bool,

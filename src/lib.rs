@@ -7,14 +7,16 @@
 pub mod app;
 pub mod baseline;
 pub mod cli;
+pub mod config;
 pub mod dataset;
 pub mod gate;
+pub mod launch;
 pub mod mcp;
 pub mod measure;
 pub mod metrics;
 pub mod observe;
-pub mod proxy;
 pub mod process;
+pub mod proxy;
 pub mod replay;
 pub mod report;
 pub mod schema;
@@ -33,6 +35,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    mcp::init_tls();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -67,28 +67,34 @@ impl Progress {
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub request_timeout: Duration,
+    /// Queries in flight at once.
+    pub concurrency: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             request_timeout: Duration::from_secs(30),
+            concurrency: 4,
         }
     }
 }
 
-/// Sends every golden query `runs` times. On the first failure the measurement stops and the
-/// failure is returned beside what was observed so far.
+/// Sends every golden query `runs` times, up to `limits.concurrency` at once (results are kept
+/// in golden-set order). On the first failure the measurement stops and the failure is returned
+/// beside what was observed so far.
 pub async fn retrieval(
-    r: &mut dyn Retriever,
+    r: &dyn Retriever,
     golden: &GoldenSet,
     runs: usize,
     limits: Limits,
     progress: &mut Progress,
 ) -> (RetrievalObservations, Option<SutError>) {
+    use futures::StreamExt;
     let requested = DEPTH + HEADROOM;
+    let system = r.name().to_string();
     let mut obs = RetrievalObservations {
-        system: r.name().to_string(),
+        system: system.clone(),
         requested,
         runs: Vec::new(),
     };
@@ -99,22 +105,27 @@ pub async fn retrieval(
             run,
             queries: Vec::with_capacity(golden.queries.len()),
         };
-        for q in &golden.queries {
+        let system = &system;
+        let mut answers = futures::stream::iter(golden.queries.iter().map(|q| async move {
             let req = SearchRequest {
                 run,
                 query_id: &q.id,
                 text: &q.query,
                 limit: requested,
             };
-            let res = tokio::time::timeout(limits.request_timeout, r.search(req)).await;
-            let res = match res {
-                Ok(x) => x,
-                Err(_) => Err(SutError::Timeout {
-                    system: obs.system.clone(),
-                    seconds: limits.request_timeout.as_secs_f64(),
-                    context: format!("query {:?}, run {run}", q.id),
-                }),
-            };
+            let res = tokio::time::timeout(limits.request_timeout, r.search(req))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(SutError::Timeout {
+                        system: system.clone(),
+                        seconds: limits.request_timeout.as_secs_f64(),
+                        context: format!("query {:?}, run {run}", q.id),
+                    })
+                });
+            (q, res)
+        }))
+        .buffered(limits.concurrency.max(1));
+        while let Some((q, res)) = answers.next().await {
             match res {
                 Ok(ranked) => rr.queries.push(QueryObservation {
                     id: q.id.clone(),
@@ -122,13 +133,15 @@ pub async fn retrieval(
                     latency_ms: ranked.latency.as_secs_f64() * 1000.0,
                 }),
                 Err(e) => {
+                    drop(answers);
                     obs.runs.push(rr);
                     return (obs, Some(e));
                 }
             }
             done += 1;
-            progress.tick(&format!("retrieval [{}]", obs.system), done, total);
+            progress.tick(&format!("retrieval [{system}]"), done, total);
         }
+        drop(answers);
         obs.runs.push(rr);
     }
     (obs, None)

@@ -424,6 +424,11 @@ impl Slot {
     /// Records descendants of the leader that left its process group.
     fn note_escaped(&self, table: Option<&[ProcStat]>) {
         let Some(table) = table else { return };
+        if self.poll_exit().is_some() {
+            // The leader is reaped: its pid no longer names our process, so its "children"
+            // could be anyone's. (Its own children were re-parented when it exited.)
+            return;
+        }
         let mut escaped = lock(&self.escaped);
         for p in descendants_in(table, self.pid) {
             if p.pgrp != self.pid && !escaped.contains(&(p.pid, p.start)) {
@@ -503,8 +508,15 @@ fn signal_all(slots: &[Arc<Slot>], sigs: &[std::ffi::c_int]) {
     }
 }
 
+/// `now + d`, saturating far in the future instead of overflowing on huge durations.
+fn deadline_after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
+}
+
 async fn wait_settled(slots: &[Arc<Slot>], limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
+    let deadline = deadline_after(limit);
     let mut pause = Duration::from_millis(2);
     loop {
         if settle_all(slots) {
@@ -586,7 +598,7 @@ impl Managed {
     /// Waits up to `timeout` for the child to exit. On exit, also waits briefly for its
     /// output to be drained so that [`Managed::log_tail`] includes the last lines.
     pub async fn wait_exit(&self, timeout: Duration) -> Option<String> {
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         let mut pause = Duration::from_millis(1);
         let exit = loop {
             if let Some(exit) = self.try_exited() {
@@ -607,7 +619,8 @@ impl Managed {
     }
 
     /// The last `n` lines the child (and anything sharing its pipes) wrote to stderr and, if
-    /// captured, stdout, in arrival order.
+    /// captured, stdout, in arrival order. The two pipes are read independently, so the
+    /// interleaving of lines written to both within a few milliseconds is best effort.
     pub fn log_tail(&self, n: usize) -> String {
         lock(&self.slot.log).tail(n)
     }
@@ -1038,7 +1051,9 @@ mod tests {
         let m = sup
             .spawn(sh(
                 "crasher",
-                "echo to-stdout; for i in 1 2 3 4 5; do echo line$i >&2; done; exit 3",
+                // The pipes are read independently: the pause makes the cross-stream order
+                // deterministic for the last assertion.
+                "echo to-stdout; sleep 0.2; for i in 1 2 3 4 5; do echo line$i >&2; done; exit 3",
             ))
             .unwrap();
         let exit = m.wait_exit(Duration::from_secs(10)).await;
@@ -1055,6 +1070,9 @@ mod tests {
         let live = sup.spawn(sh("live", "sleep 300")).unwrap();
         assert_eq!(live.try_exited(), None);
         assert_eq!(live.wait_exit(Duration::from_millis(50)).await, None);
+        let quick = sup.spawn(sh("quick", "exit 0")).unwrap();
+        let exit = quick.wait_exit(Duration::MAX).await;
+        assert_eq!(exit.as_deref(), Some("exit status: 0"));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

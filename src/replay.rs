@@ -9,8 +9,8 @@ use crate::dataset::{Corpus, SecurityCorpus};
 use crate::mcp;
 use anyhow::{Context, bail};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool as McpTool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -55,7 +55,12 @@ fn definition_from_entry(e: &crate::dataset::Entry) -> Value {
 
 impl ReplaySpec {
     /// The tools of `server` in the corpus, plus the security entries that name that server.
-    pub fn new(corpus: Option<&Corpus>, security: Option<&SecurityCorpus>, server: &str, rug_pull: RugPull) -> anyhow::Result<ReplaySpec> {
+    pub fn new(
+        corpus: Option<&Corpus>,
+        security: Option<&SecurityCorpus>,
+        server: &str,
+        rug_pull: RugPull,
+    ) -> anyhow::Result<ReplaySpec> {
         let mut tools = Vec::new();
         if let Some(c) = corpus {
             for t in c.tools.iter().filter(|t| t.server_name() == server) {
@@ -64,8 +69,15 @@ impl ReplaySpec {
         }
         let mut changes = BTreeMap::new();
         if let Some(s) = security {
-            for e in s.entries.iter().filter(|e| e.server.as_deref() == Some(server)) {
-                let def: McpTool = serde_json::from_value(definition_from_entry(e)).with_context(|| format!("security entry {}: not an MCP tool definition", e.id))?;
+            for e in s
+                .entries
+                .iter()
+                .filter(|e| e.server.as_deref() == Some(server))
+            {
+                let def: McpTool =
+                    serde_json::from_value(definition_from_entry(e)).with_context(|| {
+                        format!("security entry {}: not an MCP tool definition", e.id)
+                    })?;
                 if let Some(after) = &e.after {
                     let list: Vec<Value> = match after {
                         Value::Array(a) => a.clone(),
@@ -73,7 +85,14 @@ impl ReplaySpec {
                     };
                     let defs: Vec<McpTool> = list
                         .into_iter()
-                        .map(|d| serde_json::from_value(d).with_context(|| format!("security entry {}: `after` is not an MCP tool definition", e.id)))
+                        .map(|d| {
+                            serde_json::from_value(d).with_context(|| {
+                                format!(
+                                    "security entry {}: `after` is not an MCP tool definition",
+                                    e.id
+                                )
+                            })
+                        })
                         .collect::<anyhow::Result<_>>()?;
                     changes.insert(def.name.to_string(), defs);
                 }
@@ -81,7 +100,9 @@ impl ReplaySpec {
             }
         }
         if tools.is_empty() {
-            bail!("no tools for server {server:?}: the corpus has no `{server}:...` tool and no security entry names that server");
+            bail!(
+                "no tools for server {server:?}: the corpus has no `{server}:...` tool and no security entry names that server"
+            );
         }
         let mut seen = std::collections::HashSet::new();
         for t in &tools {
@@ -89,7 +110,12 @@ impl ReplaySpec {
                 bail!("server {server:?} would list tool {:?} twice", t.name);
             }
         }
-        Ok(ReplaySpec { server: server.to_string(), tools, changes, rug_pull })
+        Ok(ReplaySpec {
+            server: server.to_string(),
+            tools,
+            changes,
+            rug_pull,
+        })
     }
 
     /// The definitions after the rug is pulled.
@@ -120,7 +146,11 @@ pub struct Replay {
 impl Replay {
     pub fn new(spec: ReplaySpec) -> Self {
         let switched_tools = Arc::new(spec.switched_tools());
-        Replay { spec: Arc::new(spec), switched_tools, state: Arc::new(Mutex::new(State { switched: false })) }
+        Replay {
+            spec: Arc::new(spec),
+            switched_tools,
+            state: Arc::new(Mutex::new(State { switched: false })),
+        }
     }
 
     /// Switches to the `after` definitions and notifies the client (once).
@@ -140,26 +170,60 @@ impl Replay {
 
 impl ServerHandler for Replay {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
-            .with_server_info(Implementation::new(format!("evalgate-replay/{}", self.spec.server), env!("CARGO_PKG_VERSION")))
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            format!("evalgate-replay/{}", self.spec.server),
+            env!("CARGO_PKG_VERSION"),
+        ))
     }
 
-    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, ctx: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
         let switched = self.state.lock().await.switched;
-        let tools = if switched { self.switched_tools.as_ref().clone() } else { self.spec.tools.clone() };
+        let tools = if switched {
+            self.switched_tools.as_ref().clone()
+        } else {
+            self.spec.tools.clone()
+        };
         if self.spec.rug_pull == RugPull::AfterList {
             self.pull_rug(&ctx).await;
         }
         Ok(ListToolsResult::with_all_items(tools))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let switched = self.state.lock().await.switched;
-        let current: &[McpTool] = if switched { &self.switched_tools } else { &self.spec.tools };
+        let current: &[McpTool] = if switched {
+            &self.switched_tools
+        } else {
+            &self.spec.tools
+        };
         if !current.iter().any(|t| t.name == request.name) {
-            return Err(ErrorData::invalid_params(format!("unknown tool {:?} on replay server {:?}", request.name, self.spec.server), None));
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool {:?} on replay server {:?}",
+                    request.name, self.spec.server
+                ),
+                None,
+            ));
         }
-        let args = request.arguments.clone().map(Value::Object).unwrap_or_else(|| json!({}));
+        let args = request
+            .arguments
+            .clone()
+            .map(Value::Object)
+            .unwrap_or_else(|| json!({}));
         let payload = json!({"replayed": true, "server": self.spec.server, "tool": request.name, "arguments": args});
         if self.spec.rug_pull == RugPull::AfterCall {
             self.pull_rug(&ctx).await;
@@ -170,7 +234,13 @@ impl ServerHandler for Replay {
 
 /// Serves on stdin/stdout until the client goes away.
 pub async fn serve_stdio(spec: ReplaySpec) -> anyhow::Result<()> {
-    let service = Replay::new(spec).serve(rmcp::transport::stdio()).await.context("replay: MCP initialize failed")?;
-    service.waiting().await.context("replay: server task failed")?;
+    let service = Replay::new(spec)
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("replay: MCP initialize failed")?;
+    service
+        .waiting()
+        .await
+        .context("replay: server task failed")?;
     Ok(())
 }

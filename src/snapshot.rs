@@ -17,7 +17,10 @@ pub struct SnapshotClient;
 
 impl ClientHandler for SnapshotClient {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("evalgate-snapshot", env!("CARGO_PKG_VERSION")))
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("evalgate-snapshot", env!("CARGO_PKG_VERSION")),
+        )
     }
 }
 
@@ -39,7 +42,10 @@ pub struct Taken {
 
 /// RFC 3339 UTC timestamp (seconds) of a point in time.
 pub fn rfc3339(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // civil-from-days (Howard Hinnant's algorithm)
     let z = days + 719_468;
@@ -52,29 +58,50 @@ pub fn rfc3339(t: SystemTime) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// Connects, lists every tool and disconnects. A repeated tool name is an error.
-pub async fn take(name: &str, ep: &Endpoint, prov: &Provenance, taken: &str, timeout: Duration) -> anyhow::Result<Taken> {
+pub async fn take(
+    name: &str,
+    ep: &Endpoint,
+    prov: &Provenance,
+    taken: &str,
+    timeout: Duration,
+) -> anyhow::Result<Taken> {
     if name.is_empty() || name.contains(':') {
         bail!("server name {name:?} must be non-empty and contain no ':'");
     }
     let work = async {
         let client = mcp::connect(ep, SnapshotClient).await?;
         let info = client.peer_info();
-        let tools = client.list_all_tools().await.with_context(|| format!("tools/list failed ({})", ep.describe()))?;
+        let tools = client
+            .list_all_tools()
+            .await
+            .with_context(|| format!("tools/list failed ({})", ep.describe()))?;
         let _ = client.cancel().await;
         anyhow::Ok((info, tools))
     };
-    let (info, tools) = tokio::time::timeout(timeout, work)
-        .await
-        .map_err(|_| anyhow::anyhow!("server {name:?} did not answer initialize + tools/list within {} s ({})", timeout.as_secs_f64(), ep.describe()))??;
+    let (info, tools) = tokio::time::timeout(timeout, work).await.map_err(|_| {
+        anyhow::anyhow!(
+            "server {name:?} did not answer initialize + tools/list within {} s ({})",
+            timeout.as_secs_f64(),
+            ep.describe()
+        )
+    })??;
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(tools.len());
     for t in &tools {
         if !seen.insert(t.name.to_string()) {
-            bail!("server {name:?} listed tool {:?} more than once: an ambiguous tools/list cannot be frozen", t.name);
+            bail!(
+                "server {name:?} listed tool {:?} more than once: an ambiguous tools/list cannot be frozen",
+                t.name
+            );
         }
         out.push(mcp::from_mcp(name, t)?);
     }
@@ -91,19 +118,28 @@ pub async fn take(name: &str, ep: &Endpoint, prov: &Provenance, taken: &str, tim
         // header values may be credentials: record the names only
         Endpoint::Http { url, headers } => {
             extra.insert("url".into(), json!(url));
-            extra.insert("header_names".into(), json!(headers.iter().map(|(k, _)| k).collect::<Vec<_>>()));
+            extra.insert(
+                "header_names".into(),
+                json!(headers.iter().map(|(k, _)| k).collect::<Vec<_>>()),
+            );
         }
     }
     if let Some(i) = &info {
         let v = serde_json::to_value(i.as_ref())?;
         if let Some(si) = v.get("serverInfo") {
-            extra.insert("server_info".into(), json!({"name": si.get("name"), "version": si.get("version")}));
+            extra.insert(
+                "server_info".into(),
+                json!({"name": si.get("name"), "version": si.get("version")}),
+            );
         }
         if let Some(pv) = v.get("protocolVersion") {
             extra.insert("protocol_version".into(), pv.clone());
         }
     }
-    extra.insert("client_capabilities".into(), serde_json::to_value(SnapshotClient.get_info().capabilities)?);
+    extra.insert(
+        "client_capabilities".into(),
+        serde_json::to_value(SnapshotClient.get_info().capabilities)?,
+    );
     extra.insert("tool_count".into(), json!(out.len()));
     Ok(Taken {
         server: ServerInfo {
@@ -148,7 +184,9 @@ pub fn write(path: &Path, c: &Corpus) -> anyhow::Result<()> {
 pub fn empty(version: &str) -> Corpus {
     Corpus {
         version: version.to_string(),
-        generated_from: Some(json!({"source": "evalgate corpus snapshot", "note": "tools/list of MCP servers, taken with rmcp"})),
+        generated_from: Some(
+            json!({"source": "evalgate corpus snapshot", "note": "tools/list of MCP servers, taken with rmcp"}),
+        ),
         servers: Vec::new(),
         tools: Vec::new(),
     }
@@ -156,8 +194,16 @@ pub fn empty(version: &str) -> Corpus {
 
 /// Reads an existing corpus to merge into.
 pub fn read(path: &Path) -> anyhow::Result<Corpus> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}:{}:{}: not a corpus file: {e}", path.display(), e.line(), e.column()))
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}:{}:{}: not a corpus file: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -167,7 +213,13 @@ mod tests {
     #[test]
     fn timestamps_are_rfc3339_utc() {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_000_000)), "2026-11-18T11:06:40Z");
-        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_000_000)),
+            "2026-11-18T11:06:40Z"
+        );
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
     }
 }

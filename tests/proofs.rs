@@ -33,7 +33,7 @@ fn shipped_baseline() -> ChosenBaseline {
 async fn evaluate(
     part: Part,
     ds: &Datasets,
-    r: Option<&mut dyn Retriever>,
+    r: Option<&dyn Retriever>,
     dets: &mut [Box<dyn Detector>],
     b: Option<&ChosenBaseline>,
 ) -> Report {
@@ -60,8 +60,8 @@ async fn inv2_removing_a_labeled_tool_drives_that_querys_recall_to_zero() {
     let ds = datasets();
     let corpus = &ds.corpus.as_ref().unwrap().value;
     let golden = &ds.golden.as_ref().unwrap().value;
-    let mut full = Embedded::new(corpus).unwrap();
-    let base = evaluate(Part::Retrieval, &ds, Some(&mut full), &mut [], None).await;
+    let full = Embedded::new(corpus).unwrap();
+    let base = evaluate(Part::Retrieval, &ds, Some(&full), &mut [], None).await;
     let base_q = &base.retrieval.as_ref().unwrap().per_query;
     let mut checked = 0;
     for (q, bq) in golden.queries.iter().zip(base_q) {
@@ -79,7 +79,7 @@ async fn inv2_removing_a_labeled_tool_drives_that_querys_recall_to_zero() {
                 .collect(),
             ..corpus.clone()
         };
-        let mut sut = Embedded::new(&reduced).unwrap();
+        let sut = Embedded::new(&reduced).unwrap();
         let r = sut.rank(&q.query, 20).unwrap();
         assert!(r.iter().all(|(id, _)| id != relevant[0]));
         let ids: Vec<String> = r.into_iter().map(|(id, _)| id).collect();
@@ -115,7 +115,7 @@ impl Retriever for Reversed {
     fn name(&self) -> &str {
         "embedded"
     }
-    async fn search(&mut self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let mut r = self.0.search(req).await?;
         r.ids.reverse();
         Ok(r)
@@ -126,11 +126,11 @@ impl Retriever for Reversed {
 async fn sc003_reversed_results_lower_the_scores_and_fail_the_gate_naming_the_metrics() {
     let ds = datasets();
     let b = shipped_baseline();
-    let mut good = Embedded::new(&ds.corpus.as_ref().unwrap().value).unwrap();
-    let ok = evaluate(Part::Retrieval, &ds, Some(&mut good), &mut [], Some(&b)).await;
+    let good = Embedded::new(&ds.corpus.as_ref().unwrap().value).unwrap();
+    let ok = evaluate(Part::Retrieval, &ds, Some(&good), &mut [], Some(&b)).await;
     assert_eq!(ok.gate.verdict, Verdict::Pass, "{:?}", failed_metrics(&ok));
-    let mut bad = Reversed(Embedded::new(&ds.corpus.as_ref().unwrap().value).unwrap());
-    let r = evaluate(Part::Retrieval, &ds, Some(&mut bad), &mut [], Some(&b)).await;
+    let bad = Reversed(Embedded::new(&ds.corpus.as_ref().unwrap().value).unwrap());
+    let r = evaluate(Part::Retrieval, &ds, Some(&bad), &mut [], Some(&b)).await;
     assert_eq!(r.gate.verdict, Verdict::Fail);
     assert_eq!(r.gate.verdict.exit_code(), 1);
     let failed = failed_metrics(&r);

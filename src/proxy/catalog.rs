@@ -13,14 +13,28 @@ pub struct Catalog {
 impl Catalog {
     pub fn new(mut tools: Vec<Tool>) -> anyhow::Result<Catalog> {
         tools.sort_by(|a, b| a.tool_id.cmp(&b.tool_id));
-        let corpus = Corpus { version: "live".into(), generated_from: None, servers: vec![], tools };
+        let corpus = Corpus {
+            version: "live".into(),
+            generated_from: None,
+            servers: vec![],
+            tools,
+        };
         let index = Embedded::new(&corpus)?;
-        let by_id = corpus.tools.iter().enumerate().map(|(i, t)| (t.tool_id.clone(), i)).collect();
-        Ok(Catalog { corpus, index, by_id })
+        let by_id = corpus
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.tool_id.clone(), i))
+            .collect();
+        Ok(Catalog {
+            corpus,
+            index,
+            by_id,
+        })
     }
 
     /// Ranked `(tool, score)`.
-    pub fn search(&mut self, query: &str, limit: usize) -> anyhow::Result<Vec<(&Tool, f32)>> {
+    pub fn search(&self, query: &str, limit: usize) -> anyhow::Result<Vec<(&Tool, f32)>> {
         let ranked = self.index.rank(query, limit)?;
         Ok(ranked
             .into_iter()

@@ -7,11 +7,13 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Json, Response};
 use axum::routing::get;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool as McpTool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -22,8 +24,11 @@ const MAX_LIMIT: usize = 100;
 
 pub fn router(state: Arc<State>) -> Router {
     let st = state.clone();
-    let mcp: StreamableHttpService<ProxyMcp, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(ProxyMcp { state: st.clone() }), Default::default(), StreamableHttpServerConfig::default());
+    let mcp: StreamableHttpService<ProxyMcp, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(ProxyMcp { state: st.clone() }),
+        Default::default(),
+        StreamableHttpServerConfig::default(),
+    );
     Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/readyz", get(readyz))
@@ -44,10 +49,18 @@ fn error(status: StatusCode, msg: &str) -> Response {
 
 /// mcpproxy's API-key check: `X-API-Key`, `Authorization: Bearer`, or `?apikey=`.
 fn authorized(state: &State, headers: &HeaderMap, q: &HashMap<String, String>) -> bool {
-    let Some(key) = &state.api_key else { return true };
+    let Some(key) = &state.api_key else {
+        return true;
+    };
     let header = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-    let bearer = headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-    [header, bearer, q.get("apikey").map(String::as_str)].into_iter().flatten().any(|k| k == key)
+    let bearer = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    [header, bearer, q.get("apikey").map(String::as_str)]
+        .into_iter()
+        .flatten()
+        .any(|k| k == key)
 }
 
 macro_rules! check_auth {
@@ -64,7 +77,11 @@ async fn readyz(AxState(state): AxState<Arc<State>>) -> Response {
     Json(json!({"ready": ready})).into_response()
 }
 
-async fn tools(AxState(state): AxState<Arc<State>>, headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
+async fn tools(
+    AxState(state): AxState<Arc<State>>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
     check_auth!(state, headers, q);
     let cat = state.catalog.lock().await;
     let tools: Vec<Value> = cat
@@ -87,22 +104,44 @@ async fn tools(AxState(state): AxState<Arc<State>>, headers: HeaderMap, Query(q)
     envelope(json!({"tools": tools, "stats": {"total": n}}))
 }
 
-async fn servers(AxState(state): AxState<Arc<State>>, headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
+async fn servers(
+    AxState(state): AxState<Arc<State>>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
     check_auth!(state, headers, q);
-    let servers: Vec<Value> = state.servers.read().await.values().map(|s| serde_json::to_value(s).unwrap_or_default()).collect();
+    let servers: Vec<Value> = state
+        .servers
+        .read()
+        .await
+        .values()
+        .map(|s| serde_json::to_value(s).unwrap_or_default())
+        .collect();
     envelope(json!({"servers": servers}))
 }
 
 fn parse_limit(raw: Option<&str>, default: usize) -> Result<usize, String> {
     match raw {
         None | Some("") => Ok(default),
-        Some(s) => s.parse::<usize>().map(|n| n.min(MAX_LIMIT)).map_err(|_| format!("limit must be a non-negative integer, got {s:?}")),
+        Some(s) => s
+            .parse::<usize>()
+            .map(|n| n.min(MAX_LIMIT))
+            .map_err(|_| format!("limit must be a non-negative integer, got {s:?}")),
     }
 }
 
-async fn search(AxState(state): AxState<Arc<State>>, headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
+async fn search(
+    AxState(state): AxState<Arc<State>>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
     check_auth!(state, headers, q);
-    let query = q.get("q").map(String::as_str).unwrap_or("").trim().to_string();
+    let query = q
+        .get("q")
+        .map(String::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_string();
     if query.is_empty() {
         return error(StatusCode::BAD_REQUEST, "query parameter `q` is required");
     }
@@ -113,7 +152,7 @@ async fn search(AxState(state): AxState<Arc<State>>, headers: HeaderMap, Query(q
     if let Some(garbage) = state.fault_for_search().await {
         return (StatusCode::OK, garbage).into_response();
     }
-    let mut cat = state.catalog.lock().await;
+    let cat = state.catalog.lock().await;
     let results: Vec<Value> = match cat.search(&query, limit) {
         Ok(r) => r
             .into_iter()
@@ -132,7 +171,8 @@ pub struct ProxyMcp {
 }
 
 fn tool(name: &str, description: &str, schema: Value) -> McpTool {
-    serde_json::from_value(json!({"name": name, "description": description, "inputSchema": schema})).expect("static tool definition")
+    serde_json::from_value(json!({"name": name, "description": description, "inputSchema": schema}))
+        .expect("static tool definition")
 }
 
 fn text_result(v: &Value) -> CallToolResponse {
@@ -145,7 +185,12 @@ fn tool_error(msg: &str) -> CallToolResponse {
 
 impl ProxyMcp {
     async fn retrieve(&self, args: &serde_json::Map<String, Value>) -> CallToolResponse {
-        let Some(query) = args.get("query").and_then(Value::as_str).map(str::trim).filter(|q| !q.is_empty()) else {
+        let Some(query) = args
+            .get("query")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|q| !q.is_empty())
+        else {
             return tool_error("`query` is required: a non-empty string describing the task");
         };
         let limit = match args.get("limit") {
@@ -158,7 +203,7 @@ impl ProxyMcp {
         if let Some(garbage) = self.state.fault_for_search().await {
             return CallToolResult::success(vec![ContentBlock::text(garbage)]).into();
         }
-        let mut cat = self.state.catalog.lock().await;
+        let cat = self.state.catalog.lock().await;
         let found = match cat.search(query, limit) {
             Ok(f) => f,
             Err(e) => return tool_error(&format!("search failed: {e:#}")),
@@ -188,7 +233,9 @@ impl ProxyMcp {
 
     async fn call(&self, args: &serde_json::Map<String, Value>) -> CallToolResponse {
         let Some(name) = args.get("name").and_then(Value::as_str) else {
-            return tool_error("`name` is required: the `server:tool` id returned by retrieve_tools");
+            return tool_error(
+                "`name` is required: the `server:tool` id returned by retrieve_tools",
+            );
         };
         let Some((server, tool)) = name.split_once(':') else {
             return tool_error(&format!("`name` must be `server:tool`, got {name:?}"));
@@ -211,11 +258,16 @@ impl ProxyMcp {
 
 impl ServerHandler for ProxyMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("evalgate-proxy", env!("CARGO_PKG_VERSION")))
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("evalgate-proxy", env!("CARGO_PKG_VERSION")),
+        )
     }
 
-    async fn list_tools(&self, _r: Option<PaginatedRequestParams>, _c: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(vec![
             tool(
                 "retrieve_tools",
@@ -230,12 +282,19 @@ impl ServerHandler for ProxyMcp {
         ]))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, _c: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.clone().unwrap_or_default();
         match request.name.as_ref() {
             "retrieve_tools" => Ok(self.retrieve(&args).await),
             "call_tool" => Ok(self.call(&args).await),
-            other => Err(ErrorData::invalid_params(format!("unknown tool {other:?}: this proxy offers retrieve_tools and call_tool"), None)),
+            other => Err(ErrorData::invalid_params(
+                format!("unknown tool {other:?}: this proxy offers retrieve_tools and call_tool"),
+                None,
+            )),
         }
     }
 }

@@ -38,13 +38,19 @@ impl std::str::FromStr for Fault {
         if s == "none" {
             return Ok(Fault::None);
         }
-        let (kind, n) = s.split_once('=').ok_or_else(|| format!("expected crash-after=N, hang-after=N or garbage-after=N, got {s:?}"))?;
-        let n: usize = n.parse().map_err(|_| format!("expected a number after '=' in {s:?}"))?;
+        let (kind, n) = s.split_once('=').ok_or_else(|| {
+            format!("expected crash-after=N, hang-after=N or garbage-after=N, got {s:?}")
+        })?;
+        let n: usize = n
+            .parse()
+            .map_err(|_| format!("expected a number after '=' in {s:?}"))?;
         match kind {
             "crash-after" => Ok(Fault::CrashAfter(n)),
             "hang-after" => Ok(Fault::HangAfter(n)),
             "garbage-after" => Ok(Fault::GarbageAfter(n)),
-            _ => Err(format!("unknown fault {kind:?}: expected crash-after, hang-after or garbage-after")),
+            _ => Err(format!(
+                "unknown fault {kind:?}: expected crash-after, hang-after or garbage-after"
+            )),
         }
     }
 }
@@ -82,7 +88,10 @@ impl State {
 
     /// Counts a search and applies the configured fault. `Some(text)` = answer with garbage.
     pub async fn fault_for_search(&self) -> Option<String> {
-        let n = self.searches.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let n = self
+            .searches
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
         match self.fault {
             Fault::CrashAfter(k) if n >= k => {
                 eprintln!("evalgate proxy: injected fault: crashing on search {n}");
@@ -102,11 +111,18 @@ impl State {
 /// background (like mcpproxy, the catalog fills as servers come up).
 pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Result<()> {
     crate::mcp::init_tls();
-    let text = std::fs::read_to_string(config_path).with_context(|| format!("{}: cannot read the proxy config", config_path.display()))?;
+    let text = std::fs::read_to_string(config_path)
+        .with_context(|| format!("{}: cannot read the proxy config", config_path.display()))?;
     let cfg = ProxyConfig::parse(&config_path.display().to_string(), &text)?;
-    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
     let state = Arc::new(State {
-        api_key: cfg.api_key.clone().filter(|k| !k.is_empty()).or_else(|| std::env::var("MCPPROXY_API_KEY").ok()),
+        api_key: cfg
+            .api_key
+            .clone()
+            .filter(|k| !k.is_empty())
+            .or_else(|| std::env::var("MCPPROXY_API_KEY").ok()),
         tools_limit: cfg.tools_limit.unwrap_or(15).clamp(1, 1000),
         catalog: Mutex::new(Catalog::new(Vec::new())?),
         servers: RwLock::new(BTreeMap::new()),
@@ -115,7 +131,12 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
         searches: Default::default(),
     });
     upstream::start_all(state.clone(), &cfg).await;
-    eprintln!("evalgate proxy: listening on http://{}", listener.local_addr()?);
-    axum::serve(listener, http::router(state)).await.context("HTTP server failed")?;
+    eprintln!(
+        "evalgate proxy: listening on http://{}",
+        listener.local_addr()?
+    );
+    axum::serve(listener, http::router(state))
+        .await
+        .context("HTTP server failed")?;
     Ok(())
 }

@@ -26,13 +26,25 @@ pub struct Upstreams {
 
 impl Upstreams {
     pub async fn all_tools(&self) -> Vec<Tool> {
-        self.inner.read().await.values().flat_map(|u| u.tools.iter().cloned()).collect()
+        self.inner
+            .read()
+            .await
+            .values()
+            .flat_map(|u| u.tools.iter().cloned())
+            .collect()
     }
 
     /// Calls `tool` on `server`; `Err` is a message for the caller.
-    pub async fn call(&self, server: &str, tool: &str, args: Option<Map<String, Value>>) -> Result<CallToolResult, String> {
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Result<CallToolResult, String> {
         let inner = self.inner.read().await;
-        let up = inner.get(server).ok_or_else(|| format!("no connected upstream server {server:?}"))?;
+        let up = inner
+            .get(server)
+            .ok_or_else(|| format!("no connected upstream server {server:?}"))?;
         if !up.tools.iter().any(|t| t.bare_name() == tool) {
             return Err(format!("server {server:?} has no tool {tool:?}"));
         }
@@ -42,7 +54,9 @@ impl Upstreams {
         }
         let peer = up.service.peer().clone();
         drop(inner);
-        peer.call_tool(params).await.map_err(|e| format!("upstream {server:?} failed: {e}"))
+        peer.call_tool(params)
+            .await
+            .map_err(|e| format!("upstream {server:?} failed: {e}"))
     }
 }
 
@@ -62,16 +76,40 @@ impl ClientHandler for UpstreamClient {
     }
 }
 
-async fn set_status(state: &State, name: &str, connected: bool, status: &str, tool_count: usize, err: Option<String>) {
+async fn set_status(
+    state: &State,
+    name: &str,
+    connected: bool,
+    status: &str,
+    tool_count: usize,
+    err: Option<String>,
+) {
     state.servers.write().await.insert(
         name.to_string(),
-        ServerStatus { name: name.to_string(), connected, status: status.to_string(), tool_count, quarantined: false, last_error: err },
+        ServerStatus {
+            name: name.to_string(),
+            connected,
+            status: status.to_string(),
+            tool_count,
+            quarantined: false,
+            last_error: err,
+        },
     );
 }
 
-async fn list(service: &RunningService<RoleClient, UpstreamClient>, name: &str) -> Result<Vec<Tool>, String> {
-    let tools = service.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
-    tools.iter().map(|t| mcp::from_mcp(name, t).map_err(|e| e.to_string())).collect()
+async fn list(
+    service: &RunningService<RoleClient, UpstreamClient>,
+    name: &str,
+) -> Result<Vec<Tool>, String> {
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    tools
+        .iter()
+        .map(|t| mcp::from_mcp(name, t).map_err(|e| e.to_string()))
+        .collect()
 }
 
 /// Re-lists one upstream and rebuilds the index.
@@ -102,7 +140,9 @@ pub async fn refresh(state: &Arc<State>, name: &str) {
 fn endpoint(e: &ServerEntry) -> Result<Endpoint, String> {
     let proto = e.protocol.as_deref().unwrap_or("stdio");
     if !matches!(proto, "stdio" | "auto") || e.url.is_some() && e.command.is_none() {
-        return Err(format!("protocol {proto:?}: the reference proxy supports stdio upstreams only"));
+        return Err(format!(
+            "protocol {proto:?}: the reference proxy supports stdio upstreams only"
+        ));
     }
     let program = e.command.clone().ok_or("no `command` for a stdio server")?;
     Ok(Endpoint::Stdio {
@@ -133,17 +173,27 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
                 Ok(ep) => ep,
                 Err(err) => return set_status(&st, &name, false, "error", 0, Some(err)).await,
             };
-            let client = UpstreamClient { name: name.clone(), state: Arc::downgrade(&st) };
+            let client = UpstreamClient {
+                name: name.clone(),
+                state: Arc::downgrade(&st),
+            };
             // the upstream stays in the proxy's process group so that stopping the proxy's
             // group stops it too
             let service = match mcp::connect_in_group(&ep, client, false).await {
                 Ok(s) => s,
-                Err(err) => return set_status(&st, &name, false, "error", 0, Some(format!("{err:#}"))).await,
+                Err(err) => {
+                    return set_status(&st, &name, false, "error", 0, Some(format!("{err:#}")))
+                        .await;
+                }
             };
             match list(&service, &name).await {
                 Ok(tools) => {
                     let n = tools.len();
-                    st.upstreams.inner.write().await.insert(name.clone(), Upstream { service, tools });
+                    st.upstreams
+                        .inner
+                        .write()
+                        .await
+                        .insert(name.clone(), Upstream { service, tools });
                     set_status(&st, &name, true, "ready", n, None).await;
                     if let Err(err) = st.reindex().await {
                         eprintln!("evalgate proxy: reindex failed: {err:#}");

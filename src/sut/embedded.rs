@@ -104,7 +104,7 @@ struct Fields {
 pub struct Embedded {
     name: String,
     reader: IndexReader,
-    analyzer: TextAnalyzer,
+    analyzer: std::sync::Mutex<TextAnalyzer>,
     f: Fields,
 }
 
@@ -155,7 +155,7 @@ impl Embedded {
         Ok(Embedded {
             name: "embedded".into(),
             reader,
-            analyzer,
+            analyzer: std::sync::Mutex::new(analyzer),
             f,
         })
     }
@@ -166,9 +166,10 @@ impl Embedded {
         self
     }
 
-    fn terms(&mut self, text: &str) -> BTreeSet<String> {
+    fn terms(&self, text: &str) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
-        let mut ts = self.analyzer.token_stream(text);
+        let mut analyzer = self.analyzer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ts = analyzer.token_stream(text);
         ts.process(&mut |tok| {
             out.insert(tok.text.clone());
         });
@@ -176,7 +177,7 @@ impl Embedded {
     }
 
     /// Ranked `(tool_id, score)` pairs, ties broken by tool id.
-    pub fn rank(&mut self, text: &str, limit: usize) -> anyhow::Result<Vec<(String, f32)>> {
+    pub fn rank(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(String, f32)>> {
         let terms = self.terms(text);
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
@@ -221,7 +222,7 @@ impl Retriever for Embedded {
     fn name(&self) -> &str {
         &self.name
     }
-    async fn search(&mut self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let start = Instant::now();
         let ids = self
             .rank(req.text, req.limit)
@@ -297,7 +298,7 @@ mod tests {
                 tool("a:twin", "Identical twin description."),
             ],
         };
-        let mut e = Embedded::new(&corpus).unwrap();
+        let e = Embedded::new(&corpus).unwrap();
         let r = e.rank("show me the contents of a file", 10).unwrap();
         assert_eq!(r[0].0, "fs:read_text_file");
         let r = e.rank("download this web page", 10).unwrap();

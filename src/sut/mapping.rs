@@ -264,7 +264,7 @@ impl Mapper {
         let lone_pair = matches!(self.style, IdStyle::Auto | IdStyle::Pair)
             && pair_from_array(items).is_some()
             && !items.iter().all(|i| normalize_id(i, self.style).is_some());
-        items.clone()
+        if lone_pair { outputs } else { items.clone() }
     }
 }
 

@@ -4,7 +4,9 @@
 pub mod drift;
 pub mod embedded;
 pub mod mapping;
+pub mod mcp_search;
 pub mod recorded;
+pub mod rest;
 pub mod rules;
 
 use crate::dataset::Entry;
@@ -57,10 +59,11 @@ pub struct Ranked {
 
 /// A search system: query, k → ranked tool ids.
 #[async_trait]
-pub trait Retriever: Send {
+pub trait Retriever: Send + Sync {
     /// Short name shown in reports (`embedded`, `mcpproxy`, ...).
     fn name(&self) -> &str;
-    async fn search(&mut self, req: SearchRequest<'_>) -> Result<Ranked, SutError>;
+    /// Searches; called concurrently (bounded by the measurement's concurrency).
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError>;
 }
 
 /// A detector's decision on one entry.

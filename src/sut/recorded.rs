@@ -85,7 +85,7 @@ impl Retriever for RecordedRetriever {
     fn name(&self) -> &str {
         &self.name
     }
-    async fn search(&mut self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let run = &self.runs[(req.run.max(1) - 1) % self.runs.len()];
         match run.get(req.query_id) {
             Some((ids, ms)) => Ok(Ranked {

@@ -1,0 +1,139 @@
+//! `evalgate baseline update`.
+
+use super::{BadInput, Part, evaluate};
+use crate::baseline::{self, Baseline};
+use crate::cli::BaselineUpdateArgs;
+use crate::config::Settings;
+use crate::report::model::Report;
+use anyhow::Context;
+use std::path::PathBuf;
+
+/// `baseline update`.
+pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> {
+    let output: PathBuf = a
+        .output
+        .clone()
+        .or_else(|| a.eval.baseline.clone())
+        .unwrap_or_else(|| PathBuf::from(baseline::DEFAULT_PATH));
+    let previous = if output.is_file() {
+        Some(Baseline::load(&output).map_err(|e| BadInput(format!("{e:#}")))?)
+    } else {
+        None
+    };
+    let report: Report = match &a.from {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("{}: cannot read the report", p.display()))
+                .map_err(|e| BadInput(format!("{e:#}")))?;
+            serde_json::from_str(&text).map_err(|e| {
+                BadInput(format!(
+                    "{}:{}:{}: expected an evalgate report.json: {e}",
+                    p.display(),
+                    e.line(),
+                    e.column()
+                ))
+            })?
+        }
+        None => {
+            let s = Settings::resolve(&a.eval).map_err(|e| BadInput(format!("{e:#}")))?;
+            evaluate(&s, Part::Both, false).await?.0
+        }
+    };
+    if let Some(f) = &report.failure {
+        eprintln!(
+            "error: the system under test could not be measured, the baseline is not written: {f}"
+        );
+        return Ok(3);
+    }
+    let new = Baseline::from_report(&report, previous.as_ref());
+    let changes = baseline_changes(previous.as_ref(), &new);
+    if changes.is_empty() {
+        println!("baseline {} is unchanged", output.display());
+        return Ok(0);
+    }
+    println!("{} change(s) to {}:", changes.len(), output.display());
+    for c in &changes {
+        println!("  {c}");
+    }
+    if a.dry_run {
+        println!("dry run: nothing written");
+        return Ok(0);
+    }
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create", dir.display()))?;
+    }
+    let tmp = output.with_extension("json.tmp");
+    std::fs::write(&tmp, new.to_json())
+        .with_context(|| format!("{}: cannot write", tmp.display()))?;
+    std::fs::rename(&tmp, &output)
+        .with_context(|| format!("{}: cannot write", output.display()))?;
+    println!("wrote {}", output.display());
+    Ok(0)
+}
+
+/// Human-readable list of what differs between two baselines.
+pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
+    let mut out = Vec::new();
+    let f = |v: Option<f64>| v.map_or("undefined".to_string(), |x| format!("{x:.4}"));
+    if old.is_none() {
+        out.push("new baseline file".to_string());
+    }
+    for (kind, pin) in &new.datasets {
+        let o = old.and_then(|o| o.datasets.get(kind));
+        if o != Some(pin) {
+            out.push(format!(
+                "datasets.{kind}: {:?} → {:?} (sha256 {})",
+                o.and_then(|o| o.version.clone()),
+                pin.version,
+                &pin.sha256[..12.min(pin.sha256.len())]
+            ));
+        }
+    }
+    if let Some(r) = &new.retrieval {
+        let or = old.and_then(|o| o.retrieval.as_ref());
+        for (k, m) in &r.metrics {
+            let ov = or.and_then(|o| o.metrics.get(k)).and_then(|m| m.value);
+            if or.and_then(|o| o.metrics.get(k)).is_none() || ov != m.value {
+                out.push(format!("retrieval.{k}: {} → {}", f(ov), f(m.value)));
+            }
+        }
+        if or.is_some_and(|o| o.retriever != r.retriever) {
+            out.push(format!(
+                "retrieval.retriever: {:?} → {:?}",
+                or.map(|o| o.retriever.clone()).unwrap_or_default(),
+                r.retriever
+            ));
+        }
+        let changed_q = r
+            .per_query
+            .iter()
+            .filter(|(id, v)| or.and_then(|o| o.per_query.get(*id)) != Some(v))
+            .count();
+        if changed_q > 0 {
+            out.push(format!(
+                "retrieval.per_query: {changed_q} quer(ies) changed"
+            ));
+        }
+    }
+    if let Some(s) = &new.security {
+        let os = old.and_then(|o| o.security.as_ref());
+        for (d, db) in &s.detectors {
+            let od = os.and_then(|o| o.detectors.get(d));
+            if od.is_none() {
+                out.push(format!(
+                    "security.{d}: new detector (FPR ceiling {}, recall floor {})",
+                    f(db.fpr_ceiling),
+                    f(db.recall_floor)
+                ));
+            }
+            for (k, m) in &db.metrics {
+                let ov = od.and_then(|o| o.metrics.get(k)).and_then(|m| m.value);
+                if od.is_some() && ov != m.value {
+                    out.push(format!("security.{d}.{k}: {} → {}", f(ov), f(m.value)));
+                }
+            }
+        }
+    }
+    out
+}

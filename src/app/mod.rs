@@ -1,0 +1,407 @@
+//! What each command does: load and validate, pick the systems under test, measure, score,
+//! gate, render. The CLI module only parses; tests drive these functions directly too.
+
+use crate::baseline::{self, Baseline};
+use crate::cli::{ColorChoice, DatasetArgs, EvalArgs};
+use crate::config::Settings;
+use crate::dataset::{DatasetPaths, Datasets, Need};
+use crate::measure::{self, Limits, Progress};
+use crate::process::Supervisor;
+use crate::report::{self, model::*};
+use crate::score;
+use crate::sut::{Detector, Retriever, SutError};
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Duration;
+
+mod baseline_cmd;
+mod systems;
+mod tools_cmd;
+
+pub use baseline_cmd::{baseline_changes, cmd_baseline_update};
+pub use systems::{make_detectors, make_retriever, mcp_spec, rest_spec};
+pub use tools_cmd::{cmd_proxy, cmd_replay, cmd_snapshot};
+
+/// Which half of the evaluation a command runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Both,
+    Retrieval,
+    Security,
+}
+
+impl Part {
+    fn need(self) -> Need {
+        Need {
+            retrieval: self != Part::Security,
+            security: self != Part::Retrieval,
+        }
+    }
+    fn command(self) -> &'static str {
+        match self {
+            Part::Both => "run",
+            Part::Retrieval => "retrieval",
+            Part::Security => "security",
+        }
+    }
+}
+
+/// A usage or input problem (exit code 2), already phrased for the user.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
+fn paths(d: &DatasetArgs) -> DatasetPaths {
+    DatasetPaths {
+        corpus: d.corpus.clone(),
+        golden: d.golden.clone(),
+        security: d.security.clone(),
+    }
+}
+
+/// The baseline in use and where it came from.
+pub struct ChosenBaseline {
+    pub name: String,
+    pub baseline: Baseline,
+}
+
+/// Picks the baseline: an explicit file (errors are fatal), else `baselines/default.json` in the
+/// working directory, else the embedded one when the embedded datasets are in use. An implicit
+/// baseline measured on other datasets is ignored with a warning; an explicit one is an error.
+pub fn choose_baseline(
+    args: &Settings,
+    ds: &Datasets,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Option<ChosenBaseline>> {
+    if args.no_baseline {
+        return Ok(None);
+    }
+    let (name, b, explicit) = if let Some(p) = &args.baseline {
+        let b = Baseline::load(p).map_err(|e| BadInput(format!("{e:#}")))?;
+        (p.display().to_string(), b, true)
+    } else if Path::new(baseline::DEFAULT_PATH).is_file() {
+        let b = Baseline::load(Path::new(baseline::DEFAULT_PATH))
+            .map_err(|e| BadInput(format!("{e:#}")))?;
+        (baseline::DEFAULT_PATH.to_string(), b, false)
+    } else if ds.all_embedded() {
+        let b = Baseline::parse(baseline::EMBEDDED_DEFAULT_NAME, baseline::EMBEDDED_DEFAULT)
+            .map_err(|e| BadInput(format!("{e:#}")))?;
+        (baseline::EMBEDDED_DEFAULT_NAME.to_string(), b, false)
+    } else {
+        return Ok(None);
+    };
+    let mut mismatches = Vec::new();
+    for (kind, version, sha) in dataset_pins(ds) {
+        if let Some(pin) = b.datasets.get(kind) {
+            if pin.version != version {
+                mismatches.push(format!(
+                    "{kind}: baseline measured on {:?}, this run uses {:?}",
+                    pin.version.as_deref().unwrap_or("unversioned"),
+                    version.as_deref().unwrap_or("unversioned")
+                ));
+            } else if pin.sha256 != sha {
+                warnings.push(format!(
+                    "the {kind} dataset changed since the baseline {name} was written (same version {:?}, different content)",
+                    version.as_deref().unwrap_or("unversioned")
+                ));
+            }
+        }
+    }
+    if !mismatches.is_empty() {
+        let msg = format!(
+            "baseline {name} does not match the datasets: {}. Write a new baseline with `evalgate baseline update`",
+            mismatches.join("; ")
+        );
+        if explicit {
+            return Err(BadInput(msg).into());
+        }
+        warnings.push(format!("{msg}; running without a baseline"));
+        return Ok(None);
+    }
+    Ok(Some(ChosenBaseline { name, baseline: b }))
+}
+
+fn dataset_pins(ds: &Datasets) -> Vec<(&'static str, Option<String>, String)> {
+    let mut v = Vec::new();
+    if let Some(c) = &ds.corpus {
+        v.push((
+            "corpus",
+            Some(c.value.version.clone()),
+            c.source.sha256.clone(),
+        ));
+    }
+    if let Some(g) = &ds.golden {
+        v.push(("golden", g.value.version.clone(), g.source.sha256.clone()));
+    }
+    if let Some(s) = &ds.security {
+        v.push(("security", s.value.version.clone(), s.source.sha256.clone()));
+    }
+    v
+}
+
+fn dataset_refs(ds: &Datasets) -> Vec<DatasetRef> {
+    let mut v = Vec::new();
+    if let Some(c) = &ds.corpus {
+        v.push(DatasetRef {
+            kind: "corpus".into(),
+            source: c.source.name.clone(),
+            version: Some(c.value.version.clone()),
+            sha256: c.source.sha256.clone(),
+            items: c.value.tools.len(),
+        });
+    }
+    if let Some(g) = &ds.golden {
+        v.push(DatasetRef {
+            kind: "golden".into(),
+            source: g.source.name.clone(),
+            version: g.value.version.clone(),
+            sha256: g.source.sha256.clone(),
+            items: g.value.queries.len(),
+        });
+    }
+    if let Some(s) = &ds.security {
+        v.push(DatasetRef {
+            kind: "security".into(),
+            source: s.source.name.clone(),
+            version: s.value.version.clone(),
+            sha256: s.source.sha256.clone(),
+            items: s.value.entries.len(),
+        });
+    }
+    v
+}
+
+/// How to evaluate: which part, how many runs, time limits, and the baseline to gate against.
+#[derive(Clone, Copy)]
+pub struct Plan<'a> {
+    pub part: Part,
+    pub runs: usize,
+    pub limits: Limits,
+    pub baseline: Option<&'a ChosenBaseline>,
+}
+
+/// Measures and scores with the given systems; the report's gate is evaluated against
+/// `baseline`. Never fails for a misbehaving system: that becomes `report.failure`.
+pub async fn evaluate_with(
+    plan: &Plan<'_>,
+    ds: &Datasets,
+    retriever: Option<&dyn Retriever>,
+    detectors: &mut [Box<dyn Detector>],
+    progress: &mut Progress,
+    mut warnings: Vec<String>,
+) -> Report {
+    let Plan {
+        part,
+        runs,
+        limits,
+        baseline,
+    } = *plan;
+    let mut failure = None;
+    let mut retrieval = None;
+    let mut security = None;
+    if part != Part::Security
+        && let (Some(r), Some(c), Some(g)) = (retriever, &ds.corpus, &ds.golden)
+    {
+        let (obs, err) = measure::retrieval(r, &g.value, runs, limits, progress).await;
+        retrieval = Some(score::retrieval(&obs, &c.value, &g.value));
+        failure = err;
+    }
+    if part != Part::Retrieval
+        && failure.is_none()
+        && let Some(s) = &ds.security
+    {
+        let mut all = Vec::new();
+        for d in detectors.iter_mut() {
+            let (obs, err) =
+                measure::security(d.as_mut(), &s.value.entries, runs, limits, progress).await;
+            all.push(obs);
+            if err.is_some() {
+                failure = err;
+                break;
+            }
+        }
+        security = Some(score::security(&all, &s.value));
+    }
+    warnings.extend(ds.warnings.iter().map(|w| w.to_string()));
+    if let (Some(b), Some(r)) = (baseline, &retrieval)
+        && let Some(rb) = &b.baseline.retrieval
+        && rb.retriever != r.retriever.trim_start_matches("recorded:")
+        && rb.retriever != r.retriever
+    {
+        warnings.push(format!(
+            "baseline {} was measured with retriever {:?}, this run uses {:?}",
+            b.name, rb.retriever, r.retriever
+        ));
+    }
+    let mut report = Report {
+        schema_version: REPORT_SCHEMA_VERSION,
+        evalgate_version: env!("CARGO_PKG_VERSION").to_string(),
+        command: part.command().to_string(),
+        runs,
+        datasets: dataset_refs(ds),
+        retrieval,
+        security,
+        gate: GateReport {
+            verdict: Verdict::NoBaseline,
+            baseline: None,
+            summary: String::new(),
+            checks: vec![],
+            worst_queries: vec![],
+        },
+        failure: None,
+        warnings,
+    };
+    if let (Some(s), Some(b)) = (
+        &report.security,
+        baseline.and_then(|b| b.baseline.security.as_ref()),
+    ) {
+        for d in &s.detectors {
+            if !b.detectors.contains_key(&d.detector) {
+                report.warnings.push(format!("the baseline has no entry for detector {:?}: its numbers are reported, not gated", d.detector));
+            }
+        }
+    }
+    let failed = failure.is_some();
+    report.failure = failure;
+    report.gate = crate::gate::evaluate(
+        &report,
+        baseline.map(|b| (b.name.as_str(), &b.baseline)),
+        failed,
+    );
+    report
+}
+
+/// Loads, validates, builds the systems, measures and gates. Dataset, settings and baseline
+/// problems are errors (exit 2); a system that cannot be brought up or measured becomes the
+/// report's failure (exit 3). Every child process is stopped before this returns.
+pub async fn evaluate(
+    s: &Settings,
+    part: Part,
+    use_baseline: bool,
+) -> anyhow::Result<(Report, Option<ChosenBaseline>)> {
+    let ds = Datasets::load(&s.datasets, part.need())?;
+    let mut warnings = Vec::new();
+    let chosen = if use_baseline {
+        choose_baseline(s, &ds, &mut warnings)?
+    } else {
+        None
+    };
+    let limits = Limits {
+        request_timeout: s.timeout,
+        concurrency: s.concurrency,
+    };
+    let mut detectors = if part != Part::Retrieval {
+        make_detectors(s)?
+    } else {
+        Vec::new()
+    };
+    let sup = Supervisor::new();
+    sup.install_signal_handlers();
+    let built = if part != Part::Security {
+        Some(make_retriever(s, &ds, &sup).await)
+    } else {
+        None
+    };
+    let mut progress = Progress::new(!s.quiet);
+    let plan = Plan {
+        part,
+        runs: s.runs,
+        limits,
+        baseline: chosen.as_ref(),
+    };
+    let result = match built {
+        None => Ok(evaluate_with(&plan, &ds, None, &mut detectors, &mut progress, warnings).await),
+        Some(Ok(Ok(r))) => {
+            let report = evaluate_with(
+                &plan,
+                &ds,
+                Some(r.as_ref()),
+                &mut detectors,
+                &mut progress,
+                warnings,
+            )
+            .await;
+            drop(r);
+            Ok(report)
+        }
+        Some(Ok(Err(sut_error))) => {
+            let mut report = evaluate_with(
+                &Plan {
+                    part: Part::Retrieval,
+                    ..plan
+                },
+                &ds,
+                None,
+                &mut detectors,
+                &mut progress,
+                warnings,
+            )
+            .await;
+            fail_report(&mut report, sut_error, chosen.as_ref());
+            Ok(report)
+        }
+        Some(Err(e)) => Err(e),
+    };
+    sup.shutdown(Duration::from_secs(3)).await;
+    result.map(|r| (r, chosen))
+}
+
+/// Marks a report as failed: the system under test could not be measured.
+fn fail_report(report: &mut Report, e: SutError, baseline: Option<&ChosenBaseline>) {
+    report.failure = Some(e);
+    report.gate = crate::gate::evaluate(
+        report,
+        baseline.map(|b| (b.name.as_str(), &b.baseline)),
+        true,
+    );
+}
+
+fn color(c: ColorChoice) -> bool {
+    match c {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        }
+    }
+}
+
+/// `run`, `retrieval`, `security`: returns the exit code.
+pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
+    let s = Settings::resolve(args).map_err(|e| BadInput(format!("{e:#}")))?;
+    let (report, _) = evaluate(&s, part, true).await?;
+    let written = report::write_all(&report, &s.out)?;
+    if !s.quiet {
+        print!("{}", report::terminal::render(&report, color(s.color)));
+        for w in &report.warnings {
+            eprintln!("warning: {w}");
+        }
+        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        eprintln!("reports: {}", names.join(", "));
+    }
+    Ok(report.gate.verdict.exit_code())
+}
+
+/// `validate`: exit 0 when valid; dataset errors propagate (exit 2).
+pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
+    let ds = Datasets::load(
+        &paths(args),
+        Need {
+            retrieval: true,
+            security: true,
+        },
+    )?;
+    for w in &ds.warnings {
+        eprintln!("{w}");
+    }
+    for d in dataset_refs(&ds) {
+        println!(
+            "ok  {:<8} {} ({}, {} items)",
+            d.kind,
+            d.source,
+            d.version.as_deref().unwrap_or("unversioned"),
+            d.items
+        );
+    }
+    Ok(0)
+}

@@ -1,0 +1,190 @@
+//! Building the systems under test the settings ask for: in-process, connected, or launched.
+
+use super::BadInput;
+use crate::cli::{DetectorKind, SutKind};
+use crate::config::{McpFile, RestFile, Settings};
+use crate::dataset::Datasets;
+use crate::mcp::Endpoint;
+use crate::process::Supervisor;
+use crate::sut::mapping::{
+    IdStyle, MCPPROXY_REST_SEARCH_FILTER, MCPPROXY_RETRIEVE_TOOLS_FILTER, Mapper,
+};
+use crate::sut::mcp_search::{McpSearch, McpSearchSpec};
+use crate::sut::rest::{RestSearch, RestSearchSpec};
+use crate::sut::{Detector, Retriever, SutError, embedded::Embedded, recorded};
+use anyhow::Context;
+use std::path::Path;
+
+fn need_recorded(s: &Settings) -> anyhow::Result<&Path> {
+    s.recorded
+        .as_deref()
+        .ok_or_else(|| BadInput("the `recorded` system needs --recorded FILE (a report.json or a plain JSON file of observations)".into()).into())
+}
+
+fn bad(e: impl std::fmt::Display) -> anyhow::Error {
+    BadInput(e.to_string()).into()
+}
+
+/// The MCP search spec of `[sut.mcp]` (with the `mcpproxy` preset's defaults).
+pub fn mcp_spec(name: &str, m: &McpFile) -> anyhow::Result<McpSearchSpec> {
+    let preset = m.preset.as_deref().unwrap_or("mcpproxy");
+    if preset != "mcpproxy" && preset != "none" {
+        return Err(bad(format!(
+            "[sut.mcp] preset {preset:?}: expected \"mcpproxy\" or \"none\""
+        )));
+    }
+    let is_mcpproxy = preset == "mcpproxy";
+    let endpoint = match (&m.url, &m.command) {
+        (Some(url), None) => Endpoint::Http {
+            url: url.clone(),
+            headers: m
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        },
+        (None, Some(cmd)) if !cmd.is_empty() => Endpoint::Stdio {
+            program: cmd[0].clone(),
+            args: cmd[1..].to_vec(),
+            env: m.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            cwd: None,
+        },
+        (Some(_), Some(_)) => {
+            return Err(bad("[sut.mcp]: give either `url` or `command`, not both"));
+        }
+        _ => {
+            return Err(bad(
+                "--sut mcp needs --url URL, or [sut.mcp] url = \"...\" or command = [...] in evalgate.toml",
+            ));
+        }
+    };
+    let default = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| d.to_string());
+    let filter = m.filter.clone().or(is_mcpproxy.then(|| MCPPROXY_RETRIEVE_TOOLS_FILTER.to_string())).ok_or_else(|| bad("[sut.mcp] needs `filter` (a jq filter from the result to the ranked tools) when preset = \"none\""))?;
+    let mapper = Mapper::new(&filter, m.id_style.unwrap_or(IdStyle::Auto)).map_err(bad)?;
+    Ok(McpSearchSpec {
+        name: name.to_string(),
+        endpoint,
+        tool: default(&m.tool, "retrieve_tools"),
+        query_arg: default(&m.query_arg, "query"),
+        limit_arg: match &m.limit_arg {
+            Some(l) if l.is_empty() => None,
+            Some(l) => Some(l.clone()),
+            None => Some("limit".into()),
+        },
+        extra_args: m.extra_args.clone(),
+        mapper,
+    })
+}
+
+/// The REST search spec of `[sut.rest]` (mcpproxy's `/api/v1/index/search` by default).
+pub fn rest_spec(
+    name: &str,
+    r: &RestFile,
+    timeout: std::time::Duration,
+) -> anyhow::Result<RestSearchSpec> {
+    let url = r.url.clone().ok_or_else(|| bad("--sut rest needs --url URL (e.g. http://127.0.0.1:8080/api/v1/index/search) or [sut.rest] url"))?;
+    let filter = r
+        .filter
+        .clone()
+        .unwrap_or_else(|| MCPPROXY_REST_SEARCH_FILTER.to_string());
+    Ok(RestSearchSpec {
+        name: name.to_string(),
+        url,
+        query_param: r.query_param.clone().unwrap_or_else(|| "q".into()),
+        limit_param: match &r.limit_param {
+            Some(l) if l.is_empty() => None,
+            Some(l) => Some(l.clone()),
+            None => Some("limit".into()),
+        },
+        headers: r
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        mapper: Mapper::new(&filter, r.id_style.unwrap_or(IdStyle::Auto)).map_err(bad)?,
+        timeout,
+    })
+}
+
+/// Builds (connects, launches) the retriever. `Ok(Err(_))` = the system could not be brought up
+/// (exit 3); `Err(_)` = bad settings (exit 2).
+pub async fn make_retriever(
+    s: &Settings,
+    ds: &Datasets,
+    sup: &Supervisor,
+) -> anyhow::Result<Result<Box<dyn Retriever>, SutError>> {
+    let corpus = ds.corpus.as_ref().context("no corpus loaded")?;
+    let name = |d: &str| s.sut_file.name.clone().unwrap_or_else(|| d.to_string());
+    Ok(match s.sut {
+        SutKind::Embedded => Ok(Box::new(
+            Embedded::new(&corpus.value).context("building the BM25 index")?,
+        )),
+        SutKind::Recorded => Ok(Box::new(
+            recorded::RecordedRetriever::from_file(need_recorded(s)?)
+                .map_err(|e| bad(format!("{e:#}")))?,
+        )),
+        SutKind::Mcp => {
+            let spec = mcp_spec(&name("mcp"), &s.sut_file.mcp)?;
+            let what = spec.endpoint.describe();
+            match McpSearch::connect(spec).await {
+                Ok(m) => Ok(Box::new(m)),
+                Err(e) => Err(SutError::Crashed {
+                    system: name("mcp"),
+                    detail: format!("cannot connect ({what}): {e:#}"),
+                }),
+            }
+        }
+        SutKind::Rest => Ok(Box::new(
+            RestSearch::new(rest_spec(&name("rest"), &s.sut_file.rest, s.timeout)?).map_err(bad)?,
+        )),
+        SutKind::Mcpproxy | SutKind::Reference | SutKind::Launch => {
+            if s.sut == SutKind::Mcpproxy && s.sut_file.mcpproxy_bin.is_none() {
+                return Err(bad(
+                    "--sut mcpproxy needs --mcpproxy-bin PATH (a mcpproxy binary built earlier in the workflow)",
+                ));
+            }
+            if s.sut == SutKind::Launch
+                && s.sut_file
+                    .launch
+                    .command
+                    .as_ref()
+                    .is_none_or(|c| c.is_empty())
+            {
+                return Err(bad(
+                    "--sut launch needs [sut.launch] command = [\"my-proxy\", \"--config\", \"{config}\", ...] in evalgate.toml",
+                ));
+            }
+            let golden = &ds.golden.as_ref().context("no golden set loaded")?.value;
+            crate::launch::launch(s, corpus, golden, sup)
+                .await
+                .map(|l| Box::new(l) as Box<dyn Retriever>)
+        }
+    })
+}
+
+/// Builds the detectors the settings ask for, in order, without duplicates.
+pub fn make_detectors(s: &Settings) -> anyhow::Result<Vec<Box<dyn Detector>>> {
+    let mut out: Vec<Box<dyn Detector>> = Vec::new();
+    let mut seen = Vec::new();
+    for k in &s.detectors {
+        if seen.contains(k) {
+            continue;
+        }
+        seen.push(*k);
+        match k {
+            DetectorKind::Rules => out.push(Box::new(crate::sut::rules::Rules)),
+            DetectorKind::Drift => out.push(Box::new(crate::sut::drift::Drift)),
+            DetectorKind::Recorded => {
+                let recs = recorded::RecordedDetector::from_file(need_recorded(s)?)
+                    .map_err(|e| bad(format!("{e:#}")))?;
+                out.extend(recs.into_iter().map(|r| Box::new(r) as Box<dyn Detector>));
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(bad(
+            "no detector selected: pass --detectors rules,drift (or recorded)",
+        ));
+    }
+    Ok(out)
+}

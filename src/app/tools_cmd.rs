@@ -1,0 +1,146 @@
+//! Commands around MCP servers: `corpus snapshot`, `replay`, `proxy`.
+
+use super::BadInput;
+use crate::dataset::{DatasetPaths, Datasets, Need};
+use anyhow::{Context, bail};
+use std::time::Duration;
+
+fn split_pair(s: &str, sep: char, what: &str) -> anyhow::Result<(String, String)> {
+    s.split_once(sep)
+        .map(|(k, v)| (k.trim().to_string(), v.trim_start().to_string()))
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| BadInput(format!("{what} {s:?}: expected NAME{sep}VALUE")).into())
+}
+
+/// `corpus snapshot`.
+pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
+    use crate::mcp::Endpoint;
+    use crate::snapshot;
+    let ep = match (&a.url, a.command.split_first()) {
+        (Some(url), _) => Endpoint::Http {
+            url: url.clone(),
+            headers: a
+                .headers
+                .iter()
+                .map(|h| split_pair(h, ':', "--header"))
+                .collect::<anyhow::Result<_>>()?,
+        },
+        (None, Some((program, args))) => Endpoint::Stdio {
+            program: program.clone(),
+            args: args.to_vec(),
+            env: a
+                .env
+                .iter()
+                .map(|e| split_pair(e, '=', "--env"))
+                .collect::<anyhow::Result<_>>()?,
+            cwd: None,
+        },
+        (None, None) => bail!(BadInput(
+            "give the server command after `--`, or --url for a streamable-HTTP server".into()
+        )),
+    };
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        bail!(BadInput(format!(
+            "--timeout must be a positive number of seconds, got {}",
+            a.timeout
+        )));
+    }
+    let prov = snapshot::Provenance {
+        registry: a.registry.clone(),
+        package: a.package.clone(),
+        version: a.package_version.clone(),
+        license: a.license.clone(),
+    };
+    let taken_at = a
+        .taken
+        .clone()
+        .unwrap_or_else(|| snapshot::rfc3339(std::time::SystemTime::now()));
+    let mut corpus = match (&a.out, a.merge) {
+        (Some(p), true) if p.is_file() => {
+            snapshot::read(p).map_err(|e| BadInput(format!("{e:#}")))?
+        }
+        _ => snapshot::empty(&a.corpus_version),
+    };
+    let taken = match snapshot::take(
+        &a.server,
+        &ep,
+        &prov,
+        &taken_at,
+        Duration::from_secs_f64(a.timeout),
+    )
+    .await
+    {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: snapshot of server {:?} failed: {e:#}", a.server);
+            return Ok(3);
+        }
+    };
+    let n = taken.tools.len();
+    snapshot::merge(&mut corpus, taken);
+    match &a.out {
+        Some(p) => {
+            snapshot::write(p, &corpus)?;
+            eprintln!(
+                "{}: {n} tool(s) from {:?}; {} tool(s) from {} server(s) in all",
+                p.display(),
+                a.server,
+                corpus.tools.len(),
+                corpus.servers.len()
+            );
+        }
+        None => print!("{}", snapshot::to_json(&corpus)),
+    }
+    Ok(0)
+}
+
+/// `replay`: a stdio MCP server; nothing but protocol goes to stdout.
+pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
+    let ds = Datasets::load(
+        &DatasetPaths {
+            corpus: a.corpus.clone(),
+            golden: None,
+            security: a.security.clone(),
+        },
+        Need {
+            retrieval: false,
+            security: a.security.is_some(),
+        },
+    )?;
+    let corpus_text;
+    let corpus = match &a.corpus {
+        Some(p) => {
+            corpus_text =
+                crate::dataset::load::read_file(p).map_err(|v| BadInput(v.to_string()))?;
+            let mut errs = Vec::new();
+            let c = crate::dataset::load::corpus(
+                crate::dataset::Source::new(p.display().to_string(), false, &corpus_text),
+                &corpus_text,
+                &mut errs,
+            );
+            crate::dataset::validate::corpus(c.as_ref().context("corpus")?, &mut errs);
+            if !errs.is_empty() {
+                return Err(crate::dataset::DatasetErrors(errs).into());
+            }
+            c.context("corpus")?.value
+        }
+        None => serde_json::from_str(crate::dataset::embedded::CORPUS)?,
+    };
+    let spec = crate::replay::ReplaySpec::new(
+        Some(&corpus),
+        ds.security.as_ref().map(|s| &s.value),
+        &a.server,
+        a.rug_pull,
+    )
+    .map_err(|e| BadInput(format!("{e:#}")))?;
+    crate::replay::serve_stdio(spec).await?;
+    Ok(0)
+}
+
+/// `proxy`: serves until killed.
+pub async fn cmd_proxy(a: &crate::cli::ProxyArgs) -> anyhow::Result<i32> {
+    crate::proxy::run(&a.config, &a.listen, a.fault)
+        .await
+        .map_err(|e| BadInput(format!("{e:#}")))?;
+    Ok(0)
+}

@@ -1,0 +1,294 @@
+//! `evalgate.toml` and the resolved settings of one evaluation.
+//!
+//! Precedence: command-line flag > `EVALGATE_*` environment variable (clap reads both) >
+//! `evalgate.toml` (`--config FILE`, else `./evalgate.toml` when present) > built-in default.
+
+use crate::cli::{ColorChoice, DetectorKind, EvalArgs, SutKind};
+use crate::dataset::DatasetPaths;
+use crate::sut::mapping::IdStyle;
+use anyhow::Context;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const DEFAULT_CONFIG: &str = "evalgate.toml";
+
+/// The file, as written by users. Every key is optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    #[serde(default)]
+    pub datasets: DatasetsFile,
+    #[serde(default)]
+    pub run: RunFile,
+    #[serde(default)]
+    pub sut: SutFile,
+    /// Detectors under test (`rules`, `drift`, `recorded`).
+    #[serde(default)]
+    pub detectors: Option<Vec<DetectorKind>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetsFile {
+    pub corpus: Option<PathBuf>,
+    pub golden: Option<PathBuf>,
+    pub security: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunFile {
+    pub runs: Option<u32>,
+    pub concurrency: Option<u32>,
+    /// Seconds per request.
+    pub timeout: Option<f64>,
+    pub out: Option<PathBuf>,
+    pub baseline: Option<PathBuf>,
+    pub recorded: Option<PathBuf>,
+}
+
+/// `[sut]`: which system to measure and how to reach it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SutFile {
+    pub kind: Option<SutKind>,
+    /// Name in reports [default: the kind].
+    pub name: Option<String>,
+    /// `[sut.mcp]`: search over MCP.
+    #[serde(default)]
+    pub mcp: McpFile,
+    /// `[sut.rest]`: search over a REST endpoint.
+    #[serde(default)]
+    pub rest: RestFile,
+    /// `[sut.launch]`: start the system before measuring it.
+    #[serde(default)]
+    pub launch: LaunchFile,
+    /// Path of the mcpproxy binary for kind `mcpproxy`.
+    pub mcpproxy_bin: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpFile {
+    /// `mcpproxy` fills tool, arguments and filter with mcpproxy's `retrieve_tools` shapes.
+    pub preset: Option<String>,
+    /// Streamable-HTTP endpoint (`{port}` is replaced when launched).
+    pub url: Option<String>,
+    /// Or a stdio command.
+    pub command: Option<Vec<String>>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    pub tool: Option<String>,
+    pub query_arg: Option<String>,
+    /// Set to "" to send no limit argument.
+    pub limit_arg: Option<String>,
+    #[serde(default)]
+    pub extra_args: Map<String, Value>,
+    /// jq filter from the result payload to the ranked elements.
+    pub filter: Option<String>,
+    pub id_style: Option<IdStyle>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestFile {
+    pub preset: Option<String>,
+    pub url: Option<String>,
+    pub query_param: Option<String>,
+    pub limit_param: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    pub filter: Option<String>,
+    pub id_style: Option<IdStyle>,
+}
+
+/// `[sut.launch]`: a generic launched proxy that reads mcpproxy's config format.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchFile {
+    /// Command and arguments; placeholders `{config}`, `{data_dir}`, `{port}`, `{listen}`,
+    /// `{api_key}` are filled in.
+    pub command: Option<Vec<String>>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Seconds to wait for the catalog to match the corpus.
+    pub ready_timeout: Option<f64>,
+    /// How the catalog is read while waiting: `rest` (mcpproxy's `/api/v1/tools`, default) or
+    /// `search` (only the stability check).
+    pub catalog: Option<String>,
+}
+
+impl FileConfig {
+    pub fn parse(name: &str, text: &str) -> anyhow::Result<FileConfig> {
+        toml::from_str(text).map_err(|e| {
+            let loc = e.span().map(|s| {
+                let line = text[..s.start].matches('\n').count() + 1;
+                let col = s.start - text[..s.start].rfind('\n').map_or(0, |i| i + 1) + 1;
+                format!("{line}:{col}: ")
+            });
+            anyhow::anyhow!("{name}:{}{}", loc.unwrap_or_default(), e.message())
+        })
+    }
+
+    /// The file named by `--config`, else `./evalgate.toml` when present, else empty.
+    pub fn load(explicit: Option<&Path>) -> anyhow::Result<(Option<PathBuf>, FileConfig)> {
+        let path = match explicit {
+            Some(p) => Some(p.to_path_buf()),
+            None => Some(PathBuf::from(DEFAULT_CONFIG)).filter(|p| p.is_file()),
+        };
+        match path {
+            None => Ok((None, FileConfig::default())),
+            Some(p) => {
+                let text = std::fs::read_to_string(&p)
+                    .with_context(|| format!("{}: cannot read the config", p.display()))?;
+                let cfg = FileConfig::parse(&p.display().to_string(), &text)?;
+                Ok((Some(p), cfg))
+            }
+        }
+    }
+}
+
+/// Everything an evaluation needs, resolved from flags, environment, file and defaults.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub config_file: Option<PathBuf>,
+    pub datasets: DatasetPaths,
+    pub runs: usize,
+    pub concurrency: usize,
+    pub timeout: Duration,
+    pub out: PathBuf,
+    pub baseline: Option<PathBuf>,
+    pub no_baseline: bool,
+    pub recorded: Option<PathBuf>,
+    pub detectors: Vec<DetectorKind>,
+    pub sut: SutKind,
+    pub sut_file: SutFile,
+    pub quiet: bool,
+    pub color: ColorChoice,
+}
+
+/// Paths in the config file are relative to the file's directory.
+fn rel(base: Option<&Path>, p: Option<PathBuf>) -> Option<PathBuf> {
+    p.map(|p| match base.and_then(Path::parent) {
+        Some(dir) if p.is_relative() && !dir.as_os_str().is_empty() => dir.join(p),
+        _ => p,
+    })
+}
+
+impl Settings {
+    pub fn resolve(a: &EvalArgs) -> anyhow::Result<Settings> {
+        let (file_path, f) = FileConfig::load(a.config.as_deref())?;
+        let base = file_path.as_deref();
+        let timeout = a.timeout.or(f.run.timeout).unwrap_or(30.0);
+        if !(timeout.is_finite() && timeout > 0.0) {
+            anyhow::bail!("the timeout must be a positive number of seconds, got {timeout}");
+        }
+        let runs = a.runs.or(f.run.runs).unwrap_or(1);
+        if !(1..=1000).contains(&runs) {
+            anyhow::bail!("runs must be between 1 and 1000, got {runs}");
+        }
+        let concurrency = a.concurrency.or(f.run.concurrency).unwrap_or(4);
+        if !(1..=64).contains(&concurrency) {
+            anyhow::bail!("concurrency must be between 1 and 64, got {concurrency}");
+        }
+        let mut sut_file = f.sut.clone();
+        if let Some(bin) = &a.mcpproxy_bin {
+            sut_file.mcpproxy_bin = Some(bin.clone());
+        } else {
+            sut_file.mcpproxy_bin = rel(base, sut_file.mcpproxy_bin);
+        }
+        if let Some(url) = &a.url {
+            sut_file.mcp.url = Some(url.clone());
+            sut_file.rest.url = Some(url.clone());
+        }
+        for h in &a.headers {
+            let (k, v) = h
+                .split_once(':')
+                .with_context(|| format!("--header {h:?}: expected NAME:VALUE"))?;
+            sut_file
+                .mcp
+                .headers
+                .insert(k.trim().to_string(), v.trim_start().to_string());
+            sut_file
+                .rest
+                .headers
+                .insert(k.trim().to_string(), v.trim_start().to_string());
+        }
+        let sut = a.sut.or(f.sut.kind).unwrap_or(if a.mcpproxy_bin.is_some() {
+            SutKind::Mcpproxy
+        } else {
+            SutKind::Embedded
+        });
+        Ok(Settings {
+            datasets: DatasetPaths {
+                corpus: a.datasets.corpus.clone().or(rel(base, f.datasets.corpus)),
+                golden: a.datasets.golden.clone().or(rel(base, f.datasets.golden)),
+                security: a
+                    .datasets
+                    .security
+                    .clone()
+                    .or(rel(base, f.datasets.security)),
+            },
+            runs: runs as usize,
+            concurrency: concurrency as usize,
+            timeout: Duration::from_secs_f64(timeout),
+            out: a
+                .out
+                .clone()
+                .or(rel(base, f.run.out))
+                .unwrap_or_else(|| PathBuf::from("evalgate-report")),
+            baseline: a.baseline.clone().or(rel(base, f.run.baseline)),
+            no_baseline: a.no_baseline,
+            recorded: a.recorded.clone().or(rel(base, f.run.recorded)),
+            detectors: a
+                .detectors
+                .clone()
+                .or(f.detectors)
+                .unwrap_or_else(|| vec![DetectorKind::Rules, DetectorKind::Drift]),
+            sut,
+            sut_file,
+            quiet: a.quiet,
+            color: a.color,
+            config_file: file_path,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_config_parses_and_unknown_keys_are_refused_with_a_position() {
+        let ok = r#"
+detectors = ["rules"]
+[datasets]
+corpus = "c.json"
+[run]
+runs = 3
+[sut]
+kind = "mcp"
+[sut.mcp]
+preset = "mcpproxy"
+url = "http://127.0.0.1:8080/mcp"
+headers = { "X-API-Key" = "k" }
+extra_args = { detail = "full" }
+"#;
+        let f = FileConfig::parse("evalgate.toml", ok).unwrap();
+        assert_eq!(f.run.runs, Some(3));
+        assert_eq!(f.sut.kind, Some(SutKind::Mcp));
+        assert_eq!(f.sut.mcp.extra_args["detail"], "full");
+        let err = FileConfig::parse("evalgate.toml", "[run]\nrunz = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("evalgate.toml:2:1: ") && err.contains("runz"),
+            "{err}"
+        );
+    }
+}

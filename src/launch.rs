@@ -1,0 +1,395 @@
+//! Launching the system under test: write a scratch mcpproxy-format config whose upstreams are
+//! evalgate replay servers (one per corpus server), start the proxy, wait until its catalog is
+//! exactly the corpus and its answers are stable, then search it over MCP. The supervisor stops
+//! the whole process tree however the run ends.
+
+use crate::cli::SutKind;
+use crate::config::Settings;
+use crate::dataset::{Corpus, GoldenSet, Loaded};
+use crate::mcp::Endpoint;
+use crate::process::{Managed, Spec, Supervisor};
+use crate::sut::mapping::Mapper;
+use crate::sut::mcp_search::{McpSearch, McpSearchSpec};
+use crate::sut::{Ranked, Retriever, SearchRequest, SutError};
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long to wait for the catalog by default.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
+/// Lines of the proxy's log quoted in failure messages.
+const LOG_LINES: usize = 20;
+
+/// A free loopback port (the listener is dropped before the proxy binds it).
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// 128 random bits as hex, from the kernel.
+pub fn random_key() -> String {
+    let mut b = [0u8; 16];
+    let ok = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok();
+    if !ok {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        b = (t ^ (std::process::id() as u128) << 64).to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The scratch mcpproxy config: replay upstreams, quarantine off, explicit `quarantined: false`,
+/// no response truncation, no socket, no telemetry.
+pub fn proxy_config(
+    corpus: &Corpus,
+    corpus_path: &Path,
+    replay_bin: &Path,
+    listen: &str,
+    data_dir: &Path,
+    api_key: &str,
+) -> Value {
+    let servers: BTreeSet<&str> = corpus.tools.iter().map(|t| t.server_name()).collect();
+    let upstreams: Vec<Value> = servers
+        .into_iter()
+        .map(|s| {
+            json!({
+                "name": s,
+                "protocol": "stdio",
+                "command": replay_bin,
+                "args": ["replay", "--corpus", corpus_path, "--server", s],
+                "enabled": true,
+                "quarantined": false,
+                "trust_mode": "auto",
+            })
+        })
+        .collect();
+    json!({
+        "listen": listen,
+        "data_dir": data_dir,
+        "enable_socket": false,
+        "api_key": api_key,
+        "quarantine_enabled": false,
+        "tool_response_limit": 0,
+        "tools_limit": 100,
+        "telemetry": {"enabled": false},
+        "mcpServers": upstreams,
+    })
+}
+
+/// A launched proxy searched over MCP; keeps its scratch directory and processes alive.
+pub struct Launched {
+    search: McpSearch,
+    proxy: Managed,
+    name: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Launched {
+    /// Names the cause when the proxy process died under a failed query.
+    fn explain(&self, e: SutError) -> SutError {
+        match self.proxy.try_exited() {
+            Some(status) => SutError::Crashed {
+                system: self.name.clone(),
+                detail: format!(
+                    "the proxy process exited ({status}) during the run: {e}\n--- proxy log tail ---\n{}",
+                    self.proxy.log_tail(LOG_LINES)
+                ),
+            },
+            None => e,
+        }
+    }
+}
+
+#[async_trait]
+impl Retriever for Launched {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+        self.search.search(req).await.map_err(|e| self.explain(e))
+    }
+}
+
+fn fill(s: &str, vars: &[(&str, String)]) -> String {
+    vars.iter().fold(s.to_string(), |acc, (k, v)| {
+        acc.replace(&format!("{{{k}}}"), v)
+    })
+}
+
+async fn catalog_ids(
+    client: &reqwest::Client,
+    base: &str,
+    api_key: &str,
+) -> Result<BTreeSet<String>, String> {
+    let resp = client
+        .get(format!("{base}/api/v1/tools"))
+        .header("X-API-Key", api_key)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = resp.status();
+    let body: Value = resp
+        .json()
+        .await
+        .map_err(|e| format!("HTTP {status}, body is not JSON: {e}"))?;
+    let tools = body
+        .pointer("/data/tools")
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("HTTP {status}: no data.tools array"))?;
+    Ok(tools
+        .iter()
+        .filter_map(|t| {
+            Some(format!(
+                "{}:{}",
+                t.get("server_name")?.as_str()?,
+                t.get("name")?.as_str()?
+            ))
+        })
+        .collect())
+}
+
+fn diff_text(want: &BTreeSet<String>, have: &BTreeSet<String>) -> String {
+    let missing: Vec<&String> = want.difference(have).collect();
+    let extra: Vec<&String> = have.difference(want).collect();
+    let show = |v: &[&String]| {
+        let head: Vec<&str> = v.iter().take(20).map(|s| s.as_str()).collect();
+        if v.len() > 20 {
+            format!("{} … (+{})", head.join(", "), v.len() - 20)
+        } else {
+            head.join(", ")
+        }
+    };
+    format!(
+        "{} missing [{}]; {} extra [{}]",
+        missing.len(),
+        show(&missing),
+        extra.len(),
+        show(&extra)
+    )
+}
+
+/// Starts the proxy `kind` asks for, waits for it, and returns it as a retriever.
+pub async fn launch(
+    s: &Settings,
+    corpus: &Loaded<Corpus>,
+    golden: &GoldenSet,
+    sup: &Supervisor,
+) -> Result<Launched, SutError> {
+    let name = s.sut_file.name.clone().unwrap_or_else(|| match s.sut {
+        SutKind::Mcpproxy => "mcpproxy".into(),
+        SutKind::Reference => "reference-proxy".into(),
+        _ => "launched-proxy".into(),
+    });
+    let fail = |detail: String| SutError::Other {
+        system: name.clone(),
+        detail,
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("evalgate-launch-")
+        .tempdir()
+        .map_err(|e| fail(format!("cannot create a scratch directory: {e}")))?;
+    let data_dir = dir.path().join("data");
+    std::fs::create_dir_all(&data_dir)
+        .map_err(|e| fail(format!("cannot create {}: {e}", data_dir.display())))?;
+    let corpus_path: PathBuf = if corpus.source.embedded {
+        let p = dir.path().join("corpus.json");
+        std::fs::write(&p, crate::dataset::embedded::CORPUS)
+            .map_err(|e| fail(format!("cannot write {}: {e}", p.display())))?;
+        p
+    } else {
+        std::fs::canonicalize(&corpus.source.name)
+            .map_err(|e| fail(format!("{}: {e}", corpus.source.name)))?
+    };
+    let me = std::env::current_exe()
+        .map_err(|e| fail(format!("cannot find evalgate's own binary: {e}")))?;
+    let port = free_port().map_err(|e| fail(format!("no free loopback port: {e}")))?;
+    let listen = format!("127.0.0.1:{port}");
+    let api_key = random_key();
+    let cfg_path = dir.path().join("mcpproxy.json");
+    let cfg = proxy_config(
+        &corpus.value,
+        &corpus_path,
+        &me,
+        &listen,
+        &data_dir,
+        &api_key,
+    );
+    std::fs::write(
+        &cfg_path,
+        serde_json::to_string_pretty(&cfg).unwrap_or_default(),
+    )
+    .map_err(|e| fail(format!("cannot write {}: {e}", cfg_path.display())))?;
+    let vars = [
+        ("config", cfg_path.display().to_string()),
+        ("data_dir", data_dir.display().to_string()),
+        ("port", port.to_string()),
+        ("listen", listen.clone()),
+        ("api_key", api_key.clone()),
+    ];
+    let (program, args, mut env): (PathBuf, Vec<String>, Vec<(String, String)>) = match s.sut {
+        SutKind::Mcpproxy => {
+            let bin = s.sut_file.mcpproxy_bin.clone().ok_or_else(|| {
+                fail("--sut mcpproxy needs --mcpproxy-bin PATH (or [sut] mcpproxy_bin)".into())
+            })?;
+            let args = [
+                "serve",
+                "--config",
+                "{config}",
+                "--data-dir",
+                "{data_dir}",
+                "--listen",
+                "{listen}",
+                "--log-level",
+                "info",
+            ];
+            (bin, args.iter().map(|a| fill(a, &vars)).collect(), vec![])
+        }
+        SutKind::Reference => (
+            me.clone(),
+            ["proxy", "--config", "{config}", "--listen", "{listen}"]
+                .iter()
+                .map(|a| fill(a, &vars))
+                .collect(),
+            vec![],
+        ),
+        _ => {
+            let cmd = s
+                .sut_file
+                .launch
+                .command
+                .clone()
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| {
+                    fail("--sut launch needs [sut.launch] command = [...] in evalgate.toml".into())
+                })?;
+            (
+                PathBuf::from(fill(&cmd[0], &vars)),
+                cmd[1..].iter().map(|a| fill(a, &vars)).collect(),
+                vec![],
+            )
+        }
+    };
+    env.push(("MCPPROXY_API_KEY".into(), api_key.clone()));
+    for (k, v) in &s.sut_file.launch.env {
+        env.push((k.clone(), fill(v, &vars)));
+    }
+    let mut spec = Spec::new(name.clone(), program);
+    spec.args = args;
+    spec.env = env;
+    spec.cwd = Some(dir.path().to_path_buf());
+    let proxy = sup.spawn(spec).map_err(|e| SutError::Crashed {
+        system: name.clone(),
+        detail: format!("{e:#}"),
+    })?;
+
+    // wait until the catalog is exactly the corpus
+    let ready_timeout = s
+        .sut_file
+        .launch
+        .ready_timeout
+        .map(Duration::from_secs_f64)
+        .unwrap_or(READY_TIMEOUT);
+    let want: BTreeSet<String> = corpus
+        .value
+        .tools
+        .iter()
+        .map(|t| t.tool_id.clone())
+        .collect();
+    let base = format!("http://{listen}");
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .map_err(|e| fail(e.to_string()))?;
+    let start = Instant::now();
+    let mut last: String;
+    loop {
+        if let Some(status) = proxy.try_exited() {
+            return Err(SutError::Crashed {
+                system: name.clone(),
+                detail: format!(
+                    "the proxy exited ({status}) before its catalog was ready\n--- proxy log tail ---\n{}",
+                    proxy.log_tail(LOG_LINES)
+                ),
+            });
+        }
+        match catalog_ids(&client, &base, &api_key).await {
+            Ok(have) if have == want => break,
+            Ok(have) => last = diff_text(&want, &have),
+            Err(e) => last = e,
+        }
+        if start.elapsed() > ready_timeout {
+            return Err(SutError::Timeout {
+                system: name.clone(),
+                seconds: ready_timeout.as_secs_f64(),
+                context: format!(
+                    "waiting for the catalog to equal the corpus ({} tools): {last}\n--- proxy log tail ---\n{}",
+                    want.len(),
+                    proxy.log_tail(LOG_LINES)
+                ),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+
+    let search = McpSearch::connect(McpSearchSpec {
+        name: name.clone(),
+        endpoint: Endpoint::Http {
+            url: format!("{base}/mcp"),
+            headers: vec![("X-API-Key".into(), api_key.clone())],
+        },
+        tool: "retrieve_tools".into(),
+        query_arg: "query".into(),
+        limit_arg: Some("limit".into()),
+        extra_args: Default::default(),
+        mapper: Mapper::mcpproxy_retrieve_tools(),
+    })
+    .await
+    .map_err(|e| SutError::Crashed {
+        system: name.clone(),
+        detail: format!(
+            "{e:#}\n--- proxy log tail ---\n{}",
+            proxy.log_tail(LOG_LINES)
+        ),
+    })?;
+    let launched = Launched {
+        search,
+        proxy,
+        name: name.clone(),
+        _dir: dir,
+    };
+
+    // the index may still be settling: probe until two rounds agree
+    let probes: Vec<&crate::dataset::Query> = golden.queries.iter().take(3).collect();
+    let mut previous: Option<Vec<Vec<String>>> = None;
+    for _ in 0..20 {
+        let mut round = Vec::new();
+        for q in &probes {
+            let r = launched
+                .search(SearchRequest {
+                    run: 0,
+                    query_id: &q.id,
+                    text: &q.query,
+                    limit: crate::metrics::DEPTH + crate::metrics::HEADROOM,
+                })
+                .await?;
+            round.push(r.ids);
+        }
+        if previous.as_ref() == Some(&round) {
+            return Ok(launched);
+        }
+        previous = Some(round);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Err(SutError::Other {
+        system: name,
+        detail: "search answers did not stabilise after 20 probe rounds".into(),
+    })
+}

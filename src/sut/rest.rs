@@ -1,0 +1,118 @@
+//! `rest`: a plain HTTP search endpoint, e.g. mcpproxy's `GET /api/v1/index/search?q=&limit=`.
+//! The JSON body is mapped to ranked ids with a jq filter, like the MCP adapter.
+
+use super::mapping::Mapper;
+use super::{Ranked, Retriever, SearchRequest, SutError};
+use async_trait::async_trait;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct RestSearchSpec {
+    pub name: String,
+    /// Full search URL, e.g. `http://127.0.0.1:8080/api/v1/index/search`.
+    pub url: String,
+    pub query_param: String,
+    pub limit_param: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub mapper: Mapper,
+    pub timeout: Duration,
+}
+
+pub struct RestSearch {
+    spec: RestSearchSpec,
+    client: reqwest::Client,
+}
+
+impl RestSearch {
+    pub fn new(spec: RestSearchSpec) -> anyhow::Result<RestSearch> {
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (k, v) in &spec.headers {
+            headers.insert(
+                reqwest::header::HeaderName::from_bytes(k.as_bytes())?,
+                reqwest::header::HeaderValue::from_str(v)?,
+            );
+        }
+        let client = reqwest::Client::builder()
+            .default_headers(headers)
+            .timeout(spec.timeout)
+            .build()?;
+        Ok(RestSearch { spec, client })
+    }
+
+    async fn get(&self, req: &SearchRequest<'_>) -> Result<reqwest::Response, reqwest::Error> {
+        let mut q: Vec<(String, String)> =
+            vec![(self.spec.query_param.clone(), req.text.to_string())];
+        if let Some(l) = &self.spec.limit_param {
+            q.push((l.clone(), req.limit.to_string()));
+        }
+        self.client.get(&self.spec.url).query(&q).send().await
+    }
+}
+
+#[async_trait]
+impl Retriever for RestSearch {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+        let system = self.spec.name.clone();
+        let start = Instant::now();
+        let resp = match self.get(&req).await {
+            Ok(r) => r,
+            // a transport error is retried once
+            Err(e) if e.is_connect() || e.is_request() => {
+                self.get(&req).await.map_err(|e| SutError::Crashed {
+                    system: system.clone(),
+                    detail: format!("query {:?}: {e} (after one retry)", req.query_id),
+                })?
+            }
+            Err(e) if e.is_timeout() => {
+                return Err(SutError::Timeout {
+                    system,
+                    seconds: self.spec.timeout.as_secs_f64(),
+                    context: format!("query {:?}", req.query_id),
+                });
+            }
+            Err(e) => {
+                return Err(SutError::Other {
+                    system,
+                    detail: format!("query {:?}: {e}", req.query_id),
+                });
+            }
+        };
+        let status = resp.status();
+        let body = resp.text().await.map_err(|e| SutError::Crashed {
+            system: system.clone(),
+            detail: format!("query {:?}: reading the body: {e}", req.query_id),
+        })?;
+        let latency = start.elapsed();
+        if !status.is_success() {
+            return Err(SutError::Other {
+                system,
+                detail: format!(
+                    "query {:?}: HTTP {status}: {}",
+                    req.query_id,
+                    crate::report::sanitize::clip(&body, 300)
+                ),
+            });
+        }
+        let v: serde_json::Value = serde_json::from_str(&body).map_err(|e| SutError::Garbage {
+            system: system.clone(),
+            detail: format!(
+                "query {:?}: the body is not JSON ({e}): {}",
+                req.query_id,
+                crate::report::sanitize::clip(&body, 200)
+            ),
+        })?;
+        let ids = self
+            .spec
+            .mapper
+            .map_payload(&v)
+            .map_err(|e| SutError::Garbage {
+                system,
+                detail: format!("query {:?}: {e}", req.query_id),
+            })?;
+        Ok(Ranked { ids, latency })
+    }
+}
