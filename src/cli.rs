@@ -138,8 +138,13 @@ pub struct ProxyArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches.
-    #[arg(long, hide = true, default_value = "none")]
+    /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches, drop-tool=SERVER:TOOL.
+    #[arg(
+        long,
+        hide = true,
+        env = "EVALGATE_PROXY_FAULT",
+        default_value = "none"
+    )]
     pub fault: crate::proxy::Fault,
 }
 

@@ -963,6 +963,33 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn descendant_that_left_the_group_is_killed_too() {
+        init();
+        let sup = Supervisor::new();
+        let m = sup
+            .spawn(sh("escaper", "setsid sleep 300 & sleep 300 & wait"))
+            .unwrap();
+        let mut kids = Vec::new();
+        eventually(
+            "a grandchild to leave the group",
+            Duration::from_secs(10),
+            || {
+                kids = descendants(m.pid());
+                let out = kids
+                    .iter()
+                    .filter(|p| read_stat(**p).is_some_and(|s| s.pgrp != m.pid()));
+                kids.len() == 2 && out.count() == 1
+            },
+        )
+        .await;
+
+        sup.shutdown(Duration::from_secs(2)).await;
+        for p in kids.iter().chain([&m.pid()]) {
+            assert!(gone(*p), "/proc/{p} still exists: {:?}", read_stat(*p));
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn child_ignoring_sigterm_is_killed_after_grace() {
         init();
         let sup = Supervisor::new();

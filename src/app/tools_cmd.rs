@@ -139,7 +139,7 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
 
 /// `proxy`: serves until killed.
 pub async fn cmd_proxy(a: &crate::cli::ProxyArgs) -> anyhow::Result<i32> {
-    crate::proxy::run(&a.config, &a.listen, a.fault)
+    crate::proxy::run(&a.config, &a.listen, a.fault.clone())
         .await
         .map_err(|e| BadInput(format!("{e:#}")))?;
     Ok(0)

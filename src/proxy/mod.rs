@@ -21,7 +21,7 @@ use std::sync::Arc;
 use tokio::sync::{Mutex, RwLock};
 
 /// Faults the proxy can be told to inject (testing hook for the launcher's failure handling).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {
     None,
     /// Exit with status 101 on the Nth search.
@@ -30,6 +30,8 @@ pub enum Fault {
     HangAfter(usize),
     /// Answer the Nth and later searches with text that is not JSON.
     GarbageAfter(usize),
+    /// Leave this `server:tool` out of the catalog (a catalog that never matches the corpus).
+    DropTool(String),
 }
 
 impl std::str::FromStr for Fault {
@@ -80,7 +82,10 @@ pub struct State {
 impl State {
     /// Rebuilds the index from every connected upstream's current tools.
     pub async fn reindex(&self) -> anyhow::Result<()> {
-        let tools = self.upstreams.all_tools().await;
+        let mut tools = self.upstreams.all_tools().await;
+        if let Fault::DropTool(id) = &self.fault {
+            tools.retain(|t| &t.tool_id != id);
+        }
         let cat = Catalog::new(tools)?;
         *self.catalog.lock().await = cat;
         Ok(())

@@ -59,3 +59,48 @@ pub fn baseline_copy(dir: &Path) -> PathBuf {
     std::fs::copy(root().join("baselines/default.json"), &p).unwrap();
     p
 }
+
+/// A real MCP server installed by tests/setup-mcp-servers.sh (fails loudly when missing).
+pub fn real_server(rel: &str) -> PathBuf {
+    let base = std::env::var_os("EVALGATE_TEST_SERVERS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/mcp-servers"));
+    let p = base.join(rel);
+    assert!(
+        p.exists(),
+        "{} is missing: run `bash tests/setup-mcp-servers.sh` first (.ci/run does)",
+        p.display()
+    );
+    p
+}
+
+pub fn mcp_time() -> PathBuf {
+    real_server("venv/bin/mcp-server-time")
+}
+
+pub fn mcp_memory() -> PathBuf {
+    real_server("npm/node_modules/.bin/mcp-server-memory")
+}
+
+pub fn evalgate_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_evalgate"))
+}
+
+/// Runs `evalgate` with extra environment variables.
+pub fn evalgate_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_evalgate"));
+    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
+    for v in [
+        "EVALGATE_BASELINE",
+        "EVALGATE_CORPUS",
+        "EVALGATE_GOLDEN",
+        "EVALGATE_SECURITY_CORPUS",
+        "EVALGATE_PROXY_FAULT",
+    ] {
+        c.env_remove(v);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("evalgate runs")
+}

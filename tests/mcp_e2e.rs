@@ -1,0 +1,525 @@
+//! End to end over real MCP: real servers installed from the registries, snapshots, replay
+//! servers, the reference proxy launched by evalgate, MCP and REST search paths.
+
+mod common;
+use common::*;
+use evalgate::mcp::{self, Endpoint};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn stdio(program: &Path, args: &[&str]) -> Endpoint {
+    Endpoint::Stdio {
+        program: program.display().to_string(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        env: vec![],
+        cwd: None,
+    }
+}
+
+async fn list_canonical(ep: &Endpoint) -> String {
+    let c = mcp::connect(ep, ()).await.expect("connects");
+    let mut tools = c.peer().list_all_tools().await.expect("lists");
+    let _ = c.cancel().await;
+    // the corpus is sorted by id, so compare the definitions in name order
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    mcp::canonical_tools(&tools)
+}
+
+/// Snapshots the two real servers into one corpus file with fixed `taken`.
+fn snapshot_real(dir: &Path) -> std::path::PathBuf {
+    let out = dir.join("corpus.json");
+    let o = evalgate(
+        dir,
+        &[
+            "corpus",
+            "snapshot",
+            "--server",
+            "time",
+            "--out",
+            out.to_str().unwrap(),
+            "--corpus-version",
+            "corpus_v0",
+            "--taken",
+            "2026-11-21T00:00:00Z",
+            "--registry",
+            "pypi",
+            "--package",
+            "mcp-server-time",
+            "--package-version",
+            "2026.10.19",
+            "--license",
+            "MIT",
+            "--",
+            mcp_time().to_str().unwrap(),
+            "--local-timezone",
+            "UTC",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let mem = dir.join("memory.json");
+    let o = evalgate_env(
+        dir,
+        &[
+            "corpus",
+            "snapshot",
+            "--server",
+            "memory",
+            "--merge",
+            "--out",
+            out.to_str().unwrap(),
+            "--taken",
+            "2026-11-21T00:00:00Z",
+            "--",
+            mcp_memory().to_str().unwrap(),
+        ],
+        &[("MEMORY_FILE_PATH", mem.to_str().unwrap())],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    out
+}
+
+#[tokio::test]
+async fn a_snapshot_of_real_servers_replays_byte_for_byte() {
+    let d = tempdir();
+    let corpus = snapshot_real(d.path());
+    let c = read_json(&corpus);
+    let ids: Vec<&str> = c["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool_id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"time:get_current_time") && ids.contains(&"memory:create_entities"),
+        "{ids:?}"
+    );
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted, "tools are sorted by id");
+    let servers = c["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 2);
+    let time = servers.iter().find(|s| s["name"] == "time").unwrap();
+    assert_eq!(time["server_info"]["name"], "mcp-time");
+    assert_eq!(time["package"], "mcp-server-time");
+    assert_eq!(time["license"], "MIT");
+    assert_eq!(time["taken"], "2026-11-21T00:00:00Z");
+    assert!(time["client_capabilities"].is_object() && time["protocol_version"].is_string());
+    // the file validates as a corpus
+    let o = evalgate(
+        d.path(),
+        &[
+            "validate",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--golden",
+            golden_for(d.path(), &corpus).to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+
+    // the replay server's tools/list equals the real server's, byte for byte (canonical JSON)
+    let me = evalgate_bin();
+    let mem = d.path().join("m.json");
+    let real_time = list_canonical(&stdio(&mcp_time(), &["--local-timezone", "UTC"])).await;
+    let replay_time = list_canonical(&stdio(
+        &me,
+        &[
+            "replay",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--server",
+            "time",
+        ],
+    ))
+    .await;
+    assert_eq!(real_time, replay_time);
+    let real_mem = list_canonical(&Endpoint::Stdio {
+        program: mcp_memory().display().to_string(),
+        args: vec![],
+        env: vec![("MEMORY_FILE_PATH".into(), mem.display().to_string())],
+        cwd: None,
+    })
+    .await;
+    let replay_mem = list_canonical(&stdio(
+        &me,
+        &[
+            "replay",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--server",
+            "memory",
+        ],
+    ))
+    .await;
+    assert_eq!(real_mem, replay_mem);
+    // and a snapshot of the replay is the same corpus file
+    let again = d.path().join("again.json");
+    let o = evalgate(
+        d.path(),
+        &[
+            "corpus",
+            "snapshot",
+            "--server",
+            "time",
+            "--out",
+            again.to_str().unwrap(),
+            "--taken",
+            "2026-11-21T00:00:00Z",
+            "--",
+            me.to_str().unwrap(),
+            "replay",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--server",
+            "time",
+        ],
+    );
+    assert_eq!(code(&o), 0);
+    let a = read_json(&again);
+    let time_tools: Vec<&Value> = c["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["server"] == "time")
+        .collect();
+    assert_eq!(
+        a["tools"].as_array().unwrap().iter().collect::<Vec<_>>(),
+        time_tools
+    );
+}
+
+/// A golden set for the snapshot: the shipped queries whose labels are all on time/memory.
+fn golden_for(dir: &Path, corpus: &Path) -> std::path::PathBuf {
+    let c = read_json(corpus);
+    let ids: std::collections::HashSet<String> = c["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool_id"].as_str().unwrap().to_string())
+        .collect();
+    let g = shipped("golden.json");
+    let queries: Vec<Value> = g["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| {
+            q["labels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|l| ids.contains(l["tool_id"].as_str().unwrap()))
+        })
+        .cloned()
+        .collect();
+    assert!(
+        queries.len() >= 5,
+        "only {} shipped queries are about time/memory",
+        queries.len()
+    );
+    write_json(
+        dir,
+        "golden.json",
+        &json!({"version": "golden_real", "corpus_version": c["version"], "queries": queries}),
+    )
+}
+
+#[test]
+fn the_reference_proxy_launched_over_replayed_real_servers_matches_the_embedded_retriever() {
+    let d = tempdir();
+    let corpus = snapshot_real(d.path());
+    let golden = golden_for(d.path(), &corpus);
+    let (c, g) = (corpus.to_str().unwrap(), golden.to_str().unwrap());
+    let o = evalgate(
+        d.path(),
+        &[
+            "retrieval",
+            "--corpus",
+            c,
+            "--golden",
+            g,
+            "--runs",
+            "2",
+            "--out",
+            "embedded",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = evalgate(
+        d.path(),
+        &[
+            "retrieval",
+            "--corpus",
+            c,
+            "--golden",
+            g,
+            "--runs",
+            "2",
+            "--sut",
+            "reference",
+            "--out",
+            "proxy",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let a = read_json(&d.path().join("embedded/report.json"));
+    let b = read_json(&d.path().join("proxy/report.json"));
+    assert_eq!(b["retrieval"]["retriever"], "reference-proxy");
+    assert_eq!(
+        a["retrieval"]["metrics"], b["retrieval"]["metrics"],
+        "metrics differ between in-process and launched"
+    );
+    for (x, y) in a["retrieval"]["per_query"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(b["retrieval"]["per_query"].as_array().unwrap())
+    {
+        assert_eq!(x["retrieved"], y["retrieved"], "query {}", x["id"]);
+    }
+    assert!(b["retrieval"]["latency_ms"]["p95"].as_f64().unwrap() > 0.0);
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct KillOnDrop(Child);
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `evalgate proxy` over replays of the shipped corpus; returns (child, base URL, key).
+fn start_proxy(dir: &Path) -> (KillOnDrop, String, String) {
+    let corpus_path = root().join("datasets/v0/corpus.json");
+    let corpus: evalgate::dataset::Corpus = serde_json::from_value(shipped("corpus.json")).unwrap();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let cfg = evalgate::launch::proxy_config(
+        &corpus,
+        &corpus_path,
+        &evalgate_bin(),
+        &listen,
+        dir,
+        "sekret",
+    );
+    let cfg_path = write_json(dir, "proxy.json", &cfg);
+    let child = Command::new(evalgate_bin())
+        .args([
+            "proxy",
+            "--config",
+            cfg_path.to_str().unwrap(),
+            "--listen",
+            &listen,
+        ])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let guard = KillOnDrop(child);
+    let base = format!("http://{listen}");
+    let start = Instant::now();
+    loop {
+        let ready = Command::new("curl")
+            .args([
+                "-sf",
+                "-H",
+                "X-API-Key: sekret",
+                &format!("{base}/api/v1/tools"),
+            ])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok());
+        if ready
+            .as_ref()
+            .and_then(|v| v["data"]["tools"].as_array())
+            .is_some_and(|t| t.len() == corpus.tools.len())
+        {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "proxy not ready");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (guard, base, "sekret".into())
+}
+
+#[test]
+fn mcp_retrieve_tools_and_rest_search_give_identical_rankings() {
+    let d = tempdir();
+    let (_proxy, base, key) = start_proxy(d.path());
+    let header = format!("X-API-Key:{key}");
+    let mcp_url = format!("{base}/mcp");
+    let o = evalgate(
+        d.path(),
+        &[
+            "retrieval",
+            "--sut",
+            "mcp",
+            "--url",
+            &mcp_url,
+            "--header",
+            &header,
+            "--out",
+            "mcp",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let rest_url = format!("{base}/api/v1/index/search");
+    let o = evalgate(
+        d.path(),
+        &[
+            "retrieval",
+            "--sut",
+            "rest",
+            "--url",
+            &rest_url,
+            "--header",
+            &header,
+            "--out",
+            "rest",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let a = read_json(&d.path().join("mcp/report.json"));
+    let b = read_json(&d.path().join("rest/report.json"));
+    let ranks = |r: &Value| -> Vec<Value> {
+        r["retrieval"]["observations"]["runs"][0]["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q["ranked"].clone())
+            .collect()
+    };
+    assert_eq!(ranks(&a), ranks(&b));
+    assert_eq!(a["retrieval"]["metrics"], b["retrieval"]["metrics"]);
+    // and both equal the in-process retriever on the same corpus
+    let o = evalgate(d.path(), &["retrieval", "--out", "emb", "-q"]);
+    assert_eq!(code(&o), 0);
+    let e = read_json(&d.path().join("emb/report.json"));
+    assert_eq!(e["retrieval"]["metrics"], a["retrieval"]["metrics"]);
+    // a wrong API key is refused by the REST path: the system cannot be measured
+    let o = evalgate(
+        d.path(),
+        &[
+            "retrieval",
+            "--sut",
+            "rest",
+            "--url",
+            &rest_url,
+            "--header",
+            "X-API-Key:wrong",
+            "--out",
+            "bad",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 3);
+    let r = read_json(&d.path().join("bad/report.json"));
+    assert!(
+        r["failure"]["detail"].as_str().unwrap().contains("401"),
+        "{}",
+        r["failure"]
+    );
+}
+
+#[tokio::test]
+async fn the_rug_pull_replay_sends_list_changed_and_serves_the_new_definition() {
+    use rmcp::ClientHandler;
+    use rmcp::service::NotificationContext;
+    use std::sync::Arc;
+    use tokio::sync::Notify;
+
+    #[derive(Clone)]
+    struct Watch(Arc<Notify>);
+    impl ClientHandler for Watch {
+        async fn on_tool_list_changed(&self, _c: NotificationContext<rmcp::RoleClient>) {
+            self.0.notify_one();
+        }
+    }
+    let sec = shipped("security.json");
+    let entry = sec["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["category"] == "rug_pull" && e["after"].is_object() && e["server"].is_string())
+        .unwrap()
+        .clone();
+    let server = entry["server"].as_str().unwrap();
+    let tool = entry["before"]["name"].as_str().unwrap();
+    // the shipped corpus has no tool on the entry's server: the replay serves the entry alone
+    let corpus = root().join("datasets/v0/corpus.json");
+    let notify = Arc::new(Notify::new());
+    for mode in ["after-list", "after-call"] {
+        let ep = stdio(
+            &evalgate_bin(),
+            &[
+                "replay",
+                "--corpus",
+                corpus.to_str().unwrap(),
+                "--security-corpus",
+                root().join("datasets/v0/security.json").to_str().unwrap(),
+                "--server",
+                server,
+                "--rug-pull",
+                mode,
+            ],
+        );
+        let c = mcp::connect(&ep, Watch(notify.clone())).await.unwrap();
+        let find = |tools: &[rmcp::model::Tool]| {
+            serde_json::to_value(tools.iter().find(|t| t.name == tool).unwrap()).unwrap()
+        };
+        let first = c.peer().list_tools(None).await.unwrap().tools;
+        assert_eq!(
+            evalgate::sut::drift::canonical_json(&find(&first)),
+            evalgate::sut::drift::canonical_json(
+                &serde_json::to_value(
+                    serde_json::from_value::<rmcp::model::Tool>(entry["before"].clone()).unwrap()
+                )
+                .unwrap()
+            )
+        );
+        if mode == "after-call" {
+            // no switch before a call
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let still = c.peer().list_tools(None).await.unwrap().tools;
+            assert_eq!(find(&still), find(&first));
+            let r = c
+                .peer()
+                .call_tool(
+                    rmcp::model::CallToolRequestParams::new(tool.to_string())
+                        .with_arguments(json!({"x": 1}).as_object().unwrap().clone()),
+                )
+                .await
+                .unwrap();
+            let s = r.structured_content.unwrap();
+            assert_eq!(
+                (s["tool"].as_str(), s["server"].as_str(), &s["arguments"]),
+                (Some(tool), Some(server), &json!({"x": 1}))
+            );
+        }
+        tokio::time::timeout(Duration::from_secs(5), notify.notified())
+            .await
+            .unwrap_or_else(|_| panic!("{mode}: no list_changed"));
+        let second = c.peer().list_tools(None).await.unwrap().tools;
+        let after: rmcp::model::Tool = serde_json::from_value(entry["after"].clone()).unwrap();
+        assert_eq!(
+            find(&second),
+            serde_json::to_value(&after).unwrap(),
+            "{mode}: the new definition is served"
+        );
+        assert_ne!(find(&second), find(&first));
+        let _ = c.cancel().await;
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the real MCP servers the end-to-end tests snapshot and replay, from the registries,
+# pinned (versions and licences as in datasets/tools/servers.json):
+#   PyPI  mcp-server-time 2026.10.19 (MIT), transitive pins from datasets/tools/requirements.lock
+#   npm   @modelcontextprotocol/server-memory 2026.1.26 (MIT)
+# into target/mcp-servers/ (git-ignored). Idempotent; .ci/run calls it.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dest="${EVALGATE_TEST_SERVERS:-$root/target/mcp-servers}"
+mkdir -p "$dest"
+
+if [ ! -x "$dest/venv/bin/mcp-server-time" ]; then
+  echo "installing mcp-server-time into $dest/venv"
+  python3 -m venv "$dest/venv"
+  "$dest/venv/bin/pip" install --quiet --disable-pip-version-check \
+    -c "$root/datasets/tools/requirements.lock" "mcp-server-time==2026.10.19"
+fi
+
+if [ ! -x "$dest/npm/node_modules/.bin/mcp-server-memory" ]; then
+  echo "installing @modelcontextprotocol/server-memory into $dest/npm"
+  mkdir -p "$dest/npm"
+  npm install --prefix "$dest/npm" --ignore-scripts --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/server-memory@2026.1.26"
+fi
+echo "MCP test servers ready in $dest"
