@@ -4,6 +4,7 @@
 #   bash datasets/regenerate.sh            # install (if needed) + snapshot
 #   EVALGATE_MCP_SCRATCH=/some/dir bash datasets/regenerate.sh
 #
+# The snapshot is `evalgate corpus snapshot` (rmcp), driven by tools/snapshot_all.py.
 # Servers are installed OUTSIDE the repo (default /tmp/evalgate-mcp-scratch):
 #   npm  : npm ci from datasets/tools/npm/{package.json,package-lock.json} (install scripts off,
 #          so puppeteer does not try to download a browser; listing tools does not need one)
@@ -67,7 +68,13 @@ fi
 rm -f "$work/memory.jsonl"
 
 mkdir -p "$(dirname "$out")"
-python3 "$tools/snapshot.py" corpus \
+# the snapshot itself is taken by evalgate (rmcp); build it unless EVALGATE points at a binary
+if [[ -z "${EVALGATE:-}" ]]; then
+  (cd "$here/.." && cargo build --release --quiet)
+  EVALGATE="$here/../target/release/evalgate"
+fi
+python3 "$tools/snapshot_all.py" \
+  --evalgate "$EVALGATE" \
   --pins "$tools/servers.json" \
   --out "$out" \
   --npm-prefix "$npm_prefix" \

@@ -114,7 +114,23 @@ impl Retriever for Launched {
         &self.name
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
-        self.search.search(req).await.map_err(|e| self.explain(e))
+        // a proxy that dies under a query is reported at once, not after the query's timeout
+        let died = async {
+            loop {
+                if let Some(status) = self.proxy.try_exited() {
+                    return status;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        };
+        let query = req.query_id.to_string();
+        tokio::select! {
+            r = self.search.search(req) => r.map_err(|e| self.explain(e)),
+            status = died => Err(SutError::Crashed {
+                system: self.name.clone(),
+                detail: format!("the proxy process exited ({status}) while answering query {query:?}\n--- proxy log tail ---\n{}", self.proxy.log_tail(LOG_LINES)),
+            }),
+        }
     }
 }
 

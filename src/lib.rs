@@ -47,6 +47,17 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             return 2;
         }
     };
+    if matches!(
+        cli.command,
+        cli::Command::Run(_)
+            | cli::Command::Retrieval(_)
+            | cli::Command::Security(_)
+            | cli::Command::Baseline(_)
+    ) {
+        // orphaned grandchildren of a launched proxy are re-parented to us, so the supervisor
+        // sees and reaps them (best effort: not every kernel allows it)
+        let _ = process::become_child_subreaper();
+    }
     let result = rt.block_on(async {
         match &cli.command {
             cli::Command::Run(a) => app::cmd_eval(a, app::Part::Both).await,

@@ -110,10 +110,19 @@ pub async fn take(
     extra.insert("taken".into(), json!(taken));
     extra.insert("transport".into(), json!(ep.transport_name()));
     match ep {
-        Endpoint::Stdio { program, args, .. } => {
+        // env values may be credentials (even dummy ones): record the names only
+        Endpoint::Stdio {
+            program, args, env, ..
+        } => {
             let mut cmd = vec![program.clone()];
             cmd.extend(args.iter().cloned());
             extra.insert("command".into(), json!(cmd));
+            if !env.is_empty() {
+                extra.insert(
+                    "env_names".into(),
+                    json!(env.iter().map(|(k, _)| k).collect::<Vec<_>>()),
+                );
+            }
         }
         // header values may be credentials: record the names only
         Endpoint::Http { url, headers } => {

@@ -523,3 +523,71 @@ async fn the_rug_pull_replay_sends_list_changed_and_serves_the_new_definition() 
         let _ = c.cancel().await;
     }
 }
+
+#[test]
+fn a_generic_launch_from_evalgate_toml_measures_like_the_reference_proxy() {
+    let d = tempdir();
+    let me = evalgate_bin();
+    let toml = format!(
+        "[run]\nruns = 1\n\n[sut]\nkind = \"launch\"\nname = \"my-proxy\"\n\n[sut.launch]\ncommand = [{:?}, \"proxy\", \"--config\", \"{{config}}\", \"--listen\", \"{{listen}}\"]\nready_timeout = 30\n",
+        me.display().to_string()
+    );
+    std::fs::write(d.path().join("evalgate.toml"), toml).unwrap();
+    let o = evalgate(
+        d.path(),
+        &["retrieval", "--no-baseline", "--out", "launched", "-q"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = evalgate(
+        d.path(),
+        &[
+            "retrieval",
+            "--sut",
+            "embedded",
+            "--no-baseline",
+            "--out",
+            "emb",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let a = read_json(&d.path().join("launched/report.json"));
+    let b = read_json(&d.path().join("emb/report.json"));
+    assert_eq!(a["retrieval"]["retriever"], "my-proxy");
+    assert_eq!(a["retrieval"]["metrics"], b["retrieval"]["metrics"]);
+    // a flag wins over the file
+    let o = evalgate(
+        d.path(),
+        &[
+            "retrieval",
+            "--sut",
+            "embedded",
+            "--runs",
+            "2",
+            "--no-baseline",
+            "--out",
+            "flag",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0);
+    let c = read_json(&d.path().join("flag/report.json"));
+    assert_eq!(
+        c["retrieval"]["retriever"], "embedded",
+        "--sut on the command line wins over [sut] kind"
+    );
+    assert_eq!(c["runs"], 2);
+    // a misspelt key is a clear error naming the file and line
+    std::fs::write(
+        d.path().join("bad.toml"),
+        "[sut]\nkind = \"launch\"\n[sut.lanch]\ncommand = []\n",
+    )
+    .unwrap();
+    let o = evalgate(d.path(), &["retrieval", "--config", "bad.toml"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("bad.toml:3:") && stderr(&o).contains("lanch"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -82,11 +82,18 @@ pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
     for (kind, pin) in &new.datasets {
         let o = old.and_then(|o| o.datasets.get(kind));
         if o != Some(pin) {
+            let show = |p: Option<&crate::baseline::DatasetPin>| match p {
+                Some(p) => format!(
+                    "{} (sha256 {})",
+                    p.version.as_deref().unwrap_or("unversioned"),
+                    &p.sha256[..12.min(p.sha256.len())]
+                ),
+                None => "none".into(),
+            };
             out.push(format!(
-                "datasets.{kind}: {:?} → {:?} (sha256 {})",
-                o.and_then(|o| o.version.clone()),
-                pin.version,
-                &pin.sha256[..12.min(pin.sha256.len())]
+                "datasets.{kind}: {} → {}",
+                show(o),
+                show(Some(pin))
             ));
         }
     }

@@ -40,19 +40,22 @@ impl std::str::FromStr for Fault {
         if s == "none" {
             return Ok(Fault::None);
         }
-        let (kind, n) = s.split_once('=').ok_or_else(|| {
-            format!("expected crash-after=N, hang-after=N or garbage-after=N, got {s:?}")
-        })?;
-        let n: usize = n
+        let expected =
+            "expected none, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
+        let (kind, arg) = s
+            .split_once('=')
+            .ok_or_else(|| format!("{expected}, got {s:?}"))?;
+        if kind == "drop-tool" {
+            return Ok(Fault::DropTool(arg.to_string()));
+        }
+        let n: usize = arg
             .parse()
             .map_err(|_| format!("expected a number after '=' in {s:?}"))?;
         match kind {
             "crash-after" => Ok(Fault::CrashAfter(n)),
             "hang-after" => Ok(Fault::HangAfter(n)),
             "garbage-after" => Ok(Fault::GarbageAfter(n)),
-            _ => Err(format!(
-                "unknown fault {kind:?}: expected crash-after, hang-after or garbage-after"
-            )),
+            _ => Err(format!("unknown fault {kind:?}: {expected}")),
         }
     }
 }

@@ -1,0 +1,128 @@
+//! A misbehaving system under test: catalog mismatch, crash mid-run, hang, garbage. Each ends
+//! in exit code 3 with a named cause and a partial report, and leaves no process behind.
+//! One test in its own binary, so the process-table check sees only its own children.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+fn survivors() -> Vec<String> {
+    evalgate::process::descendants(std::process::id())
+        .into_iter()
+        .filter_map(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                .ok()
+                .map(|c| format!("{p}: {}", c.replace('\0', " ")))
+        })
+        .collect()
+}
+
+fn run_fault(dir: &std::path::Path, out: &str, fault: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "retrieval",
+        "--sut",
+        "reference",
+        "--no-baseline",
+        "--out",
+        out,
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    let o = evalgate_env(dir, &args, &[("EVALGATE_PROXY_FAULT", fault)]);
+    assert_eq!(
+        code(&o),
+        3,
+        "{fault}: stdout {} stderr {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    // give orphans (if any) a moment to be re-parented to us
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let left = survivors();
+    assert!(left.is_empty(), "{fault}: processes survived: {left:?}");
+    let r = read_json(&dir.join(out).join("report.json"));
+    assert_eq!(r["gate"]["verdict"], "error", "{fault}");
+    r
+}
+
+#[test]
+fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_orphan() {
+    evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+    let d = tempdir();
+    std::fs::write(
+        d.path().join("evalgate.toml"),
+        "[sut.launch]\nready_timeout = 4\n",
+    )
+    .unwrap();
+
+    // a catalog that never equals the corpus: the diff names the missing tool
+    let r = run_fault(d.path(), "mismatch", "drop-tool=time:convert_time", &[]);
+    assert_eq!(r["failure"]["kind"], "timeout");
+    let ctx = r["failure"]["context"].as_str().unwrap();
+    assert!(
+        ctx.contains("1 missing [time:convert_time]") && ctx.contains("0 extra"),
+        "{ctx}"
+    );
+    assert!(
+        ctx.contains("proxy log tail") && ctx.contains("listening on"),
+        "{ctx}"
+    );
+
+    // a crash mid-run: the exit is named and what was measured before it is kept
+    let r = run_fault(d.path(), "crash", "crash-after=30", &[]);
+    assert_eq!(r["failure"]["kind"], "crashed");
+    let detail = r["failure"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("exited") && detail.contains("101"),
+        "{detail}"
+    );
+    let seen = r["retrieval"]["observations"]["runs"][0]["queries"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(seen > 0 && seen < 109, "{seen} queries observed");
+    assert!(r["retrieval"]["metrics"]["recall_at_5"]["mean"].is_number());
+
+    // a hang: bounded by the per-query timeout
+    let r = run_fault(d.path(), "hang", "hang-after=10", &["--timeout", "2"]);
+    assert_eq!(r["failure"]["kind"], "timeout");
+    assert!(
+        r["failure"]["context"].as_str().unwrap().contains("query"),
+        "{}",
+        r["failure"]
+    );
+
+    // garbage instead of a result
+    let r = run_fault(d.path(), "garbage", "garbage-after=10", &[]);
+    assert_eq!(r["failure"]["kind"], "garbage");
+    assert!(
+        r["failure"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not JSON")
+            || r["failure"]["detail"].as_str().unwrap().contains("JSON"),
+        "{}",
+        r["failure"]
+    );
+
+    // and the same through the terminal: the cause is printed
+    let o = evalgate_env(
+        d.path(),
+        &[
+            "retrieval",
+            "--sut",
+            "reference",
+            "--no-baseline",
+            "--out",
+            "t",
+        ],
+        &[("EVALGATE_PROXY_FAULT", "crash-after=5")],
+    );
+    assert_eq!(code(&o), 3);
+    assert!(
+        stdout(&o).contains("SYSTEM UNDER TEST FAILED") && stdout(&o).contains("crashed"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(survivors().is_empty());
+}
