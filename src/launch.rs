@@ -301,6 +301,19 @@ pub async fn launch(
     spec.args = args;
     spec.env = env;
     spec.cwd = Some(dir.path().to_path_buf());
+    if !s.quiet {
+        eprintln!(
+            "{name}: starting {} on {listen} over {} replayed server(s)",
+            spec.program.display(),
+            corpus
+                .value
+                .tools
+                .iter()
+                .map(|t| t.server_name())
+                .collect::<BTreeSet<_>>()
+                .len()
+        );
+    }
     let proxy = sup.spawn(spec).map_err(|e| SutError::Crashed {
         system: name.clone(),
         detail: format!("{e:#}"),
@@ -355,6 +368,13 @@ pub async fn launch(
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
 
+    if !s.quiet {
+        eprintln!(
+            "{name}: catalog ready ({} tools) after {:.1} s",
+            want.len(),
+            start.elapsed().as_secs_f64()
+        );
+    }
     let search = McpSearch::connect(McpSearchSpec {
         name: name.clone(),
         endpoint: Endpoint::Http {

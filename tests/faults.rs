@@ -125,4 +125,55 @@ fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_
         stdout(&o)
     );
     assert!(survivors().is_empty());
+
+    // Ctrl-C while the proxy is up (its first search hangs): exit 130, nothing left behind
+    let child = std::process::Command::new(evalgate_bin())
+        .args([
+            "retrieval",
+            "--sut",
+            "reference",
+            "--no-baseline",
+            "--out",
+            "int",
+            "-q",
+            "--timeout",
+            "60",
+        ])
+        .current_dir(d.path())
+        .env("EVALGATE_PROXY_FAULT", "hang-after=1")
+        .env_remove("EVALGATE_CONFIG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // wait until the proxy and its replay servers run under evalgate
+    let start = std::time::Instant::now();
+    while evalgate::process::descendants(pid).len() < 3 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "the proxy never came up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let kids = evalgate::process::descendants(pid).len();
+    assert!(
+        kids >= 15,
+        "expected the proxy and 14 replay servers, found {kids}"
+    );
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(survivors().is_empty(), "after Ctrl-C: {:?}", survivors());
 }

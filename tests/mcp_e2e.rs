@@ -591,3 +591,65 @@ fn a_generic_launch_from_evalgate_toml_measures_like_the_reference_proxy() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_streamable_http_server_is_snapshotted_with_headers_that_are_never_written() {
+    let d = tempdir();
+    let (_proxy, base, key) = start_proxy(d.path());
+    let out = d.path().join("http.json");
+    let header = format!("X-API-Key:{key}");
+    let o = evalgate(
+        d.path(),
+        &[
+            "corpus",
+            "snapshot",
+            "--server",
+            "proxy",
+            "--url",
+            &format!("{base}/mcp"),
+            "--header",
+            &header,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !text.contains(&key),
+        "a header value was written to the corpus"
+    );
+    let c: Value = serde_json::from_str(&text).unwrap();
+    let ids: Vec<&str> = c["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["proxy:call_tool", "proxy:retrieve_tools"]);
+    let s = &c["servers"][0];
+    assert_eq!(s["transport"], "streamable-http");
+    assert_eq!(s["header_names"], json!(["X-API-Key"]));
+    assert_eq!(s["server_info"]["name"], "evalgate-proxy");
+    // an unreachable server is a named failure, exit 3
+    let port = free_port();
+    let o = evalgate(
+        d.path(),
+        &[
+            "corpus",
+            "snapshot",
+            "--server",
+            "gone",
+            "--url",
+            &format!("http://127.0.0.1:{port}/mcp"),
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("snapshot of server \"gone\" failed"),
+        "{}",
+        stderr(&o)
+    );
+}
