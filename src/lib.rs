@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod dataset;
 pub mod gate;
+pub mod github;
 pub mod launch;
 pub mod mcp;
 pub mod measure;
@@ -71,6 +72,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             cli::Command::Corpus(cli::CorpusCommand::Snapshot(a)) => app::cmd_snapshot(a).await,
             cli::Command::Replay(a) => app::cmd_replay(a).await,
             cli::Command::Proxy(a) => app::cmd_proxy(a).await,
+            cli::Command::Publish(a) => app::cmd_publish(a).await,
         }
     });
     match result {

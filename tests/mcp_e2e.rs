@@ -6,7 +6,7 @@ use common::*;
 use evalgate::mcp::{self, Endpoint};
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 fn stdio(program: &Path, args: &[&str]) -> Endpoint {
@@ -300,57 +300,74 @@ impl Drop for KillOnDrop {
 }
 
 /// Starts `evalgate proxy` over replays of the shipped corpus; returns (child, base URL, key).
+/// A port taken between choosing and binding makes the proxy exit: then it is retried.
 fn start_proxy(dir: &Path) -> (KillOnDrop, String, String) {
     let corpus_path = root().join("datasets/v0/corpus.json");
     let corpus: evalgate::dataset::Corpus = serde_json::from_value(shipped("corpus.json")).unwrap();
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let cfg = evalgate::launch::proxy_config(
-        &corpus,
-        &corpus_path,
-        &evalgate_bin(),
-        &listen,
-        dir,
-        "sekret",
-    );
-    let cfg_path = write_json(dir, "proxy.json", &cfg);
-    let child = Command::new(evalgate_bin())
-        .args([
-            "proxy",
-            "--config",
-            cfg_path.to_str().unwrap(),
-            "--listen",
+    for attempt in 0..3 {
+        let port = free_port();
+        let listen = format!("127.0.0.1:{port}");
+        let cfg = evalgate::launch::proxy_config(
+            &corpus,
+            &corpus_path,
+            &evalgate_bin(),
             &listen,
-        ])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let guard = KillOnDrop(child);
-    let base = format!("http://{listen}");
-    let start = Instant::now();
-    loop {
-        let ready = Command::new("curl")
+            dir,
+            "sekret",
+        );
+        let cfg_path = write_json(dir, "proxy.json", &cfg);
+        let log = std::fs::File::create(dir.join(format!("proxy-{attempt}.log"))).unwrap();
+        let child = Command::new(evalgate_bin())
             .args([
-                "-sf",
-                "-H",
-                "X-API-Key: sekret",
-                &format!("{base}/api/v1/tools"),
+                "proxy",
+                "--config",
+                cfg_path.to_str().unwrap(),
+                "--listen",
+                &listen,
             ])
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok());
-        if ready
-            .as_ref()
-            .and_then(|v| v["data"]["tools"].as_array())
-            .is_some_and(|t| t.len() == corpus.tools.len())
-        {
-            break;
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let mut guard = KillOnDrop(child);
+        let base = format!("http://{listen}");
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(status)) = guard.0.try_wait() {
+                eprintln!(
+                    "proxy exited ({status}): {}",
+                    std::fs::read_to_string(dir.join(format!("proxy-{attempt}.log")))
+                        .unwrap_or_default()
+                );
+                break;
+            }
+            let ready = Command::new("curl")
+                .args([
+                    "-sf",
+                    "-H",
+                    "X-API-Key: sekret",
+                    &format!("{base}/api/v1/tools"),
+                ])
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok());
+            if ready
+                .as_ref()
+                .and_then(|v| v["data"]["tools"].as_array())
+                .is_some_and(|t| t.len() == corpus.tools.len())
+            {
+                return (guard, base, "sekret".into());
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "proxy not ready: {}",
+                std::fs::read_to_string(dir.join(format!("proxy-{attempt}.log")))
+                    .unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "proxy not ready");
-        std::thread::sleep(Duration::from_millis(100));
     }
-    (guard, base, "sekret".into())
+    panic!("the proxy did not start in 3 attempts");
 }
 
 #[test]

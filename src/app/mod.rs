@@ -379,7 +379,75 @@ pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         eprintln!("reports: {}", names.join(", "));
     }
-    Ok(report.gate.verdict.exit_code())
+    let env = crate::github::env::GhEnv::from_env();
+    let publish = match args.publish.publish {
+        crate::cli::PublishWhen::Always => true,
+        crate::cli::PublishWhen::Never => false,
+        crate::cli::PublishWhen::Auto => env.actions,
+    };
+    if publish {
+        let opts = publish_options(&args.publish, &env, None);
+        let out = crate::github::publish(&report, &s.out, &env, &opts).await;
+        for n in out.notes {
+            eprintln!("github: {n}");
+        }
+    }
+    Ok(crate::github::exit_code(&report, args.publish.fail_on))
+}
+
+fn publish_options(
+    p: &crate::cli::PublishArgs,
+    env: &crate::github::env::GhEnv,
+    pr: Option<crate::github::env::PullRequest>,
+) -> crate::github::PublishOptions {
+    crate::github::PublishOptions {
+        comment: p.comment,
+        check_run: p.check_run,
+        fail_on: p.fail_on,
+        key: p
+            .comment_key
+            .clone()
+            .or_else(|| env.job.clone())
+            .unwrap_or_else(|| "evalgate".into()),
+        artifact_name: p.artifact_name.clone(),
+        token: p
+            .github_token
+            .clone()
+            .or_else(|| std::env::var("GITHUB_TOKEN").ok())
+            .filter(|t| !t.is_empty()),
+        act_post: p.act_post,
+        pr,
+    }
+}
+
+/// `publish`: posts an existing report; returns the gate's exit code.
+pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> {
+    let path = a.report_dir.join("report.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
+    let report: Report = serde_json::from_str(&text).map_err(|e| {
+        BadInput(format!(
+            "{}:{}:{}: expected an evalgate report.json: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })?;
+    let env = crate::github::env::GhEnv::from_env();
+    let pr = match (a.pr, &a.head_sha) {
+        (Some(number), Some(sha)) => Some(crate::github::env::PullRequest {
+            number,
+            head_sha: sha.clone(),
+            from_fork: false,
+        }),
+        _ => None,
+    };
+    let opts = publish_options(&a.publish, &env, pr);
+    let out = crate::github::publish(&report, &a.report_dir, &env, &opts).await;
+    for n in out.notes {
+        eprintln!("github: {n}");
+    }
+    Ok(crate::github::exit_code(&report, a.publish.fail_on))
 }
 
 /// `validate`: exit 0 when valid; dataset errors propagate (exit 2).
