@@ -163,10 +163,7 @@ where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = octocrab::Result<T>>,
 {
-    let base = std::env::var("EVALGATE_GITHUB_BACKOFF_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000u64);
+    let base = backoff_ms();
     let mut attempt = 0;
     loop {
         match f().await {
@@ -185,6 +182,42 @@ fn client(api_url: &str, token: &str) -> octocrab::Result<Octocrab> {
         .personal_token(token.to_string())
         .add_retry_config(RetryConfig::None)
         .build()
+}
+
+/// Creates the sticky comment. A create is not blindly retried: a 5xx may come after GitHub
+/// saved the comment, so before trying again the comments are listed and an existing one is
+/// updated instead (never two sticky comments).
+async fn create_once(
+    gh: &Octocrab,
+    owner: &str,
+    repo: &str,
+    pr: u64,
+    marker: &str,
+    body: &str,
+) -> octocrab::Result<octocrab::models::issues::Comment> {
+    let mut attempt = 0;
+    loop {
+        match gh.issues(owner, repo).create_comment(pr, body).await {
+            Err(e) if attempt < 2 && retryable(&e) => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(backoff_ms() * attempt)).await;
+                if let Some((id, _)) = find_comment(gh, owner, repo, pr, marker).await? {
+                    return with_retry(|| async {
+                        gh.issues(owner, repo).update_comment(id.into(), body).await
+                    })
+                    .await;
+                }
+            }
+            r => return r,
+        }
+    }
+}
+
+fn backoff_ms() -> u64 {
+    std::env::var("EVALGATE_GITHUB_BACKOFF_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000)
 }
 
 /// Finds our sticky comment (by marker, preferring a bot's) over every page.
@@ -438,11 +471,14 @@ pub async fn publish(
                         }
                         Err(e) => note(&mut out, "updating the PR comment failed", &e),
                     },
-                    (true, None) => match with_retry(|| async {
-                        gh.issues(&owner, &repo)
-                            .create_comment(pr.number, &comment_body)
-                            .await
-                    })
+                    (true, None) => match create_once(
+                        &gh,
+                        &owner,
+                        &repo,
+                        pr.number,
+                        &marker(&key),
+                        &comment_body,
+                    )
                     .await
                     {
                         Ok(c) => {
