@@ -63,6 +63,15 @@ pub const RETRIEVAL_METRICS: [(&str, &str); 7] = [
     ("map", "MAP"),
 ];
 
+/// The display name of a retrieval or detection metric key (`recall_at_5` → `Recall@5`).
+pub fn label(key: &str) -> &str {
+    RETRIEVAL_METRICS
+        .iter()
+        .chain(DETECTION_METRICS.iter())
+        .find(|(k, _)| *k == key)
+        .map_or(key, |(_, l)| l)
+}
+
 impl QueryScores {
     /// Value by aggregate metric name (`map` is the per-query AP).
     pub fn get(&self, key: &str) -> Option<f64> {

@@ -4,7 +4,7 @@
 use super::format::{delta, mean_ci, ms, num};
 use super::model::*;
 use super::sanitize::{CELL_MAX, md, md_code};
-use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
+use crate::metrics::label;
 use std::fmt::Write;
 
 pub fn verdict_badge(v: Verdict) -> &'static str {
@@ -22,14 +22,6 @@ fn status(c: &Check) -> &'static str {
         CheckStatus::Fail => "❌",
         CheckStatus::Info => "·",
     }
-}
-
-fn label(key: &str) -> &str {
-    RETRIEVAL_METRICS
-        .iter()
-        .chain(DETECTION_METRICS.iter())
-        .find(|(k, _)| *k == key)
-        .map_or(key, |(_, l)| l)
 }
 
 pub fn render(r: &Report) -> String {
@@ -98,19 +90,10 @@ pub fn render(r: &Report) -> String {
         );
         let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|:---:|");
         for d in &s.detectors {
-            let subject = format!("detector:{}", d.detector);
-            let gated: Vec<&Check> = r
-                .gate
-                .checks
-                .iter()
-                .filter(|c| c.subject == subject && c.kind != CheckKind::Info)
-                .collect();
-            let gate = if gated.is_empty() {
-                "·"
-            } else if gated.iter().any(|c| c.status == CheckStatus::Fail) {
-                "❌"
-            } else {
-                "✅"
+            let gate = match r.gate.detector_status(&d.detector) {
+                None => "·",
+                Some(CheckStatus::Fail) => "❌",
+                Some(_) => "✅",
             };
             let scope = if d.scope.len() == 4 {
                 "all".to_string()

@@ -211,6 +211,26 @@ pub struct GateReport {
     pub worst_queries: Vec<QueryDelta>,
 }
 
+impl GateReport {
+    /// The outcome of a detector's gated checks: `None` when none is gated, `Fail` when any
+    /// failed, else `Pass`.
+    pub fn detector_status(&self, detector: &str) -> Option<CheckStatus> {
+        let subject = format!("detector:{detector}");
+        let gated: Vec<&Check> = self
+            .checks
+            .iter()
+            .filter(|c| c.subject == subject && c.kind != CheckKind::Info)
+            .collect();
+        if gated.is_empty() {
+            None
+        } else if gated.iter().any(|c| c.status == CheckStatus::Fail) {
+            Some(CheckStatus::Fail)
+        } else {
+            Some(CheckStatus::Pass)
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {

@@ -3,27 +3,19 @@
 use super::format::{delta, mean_ci, ms, num};
 use super::model::*;
 use super::sanitize::term;
-use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
+use crate::metrics::label;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
 use std::fmt::Write;
 
-fn status_cell(c: &Check, color: bool) -> Cell {
-    let (t, col) = match c.status {
+fn status_cell(status: CheckStatus, color: bool) -> Cell {
+    let (t, col) = match status {
         CheckStatus::Pass => ("pass", Color::Green),
         CheckStatus::Fail => ("FAIL", Color::Red),
         CheckStatus::Info => ("-", Color::Reset),
     };
     let cell = Cell::new(t);
     if color { cell.fg(col) } else { cell }
-}
-
-fn label(key: &str) -> &str {
-    RETRIEVAL_METRICS
-        .iter()
-        .chain(DETECTION_METRICS.iter())
-        .find(|(k, _)| *k == key)
-        .map_or(key, |(_, l)| l)
 }
 
 fn table(headers: &[&str], color: bool) -> Table {
@@ -69,7 +61,7 @@ pub fn render(r: &Report, color: bool) -> String {
                 Cell::new(num(c.baseline)),
                 Cell::new(mean_ci(rr.metrics.get(&c.metric))),
                 Cell::new(delta(c.delta)),
-                status_cell(c, color),
+                status_cell(c.status, color),
             ]);
         }
         right(&mut t, 1..4);
@@ -98,19 +90,9 @@ pub fn render(r: &Report, color: bool) -> String {
             color,
         );
         for d in &s.detectors {
-            let subject = format!("detector:{}", d.detector);
-            let gated: Vec<&Check> = r
-                .gate
-                .checks
-                .iter()
-                .filter(|c| c.subject == subject && c.kind != CheckKind::Info)
-                .collect();
-            let gate = if gated.is_empty() {
-                Cell::new("-")
-            } else if let Some(f) = gated.iter().find(|c| c.status == CheckStatus::Fail) {
-                status_cell(f, color)
-            } else {
-                status_cell(gated[0], color)
+            let gate = match r.gate.detector_status(&d.detector) {
+                None => Cell::new("-"),
+                Some(st) => status_cell(st, color),
             };
             let c = &d.counts;
             t.add_row(vec![
