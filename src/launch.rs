@@ -226,147 +226,163 @@ pub async fn launch(
     };
     let me = std::env::current_exe()
         .map_err(|e| fail(format!("cannot find evalgate's own binary: {e}")))?;
-    let port = free_port().map_err(|e| fail(format!("no free loopback port: {e}")))?;
-    let listen = format!("127.0.0.1:{port}");
-    let api_key = random_key();
-    let cfg_path = dir.path().join("mcpproxy.json");
-    let cfg = proxy_config(
-        &corpus.value,
-        &corpus_path,
-        &me,
-        &listen,
-        &data_dir,
-        &api_key,
-    );
-    std::fs::write(
-        &cfg_path,
-        serde_json::to_string_pretty(&cfg).unwrap_or_default(),
-    )
-    .map_err(|e| fail(format!("cannot write {}: {e}", cfg_path.display())))?;
-    let vars = [
-        ("config", cfg_path.display().to_string()),
-        ("data_dir", data_dir.display().to_string()),
-        ("port", port.to_string()),
-        ("listen", listen.clone()),
-        ("api_key", api_key.clone()),
-    ];
-    let (program, args, mut env): (PathBuf, Vec<String>, Vec<(String, String)>) = match s.sut {
-        SutKind::Mcpproxy => {
-            let bin = s.sut_file.mcpproxy_bin.clone().ok_or_else(|| {
-                fail("--sut mcpproxy needs --mcpproxy-bin PATH (or [sut] mcpproxy_bin)".into())
-            })?;
-            let args = [
-                "serve",
-                "--config",
-                "{config}",
-                "--data-dir",
-                "{data_dir}",
-                "--listen",
-                "{listen}",
-                "--log-level",
-                "info",
-            ];
-            (bin, args.iter().map(|a| fill(a, &vars)).collect(), vec![])
-        }
-        SutKind::Reference => (
-            me.clone(),
-            ["proxy", "--config", "{config}", "--listen", "{listen}"]
-                .iter()
-                .map(|a| fill(a, &vars))
-                .collect(),
-            vec![],
-        ),
-        _ => {
-            let cmd = s
-                .sut_file
-                .launch
-                .command
-                .clone()
-                .filter(|c| !c.is_empty())
-                .ok_or_else(|| {
-                    fail("--sut launch needs [sut.launch] command = [...] in evalgate.toml".into())
+    let mut attempt = 0;
+    let (proxy, base, api_key, want, start) = 'launch: loop {
+        attempt += 1;
+        let port = free_port().map_err(|e| fail(format!("no free loopback port: {e}")))?;
+        let listen = format!("127.0.0.1:{port}");
+        let api_key = random_key();
+        let cfg_path = dir.path().join("mcpproxy.json");
+        let cfg = proxy_config(
+            &corpus.value,
+            &corpus_path,
+            &me,
+            &listen,
+            &data_dir,
+            &api_key,
+        );
+        std::fs::write(
+            &cfg_path,
+            serde_json::to_string_pretty(&cfg).unwrap_or_default(),
+        )
+        .map_err(|e| fail(format!("cannot write {}: {e}", cfg_path.display())))?;
+        let vars = [
+            ("config", cfg_path.display().to_string()),
+            ("data_dir", data_dir.display().to_string()),
+            ("port", port.to_string()),
+            ("listen", listen.clone()),
+            ("api_key", api_key.clone()),
+        ];
+        let (program, args, mut env): (PathBuf, Vec<String>, Vec<(String, String)>) = match s.sut {
+            SutKind::Mcpproxy => {
+                let bin = s.sut_file.mcpproxy_bin.clone().ok_or_else(|| {
+                    fail("--sut mcpproxy needs --mcpproxy-bin PATH (or [sut] mcpproxy_bin)".into())
                 })?;
-            (
-                PathBuf::from(fill(&cmd[0], &vars)),
-                cmd[1..].iter().map(|a| fill(a, &vars)).collect(),
+                let args = [
+                    "serve",
+                    "--config",
+                    "{config}",
+                    "--data-dir",
+                    "{data_dir}",
+                    "--listen",
+                    "{listen}",
+                    "--log-level",
+                    "info",
+                ];
+                (bin, args.iter().map(|a| fill(a, &vars)).collect(), vec![])
+            }
+            SutKind::Reference => (
+                me.clone(),
+                ["proxy", "--config", "{config}", "--listen", "{listen}"]
+                    .iter()
+                    .map(|a| fill(a, &vars))
+                    .collect(),
                 vec![],
-            )
+            ),
+            _ => {
+                let cmd = s
+                    .sut_file
+                    .launch
+                    .command
+                    .clone()
+                    .filter(|c| !c.is_empty())
+                    .ok_or_else(|| {
+                        fail(
+                            "--sut launch needs [sut.launch] command = [...] in evalgate.toml"
+                                .into(),
+                        )
+                    })?;
+                (
+                    PathBuf::from(fill(&cmd[0], &vars)),
+                    cmd[1..].iter().map(|a| fill(a, &vars)).collect(),
+                    vec![],
+                )
+            }
+        };
+        env.push(("MCPPROXY_API_KEY".into(), api_key.clone()));
+        for (k, v) in &s.sut_file.launch.env {
+            env.push((k.clone(), fill(v, &vars)));
+        }
+        let mut spec = Spec::new(name.clone(), program);
+        spec.args = args;
+        spec.env = env;
+        spec.cwd = Some(dir.path().to_path_buf());
+        if !s.quiet {
+            eprintln!(
+                "{name}: starting {} on {listen} over {} replayed server(s)",
+                spec.program.display(),
+                corpus
+                    .value
+                    .tools
+                    .iter()
+                    .map(|t| t.server_name())
+                    .collect::<BTreeSet<_>>()
+                    .len()
+            );
+        }
+        let proxy = sup.spawn(spec).map_err(|e| SutError::Crashed {
+            system: name.clone(),
+            detail: format!("{e:#}"),
+        })?;
+
+        // wait until the catalog is exactly the corpus
+        let ready_timeout = s
+            .sut_file
+            .launch
+            .ready_timeout
+            .map(Duration::from_secs_f64)
+            .unwrap_or(READY_TIMEOUT);
+        let want: BTreeSet<String> = corpus
+            .value
+            .tools
+            .iter()
+            .map(|t| t.tool_id.clone())
+            .collect();
+        let base = format!("http://{listen}");
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .map_err(|e| fail(e.to_string()))?;
+        let start = Instant::now();
+        let mut last: String;
+        loop {
+            if let Some(status) = proxy.try_exited() {
+                // the port chosen was taken before the proxy bound it: try another one
+                let tail = proxy.log_tail(LOG_LINES).to_lowercase();
+                if attempt < 3
+                    && (tail.contains("in use")
+                        || tail.contains("cannot listen")
+                        || tail.contains("bind"))
+                {
+                    continue 'launch;
+                }
+                return Err(SutError::Crashed {
+                    system: name.clone(),
+                    detail: format!(
+                        "the proxy exited ({status}) before its catalog was ready\n--- proxy log tail ---\n{}",
+                        proxy.log_tail(LOG_LINES)
+                    ),
+                });
+            }
+            match catalog_ids(&client, &base, &api_key).await {
+                Ok(have) if have == want => break 'launch (proxy, base, api_key, want, start),
+                Ok(have) => last = diff_text(&want, &have),
+                Err(e) => last = e,
+            }
+            if start.elapsed() > ready_timeout {
+                return Err(SutError::Timeout {
+                    system: name.clone(),
+                    seconds: ready_timeout.as_secs_f64(),
+                    context: format!(
+                        "waiting for the catalog to equal the corpus ({} tools): {last}\n--- proxy log tail ---\n{}",
+                        want.len(),
+                        proxy.log_tail(LOG_LINES)
+                    ),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(150)).await;
         }
     };
-    env.push(("MCPPROXY_API_KEY".into(), api_key.clone()));
-    for (k, v) in &s.sut_file.launch.env {
-        env.push((k.clone(), fill(v, &vars)));
-    }
-    let mut spec = Spec::new(name.clone(), program);
-    spec.args = args;
-    spec.env = env;
-    spec.cwd = Some(dir.path().to_path_buf());
-    if !s.quiet {
-        eprintln!(
-            "{name}: starting {} on {listen} over {} replayed server(s)",
-            spec.program.display(),
-            corpus
-                .value
-                .tools
-                .iter()
-                .map(|t| t.server_name())
-                .collect::<BTreeSet<_>>()
-                .len()
-        );
-    }
-    let proxy = sup.spawn(spec).map_err(|e| SutError::Crashed {
-        system: name.clone(),
-        detail: format!("{e:#}"),
-    })?;
-
-    // wait until the catalog is exactly the corpus
-    let ready_timeout = s
-        .sut_file
-        .launch
-        .ready_timeout
-        .map(Duration::from_secs_f64)
-        .unwrap_or(READY_TIMEOUT);
-    let want: BTreeSet<String> = corpus
-        .value
-        .tools
-        .iter()
-        .map(|t| t.tool_id.clone())
-        .collect();
-    let base = format!("http://{listen}");
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .map_err(|e| fail(e.to_string()))?;
-    let start = Instant::now();
-    let mut last: String;
-    loop {
-        if let Some(status) = proxy.try_exited() {
-            return Err(SutError::Crashed {
-                system: name.clone(),
-                detail: format!(
-                    "the proxy exited ({status}) before its catalog was ready\n--- proxy log tail ---\n{}",
-                    proxy.log_tail(LOG_LINES)
-                ),
-            });
-        }
-        match catalog_ids(&client, &base, &api_key).await {
-            Ok(have) if have == want => break,
-            Ok(have) => last = diff_text(&want, &have),
-            Err(e) => last = e,
-        }
-        if start.elapsed() > ready_timeout {
-            return Err(SutError::Timeout {
-                system: name.clone(),
-                seconds: ready_timeout.as_secs_f64(),
-                context: format!(
-                    "waiting for the catalog to equal the corpus ({} tools): {last}\n--- proxy log tail ---\n{}",
-                    want.len(),
-                    proxy.log_tail(LOG_LINES)
-                ),
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
 
     if !s.quiet {
         eprintln!(

@@ -1,3 +1,10 @@
 fn main() {
+    // an empty EVALGATE_* variable (as a CI template leaves an unset input) means "not set"
+    for (k, v) in std::env::vars_os() {
+        if v.is_empty() && k.to_string_lossy().starts_with("EVALGATE_") {
+            // SAFETY: single-threaded: nothing else runs before the CLI is parsed
+            unsafe { std::env::remove_var(&k) };
+        }
+    }
     std::process::exit(evalgate::main_with_args(std::env::args_os()));
 }

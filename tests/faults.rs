@@ -49,18 +49,25 @@ fn run_fault(dir: &std::path::Path, out: &str, fault: &str, extra: &[&str]) -> V
 fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_orphan() {
     evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let d = tempdir();
+    // only the mismatch case waits briefly: the others must come up even on a loaded machine
     std::fs::write(
-        d.path().join("evalgate.toml"),
-        "[sut.launch]\nready_timeout = 4\n",
+        d.path().join("short.toml"),
+        "[sut.launch]\nready_timeout = 10\n",
     )
     .unwrap();
 
     // a catalog that never equals the corpus: the diff names the missing tool
-    let r = run_fault(d.path(), "mismatch", "drop-tool=time:convert_time", &[]);
+    let r = run_fault(
+        d.path(),
+        "mismatch",
+        "drop-tool=time:convert_time",
+        &["--config", "short.toml"],
+    );
     assert_eq!(r["failure"]["kind"], "timeout");
     let ctx = r["failure"]["context"].as_str().unwrap();
+    // (on a loaded machine other servers may still be connecting: the dropped tool is named anyway)
     assert!(
-        ctx.contains("1 missing [time:convert_time]") && ctx.contains("0 extra"),
+        ctx.contains("missing [") && ctx.contains("time:convert_time") && ctx.contains("0 extra"),
         "{ctx}"
     );
     assert!(

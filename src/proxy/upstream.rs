@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
 use tokio::sync::RwLock;
 
+/// How long one upstream may take to initialize and list its tools before it is retried.
+const UPSTREAM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 struct Upstream {
     service: RunningService<RoleClient, UpstreamClient>,
     tools: Vec<Tool>,
@@ -179,28 +182,51 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
             };
             // the upstream stays in the proxy's process group so that stopping the proxy's
             // group stops it too
-            let service = match mcp::connect_in_group(&ep, client, false).await {
-                Ok(s) => s,
-                Err(err) => {
-                    return set_status(&st, &name, false, "error", 0, Some(format!("{err:#}")))
-                        .await;
-                }
-            };
-            match list(&service, &name).await {
-                Ok(tools) => {
-                    let n = tools.len();
-                    st.upstreams
-                        .inner
-                        .write()
-                        .await
-                        .insert(name.clone(), Upstream { service, tools });
-                    set_status(&st, &name, true, "ready", n, None).await;
-                    if let Err(err) = st.reindex().await {
-                        eprintln!("evalgate proxy: reindex failed: {err:#}");
+            // like mcpproxy, a server that fails to come up is retried a few times; every
+            // failure is logged so that a launcher's log tail shows it
+            let mut last_err = String::new();
+            for attempt in 1..=3u64 {
+                let attempt_fut = async {
+                    match mcp::connect_in_group(&ep, client.clone(), false).await {
+                        Ok(service) => match list(&service, &name).await {
+                            Ok(tools) => Ok((service, tools)),
+                            Err(e) => Err(e),
+                        },
+                        Err(e) => Err(format!("{e:#}")),
+                    }
+                };
+                let connected = tokio::time::timeout(UPSTREAM_TIMEOUT, attempt_fut)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(format!(
+                            "no answer to initialize + tools/list within {} s",
+                            UPSTREAM_TIMEOUT.as_secs()
+                        ))
+                    });
+                match connected {
+                    Ok((service, tools)) => {
+                        let n = tools.len();
+                        st.upstreams
+                            .inner
+                            .write()
+                            .await
+                            .insert(name.clone(), Upstream { service, tools });
+                        set_status(&st, &name, true, "ready", n, None).await;
+                        if let Err(err) = st.reindex().await {
+                            eprintln!("evalgate proxy: reindex failed: {err:#}");
+                        }
+                        return;
+                    }
+                    Err(e) => {
+                        eprintln!(
+                            "evalgate proxy: upstream {name:?} failed (attempt {attempt}/3): {e}"
+                        );
+                        last_err = e;
+                        tokio::time::sleep(std::time::Duration::from_millis(500 * attempt)).await;
                     }
                 }
-                Err(err) => set_status(&st, &name, false, "error", 0, Some(err)).await,
             }
+            set_status(&st, &name, false, "error", 0, Some(last_err)).await;
         });
     }
 }

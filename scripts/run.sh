@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Runs evalgate for the composite action (action.yml, step "run") and exits with its exit code
+# (0 pass, 1 gate failed, 2 bad input, 3 system under test failed).
+#
+# Inputs (environment; action.yml maps the action inputs onto them):
+#   EVALGATE_BIN          binary to run (the install step's output; default: evalgate on PATH)
+#   INPUT_CONFIG          evalgate.toml path                     -> --config
+#   INPUT_MCPPROXY_BIN    mcpproxy binary built earlier          -> --mcpproxy-bin
+#                         empty: --sut reference (evalgate's own reference proxy), unless the
+#                         config file (or ./evalgate.toml) chooses `[sut] kind`, or EVALGATE_SUT
+#                         is set
+#   INPUT_RUNS            repetitions                            -> --runs
+#   INPUT_COMMENT_KEY     sticky-comment key; empty: $GITHUB_JOB plus the matrix values
+#   INPUT_ARTIFACT_NAME   artifact name; empty: evalgate-report-<comment key>
+#   INPUT_REPORT_DIR      report directory (relative to the working directory; default
+#                         evalgate-report)                      -> --out
+#   EVALGATE_MATRIX_JSON  toJSON(matrix) of the calling job ("null" outside a matrix)
+# Passed through untouched to evalgate (it publishes by itself under GITHUB_ACTIONS=true):
+#   EVALGATE_GITHUB_TOKEN, EVALGATE_COMMENT, EVALGATE_CHECK_RUN, EVALGATE_FAIL_ON,
+#   EVALGATE_ACT_POST. Exported here: EVALGATE_COMMENT_KEY, EVALGATE_ARTIFACT_NAME.
+# Step outputs written here: report-dir, artifact-name, comment-key (and report-json/-html/-md
+# when evalgate did not write them itself). evalgate writes verdict, report-*, regressions.
+set -euo pipefail
+
+fail() {
+  echo "::error title=evalgate::$*"
+  echo "evalgate action: $*" >&2
+  exit 2
+}
+
+# Lower-case, [a-z0-9._-] only, dashes squeezed, bounded length (stable across runs).
+slug() {
+  local s
+  s="$(printf '%s' "$1" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9._-' '-' | tr -s '-')"
+  s="${s#-}"
+  s="${s%-}"
+  if [ "${#s}" -gt 80 ]; then
+    local h
+    if command -v sha256sum >/dev/null 2>&1; then
+      h="$(printf '%s' "$1" | sha256sum | cut -c1-8)"
+    else
+      h="$(printf '%s' "$1" | shasum -a 256 | cut -c1-8)"
+    fi
+    s="${s:0:71}-$h"
+  fi
+  printf '%s' "$s"
+}
+
+# Does this evalgate.toml choose the system under test itself (`kind` in its [sut] table)?
+config_chooses_sut() {
+  [ -f "$1" ] || return 1
+  awk '
+    /^[ \t]*\[/ { sec = $0; gsub(/[ \t]/, "", sec) }
+    sec == "[sut]" && /^[ \t]*kind[ \t]*=/ { found = 1 }
+    sec !~ /^\[/ && /^[ \t]*sut[ \t]*=.*kind/ { found = 1 }
+    END { exit !found }
+  ' "$1"
+}
+
+bin="${EVALGATE_BIN:-}"
+if [ -z "$bin" ]; then bin=evalgate; fi
+
+args=(run)
+
+config="${INPUT_CONFIG:-}"
+if [ -n "$config" ]; then
+  args+=(--config "$config")
+fi
+
+runs="${INPUT_RUNS:-}"
+if [ -n "$runs" ]; then
+  [[ "$runs" =~ ^[0-9]+$ ]] || fail "input 'runs' must be a whole number, got '${runs}'"
+  args+=(--runs "$runs")
+fi
+
+proxy="${INPUT_MCPPROXY_BIN:-}"
+if [ -n "$proxy" ]; then
+  args+=(--mcpproxy-bin "$proxy")
+elif [ -n "${EVALGATE_SUT:-}" ]; then
+  echo "evalgate action: system under test from EVALGATE_SUT=${EVALGATE_SUT}"
+elif config_chooses_sut "${config:-evalgate.toml}"; then
+  echo "evalgate action: system under test from ${config:-evalgate.toml}"
+else
+  args+=(--sut reference)
+fi
+
+key="${INPUT_COMMENT_KEY:-}"
+if [ -z "$key" ]; then
+  key="${GITHUB_JOB:-evalgate}"
+  matrix="${EVALGATE_MATRIX_JSON:-}"
+  # Values only ("os": "ubuntu" -> ubuntu): the key must not change when a matrix grows a
+  # dimension name, only when the leg changes.
+  matrix_values="$(printf '%s' "$matrix" | sed -E 's/"[^"]*"[[:space:]]*:[[:space:]]*//g')"
+  matrix_values="$(slug "$matrix_values")"
+  case "$matrix_values" in
+    "" | null) ;;
+    *) key="$key-$matrix_values" ;;
+  esac
+fi
+key="$(slug "$key")"
+[ -n "$key" ] || key=evalgate
+
+artifact="${INPUT_ARTIFACT_NAME:-}"
+if [ -z "$artifact" ]; then
+  artifact="evalgate-report-$key"
+fi
+# upload-artifact rejects these characters in a name.
+if [[ "$artifact" == *[\":\<\>\|\*\?\\/]* ]]; then
+  fail "input 'artifact-name' must not contain any of \" : < > | * ? \\ /, got '${artifact}'"
+fi
+
+out="${INPUT_REPORT_DIR:-}"
+if [ -z "$out" ]; then out=evalgate-report; fi
+case "$out" in
+  /*) ;;
+  *) out="$PWD/$out" ;;
+esac
+mkdir -p "$out" || fail "cannot create the report directory ${out}"
+args+=(--out "$out")
+
+# An input set to '' (e.g. from an empty matrix value) means "evalgate's default": evalgate
+# (clap) rejects an empty value, so such variables are removed rather than passed on empty.
+for v in EVALGATE_GITHUB_TOKEN EVALGATE_COMMENT EVALGATE_CHECK_RUN EVALGATE_FAIL_ON EVALGATE_ACT_POST; do
+  if [ -z "${!v:-}" ]; then unset "$v"; fi
+done
+
+export EVALGATE_COMMENT_KEY="$key"
+export EVALGATE_ARTIFACT_NAME="$artifact"
+
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+  {
+    echo "report-dir=$out"
+    echo "artifact-name=$artifact"
+    echo "comment-key=$key"
+  } >>"$GITHUB_OUTPUT"
+fi
+
+echo "evalgate action: $bin ${args[*]}"
+code=0
+"$bin" "${args[@]}" || code=$?
+
+# Report paths for older evalgate builds that do not write step outputs themselves.
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+  for kind in json html md; do
+    if [ -f "$out/report.$kind" ] && ! grep -Eq "^report-$kind(=|<<)" "$GITHUB_OUTPUT"; then
+      echo "report-$kind=$out/report.$kind" >>"$GITHUB_OUTPUT"
+    fi
+  done
+fi
+
+exit "$code"
