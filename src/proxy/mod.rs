@@ -76,6 +76,7 @@ pub struct State {
     pub api_key: Option<String>,
     pub tools_limit: usize,
     pub catalog: Mutex<Catalog>,
+    reindexing: Mutex<()>,
     pub servers: RwLock<BTreeMap<String, ServerStatus>>,
     pub upstreams: upstream::Upstreams,
     pub fault: Fault,
@@ -84,7 +85,10 @@ pub struct State {
 
 impl State {
     /// Rebuilds the index from every connected upstream's current tools.
+    /// Rebuilds are serialised: without that, a slow rebuild that read the upstreams before a
+    /// newer one could land after it and bring back a stale catalog.
     pub async fn reindex(&self) -> anyhow::Result<()> {
+        let _one_at_a_time = self.reindexing.lock().await;
         let mut tools = self.upstreams.all_tools().await;
         if let Fault::DropTool(id) = &self.fault {
             tools.retain(|t| &t.tool_id != id);
@@ -133,6 +137,7 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
             .or_else(|| std::env::var("MCPPROXY_API_KEY").ok()),
         tools_limit: cfg.tools_limit.unwrap_or(15).clamp(1, 1000),
         catalog: Mutex::new(Catalog::new(Vec::new())?),
+        reindexing: Mutex::new(()),
         servers: RwLock::new(BTreeMap::new()),
         upstreams: upstream::Upstreams::default(),
         fault,
