@@ -2,7 +2,7 @@
 //! per detector an FPR ceiling and a recall floor. Written only by `evalgate baseline update`.
 
 use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
-use crate::report::model::{Direction, Report};
+use crate::reporting::model::{Direction, Report};
 use anyhow::Context;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -3,7 +3,7 @@
 
 use crate::baseline::{Baseline, MetricBaseline, direction_of};
 use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
-use crate::report::model::*;
+use crate::reporting::model::*;
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 

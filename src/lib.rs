@@ -19,7 +19,7 @@ pub mod observe;
 pub mod process;
 pub mod proxy;
 pub mod replay;
-pub mod report;
+pub mod reporting;
 pub mod schema;
 pub mod score;
 pub mod snapshot;

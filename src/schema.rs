@@ -19,7 +19,7 @@ pub fn all() -> Vec<(&'static str, String)> {
             s::<crate::dataset::SecurityCorpus>(),
         ),
         ("baseline.schema.json", s::<crate::baseline::Baseline>()),
-        ("report.schema.json", s::<crate::report::model::Report>()),
+        ("report.schema.json", s::<crate::reporting::model::Report>()),
     ]
 }
 

@@ -4,7 +4,7 @@
 use crate::dataset::{Category, Corpus, Entry, GoldenSet, Truth};
 use crate::metrics::{self, Confusion, DEPTH, DETECTION_METRICS, RETRIEVAL_METRICS};
 use crate::observe::{DetectorObservations, RetrievalObservations};
-use crate::report::model::*;
+use crate::reporting::model::*;
 use crate::stats::{Summary, percentile};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 

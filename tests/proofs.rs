@@ -7,7 +7,7 @@ use evalgate::app::{self, ChosenBaseline, Part};
 use evalgate::baseline::Baseline;
 use evalgate::dataset::{Category, Corpus, DatasetPaths, Datasets, Entry, Need};
 use evalgate::measure::{Limits, Progress};
-use evalgate::report::model::{CheckStatus, Report, Verdict};
+use evalgate::reporting::model::{CheckStatus, Report, Verdict};
 use evalgate::sut::{
     Detector, Ranked, Retriever, SearchRequest, SutError, embedded::Embedded, rules::Rules,
 };

@@ -4,7 +4,7 @@ use super::{BadInput, Part, evaluate};
 use crate::baseline::{self, Baseline};
 use crate::cli::BaselineUpdateArgs;
 use crate::config::Settings;
-use crate::report::model::Report;
+use crate::reporting::model::Report;
 use anyhow::Context;
 use std::path::PathBuf;
 

@@ -7,7 +7,7 @@ use crate::config::Settings;
 use crate::dataset::{DatasetPaths, Datasets, Need};
 use crate::measure::{self, Limits, Progress};
 use crate::process::Supervisor;
-use crate::report::{self, model::*};
+use crate::reporting::{self, model::*};
 use crate::score;
 use crate::sut::{Detector, Retriever, SutError};
 use std::io::IsTerminal;
@@ -370,9 +370,9 @@ fn color(c: ColorChoice) -> bool {
 pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
     let s = Settings::resolve(args).map_err(|e| BadInput(format!("{e:#}")))?;
     let (report, _) = evaluate(&s, part, true).await?;
-    let written = report::write_all(&report, &s.out)?;
+    let written = reporting::write_all(&report, &s.out)?;
     if !s.quiet {
-        print!("{}", report::terminal::render(&report, color(s.color)));
+        print!("{}", reporting::terminal::render(&report, color(s.color)));
         for w in &report.warnings {
             eprintln!("warning: {w}");
         }

@@ -9,7 +9,7 @@ pub mod body;
 pub mod env;
 pub mod runner;
 
-use crate::report::model::{CheckStatus, Report, Verdict};
+use crate::reporting::model::{CheckStatus, Report, Verdict};
 use env::{GhEnv, PullRequest};
 use octocrab::params::checks::{
     CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
@@ -101,7 +101,7 @@ fn failures(r: &Report) -> Vec<(String, String)> {
         .map(|c| {
             (
                 format!("evalgate: {} {}", c.subject, c.metric),
-                crate::report::sanitize::term(&c.message, 500),
+                crate::reporting::sanitize::term(&c.message, 500),
             )
         })
         .collect();
@@ -110,7 +110,7 @@ fn failures(r: &Report) -> Vec<(String, String)> {
             0,
             (
                 "evalgate: system under test failed".into(),
-                crate::report::sanitize::term(&f.to_string(), 500),
+                crate::reporting::sanitize::term(&f.to_string(), 500),
             ),
         );
     }
@@ -267,7 +267,7 @@ pub async fn publish(
 ) -> Published {
     let mut out = Published::default();
     let code = exit_code(report, opts.fail_on);
-    let md = crate::report::markdown::render(report);
+    let md = crate::reporting::markdown::render(report);
     let link = match env.run_url() {
         Some(u) => format!(
             "\n[Full report (HTML and JSON): artifact `{}` of this run]({u})\n",
@@ -337,10 +337,10 @@ pub async fn publish(
         format!("evalgate ({key})")
     };
     let concl = conclusion(report, code);
-    let title = crate::report::sanitize::clip(
+    let title = crate::reporting::sanitize::clip(
         &format!(
             "{}: {}",
-            crate::report::markdown::verdict_badge(report.gate.verdict),
+            crate::reporting::markdown::verdict_badge(report.gate.verdict),
             report.gate.summary
         ),
         200,

@@ -93,7 +93,7 @@ impl Retriever for RestSearch {
                 detail: format!(
                     "query {:?}: HTTP {status}: {}",
                     req.query_id,
-                    crate::report::sanitize::clip(&body, 300)
+                    crate::reporting::sanitize::clip(&body, 300)
                 ),
             });
         }
@@ -102,7 +102,7 @@ impl Retriever for RestSearch {
             detail: format!(
                 "query {:?}: the body is not JSON ({e}): {}",
                 req.query_id,
-                crate::report::sanitize::clip(&body, 200)
+                crate::reporting::sanitize::clip(&body, 200)
             ),
         })?;
         let ids = self
