@@ -16,6 +16,7 @@ fn tolerance_check(
     s: Option<&Summary>,
     b: Option<&MetricBaseline>,
 ) -> Check {
+    let name = crate::metrics::label(metric);
     let current = s.and_then(|s| s.mean);
     let ci95 = s.and_then(|s| s.ci95);
     let direction = b.map_or_else(|| direction_of(metric), |b| b.direction);
@@ -55,13 +56,13 @@ fn tolerance_check(
         (None, _) => {
             check.status = CheckStatus::Fail;
             check.message = format!(
-                "{metric} is undefined (0/0) in this run, so it cannot be compared with the baseline"
+                "{name} is undefined (0/0) in this run, so it cannot be compared with the baseline"
             );
         }
         (Some(_), None) => {
             check.status = CheckStatus::Fail;
             check.message = format!(
-                "the baseline value of {metric} is undefined; re-run `evalgate baseline update`"
+                "the baseline value of {name} is undefined; re-run `evalgate baseline update`"
             );
         }
         (Some(c), Some(l)) => {
@@ -78,7 +79,7 @@ fn tolerance_check(
                 format!("within tolerance {:.3}", b.tolerance)
             } else {
                 format!(
-                    "{metric} regressed: {c:.4} is worse than baseline {:.4} by more than the tolerance {:.3}",
+                    "{name} regressed: {c:.4} is worse than baseline {:.4} by more than the tolerance {:.3}",
                     baseline.unwrap_or_default(),
                     b.tolerance
                 )
@@ -95,6 +96,7 @@ fn threshold_check(
     limit: f64,
     kind: CheckKind,
 ) -> Check {
+    let name = crate::metrics::label(metric);
     let current = s.and_then(|s| s.mean);
     let direction = if kind == CheckKind::Ceiling {
         Direction::Lower
@@ -105,7 +107,7 @@ fn threshold_check(
         None => (
             CheckStatus::Fail,
             format!(
-                "{metric} is undefined (0/0): no entries to compute it over, so the {} cannot be checked",
+                "{name} is undefined (0/0): no entries to compute it over, so the {} cannot be checked",
                 if kind == CheckKind::Ceiling {
                     "ceiling"
                 } else {
@@ -133,11 +135,11 @@ fn threshold_check(
                 ),
                 (false, CheckKind::Ceiling) => (
                     CheckStatus::Fail,
-                    format!("{metric} {c:.4} is above the ceiling {limit:.3}"),
+                    format!("{name} {c:.4} is above the ceiling {limit:.3}"),
                 ),
                 (false, _) => (
                     CheckStatus::Fail,
-                    format!("{metric} {c:.4} is below the floor {limit:.3}"),
+                    format!("{name} {c:.4} is below the floor {limit:.3}"),
                 ),
             }
         }
