@@ -107,12 +107,29 @@ EVALGATE="$(cd "$(dirname "$EVALGATE")" && pwd)/$(basename "$EVALGATE")"
     --version corpus_v1
 )
 
-# snapshot_all.py names the v0 script in generated_from.note; point it at this one.
-python3 - "$out" <<'PY'
+# snapshot_all.py names the v0 script in generated_from.note; point it at this one. A few servers
+# put their working directory into a tool description (figma: the image directory): put the
+# scratch paths back to the pins file's placeholders there too, and refuse any that remain.
+python3 - "$out" "$npm_prefix/node_modules/.bin" "$venv/bin" "$work" "$scratch" <<'PY'
 import json, sys
-path = sys.argv[1]
+path, npm_bin, venv_bin, work, scratch = sys.argv[1:]
 corpus = json.load(open(path))
 corpus["generated_from"]["note"] = "regenerate with datasets/tools/v1/regenerate.sh (pins: datasets/tools/v1/servers.json)"
+subst = [(npm_bin, "{npm_bin}"), (venv_bin, "{venv_bin}"), (work, "{scratch}")]
+def unfill(x):
+    if isinstance(x, str):
+        for k, v in subst:
+            x = x.replace(k, v)
+        return x
+    if isinstance(x, list):
+        return [unfill(v) for v in x]
+    if isinstance(x, dict):
+        return {k: unfill(v) for k, v in x.items()}
+    return x
+corpus["tools"] = unfill(corpus["tools"])
+left = [t["tool_id"] for t in corpus["tools"] if scratch in json.dumps(t, ensure_ascii=False)]
+if left:
+    sys.exit("regenerate_v1: machine-specific paths left in " + ", ".join(left))
 with open(path, "w") as f:
     f.write(json.dumps(corpus, indent=2, ensure_ascii=False) + "\n")
 PY
