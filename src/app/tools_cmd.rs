@@ -2,7 +2,7 @@
 
 use super::BadInput;
 use crate::dataset::{DatasetPaths, Datasets, Need};
-use anyhow::{Context, bail};
+use anyhow::bail;
 use std::time::Duration;
 
 fn split_pair(s: &str, sep: char, what: &str) -> anyhow::Result<(String, String)> {
@@ -107,25 +107,7 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
             security: a.security.is_some(),
         },
     )?;
-    let corpus_text;
-    let corpus = match &a.corpus {
-        Some(p) => {
-            corpus_text =
-                crate::dataset::load::read_file(p).map_err(|v| BadInput(v.to_string()))?;
-            let mut errs = Vec::new();
-            let c = crate::dataset::load::corpus(
-                crate::dataset::Source::new(p.display().to_string(), false, &corpus_text),
-                &corpus_text,
-                &mut errs,
-            );
-            crate::dataset::validate::corpus(c.as_ref().context("corpus")?, &mut errs);
-            if !errs.is_empty() {
-                return Err(crate::dataset::DatasetErrors(errs).into());
-            }
-            c.context("corpus")?.value
-        }
-        None => serde_json::from_str(crate::dataset::embedded::CORPUS)?,
-    };
+    let corpus = Datasets::load_corpus(&a.corpus)?.value;
     let spec = crate::replay::ReplaySpec::new(
         Some(&corpus),
         ds.security.as_ref().map(|s| &s.value),

@@ -143,6 +143,22 @@ impl Datasets {
         })
     }
 
+    /// Loads and validates a corpus on its own (for the replay server, which serves it
+    /// without a golden set).
+    pub fn load_corpus(path: &Option<PathBuf>) -> Result<Loaded<Corpus>, DatasetErrors> {
+        let mut out = Vec::new();
+        let corpus = read(path, embedded::CORPUS_NAME, embedded::CORPUS, &mut out)
+            .and_then(|(src, text)| load::corpus(src, &text, &mut out));
+        if let Some(c) = &corpus {
+            validate::corpus(c, &mut out);
+        }
+        out.retain(|v| v.severity == Severity::Error);
+        match corpus {
+            Some(c) if out.is_empty() => Ok(c),
+            _ => Err(DatasetErrors(out)),
+        }
+    }
+
     /// True when every dataset in use is the compiled-in default.
     pub fn all_embedded(&self) -> bool {
         [
