@@ -42,6 +42,15 @@ MINIMUMS = {"tool_poisoning": 14, "prompt_injection": 14, "shadowing": 12, "rug_
             "hard_negative": 20}
 MIN_PER_RESEMBLES = 5
 MIN_TOTAL = 80
+# v1 (issue 5): >= 40 per attack category, >= 20 hard negatives resembling each, >= 300 in all.
+PROFILES = {
+    "v0": {"version": "security_v0", "minimums": MINIMUMS, "per_resembles": MIN_PER_RESEMBLES, "total": MIN_TOTAL},
+    "v1": {"version": "security_v1",
+           "minimums": {"tool_poisoning": 40, "prompt_injection": 40, "shadowing": 40, "rug_pull": 40,
+                        "benign": 60, "hard_negative": 80},
+           "per_resembles": 20, "total": 300},
+}
+PROFILE = PROFILES["v0"]
 
 ZERO_WIDTH = {"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
 BIDI = {"\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"}
@@ -147,8 +156,9 @@ def check_before_after(e, errs):
     else:  # hard negative resembling rug_pull
         if isinstance(after, list):
             errs.append(f"{eid}: rug_pull hard negative must not use an ambiguous 'after' array")
-        elif before != after:  # dict equality ignores key order
-            errs.append(f"{eid}: rug_pull hard negative must have semantically identical before/after")
+        elif before != after and "hn-benign-update" not in styles_of(e):  # dict equality ignores key order
+            errs.append(f"{eid}: rug_pull hard negative must have semantically identical before/after "
+                        "(or say style hn-benign-update for a legitimate, harmless change)")
 
 
 def b64_payloads(text):
@@ -216,8 +226,8 @@ def check(data, corpus):
     errs = []
     if not isinstance(data, dict):
         return ["top level must be an object"], []
-    if data.get("version") != "security_v0":
-        errs.append("version must be 'security_v0'")
+    if data.get("version") != PROFILE["version"]:
+        errs.append(f"version must be {PROFILE['version']!r}")
     entries = data.get("entries")
     if not isinstance(entries, list) or not entries:
         return errs + ["'entries' must be a non-empty list"], []
@@ -295,15 +305,15 @@ def check(data, corpus):
 def composition_errors(entries):
     errs = []
     cats = collections.Counter(e.get("category") for e in entries)
-    for cat, n in MINIMUMS.items():
+    for cat, n in PROFILE["minimums"].items():
         if cats[cat] < n:
             errs.append(f"composition: {cat} has {cats[cat]}, need >= {n}")
     res = collections.Counter(e.get("resembles") for e in entries if e.get("category") == "hard_negative")
     for a in ATTACKS:
-        if res[a] < MIN_PER_RESEMBLES:
-            errs.append(f"composition: hard negatives resembling {a}: {res[a]}, need >= {MIN_PER_RESEMBLES}")
-    if len(entries) < MIN_TOTAL:
-        errs.append(f"composition: {len(entries)} entries, need >= {MIN_TOTAL}")
+        if res[a] < PROFILE["per_resembles"]:
+            errs.append(f"composition: hard negatives resembling {a}: {res[a]}, need >= {PROFILE['per_resembles']}")
+    if len(entries) < PROFILE["total"]:
+        errs.append(f"composition: {len(entries)} entries, need >= {PROFILE['total']}")
     return errs
 
 
@@ -360,7 +370,13 @@ def main():
     ap.add_argument("--corpus", default=os.path.join(v0, "corpus.json"),
                     help="real tool corpus used to verify entries sourced from it (skipped if absent)")
     ap.add_argument("--quiet", action="store_true", help="print only errors and the verdict")
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="v0",
+                    help="version and composition minimums to enforce (default v0)")
+    ap.add_argument("--partial", action="store_true",
+                    help="skip the composition minimums (for checking one authoring shard)")
     args = ap.parse_args()
+    global PROFILE
+    PROFILE = PROFILES[args.profile]
     try:
         with open(args.security, encoding="utf-8") as f:
             data = json.load(f)
@@ -369,7 +385,7 @@ def main():
         return 1
     corpus = load_corpus(args.corpus)
     errs, entries = check(data, corpus)
-    if not errs:
+    if not errs and not args.partial:
         errs += composition_errors(entries)
     if not errs and not args.quiet:
         report(entries)
