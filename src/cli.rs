@@ -40,6 +40,12 @@ pub enum Command {
     Security(EvalArgs),
     /// Check dataset files (all problems at once, with file:line:column) without running anything.
     Validate(DatasetArgs),
+    /// Print the dataset card: composition tables computed from the dataset files (Markdown).
+    ///
+    /// evalgate card                                   # the embedded datasets
+    /// evalgate card --datasets datasets/v0
+    /// evalgate card --update datasets/README.md       # rewrite the generated block in place
+    Card(CardArgs),
     /// Create or refresh a baseline from a run (prints every change it makes).
     #[command(subcommand)]
     Baseline(BaselineCommand),
@@ -174,7 +180,23 @@ pub struct BaselineUpdateArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+pub struct CardArgs {
+    #[command(flatten)]
+    pub datasets: DatasetArgs,
+    /// Replace the generated block (between the `evalgate card` markers) of this Markdown file.
+    #[arg(long, value_name = "FILE", conflicts_with = "check")]
+    pub update: Option<PathBuf>,
+    /// Exit 1 when this Markdown file's generated block differs from the card (for CI).
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
 pub struct DatasetArgs {
+    /// Dataset directory with corpus.json, golden.json and security.json, e.g. datasets/v0
+    /// [default: the embedded v1 datasets]. A file flag below wins for its own file.
+    #[arg(long = "datasets", env = "EVALGATE_DATASETS", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
     /// Tool corpus file {version, tools[...]} [default: the embedded starter corpus].
     #[arg(long, env = "EVALGATE_CORPUS", value_name = "FILE")]
     pub corpus: Option<PathBuf>,

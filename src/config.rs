@@ -33,6 +33,8 @@ pub struct FileConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DatasetsFile {
+    /// A dataset directory (corpus.json, golden.json, security.json).
+    pub dir: Option<PathBuf>,
     pub corpus: Option<PathBuf>,
     pub golden: Option<PathBuf>,
     pub security: Option<PathBuf>,
@@ -225,15 +227,22 @@ impl Settings {
             SutKind::Embedded
         });
         Ok(Settings {
-            datasets: DatasetPaths {
-                corpus: a.datasets.corpus.clone().or(rel(base, f.datasets.corpus)),
-                golden: a.datasets.golden.clone().or(rel(base, f.datasets.golden)),
-                security: a
-                    .datasets
-                    .security
-                    .clone()
-                    .or(rel(base, f.datasets.security)),
-            },
+            datasets: DatasetPaths::files_then_dir(
+                DatasetPaths {
+                    corpus: a.datasets.corpus.clone(),
+                    golden: a.datasets.golden.clone(),
+                    security: a.datasets.security.clone(),
+                },
+                a.datasets.dir.as_deref(),
+            )
+            .or(DatasetPaths::files_then_dir(
+                DatasetPaths {
+                    corpus: rel(base, f.datasets.corpus),
+                    golden: rel(base, f.datasets.golden),
+                    security: rel(base, f.datasets.security),
+                },
+                rel(base, f.datasets.dir).as_deref(),
+            )),
             runs: runs as usize,
             concurrency: concurrency as usize,
             timeout: Duration::from_secs_f64(timeout),

@@ -65,6 +65,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             cli::Command::Retrieval(a) => app::cmd_eval(a, app::Part::Retrieval).await,
             cli::Command::Security(a) => app::cmd_eval(a, app::Part::Security).await,
             cli::Command::Validate(a) => app::cmd_validate(a),
+            cli::Command::Card(a) => app::cmd_card(a),
             cli::Command::Baseline(cli::BaselineCommand::Update(a)) => {
                 app::cmd_baseline_update(a).await
             }

@@ -81,6 +81,7 @@ pub fn retrieval(
             Some(QueryReport {
                 id: q.id.clone(),
                 query: q.query.clone(),
+                split: q.split.clone(),
                 notes: q.notes.clone(),
                 labels: q
                     .labels
@@ -95,7 +96,8 @@ pub fn retrieval(
                 unstable,
             })
         })
-        .collect();
+        .collect::<Vec<QueryReport>>();
+    let splits = split_summaries(&per_query);
     RetrievalReport {
         retriever: obs.system.clone(),
         corpus_version: corpus.version.clone(),
@@ -113,9 +115,38 @@ pub fn retrieval(
                 .then(|| latencies.iter().sum::<f64>() / latencies.len() as f64),
         },
         diagnostics: diag,
+        splits,
         per_query,
         observations: obs.clone(),
     }
+}
+
+/// Per-split means of the per-query metrics; empty unless the golden set marks splits.
+fn split_summaries(per_query: &[QueryReport]) -> BTreeMap<String, SplitSummary> {
+    let mut by: BTreeMap<&str, Vec<&QueryReport>> = BTreeMap::new();
+    for q in per_query {
+        if let Some(s) = &q.split {
+            by.entry(s.as_str()).or_default().push(q);
+        }
+    }
+    by.into_iter()
+        .map(|(split, qs)| {
+            let metrics = RETRIEVAL_METRICS
+                .iter()
+                .map(|(key, _)| {
+                    let sum: f64 = qs.iter().filter_map(|q| q.metrics.get(*key)).sum();
+                    (key.to_string(), sum / qs.len() as f64)
+                })
+                .collect();
+            (
+                split.to_string(),
+                SplitSummary {
+                    queries: qs.len(),
+                    metrics,
+                },
+            )
+        })
+        .collect()
 }
 
 /// Scores one detector's recorded verdicts against the labels.

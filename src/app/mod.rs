@@ -52,11 +52,14 @@ impl Part {
 pub struct BadInput(pub String);
 
 fn paths(d: &DatasetArgs) -> DatasetPaths {
-    DatasetPaths {
-        corpus: d.corpus.clone(),
-        golden: d.golden.clone(),
-        security: d.security.clone(),
-    }
+    DatasetPaths::files_then_dir(
+        DatasetPaths {
+            corpus: d.corpus.clone(),
+            golden: d.golden.clone(),
+            security: d.security.clone(),
+        },
+        d.dir.as_deref(),
+    )
 }
 
 /// The baseline in use and where it came from.
@@ -451,6 +454,59 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
 }
 
 /// `validate`: exit 0 when valid; dataset errors propagate (exit 2).
+/// `card`: the dataset card, printed, checked against a file, or spliced into one.
+pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
+    use crate::dataset::card;
+    let ds = Datasets::load(
+        &paths(&args.datasets),
+        Need {
+            retrieval: true,
+            security: true,
+        },
+    )?;
+    let text = card::render(
+        ds.corpus.as_ref().map(|l| &l.value),
+        ds.golden.as_ref().map(|l| &l.value),
+        ds.security.as_ref().map(|l| &l.value),
+    );
+    let Some(file) = args.update.as_ref().or(args.check.as_ref()) else {
+        print!("{text}");
+        return Ok(0);
+    };
+    let doc = std::fs::read_to_string(file)
+        .map_err(|e| BadInput(format!("{}: cannot read: {e}", file.display())))?;
+    let Some(new) = card::splice(&doc, &text) else {
+        return Err(BadInput(format!(
+            "{}: no generated block; add the two lines\n{}\n{}\nwhere the card belongs",
+            file.display(),
+            card::BEGIN,
+            card::END
+        ))
+        .into());
+    };
+    if args.check.is_some() {
+        if new == doc {
+            println!("ok  {}: the dataset card is current", file.display());
+            return Ok(0);
+        }
+        eprintln!(
+            "{}: the dataset card is stale; run `evalgate card --update {}`",
+            file.display(),
+            file.display()
+        );
+        return Ok(1);
+    }
+    if new != doc {
+        let tmp = file.with_extension("md.tmp");
+        std::fs::write(&tmp, &new)?;
+        std::fs::rename(&tmp, file)?;
+        eprintln!("updated the dataset card in {}", file.display());
+    } else {
+        eprintln!("{}: the dataset card was already current", file.display());
+    }
+    Ok(0)
+}
+
 pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
     let ds = Datasets::load(
         &paths(args),

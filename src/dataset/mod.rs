@@ -1,6 +1,7 @@
 //! Datasets: the frozen tool corpus, the retrieval golden set and the security corpus.
 //! Files on disk or the copies compiled into the binary; decoded, then validated as a whole.
 
+pub mod card;
 pub mod jsonpath;
 pub mod load;
 pub mod model;
@@ -27,6 +28,37 @@ pub struct DatasetPaths {
     pub corpus: Option<PathBuf>,
     pub golden: Option<PathBuf>,
     pub security: Option<PathBuf>,
+}
+
+/// File names inside a dataset directory such as `datasets/v0`.
+pub const DIR_FILES: [&str; 3] = ["corpus.json", "golden.json", "security.json"];
+
+impl DatasetPaths {
+    /// The three files of a dataset directory.
+    pub fn in_dir(dir: &std::path::Path) -> DatasetPaths {
+        DatasetPaths {
+            corpus: Some(dir.join(DIR_FILES[0])),
+            golden: Some(dir.join(DIR_FILES[1])),
+            security: Some(dir.join(DIR_FILES[2])),
+        }
+    }
+
+    /// Layers settings: for each file, the first layer that names it wins.
+    pub fn or(self, other: DatasetPaths) -> DatasetPaths {
+        DatasetPaths {
+            corpus: self.corpus.or(other.corpus),
+            golden: self.golden.or(other.golden),
+            security: self.security.or(other.security),
+        }
+    }
+
+    /// Explicit files, then the files of `dir`.
+    pub fn files_then_dir(files: DatasetPaths, dir: Option<&std::path::Path>) -> DatasetPaths {
+        match dir {
+            Some(d) => files.or(DatasetPaths::in_dir(d)),
+            None => files,
+        }
+    }
 }
 
 /// Which datasets a command needs.

@@ -96,7 +96,14 @@ pub struct GoldenSet {
     /// The `version` of the corpus these labels refer to.
     pub corpus_version: String,
     pub queries: Vec<Query>,
+    /// evalgate extension: corpus tools no query finds relevant, kept on purpose as distractors.
+    /// When present, every corpus tool must be relevant to some query or listed here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distractors: Option<Vec<String>>,
 }
+
+/// The golden-set splits (`queries[].split`).
+pub const SPLITS: [&str; 2] = ["dev", "held_out"];
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Query {

@@ -2,7 +2,7 @@
 
 use super::jsonpath::JsonPath;
 use super::load::{Loaded, Severity, Violation};
-use super::model::{Category, Corpus, GoldenSet, SecurityCorpus, Truth, bare_name};
+use super::model::{Category, Corpus, GoldenSet, SPLITS, SecurityCorpus, Truth, bare_name};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Licences whose texts may be redistributed inside this repository (CN-005).
@@ -215,7 +215,18 @@ pub fn golden(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut 
                 out.push(g.violation(e, &p.key("query"), "golden.names-tool", format!("query {:?} contains the labeled tool's name {name:?}; queries must paraphrase the intent, never name the tool", q.id)));
             }
         }
+        if let Some(split) = &q.split
+            && !SPLITS.contains(&split.as_str())
+        {
+            out.push(g.violation(
+                e,
+                &p.key("split"),
+                "golden.split",
+                format!("expected one of {SPLITS:?}, found {split:?}"),
+            ));
+        }
     }
+    distractors(g, corpus, out);
     if g.value.queries.is_empty() {
         out.push(g.violation(
             e,
@@ -223,6 +234,74 @@ pub fn golden(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut 
             "golden.empty",
             "expected at least one query",
         ));
+    }
+}
+
+/// The optional `distractors` list: known corpus tools that no query finds relevant. When the
+/// list is present it accounts for the whole corpus: every tool is relevant to a query or listed.
+fn distractors(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut Vec<Violation>) {
+    let e = Severity::Error;
+    let Some(list) = &g.value.distractors else {
+        return;
+    };
+    let relevant: HashSet<&str> = g
+        .value
+        .queries
+        .iter()
+        .flat_map(|q| q.labels.iter())
+        .filter(|l| l.relevance >= 1)
+        .map(|l| l.tool_id.as_str())
+        .collect();
+    let ids: Option<HashSet<&str>> =
+        corpus.map(|c| c.value.tools.iter().map(|t| t.tool_id.as_str()).collect());
+    let base = JsonPath::root().key("distractors");
+    let mut seen = HashSet::new();
+    for (i, d) in list.iter().enumerate() {
+        let p = base.index(i);
+        if !seen.insert(d.as_str()) {
+            out.push(g.violation(
+                e,
+                &p,
+                "golden.duplicate-distractor",
+                format!("{d:?} is listed twice"),
+            ));
+        }
+        if let Some(ids) = &ids
+            && !ids.contains(d.as_str())
+        {
+            out.push(g.violation(
+                e,
+                &p,
+                "golden.dangling-distractor",
+                format!("distractor {d:?} is not in the corpus"),
+            ));
+        }
+        if relevant.contains(d.as_str()) {
+            out.push(g.violation(e, &p, "golden.distractor-relevant", format!("{d:?} is listed as a distractor but some query labels it relevant (>= 1); a tool is one or the other")));
+        }
+    }
+    if let Some(c) = corpus {
+        let missing: Vec<&str> = c
+            .value
+            .tools
+            .iter()
+            .map(|t| t.tool_id.as_str())
+            .filter(|t| !relevant.contains(t) && !seen.contains(t))
+            .collect();
+        if !missing.is_empty() {
+            let shown: Vec<&str> = missing.iter().take(10).copied().collect();
+            out.push(g.violation(
+                e,
+                &base,
+                "golden.unaccounted-tool",
+                format!(
+                    "{} corpus tool(s) are neither relevant to a query nor listed as distractors: {}{}",
+                    missing.len(),
+                    shown.join(", "),
+                    if missing.len() > shown.len() { ", ..." } else { "" }
+                ),
+            ));
+        }
     }
 }
 

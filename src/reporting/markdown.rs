@@ -1,7 +1,7 @@
 //! `report.md`: the delta table a pull-request reviewer reads. Every dataset string goes
 //! through [`sanitize::md`].
 
-use super::format::{delta, mean_ci, ms, num};
+use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
 use super::sanitize::{CELL_MAX, md, md_code};
 use crate::metrics::label;
@@ -81,6 +81,9 @@ pub fn render(r: &Report) -> String {
             d.starved_queries,
             d.hard_negatives_in_top_5
         );
+        if let Some(line) = splits_line(&rr.splits) {
+            let _ = writeln!(o, "{line}\n");
+        }
     }
     if let Some(s) = &r.security {
         let _ = writeln!(o, "### Security detectors · {} entries\n", s.entries);

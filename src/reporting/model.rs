@@ -63,6 +63,10 @@ pub struct RetrievalReport {
     pub metrics: BTreeMap<String, Summary>,
     pub latency_ms: Latency,
     pub diagnostics: RetrievalDiagnostics,
+    /// Means over the queries of each golden-set split (`dev`, `held_out`), when the golden set
+    /// marks splits: a system tuned to the dev queries scores visibly lower on the held-out ones.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub splits: BTreeMap<String, SplitSummary>,
     pub per_query: Vec<QueryReport>,
     /// Raw results of every run (for re-scoring).
     pub observations: RetrievalObservations,
@@ -96,10 +100,20 @@ pub struct LabelRef {
     pub relevance: u8,
 }
 
+/// Metrics over the queries of one split (means of the per-query, run-averaged values).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SplitSummary {
+    pub queries: usize,
+    pub metrics: BTreeMap<String, f64>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct QueryReport {
     pub id: String,
     pub query: String,
+    /// The golden-set split this query belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
     pub labels: Vec<LabelRef>,

@@ -1,6 +1,6 @@
 //! The terminal table (comfy-table), printed to stdout after a run.
 
-use super::format::{delta, mean_ci, ms, num};
+use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
 use super::sanitize::term;
 use crate::metrics::label;
@@ -73,6 +73,9 @@ pub fn render(r: &Report, color: bool) -> String {
             ms(rr.latency_ms.p95),
             ms(rr.latency_ms.max)
         );
+        if let Some(line) = splits_line(&rr.splits) {
+            let _ = writeln!(o, "{line}\n");
+        }
     }
     if let Some(s) = &r.security {
         let _ = writeln!(o, "Security detectors: {} entries", s.entries);
