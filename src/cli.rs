@@ -125,7 +125,7 @@ pub struct SnapshotArgs {
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// Corpus to serve from [default: the embedded starter corpus].
+    /// Corpus to serve from [default: the embedded v1 corpus].
     #[arg(long, env = "EVALGATE_CORPUS", value_name = "FILE")]
     pub corpus: Option<PathBuf>,
     /// Also serve the security entries whose `server` is --server (their `before` definitions).
@@ -197,7 +197,7 @@ pub struct DatasetArgs {
     /// [default: the embedded v1 datasets]. A file flag below wins for its own file.
     #[arg(long = "datasets", env = "EVALGATE_DATASETS", value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Tool corpus file {version, tools[...]} [default: the embedded starter corpus].
+    /// Tool corpus file {version, tools[...]} [default: the embedded v1 corpus].
     #[arg(long, env = "EVALGATE_CORPUS", value_name = "FILE")]
     pub corpus: Option<PathBuf>,
     /// Retrieval golden set {corpus_version, queries[...]} [default: embedded].

@@ -12,14 +12,14 @@ pub use model::*;
 
 use std::path::PathBuf;
 
-/// The starter datasets shipped inside the binary (see `datasets/README.md`).
+/// The v1 datasets shipped inside the binary (see `datasets/README.md`): the zero-config default.
 pub mod embedded {
-    pub const CORPUS_NAME: &str = "embedded:datasets/v0/corpus.json";
-    pub const GOLDEN_NAME: &str = "embedded:datasets/v0/golden.json";
-    pub const SECURITY_NAME: &str = "embedded:datasets/v0/security.json";
-    pub const CORPUS: &str = include_str!("../../datasets/v0/corpus.json");
-    pub const GOLDEN: &str = include_str!("../../datasets/v0/golden.json");
-    pub const SECURITY: &str = include_str!("../../datasets/v0/security.json");
+    pub const CORPUS_NAME: &str = "embedded:datasets/v1/corpus.json";
+    pub const GOLDEN_NAME: &str = "embedded:datasets/v1/golden.json";
+    pub const SECURITY_NAME: &str = "embedded:datasets/v1/security.json";
+    pub const CORPUS: &str = include_str!("../../datasets/v1/corpus.json");
+    pub const GOLDEN: &str = include_str!("../../datasets/v1/golden.json");
+    pub const SECURITY: &str = include_str!("../../datasets/v1/security.json");
 }
 
 /// Which dataset files to use; `None` means the embedded default.

@@ -80,12 +80,36 @@ def build_security(run_generators):
     for path in sorted(glob.glob(os.path.join(HERE, "security", "*.json"))):
         with open(path, encoding="utf-8") as f:
             entries += json.load(f)["entries"]
+    entries, dropped = dedupe_real(entries)
     ids = [e["id"] for e in entries]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         errors.append(f"duplicate security ids across shards: {dup}")
     entries.sort(key=lambda e: (CATEGORY_ORDER.index(e["category"]), e["id"]))
+    if dropped:
+        print(f"security: dropped {len(dropped)} duplicate real-corpus copies: {', '.join(dropped)}")
     return {"version": "security_v1", "entries": entries}, errors
+
+
+def dedupe_real(entries):
+    """Shards were written independently, so the same real tool can be copied verbatim twice.
+    Keep one copy per (server, tool): a hard negative over a plain benign entry, else the first
+    in shard order. Returns the kept entries and the dropped ids."""
+    def is_copy(e):
+        return "real-corpus" in e["provenance"].get("notes", "") and "before" not in e
+
+    best = {}
+    for i, e in enumerate(entries):
+        if not is_copy(e):
+            continue
+        key = (e.get("server"), e.get("tool"))
+        rank = (0 if e["category"] == "hard_negative" else 1, i)
+        if key not in best or rank < best[key][0]:
+            best[key] = (rank, e["id"])
+    keep = {eid for _, eid in best.values()}
+    kept = [e for e in entries if not is_copy(e) or e["id"] in keep]
+    dropped = sorted(e["id"] for e in entries if is_copy(e) and e["id"] not in keep)
+    return kept, dropped
 
 
 def main():
