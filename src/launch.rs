@@ -13,7 +13,7 @@ use crate::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::sut::{Ranked, Retriever, SearchRequest, SutError};
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -46,20 +46,62 @@ pub fn random_key() -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// The scratch mcpproxy config: replay upstreams, quarantine off, explicit `quarantined: false`,
-/// no response truncation, no socket, no telemetry.
-pub fn proxy_config(
+/// Every corpus server served from one corpus file.
+pub fn one_file_per_corpus(corpus: &Corpus, path: &Path) -> BTreeMap<String, PathBuf> {
+    corpus
+        .tools
+        .iter()
+        .map(|t| (t.server_name().to_string(), path.to_path_buf()))
+        .collect()
+}
+
+/// Writes one small corpus file per server into `dir`, so that each replay server parses only
+/// its own tools (a hundred replays of a multi-megabyte corpus would cost seconds of CPU each).
+pub fn write_server_corpora(
     corpus: &Corpus,
-    corpus_path: &Path,
+    dir: &Path,
+) -> std::io::Result<BTreeMap<String, PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut out = BTreeMap::new();
+    let servers: BTreeSet<&str> = corpus.tools.iter().map(|t| t.server_name()).collect();
+    for (i, s) in servers.into_iter().enumerate() {
+        let part = Corpus {
+            version: corpus.version.clone(),
+            generated_from: corpus.generated_from.clone(),
+            servers: corpus
+                .servers
+                .iter()
+                .filter(|x| x.name == s)
+                .cloned()
+                .collect(),
+            tools: corpus
+                .tools
+                .iter()
+                .filter(|t| t.server_name() == s)
+                .cloned()
+                .collect(),
+        };
+        // server names are data: the file name is an index, never the name
+        let p = dir.join(format!("server-{i:04}.json"));
+        std::fs::write(&p, crate::snapshot::to_json(&part))?;
+        out.insert(s.to_string(), p);
+    }
+    Ok(out)
+}
+
+/// The scratch mcpproxy config: replay upstreams (server name → the corpus file its replay
+/// serves), quarantine off, explicit `quarantined: false`, no response truncation, no socket,
+/// no telemetry.
+pub fn proxy_config(
+    corpus_files: &BTreeMap<String, PathBuf>,
     replay_bin: &Path,
     listen: &str,
     data_dir: &Path,
     api_key: &str,
 ) -> Value {
-    let servers: BTreeSet<&str> = corpus.tools.iter().map(|t| t.server_name()).collect();
-    let upstreams: Vec<Value> = servers
-        .into_iter()
-        .map(|s| {
+    let upstreams: Vec<Value> = corpus_files
+        .iter()
+        .map(|(s, corpus_path)| {
             json!({
                 "name": s,
                 "protocol": "stdio",
@@ -215,15 +257,8 @@ pub async fn launch(
     let data_dir = dir.path().join("data");
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| fail(format!("cannot create {}: {e}", data_dir.display())))?;
-    let corpus_path: PathBuf = if corpus.source.embedded {
-        let p = dir.path().join("corpus.json");
-        std::fs::write(&p, crate::dataset::embedded::CORPUS)
-            .map_err(|e| fail(format!("cannot write {}: {e}", p.display())))?;
-        p
-    } else {
-        std::fs::canonicalize(&corpus.source.name)
-            .map_err(|e| fail(format!("{}: {e}", corpus.source.name)))?
-    };
+    let corpus_files = write_server_corpora(&corpus.value, &dir.path().join("replay"))
+        .map_err(|e| fail(format!("cannot write the replay corpora: {e}")))?;
     let me = std::env::current_exe()
         .map_err(|e| fail(format!("cannot find evalgate's own binary: {e}")))?;
     let mut attempt = 0;
@@ -233,14 +268,7 @@ pub async fn launch(
         let listen = format!("127.0.0.1:{port}");
         let api_key = random_key();
         let cfg_path = dir.path().join("mcpproxy.json");
-        let cfg = proxy_config(
-            &corpus.value,
-            &corpus_path,
-            &me,
-            &listen,
-            &data_dir,
-            &api_key,
-        );
+        let cfg = proxy_config(&corpus_files, &me, &listen, &data_dir, &api_key);
         std::fs::write(
             &cfg_path,
             serde_json::to_string_pretty(&cfg).unwrap_or_default(),

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 #[test]
 fn zero_config_run_passes_on_the_shipped_baseline_and_writes_every_report() {
     let d = tempdir();
-    let o = evalgate(d.path(), &["run"]);
+    let o = evalgate_default(d.path(), &["run"]);
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
     for m in [

@@ -308,8 +308,7 @@ fn start_proxy(dir: &Path) -> (KillOnDrop, String, String) {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
         let cfg = evalgate::launch::proxy_config(
-            &corpus,
-            &corpus_path,
+            &evalgate::launch::one_file_per_corpus(&corpus, &corpus_path),
             &evalgate_bin(),
             &listen,
             dir,

@@ -9,18 +9,33 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Runs `evalgate` with `args` in `cwd` (CI-like environment, no colour).
+/// Runs `evalgate` with `args` in `cwd` (CI-like environment, no colour) on the small starter
+/// datasets: `EVALGATE_DATASETS` points at `datasets/v0`, so a test that swaps one file (the
+/// corpus, say) gets the other two from v0, and [`shipped`] / [`baseline_copy`] match it.
+/// Flags still win. Tests of the shipped default use [`evalgate_default`].
 pub fn evalgate(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_evalgate"))
-        .args(args)
+    base_command(args, cwd)
+        .env("EVALGATE_DATASETS", root().join("datasets/v0"))
+        .output()
+        .expect("evalgate runs")
+}
+
+/// Runs `evalgate` as a user would: the embedded (v1) datasets unless flags say otherwise.
+pub fn evalgate_default(cwd: &Path, args: &[&str]) -> Output {
+    base_command(args, cwd).output().expect("evalgate runs")
+}
+
+fn base_command(args: &[&str], cwd: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_evalgate"));
+    c.args(args)
         .current_dir(cwd)
         .env_remove("EVALGATE_BASELINE")
         .env_remove("EVALGATE_CORPUS")
         .env_remove("EVALGATE_GOLDEN")
         .env_remove("EVALGATE_SECURITY_CORPUS")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("evalgate runs")
+        .env_remove("EVALGATE_DATASETS")
+        .env("NO_COLOR", "1");
+    c
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -53,10 +68,10 @@ pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
-/// The shipped baseline, copied to `dir/baseline.json`.
+/// The starter datasets' baseline (`baselines/v0.json`), copied to `dir/baseline.json`.
 pub fn baseline_copy(dir: &Path) -> PathBuf {
     let p = dir.join("baseline.json");
-    std::fs::copy(root().join("baselines/default.json"), &p).unwrap();
+    std::fs::copy(root().join("baselines/v0.json"), &p).unwrap();
     p
 }
 
@@ -88,17 +103,9 @@ pub fn evalgate_bin() -> PathBuf {
 
 /// Runs `evalgate` with extra environment variables.
 pub fn evalgate_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_evalgate"));
-    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
-    for v in [
-        "EVALGATE_BASELINE",
-        "EVALGATE_CORPUS",
-        "EVALGATE_GOLDEN",
-        "EVALGATE_SECURITY_CORPUS",
-        "EVALGATE_PROXY_FAULT",
-    ] {
-        c.env_remove(v);
-    }
+    let mut c = base_command(args, cwd);
+    c.env_remove("EVALGATE_PROXY_FAULT")
+        .env("EVALGATE_DATASETS", root().join("datasets/v0"));
     for (k, v) in env {
         c.env(k, v);
     }

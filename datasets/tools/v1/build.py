@@ -5,9 +5,9 @@
     python3 datasets/tools/v1/build.py --check   # exit 1 if the committed files differ from a rebuild
 
 Golden: every `datasets/tools/v1/golden/<shard>.json` (checked with check_shard.py) is merged in
-shard-name order, query ids kept (`<shard>-NNN`). The held-out split is deterministic: within
-each shard, queries are ordered by sha256 of their id and the first 20 % (rounded) are
-`held_out`, the rest `dev`. `distractors` lists, sorted, every corpus tool that no query labels
+shard-name order, query ids kept (`<shard>-NNN`). The held-out split depends on nothing but the
+id: a query is `held_out` when the first 32 bits of sha256(id), as a fraction of 2^32, are below
+0.20, else `dev`. Adding queries later never moves an existing query to the other split. `distractors` lists, sorted, every corpus tool that no query labels
 with relevance >= 1: the tools that are there to be found by mistake.
 
 Security: every `datasets/tools/v1/security/gen_<shard>.py` is run (each rewrites its
@@ -37,6 +37,11 @@ def dumps(v):
     return json.dumps(v, ensure_ascii=False, indent=1) + "\n"
 
 
+def held_out(query_id):
+    h = int(hashlib.sha256(query_id.encode("utf-8")).hexdigest()[:8], 16)
+    return h < HELD_OUT_SHARE * 2**32
+
+
 def build_golden(corpus):
     tools = [t["tool_id"] for t in corpus["tools"]]
     tool_set = set(tools)
@@ -48,8 +53,7 @@ def build_golden(corpus):
         errs, _ = check_shard.check(shard, tool_set)
         errors += [f"{os.path.relpath(path, ROOT)}: {e}" for e in errs]
         qs = shard["queries"]
-        order = sorted(qs, key=lambda q: hashlib.sha256(q["id"].encode()).hexdigest())
-        held = {q["id"] for q in order[: round(HELD_OUT_SHARE * len(qs))]}
+        held = {q["id"] for q in qs if held_out(q["id"])}
         for q in qs:
             out = {"id": q["id"], "query": q["query"], "labels": q["labels"]}
             if q.get("notes"):
