@@ -293,7 +293,7 @@ if [ "${1:-}" = --version ]; then echo "evalgate 0.1.0 (stub)"; exit 0; fi
 log="${STUB_LOG:?}"
 printf '%s\n' "$@" >"$log/evalgate-argv"
 for v in EVALGATE_GITHUB_TOKEN EVALGATE_COMMENT EVALGATE_CHECK_RUN EVALGATE_FAIL_ON \
-  EVALGATE_COMMENT_KEY EVALGATE_ARTIFACT_NAME EVALGATE_SUT GITHUB_ACTIONS; do
+  EVALGATE_COMMENT_KEY EVALGATE_ARTIFACT_NAME EVALGATE_SUT EVALGATE_DATASETS GITHUB_ACTIONS; do
   printf '%s=%s\n' "$v" "${!v-<unset>}"
 done >"$log/evalgate-env"
 pwd >"$log/evalgate-cwd"
@@ -1443,12 +1443,14 @@ fn the_system_under_test_defaults_to_the_reference_proxy() {
     r.publish_release(&r.stub(), "x86_64-unknown-linux-musl");
     r.set("STUB_EXIT", "0")
         .input("comment-key", "Nightly Gate")
-        .input("artifact-name", "gate-report");
+        .input("artifact-name", "gate-report")
+        .input("datasets", "datasets/v0");
     let run = r.run();
     assert_eq!(run.code(), 0, "{}", run.log());
     let a = argv(&r);
     assert_eq!(a[..3], ["run", "--sut", "reference"]);
     let env = r.log_file("evalgate-env").unwrap();
+    assert!(env.contains("EVALGATE_DATASETS=datasets/v0\n"), "{env}");
     assert!(env.contains("EVALGATE_COMMENT_KEY=nightly-gate\n"), "{env}");
     assert!(
         env.contains("EVALGATE_ARTIFACT_NAME=gate-report\n"),
