@@ -76,31 +76,45 @@ impl fmt::Display for JsonPath {
 }
 
 /// Line and column (both from 1; the column counts characters) of each value in a document.
+///
+/// The table is built on the first lookup: a valid multi-megabyte corpus never needs it, and
+/// building it costs more than parsing the document.
 #[derive(Debug, Default)]
 pub struct Positions {
-    map: HashMap<JsonPath, (usize, usize)>,
+    text: std::sync::Arc<str>,
+    map: std::sync::OnceLock<HashMap<JsonPath, (usize, usize)>>,
 }
 
 impl Positions {
-    /// Scans `text`, which must already be valid JSON (parse it with serde_json first).
-    /// On unexpected input the scan stops early; lookups then fall back to ancestors.
+    /// Keeps `text`, which must already be valid JSON (parse it with serde_json first), for
+    /// lookups. On unexpected input the scan stops early; lookups then fall back to ancestors.
     pub fn scan(text: &str) -> Self {
-        let mut s = Scanner {
-            b: text.as_bytes(),
-            i: 0,
-            line: 1,
-            col: 1,
-            map: HashMap::new(),
-        };
-        let _ = s.value(JsonPath::root());
-        Positions { map: s.map }
+        Positions {
+            text: text.into(),
+            map: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn table(&self) -> &HashMap<JsonPath, (usize, usize)> {
+        self.map.get_or_init(|| {
+            let mut s = Scanner {
+                b: self.text.as_bytes(),
+                i: 0,
+                line: 1,
+                col: 1,
+                map: HashMap::new(),
+            };
+            let _ = s.value(JsonPath::root());
+            s.map
+        })
     }
 
     /// Where `path` starts, or its nearest existing ancestor; (1, 1) when nothing is known.
     pub fn locate(&self, path: &JsonPath) -> (usize, usize) {
+        let map = self.table();
         let mut p = Some(path.clone());
         while let Some(cur) = p {
-            if let Some(pos) = self.map.get(&cur) {
+            if let Some(pos) = map.get(&cur) {
                 return *pos;
             }
             p = cur.parent();
