@@ -240,6 +240,8 @@ pub enum DetectorKind {
     Drift,
     /// Replay verdicts from --recorded (a report.json, a spec-065 scan-eval file or {entry id: bool}).
     Recorded,
+    /// The external scanners configured as [[scanner]] tables in evalgate.toml.
+    Scanner,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -25,9 +25,12 @@ pub struct FileConfig {
     pub run: RunFile,
     #[serde(default)]
     pub sut: SutFile,
-    /// Detectors under test (`rules`, `drift`, `recorded`).
+    /// Detectors under test (`rules`, `drift`, `recorded`, `scanner`).
     #[serde(default)]
     pub detectors: Option<Vec<DetectorKind>>,
+    /// `[[scanner]]`: external security scanners (detector kind `scanner`).
+    #[serde(default)]
+    pub scanner: Vec<crate::sut::scanner::ScannerConfig>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -170,6 +173,7 @@ pub struct Settings {
     pub detectors: Vec<DetectorKind>,
     pub sut: SutKind,
     pub sut_file: SutFile,
+    pub scanners: Vec<crate::sut::scanner::ScannerConfig>,
     pub quiet: bool,
     pub color: ColorChoice,
 }
@@ -261,6 +265,7 @@ impl Settings {
                 .unwrap_or_else(|| vec![DetectorKind::Rules, DetectorKind::Drift]),
             sut,
             sut_file,
+            scanners: f.scanner.clone(),
             quiet: a.quiet,
             color: a.color,
             config_file: file_path,

@@ -160,12 +160,13 @@ pub async fn security(
         scope: d.scope(),
         runs: Vec::new(),
     };
+    let limit = d.time_limit(limits.request_timeout, entries);
     for run in 1..=runs {
-        let res = tokio::time::timeout(limits.request_timeout, d.detect(entries, run)).await;
+        let res = tokio::time::timeout(limit, d.detect(entries, run)).await;
         let res = res.unwrap_or_else(|_| {
             Err(SutError::Timeout {
                 system: obs.detector.clone(),
-                seconds: limits.request_timeout.as_secs_f64(),
+                seconds: limit.as_secs_f64(),
                 context: format!("detecting {} entries, run {run}", entries.len()),
             })
         });

@@ -179,6 +179,18 @@ pub fn make_detectors(s: &Settings) -> anyhow::Result<Vec<Box<dyn Detector>>> {
                     .map_err(|e| bad(format!("{e:#}")))?;
                 out.extend(recs.into_iter().map(|r| Box::new(r) as Box<dyn Detector>));
             }
+            DetectorKind::Scanner => {
+                if s.scanners.is_empty() {
+                    return Err(bad(
+                        "the scanner detector needs at least one [[scanner]] table in evalgate.toml (name, command, filter)",
+                    ));
+                }
+                for cfg in &s.scanners {
+                    let sc = crate::sut::scanner::Scanner::new(cfg.clone())
+                        .map_err(|e| bad(format!("{e:#}")))?;
+                    out.push(Box::new(sc));
+                }
+            }
         }
     }
     if out.is_empty() {

@@ -233,6 +233,15 @@ impl Mapper {
         self.map_payload(&payload)
     }
 
+    /// The filter's outputs as JSON; a single array output stands for its items.
+    pub fn outputs(&self, payload: &Value) -> Result<Vec<Value>, MapError> {
+        let mut outs = self.run(payload)?;
+        if let [Value::Array(items)] = outs.as_mut_slice() {
+            return Ok(std::mem::take(items));
+        }
+        Ok(outs)
+    }
+
     /// Runs the compiled filter on a payload, collecting its outputs as JSON.
     fn run(&self, payload: &Value) -> Result<Vec<Value>, MapError> {
         let runtime_error = |message: String| MapError::Runtime {

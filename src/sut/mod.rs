@@ -8,6 +8,7 @@ pub mod mcp_search;
 pub mod recorded;
 pub mod rest;
 pub mod rules;
+pub mod scanner;
 
 use crate::dataset::Entry;
 use async_trait::async_trait;
@@ -85,6 +86,11 @@ pub trait Detector: Send {
     /// other attack categories are still shown per category. `None` = all attack categories.
     fn scope(&self) -> Option<Vec<crate::dataset::Category>> {
         None
+    }
+    /// The longest one `detect` call may take, given the per-request limit of the run. Detectors
+    /// that bound their own work (external scanners) return their own, larger budget.
+    fn time_limit(&self, per_request: Duration, _entries: &[Entry]) -> Duration {
+        per_request
     }
     /// `run` is the 1-based run number.
     async fn detect(&mut self, entries: &[Entry], run: usize) -> Result<Vec<Verdict>, SutError>;

@@ -1,0 +1,166 @@
+//! External scanners as detectors (`[[scanner]]`): real child processes (small Python
+//! stand-ins in tests/fixtures/scanners) that flag everything, nothing, by keyword, crash,
+//! print garbage or hang. Right numbers or a named failure, never a silent "not flagged".
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn script(name: &str) -> String {
+    root()
+        .join("tests/fixtures/scanners")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Writes evalgate.toml with one scanner and runs `evalgate security` with it.
+fn scan(dir: &Path, table: &str) -> (i32, Value, String) {
+    std::fs::write(
+        dir.join("evalgate.toml"),
+        format!("detectors = [\"scanner\"]\n\n[[scanner]]\n{table}\n"),
+    )
+    .unwrap();
+    let o = evalgate(dir, &["security", "--no-baseline", "--out", "r", "-q"]);
+    let report = std::fs::read_to_string(dir.join("r/report.json"))
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(Value::Null);
+    (code(&o), report, stderr(&o))
+}
+
+fn batch(mode: &str, extra_args: &str, extra: &str) -> String {
+    format!(
+        "name = \"stand-in\"\ncommand = [\"python3\", {:?}, {mode:?}, \"{{file}}\"{extra_args}]\nfilter = '.results[] | {{tool: .tool_name, severity: .severity, reason: .message}}'\n{extra}",
+        script("batch.py")
+    )
+}
+
+fn metric(r: &Value, name: &str) -> f64 {
+    r["security"]["detectors"][0]["metrics"][name]["mean"]
+        .as_f64()
+        .unwrap_or(f64::NAN)
+}
+
+fn flagged(r: &Value) -> Vec<(String, bool)> {
+    r["security"]["detectors"][0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["id"].as_str().unwrap().to_string(),
+                e["flagged_runs"].as_u64().unwrap() > 0,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_scanner_flagging_everything_or_nothing_gets_the_right_numbers() {
+    let d = tempdir();
+    let (c, r, err) = scan(d.path(), &batch("all", "", ""));
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(r["security"]["detectors"][0]["detector"], "stand-in");
+    assert_eq!(metric(&r, "recall"), 1.0);
+    assert_eq!(metric(&r, "fpr"), 1.0);
+
+    let (c, r, err) = scan(d.path(), &batch("none", "", ""));
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(metric(&r, "recall"), 0.0);
+    assert_eq!(metric(&r, "fpr"), 0.0);
+    let counts = &r["security"]["detectors"][0]["counts"];
+    assert_eq!(counts["tp"], 0);
+    assert!(counts["fn"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn exit_codes_are_not_verdicts_and_the_severity_threshold_applies() {
+    let d = tempdir();
+    // valid JSON on stdout with exit code 1: read like any other answer
+    let (c, r, err) = scan(d.path(), &batch("all", ", \"--exit\", \"1\"", ""));
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(metric(&r, "recall"), 1.0);
+    // every finding is "low": below a "medium" threshold nothing counts, at "low" everything
+    let low = ", \"--severity\", \"low\"";
+    let (c, r, _) = scan(
+        d.path(),
+        &batch("all", low, "severity_threshold = \"medium\""),
+    );
+    assert_eq!(c, 0);
+    assert_eq!(metric(&r, "recall"), 0.0);
+    assert_eq!(metric(&r, "fpr"), 0.0);
+    let (_, r, _) = scan(d.path(), &batch("all", low, "severity_threshold = \"low\""));
+    assert_eq!(metric(&r, "recall"), 1.0);
+}
+
+#[test]
+fn batch_and_per_entry_modes_agree_on_the_same_rule() {
+    let d = tempdir();
+    let (c, by_file, err) = scan(d.path(), &batch("keyword", "", ""));
+    assert_eq!(c, 0, "{err}");
+    let lines = format!(
+        "name = \"stand-in\"\nmode = \"lines\"\ncommand = [\"python3\", {:?}, \"keyword\"]\nfilter = '{{flagged: (.verdict == \"malicious\")}}'\n",
+        script("lines.py")
+    );
+    let (c, by_line, err) = scan(d.path(), &lines);
+    assert_eq!(c, 0, "{err}");
+    let a = flagged(&by_file);
+    assert_eq!(a, flagged(&by_line));
+    let n = a.iter().filter(|(_, f)| *f).count();
+    assert!(n > 0 && n < a.len(), "{n} of {} flagged", a.len());
+}
+
+#[test]
+fn a_crashing_silent_garbage_or_hanging_scanner_is_a_named_failure() {
+    let d = tempdir();
+    for (mode, kind, words) in [
+        ("crash", "crashed", "out of memory"),
+        ("silent-fail", "crashed", "no output"),
+        ("garbage", "garbage", "everything looks fine"),
+        ("hang", "timeout", "stand-in"),
+    ] {
+        let (c, r, err) = scan(d.path(), &batch(mode, "", "timeout = 2"));
+        assert_eq!(c, 3, "{mode}: {err}");
+        assert_eq!(r["failure"]["kind"], kind, "{mode}: {}", r["failure"]);
+        let text = r["failure"].to_string();
+        assert!(text.contains(words), "{mode}: {text}");
+        assert_eq!(r["failure"]["system"], "stand-in", "{mode}");
+    }
+    // per-entry mode: a scanner that dies mid-stream is named too
+    let dies = format!(
+        "name = \"stand-in\"\nmode = \"lines\"\ncommand = [\"python3\", {:?}, \"keyword\", \"5\"]\nfilter = '{{flagged: (.verdict == \"malicious\")}}'\n",
+        script("lines.py")
+    );
+    let (c, r, err) = scan(d.path(), &dies);
+    assert_eq!(c, 3, "{err}");
+    assert_eq!(r["failure"]["kind"], "crashed");
+    assert!(
+        r["failure"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no answer line"),
+        "{}",
+        r["failure"]
+    );
+}
+
+#[test]
+fn a_scanner_without_configuration_or_with_a_bad_filter_is_bad_input() {
+    let d = tempdir();
+    std::fs::write(
+        d.path().join("evalgate.toml"),
+        "detectors = [\"scanner\"]\n",
+    )
+    .unwrap();
+    let o = evalgate(d.path(), &["security", "--no-baseline"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("[[scanner]]"), "{}", stderr(&o));
+    let (c, _, err) = scan(
+        d.path(),
+        "name = \"x\"\ncommand = [\"true\", \"{file}\"]\nfilter = '.results[] | {'\n",
+    );
+    assert_eq!(c, 2);
+    assert!(err.contains("jq filter"), "{err}");
+}
