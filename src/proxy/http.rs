@@ -35,6 +35,12 @@ pub fn router(state: Arc<State>) -> Router {
         .route("/api/v1/tools", get(tools))
         .route("/api/v1/index/search", get(search))
         .route("/api/v1/servers", get(servers))
+        .route(
+            "/api/v1/servers/{name}/scan",
+            axum::routing::post(scan_start),
+        )
+        .route("/api/v1/servers/{name}/scan/status", get(scan_status))
+        .route("/api/v1/servers/{name}/scan/report", get(scan_report))
         .with_state(state)
         .nest_service("/mcp", mcp)
 }
@@ -118,6 +124,84 @@ async fn servers(
         .map(|s| serde_json::to_value(s).unwrap_or_default())
         .collect();
     envelope(json!({"servers": servers}))
+}
+
+async fn scan_start(
+    AxState(state): AxState<Arc<State>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+    body: axum::body::Bytes,
+) -> Response {
+    check_auth!(state, headers, q);
+    let req: Value = if body.is_empty() {
+        json!({})
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => return error(StatusCode::BAD_REQUEST, &format!("invalid JSON body: {e}")),
+        }
+    };
+    if let Some(ids) = req.get("scanner_ids").and_then(Value::as_array)
+        && !ids.is_empty()
+        && !ids.iter().any(|i| i == super::scan::SCANNER_ID)
+    {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "unknown scanner ids; this proxy has {:?}",
+                super::scan::SCANNER_ID
+            ),
+        );
+    }
+    match state.servers.read().await.get(&name) {
+        None => return error(StatusCode::NOT_FOUND, &format!("server {name:?} not found")),
+        Some(s) if !s.connected => {
+            return error(
+                StatusCode::CONFLICT,
+                &format!("server {name:?} is not connected ({})", s.status),
+            );
+        }
+        Some(_) => {}
+    }
+    let job = super::scan::start(state.clone(), name.clone()).await;
+    (
+        StatusCode::ACCEPTED,
+        Json(json!({"success": true, "data": super::scan::status_json(&name, &job)})),
+    )
+        .into_response()
+}
+
+async fn scan_status(
+    AxState(state): AxState<Arc<State>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    check_auth!(state, headers, q);
+    match state.scans.lock().await.get(&name) {
+        Some(j) => envelope(super::scan::status_json(&name, j)),
+        None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
+    }
+}
+
+async fn scan_report(
+    AxState(state): AxState<Arc<State>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    check_auth!(state, headers, q);
+    match state.scans.lock().await.get(&name) {
+        Some(j) => match &j.report {
+            Some(r) => envelope(r.clone()),
+            None => error(
+                StatusCode::CONFLICT,
+                &format!("the scan of {name:?} is {}", j.status),
+            ),
+        },
+        None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
+    }
 }
 
 fn parse_limit(raw: Option<&str>, default: usize) -> Result<usize, String> {

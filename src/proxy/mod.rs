@@ -2,7 +2,9 @@
 //! the stdio upstreams, aggregates their tools as `server:tool`, indexes them with the embedded
 //! BM25, and serves mcpproxy's surface: `/mcp` (streamable HTTP) with `retrieve_tools` and
 //! `call_tool`, and the REST endpoints `/api/v1/tools`, `/api/v1/index/search`,
-//! `/api/v1/servers`, `/healthz`, `/readyz`, with mcpproxy's envelope and API-key check.
+//! `/api/v1/servers`, `/healthz`, `/readyz`, and the security scan
+//! (`POST /api/v1/servers/{name}/scan`, `…/scan/status`, `…/scan/report`, with evalgate's
+//! reference rules as the scanner), with mcpproxy's envelope and API-key check.
 //!
 //! It is the system launched when a launch is asked for without naming a binary, a baseline to
 //! compare a real proxy with, and the stand-in that lets the tests exercise the launch path.
@@ -10,6 +12,7 @@
 pub mod catalog;
 pub mod config;
 mod http;
+pub mod scan;
 mod upstream;
 
 use anyhow::Context;
@@ -81,6 +84,8 @@ pub struct State {
     pub upstreams: upstream::Upstreams,
     pub fault: Fault,
     pub searches: std::sync::atomic::AtomicUsize,
+    /// The latest security scan of each server.
+    pub scans: Mutex<scan::Jobs>,
 }
 
 impl State {
@@ -142,6 +147,7 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
         upstreams: upstream::Upstreams::default(),
         fault,
         searches: Default::default(),
+        scans: Mutex::new(scan::Jobs::new()),
     });
     upstream::start_all(state.clone(), &cfg).await;
     eprintln!(

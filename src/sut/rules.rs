@@ -208,13 +208,19 @@ fn collect_strings(v: &Value, out: &mut String) {
     }
 }
 
-/// Everything a detector may look at: description, input schema and the changed definition(s).
-pub fn visible_text(e: &Entry) -> String {
-    let mut t = e.description.clone();
+/// The text of one tool definition: its description and every key and string of its schema.
+pub fn tool_text(description: &str, schema: Option<&Value>) -> String {
+    let mut t = description.to_string();
     t.push('\n');
-    if let Some(s) = &e.input_schema {
+    if let Some(s) = schema {
         collect_strings(s, &mut t);
     }
+    t
+}
+
+/// Everything a detector may look at: description, input schema and the changed definition(s).
+pub fn visible_text(e: &Entry) -> String {
+    let mut t = tool_text(&e.description, e.input_schema.as_ref());
     if let Some(after) = &e.after {
         collect_strings(after, &mut t);
     }
