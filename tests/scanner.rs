@@ -164,3 +164,38 @@ fn a_scanner_without_configuration_or_with_a_bad_filter_is_bad_input() {
     assert_eq!(c, 2);
     assert!(err.contains("jq filter"), "{err}");
 }
+
+#[test]
+fn a_real_scanner_from_pypi_runs_offline_as_a_detector() {
+    // mcp-guard-audit 0.13.1, installed pinned by tests/setup-mcp-servers.sh; the configuration
+    // is the README's worked example
+    let bin = real_server("scanners/bin/mcp-guard");
+    let table = format!(
+        "name = \"mcp-guard\"\ncommand = [{:?}, \"inspect\", \"{{file}}\", \"--format\", \"json\"]\nfilter = '''[ .[] | select(.kind == \"tool\")\n  | {{ tool: .name,\n      flagged: any(.findings[]; .category == \"tool-poisoning\"),\n      severity: .risk,\n      reason: ([.findings[] | \"\\(.category) [\\(.risk)]: \\(.evidence)\"] | join(\"; \")) }} ]'''\ntimeout = 120\n",
+        bin.to_string_lossy()
+    );
+    let d = tempdir();
+    let (c, r, err) = scan(d.path(), &table);
+    assert_eq!(c, 0, "{err}");
+    let recall = metric(&r, "recall");
+    let fpr = metric(&r, "fpr");
+    // a real scanner: it catches some attacks and not all, and flags few benign tools
+    assert!(recall > 0.2 && recall < 1.0, "recall {recall}");
+    assert!(fpr < 0.5, "fpr {fpr}");
+    let hits = flagged(&r);
+    assert!(
+        hits.iter().any(|(id, f)| id == "tp-001" && *f),
+        "the blatant <IMPORTANT> attack"
+    );
+    // the scanner's own words reach the report as signals
+    let entries = r["security"]["detectors"][0]["entries"].as_array().unwrap();
+    let tp1 = entries.iter().find(|e| e["id"] == "tp-001").unwrap();
+    assert!(
+        tp1["signals"].to_string().contains("tool-poisoning"),
+        "{}",
+        tp1["signals"]
+    );
+    // and it is deterministic: a second run flags the same entries
+    let (_, again, _) = scan(d.path(), &table);
+    assert_eq!(flagged(&again), hits);
+}

@@ -3,6 +3,8 @@
 # pinned (versions and licences as in datasets/tools/servers.json):
 #   PyPI  mcp-server-time 2026.10.19 (MIT), transitive pins from datasets/tools/requirements.lock
 #   npm   @modelcontextprotocol/server-memory 2026.1.26 (MIT)
+# and one real security scanner that runs offline, for the scanner detector's tests:
+#   PyPI  mcp-guard-audit 0.13.1 (MIT), transitive pins from tests/scanners.lock
 # into target/mcp-servers/ (git-ignored). Idempotent; .ci/run calls it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,5 +23,11 @@ if [ ! -x "$dest/npm/node_modules/.bin/mcp-server-memory" ]; then
   mkdir -p "$dest/npm"
   npm install --prefix "$dest/npm" --ignore-scripts --no-audit --no-fund --loglevel=error \
     "@modelcontextprotocol/server-memory@2026.1.26"
+fi
+if [ ! -x "$dest/scanners/bin/mcp-guard" ]; then
+  echo "installing mcp-guard-audit into $dest/scanners"
+  python3 -m venv "$dest/scanners"
+  "$dest/scanners/bin/pip" install --quiet --disable-pip-version-check \
+    -c "$root/tests/scanners.lock" "mcp-guard-audit==0.13.1"
 fi
 echo "MCP test servers ready in $dest"
