@@ -13,6 +13,24 @@ fn v1(name: &str) -> Value {
     read_json(&root().join("datasets/v1").join(name))
 }
 
+/// `evalgate validate` on v1 with `golden` in place of the shipped golden set: it must fail
+/// with exit 2; returns its stderr.
+fn validate_with_golden(dir: &std::path::Path, golden: &Value) -> String {
+    let g = write_json(dir, "golden.json", golden);
+    let o = evalgate(
+        &root(),
+        &[
+            "validate",
+            "--datasets",
+            "datasets/v1",
+            "--golden",
+            g.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    stderr(&o)
+}
+
 #[test]
 fn the_v1_datasets_validate_and_are_the_embedded_default() {
     let dir = tempdir();
@@ -127,19 +145,7 @@ fn an_unaccounted_tool_or_a_relevant_distractor_is_an_error() {
     let dir = tempdir();
     let mut golden = v1("golden.json");
     let removed = golden["distractors"].as_array_mut().unwrap().remove(0);
-    let g = write_json(dir.path(), "golden.json", &golden);
-    let o = evalgate(
-        &root(),
-        &[
-            "validate",
-            "--datasets",
-            "datasets/v1",
-            "--golden",
-            g.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code(&o), 2);
-    let err = stderr(&o);
+    let err = validate_with_golden(dir.path(), &golden);
     assert!(
         err.contains("golden.unaccounted-tool") && err.contains(removed.as_str().unwrap()),
         "{err}"
@@ -151,19 +157,7 @@ fn an_unaccounted_tool_or_a_relevant_distractor_is_an_error() {
         .as_array_mut()
         .unwrap()
         .push(first_relevant.clone());
-    let g = write_json(dir.path(), "golden.json", &golden);
-    let o = evalgate(
-        &root(),
-        &[
-            "validate",
-            "--datasets",
-            "datasets/v1",
-            "--golden",
-            g.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code(&o), 2);
-    let err = stderr(&o);
+    let err = validate_with_golden(dir.path(), &golden);
     assert!(
         err.contains("golden.distractor-relevant") && err.contains("$.distractors["),
         "{err}"
@@ -176,19 +170,7 @@ fn a_split_outside_dev_and_held_out_is_an_error() {
     let dir = tempdir();
     let mut golden = v1("golden.json");
     golden["queries"][3]["split"] = Value::from("test");
-    let g = write_json(dir.path(), "golden.json", &golden);
-    let o = evalgate(
-        &root(),
-        &[
-            "validate",
-            "--datasets",
-            "datasets/v1",
-            "--golden",
-            g.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code(&o), 2);
-    let err = stderr(&o);
+    let err = validate_with_golden(dir.path(), &golden);
     assert!(
         err.contains("golden.split") && err.contains("$.queries[3].split"),
         "{err}"

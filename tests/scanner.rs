@@ -37,6 +37,14 @@ fn batch(mode: &str, extra_args: &str, extra: &str) -> String {
     )
 }
 
+/// A per-entry (`lines`) stand-in scanner applying the keyword rule; `extra_args` are appended.
+fn lines(extra_args: &str) -> String {
+    format!(
+        "name = \"stand-in\"\nmode = \"lines\"\ncommand = [\"python3\", {:?}, \"keyword\"{extra_args}]\nfilter = '{{flagged: (.verdict == \"malicious\")}}'\n",
+        script("lines.py")
+    )
+}
+
 fn metric(r: &Value, name: &str) -> f64 {
     r["security"]["detectors"][0]["metrics"][name]["mean"]
         .as_f64()
@@ -100,11 +108,7 @@ fn batch_and_per_entry_modes_agree_on_the_same_rule() {
     let d = tempdir();
     let (c, by_file, err) = scan(d.path(), &batch("keyword", "", ""));
     assert_eq!(c, 0, "{err}");
-    let lines = format!(
-        "name = \"stand-in\"\nmode = \"lines\"\ncommand = [\"python3\", {:?}, \"keyword\"]\nfilter = '{{flagged: (.verdict == \"malicious\")}}'\n",
-        script("lines.py")
-    );
-    let (c, by_line, err) = scan(d.path(), &lines);
+    let (c, by_line, err) = scan(d.path(), &lines(""));
     assert_eq!(c, 0, "{err}");
     let a = flagged(&by_file);
     assert_eq!(a, flagged(&by_line));
@@ -129,11 +133,7 @@ fn a_crashing_silent_garbage_or_hanging_scanner_is_a_named_failure() {
         assert_eq!(r["failure"]["system"], "stand-in", "{mode}");
     }
     // per-entry mode: a scanner that dies mid-stream is named too
-    let dies = format!(
-        "name = \"stand-in\"\nmode = \"lines\"\ncommand = [\"python3\", {:?}, \"keyword\", \"5\"]\nfilter = '{{flagged: (.verdict == \"malicious\")}}'\n",
-        script("lines.py")
-    );
-    let (c, r, err) = scan(d.path(), &dies);
+    let (c, r, err) = scan(d.path(), &lines(", \"5\""));
     assert_eq!(c, 3, "{err}");
     assert_eq!(r["failure"]["kind"], "crashed");
     assert!(

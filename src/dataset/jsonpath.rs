@@ -88,7 +88,7 @@ pub struct Positions {
 impl Positions {
     /// Keeps `text`, which must already be valid JSON (parse it with serde_json first), for
     /// lookups. On unexpected input the scan stops early; lookups then fall back to ancestors.
-    pub fn scan(text: &str) -> Self {
+    pub fn new(text: &str) -> Self {
         Positions {
             text: text.into(),
             map: std::sync::OnceLock::new(),
@@ -261,7 +261,7 @@ mod tests {
     #[test]
     fn positions_point_at_values_and_fall_back_to_ancestors() {
         let text = "{\n  \"a\": [1,\n    {\"b\": \"é\", \"c\": true}]\n}\n";
-        let pos = Positions::scan(text);
+        let pos = Positions::new(text);
         assert_eq!(pos.locate(&JsonPath::root()), (1, 1));
         assert_eq!(pos.locate(&JsonPath::root().key("a")), (2, 8));
         assert_eq!(pos.locate(&JsonPath::root().key("a").index(1)), (3, 5));

@@ -187,7 +187,7 @@ pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
             return None;
         }
     };
-    let positions = Positions::scan(text);
+    let positions = Positions::new(text);
     let err = |path: &JsonPath, rule: &'static str, msg: String| {
         violation_at(&source, &positions, Severity::Error, path, rule, msg)
     };

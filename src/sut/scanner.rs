@@ -354,7 +354,7 @@ impl Scanner {
             ),
         };
         for e in entries {
-            let (name, _) = entry_name(e);
+            let name = entry_name(e);
             let line = json!({
                 "id": e.id,
                 "server": e.server,
@@ -464,9 +464,8 @@ fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<Ve
 }
 
 /// The tool name an entry is served under: its `tool`, else its id.
-fn entry_name(e: &Entry) -> (String, String) {
-    let name = e.tool.clone().unwrap_or_else(|| e.id.clone());
-    (name, e.server.clone().unwrap_or_default())
+fn entry_name(e: &Entry) -> String {
+    e.tool.clone().unwrap_or_else(|| e.id.clone())
 }
 
 /// The definition as the scanner should see it now: for a rug pull, the `after` one.
@@ -509,7 +508,7 @@ fn files(entries: &[Entry], per_server: bool) -> Vec<File<'_>> {
     for (server, es) in groups {
         let mut chunks: Vec<File> = Vec::new();
         for e in es {
-            let (name, _) = entry_name(e);
+            let name = entry_name(e);
             let free = chunks
                 .iter_mut()
                 .find(|f| f.entries.iter().all(|(n, _)| *n != name));
