@@ -131,12 +131,24 @@ pub struct ReplayArgs {
     /// Also serve the security entries whose `server` is --server (their `before` definitions).
     #[arg(long = "security-corpus", value_name = "FILE")]
     pub security: Option<PathBuf>,
-    /// Which server's tools to serve.
-    #[arg(long)]
-    pub server: String,
+    /// Which server's tools to serve (required unless --spec names it).
+    #[arg(long, required_unless_present = "spec")]
+    pub server: Option<String>,
+    /// Serve exactly this replay file instead (`{server, tools, changes}`, MCP tool definitions;
+    /// written by evalgate when it plays security entries through a proxy).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["corpus", "security"])]
+    pub spec: Option<PathBuf>,
     /// Switch tools to their `after` definitions and send list_changed.
     #[arg(long, value_enum, default_value = "off")]
     pub rug_pull: crate::replay::RugPull,
+    /// Switch by file: while FILE holds `after` the `after` definitions are served, otherwise the
+    /// first ones; every change of state sends list_changed (checked every 50 ms).
+    #[arg(long, value_name = "FILE")]
+    pub switch_file: Option<PathBuf>,
+    /// After answering each tools/list, write which definitions it served (`before`/`after`)
+    /// to FILE, so a caller can tell when the client has re-listed.
+    #[arg(long, value_name = "FILE")]
+    pub listed_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -147,7 +159,7 @@ pub struct ProxyArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches, drop-tool=SERVER:TOOL.
+    /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches, drop-tool=SERVER:TOOL, ignore-list-changed.
     #[arg(
         long,
         hide = true,
@@ -242,6 +254,12 @@ pub enum DetectorKind {
     Recorded,
     /// The external scanners configured as [[scanner]] tables in evalgate.toml.
     Scanner,
+    /// The launched proxy's own security scan (POST /api/v1/servers/{name}/scan) over the entries served as tools.
+    #[serde(alias = "proxy-scan")]
+    ProxyScan,
+    /// Rug-pulls played live against the launched proxy: reported, blocked, restored after a revert.
+    #[serde(alias = "rug-pull-live")]
+    RugPullLive,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

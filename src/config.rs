@@ -25,12 +25,19 @@ pub struct FileConfig {
     pub run: RunFile,
     #[serde(default)]
     pub sut: SutFile,
-    /// Detectors under test (`rules`, `drift`, `recorded`, `scanner`).
+    /// Detectors under test (`rules`, `drift`, `recorded`, `scanner`, `proxy-scan`,
+    /// `rug-pull-live`).
     #[serde(default)]
     pub detectors: Option<Vec<DetectorKind>>,
     /// `[[scanner]]`: external security scanners (detector kind `scanner`).
     #[serde(default)]
     pub scanner: Vec<crate::sut::scanner::ScannerConfig>,
+    /// `[proxy_scan]`: the proxy's own scan (detector kind `proxy-scan`).
+    #[serde(default)]
+    pub proxy_scan: crate::sut::live::ProxyScanConfig,
+    /// `[rug_pull_live]`: rug-pulls played against the proxy (detector kind `rug-pull-live`).
+    #[serde(default)]
+    pub rug_pull_live: crate::sut::live::LiveConfig,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -126,6 +133,10 @@ pub struct LaunchFile {
     /// How the catalog is read while waiting: `rest` (mcpproxy's `/api/v1/tools`, default) or
     /// `search` (only the stability check).
     pub catalog: Option<String>,
+    /// Keys merged into the top level of every generated proxy config (e.g.
+    /// `on_tool_drift = "log"` for the reference proxy's observe mode).
+    #[serde(default)]
+    pub proxy_config: serde_json::Map<String, serde_json::Value>,
 }
 
 impl FileConfig {
@@ -174,6 +185,8 @@ pub struct Settings {
     pub sut: SutKind,
     pub sut_file: SutFile,
     pub scanners: Vec<crate::sut::scanner::ScannerConfig>,
+    pub proxy_scan: crate::sut::live::ProxyScanConfig,
+    pub rug_pull_live: crate::sut::live::LiveConfig,
     pub quiet: bool,
     pub color: ColorChoice,
 }
@@ -266,6 +279,8 @@ impl Settings {
             sut,
             sut_file,
             scanners: f.scanner.clone(),
+            proxy_scan: f.proxy_scan.clone(),
+            rug_pull_live: f.rug_pull_live.clone(),
             quiet: a.quiet,
             color: a.color,
             config_file: file_path,

@@ -89,28 +89,41 @@ pub fn write_server_corpora(
     Ok(out)
 }
 
-/// The scratch mcpproxy config: replay upstreams (server name → the corpus file its replay
-/// serves), quarantine off, explicit `quarantined: false`, no response truncation, no socket,
-/// no telemetry.
+/// How the generated config treats tool changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quarantine {
+    /// Retrieval: quarantine off, every server `trust_mode: "auto"`, so the catalog is the corpus.
+    Off,
+    /// Rug-pull play: quarantine on, servers unquarantined but not auto-trusted, so the first
+    /// toolset is the approved baseline and later changes are the proxy's to catch.
+    On,
+}
+
+/// The scratch mcpproxy config: replay upstreams (server name → the arguments of evalgate's
+/// replay), explicit `quarantined: false`, no response truncation, no socket, no telemetry.
 pub fn proxy_config(
-    corpus_files: &BTreeMap<String, PathBuf>,
+    upstreams: &BTreeMap<String, Vec<String>>,
     replay_bin: &Path,
     listen: &str,
     data_dir: &Path,
     api_key: &str,
+    quarantine: Quarantine,
 ) -> Value {
-    let upstreams: Vec<Value> = corpus_files
+    let upstreams: Vec<Value> = upstreams
         .iter()
-        .map(|(s, corpus_path)| {
-            json!({
+        .map(|(s, args)| {
+            let mut e = json!({
                 "name": s,
                 "protocol": "stdio",
                 "command": replay_bin,
-                "args": ["replay", "--corpus", corpus_path, "--server", s],
+                "args": args,
                 "enabled": true,
                 "quarantined": false,
-                "trust_mode": "auto",
-            })
+            });
+            if quarantine == Quarantine::Off {
+                e["trust_mode"] = json!("auto");
+            }
+            e
         })
         .collect();
     json!({
@@ -118,12 +131,31 @@ pub fn proxy_config(
         "data_dir": data_dir,
         "enable_socket": false,
         "api_key": api_key,
-        "quarantine_enabled": false,
+        "quarantine_enabled": quarantine == Quarantine::On,
         "tool_response_limit": 0,
         "tools_limit": 100,
         "telemetry": {"enabled": false},
         "mcpServers": upstreams,
     })
+}
+
+/// Replay arguments serving each server's own corpus file.
+pub fn corpus_upstreams(corpus_files: &BTreeMap<String, PathBuf>) -> BTreeMap<String, Vec<String>> {
+    corpus_files
+        .iter()
+        .map(|(s, p)| {
+            (
+                s.clone(),
+                vec![
+                    "replay".into(),
+                    "--corpus".into(),
+                    p.display().to_string(),
+                    "--server".into(),
+                    s.clone(),
+                ],
+            )
+        })
+        .collect()
 }
 
 /// A launched proxy searched over MCP; keeps its scratch directory and processes alive.
@@ -234,41 +266,90 @@ fn diff_text(want: &BTreeSet<String>, have: &BTreeSet<String>) -> String {
     )
 }
 
-/// Starts the proxy `kind` asks for, waits for it, and returns it as a retriever.
-pub async fn launch(
-    s: &Settings,
-    corpus: &Loaded<Corpus>,
-    golden: &GoldenSet,
-    sup: &Supervisor,
-) -> Result<Launched, SutError> {
-    let name = s.sut_file.name.clone().unwrap_or_else(|| match s.sut {
+/// What a launch serves and waits for.
+pub struct Plan {
+    /// Upstream name → the arguments of evalgate's replay serving it.
+    pub upstreams: BTreeMap<String, Vec<String>>,
+    /// The `server:tool` ids the proxy's catalog must hold before the launch counts as ready.
+    pub want: BTreeSet<String>,
+    pub quarantine: Quarantine,
+}
+
+/// A proxy started over replay upstreams whose catalog has been seen complete.
+pub struct Running {
+    pub name: String,
+    pub proxy: Managed,
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    pub api_key: String,
+    /// The scratch directory (config, data dir, replay files); removed when dropped.
+    pub dir: tempfile::TempDir,
+}
+
+impl Running {
+    /// The proxy's log tail, for failure messages.
+    pub fn log_tail(&self) -> String {
+        self.proxy.log_tail(LOG_LINES)
+    }
+}
+
+/// The system's display name for a launch.
+pub fn system_name(s: &Settings) -> String {
+    s.sut_file.name.clone().unwrap_or_else(|| match s.sut {
         SutKind::Mcpproxy => "mcpproxy".into(),
         SutKind::Reference => "reference-proxy".into(),
-        _ => "launched-proxy".into(),
-    });
+        SutKind::Launch => "launched-proxy".into(),
+        _ => "reference-proxy".into(),
+    })
+}
+
+/// A fresh scratch directory for one launch.
+pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
+    tempfile::Builder::new()
+        .prefix("evalgate-launch-")
+        .tempdir()
+        .map_err(|e| SutError::Other {
+            system: name.to_string(),
+            detail: format!("cannot create a scratch directory: {e}"),
+        })
+}
+
+/// Starts the proxy the settings name (`--sut mcpproxy`, `launch`, else the reference proxy)
+/// over `plan.upstreams` and waits until its catalog is exactly `plan.want`.
+pub async fn start(
+    s: &Settings,
+    plan: &Plan,
+    dir: tempfile::TempDir,
+    sup: &Supervisor,
+) -> Result<Running, SutError> {
+    let name = system_name(s);
     let fail = |detail: String| SutError::Other {
         system: name.clone(),
         detail,
     };
-    let dir = tempfile::Builder::new()
-        .prefix("evalgate-launch-")
-        .tempdir()
-        .map_err(|e| fail(format!("cannot create a scratch directory: {e}")))?;
     let data_dir = dir.path().join("data");
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| fail(format!("cannot create {}: {e}", data_dir.display())))?;
-    let corpus_files = write_server_corpora(&corpus.value, &dir.path().join("replay"))
-        .map_err(|e| fail(format!("cannot write the replay corpora: {e}")))?;
     let me = std::env::current_exe()
         .map_err(|e| fail(format!("cannot find evalgate's own binary: {e}")))?;
     let mut attempt = 0;
-    let (proxy, base, api_key, want, start) = 'launch: loop {
+    'launch: loop {
         attempt += 1;
         let port = free_port().map_err(|e| fail(format!("no free loopback port: {e}")))?;
         let listen = format!("127.0.0.1:{port}");
         let api_key = random_key();
         let cfg_path = dir.path().join("mcpproxy.json");
-        let cfg = proxy_config(&corpus_files, &me, &listen, &data_dir, &api_key);
+        let mut cfg = proxy_config(
+            &plan.upstreams,
+            &me,
+            &listen,
+            &data_dir,
+            &api_key,
+            plan.quarantine,
+        );
+        for (k, v) in &s.sut_file.launch.proxy_config {
+            cfg[k] = v.clone();
+        }
         std::fs::write(
             &cfg_path,
             serde_json::to_string_pretty(&cfg).unwrap_or_default(),
@@ -299,15 +380,7 @@ pub async fn launch(
                 ];
                 (bin, args.iter().map(|a| fill(a, &vars)).collect(), vec![])
             }
-            SutKind::Reference => (
-                me.clone(),
-                ["proxy", "--config", "{config}", "--listen", "{listen}"]
-                    .iter()
-                    .map(|a| fill(a, &vars))
-                    .collect(),
-                vec![],
-            ),
-            _ => {
+            SutKind::Launch => {
                 let cmd = s
                     .sut_file
                     .launch
@@ -326,6 +399,14 @@ pub async fn launch(
                     vec![],
                 )
             }
+            _ => (
+                me.clone(),
+                ["proxy", "--config", "{config}", "--listen", "{listen}"]
+                    .iter()
+                    .map(|a| fill(a, &vars))
+                    .collect(),
+                vec![],
+            ),
         };
         env.push(("MCPPROXY_API_KEY".into(), api_key.clone()));
         for (k, v) in &s.sut_file.launch.env {
@@ -339,13 +420,7 @@ pub async fn launch(
             eprintln!(
                 "{name}: starting {} on {listen} over {} replayed server(s)",
                 spec.program.display(),
-                corpus
-                    .value
-                    .tools
-                    .iter()
-                    .map(|t| t.server_name())
-                    .collect::<BTreeSet<_>>()
-                    .len()
+                plan.upstreams.len()
             );
         }
         let proxy = sup.spawn(spec).map_err(|e| SutError::Crashed {
@@ -353,19 +428,14 @@ pub async fn launch(
             detail: format!("{e:#}"),
         })?;
 
-        // wait until the catalog is exactly the corpus
+        // wait until the catalog is exactly what is served
         let ready_timeout = s
             .sut_file
             .launch
             .ready_timeout
             .map(Duration::from_secs_f64)
             .unwrap_or(READY_TIMEOUT);
-        let want: BTreeSet<String> = corpus
-            .value
-            .tools
-            .iter()
-            .map(|t| t.tool_id.clone())
-            .collect();
+        let want = &plan.want;
         let base = format!("http://{listen}");
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
@@ -393,8 +463,8 @@ pub async fn launch(
                 });
             }
             match catalog_ids(&client, &base, &api_key).await {
-                Ok(have) if have == want => break 'launch (proxy, base, api_key, want, start),
-                Ok(have) => last = diff_text(&want, &have),
+                Ok(have) if &have == want => break,
+                Ok(have) => last = diff_text(want, &have),
                 Err(e) => last = e,
             }
             if start.elapsed() > ready_timeout {
@@ -402,7 +472,7 @@ pub async fn launch(
                     system: name.clone(),
                     seconds: ready_timeout.as_secs_f64(),
                     context: format!(
-                        "waiting for the catalog to equal the corpus ({} tools): {last}\n--- proxy log tail ---\n{}",
+                        "waiting for the catalog to equal the {} served tools: {last}\n--- proxy log tail ---\n{}",
                         want.len(),
                         proxy.log_tail(LOG_LINES)
                     ),
@@ -410,20 +480,55 @@ pub async fn launch(
             }
             tokio::time::sleep(Duration::from_millis(150)).await;
         }
-    };
-
-    if !s.quiet {
-        eprintln!(
-            "{name}: catalog ready ({} tools) after {:.1} s",
-            want.len(),
-            start.elapsed().as_secs_f64()
-        );
+        if !s.quiet {
+            eprintln!(
+                "{name}: catalog ready ({} tools) after {:.1} s",
+                want.len(),
+                start.elapsed().as_secs_f64()
+            );
+        }
+        return Ok(Running {
+            name,
+            proxy,
+            base,
+            api_key,
+            dir,
+        });
     }
+}
+
+/// Starts the proxy over the corpus, waits for it, and returns it as a retriever.
+pub async fn launch(
+    s: &Settings,
+    corpus: &Loaded<Corpus>,
+    golden: &GoldenSet,
+    sup: &Supervisor,
+) -> Result<Launched, SutError> {
+    let name = system_name(s);
+    let dir = scratch(&name)?;
+    let corpus_files =
+        write_server_corpora(&corpus.value, &dir.path().join("replay")).map_err(|e| {
+            SutError::Other {
+                system: name.clone(),
+                detail: format!("cannot write the replay corpora: {e}"),
+            }
+        })?;
+    let plan = Plan {
+        upstreams: corpus_upstreams(&corpus_files),
+        want: corpus
+            .value
+            .tools
+            .iter()
+            .map(|t| t.tool_id.clone())
+            .collect(),
+        quarantine: Quarantine::Off,
+    };
+    let running = start(s, &plan, dir, sup).await?;
     let search = McpSearch::connect(McpSearchSpec {
         name: name.clone(),
         endpoint: Endpoint::Http {
-            url: format!("{base}/mcp"),
-            headers: vec![("X-API-Key".into(), api_key.clone())],
+            url: format!("{}/mcp", running.base),
+            headers: vec![("X-API-Key".into(), running.api_key.clone())],
         },
         tool: "retrieve_tools".into(),
         query_arg: "query".into(),
@@ -434,16 +539,13 @@ pub async fn launch(
     .await
     .map_err(|e| SutError::Crashed {
         system: name.clone(),
-        detail: format!(
-            "{e:#}\n--- proxy log tail ---\n{}",
-            proxy.log_tail(LOG_LINES)
-        ),
+        detail: format!("{e:#}\n--- proxy log tail ---\n{}", running.log_tail()),
     })?;
     let launched = Launched {
         search,
-        proxy,
+        proxy: running.proxy,
         name: name.clone(),
-        _dir: dir,
+        _dir: running.dir,
     };
 
     // the index may still be settling: probe until two rounds agree

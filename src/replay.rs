@@ -3,7 +3,9 @@
 //!
 //! `tools/call` answers deterministically, naming the tool and echoing the arguments. For
 //! rug-pull tests it can switch tools to their `after` definitions after the first listing or the
-//! first call and send `notifications/tools/list_changed`.
+//! first call and send `notifications/tools/list_changed`, or switch back and forth when told to
+//! by a control file (evalgate's live rug-pull measurement drives it that way, and learns from
+//! the listed file when the client has re-listed).
 
 use crate::dataset::{Corpus, SecurityCorpus};
 use crate::mcp;
@@ -16,6 +18,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
@@ -30,16 +33,22 @@ pub enum RugPull {
     AfterCall,
 }
 
-/// What one replay server serves.
-#[derive(Debug, Clone)]
+/// What one replay server serves (also the `--spec` file format).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ReplaySpec {
     pub server: String,
     /// Definitions as first served, in order.
     pub tools: Vec<McpTool>,
     /// Tool name → the definitions that replace it when the rug is pulled (several = the
     /// re-listing repeats the name).
+    #[serde(default)]
     pub changes: BTreeMap<String, Vec<McpTool>>,
+    #[serde(skip, default = "rug_pull_off")]
     pub rug_pull: RugPull,
+}
+
+fn rug_pull_off() -> RugPull {
+    RugPull::Off
 }
 
 fn definition_from_entry(e: &crate::dataset::Entry) -> Value {
@@ -118,6 +127,20 @@ impl ReplaySpec {
         })
     }
 
+    /// Reads a `--spec` file.
+    pub fn from_file(path: &Path, rug_pull: RugPull) -> anyhow::Result<ReplaySpec> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read the replay spec", path.display()))?;
+        let mut spec: ReplaySpec = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{}: not a replay spec (expected {{server, tools: [MCP tool definitions], changes: {{name: [definitions]}}}})",
+                path.display()
+            )
+        })?;
+        spec.rug_pull = rug_pull;
+        Ok(spec)
+    }
+
     /// The definitions after the rug is pulled.
     pub fn switched_tools(&self) -> Vec<McpTool> {
         let mut out = Vec::new();
@@ -135,21 +158,66 @@ struct State {
     switched: bool,
 }
 
+/// Where a replay is told to switch and where it tells which definitions it last listed.
+#[derive(Debug, Clone, Default)]
+pub struct Control {
+    pub switch_file: Option<PathBuf>,
+    pub listed_file: Option<PathBuf>,
+}
+
 /// The rmcp handler.
 #[derive(Clone)]
 pub struct Replay {
     spec: Arc<ReplaySpec>,
     switched_tools: Arc<Vec<McpTool>>,
     state: Arc<Mutex<State>>,
+    control: Arc<Control>,
+}
+
+/// Writes `text` to `path` whole (a reader never sees half of it).
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn wants_after(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| t.trim() == "after")
 }
 
 impl Replay {
     pub fn new(spec: ReplaySpec) -> Self {
+        Self::with_control(spec, Control::default())
+    }
+
+    pub fn with_control(spec: ReplaySpec, control: Control) -> Self {
         let switched_tools = Arc::new(spec.switched_tools());
+        let switched = control.switch_file.as_deref().is_some_and(wants_after);
         Replay {
             spec: Arc::new(spec),
             switched_tools,
-            state: Arc::new(Mutex::new(State { switched: false })),
+            state: Arc::new(Mutex::new(State { switched })),
+            control: Arc::new(control),
+        }
+    }
+
+    /// Follows the switch file until the client goes away: each change of state switches the
+    /// definitions and sends list_changed.
+    async fn follow_switch_file(self, peer: rmcp::Peer<RoleServer>) {
+        let Some(path) = self.control.switch_file.clone() else {
+            return;
+        };
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let want = wants_after(&path);
+            let mut st = self.state.lock().await;
+            if st.switched != want {
+                st.switched = want;
+                drop(st);
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
         }
     }
 
@@ -193,6 +261,9 @@ impl ServerHandler for Replay {
         } else {
             self.spec.tools.clone()
         };
+        if let Some(p) = &self.control.listed_file {
+            let _ = write_atomic(p, if switched { "after" } else { "before" });
+        }
         if self.spec.rug_pull == RugPull::AfterList {
             self.pull_rug(&ctx).await;
         }
@@ -233,11 +304,14 @@ impl ServerHandler for Replay {
 }
 
 /// Serves on stdin/stdout until the client goes away.
-pub async fn serve_stdio(spec: ReplaySpec) -> anyhow::Result<()> {
-    let service = Replay::new(spec)
+pub async fn serve_stdio(spec: ReplaySpec, control: Control) -> anyhow::Result<()> {
+    let replay = Replay::with_control(spec, control);
+    let service = replay
+        .clone()
         .serve(rmcp::transport::stdio())
         .await
         .context("replay: MCP initialize failed")?;
+    tokio::spawn(replay.follow_switch_file(service.peer().clone()));
     service
         .waiting()
         .await

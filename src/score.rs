@@ -296,7 +296,94 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
         per_category: cat_report(&cat_totals, &cat_flags),
         hard_negatives_by_resemblance: cat_report(&hn_totals, &hn_flags),
         entries: entries_out,
+        live: live(obs, entries),
     }
+}
+
+/// The live rug-pull section, when the detector played any entry.
+fn live(obs: &DetectorObservations, entries: &[Entry]) -> Option<LiveReport> {
+    let by_id: HashMap<&str, &Entry> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
+    let mut per_entry: BTreeMap<&str, LiveEntry> = BTreeMap::new();
+    type Key = (Category, Option<Category>);
+    // per category and run: [played, relisted, reported, blocked, restored]
+    let mut per_cat: BTreeMap<Key, Vec<[usize; 5]>> = BTreeMap::new();
+    for (r, run) in obs.runs.iter().enumerate() {
+        for v in &run.verdicts {
+            let (Some(o), Some(e)) = (&v.live, by_id.get(v.entry_id.as_str())) else {
+                continue;
+            };
+            let le = per_entry.entry(e.id.as_str()).or_insert_with(|| LiveEntry {
+                id: e.id.clone(),
+                category: e.category,
+                label: e.label,
+                runs: 0,
+                relisted_runs: 0,
+                reported_runs: 0,
+                blocked_runs: 0,
+                restored_runs: 0,
+                baseline_ok_runs: 0,
+                signals: vec![],
+                note: None,
+            });
+            le.runs += 1;
+            le.relisted_runs += o.relisted as usize;
+            le.reported_runs += o.reported as usize;
+            le.blocked_runs += o.blocked as usize;
+            le.restored_runs += o.restored as usize;
+            le.baseline_ok_runs += o.baseline_ok as usize;
+            for s in &o.signals {
+                if !le.signals.contains(s) {
+                    le.signals.push(s.clone());
+                }
+            }
+            if le.note.is_none() {
+                le.note = o.note.clone();
+            }
+            let key = (
+                e.category,
+                e.resembles.filter(|_| e.category == Category::HardNegative),
+            );
+            let runs = per_cat
+                .entry(key)
+                .or_insert_with(|| vec![[0; 5]; obs.runs.len()]);
+            let c = &mut runs[r];
+            c[0] += 1;
+            c[1] += o.relisted as usize;
+            c[2] += o.reported as usize;
+            c[3] += o.blocked as usize;
+            c[4] += o.restored as usize;
+        }
+    }
+    if per_entry.is_empty() {
+        return None;
+    }
+    let rate = |runs: &[[usize; 5]], k: usize| {
+        Summary::of(
+            runs.iter()
+                .filter(|c| c[0] > 0)
+                .map(|c| metrics::ratio(c[k] as u64, c[0] as u64))
+                .collect(),
+        )
+    };
+    let per_category = per_cat
+        .into_iter()
+        .map(|((category, resembles), runs)| LiveCategory {
+            category,
+            resembles,
+            played: runs.iter().map(|c| c[0]).max().unwrap_or(0),
+            relisted: runs.iter().map(|c| c[1]).sum(),
+            reported: runs.iter().map(|c| c[2]).sum(),
+            blocked: runs.iter().map(|c| c[3]).sum(),
+            restored: runs.iter().map(|c| c[4]).sum(),
+            detection_rate: rate(&runs, 2),
+            block_rate: rate(&runs, 3),
+            restore_rate: rate(&runs, 4),
+        })
+        .collect();
+    Some(LiveReport {
+        per_category,
+        entries: per_entry.into_values().collect(),
+    })
 }
 
 fn count_by(it: impl Iterator<Item = Category>) -> BTreeMap<Category, usize> {

@@ -308,11 +308,15 @@ fn start_proxy(dir: &Path) -> (KillOnDrop, String, String) {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
         let cfg = evalgate::launch::proxy_config(
-            &evalgate::launch::one_file_per_corpus(&corpus, &corpus_path),
+            &evalgate::launch::corpus_upstreams(&evalgate::launch::one_file_per_corpus(
+                &corpus,
+                &corpus_path,
+            )),
             &evalgate_bin(),
             &listen,
             dir,
             "sekret",
+            evalgate::launch::Quarantine::Off,
         );
         let cfg_path = write_json(dir, "proxy.json", &cfg);
         let log = std::fs::File::create(dir.join(format!("proxy-{attempt}.log"))).unwrap();

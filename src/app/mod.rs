@@ -293,12 +293,12 @@ pub async fn evaluate(
         request_timeout: s.timeout,
         concurrency: s.concurrency,
     };
+    let sup = Supervisor::new();
     let mut detectors = if part != Part::Retrieval {
-        make_detectors(s)?
+        make_detectors(s, &sup)?
     } else {
         Vec::new()
     };
-    let sup = Supervisor::new();
     sup.install_signal_handlers();
     let built = if part != Part::Security {
         Some(make_retriever(s, &ds, &sup).await)

@@ -163,7 +163,7 @@ pub async fn make_retriever(
 }
 
 /// Builds the detectors the settings ask for, in order, without duplicates.
-pub fn make_detectors(s: &Settings) -> anyhow::Result<Vec<Box<dyn Detector>>> {
+pub fn make_detectors(s: &Settings, sup: &Supervisor) -> anyhow::Result<Vec<Box<dyn Detector>>> {
     let mut out: Vec<Box<dyn Detector>> = Vec::new();
     let mut seen = Vec::new();
     for k in &s.detectors {
@@ -178,6 +178,12 @@ pub fn make_detectors(s: &Settings) -> anyhow::Result<Vec<Box<dyn Detector>>> {
                 let recs = recorded::RecordedDetector::from_file(need_recorded(s)?)
                     .map_err(|e| bad(format!("{e:#}")))?;
                 out.extend(recs.into_iter().map(|r| Box::new(r) as Box<dyn Detector>));
+            }
+            DetectorKind::ProxyScan => out.push(Box::new(
+                crate::sut::live::ProxyScan::new(s, sup).map_err(|e| bad(format!("{e:#}")))?,
+            )),
+            DetectorKind::RugPullLive => {
+                out.push(Box::new(crate::sut::live::RugPullLive::new(s, sup)))
             }
             DetectorKind::Scanner => {
                 if s.scanners.is_empty() {

@@ -96,26 +96,37 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
 
 /// `replay`: a stdio MCP server; nothing but protocol goes to stdout.
 pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
-    let ds = Datasets::load(
-        &DatasetPaths {
-            corpus: a.corpus.clone(),
-            golden: None,
-            security: a.security.clone(),
-        },
-        Need {
-            retrieval: false,
-            security: a.security.is_some(),
-        },
-    )?;
-    let corpus = Datasets::load_corpus(&a.corpus)?.value;
-    let spec = crate::replay::ReplaySpec::new(
-        Some(&corpus),
-        ds.security.as_ref().map(|s| &s.value),
-        &a.server,
-        a.rug_pull,
-    )
-    .map_err(|e| BadInput(format!("{e:#}")))?;
-    crate::replay::serve_stdio(spec).await?;
+    let control = crate::replay::Control {
+        switch_file: a.switch_file.clone(),
+        listed_file: a.listed_file.clone(),
+    };
+    let spec = match (&a.spec, &a.server) {
+        (Some(path), _) => crate::replay::ReplaySpec::from_file(path, a.rug_pull)
+            .map_err(|e| BadInput(format!("{e:#}")))?,
+        (None, server) => {
+            let server = server.as_deref().unwrap_or_default();
+            let ds = Datasets::load(
+                &DatasetPaths {
+                    corpus: a.corpus.clone(),
+                    golden: None,
+                    security: a.security.clone(),
+                },
+                Need {
+                    retrieval: false,
+                    security: a.security.is_some(),
+                },
+            )?;
+            let corpus = Datasets::load_corpus(&a.corpus)?.value;
+            crate::replay::ReplaySpec::new(
+                Some(&corpus),
+                ds.security.as_ref().map(|s| &s.value),
+                server,
+                a.rug_pull,
+            )
+            .map_err(|e| BadInput(format!("{e:#}")))?
+        }
+    };
+    crate::replay::serve_stdio(spec, control).await?;
     Ok(0)
 }
 

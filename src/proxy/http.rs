@@ -1,6 +1,9 @@
-//! The reference proxy's HTTP surface: `/mcp` and mcpproxy's REST endpoints.
+//! The reference proxy's HTTP surface: `/mcp` and mcpproxy's REST endpoints, with the
+//! tool-definition drift policy applied (approval states in `/api/v1/tools`, the per-tool diff,
+//! and `call_tool` refused on a drifted tool in `block` mode).
 
 use super::State;
+use super::config::OnToolDrift;
 use axum::Router;
 use axum::extract::{Query, State as AxState};
 use axum::http::{HeaderMap, StatusCode};
@@ -41,6 +44,7 @@ pub fn router(state: Arc<State>) -> Router {
         )
         .route("/api/v1/servers/{name}/scan/status", get(scan_status))
         .route("/api/v1/servers/{name}/scan/report", get(scan_report))
+        .route("/api/v1/servers/{name}/tools/{tool}/diff", get(tool_diff))
         .with_state(state)
         .nest_service("/mcp", mcp)
 }
@@ -90,24 +94,66 @@ async fn tools(
 ) -> Response {
     check_auth!(state, headers, q);
     let cat = state.catalog.lock().await;
+    let mut changed = 0;
     let tools: Vec<Value> = cat
-        .corpus
-        .tools
+        .listing
         .iter()
         .map(|t| {
-            json!({
-                "name": t.bare_name(),
-                "server_name": t.server_name(),
-                "description": t.description,
-                "schema": t.schema,
-                "annotations": t.annotations,
-                "approval_status": "approved",
-                "hash": crate::sut::drift::fingerprint(&serde_json::to_value(crate::mcp::to_mcp(t).ok()).unwrap_or_default()),
-            })
+            let def = t.current();
+            let mut v = json!({
+                "name": t.name,
+                "server_name": t.server,
+                "description": def.get("description").and_then(Value::as_str).unwrap_or_default(),
+                "schema": def.get("inputSchema"),
+                "annotations": def.get("annotations"),
+                "approval_status": t.approval_status(),
+                "hash": t.hash(),
+            });
+            if t.drifted() {
+                changed += 1;
+                v["held_reason"] = json!(DRIFT_REASON);
+                v["held_verdict"] = json!("drift");
+                v["held_signals"] = json!(t.aspects);
+            }
+            v
         })
         .collect();
     let n = tools.len();
-    envelope(json!({"tools": tools, "stats": {"total": n}}))
+    envelope(
+        json!({"tools": tools, "stats": {"total": n, "approved": n - changed, "changed": changed}}),
+    )
+}
+
+/// `held_reason` of a drifted tool and the head of a blocked call's error.
+const DRIFT_REASON: &str = "tool_definition_drift";
+
+async fn tool_diff(
+    AxState(state): AxState<Arc<State>>,
+    axum::extract::Path((name, tool)): axum::extract::Path<(String, String)>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    check_auth!(state, headers, q);
+    if !state.servers.read().await.contains_key(&name) {
+        return error(StatusCode::NOT_FOUND, &format!("server {name:?} not found"));
+    }
+    let drift = state.drift.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(t) = drift.tool(&name, &tool) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            &format!("server {name:?} lists no tool {tool:?}"),
+        );
+    };
+    envelope(json!({
+        "server_name": t.server,
+        "tool": t.name,
+        "approval_status": t.approval_status(),
+        "aspects": t.aspects,
+        "baseline": t.baseline,
+        "current": t.current_all(),
+        "baseline_hash": crate::sut::drift::fingerprint(&t.baseline),
+        "hash": t.hash(),
+    }))
 }
 
 async fn servers(
@@ -333,6 +379,23 @@ impl ProxyMcp {
             (None, None) => None,
             _ => return tool_error("`args` must be an object"),
         };
+        let held = {
+            let drift = self.state.drift.lock().unwrap_or_else(|p| p.into_inner());
+            drift
+                .drifted(name)
+                .map(|aspects| (drift.mode(), aspects.join(", ")))
+        };
+        match held {
+            Some((OnToolDrift::Block, aspects)) => {
+                return tool_error(&format!(
+                    "blocked: {DRIFT_REASON}: the definition of {name} changed since it was approved [{aspects}], so the call was not forwarded. To repair: revert the upstream definition of {name} to its approved baseline, or restart the proxy to re-baseline (GET /api/v1/servers/{server}/tools/{tool}/diff shows the change)"
+                ));
+            }
+            Some((OnToolDrift::Log, _)) => {
+                eprintln!("evalgate proxy: tool_drift call allowed (log mode) {name}");
+            }
+            None => {}
+        }
         match self.state.upstreams.call(server, tool, tool_args).await {
             Ok(r) => r.into(),
             Err(e) => tool_error(&e),
@@ -380,5 +443,165 @@ impl ServerHandler for ProxyMcp {
                 None,
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::ProxyConfig;
+    use super::super::drift::DriftTracker;
+    use super::super::{Fault, ServerStatus, scan, upstream};
+    use super::*;
+    use tokio::sync::{Mutex, RwLock};
+
+    fn state(mode: &str) -> Arc<State> {
+        let cfg = ProxyConfig::parse(
+            "t",
+            &format!(r#"{{"on_tool_drift":"{mode}","mcpServers":[{{"name":"s"}}]}}"#),
+        )
+        .unwrap();
+        let mut servers = std::collections::BTreeMap::new();
+        servers.insert(
+            "s".to_string(),
+            ServerStatus {
+                name: "s".into(),
+                connected: true,
+                status: "ready".into(),
+                tool_count: 2,
+                quarantined: false,
+                last_error: None,
+            },
+        );
+        Arc::new(State {
+            api_key: Some("k".into()),
+            tools_limit: 15,
+            catalog: Mutex::new(super::super::Catalog::new(vec![], vec![]).unwrap()),
+            reindexing: Mutex::new(()),
+            servers: RwLock::new(servers),
+            upstreams: upstream::Upstreams::default(),
+            fault: Fault::None,
+            searches: Default::default(),
+            scans: Mutex::new(scan::Jobs::new()),
+            drift: std::sync::Mutex::new(DriftTracker::from_config(&cfg)),
+        })
+    }
+
+    fn def(name: &str, desc: &str) -> Value {
+        json!({"name": name, "description": desc, "inputSchema": {"type": "object"}})
+    }
+
+    async fn get(base: &str, path: &str) -> (u16, Value) {
+        let r = reqwest::Client::new()
+            .get(format!("{base}{path}"))
+            .header("X-API-Key", "k")
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    }
+
+    #[tokio::test]
+    async fn drifted_tools_are_listed_held_diffed_and_blocked() {
+        crate::mcp::init_tls();
+        let st = state("block");
+        {
+            let mut d = st.drift.lock().unwrap();
+            d.observe("s", vec![def("a", "A"), def("b", "B")]);
+            d.observe("s", vec![def("a", "A evil"), def("b", "B")]);
+        }
+        st.reindex().await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(axum::serve(listener, router(st.clone())).into_future());
+
+        let (code, body) = get(&base, "/api/v1/tools").await;
+        assert_eq!(code, 200);
+        let tools = body["data"]["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 2);
+        assert_eq!(tools[0]["name"], "a");
+        assert_eq!(tools[0]["server_name"], "s");
+        assert_eq!(tools[0]["description"], "A evil");
+        assert_eq!(tools[0]["approval_status"], "changed");
+        assert_eq!(tools[0]["held_reason"], "tool_definition_drift");
+        assert_eq!(tools[0]["held_verdict"], "drift");
+        assert_eq!(tools[0]["held_signals"], json!(["changed:description"]));
+        assert_eq!(
+            tools[0]["hash"],
+            crate::sut::drift::fingerprint(&def("a", "A evil"))
+        );
+        assert_eq!(tools[1]["approval_status"], "approved");
+        assert!(tools[1].get("held_reason").is_none());
+
+        let (code, body) = get(&base, "/api/v1/servers/s/tools/a/diff").await;
+        assert_eq!(code, 200);
+        let d = &body["data"];
+        assert_eq!(d["server_name"], "s");
+        assert_eq!(d["tool"], "a");
+        assert_eq!(d["approval_status"], "changed");
+        assert_eq!(d["aspects"], json!(["changed:description"]));
+        assert_eq!(d["baseline"], def("a", "A"));
+        assert_eq!(d["current"], def("a", "A evil"));
+        let (code, body) = get(&base, "/api/v1/servers/s/tools/nope/diff").await;
+        assert_eq!((code, &body["success"]), (404, &json!(false)));
+        let (code, _) = get(&base, "/api/v1/servers/nope/tools/a/diff").await;
+        assert_eq!(code, 404);
+        let r = reqwest::get(format!("{base}/api/v1/servers/s/tools/a/diff"))
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 401);
+
+        // block: out of the index, and the call is refused without reaching an upstream
+        let (_, body) = get(&base, "/api/v1/index/search?q=evil").await;
+        assert_eq!(body["data"]["results"], json!([]));
+        let mcp = ProxyMcp { state: st.clone() };
+        let mut args = serde_json::Map::new();
+        args.insert("name".into(), json!("s:a"));
+        let CallToolResponse::Complete(r) = mcp.call(&args).await else {
+            panic!("not a complete result")
+        };
+        assert_eq!(r.is_error, Some(true));
+        let text = serde_json::to_value(&r.content).unwrap()[0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(text.starts_with("blocked: tool_definition_drift"), "{text}");
+        assert!(
+            text.contains("s:a") && text.contains("changed:description"),
+            "{text}"
+        );
+        assert!(
+            text.contains("revert") && text.contains("restart"),
+            "{text}"
+        );
+        // an approved tool is forwarded (here: no upstream is connected)
+        args.insert("name".into(), json!("s:b"));
+        let CallToolResponse::Complete(r) = mcp.call(&args).await else {
+            panic!("not a complete result")
+        };
+        let text = serde_json::to_value(&r.content).unwrap().to_string();
+        assert!(text.contains("no connected upstream"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn log_mode_keeps_drifted_tools_callable() {
+        let st = state("log");
+        {
+            let mut d = st.drift.lock().unwrap();
+            d.observe("s", vec![def("a", "A")]);
+            d.observe("s", vec![def("a", "A"), def("a", "evil")]);
+        }
+        st.reindex().await.unwrap();
+        let listing = &st.catalog.lock().await.listing;
+        assert_eq!(listing.len(), 1);
+        assert_eq!(listing[0].aspects, ["changed:description", "duplicate"]);
+        let mcp = ProxyMcp { state: st.clone() };
+        let mut args = serde_json::Map::new();
+        args.insert("name".into(), json!("s:a"));
+        let CallToolResponse::Complete(r) = mcp.call(&args).await else {
+            panic!("not a complete result")
+        };
+        // forwarded (and failing only because no upstream is connected in this test)
+        let text = serde_json::to_value(&r.content).unwrap().to_string();
+        assert!(text.contains("no connected upstream"), "{text}");
     }
 }

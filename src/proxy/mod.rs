@@ -6,11 +6,22 @@
 //! (`POST /api/v1/servers/{name}/scan`, `…/scan/status`, `…/scan/report`, with evalgate's
 //! reference rules as the scanner), with mcpproxy's envelope and API-key check.
 //!
+//! Tool-definition drift policy (mcpproxy's quarantine of changed tools, [`drift`]): while
+//! `quarantine_enabled` is not `false` and a server's `trust_mode` is not `auto`, the first
+//! definition of each `server:tool` is its approved baseline. A later listing (re-listed on
+//! `notifications/tools/list_changed`) that changes the definition or repeats the name makes the
+//! tool drifted (`approval_status: "changed"` with `held_reason: "tool_definition_drift"` in
+//! `/api/v1/tools`, diff at `GET /api/v1/servers/{name}/tools/{tool}/diff`) until the upstream
+//! reverts it. The evalgate key `on_tool_drift` picks the policy: `block` (default) keeps drifted
+//! tools out of the index and refuses `call_tool` on them; `log` only reports the drift. Baselines
+//! live in memory: a restart re-baselines.
+//!
 //! It is the system launched when a launch is asked for without naming a binary, a baseline to
 //! compare a real proxy with, and the stand-in that lets the tests exercise the launch path.
 
 pub mod catalog;
 pub mod config;
+pub mod drift;
 mod http;
 pub mod scan;
 mod upstream;
@@ -35,16 +46,20 @@ pub enum Fault {
     GarbageAfter(usize),
     /// Leave this `server:tool` out of the catalog (a catalog that never matches the corpus).
     DropTool(String),
+    /// Never re-list an upstream on `notifications/tools/list_changed` (a proxy blind to
+    /// rug-pulls).
+    IgnoreListChanged,
 }
 
 impl std::str::FromStr for Fault {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        if s == "none" {
-            return Ok(Fault::None);
+        match s {
+            "none" => return Ok(Fault::None),
+            "ignore-list-changed" => return Ok(Fault::IgnoreListChanged),
+            _ => {}
         }
-        let expected =
-            "expected none, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
+        let expected = "expected none, ignore-list-changed, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
         let (kind, arg) = s
             .split_once('=')
             .ok_or_else(|| format!("{expected}, got {s:?}"))?;
@@ -86,19 +101,31 @@ pub struct State {
     pub searches: std::sync::atomic::AtomicUsize,
     /// The latest security scan of each server.
     pub scans: Mutex<scan::Jobs>,
+    /// Tool-definition baselines and drift state (held briefly, never across an await).
+    pub drift: std::sync::Mutex<drift::DriftTracker>,
 }
 
 impl State {
-    /// Rebuilds the index from every connected upstream's current tools.
+    /// Rebuilds the index from every connected upstream's current tools (in `block` mode
+    /// without the drifted ones) and republishes the tool listing with its approval states.
     /// Rebuilds are serialised: without that, a slow rebuild that read the upstreams before a
     /// newer one could land after it and bring back a stale catalog.
     pub async fn reindex(&self) -> anyhow::Result<()> {
         let _one_at_a_time = self.reindexing.lock().await;
-        let mut tools = self.upstreams.all_tools().await;
+        let (mut tools, mut listing, mode) = self.upstreams.view(&self.drift).await;
         if let Fault::DropTool(id) = &self.fault {
             tools.retain(|t| &t.tool_id != id);
+            listing.retain(|t| &t.id() != id);
         }
-        let cat = Catalog::new(tools)?;
+        if mode == config::OnToolDrift::Block {
+            let held: std::collections::HashSet<String> = listing
+                .iter()
+                .filter(|t| t.drifted())
+                .map(|t| t.id())
+                .collect();
+            tools.retain(|t| !held.contains(&t.tool_id));
+        }
+        let cat = Catalog::new(tools, listing)?;
         *self.catalog.lock().await = cat;
         Ok(())
     }
@@ -141,14 +168,21 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
             .filter(|k| !k.is_empty())
             .or_else(|| std::env::var("MCPPROXY_API_KEY").ok()),
         tools_limit: cfg.tools_limit.unwrap_or(15).clamp(1, 1000),
-        catalog: Mutex::new(Catalog::new(Vec::new())?),
+        catalog: Mutex::new(Catalog::new(Vec::new(), Vec::new())?),
         reindexing: Mutex::new(()),
         servers: RwLock::new(BTreeMap::new()),
         upstreams: upstream::Upstreams::default(),
         fault,
         searches: Default::default(),
         scans: Mutex::new(scan::Jobs::new()),
+        drift: std::sync::Mutex::new(drift::DriftTracker::from_config(&cfg)),
     });
+    if cfg.mcp_servers.iter().any(|s| cfg.drift_tracked(s)) {
+        eprintln!(
+            "evalgate proxy: tool drift policy on_tool_drift={} (baselines are in memory; a restart re-baselines)",
+            cfg.on_tool_drift
+        );
+    }
     upstream::start_all(state.clone(), &cfg).await;
     eprintln!(
         "evalgate proxy: listening on http://{}",

@@ -1,7 +1,9 @@
 //! Upstream MCP servers of the reference proxy: spawned over stdio, listed, re-listed on
-//! `notifications/tools/list_changed`, and called through.
+//! `notifications/tools/list_changed`, and called through. Every listing is handed to the drift
+//! tracker (under the same lock that publishes the tools) before the index is rebuilt.
 
-use super::config::{ProxyConfig, ServerEntry};
+use super::config::{OnToolDrift, ProxyConfig, ServerEntry};
+use super::drift::{DriftTracker, ToolState};
 use super::{ServerStatus, State};
 use crate::dataset::Tool;
 use crate::mcp::{self, Endpoint};
@@ -18,7 +20,14 @@ const UPSTREAM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10)
 
 struct Upstream {
     service: RunningService<RoleClient, UpstreamClient>,
+    /// The latest listing as corpus tools, one per name (the first when a name repeats).
     tools: Vec<Tool>,
+}
+
+/// One listing of an upstream: its tools (one per name) and the raw definitions (all of them).
+struct Listed {
+    tools: Vec<Tool>,
+    definitions: Vec<Value>,
 }
 
 /// Every connected upstream by name.
@@ -28,13 +37,19 @@ pub struct Upstreams {
 }
 
 impl Upstreams {
-    pub async fn all_tools(&self) -> Vec<Tool> {
-        self.inner
-            .read()
-            .await
+    /// Every connected upstream's tools, the drift state of every listed tool and the policy,
+    /// read together (listings are published to both under the upstreams' lock).
+    pub async fn view(
+        &self,
+        drift: &std::sync::Mutex<DriftTracker>,
+    ) -> (Vec<Tool>, Vec<ToolState>, OnToolDrift) {
+        let inner = self.inner.read().await;
+        let tools = inner
             .values()
             .flat_map(|u| u.tools.iter().cloned())
-            .collect()
+            .collect();
+        let d = drift.lock().unwrap_or_else(|p| p.into_inner());
+        (tools, d.listing(), d.mode())
     }
 
     /// Calls `tool` on `server`; `Err` is a message for the caller.
@@ -73,6 +88,13 @@ pub struct UpstreamClient {
 impl ClientHandler for UpstreamClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(state) = self.state.upgrade() {
+            if state.fault == super::Fault::IgnoreListChanged {
+                eprintln!(
+                    "evalgate proxy: injected fault: ignoring list_changed from {:?}",
+                    self.name
+                );
+                return;
+            }
             let name = self.name.clone();
             tokio::spawn(async move { refresh(&state, &name).await });
         }
@@ -103,16 +125,33 @@ async fn set_status(
 async fn list(
     service: &RunningService<RoleClient, UpstreamClient>,
     name: &str,
-) -> Result<Vec<Tool>, String> {
-    let tools = service
+) -> Result<Listed, String> {
+    let listed = service
         .peer()
         .list_all_tools()
         .await
         .map_err(|e| format!("tools/list failed: {e}"))?;
-    tools
-        .iter()
-        .map(|t| mcp::from_mcp(name, t).map_err(|e| e.to_string()))
-        .collect()
+    let mut tools: Vec<Tool> = Vec::with_capacity(listed.len());
+    let mut definitions = Vec::with_capacity(listed.len());
+    for t in &listed {
+        let def = serde_json::to_value(t).map_err(|e| e.to_string())?;
+        let tool = mcp::from_definition(name, &def).map_err(|e| e.to_string())?;
+        // a repeated name is the drift tracker's business; the catalog keeps the first
+        if !tools.iter().any(|x| x.tool_id == tool.tool_id) {
+            tools.push(tool);
+        }
+        definitions.push(def);
+    }
+    Ok(Listed { tools, definitions })
+}
+
+/// Hands a listing to the drift tracker and logs what changed.
+fn observe(state: &State, name: &str, definitions: Vec<Value>) {
+    let mut drift = state.drift.lock().unwrap_or_else(|p| p.into_inner());
+    let mode = drift.mode();
+    for ev in drift.observe(name, definitions) {
+        eprintln!("{}", ev.log_line(mode));
+    }
 }
 
 /// Re-lists one upstream and rebuilds the index.
@@ -125,10 +164,11 @@ pub async fn refresh(state: &Arc<State>, name: &str) {
         }
     };
     match result {
-        Some(Ok(tools)) => {
+        Some(Ok(Listed { tools, definitions })) => {
             let n = tools.len();
             if let Some(up) = state.upstreams.inner.write().await.get_mut(name) {
                 up.tools = tools;
+                observe(state, name, definitions);
             }
             set_status(state, name, true, "ready", n, None).await;
             if let Err(e) = state.reindex().await {
@@ -189,7 +229,7 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
                 let attempt_fut = async {
                     match mcp::connect_in_group(&ep, client.clone(), false).await {
                         Ok(service) => match list(&service, &name).await {
-                            Ok(tools) => Ok((service, tools)),
+                            Ok(listed) => Ok((service, listed)),
                             Err(e) => Err(e),
                         },
                         Err(e) => Err(format!("{e:#}")),
@@ -204,13 +244,12 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
                         ))
                     });
                 match connected {
-                    Ok((service, tools)) => {
+                    Ok((service, Listed { tools, definitions })) => {
                         let n = tools.len();
-                        st.upstreams
-                            .inner
-                            .write()
-                            .await
-                            .insert(name.clone(), Upstream { service, tools });
+                        let mut inner = st.upstreams.inner.write().await;
+                        inner.insert(name.clone(), Upstream { service, tools });
+                        observe(&st, &name, definitions);
+                        drop(inner);
                         set_status(&st, &name, true, "ready", n, None).await;
                         if let Err(err) = st.reindex().await {
                             eprintln!("evalgate proxy: reindex failed: {err:#}");

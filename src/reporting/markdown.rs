@@ -189,6 +189,36 @@ pub fn render(r: &Report) -> String {
                 cells.join(" | ")
             );
         }
+        for d in s.detectors.iter().filter(|d| d.live.is_some()) {
+            let live = d.live.as_ref().expect("filtered");
+            let _ = writeln!(
+                o,
+                "\n**{}**: rug-pulls played live (changed after approval, then put back; summed over runs)\n",
+                md(&d.detector, 40)
+            );
+            let _ = writeln!(
+                o,
+                "| Category | Played | Reported | Blocked | Restored | Detection rate | Block rate |"
+            );
+            let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|");
+            for c in &live.per_category {
+                let like = c
+                    .resembles
+                    .map(|r| format!(" like {}", r.as_str()))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    o,
+                    "| {}{like} | {} | {} | {} | {} | {} | {} |",
+                    c.category.as_str(),
+                    c.played,
+                    c.reported,
+                    c.blocked,
+                    c.restored,
+                    mean_ci(Some(&c.detection_rate)),
+                    mean_ci(Some(&c.block_rate)),
+                );
+            }
+        }
         let _ = writeln!(o);
         let thresholds: Vec<&Check> = r
             .gate

@@ -153,6 +153,58 @@ pub struct DetectorReport {
     pub hard_negatives_by_resemblance: Vec<CategoryReport>,
     /// Every entry's outcome.
     pub entries: Vec<EntryOutcome>,
+    /// Rug-pulls played against a running proxy (detectors that play them live).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveReport>,
+}
+
+/// Rug-pulls played live: what the proxy did, per category and per entry, summed over runs.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LiveReport {
+    /// Per category (hard negatives split by what they resemble): detection, block and
+    /// restore rates.
+    pub per_category: Vec<LiveCategory>,
+    /// Every played entry.
+    pub entries: Vec<LiveEntry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LiveCategory {
+    pub category: Category,
+    /// For hard negatives: the attack category they resemble.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resembles: Option<Category>,
+    /// Entries played per run.
+    pub played: usize,
+    /// Counts summed over runs.
+    pub relisted: usize,
+    pub reported: usize,
+    pub blocked: usize,
+    pub restored: usize,
+    /// Shares per run, then statistics: reported / played, blocked / played, restored / played.
+    pub detection_rate: Summary,
+    pub block_rate: Summary,
+    pub restore_rate: Summary,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LiveEntry {
+    pub id: String,
+    pub category: Category,
+    pub label: Truth,
+    /// Runs in which the entry was played.
+    pub runs: usize,
+    pub relisted_runs: usize,
+    pub reported_runs: usize,
+    pub blocked_runs: usize,
+    pub restored_runs: usize,
+    /// Runs in which the tool was approved and callable before any change.
+    pub baseline_ok_runs: usize,
+    /// The proxy's signals after the change, from any run.
+    pub signals: Vec<String>,
+    /// Why something was missed, from the first run that says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -111,6 +111,43 @@ pub fn render(r: &Report, color: bool) -> String {
         }
         right(&mut t, 1..7);
         let _ = writeln!(o, "{t}\n");
+        for d in s.detectors.iter().filter(|d| d.live.is_some()) {
+            let live = d.live.as_ref().expect("filtered");
+            let _ = writeln!(
+                o,
+                "{}: rug-pulls played live (summed over runs)",
+                term(&d.detector, 40)
+            );
+            let mut t = table(
+                &[
+                    "Category",
+                    "Played",
+                    "Reported",
+                    "Blocked",
+                    "Restored",
+                    "Detection rate",
+                    "Block rate",
+                ],
+                color,
+            );
+            for c in &live.per_category {
+                let like = c
+                    .resembles
+                    .map(|r| format!(" like {}", r.as_str()))
+                    .unwrap_or_default();
+                t.add_row(vec![
+                    Cell::new(format!("{}{like}", c.category.as_str())),
+                    Cell::new(c.played),
+                    Cell::new(c.reported),
+                    Cell::new(c.blocked),
+                    Cell::new(c.restored),
+                    Cell::new(mean_ci(Some(&c.detection_rate))),
+                    Cell::new(mean_ci(Some(&c.block_rate))),
+                ]);
+            }
+            right(&mut t, 1..7);
+            let _ = writeln!(o, "{t}\n");
+        }
     }
     for c in r
         .gate

@@ -148,6 +148,7 @@ impl Detector for Drift {
                     entry_id: e.id.clone(),
                     flagged: !signals.is_empty(),
                     signals,
+                    live: None,
                 }
             })
             .collect())

@@ -3,6 +3,7 @@
 
 pub mod drift;
 pub mod embedded;
+pub mod live;
 pub mod mapping;
 pub mod mcp_search;
 pub mod recorded;
@@ -75,6 +76,30 @@ pub struct Verdict {
     /// Ids of the rules that fired, or the changed aspects for drift.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub signals: Vec<String>,
+    /// For a rug-pull played against a running proxy: what the proxy did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveOutcome>,
+}
+
+/// What a running proxy did when a tool it had approved changed under it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LiveOutcome {
+    /// The proxy re-listed the server after `notifications/tools/list_changed`.
+    pub relisted: bool,
+    /// It reported the change (approval status, held verdict, or the tool withdrawn).
+    pub reported: bool,
+    /// It refused a call to the changed tool (that it had forwarded before the change).
+    pub blocked: bool,
+    /// After the definition was put back, the tool was approved and callable again.
+    pub restored: bool,
+    /// Before any change the tool was approved and its call went through.
+    pub baseline_ok: bool,
+    /// What the proxy showed after the change (status, held reason and signals).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<String>,
+    /// Why something was missed (never re-listed, refused before any change, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A security detector: entries → one verdict per entry.

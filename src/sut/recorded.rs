@@ -178,6 +178,7 @@ impl RecordedDetector {
                                 entry_id: id.to_string(),
                                 flagged,
                                 signals,
+                                live: None,
                             },
                         );
                     }
@@ -207,6 +208,7 @@ impl RecordedDetector {
                     entry_id: id.clone(),
                     flagged,
                     signals: vec![],
+                    live: None,
                 },
             );
         }

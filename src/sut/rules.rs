@@ -245,6 +245,7 @@ impl Detector for Rules {
                     entry_id: e.id.clone(),
                     flagged: !signals.is_empty(),
                     signals,
+                    live: None,
                 }
             })
             .collect())

@@ -74,7 +74,7 @@ pub struct Scanner {
 }
 
 /// Severity names in rising order; a number is taken as is.
-fn severity_rank(v: &Value) -> Option<f64> {
+pub(crate) fn severity_rank(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
@@ -458,6 +458,7 @@ fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<Ve
                 entry_id: e.id.clone(),
                 flagged,
                 signals: signals.into_iter().collect(),
+                live: None,
             }
         })
         .collect()

@@ -1,0 +1,820 @@
+//! Detectors measured where they live: inside a launched proxy.
+//!
+//! Both detectors lay the security entries out as tools on synthetic replay servers (grouped by
+//! the entry's `server`, split so that no server lists a name twice), launch the proxy the
+//! settings name over them (the reference proxy unless `--sut mcpproxy` or `launch`), and wait
+//! until its catalog holds exactly those tools.
+//!
+//! - `proxy-scan` asks the proxy to scan each server (`POST /api/v1/servers/{name}/scan`, poll
+//!   `…/scan/status`, read `…/scan/report`) and flags an entry when a finding is located at its
+//!   tool (`server:tool`). A rug-pull is served as the definition it became.
+//! - `rug-pull-live` plays every entry that has `before` and `after`: the replays serve `before`,
+//!   the proxy baselines it, then evalgate switches the replays to `after` (they send
+//!   `notifications/tools/list_changed`) and records whether the proxy (a) reports the change
+//!   (approval status, held verdict, or the tool withdrawn), (b) refuses a call to the changed
+//!   tool, and (c) after a switch back, approves the tool and forwards calls again. A proxy that
+//!   never re-lists has missed the change, with that reason. Each run launches a fresh proxy.
+
+use super::{Detector, LiveOutcome, SutError, Verdict};
+use crate::config::Settings;
+use crate::dataset::{Category, Entry};
+use crate::launch::{self, Plan, Quarantine, Running};
+use crate::process::Supervisor;
+use crate::replay::ReplaySpec;
+use async_trait::async_trait;
+use rmcp::model::{CallToolRequestParams, Tool as McpTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// `[proxy_scan]` in evalgate.toml.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProxyScanConfig {
+    /// `scanner_ids` sent with each scan request [default: none sent, the proxy's default].
+    #[serde(default)]
+    pub scanner_ids: Vec<String>,
+    /// Findings below this severity do not flag (info < low < medium < high < critical, or a
+    /// number) [default: every finding flags].
+    pub severity_threshold: Option<Value>,
+    /// Seconds one server's scan may take [default: 120].
+    pub scan_timeout: Option<f64>,
+}
+
+/// `[rug_pull_live]` in evalgate.toml.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LiveConfig {
+    /// The proxy's MCP tool that calls an upstream tool with `{name: "server:tool",
+    /// args_json: "{}"}` [default: `call_tool`; `call_tool_read` for --sut mcpproxy].
+    pub call_tool: Option<String>,
+    /// Seconds to wait for the proxy to re-list a server after list_changed [default: 10].
+    pub relist_timeout: Option<f64>,
+}
+
+/// Keeps the characters a server or tool name may safely carry.
+fn safe(s: &str) -> String {
+    let out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.is_empty() { "tool".into() } else { out }
+}
+
+/// The entries laid out as tools on synthetic servers.
+struct Layout {
+    specs: BTreeMap<String, ReplaySpec>,
+    /// `server:tool` → entry index.
+    at: HashMap<String, usize>,
+    /// entry index → `server:tool`.
+    id_of: BTreeMap<usize, String>,
+}
+
+/// A definition with its name replaced and an input schema when it had none.
+fn as_tool(entry: &Entry, def: &Value, name: &str) -> Result<McpTool, String> {
+    let mut d = def.clone();
+    let Some(o) = d.as_object_mut() else {
+        return Err(format!(
+            "entry {}: a definition is not a JSON object",
+            entry.id
+        ));
+    };
+    o.insert("name".into(), json!(name));
+    o.entry("inputSchema")
+        .or_insert_with(|| json!({"type": "object"}));
+    serde_json::from_value(d)
+        .map_err(|e| format!("entry {}: not an MCP tool definition: {e}", entry.id))
+}
+
+fn definitions(v: &Value) -> Vec<&Value> {
+    match v {
+        Value::Array(a) => a.iter().collect(),
+        v => vec![v],
+    }
+}
+
+/// `played(entry)` = the definition first served and, for a live rug-pull, what replaces it.
+fn layout(
+    entries: &[Entry],
+    played: impl Fn(&Entry) -> Option<(Value, Option<Value>)>,
+) -> Result<Layout, String> {
+    let mut specs: BTreeMap<String, ReplaySpec> = BTreeMap::new();
+    let mut groups: HashMap<String, Vec<String>> = HashMap::new();
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    let mut at = HashMap::new();
+    let mut id_of = BTreeMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        let Some((first, then)) = played(e) else {
+            continue;
+        };
+        let raw_name = first
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| e.tool.clone())
+            .unwrap_or_else(|| e.id.clone());
+        let name = safe(&raw_name);
+        let base = safe(e.server.as_deref().unwrap_or("security"));
+        // the first server of this base that does not list the name yet
+        let existing = groups.entry(base.clone()).or_default();
+        let server = match existing
+            .iter()
+            .find(|s| !specs[*s].tools.iter().any(|t| t.name == name))
+        {
+            Some(s) => s.clone(),
+            None => {
+                let mut k = existing.len() + 1;
+                let mut cand = if k == 1 {
+                    base.clone()
+                } else {
+                    format!("{base}-{k}")
+                };
+                while taken.contains(&cand) {
+                    k += 1;
+                    cand = format!("{base}-{k}");
+                }
+                taken.insert(cand.clone());
+                existing.push(cand.clone());
+                specs.insert(
+                    cand.clone(),
+                    ReplaySpec {
+                        server: cand.clone(),
+                        tools: vec![],
+                        changes: BTreeMap::new(),
+                        rug_pull: crate::replay::RugPull::Off,
+                    },
+                );
+                cand
+            }
+        };
+        let spec = specs.get_mut(&server).expect("just inserted");
+        spec.tools.push(as_tool(e, &first, &name)?);
+        if let Some(then) = then {
+            let defs = definitions(&then)
+                .into_iter()
+                .map(|d| as_tool(e, d, &name))
+                .collect::<Result<Vec<_>, _>>()?;
+            spec.changes.insert(name.clone(), defs);
+        }
+        let id = format!("{server}:{name}");
+        at.insert(id.clone(), i);
+        id_of.insert(i, id);
+    }
+    Ok(Layout { specs, at, id_of })
+}
+
+/// Writes one replay spec file per server; `extra(i)` adds arguments for the i-th server.
+fn write_specs(
+    layout: &Layout,
+    dir: &Path,
+    extra: impl Fn(usize) -> Vec<String>,
+) -> std::io::Result<BTreeMap<String, Vec<String>>> {
+    let replay_dir = dir.join("replay");
+    std::fs::create_dir_all(&replay_dir)?;
+    let mut upstreams = BTreeMap::new();
+    for (i, (server, spec)) in layout.specs.iter().enumerate() {
+        // server names come from data: the file name is an index
+        let p = replay_dir.join(format!("spec-{i:04}.json"));
+        std::fs::write(&p, serde_json::to_vec_pretty(spec).unwrap_or_default())?;
+        let mut args = vec!["replay".into(), "--spec".into(), p.display().to_string()];
+        args.extend(extra(i));
+        upstreams.insert(server.clone(), args);
+    }
+    Ok(upstreams)
+}
+
+/// Launches the proxy over `layout` (fresh scratch directory).
+async fn launch_over(
+    s: &Settings,
+    sup: &Supervisor,
+    layout: &Layout,
+    quarantine: Quarantine,
+    extra: impl Fn(usize, &Path) -> Vec<String>,
+) -> Result<Running, SutError> {
+    let name = launch::system_name(s);
+    let dir = launch::scratch(&name)?;
+    let root = dir.path().to_path_buf();
+    let upstreams =
+        write_specs(layout, &root, |i| extra(i, &root)).map_err(|e| SutError::Other {
+            system: name.clone(),
+            detail: format!("cannot write the replay specs: {e}"),
+        })?;
+    let plan = Plan {
+        upstreams,
+        want: layout.at.keys().cloned().collect(),
+        quarantine,
+    };
+    launch::start(s, &plan, dir, sup).await
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap_or_default()
+}
+
+/// GET/POST under the proxy's REST API; returns `data` of the envelope.
+async fn api(
+    run: &Running,
+    http: &reqwest::Client,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+) -> Result<Value, String> {
+    let mut req = http
+        .request(method.clone(), format!("{}{path}", run.base))
+        .header("X-API-Key", &run.api_key);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| format!("{method} {path}: {e}"))?;
+    let status = resp.status();
+    let text = resp
+        .text()
+        .await
+        .map_err(|e| format!("{method} {path}: {e}"))?;
+    let v: Value = serde_json::from_str(&text).map_err(|_| {
+        let head: String = text.chars().take(200).collect();
+        format!("{method} {path}: HTTP {status}, body is not JSON: {head:?}")
+    })?;
+    if !status.is_success() || v.get("success") == Some(&Value::Bool(false)) {
+        return Err(format!(
+            "{method} {path}: HTTP {status}: {}",
+            v.get("error").cloned().unwrap_or(v.clone())
+        ));
+    }
+    Ok(v.get("data").cloned().unwrap_or(v))
+}
+
+fn url_part(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// proxy-scan
+
+/// The proxy's own security scan, triggered per server over its REST API.
+pub struct ProxyScan {
+    settings: Settings,
+    sup: Supervisor,
+    cfg: ProxyScanConfig,
+    threshold: Option<f64>,
+    running: Option<(Running, Layout)>,
+}
+
+impl ProxyScan {
+    pub fn new(settings: &Settings, sup: &Supervisor) -> anyhow::Result<ProxyScan> {
+        let cfg = settings.proxy_scan.clone();
+        let threshold = match &cfg.severity_threshold {
+            None => None,
+            Some(v) => Some(super::scanner::severity_rank(v).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "[proxy_scan] severity_threshold {v}: expected info, low, medium, high, critical or a number"
+                )
+            })?),
+        };
+        Ok(ProxyScan {
+            settings: settings.clone(),
+            sup: sup.clone(),
+            cfg,
+            threshold,
+            running: None,
+        })
+    }
+
+    /// What the scan sees of an entry: a changed definition as it became, else the entry.
+    fn served(e: &Entry) -> Option<(Value, Option<Value>)> {
+        if let Some(after) = &e.after {
+            return definitions(after).first().map(|d| ((*d).clone(), None));
+        }
+        Some((
+            json!({
+                "name": e.tool.clone().unwrap_or_else(|| e.id.clone()),
+                "description": e.description,
+                "inputSchema": e.input_schema.clone().unwrap_or_else(|| json!({"type": "object"})),
+            }),
+            None,
+        ))
+    }
+
+    fn scan_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.cfg.scan_timeout.unwrap_or(120.0))
+    }
+
+    /// Starts, polls and reads one server's scan; returns its findings.
+    async fn scan(&self, run: &Running, server: &str) -> Result<Vec<Value>, SutError> {
+        let http = client();
+        let path = format!("/api/v1/servers/{}/scan", url_part(server));
+        let fail = |detail: String| SutError::Other {
+            system: run.name.clone(),
+            detail: format!("security scan of server {server:?}: {detail}"),
+        };
+        let mut body = json!({"dry_run": false});
+        if !self.cfg.scanner_ids.is_empty() {
+            body["scanner_ids"] = json!(self.cfg.scanner_ids);
+        }
+        api(run, &http, reqwest::Method::POST, &path, Some(body))
+            .await
+            .map_err(fail)?;
+        let start = Instant::now();
+        loop {
+            let st = api(
+                run,
+                &http,
+                reqwest::Method::GET,
+                &format!("{path}/status"),
+                None,
+            )
+            .await
+            .map_err(fail)?;
+            match st.get("status").and_then(Value::as_str) {
+                Some("completed") => break,
+                Some("failed") => {
+                    return Err(fail(format!(
+                        "the proxy reports the scan failed: {}",
+                        st.get("error").cloned().unwrap_or(Value::Null)
+                    )));
+                }
+                Some(_) => {}
+                None => {
+                    return Err(SutError::Garbage {
+                        system: run.name.clone(),
+                        detail: format!("scan status of {server:?} has no `status` string: {st}"),
+                    });
+                }
+            }
+            if start.elapsed() > self.scan_timeout() {
+                return Err(SutError::Timeout {
+                    system: run.name.clone(),
+                    seconds: self.scan_timeout().as_secs_f64(),
+                    context: format!("security scan of server {server:?} never completed"),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let report = api(
+            run,
+            &http,
+            reqwest::Method::GET,
+            &format!("{path}/report"),
+            None,
+        )
+        .await
+        .map_err(fail)?;
+        match report.get("findings") {
+            Some(Value::Array(f)) => Ok(f.clone()),
+            Some(Value::Null) | None => Ok(vec![]),
+            Some(other) => Err(SutError::Garbage {
+                system: run.name.clone(),
+                detail: format!("scan report of {server:?}: `findings` is not an array: {other}"),
+            }),
+        }
+    }
+
+    fn counts(&self, finding: &Value) -> bool {
+        match self.threshold {
+            None => true,
+            Some(t) => finding
+                .get("severity")
+                .and_then(super::scanner::severity_rank)
+                .is_none_or(|s| s >= t),
+        }
+    }
+}
+
+#[async_trait]
+impl Detector for ProxyScan {
+    fn name(&self) -> &str {
+        "proxy-scan"
+    }
+    fn time_limit(&self, per_request: Duration, entries: &[Entry]) -> Duration {
+        let ready = self
+            .settings
+            .sut_file
+            .launch
+            .ready_timeout
+            .map(Duration::from_secs_f64)
+            .unwrap_or(launch::READY_TIMEOUT);
+        ready + per_request + self.scan_timeout() * (entries.len().min(64) as u32)
+    }
+    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Verdict>, SutError> {
+        if self.running.is_none() {
+            let layout = layout(entries, Self::served).map_err(|detail| SutError::Other {
+                system: launch::system_name(&self.settings),
+                detail,
+            })?;
+            let running = launch_over(
+                &self.settings,
+                &self.sup,
+                &layout,
+                Quarantine::Off,
+                |_, _| vec![],
+            )
+            .await?;
+            self.running = Some((running, layout));
+        }
+        let (running, layout) = self.running.as_ref().expect("launched above");
+        let mut signals: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+        let mut unplaced = 0;
+        for server in layout.specs.keys() {
+            for f in self.scan(running, server).await? {
+                if !self.counts(&f) {
+                    continue;
+                }
+                let loc = f.get("location").and_then(Value::as_str).unwrap_or("");
+                let id = if loc.contains(':') {
+                    loc.to_string()
+                } else {
+                    format!("{server}:{loc}")
+                };
+                match layout.at.get(&id) {
+                    Some(&i) => {
+                        let why = f
+                            .get("rule_id")
+                            .or_else(|| f.get("title"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("finding");
+                        signals.entry(i).or_default().insert(why.to_string());
+                    }
+                    None => unplaced += 1,
+                }
+            }
+        }
+        if unplaced > 0 && !self.settings.quiet {
+            eprintln!(
+                "proxy-scan: {unplaced} finding(s) located at no served tool (server-level findings) were not counted"
+            );
+        }
+        Ok(entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let s: Vec<String> = signals.remove(&i).unwrap_or_default().into_iter().collect();
+                Verdict {
+                    entry_id: e.id.clone(),
+                    flagged: !s.is_empty(),
+                    signals: s,
+                    live: None,
+                }
+            })
+            .collect())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// rug-pull-live
+
+/// Rug-pulls played against the running proxy.
+pub struct RugPullLive {
+    settings: Settings,
+    sup: Supervisor,
+    call_tool: String,
+    relist_timeout: Duration,
+}
+
+/// What the proxy shows of one tool at one moment.
+#[derive(Debug, Clone, PartialEq)]
+struct Seen {
+    /// `approved`, `changed`, … ; `None` when the tool is not listed at all.
+    status: Option<String>,
+    held: Vec<String>,
+}
+
+impl Seen {
+    fn reports_change(&self) -> bool {
+        match &self.status {
+            None => true,
+            Some(s) => s != "approved" || !self.held.is_empty(),
+        }
+    }
+}
+
+impl RugPullLive {
+    pub fn new(settings: &Settings, sup: &Supervisor) -> RugPullLive {
+        let cfg = &settings.rug_pull_live;
+        let call_tool = cfg.call_tool.clone().unwrap_or_else(|| {
+            if settings.sut == crate::cli::SutKind::Mcpproxy {
+                "call_tool_read".into()
+            } else {
+                "call_tool".into()
+            }
+        });
+        RugPullLive {
+            settings: settings.clone(),
+            sup: sup.clone(),
+            call_tool,
+            relist_timeout: Duration::from_secs_f64(cfg.relist_timeout.unwrap_or(10.0)),
+        }
+    }
+
+    fn played(e: &Entry) -> Option<(Value, Option<Value>)> {
+        match (&e.before, &e.after) {
+            (Some(b), Some(a)) => Some((b.clone(), Some(a.clone()))),
+            _ => None,
+        }
+    }
+
+    /// Every listed tool's approval state, by `server:tool`.
+    async fn catalog(run: &Running) -> Result<BTreeMap<String, Seen>, SutError> {
+        let data = api(run, &client(), reqwest::Method::GET, "/api/v1/tools", None)
+            .await
+            .map_err(|detail| SutError::Other {
+                system: run.name.clone(),
+                detail,
+            })?;
+        let tools =
+            data.get("tools")
+                .and_then(Value::as_array)
+                .ok_or_else(|| SutError::Garbage {
+                    system: run.name.clone(),
+                    detail: "GET /api/v1/tools: no data.tools array".into(),
+                })?;
+        let mut out = BTreeMap::new();
+        for t in tools {
+            let (Some(server), Some(name)) = (
+                t.get("server_name").and_then(Value::as_str),
+                t.get("name").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            let mut held: Vec<String> = Vec::new();
+            for k in ["held_verdict", "held_reason"] {
+                if let Some(v) = t.get(k).and_then(Value::as_str).filter(|v| !v.is_empty()) {
+                    held.push(format!("{k}:{v}"));
+                }
+            }
+            if let Some(sig) = t.get("held_signals").and_then(Value::as_array) {
+                held.extend(sig.iter().filter_map(Value::as_str).map(str::to_string));
+            }
+            out.insert(
+                format!("{server}:{name}"),
+                Seen {
+                    status: t
+                        .get("approval_status")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    held,
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    /// Polls the catalog until three reads in a row agree (the proxy has settled).
+    async fn settled(run: &Running) -> Result<BTreeMap<String, Seen>, SutError> {
+        let start = Instant::now();
+        let mut last = Self::catalog(run).await?;
+        let mut same = 0;
+        while same < 2 && start.elapsed() < Duration::from_secs(5) {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let now = Self::catalog(run).await?;
+            if now == last {
+                same += 1;
+            } else {
+                same = 0;
+                last = now;
+            }
+        }
+        Ok(last)
+    }
+
+    /// Switches every replay to `state` and waits until each server has been re-listed with
+    /// it; returns the servers that were not.
+    async fn switch(
+        &self,
+        ctrl: &Path,
+        listed: &[(String, PathBuf)],
+        state: &str,
+    ) -> BTreeSet<String> {
+        let _ = std::fs::write(ctrl, state);
+        let start = Instant::now();
+        loop {
+            let missing: BTreeSet<String> = listed
+                .iter()
+                .filter(|(_, p)| !std::fs::read_to_string(p).is_ok_and(|t| t.trim() == state))
+                .map(|(s, _)| s.clone())
+                .collect();
+            if missing.is_empty() || start.elapsed() > self.relist_timeout {
+                return missing;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Calls each tool through the proxy: `true` = the call reached the replay.
+    async fn calls(
+        &self,
+        service: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+        ids: &[String],
+    ) -> HashMap<String, (bool, String)> {
+        let mut out = HashMap::new();
+        for id in ids {
+            let mut args = serde_json::Map::new();
+            args.insert("name".into(), json!(id));
+            args.insert("args_json".into(), json!("{}"));
+            let params = CallToolRequestParams::new(self.call_tool.clone()).with_arguments(args);
+            let r =
+                tokio::time::timeout(self.settings.timeout, service.peer().call_tool(params)).await;
+            let (through, text) = match r {
+                Ok(Ok(res)) => {
+                    let text = serde_json::to_string(&res).unwrap_or_default();
+                    (
+                        res.is_error != Some(true) && text.contains("replayed"),
+                        text,
+                    )
+                }
+                Ok(Err(e)) => (false, e.to_string()),
+                Err(_) => (false, "no answer within the request timeout".into()),
+            };
+            let short: String = text.chars().take(160).collect();
+            out.insert(id.clone(), (through, short));
+        }
+        out
+    }
+
+    async fn play(&self, layout: &Layout) -> Result<BTreeMap<usize, LiveOutcome>, SutError> {
+        let running = launch_over(
+            &self.settings,
+            &self.sup,
+            layout,
+            Quarantine::On,
+            |i, root| {
+                vec![
+                    "--switch-file".into(),
+                    root.join("switch").display().to_string(),
+                    "--listed-file".into(),
+                    root.join(format!("listed-{i:04}")).display().to_string(),
+                ]
+            },
+        )
+        .await?;
+        let root = running.dir.path().to_path_buf();
+        let ctrl = root.join("switch");
+        let listed: Vec<(String, PathBuf)> = layout
+            .specs
+            .keys()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), root.join(format!("listed-{i:04}"))))
+            .collect();
+        let service = crate::mcp::connect(
+            &crate::mcp::Endpoint::Http {
+                url: format!("{}/mcp", running.base),
+                headers: vec![("X-API-Key".into(), running.api_key.clone())],
+            },
+            (),
+        )
+        .await
+        .map_err(|e| SutError::Crashed {
+            system: running.name.clone(),
+            detail: format!("cannot connect to /mcp: {e:#}"),
+        })?;
+        let ids: Vec<String> = layout.id_of.values().cloned().collect();
+
+        // (0) the baseline: approved and callable
+        let before = Self::settled(&running).await?;
+        let calls_before = self.calls(&service, &ids).await;
+        // (1) the rug is pulled
+        let not_relisted = self.switch(&ctrl, &listed, "after").await;
+        let after = Self::settled(&running).await?;
+        let calls_after = self.calls(&service, &ids).await;
+        // (2) and put back
+        let not_relisted_back = self.switch(&ctrl, &listed, "before").await;
+        let back = Self::settled(&running).await?;
+        let calls_back = self.calls(&service, &ids).await;
+        drop(service);
+        running.proxy.terminate(Duration::from_secs(2)).await;
+
+        let mut out = BTreeMap::new();
+        for (&i, id) in &layout.id_of {
+            let server = id.split_once(':').map_or("", |(s, _)| s);
+            let missing = Seen {
+                status: None,
+                held: vec![],
+            };
+            let seen_before = before.get(id).unwrap_or(&missing);
+            let seen_after = after.get(id).unwrap_or(&missing);
+            let seen_back = back.get(id).unwrap_or(&missing);
+            let through = |m: &HashMap<String, (bool, String)>| m.get(id).is_some_and(|c| c.0);
+            let baseline_ok = !seen_before.reports_change() && through(&calls_before);
+            let relisted = !not_relisted.contains(server);
+            let mut notes = Vec::new();
+            if !baseline_ok {
+                notes.push(format!(
+                    "before any change the tool was {} and its call {}",
+                    seen_before.status.as_deref().unwrap_or("not listed"),
+                    if through(&calls_before) {
+                        "went through".to_string()
+                    } else {
+                        format!(
+                            "did not go through ({})",
+                            calls_before.get(id).map(|c| c.1.as_str()).unwrap_or("")
+                        )
+                    }
+                ));
+            }
+            let reported = relisted && seen_after.reports_change();
+            // a call refused before any change says nothing about the change
+            let blocked = relisted && through(&calls_before) && !through(&calls_after);
+            if !relisted {
+                notes.push(format!(
+                    "the proxy never re-listed server {server:?} within {} s of list_changed",
+                    self.relist_timeout.as_secs_f64()
+                ));
+            }
+            let restored = relisted
+                && !not_relisted_back.contains(server)
+                && !seen_back.reports_change()
+                && through(&calls_back);
+            let mut signals = Vec::new();
+            if reported {
+                match &seen_after.status {
+                    Some(s) => signals.push(format!("status:{s}")),
+                    None => signals.push("withdrawn".into()),
+                }
+                signals.extend(seen_after.held.iter().cloned());
+            }
+            out.insert(
+                i,
+                LiveOutcome {
+                    relisted,
+                    reported,
+                    blocked,
+                    restored,
+                    baseline_ok,
+                    signals,
+                    note: (!notes.is_empty()).then(|| notes.join("; ")),
+                },
+            );
+        }
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl Detector for RugPullLive {
+    fn name(&self) -> &str {
+        "rug-pull-live"
+    }
+    fn scope(&self) -> Option<Vec<Category>> {
+        Some(vec![Category::RugPull])
+    }
+    fn time_limit(&self, per_request: Duration, entries: &[Entry]) -> Duration {
+        let ready = self
+            .settings
+            .sut_file
+            .launch
+            .ready_timeout
+            .map(Duration::from_secs_f64)
+            .unwrap_or(launch::READY_TIMEOUT);
+        let played = entries.iter().filter(|e| Self::played(e).is_some()).count() as u32;
+        ready + (self.relist_timeout + Duration::from_secs(5)) * 3 + per_request * (3 * played + 3)
+    }
+    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Verdict>, SutError> {
+        let layout = layout(entries, Self::played).map_err(|detail| SutError::Other {
+            system: launch::system_name(&self.settings),
+            detail,
+        })?;
+        let mut live = if layout.specs.is_empty() {
+            BTreeMap::new()
+        } else {
+            self.play(&layout).await?
+        };
+        Ok(entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let outcome = live.remove(&i);
+                Verdict {
+                    entry_id: e.id.clone(),
+                    flagged: outcome.as_ref().is_some_and(|o| o.reported),
+                    signals: outcome
+                        .as_ref()
+                        .map(|o| o.signals.clone())
+                        .unwrap_or_default(),
+                    live: outcome,
+                }
+            })
+            .collect())
+    }
+}
