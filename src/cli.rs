@@ -159,7 +159,7 @@ pub struct ProxyArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches, drop-tool=SERVER:TOOL, ignore-list-changed.
+    /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches, drop-tool=SERVER:TOOL, ignore-list-changed, ignore-limit.
     #[arg(
         long,
         hide = true,
@@ -323,6 +323,11 @@ pub struct EvalArgs {
     /// Queries sent to the system under test at once [default: 4].
     #[arg(long, env = "EVALGATE_CONCURRENCY")]
     pub concurrency: Option<u32>,
+    /// Robustness probes of the search system after the runs (empty, 10 kB, non-Latin, emoji,
+    /// control-character and injection-looking queries, limits 0/1/1000, an unknown argument)
+    /// [default: report].
+    #[arg(long, env = "EVALGATE_ROBUSTNESS", value_enum)]
+    pub robustness: Option<crate::probes::RobustnessMode>,
     /// No progress and no table on the terminal (the reports are still written).
     #[arg(long, short)]
     pub quiet: bool,

@@ -60,6 +60,8 @@ pub struct RunFile {
     pub out: Option<PathBuf>,
     pub baseline: Option<PathBuf>,
     pub recorded: Option<PathBuf>,
+    /// `off`, `report` or `gate`: robustness probes of the search system.
+    pub robustness: Option<crate::probes::RobustnessMode>,
 }
 
 /// `[sut]`: which system to measure and how to reach it.
@@ -181,6 +183,7 @@ pub struct Settings {
     pub baseline: Option<PathBuf>,
     pub no_baseline: bool,
     pub recorded: Option<PathBuf>,
+    pub robustness: crate::probes::RobustnessMode,
     pub detectors: Vec<DetectorKind>,
     pub sut: SutKind,
     pub sut_file: SutFile,
@@ -271,6 +274,7 @@ impl Settings {
             baseline: a.baseline.clone().or(rel(base, f.run.baseline)),
             no_baseline: a.no_baseline,
             recorded: a.recorded.clone().or(rel(base, f.run.recorded)),
+            robustness: a.robustness.or(f.run.robustness).unwrap_or_default(),
             detectors: a
                 .detectors
                 .clone()

@@ -210,6 +210,36 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
             }
         }
     }
+    if let Some(rb) = report.robustness.as_ref().filter(|r| r.gated) {
+        let failed: Vec<&str> = rb
+            .probes
+            .iter()
+            .filter(|p| p.outcome == crate::probes::ProbeOutcome::Failed)
+            .map(|p| p.id.as_str())
+            .chain((!rb.survived).then_some("survival"))
+            .collect();
+        checks.push(Check {
+            subject: "robustness".into(),
+            metric: "probes_failed".into(),
+            kind: CheckKind::Ceiling,
+            direction: Direction::Lower,
+            baseline: None,
+            current: Some(rb.failed as f64),
+            ci95: None,
+            delta: None,
+            limit: Some(0.0),
+            status: if failed.is_empty() {
+                CheckStatus::Pass
+            } else {
+                CheckStatus::Fail
+            },
+            message: if failed.is_empty() {
+                "every probe answered sensibly or was refused with a clear error".into()
+            } else {
+                format!("failed probes: {}", failed.join(", "))
+            },
+        });
+    }
     let worst_queries = worst_queries(report, b);
     let failures: Vec<String> = checks
         .iter()
@@ -221,13 +251,13 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
             Verdict::Error,
             "the system under test could not be measured; the report is partial".to_string(),
         )
-    } else if baseline.is_none() {
-        (Verdict::NoBaseline, "no baseline: numbers are reported, nothing is gated (create one with `evalgate baseline update`)".to_string())
     } else if !failures.is_empty() {
         (
             Verdict::Fail,
             format!("gate failed: {}", failures.join(", ")),
         )
+    } else if baseline.is_none() {
+        (Verdict::NoBaseline, "no baseline: numbers are reported, nothing is gated (create one with `evalgate baseline update`)".to_string())
     } else {
         let gated = checks
             .iter()

@@ -206,6 +206,20 @@ impl Retriever for Launched {
             }),
         }
     }
+    async fn probe(
+        &self,
+        req: SearchRequest<'_>,
+        extra: &serde_json::Map<String, Value>,
+    ) -> Option<Result<crate::sut::ProbeReply, SutError>> {
+        if let Some(status) = self.proxy.try_exited() {
+            return Some(Err(SutError::Crashed {
+                system: self.name.clone(),
+                detail: format!("the proxy process had exited ({status})"),
+            }));
+        }
+        let r = self.search.probe(req, extra).await;
+        r.map(|r| r.map_err(|e| self.explain(e)))
+    }
 }
 
 fn fill(s: &str, vars: &[(&str, String)]) -> String {

@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod measure;
 pub mod metrics;
 pub mod observe;
+pub mod probes;
 pub mod process;
 pub mod proxy;
 pub mod replay;

@@ -42,6 +42,7 @@ async fn evaluate(
         runs: 1,
         limits: Limits::default(),
         baseline: b,
+        robustness: evalgate::probes::RobustnessMode::Off,
     };
     app::evaluate_with(&plan, ds, r, dets, &mut Progress::silent(), vec![]).await
 }

@@ -181,6 +181,7 @@ pub struct Plan<'a> {
     pub runs: usize,
     pub limits: Limits,
     pub baseline: Option<&'a ChosenBaseline>,
+    pub robustness: crate::probes::RobustnessMode,
 }
 
 /// Measures and scores with the given systems; the report's gate is evaluated against
@@ -198,7 +199,9 @@ pub async fn evaluate_with(
         runs,
         limits,
         baseline,
+        robustness: probing,
     } = *plan;
+    let mut robustness = None;
     let mut failure = None;
     let mut retrieval = None;
     let mut security = None;
@@ -207,6 +210,23 @@ pub async fn evaluate_with(
     {
         let (obs, err) = measure::retrieval(r, &g.value, runs, limits, progress).await;
         retrieval = Some(score::retrieval(&obs, &c.value, &g.value));
+        if err.is_none()
+            && probing != crate::probes::RobustnessMode::Off
+            && !r.name().starts_with("recorded")
+            && let Some(q) = g.value.queries.first()
+        {
+            let ids: std::collections::HashSet<&str> =
+                c.value.tools.iter().map(|t| t.tool_id.as_str()).collect();
+            let rep = crate::probes::run(
+                r,
+                &q.query,
+                &ids,
+                limits.request_timeout,
+                probing == crate::probes::RobustnessMode::Gate,
+            )
+            .await;
+            robustness = Some(rep);
+        }
         failure = err;
     }
     if part != Part::Retrieval
@@ -244,6 +264,7 @@ pub async fn evaluate_with(
         datasets: dataset_refs(ds),
         retrieval,
         security,
+        robustness,
         gate: GateReport {
             verdict: Verdict::NoBaseline,
             baseline: None,
@@ -311,6 +332,7 @@ pub async fn evaluate(
         runs: s.runs,
         limits,
         baseline: chosen.as_ref(),
+        robustness: s.robustness,
     };
     let result = match built {
         None => Ok(evaluate_with(&plan, &ds, None, &mut detectors, &mut progress, warnings).await),

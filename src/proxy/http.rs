@@ -324,6 +324,7 @@ impl ProxyMcp {
             return tool_error("`query` is required: a non-empty string describing the task");
         };
         let limit = match args.get("limit") {
+            _ if self.state.fault == super::Fault::IgnoreLimit => self.state.tools_limit,
             None | Some(Value::Null) => self.state.tools_limit,
             Some(v) => match v.as_u64() {
                 Some(n) => (n as usize).min(MAX_LIMIT),

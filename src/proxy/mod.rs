@@ -49,6 +49,8 @@ pub enum Fault {
     /// Never re-list an upstream on `notifications/tools/list_changed` (a proxy blind to
     /// rug-pulls).
     IgnoreListChanged,
+    /// Ignore `limit` in searches: always answer with up to `tools_limit` tools.
+    IgnoreLimit,
 }
 
 impl std::str::FromStr for Fault {
@@ -57,9 +59,10 @@ impl std::str::FromStr for Fault {
         match s {
             "none" => return Ok(Fault::None),
             "ignore-list-changed" => return Ok(Fault::IgnoreListChanged),
+            "ignore-limit" => return Ok(Fault::IgnoreLimit),
             _ => {}
         }
-        let expected = "expected none, ignore-list-changed, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
+        let expected = "expected none, ignore-list-changed, ignore-limit, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
         let (kind, arg) = s
             .split_once('=')
             .ok_or_else(|| format!("{expected}, got {s:?}"))?;

@@ -293,6 +293,40 @@ pub fn render(r: &Report) -> String {
         }
         let _ = writeln!(o, "\n</details>\n");
     }
+    if let Some(rb) = &r.robustness {
+        let _ = writeln!(
+            o,
+            "<details><summary>Robustness probes of {}: {} failed{}{}</summary>\n",
+            md(&rb.system, 60),
+            rb.failed,
+            if rb.survived {
+                ""
+            } else {
+                ", and it did not answer an ordinary query afterwards"
+            },
+            if rb.gated {
+                " (gated)"
+            } else {
+                " (reported, not gated)"
+            }
+        );
+        let _ = writeln!(o, "| Probe | Outcome | Detail |");
+        let _ = writeln!(o, "|---|---|---|");
+        for p in &rb.probes {
+            let mark = match p.outcome {
+                crate::probes::ProbeOutcome::Failed => "❌ ",
+                _ => "",
+            };
+            let _ = writeln!(
+                o,
+                "| {} | {mark}{} | {} |",
+                md(&p.what, 80),
+                p.outcome.as_str(),
+                md(&p.detail, CELL_MAX)
+            );
+        }
+        let _ = writeln!(o, "\n</details>\n");
+    }
     if !r.warnings.is_empty() {
         let _ = writeln!(
             o,

@@ -26,6 +26,9 @@ pub struct Report {
     pub retrieval: Option<RetrievalReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security: Option<SecurityReport>,
+    /// Robustness probes of the search system (after the measured runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robustness: Option<crate::probes::RobustnessReport>,
     pub gate: GateReport,
     /// Set when a system under test could not be measured; the report is then partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]

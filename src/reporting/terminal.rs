@@ -149,6 +149,35 @@ pub fn render(r: &Report, color: bool) -> String {
             let _ = writeln!(o, "{t}\n");
         }
     }
+    if let Some(rb) = &r.robustness {
+        let count = |k| rb.probes.iter().filter(|p| p.outcome == k).count();
+        use crate::probes::ProbeOutcome as P;
+        let _ = writeln!(
+            o,
+            "Robustness probes: {} answered, {} refused with a clear error, {} failed{}; {}",
+            count(P::Answered),
+            count(P::Refused),
+            count(P::Failed),
+            match count(P::NotApplicable) {
+                0 => String::new(),
+                n => format!(", {n} not applicable"),
+            },
+            if rb.survived {
+                "still answering afterwards"
+            } else {
+                "NOT answering an ordinary query afterwards"
+            }
+        );
+        for p in rb.probes.iter().filter(|p| p.outcome == P::Failed) {
+            let _ = writeln!(
+                o,
+                "  probe {} failed: {}",
+                term(&p.what, 80),
+                term(&p.detail, 300)
+            );
+        }
+        let _ = writeln!(o);
+    }
     for c in r
         .gate
         .checks

@@ -55,34 +55,15 @@ impl McpSearch {
         Ok(McpSearch { spec, service })
     }
 
-    fn arguments(&self, req: &SearchRequest<'_>) -> Map<String, Value> {
-        let mut args = self.spec.extra_args.clone();
-        args.insert(self.spec.query_arg.clone(), json!(req.text));
-        if let Some(l) = &self.spec.limit_arg {
-            args.insert(l.clone(), json!(req.limit));
-        }
-        args
-    }
-
-    fn transport_failure(e: &ServiceError) -> bool {
-        matches!(
-            e,
-            ServiceError::TransportSend(_)
-                | ServiceError::TransportClosed
-                | ServiceError::Timeout { .. }
-        )
-    }
-}
-
-#[async_trait]
-impl Retriever for McpSearch {
-    fn name(&self) -> &str {
-        &self.spec.name
-    }
-
-    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
-        let params =
-            CallToolRequestParams::new(self.spec.tool.clone()).with_arguments(self.arguments(&req));
+    /// Calls the search tool; a tool error (`isError`) comes back as `Ok(Err(message))`.
+    async fn call(
+        &self,
+        req: &SearchRequest<'_>,
+        extra: &Map<String, Value>,
+    ) -> Result<Result<Ranked, String>, SutError> {
+        let mut args = self.arguments(req);
+        args.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let params = CallToolRequestParams::new(self.spec.tool.clone()).with_arguments(args);
         let start = Instant::now();
         let mut attempt = self.service.peer().call_tool(params.clone()).await;
         if let Err(e) = &attempt
@@ -109,6 +90,14 @@ impl Retriever for McpSearch {
                 }
             }
         })?;
+        if result.is_error == Some(true) {
+            let text: Vec<String> = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect();
+            return Ok(Err(text.join("\n")));
+        }
         let v = serde_json::to_value(&result).map_err(|e| SutError::Garbage {
             system: system.clone(),
             detail: e.to_string(),
@@ -121,6 +110,58 @@ impl Retriever for McpSearch {
                 system,
                 detail: format!("query {:?}: {e}", req.query_id),
             })?;
-        Ok(Ranked { ids, latency })
+        Ok(Ok(Ranked { ids, latency }))
+    }
+
+    fn arguments(&self, req: &SearchRequest<'_>) -> Map<String, Value> {
+        let mut args = self.spec.extra_args.clone();
+        args.insert(self.spec.query_arg.clone(), json!(req.text));
+        if let Some(l) = &self.spec.limit_arg {
+            args.insert(l.clone(), json!(req.limit));
+        }
+        args
+    }
+
+    fn transport_failure(e: &ServiceError) -> bool {
+        matches!(
+            e,
+            ServiceError::TransportSend(_)
+                | ServiceError::TransportClosed
+                | ServiceError::Timeout { .. }
+        )
+    }
+}
+
+#[async_trait]
+impl Retriever for McpSearch {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+        match self.call(&req, &Map::new()).await? {
+            Ok(r) => Ok(r),
+            // a tool error is not a ranked list: the mapper would have rejected it too
+            Err(msg) => Err(SutError::Garbage {
+                system: self.spec.name.clone(),
+                detail: format!(
+                    "query {:?}: {} answered with a tool error: {}",
+                    req.query_id,
+                    self.spec.tool,
+                    msg.chars().take(300).collect::<String>()
+                ),
+            }),
+        }
+    }
+
+    async fn probe(
+        &self,
+        req: SearchRequest<'_>,
+        extra: &Map<String, Value>,
+    ) -> Option<Result<super::ProbeReply, SutError>> {
+        Some(self.call(&req, extra).await.map(|r| match r {
+            Ok(r) => super::ProbeReply::Ranked(r),
+            Err(msg) => super::ProbeReply::Refused(msg),
+        }))
     }
 }

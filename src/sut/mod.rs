@@ -59,6 +59,14 @@ pub struct Ranked {
     pub latency: Duration,
 }
 
+/// What a system said to a robustness probe.
+#[derive(Debug, Clone)]
+pub enum ProbeReply {
+    Ranked(Ranked),
+    /// A clear refusal: the system's own error message.
+    Refused(String),
+}
+
 /// A search system: query, k → ranked tool ids.
 #[async_trait]
 pub trait Retriever: Send + Sync {
@@ -66,6 +74,18 @@ pub trait Retriever: Send + Sync {
     fn name(&self) -> &str;
     /// Searches; called concurrently (bounded by the measurement's concurrency).
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError>;
+    /// Answers a robustness probe: a search, with `extra` arguments the search tool does not
+    /// declare. `None` when the system cannot be asked that way.
+    async fn probe(
+        &self,
+        req: SearchRequest<'_>,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<Result<ProbeReply, SutError>> {
+        if !extra.is_empty() {
+            return None;
+        }
+        Some(self.search(req).await.map(ProbeReply::Ranked))
+    }
 }
 
 /// A detector's decision on one entry.
