@@ -568,14 +568,26 @@ pub async fn launch(
     for _ in 0..20 {
         let mut round = Vec::new();
         for q in &probes {
-            let r = launched
-                .search(SearchRequest {
+            // bounded like every measured query: a proxy that hangs here is named, not waited on
+            let r = tokio::time::timeout(
+                s.timeout,
+                launched.search(SearchRequest {
                     run: 0,
                     query_id: &q.id,
                     text: &q.query,
                     limit: crate::metrics::DEPTH + crate::metrics::HEADROOM,
-                })
-                .await?;
+                }),
+            )
+            .await
+            .map_err(|_| SutError::Timeout {
+                system: name.clone(),
+                seconds: s.timeout.as_secs_f64(),
+                context: format!(
+                    "stability probe query {:?} before the measured runs\n--- proxy log tail ---\n{}",
+                    q.id,
+                    launched.proxy.log_tail(LOG_LINES)
+                ),
+            })??;
             round.push(r.ids);
         }
         if previous.as_ref() == Some(&round) {

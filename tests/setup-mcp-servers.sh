@@ -5,7 +5,8 @@
 #   npm   @modelcontextprotocol/server-memory 2026.1.26 (MIT)
 # and one real security scanner that runs offline, for the scanner detector's tests:
 #   PyPI  mcp-guard-audit 0.13.1 (MIT), transitive pins from tests/scanners.lock
-# into target/mcp-servers/ (git-ignored). Idempotent; .ci/run calls it.
+# into target/mcp-servers/ (git-ignored), and Debian's Chromium for the headless report test
+# (tests/browser.rs) when it is missing. Idempotent; .ci/run calls it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="${EVALGATE_TEST_SERVERS:-$root/target/mcp-servers}"
@@ -29,5 +30,12 @@ if [ ! -x "$dest/scanners/bin/mcp-guard" ]; then
   python3 -m venv "$dest/scanners"
   "$dest/scanners/bin/pip" install --quiet --disable-pip-version-check \
     -c "$root/tests/scanners.lock" "mcp-guard-audit==0.13.1"
+fi
+if ! command -v chromium >/dev/null 2>&1 && [ -z "${EVALGATE_CHROMIUM:-}" ]; then
+  echo "installing Debian's chromium for the headless report test"
+  sudo_=""
+  if [ "$(id -u)" != 0 ]; then sudo_="sudo"; fi
+  $sudo_ apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq chromium >/dev/null
 fi
 echo "MCP test servers ready in $dest"

@@ -126,6 +126,16 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
             .map_err(|e| BadInput(format!("{e:#}")))?
         }
     };
+    // testing hook: a replay server that dies as it starts (an upstream that never comes up)
+    if let Ok(f) = std::env::var("EVALGATE_REPLAY_FAULT")
+        && f.strip_prefix("exit-on-start=") == Some(spec.server.as_str())
+    {
+        eprintln!(
+            "evalgate replay: injected fault: server {:?} exits on start",
+            spec.server
+        );
+        std::process::exit(1);
+    }
     crate::replay::serve_stdio(spec, control).await?;
     Ok(0)
 }

@@ -49,6 +49,8 @@ pub enum Fault {
     /// Never re-list an upstream on `notifications/tools/list_changed` (a proxy blind to
     /// rug-pulls).
     IgnoreListChanged,
+    /// Answer every search after this many milliseconds.
+    SlowMs(u64),
     /// Ignore `limit` in searches: always answer with up to `tools_limit` tools.
     IgnoreLimit,
 }
@@ -62,7 +64,7 @@ impl std::str::FromStr for Fault {
             "ignore-limit" => return Ok(Fault::IgnoreLimit),
             _ => {}
         }
-        let expected = "expected none, ignore-list-changed, ignore-limit, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
+        let expected = "expected none, ignore-list-changed, ignore-limit, slow=MS, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
         let (kind, arg) = s
             .split_once('=')
             .ok_or_else(|| format!("{expected}, got {s:?}"))?;
@@ -76,6 +78,7 @@ impl std::str::FromStr for Fault {
             "crash-after" => Ok(Fault::CrashAfter(n)),
             "hang-after" => Ok(Fault::HangAfter(n)),
             "garbage-after" => Ok(Fault::GarbageAfter(n)),
+            "slow" => Ok(Fault::SlowMs(n as u64)),
             _ => Err(format!("unknown fault {kind:?}: {expected}")),
         }
     }
@@ -149,6 +152,10 @@ impl State {
                 None
             }
             Fault::GarbageAfter(k) if n >= k => Some("<<garbage: this is not JSON>>".into()),
+            Fault::SlowMs(ms) => {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                None
+            }
             _ => None,
         }
     }

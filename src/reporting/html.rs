@@ -1,13 +1,20 @@
 //! `report.html`: one self-contained page (no scripts, no network: a CSP forbids both).
 //! minijinja auto-escapes every value because the template name ends in `.html`; the `clip`
 //! filter also makes invisible characters visible and caps lengths.
+//!
+//! The charts are inline SVG built here from numbers. Dataset text reaches them only through
+//! [`data`] (visible, clipped, then escaped with minijinja's own HTML escaper), and only as the
+//! text of `<title>`/`<desc>`/`<text>` elements or an `aria-label`: never as markup, an `href`
+//! or a style. Everything else written into the SVG is a number or a literal of this file.
 
 use super::format;
-use super::model::Report;
+use super::model::{Check, CheckKind, DetectorReport, Report, RetrievalReport};
 use super::sanitize;
 use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
-use minijinja::{Environment, Value, context};
+use crate::stats::Summary;
+use minijinja::{Environment, HtmlEscape, Value, context};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 const TEMPLATE: &str = include_str!("templates/report.html");
 
@@ -50,10 +57,508 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
         .copied()
         .collect();
     let failure_text = r.failure.as_ref().map(|f| f.to_string());
+    let safe = |s: Option<String>| s.map_or(Value::from(()), Value::from_safe_string);
+    let (query_svg, spread_svg) = match &r.retrieval {
+        Some(rr) => (
+            per_query_chart(rr),
+            spread_chart(
+                "spread-retrieval",
+                "Retrieval metrics",
+                &retrieval_rows(rr, &r.gate.checks),
+            ),
+        ),
+        None => (None, None),
+    };
+    let detector_svgs: Vec<Value> = r
+        .security
+        .as_ref()
+        .map(|s| s.detectors.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|d| {
+            let subject = format!("detector:{}", d.detector);
+            let rows = metric_rows(&DETECTION_METRICS, &d.metrics, &r.gate.checks, &subject);
+            context! {
+                confusion => Value::from_safe_string(confusion_chart(d)),
+                spread => safe(spread_chart("spread-detector", "Detector metrics", &rows)),
+            }
+        })
+        .collect();
     let html = env.get_template("report.html")?.render(context! {
         r => Value::from(minijinja::value::Serde(r)),
         labels => labels,
         failure_text => failure_text,
+        query_svg => safe(query_svg),
+        spread_svg => safe(spread_svg),
+        detector_svgs => detector_svgs,
     })?;
     Ok(html)
+}
+
+// ---------------------------------------------------------------------------------------------
+// SVG helpers
+
+/// Escapes a string for SVG text or an attribute value (the template's own escaper).
+fn esc(s: &str) -> String {
+    HtmlEscape(s).to_string()
+}
+
+/// Dataset text for an SVG: invisible characters shown, clipped to `max` characters, escaped.
+fn data(s: &str, max: usize) -> String {
+    esc(&sanitize::clip(&sanitize::visible(s), max))
+}
+
+/// A coordinate: one decimal, no trailing `.0`.
+fn n(x: f64) -> String {
+    let x = if x.is_finite() { x } else { 0.0 };
+    let s = format!("{x:.1}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
+fn value(v: Option<f64>) -> String {
+    format::num(v)
+}
+
+/// Opens an `<svg>` with its text alternative: `aria-label` and `<title>` carry `label`, `<desc>`
+/// the longer `desc`. `kind` names the chart (`data-chart`) for tests and styles.
+fn open_svg(kind: &str, w: f64, h: f64, label: &str, desc: &str) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg class="chart" data-chart="{kind}" xmlns="http://www.w3.org/2000/svg" role="img" width="{w}" height="{h}" viewBox="0 0 {w} {h}" aria-label="{label}"><title>{label}</title>"#,
+        kind = esc(kind),
+        w = n(w),
+        h = n(h),
+        label = esc(label),
+    );
+    if !desc.is_empty() {
+        let _ = write!(s, "<desc>{}</desc>", esc(desc));
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-query recall
+
+const QUERY_W: f64 = 1160.0;
+const QUERY_LEFT: f64 = 44.0;
+const QUERY_RIGHT: f64 = 12.0;
+const QUERY_TOP: f64 = 14.0;
+const QUERY_PLOT_H: f64 = 140.0;
+const QUERY_SLOT_MAX: f64 = 28.0;
+
+/// One bar per query, sorted by Recall@5 (dark) with Recall@10 behind it (light); a red stub under
+/// the axis marks a query that found nothing in its top 5, an orange dot a query the runs
+/// disagreed on. `None` without queries.
+fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
+    if rr.per_query.is_empty() {
+        return None;
+    }
+    let get = |q: &super::model::QueryReport, k: &str| q.metrics.get(k).copied();
+    let mut qs: Vec<_> = rr.per_query.iter().collect();
+    qs.sort_by(|a, b| {
+        let k = |q: &super::model::QueryReport| {
+            (
+                get(q, "recall_at_5").unwrap_or(-1.0),
+                get(q, "recall_at_10").unwrap_or(-1.0),
+                get(q, "ndcg_at_10").unwrap_or(-1.0),
+            )
+        };
+        let (a5, a10, an) = k(a);
+        let (b5, b10, bn) = k(b);
+        b5.total_cmp(&a5)
+            .then(b10.total_cmp(&a10))
+            .then(bn.total_cmp(&an))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    let count = qs.len();
+    let plot_w = QUERY_W - QUERY_LEFT - QUERY_RIGHT;
+    let slot = (plot_w / count as f64).min(QUERY_SLOT_MAX);
+    let bar_w = if slot >= 3.0 { slot * 0.8 } else { slot };
+    let base = QUERY_TOP + QUERY_PLOT_H;
+    let height = base + 44.0;
+    let y = |v: f64| base - v.clamp(0.0, 1.0) * QUERY_PLOT_H;
+
+    let r5: Vec<f64> = qs.iter().filter_map(|q| get(q, "recall_at_5")).collect();
+    let full = r5.iter().filter(|v| **v >= 1.0 - 1e-9).count();
+    let zero = r5.iter().filter(|v| **v <= 1e-9).count();
+    let partial = r5.len() - full - zero;
+    let unstable = qs.iter().filter(|q| q.unstable).count();
+    let mean = (!r5.is_empty()).then(|| r5.iter().sum::<f64>() / r5.len() as f64);
+    let label = format!(
+        "Recall@5 of each of the {count} queries, sorted from best to worst: {full} found every relevant tool in the top 5, {partial} some, {zero} none; mean Recall@5 {}",
+        value(mean)
+    );
+    let desc = format!(
+        "Dark bars: Recall@5. Light bars behind them: Recall@10. Red marks under the axis: Recall@5 of 0. Orange dots: {unstable} queries whose runs disagreed. Each bar's title names its query."
+    );
+    let mut s = open_svg("per-query", QUERY_W, height, &label, &desc);
+    // grid and y axis
+    for t in [0.0, 0.25, 0.5, 0.75, 1.0] {
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{x0}" x2="{x1}" y1="{y}" y2="{y}"/><text class="tick" x="{tx}" y="{ty}" text-anchor="end">{t}</text>"#,
+            x0 = n(QUERY_LEFT),
+            x1 = n(QUERY_LEFT + slot * count as f64),
+            y = n(y(t)),
+            tx = n(QUERY_LEFT - 6.0),
+            ty = n(y(t) + 4.0),
+            t = if t == 0.0 || t == 1.0 {
+                format!("{t:.0}")
+            } else {
+                format!("{t}")
+            },
+        );
+    }
+    for (i, q) in qs.iter().enumerate() {
+        let x = QUERY_LEFT + i as f64 * slot + (slot - bar_w) / 2.0;
+        let v5 = get(q, "recall_at_5");
+        let v10 = get(q, "recall_at_10");
+        let _ = write!(
+            s,
+            r#"<g class="q"><title>{id}: Recall@5 {a}, Recall@10 {b}{u} · {text}</title>"#,
+            id = data(&q.id, 40),
+            a = value(v5),
+            b = value(v10),
+            u = if q.unstable { " (runs disagreed)" } else { "" },
+            text = data(&q.query, 120),
+        );
+        for (class, v) in [("q10", v10), ("q5", v5)] {
+            let v = v.unwrap_or(0.0).clamp(0.0, 1.0);
+            if v > 0.0 {
+                let _ = write!(
+                    s,
+                    r#"<rect class="{class}" x="{x}" y="{y}" width="{w}" height="{h}"/>"#,
+                    x = n(x),
+                    y = n(y(v)),
+                    w = n(bar_w),
+                    h = n(v * QUERY_PLOT_H),
+                );
+            }
+        }
+        if v5.unwrap_or(0.0) <= 1e-9 {
+            let _ = write!(
+                s,
+                r#"<rect class="q0" x="{x}" y="{y}" width="{w}" height="5"/>"#,
+                x = n(x),
+                y = n(base + 2.0),
+                w = n(bar_w),
+            );
+        }
+        if q.unstable {
+            let _ = write!(
+                s,
+                r#"<circle class="qu" cx="{cx}" cy="{cy}" r="{r}"/>"#,
+                cx = n(x + bar_w / 2.0),
+                cy = n(QUERY_TOP - 6.0),
+                r = n((bar_w / 2.0).clamp(1.5, 4.0)),
+            );
+        }
+        s.push_str("</g>");
+    }
+    if let Some(m) = mean {
+        let _ = write!(
+            s,
+            r#"<line class="mean" x1="{x0}" x2="{x1}" y1="{y}" y2="{y}"/><text class="tick" x="{tx}" y="{ty}" text-anchor="end">mean Recall@5 {m}</text>"#,
+            x0 = n(QUERY_LEFT),
+            x1 = n(QUERY_LEFT + slot * count as f64),
+            y = n(y(m)),
+            tx = n(QUERY_LEFT + slot * count as f64 - 2.0),
+            ty = n(y(m) - 4.0),
+            m = value(Some(m)),
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text class="axis" x="{x}" y="{y}">{count} queries, best to worst · dark: Recall@5 · light: Recall@10 · red: nothing relevant in the top 5</text></svg>"#,
+        x = n(QUERY_LEFT),
+        y = n(base + 30.0),
+    );
+    Some(s)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run spread
+
+/// One metric of a spread chart.
+struct SpreadRow<'a> {
+    label: &'a str,
+    summary: &'a Summary,
+    baseline: Option<f64>,
+    limit: Option<f64>,
+}
+
+fn retrieval_rows<'a>(rr: &'a RetrievalReport, checks: &'a [Check]) -> Vec<SpreadRow<'a>> {
+    metric_rows(&RETRIEVAL_METRICS, &rr.metrics, checks, "retrieval")
+}
+
+fn metric_rows<'a>(
+    order: &'a [(&'a str, &'a str)],
+    metrics: &'a BTreeMap<String, Summary>,
+    checks: &'a [Check],
+    subject: &str,
+) -> Vec<SpreadRow<'a>> {
+    order
+        .iter()
+        .filter_map(|(key, label)| {
+            let summary = metrics.get(*key)?;
+            let check = checks
+                .iter()
+                .find(|c| c.subject == subject && c.metric == *key);
+            Some(SpreadRow {
+                label,
+                summary,
+                baseline: check.and_then(|c| c.baseline),
+                // an ungated (info) check has no limit worth drawing
+                limit: check
+                    .filter(|c| c.kind != CheckKind::Info)
+                    .and_then(|c| c.limit),
+            })
+        })
+        .collect()
+}
+
+const SPREAD_W: f64 = 1160.0;
+const SPREAD_X0: f64 = 150.0;
+const SPREAD_X1: f64 = 990.0;
+const SPREAD_TOP: f64 = 8.0;
+const SPREAD_ROW: f64 = 30.0;
+
+/// Each metric's per-run values as dots, the mean as a bar, the 95 % CI as a band, the baseline as
+/// a diamond and the gate's limit as a red tick, on one shared axis (0.1 steps covering every
+/// value). `None` without rows.
+fn spread_chart(kind: &str, what: &str, rows: &[SpreadRow]) -> Option<String> {
+    if rows.is_empty() {
+        return None;
+    }
+    let mut all: Vec<f64> = Vec::new();
+    for r in rows {
+        all.extend(r.summary.per_run.iter().flatten());
+        all.extend(r.summary.ci95.iter().flatten());
+        all.extend(r.baseline);
+        all.extend(r.limit);
+    }
+    all.retain(|v| v.is_finite());
+    let (mut lo, mut hi) = all
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(*v), b.max(*v))
+        });
+    if !lo.is_finite() {
+        (lo, hi) = (0.0, 1.0);
+    }
+    lo = ((lo * 10.0 + 1e-9).floor() / 10.0).clamp(0.0, 1.0);
+    hi = ((hi * 10.0 - 1e-9).ceil() / 10.0).clamp(0.0, 1.0);
+    if hi - lo < 0.2 - 1e-9 {
+        if hi + 0.1 <= 1.0 + 1e-9 {
+            hi = (hi + 0.1).min(1.0);
+        }
+        if hi - lo < 0.2 - 1e-9 {
+            lo = (hi - 0.2).max(0.0);
+        }
+    }
+    let x = |v: f64| SPREAD_X0 + (v.clamp(lo, hi) - lo) / (hi - lo) * (SPREAD_X1 - SPREAD_X0);
+    let runs = rows
+        .iter()
+        .map(|r| r.summary.per_run.len())
+        .max()
+        .unwrap_or(0);
+    let dots: usize = rows.iter().map(|r| r.summary.n).sum();
+    let axis_y = SPREAD_TOP + rows.len() as f64 * SPREAD_ROW;
+    let height = axis_y + 40.0;
+    let label = format!(
+        "{what}, run spread over {runs} run(s): each run's value as a dot, the mean as a bar, the 95% confidence interval as a band; axis from {lo:.1} to {hi:.1}"
+    );
+    let desc = rows
+        .iter()
+        .map(|r| {
+            let vals: Vec<String> = r.summary.per_run.iter().map(|v| value(*v)).collect();
+            format!(
+                "{}: mean {}, runs {}{}",
+                r.label,
+                format::mean_ci(Some(r.summary)),
+                vals.join(", "),
+                r.baseline
+                    .map(|b| format!(", baseline {}", value(Some(b))))
+                    .unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut s = open_svg(kind, SPREAD_W, height, &label, &desc);
+    // vertical grid every 0.1
+    let steps = ((hi - lo) * 10.0).round() as usize;
+    for i in 0..=steps {
+        let t = lo + i as f64 / 10.0;
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"/><text class="tick" x="{x}" y="{ty}" text-anchor="middle">{t:.1}</text>"#,
+            x = n(x(t)),
+            y0 = n(SPREAD_TOP),
+            y1 = n(axis_y),
+            ty = n(axis_y + 14.0),
+        );
+    }
+    for (i, r) in rows.iter().enumerate() {
+        let yc = SPREAD_TOP + (i as f64 + 0.5) * SPREAD_ROW;
+        let _ = write!(
+            s,
+            r#"<g class="metric"><text class="label" x="{lx}" y="{ty}" text-anchor="end">{label}</text><line class="track" x1="{x0}" x2="{x1}" y1="{yc}" y2="{yc}"/>"#,
+            lx = n(SPREAD_X0 - 10.0),
+            ty = n(yc + 4.0),
+            label = esc(r.label),
+            x0 = n(SPREAD_X0),
+            x1 = n(SPREAD_X1),
+            yc = n(yc),
+        );
+        if let Some([a, b]) = r.summary.ci95 {
+            let _ = write!(
+                s,
+                r#"<rect class="ci" x="{x}" y="{y}" width="{w}" height="16"><title>{label}: 95% CI {a} to {b}</title></rect>"#,
+                x = n(x(a) - 1.0),
+                y = n(yc - 8.0),
+                w = n((x(b) - x(a)).max(0.0) + 2.0),
+                label = esc(r.label),
+                a = value(Some(a)),
+                b = value(Some(b)),
+            );
+        }
+        if let Some(l) = r.limit {
+            let _ = write!(
+                s,
+                r#"<line class="limit" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"><title>{label}: gate limit {l}</title></line>"#,
+                x = n(x(l)),
+                y0 = n(yc - 12.0),
+                y1 = n(yc + 12.0),
+                label = esc(r.label),
+                l = value(Some(l)),
+            );
+        }
+        if let Some(b) = r.baseline {
+            let _ = write!(
+                s,
+                r#"<path class="base" d="M{x} {y0}l6 7-6 7-6-7z"><title>{label}: baseline {b}</title></path>"#,
+                x = n(x(b)),
+                y0 = n(yc - 7.0),
+                label = esc(r.label),
+                b = value(Some(b)),
+            );
+        }
+        if let Some(m) = r.summary.mean {
+            let _ = write!(
+                s,
+                r#"<rect class="mean" x="{x}" y="{y}" width="3" height="24"><title>{label}: mean {m}</title></rect>"#,
+                x = n(x(m) - 1.5),
+                y = n(yc - 12.0),
+                label = esc(r.label),
+                m = value(Some(m)),
+            );
+        }
+        let k = r.summary.per_run.len().max(1) as f64;
+        let step = (16.0 / k).min(4.0);
+        for (run, v) in r.summary.per_run.iter().enumerate() {
+            let Some(v) = v else { continue };
+            let _ = write!(
+                s,
+                r#"<circle class="run" cx="{cx}" cy="{cy}" r="4"><title>{label}, run {run}: {v}</title></circle>"#,
+                cx = n(x(*v)),
+                cy = n(yc + (run as f64 - (k - 1.0) / 2.0) * step),
+                label = esc(r.label),
+                run = run + 1,
+                v = value(Some(*v)),
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text class="value" x="{x}" y="{y}">{t}</text></g>"#,
+            x = n(SPREAD_X1 + 12.0),
+            y = n(yc + 4.0),
+            t = esc(&format::mean_ci(Some(r.summary))),
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text class="axis" x="{x}" y="{y}">dots: {dots} run values · bar: mean · band: 95% CI · diamond: baseline · red: gate limit</text></svg>"#,
+        x = n(SPREAD_X0),
+        y = n(axis_y + 32.0),
+    );
+    Some(s)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Confusion matrix
+
+/// A 2×2 heat grid: rows are the truth (malicious, benign), columns the verdict (flagged, not);
+/// green cells are right, red cells wrong, and the shade is the share of the row.
+fn confusion_chart(d: &DetectorReport) -> String {
+    let c = &d.counts;
+    let label = format!(
+        "Confusion matrix summed over {} run(s): {} true positives, {} false negatives, {} false positives, {} true negatives",
+        d.runs_completed, c.tp, c.fn_, c.fp, c.tn
+    );
+    let mut s = open_svg("confusion", 360.0, 172.0, &label, "");
+    s.push_str(r#"<text class="label" x="185" y="18" text-anchor="middle">flagged</text><text class="label" x="295" y="18" text-anchor="middle">not flagged</text><text class="label" x="120" y="66" text-anchor="end">malicious</text><text class="label" x="120" y="134" text-anchor="end">benign</text>"#);
+    let malicious = c.tp + c.fn_;
+    let benign = c.fp + c.tn;
+    let cells = [
+        ("TP", c.tp, malicious, true, 130.0, 30.0, "of malicious"),
+        ("FN", c.fn_, malicious, false, 240.0, 30.0, "of malicious"),
+        ("FP", c.fp, benign, false, 130.0, 98.0, "of benign"),
+        ("TN", c.tn, benign, true, 240.0, 98.0, "of benign"),
+    ];
+    for (name, count, row, right, x, y, of) in cells {
+        let share = if row == 0 {
+            0.0
+        } else {
+            count as f64 / row as f64
+        };
+        let opacity = 0.08 + 0.82 * share;
+        let dark = opacity > 0.55;
+        let _ = write!(
+            s,
+            r#"<g class="cell {kind}"><title>{name} {count}: {pct:.1}% {of}</title><rect x="{x}" y="{y}" width="106" height="64" rx="4" fill-opacity="{opacity:.2}"/><text class="{txt}" x="{tx}" y="{ty1}" text-anchor="middle">{name} {count}</text><text class="{txt} small" x="{tx}" y="{ty2}" text-anchor="middle">{pct:.1}% {of}</text></g>"#,
+            kind = if right { "right" } else { "wrong" },
+            x = n(x),
+            y = n(y),
+            tx = n(x + 53.0),
+            ty1 = n(y + 28.0),
+            ty2 = n(y + 46.0),
+            txt = if dark { "on-dark" } else { "on-light" },
+            pct = share * 100.0,
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn svg_text_is_escaped_and_visible() {
+        let t = data("<script>x</script>\u{202E}\"'&", 100);
+        assert_eq!(
+            t,
+            "&lt;script&gt;x&lt;&#x2f;script&gt;⟨U+202E⟩&quot;&#x27;&amp;"
+        );
+        assert_eq!(n(12.0), "12");
+        assert_eq!(n(12.345), "12.3");
+        assert_eq!(n(f64::NAN), "0");
+    }
+
+    #[test]
+    fn spread_axis_covers_every_value_in_tenths() {
+        let s = Summary::of(vec![Some(0.61), Some(0.63), None]);
+        let rows = [SpreadRow {
+            label: "Recall@5",
+            summary: &s,
+            baseline: Some(0.7),
+            limit: Some(0.68),
+        }];
+        let svg = spread_chart("spread-retrieval", "Retrieval metrics", &rows).unwrap();
+        assert_eq!(svg.matches(r#"<circle class="run""#).count(), 2);
+        assert!(svg.contains("axis from 0.4 to 0.8"), "{svg}");
+        assert!(svg.contains("baseline 0.7000") && svg.contains("gate limit 0.6800"));
+    }
 }
