@@ -295,6 +295,12 @@ fn the_reference_proxy_over_101_replayed_servers_reproduces_its_v1_baseline() {
     // searched over MCP; the baseline was written by `baseline update --sut reference`
     let d = tempdir();
     let b = root().join("baselines/reference-v1.json");
+    // 101 replay processes start slowly on a loaded 2-core machine: wait longer than the default
+    std::fs::write(
+        d.path().join("evalgate.toml"),
+        "[sut.launch]\nready_timeout = 240\n",
+    )
+    .unwrap();
     let o = evalgate_default(
         d.path(),
         &[
