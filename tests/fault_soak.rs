@@ -10,17 +10,6 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn survivors() -> Vec<String> {
-    evalgate::process::descendants(std::process::id())
-        .into_iter()
-        .filter_map(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
-                .ok()
-                .map(|c| format!("{p}: {}", c.replace('\0', " ")))
-        })
-        .collect()
-}
-
 /// Waits (bounded) for orphans to be re-parented and reaped; fails naming any left.
 fn assert_no_survivors(what: &str) {
     let start = Instant::now();

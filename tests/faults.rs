@@ -6,17 +6,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn survivors() -> Vec<String> {
-    evalgate::process::descendants(std::process::id())
-        .into_iter()
-        .filter_map(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
-                .ok()
-                .map(|c| format!("{p}: {}", c.replace('\0', " ")))
-        })
-        .collect()
-}
-
 fn run_fault(dir: &std::path::Path, out: &str, fault: &str, extra: &[&str]) -> Value {
     let mut args = vec![
         "retrieval",
