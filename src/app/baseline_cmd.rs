@@ -86,7 +86,7 @@ pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
                 Some(p) => format!(
                     "{} (sha256 {})",
                     p.version.as_deref().unwrap_or("unversioned"),
-                    &p.sha256[..12.min(p.sha256.len())]
+                    crate::reporting::sanitize::short_hash(&p.sha256, 12)
                 ),
                 None => "none".into(),
             };

@@ -16,6 +16,16 @@ pub fn verdict_badge(v: Verdict) -> &'static str {
     }
 }
 
+/// A metric's label; a name evalgate does not know (a hand-made report.json) stays inert.
+fn metric_name(key: &str) -> String {
+    let l = label(key);
+    if l == key {
+        md_code(key, 60)
+    } else {
+        l.to_string()
+    }
+}
+
 fn status(c: &Check) -> &'static str {
     match c.status {
         CheckStatus::Pass => "✅",
@@ -36,7 +46,8 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         o,
         "Baseline: {base} · runs: {} · evalgate {}\n",
-        r.runs, r.evalgate_version
+        r.runs,
+        md(&r.evalgate_version, 40)
     );
     if let Some(f) = &r.failure {
         let _ = writeln!(
@@ -62,7 +73,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} | {} |",
-                label(&c.metric),
+                metric_name(&c.metric),
                 num(c.baseline),
                 mean_ci(rr.metrics.get(&c.metric)),
                 delta(c.delta),
@@ -260,7 +271,7 @@ pub fn render(r: &Report) -> String {
                 o,
                 "- **{} · {}**: {}",
                 md(&c.subject, 80),
-                label(&c.metric),
+                metric_name(&c.metric),
                 md(&c.message, 400)
             );
         }
@@ -285,7 +296,7 @@ pub fn render(r: &Report) -> String {
                 "| {} | {} | {} | {} | {} | {} |",
                 md_code(&q.id, 40),
                 md(&q.query, CELL_MAX),
-                label(&q.metric),
+                metric_name(&q.metric),
                 num(q.baseline),
                 num(Some(q.current)),
                 delta(q.delta)
@@ -344,13 +355,39 @@ pub fn render(r: &Report) -> String {
         .map(|d| {
             format!(
                 "{} {} ({} items, sha256 {})",
-                d.kind,
+                md(&d.kind, 20),
                 md_code(d.version.as_deref().unwrap_or("unversioned"), 60),
                 d.items,
-                &d.sha256[..12.min(d.sha256.len())]
+                md(&super::sanitize::short_hash(&d.sha256, 12), 12)
             )
         })
         .collect();
     let _ = writeln!(o, "<sub>Datasets: {}</sub>", sets.join(" · "));
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A published report.json comes from an untrusted PR's artifact: its free-form fields must
+    /// not break the renderer or reach the comment as markup (found by fuzz/published_report).
+    #[test]
+    fn hostile_report_fields_are_inert_and_never_panic() {
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap();
+        v["evalgate_version"] = "<img src=x>".into();
+        v["datasets"][0]["kind"] = "<b>k</b>".into();
+        v["datasets"][0]["sha256"] = "aaaaaaaaaaa\u{e9}".into();
+        v["gate"]["checks"][0]["metric"] = "<img src=y>".into();
+        v["gate"]["checks"][0]["status"] = "fail".into();
+        let r: Report = serde_json::from_value(v).unwrap();
+        let md = render(&r);
+        // the unknown metric name appears only inside code spans, where GitHub renders no HTML
+        let outside_code: String = md.split('`').step_by(2).collect();
+        assert!(!outside_code.contains("<img"), "{md}");
+        assert!(!outside_code.contains("<b>"), "{md}");
+        assert!(md.contains("`<img src=y>`"), "{md}");
+        assert!(md.contains("evalgate &lt;img src=x&gt;"), "{md}");
+    }
 }

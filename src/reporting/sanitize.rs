@@ -79,7 +79,16 @@ pub fn md_code(s: &str, max: usize) -> String {
             c => c,
         })
         .collect();
+    if t.is_empty() {
+        // two bare `` on one line would pair up and swallow the text between them
+        return "(empty)".into();
+    }
     format!("`{t}`")
+}
+
+/// The first `n` characters of a digest (whole characters: the text may not be hex).
+pub fn short_hash(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
 }
 
 /// Dataset text for a terminal: visible (no escape sequences) and clipped.
@@ -116,5 +125,21 @@ mod tests {
         let c = md(&long, 100);
         assert!(c.len() < 200, "{}", c.len());
         assert!(c.ends_with("(+999900 chars\\)"), "{c}");
+    }
+
+    // three findings of the fuzzers (fuzz/, scripts/fuzz.sh), kept as regressions
+    #[test]
+    fn the_arabic_letter_mark_is_shown_not_passed_through() {
+        assert_eq!(visible("x\u{061C}y"), "x⟨U+061C⟩y");
+    }
+
+    #[test]
+    fn an_empty_code_span_cannot_pair_up_with_the_next_one() {
+        assert_eq!(md_code("", 10), "(empty)");
+    }
+
+    #[test]
+    fn a_short_hash_never_cuts_a_character() {
+        assert_eq!(short_hash("aaaaaaaaaaa\u{e9}zz", 12), "aaaaaaaaaaa\u{e9}");
     }
 }
