@@ -20,7 +20,7 @@ use evalgate::measure::{self, Limits, Progress};
 use evalgate::metrics;
 use evalgate::observe::RetrievalObservations;
 use evalgate::score;
-use evalgate::sut::embedded::{Embedded, param_names, split_identifier};
+use evalgate::sut::embedded::{self, Embedded};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::hint::black_box;
@@ -277,31 +277,9 @@ fn bench_load_scale(c: &mut Criterion) {
     g.finish();
 }
 
-/// The four field texts `Embedded::new` indexes for each tool (same functions, same order).
+/// The four field texts `Embedded::new` indexes for each tool.
 fn field_texts(corpus: &Corpus) -> Vec<[String; 4]> {
-    corpus
-        .tools
-        .iter()
-        .map(|t| {
-            let params = t
-                .schema
-                .as_ref()
-                .map(|s| {
-                    param_names(s)
-                        .iter()
-                        .map(|p| split_identifier(p))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default();
-            [
-                split_identifier(t.bare_name()),
-                t.description.clone(),
-                params,
-                split_identifier(t.server_name()),
-            ]
-        })
-        .collect()
+    corpus.tools.iter().map(embedded::field_texts).collect()
 }
 
 /// The peer of index building: the same texts through tantivy's `en_stem` analyser, counting

@@ -317,6 +317,15 @@ pub fn system_name(s: &Settings) -> String {
     })
 }
 
+/// How long a launch waits for the catalog (`[sut.launch] ready_timeout`, else 60 s).
+pub fn ready_timeout(s: &Settings) -> Duration {
+    s.sut_file
+        .launch
+        .ready_timeout
+        .map(Duration::from_secs_f64)
+        .unwrap_or(READY_TIMEOUT)
+}
+
 /// A fresh scratch directory for one launch.
 pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
     tempfile::Builder::new()
@@ -443,12 +452,7 @@ pub async fn start(
         })?;
 
         // wait until the catalog is exactly what is served
-        let ready_timeout = s
-            .sut_file
-            .launch
-            .ready_timeout
-            .map(Duration::from_secs_f64)
-            .unwrap_or(READY_TIMEOUT);
+        let ready_timeout = ready_timeout(s);
         let want = &plan.want;
         let base = format!("http://{listen}");
         let client = reqwest::Client::builder()

@@ -108,6 +108,28 @@ pub struct Embedded {
     f: Fields,
 }
 
+/// The four texts indexed for a tool: its name split into words, its description, its input
+/// parameter names split into words, its server name split into words.
+pub fn field_texts(t: &crate::dataset::Tool) -> [String; 4] {
+    let params = t
+        .schema
+        .as_ref()
+        .map(|s| {
+            param_names(s)
+                .iter()
+                .map(|p| split_identifier(p))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    [
+        split_identifier(t.bare_name()),
+        t.description.clone(),
+        params,
+        split_identifier(t.server_name()),
+    ]
+}
+
 impl Embedded {
     /// Indexes the corpus in RAM.
     pub fn new(corpus: &Corpus) -> anyhow::Result<Embedded> {
@@ -127,23 +149,13 @@ impl Embedded {
         let index = Index::create_in_ram(sb.build());
         let mut writer = index.writer_with_num_threads(1, 15_000_000)?;
         for t in &corpus.tools {
-            let params = t
-                .schema
-                .as_ref()
-                .map(|s| {
-                    param_names(s)
-                        .iter()
-                        .map(|p| split_identifier(p))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default();
+            let [name, description, params, server] = field_texts(t);
             writer.add_document(doc!(
                 f.id => t.tool_id.clone(),
-                f.name => split_identifier(t.bare_name()),
-                f.description => t.description.clone(),
+                f.name => name,
+                f.description => description,
                 f.params => params,
-                f.server => split_identifier(t.server_name()),
+                f.server => server,
             ))?;
         }
         writer.commit()?;

@@ -409,14 +409,9 @@ impl Detector for ProxyScan {
         "proxy-scan"
     }
     fn time_limit(&self, per_request: Duration, entries: &[Entry]) -> Duration {
-        let ready = self
-            .settings
-            .sut_file
-            .launch
-            .ready_timeout
-            .map(Duration::from_secs_f64)
-            .unwrap_or(launch::READY_TIMEOUT);
-        ready + per_request + self.scan_timeout() * (entries.len().min(64) as u32)
+        // the launch, then one bounded scan per served server
+        let servers = layout(entries, Self::served).map_or(1, |l| l.specs.len()) as u32;
+        launch::ready_timeout(&self.settings) + per_request + self.scan_timeout() * servers
     }
     async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Verdict>, SutError> {
         if self.running.is_none() {
@@ -780,13 +775,7 @@ impl Detector for RugPullLive {
         Some(vec![Category::RugPull])
     }
     fn time_limit(&self, per_request: Duration, entries: &[Entry]) -> Duration {
-        let ready = self
-            .settings
-            .sut_file
-            .launch
-            .ready_timeout
-            .map(Duration::from_secs_f64)
-            .unwrap_or(launch::READY_TIMEOUT);
+        let ready = launch::ready_timeout(&self.settings);
         let played = entries.iter().filter(|e| Self::played(e).is_some()).count() as u32;
         ready + (self.relist_timeout + Duration::from_secs(5)) * 3 + per_request * (3 * played + 3)
     }
