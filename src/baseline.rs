@@ -150,7 +150,7 @@ impl Baseline {
                 .map(|q| {
                     let m = ["recall_at_5", "mrr", "ndcg_at_10"]
                         .iter()
-                        .filter_map(|k| q.metrics.get(*k).map(|v| (k.to_string(), round6(*v))))
+                        .filter_map(|k| q.metrics.get(k).map(|v| (k.to_string(), round6(v))))
                         .collect();
                     (q.id.clone(), m)
                 })

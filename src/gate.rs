@@ -289,7 +289,7 @@ fn worst_queries(report: &Report, b: Option<&Baseline>) -> Vec<QueryDelta> {
         .filter(|m| !m.is_empty());
     let mut out: Vec<QueryDelta> = Vec::new();
     for q in &r.per_query {
-        let cur = q.metrics.get("ndcg_at_10").copied().unwrap_or(0.0);
+        let cur = q.metrics.ndcg_at_10;
         match per_query {
             Some(pq) => {
                 let Some(base) = pq.get(&q.id) else { continue };
@@ -306,7 +306,7 @@ fn worst_queries(report: &Report, b: Option<&Baseline>) -> Vec<QueryDelta> {
                             query: q.query.clone(),
                             metric: m.into(),
                             baseline: Some(*bv),
-                            current: *cv,
+                            current: cv,
                             delta: Some(d),
                         });
                     }

@@ -2,7 +2,7 @@
 //! restated in the README). No I/O, no clocks.
 
 use crate::dataset::Label;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// The cut-offs of Recall@k.
 pub const KS: [usize; 4] = [1, 3, 5, 10];
@@ -13,11 +13,12 @@ pub const DEPTH: usize = 10;
 /// not starve the list.
 pub const HEADROOM: usize = 10;
 
-/// A ranked list after canonical filtering.
+/// A ranked list after canonical filtering. The ids borrow from the raw list: filtering
+/// allocates one small vector and copies no text.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Filtered {
+pub struct Filtered<'a> {
     /// Corpus ids in the order returned, first occurrence only.
-    pub ids: Vec<String>,
+    pub ids: Vec<&'a str>,
     /// Results naming a tool that is not in the frozen corpus.
     pub off_corpus: usize,
     /// Repeated ids dropped after their first occurrence.
@@ -25,16 +26,22 @@ pub struct Filtered {
 }
 
 /// Drops ids not in `corpus` and repeated ids, keeping the first occurrence.
-pub fn filter_ranked(raw: &[String], corpus: &HashSet<&str>) -> Filtered {
-    let mut seen = HashSet::new();
-    let mut f = Filtered::default();
+///
+/// Lists are short (depth + headroom), so repeats are found by scanning what was kept: cheaper
+/// than hashing every id a second time.
+pub fn filter_ranked<'a>(raw: &'a [String], corpus: &HashSet<&str>) -> Filtered<'a> {
+    let mut f = Filtered {
+        ids: Vec::with_capacity(raw.len()),
+        ..Filtered::default()
+    };
     for id in raw {
-        if !corpus.contains(id.as_str()) {
+        let id = id.as_str();
+        if !corpus.contains(id) {
             f.off_corpus += 1;
-        } else if !seen.insert(id.as_str()) {
+        } else if f.ids.contains(&id) {
             f.duplicates += 1;
         } else {
-            f.ids.push(id.clone());
+            f.ids.push(id);
         }
     }
     f
@@ -92,32 +99,37 @@ impl QueryScores {
 ///
 /// Relevant = relevance >= 1. Relevance-0 labels never count as hits. Only the first
 /// [`DEPTH`] ids are looked at. Panics never; a query without relevant labels scores 0
-/// everywhere (validation rejects such queries before any run).
-pub fn score_query(labels: &[Label], ranked: &[String]) -> QueryScores {
-    let grades: HashMap<&str, u8> = labels
+/// everywhere (validation rejects such queries before any run). A query has a handful of
+/// labels, so grades are looked up by scanning them: no map is built per query.
+pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryScores {
+    // the first label of a tool id decides its grade (validation rejects repeats)
+    let grade = |id: &str| -> Option<u8> {
+        labels
+            .iter()
+            .find(|l| l.tool_id == id)
+            .map(|l| l.relevance)
+            .filter(|g| *g >= 1)
+    };
+    let relevant = |i: usize, l: &Label| {
+        l.relevance >= 1 && !labels[..i].iter().any(|p| p.tool_id == l.tool_id)
+    };
+    let n_rel = labels
         .iter()
-        .filter(|l| l.relevance >= 1)
-        .map(|l| (l.tool_id.as_str(), l.relevance))
-        .collect();
-    let n_rel = grades.len();
+        .enumerate()
+        .filter(|(i, l)| relevant(*i, l))
+        .count();
     if n_rel == 0 {
         return QueryScores::default();
     }
     let list = &ranked[..ranked.len().min(DEPTH)];
-    let recall = |k: usize| {
-        list.iter()
-            .take(k)
-            .filter(|id| grades.contains_key(id.as_str()))
-            .count() as f64
-            / n_rel as f64
-    };
+    let mut hits_at = [0usize; DEPTH + 1];
     let mut mrr = 0.0;
     let mut dcg = 0.0;
     let mut hits = 0usize;
     let mut ap_sum = 0.0;
     for (i, id) in list.iter().enumerate() {
         let rank = i + 1;
-        if let Some(&g) = grades.get(id.as_str()) {
+        if let Some(g) = grade(id.as_ref()) {
             if mrr == 0.0 {
                 mrr = 1.0 / rank as f64;
             }
@@ -125,12 +137,34 @@ pub fn score_query(labels: &[Label], ranked: &[String]) -> QueryScores {
             hits += 1;
             ap_sum += hits as f64 / rank as f64;
         }
+        hits_at[rank] = hits;
     }
-    let mut ideal: Vec<u8> = grades.values().copied().collect();
-    ideal.sort_unstable_by(|a, b| b.cmp(a));
-    let idcg: f64 = ideal
+    hits_at[list.len() + 1..].fill(hits);
+    let recall = |k: usize| hits_at[k.min(DEPTH)] as f64 / n_rel as f64;
+    // the ideal list: the DEPTH highest relevant grades, highest first, kept on the stack
+    let mut top = [0u8; DEPTH];
+    let mut n_top = 0usize;
+    for (i, l) in labels.iter().enumerate() {
+        if !relevant(i, l) {
+            continue;
+        }
+        let at = top[..n_top].iter().position(|g| *g < l.relevance);
+        match at {
+            Some(at) => {
+                let end = n_top.min(DEPTH - 1);
+                top.copy_within(at..end, at + 1);
+                top[at] = l.relevance;
+                n_top = (n_top + 1).min(DEPTH);
+            }
+            None if n_top < DEPTH => {
+                top[n_top] = l.relevance;
+                n_top += 1;
+            }
+            None => {}
+        }
+    }
+    let idcg: f64 = top[..n_top]
         .iter()
-        .take(DEPTH)
         .enumerate()
         .map(|(i, &g)| g as f64 / (i as f64 + 2.0).log2())
         .sum();
@@ -146,16 +180,15 @@ pub fn score_query(labels: &[Label], ranked: &[String]) -> QueryScores {
 }
 
 /// How many relevance-0 (explicitly non-relevant) labels appear in the first `k` results.
-pub fn hard_negatives_in_top(labels: &[Label], ranked: &[String], k: usize) -> usize {
-    let negs: HashSet<&str> = labels
-        .iter()
-        .filter(|l| l.relevance == 0)
-        .map(|l| l.tool_id.as_str())
-        .collect();
+pub fn hard_negatives_in_top<S: AsRef<str>>(labels: &[Label], ranked: &[S], k: usize) -> usize {
     ranked
         .iter()
         .take(k)
-        .filter(|id| negs.contains(id.as_str()))
+        .filter(|id| {
+            labels
+                .iter()
+                .any(|l| l.relevance == 0 && l.tool_id == id.as_ref())
+        })
         .count()
 }
 
@@ -288,8 +321,9 @@ mod tests {
     #[test]
     fn duplicates_and_off_corpus_ids_are_dropped_and_counted() {
         let corpus: HashSet<&str> = ["s:a", "s:b", "s:c"].into_iter().collect();
-        let f = filter_ranked(&ids(&["s:c", "x:zzz", "s:c", "s:a", "s:a", "s:b"]), &corpus);
-        assert_eq!(f.ids, ids(&["s:c", "s:a", "s:b"]));
+        let raw = ids(&["s:c", "x:zzz", "s:c", "s:a", "s:a", "s:b"]);
+        let f = filter_ranked(&raw, &corpus);
+        assert_eq!(f.ids, ["s:c", "s:a", "s:b"]);
         assert_eq!(f.off_corpus, 1);
         assert_eq!(f.duplicates, 2);
         // a duplicated relevant id counts once: recall cannot exceed 1 and AP is not inflated
@@ -338,6 +372,128 @@ mod tests {
         // the reverse order is worse
         let r = score_query(&labels(&[("s:a", 2), ("s:b", 1)]), &ids(&["s:b", "s:a"]));
         assert!(r.ndcg_at_10 < 1.0);
+    }
+
+    /// The definitions of metrics.md written the plain way (a map of grades, a sorted ideal
+    /// list, a hash set for repeats), against which the allocation-free versions are checked.
+    fn reference_score(labels: &[Label], raw: &[String], corpus: &HashSet<&str>) -> QueryScores {
+        let mut seen = HashSet::new();
+        let ranked: Vec<&str> = raw
+            .iter()
+            .map(|s| s.as_str())
+            .filter(|id| corpus.contains(id) && seen.insert(*id))
+            .take(DEPTH)
+            .collect();
+        let grades: std::collections::HashMap<&str, u8> = labels
+            .iter()
+            .filter(|l| l.relevance >= 1)
+            .map(|l| (l.tool_id.as_str(), l.relevance))
+            .collect();
+        let n_rel = grades.len() as f64;
+        if grades.is_empty() {
+            return QueryScores::default();
+        }
+        let recall = |k: usize| {
+            ranked
+                .iter()
+                .take(k)
+                .filter(|id| grades.contains_key(*id))
+                .count() as f64
+                / n_rel
+        };
+        let first = ranked.iter().position(|id| grades.contains_key(id));
+        let dcg: f64 = ranked
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                grades
+                    .get(id)
+                    .map_or(0.0, |g| *g as f64 / (i as f64 + 2.0).log2())
+            })
+            .sum();
+        let mut ideal: Vec<u8> = grades.values().copied().collect();
+        ideal.sort_unstable_by(|a, b| b.cmp(a));
+        let idcg: f64 = ideal
+            .iter()
+            .take(DEPTH)
+            .enumerate()
+            .map(|(i, g)| *g as f64 / (i as f64 + 2.0).log2())
+            .sum();
+        let mut hits = 0.0;
+        let mut ap = 0.0;
+        for (i, id) in ranked.iter().enumerate() {
+            if grades.contains_key(id) {
+                hits += 1.0;
+                ap += hits / (i as f64 + 1.0);
+            }
+        }
+        QueryScores {
+            recall_at_1: recall(1),
+            recall_at_3: recall(3),
+            recall_at_5: recall(5),
+            recall_at_10: recall(10),
+            mrr: first.map_or(0.0, |p| 1.0 / (p as f64 + 1.0)),
+            ndcg_at_10: dcg / idcg,
+            ap: ap / n_rel,
+        }
+    }
+
+    #[test]
+    fn the_fast_metrics_equal_the_plain_definitions_on_random_lists() {
+        // seeded xorshift: 5,000 random label sets (0 to 14 labels, grades 0 to 2, some
+        // relevant sets larger than the depth) against random lists with repeats and
+        // off-corpus ids
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let tools: Vec<String> = (0..30).map(|i| format!("s:t{i}")).collect();
+        let corpus: HashSet<&str> = tools.iter().take(25).map(|s| s.as_str()).collect();
+        let mut checked_hits = 0;
+        for _ in 0..5_000 {
+            let n_labels = next(15);
+            let mut l: Vec<Label> = Vec::new();
+            while l.len() < n_labels {
+                let t = &tools[next(25)];
+                if l.iter().all(|x| &x.tool_id != t) {
+                    l.push(Label {
+                        tool_id: t.clone(),
+                        relevance: next(3) as u8,
+                    });
+                }
+            }
+            let raw: Vec<String> = (0..next(21)).map(|_| tools[next(30)].clone()).collect();
+            let f = filter_ranked(&raw, &corpus);
+            let fast = score_query(&l, &f.ids);
+            let plain = reference_score(&l, &raw, &corpus);
+            for (key, _) in RETRIEVAL_METRICS {
+                let (a, b) = (fast.get(key).unwrap(), plain.get(key).unwrap());
+                assert!(
+                    (a - b).abs() < 1e-12,
+                    "{key}: {a} != {b} for {l:?} / {raw:?}"
+                );
+            }
+            checked_hits += (fast.mrr > 0.0) as usize;
+            let negs = raw
+                .iter()
+                .filter(|id| corpus.contains(id.as_str()))
+                .fold(Vec::new(), |mut v: Vec<&String>, id| {
+                    if !v.contains(&id) {
+                        v.push(id);
+                    }
+                    v
+                })
+                .into_iter()
+                .take(5)
+                .filter(|id| l.iter().any(|x| x.relevance == 0 && &&x.tool_id == id))
+                .count();
+            assert_eq!(hard_negatives_in_top(&l, &f.ids, 5), negs);
+        }
+        // the random lists did hit labelled tools often, so the comparison meant something
+        assert!(checked_hits > 1_000, "{checked_hits}");
     }
 
     #[test]

@@ -8,32 +8,39 @@ use crate::reporting::model::*;
 use crate::stats::{Summary, percentile};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-/// Scores recorded search results against the golden set.
+/// Scores recorded search results against the golden set. The observations move into the
+/// report (it keeps them for re-scoring), so nothing is copied to keep them.
 pub fn retrieval(
-    obs: &RetrievalObservations,
+    obs: RetrievalObservations,
     corpus: &Corpus,
     golden: &GoldenSet,
 ) -> RetrievalReport {
     let corpus_ids: HashSet<&str> = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
+    let index: HashMap<&str, usize> = golden
+        .queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (q.id.as_str(), i))
+        .collect();
     let mut diag = RetrievalDiagnostics::default();
-    let mut per_run_means: BTreeMap<&str, Vec<Option<f64>>> = BTreeMap::new();
-    // query id -> per-run scores
-    let mut per_query: HashMap<&str, Vec<metrics::QueryScores>> = HashMap::new();
-    let mut first_retrieved: HashMap<&str, Vec<String>> = HashMap::new();
+    // per metric (RETRIEVAL_METRICS order): the mean of each run, None for a run without queries
+    let mut per_run_means: [Vec<Option<f64>>; RETRIEVAL_METRICS.len()] = Default::default();
+    // per golden query: the scores of each run that answered it, and the first run's list
+    let mut per_query: Vec<Vec<metrics::QueryScores>> = vec![Vec::new(); golden.queries.len()];
+    let mut first_retrieved: Vec<Option<Vec<String>>> = vec![None; golden.queries.len()];
     let mut latencies = Vec::new();
-    let queries: HashMap<&str, &crate::dataset::Query> =
-        golden.queries.iter().map(|q| (q.id.as_str(), q)).collect();
     let mut runs_completed = 0;
     for run in &obs.runs {
         if run.queries.len() == golden.queries.len() {
             runs_completed += 1;
         }
-        let mut sums: BTreeMap<&str, f64> = BTreeMap::new();
+        let mut sums = [0.0; RETRIEVAL_METRICS.len()];
         let mut n = 0usize;
         for qo in &run.queries {
-            let Some(q) = queries.get(qo.id.as_str()) else {
+            let Some(&qi) = index.get(qo.id.as_str()) else {
                 continue;
             };
+            let q = &golden.queries[qi];
             let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
             diag.off_corpus_results += f.off_corpus;
             diag.duplicate_results += f.duplicates;
@@ -42,43 +49,39 @@ pub fn retrieval(
             }
             diag.hard_negatives_in_top_5 += metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
             let s = metrics::score_query(&q.labels, &f.ids);
-            for (key, _) in RETRIEVAL_METRICS {
-                *sums.entry(key).or_default() += s.get(key).unwrap_or(0.0);
+            for (sum, (key, _)) in sums.iter_mut().zip(RETRIEVAL_METRICS) {
+                *sum += s.get(key).unwrap_or(0.0);
             }
             n += 1;
-            per_query.entry(q.id.as_str()).or_default().push(s);
-            first_retrieved
-                .entry(q.id.as_str())
-                .or_insert_with(|| f.ids.iter().take(DEPTH).cloned().collect());
+            per_query[qi].push(s);
+            if first_retrieved[qi].is_none() {
+                first_retrieved[qi] =
+                    Some(f.ids.iter().take(DEPTH).map(|id| id.to_string()).collect());
+            }
             latencies.push(qo.latency_ms);
         }
-        for (key, _) in RETRIEVAL_METRICS {
-            per_run_means
-                .entry(key)
-                .or_default()
-                .push((n > 0).then(|| sums.get(key).copied().unwrap_or(0.0) / n as f64));
+        for (means, sum) in per_run_means.iter_mut().zip(sums) {
+            means.push((n > 0).then(|| sum / n as f64));
         }
     }
-    let metrics = per_run_means
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), Summary::of(v)))
+    let metrics = RETRIEVAL_METRICS
+        .iter()
+        .zip(per_run_means)
+        .map(|((k, _), v)| (k.to_string(), Summary::of(v)))
         .collect();
     let per_query = golden
         .queries
         .iter()
-        .filter_map(|q| {
-            let scores = per_query.get(q.id.as_str())?;
-            let mut m = BTreeMap::new();
-            let mut unstable = false;
-            for (key, _) in RETRIEVAL_METRICS {
-                let vals: Vec<f64> = scores.iter().filter_map(|s| s.get(key)).collect();
-                let mean = vals.iter().sum::<f64>() / vals.len() as f64;
-                if vals.iter().any(|v| (v - vals[0]).abs() > 1e-12) {
-                    unstable = true;
-                }
-                m.insert(key.to_string(), mean);
-            }
-            Some(QueryReport {
+        .zip(per_query)
+        .zip(first_retrieved)
+        .filter(|((_, scores), _)| !scores.is_empty())
+        .map(|((q, scores), retrieved)| {
+            let unstable = scores.iter().any(|s| {
+                RETRIEVAL_METRICS.iter().any(|(key, _)| {
+                    (s.get(key).unwrap_or(0.0) - scores[0].get(key).unwrap_or(0.0)).abs() > 1e-12
+                })
+            });
+            QueryReport {
                 id: q.id.clone(),
                 query: q.query.clone(),
                 split: q.split.clone(),
@@ -91,10 +94,10 @@ pub fn retrieval(
                         relevance: l.relevance,
                     })
                     .collect(),
-                retrieved: first_retrieved.remove(q.id.as_str()).unwrap_or_default(),
-                metrics: m,
+                retrieved: retrieved.unwrap_or_default(),
+                metrics: QueryMetrics::mean_of(&scores),
                 unstable,
-            })
+            }
         })
         .collect::<Vec<QueryReport>>();
     let splits = split_summaries(&per_query);
@@ -117,7 +120,7 @@ pub fn retrieval(
         diagnostics: diag,
         splits,
         per_query,
-        observations: obs.clone(),
+        observations: obs,
     }
 }
 
@@ -134,7 +137,7 @@ fn split_summaries(per_query: &[QueryReport]) -> BTreeMap<String, SplitSummary> 
             let metrics = RETRIEVAL_METRICS
                 .iter()
                 .map(|(key, _)| {
-                    let sum: f64 = qs.iter().filter_map(|q| q.metrics.get(*key)).sum();
+                    let sum: f64 = qs.iter().filter_map(|q| q.metrics.get(key)).sum();
                     (key.to_string(), sum / qs.len() as f64)
                 })
                 .collect();

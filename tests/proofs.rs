@@ -67,7 +67,7 @@ async fn inv2_removing_a_labeled_tool_drives_that_querys_recall_to_zero() {
     let mut checked = 0;
     for (q, bq) in golden.queries.iter().zip(base_q) {
         let relevant: Vec<&str> = q.relevant().map(|l| l.tool_id.as_str()).collect();
-        if relevant.len() != 1 || bq.metrics["recall_at_10"] == 0.0 {
+        if relevant.len() != 1 || bq.metrics.recall_at_10 == 0.0 {
             continue;
         }
         // the system under test serves a corpus without the labeled tool; scoring keeps the frozen corpus

@@ -209,7 +209,7 @@ pub async fn evaluate_with(
         && let (Some(r), Some(c), Some(g)) = (retriever, &ds.corpus, &ds.golden)
     {
         let (obs, err) = measure::retrieval(r, &g.value, runs, limits, progress).await;
-        retrieval = Some(score::retrieval(&obs, &c.value, &g.value));
+        retrieval = Some(score::retrieval(obs, &c.value, &g.value));
         if err.is_none()
             && probing != crate::probes::RobustnessMode::Off
             && !r.name().starts_with("recorded")

@@ -258,18 +258,74 @@ pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
     ))
 }
 
+/// A document type whose items live in one top-level array.
+trait Items: DeserializeOwned {
+    type Item: DeserializeOwned;
+    const KEY: &'static str;
+    fn set_items(&mut self, items: Vec<Self::Item>);
+    fn item_count(&self) -> usize;
+}
+
+impl Items for Corpus {
+    type Item = super::model::Tool;
+    const KEY: &'static str = "tools";
+    fn set_items(&mut self, items: Vec<Self::Item>) {
+        self.tools = items;
+    }
+    fn item_count(&self) -> usize {
+        self.tools.len()
+    }
+}
+
+impl Items for GoldenSet {
+    type Item = super::model::Query;
+    const KEY: &'static str = "queries";
+    fn set_items(&mut self, items: Vec<Self::Item>) {
+        self.queries = items;
+    }
+    fn item_count(&self) -> usize {
+        self.queries.len()
+    }
+}
+
+impl Items for SecurityCorpus {
+    type Item = super::model::Entry;
+    const KEY: &'static str = "entries";
+    fn set_items(&mut self, items: Vec<Self::Item>) {
+        self.entries = items;
+    }
+    fn item_count(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// Decodes a whole document. A well-formed file (the common case) decodes straight from the
+/// text into its types, with no intermediate JSON tree; only a file that fails to decode takes
+/// the item-by-item path of [`decode`], which finds every bad item and where it is.
+fn load<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<T>> {
+    if let Ok(value) = serde_json::from_str::<T>(text) {
+        let n = value.item_count();
+        return Some(Loaded {
+            value,
+            source,
+            positions: Positions::new(text),
+            items_key: T::KEY,
+            file_index: (0..n).collect(),
+        });
+    }
+    let (mut l, items) = decode::<T, T::Item>(source, text, T::KEY, out)?;
+    l.value.set_items(items);
+    Some(l)
+}
+
 /// Decodes a tool corpus.
 pub fn corpus(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<Corpus>> {
-    let (mut l, items) = decode::<Corpus, _>(source, text, "tools", out)?;
-    l.value.tools = items;
-    Some(l)
+    load(source, text, out)
 }
 
 /// Decodes a retrieval golden set.
 pub fn golden(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<GoldenSet>> {
-    let (mut l, items) = decode::<GoldenSet, _>(source, text, "queries", out)?;
-    l.value.queries = items;
-    Some(l)
+    load(source, text, out)
 }
 
 /// Decodes a security corpus.
@@ -278,9 +334,7 @@ pub fn security(
     text: &str,
     out: &mut Vec<Violation>,
 ) -> Option<Loaded<SecurityCorpus>> {
-    let (mut l, items) = decode::<SecurityCorpus, _>(source, text, "entries", out)?;
-    l.value.entries = items;
-    Some(l)
+    load(source, text, out)
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -291,5 +345,61 @@ fn kind_of(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::embedded;
+
+    fn both_paths<T: Items + Serialize>(text: &str) -> (Value, Value, usize) {
+        let src = || Source::new("t.json", false, text);
+        let mut out = Vec::new();
+        let fast = load::<T>(src(), text, &mut out).expect("fast path");
+        let (mut slow, items) = decode::<T, T::Item>(src(), text, T::KEY, &mut out).unwrap();
+        slow.value.set_items(items);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(fast.file_index, slow.file_index);
+        (
+            serde_json::to_value(&fast.value).unwrap(),
+            serde_json::to_value(&slow.value).unwrap(),
+            fast.value.item_count(),
+        )
+    }
+
+    #[test]
+    fn the_direct_decode_of_a_valid_file_equals_the_item_by_item_decode() {
+        let (a, b, n) = both_paths::<Corpus>(embedded::CORPUS);
+        assert_eq!(a, b);
+        assert!(n > 2_000, "{n}");
+        let (a, b, n) = both_paths::<GoldenSet>(embedded::GOLDEN);
+        assert_eq!(a, b);
+        assert!(n > 500, "{n}");
+        let (a, b, n) = both_paths::<SecurityCorpus>(embedded::SECURITY);
+        assert_eq!(a, b);
+        assert!(n > 400, "{n}");
+    }
+
+    #[test]
+    fn a_file_the_direct_decode_refuses_still_gets_every_violation_with_its_path() {
+        // two bad items: the direct decode stops at the first, the fallback finds both
+        let text = r#"{"version": "c", "tools": [
+            {"tool_id": "s:a", "description": 1},
+            {"tool_id": "s:b"},
+            {"tool_id": 7}
+        ]}"#;
+        let mut out = Vec::new();
+        let l = corpus(Source::new("c.json", false, text), text, &mut out).unwrap();
+        let paths: Vec<&str> = out.iter().map(|v| v.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["$.tools[0].description", "$.tools[2].tool_id"],
+            "{out:?}"
+        );
+        assert_eq!(out[0].line, 2);
+        // the good item survives, at its place in the file
+        assert_eq!(l.value.tools.len(), 1);
+        assert_eq!(l.file_index, [1]);
     }
 }

@@ -154,7 +154,7 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     if rr.per_query.is_empty() {
         return None;
     }
-    let get = |q: &super::model::QueryReport, k: &str| q.metrics.get(k).copied();
+    let get = |q: &super::model::QueryReport, k: &str| q.metrics.get(k);
     let mut qs: Vec<_> = rr.per_query.iter().collect();
     qs.sort_by(|a, b| {
         let k = |q: &super::model::QueryReport| {
