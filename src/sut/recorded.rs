@@ -14,16 +14,41 @@ use crate::dataset::{Category, Entry};
 use crate::observe::{DetectorObservations, RetrievalObservations};
 use anyhow::{Context, bail};
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-fn read_json(path: &Path) -> anyhow::Result<Value> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read recorded observations", path.display()))?;
-    serde_json::from_str(&text)
+fn read_text(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read recorded observations", path.display()))
+}
+
+fn parse_json(path: &Path, text: &str) -> anyhow::Result<Value> {
+    serde_json::from_str(text)
         .with_context(|| format!("{}: expected JSON recorded observations", path.display()))
+}
+
+/// The observations of an evalgate `report.json`, decoded straight from the text: everything
+/// else in the report is skipped without being built. `None` parts, or a text this does not
+/// fit, fall back to the general reading through a JSON tree (and its precise errors).
+#[derive(serde::Deserialize)]
+struct ReportObservations {
+    #[serde(default)]
+    retrieval: Option<Observed<RetrievalObservations>>,
+    #[serde(default)]
+    security: Option<Observed<Vec<DetectorObservations>>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Observed<T> {
+    #[serde(default = "Option::default")]
+    observations: Option<T>,
+}
+
+fn report_observations(text: &str) -> Option<ReportObservations> {
+    serde_json::from_str(text).ok()
 }
 
 /// Replays recorded search results.
@@ -35,32 +60,45 @@ pub struct RecordedRetriever {
 
 impl RecordedRetriever {
     pub fn from_file(path: &Path) -> anyhow::Result<Self> {
-        let v = read_json(path)?;
-        Self::from_value(&v)
-            .with_context(|| format!("{}: reading recorded retrieval results", path.display()))
+        let text = read_text(path)?;
+        let context = || format!("{}: reading recorded retrieval results", path.display());
+        if let Some(ReportObservations {
+            retrieval: Some(Observed {
+                observations: Some(obs),
+            }),
+            ..
+        }) = report_observations(&text)
+        {
+            return Self::from_observations(obs).with_context(context);
+        }
+        Self::from_value(&parse_json(path, &text)?).with_context(context)
+    }
+
+    fn from_observations(obs: RetrievalObservations) -> anyhow::Result<Self> {
+        let runs = obs
+            .runs
+            .into_iter()
+            .map(|r| {
+                r.queries
+                    .into_iter()
+                    .map(|q| (q.id, (q.ranked, q.latency_ms)))
+                    .collect()
+            })
+            .collect::<Vec<_>>();
+        if runs.is_empty() {
+            bail!("at $.retrieval.observations.runs: expected at least one run");
+        }
+        Ok(RecordedRetriever {
+            name: format!("recorded:{}", obs.system),
+            runs,
+        })
     }
 
     pub fn from_value(v: &Value) -> anyhow::Result<Self> {
         if let Some(obs) = v.pointer("/retrieval/observations") {
-            let obs: RetrievalObservations = serde_json::from_value(obs.clone())
+            let obs = RetrievalObservations::deserialize(obs)
                 .context("at $.retrieval.observations: expected evalgate observations")?;
-            let runs = obs
-                .runs
-                .into_iter()
-                .map(|r| {
-                    r.queries
-                        .into_iter()
-                        .map(|q| (q.id, (q.ranked, q.latency_ms)))
-                        .collect()
-                })
-                .collect::<Vec<_>>();
-            if runs.is_empty() {
-                bail!("at $.retrieval.observations.runs: expected at least one run");
-            }
-            return Ok(RecordedRetriever {
-                name: format!("recorded:{}", obs.system),
-                runs,
-            });
+            return Self::from_observations(obs);
         }
         let map = v.get("queries").unwrap_or(v);
         let Some(obj) = map.as_object() else {
@@ -111,32 +149,44 @@ pub struct RecordedDetector {
 impl RecordedDetector {
     /// All detectors recorded in the file (a report or scan-eval file can hold several).
     pub fn from_file(path: &Path) -> anyhow::Result<Vec<Self>> {
-        let v = read_json(path)?;
-        Self::from_value(&v)
+        let text = read_text(path)?;
+        if let Some(ReportObservations {
+            security: Some(Observed {
+                observations: Some(obs),
+            }),
+            ..
+        }) = report_observations(&text)
+        {
+            return Ok(Self::from_observations(obs));
+        }
+        Self::from_value(&parse_json(path, &text)?)
             .with_context(|| format!("{}: reading recorded detector verdicts", path.display()))
+    }
+
+    fn from_observations(obs: Vec<DetectorObservations>) -> Vec<Self> {
+        obs.into_iter()
+            .map(|d| RecordedDetector {
+                name: d.detector,
+                scope: d.scope,
+                runs: d
+                    .runs
+                    .into_iter()
+                    .map(|r| {
+                        r.verdicts
+                            .into_iter()
+                            .map(|v| (v.entry_id.clone(), v))
+                            .collect()
+                    })
+                    .collect(),
+            })
+            .collect()
     }
 
     pub fn from_value(v: &Value) -> anyhow::Result<Vec<Self>> {
         if let Some(obs) = v.pointer("/security/observations") {
-            let obs: Vec<DetectorObservations> = serde_json::from_value(obs.clone())
+            let obs = Vec::<DetectorObservations>::deserialize(obs)
                 .context("at $.security.observations: expected evalgate observations")?;
-            return Ok(obs
-                .into_iter()
-                .map(|d| RecordedDetector {
-                    name: d.detector,
-                    scope: d.scope,
-                    runs: d
-                        .runs
-                        .into_iter()
-                        .map(|r| {
-                            r.verdicts
-                                .into_iter()
-                                .map(|v| (v.entry_id.clone(), v))
-                                .collect()
-                        })
-                        .collect(),
-                })
-                .collect());
+            return Ok(Self::from_observations(obs));
         }
         if let (Some(dets), Some(Value::Array(entries))) = (
             v.get("detectors").and_then(Value::as_array),
@@ -247,5 +297,44 @@ impl Detector for RecordedDetector {
                 })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> tempfile::NamedTempFile {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), text).unwrap();
+        f
+    }
+
+    #[test]
+    fn a_report_and_a_plain_map_both_replay_and_a_broken_report_names_its_path() {
+        let report = r#"{"command": "run", "retrieval": {"observations": {"system": "embedded",
+            "requested": 20, "runs": [{"run": 1, "queries": [{"id": "q1", "ranked": ["s:a"],
+            "latency_ms": 2.5}]}]}}, "security": {"observations": [{"detector": "rules",
+            "runs": [{"run": 1, "verdicts": [{"entry_id": "e1", "flagged": true}]}]}]}}"#;
+        let f = file(report);
+        let r = RecordedRetriever::from_file(f.path()).unwrap();
+        assert_eq!(r.name, "recorded:embedded");
+        assert_eq!(r.runs[0]["q1"].0, ["s:a"]);
+        let d = RecordedDetector::from_file(f.path()).unwrap();
+        assert_eq!(d[0].name, "rules");
+        assert!(d[0].runs[0]["e1"].flagged);
+
+        let f = file(r#"{"q1": ["s:b", "s:c"]}"#);
+        let r = RecordedRetriever::from_file(f.path()).unwrap();
+        assert_eq!(r.name, "recorded");
+        assert_eq!(r.runs[0]["q1"].0, ["s:b", "s:c"]);
+
+        let f = file(r#"{"retrieval": {"observations": {"system": "x", "runs": "none"}}}"#);
+        let e = format!(
+            "{:#}",
+            RecordedRetriever::from_file(f.path()).err().unwrap()
+        );
+        assert!(e.contains("at $.retrieval.observations"), "{e}");
+        assert!(e.contains(&f.path().display().to_string()), "{e}");
     }
 }
