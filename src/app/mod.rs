@@ -368,10 +368,10 @@ pub async fn evaluate(
         Some(Err(e)) => Err(e),
     };
     sup.shutdown(Duration::from_secs(3)).await;
-    // Each command evaluates once and then exits: the datasets (some 100,000 small allocations)
-    // are left to the process's exit instead of being freed one by one, which cost 15 % of an
-    // offline re-score's time (perf, v1). They hold no file, process or lock.
-    std::mem::forget(ds);
+    // The datasets are freed here, before the reports are rendered, although leaving them to
+    // the process's exit would save 15 % of an offline re-score's time (perf, v1): rendering
+    // reuses their memory, and without that the default run's peak RSS rose from 97 to 103 MB.
+    drop(ds);
     result.map(|r| (r, chosen))
 }
 
@@ -422,7 +422,8 @@ pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
         }
     }
     let code = crate::github::exit_code(&report, args.publish.fail_on);
-    // the process exits next: the report's memory goes with it (see `evaluate`)
+    // The process exits next: the report's memory goes with it instead of being freed piece
+    // by piece (nothing is allocated after this point, so the peak is unchanged).
     std::mem::forget(report);
     Ok(code)
 }
