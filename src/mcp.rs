@@ -2,7 +2,7 @@
 //! reference proxy: connecting a client over stdio or streamable HTTP (rmcp), and converting
 //! between corpus tools and MCP tool definitions.
 
-use crate::dataset::Tool;
+use crate::dataset::{RawJson, Tool};
 use anyhow::{Context, bail};
 use rmcp::model::Tool as McpTool;
 use rmcp::service::RunningService;
@@ -133,14 +133,15 @@ pub fn to_mcp(t: &Tool) -> anyhow::Result<McpTool> {
     o.insert(
         "inputSchema".into(),
         t.schema
-            .clone()
+            .as_ref()
+            .map(RawJson::value)
             .unwrap_or_else(|| json!({"type": "object"})),
     );
     if let Some(s) = &t.output_schema {
-        o.insert("outputSchema".into(), s.clone());
+        o.insert("outputSchema".into(), s.value());
     }
     if let Some(a) = &t.annotations {
-        o.insert("annotations".into(), a.clone());
+        o.insert("annotations".into(), a.value());
     }
     serde_json::from_value(Value::Object(o))
         .with_context(|| format!("tool {} is not a valid MCP tool definition", t.tool_id))
@@ -170,10 +171,10 @@ pub fn from_definition(server: &str, v: &Value) -> anyhow::Result<Tool> {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string(),
-        schema: v.get("inputSchema").cloned(),
+        schema: v.get("inputSchema").map(RawJson::from_value),
         title: v.get("title").and_then(Value::as_str).map(String::from),
-        annotations: v.get("annotations").cloned(),
-        output_schema: v.get("outputSchema").cloned(),
+        annotations: v.get("annotations").map(RawJson::from_value),
+        output_schema: v.get("outputSchema").map(RawJson::from_value),
         extra: None,
     })
 }

@@ -402,4 +402,35 @@ mod tests {
         assert_eq!(l.value.tools.len(), 1);
         assert_eq!(l.file_index, [1]);
     }
+
+    #[test]
+    fn a_tools_schema_stays_text_until_used_and_compares_as_json() {
+        use crate::dataset::{RawJson, Tool};
+        let text = r#"{"version": "c", "tools": [{"tool_id": "s:a", "inputSchema": {"type": "object",
+            "properties": {"x": {"type": "string"}}}, "annotations": {"readOnlyHint": true}}]}"#;
+        let mut out = Vec::new();
+        let l = corpus(Source::new("c.json", false, text), text, &mut out).unwrap();
+        let t = &l.value.tools[0];
+        let s = t.schema.as_ref().expect("inputSchema is the schema");
+        // the file's own text, whitespace and all
+        assert!(
+            s.get().starts_with("{\"type\": \"object\",\n"),
+            "{}",
+            s.get()
+        );
+        let tree = serde_json::json!({"type": "object", "properties": {"x": {"type": "string"}}});
+        assert_eq!(s.value(), tree);
+        assert_eq!(*s, RawJson::from_value(&tree));
+        assert_ne!(
+            *s,
+            RawJson::from_value(&serde_json::json!({"type": "object"}))
+        );
+        assert_eq!(
+            t.annotations.as_ref().map(RawJson::value),
+            Some(serde_json::json!({"readOnlyHint": true}))
+        );
+        // through a JSON tree (the item-by-item path) it is the same value
+        let via_tree: Tool = serde_json::from_value(serde_json::to_value(t).unwrap()).unwrap();
+        assert_eq!(via_tree.schema.as_ref(), Some(s));
+    }
 }

@@ -55,20 +55,53 @@ pub struct Tool {
         alias = "inputSchema",
         skip_serializing_if = "Option::is_none"
     )]
-    pub schema: Option<Value>,
+    #[schemars(with = "Option<Value>")]
+    pub schema: Option<RawJson>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Value>,
+    #[schemars(with = "Option<Value>")]
+    pub annotations: Option<RawJson>,
     #[serde(
         default,
         alias = "outputSchema",
         skip_serializing_if = "Option::is_none"
     )]
-    pub output_schema: Option<Value>,
+    #[schemars(with = "Option<Value>")]
+    pub output_schema: Option<RawJson>,
     /// Any other fields of the definition as the server returned them (e.g. `execution`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<Value>,
+    #[schemars(with = "Option<Value>")]
+    pub extra: Option<RawJson>,
+}
+
+/// A JSON value kept as its source text, decoded only where it is used (serving or indexing a
+/// tool). The corpus's schemas are most of its 8 MB: as trees they were a third of a re-score's
+/// time to build and a fifth to free again; as text each is one allocation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RawJson(Box<serde_json::value::RawValue>);
+
+impl RawJson {
+    /// The JSON text, as it appeared in the file (or compact, when made from a value).
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+    /// The value as a tree.
+    pub fn value(&self) -> Value {
+        // the text was checked as JSON when it was read or written
+        serde_json::from_str(self.0.get()).expect("RawJson holds valid JSON")
+    }
+    pub fn from_value(v: &Value) -> RawJson {
+        RawJson(serde_json::value::to_raw_value(v).expect("a Value always serialises"))
+    }
+}
+
+impl PartialEq for RawJson {
+    /// Equal as JSON values (whitespace and, with `preserve_order`, key order do not matter).
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get() || self.value() == other.value()
+    }
 }
 
 impl Tool {

@@ -51,7 +51,13 @@ pub async fn scan_server(state: &State, server: &str) -> Value {
         .filter(|t| t.server_name() == server)
     {
         scanned += 1;
-        let text = crate::sut::rules::tool_text(&t.description, t.schema.as_ref());
+        let text = crate::sut::rules::tool_text(
+            &t.description,
+            t.schema
+                .as_ref()
+                .map(crate::dataset::RawJson::value)
+                .as_ref(),
+        );
         for rule in crate::sut::rules::scan_text(&text) {
             let evidence: String = t.description.chars().take(200).collect();
             findings.push(json!({

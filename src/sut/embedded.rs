@@ -115,7 +115,7 @@ pub fn field_texts(t: &crate::dataset::Tool) -> [String; 4] {
         .schema
         .as_ref()
         .map(|s| {
-            param_names(s)
+            param_names(&s.value())
                 .iter()
                 .map(|p| split_identifier(p))
                 .collect::<Vec<_>>()
@@ -263,9 +263,9 @@ mod tests {
             server: None,
             tool: None,
             description: desc.into(),
-            schema: Some(
-                serde_json::json!({"type":"object","properties":{"filePath":{"type":"string"}}}),
-            ),
+            schema: Some(crate::dataset::RawJson::from_value(
+                &serde_json::json!({"type":"object","properties":{"filePath":{"type":"string"}}}),
+            )),
             title: None,
             annotations: None,
             output_schema: None,
