@@ -266,38 +266,25 @@ trait Items: DeserializeOwned {
     fn item_count(&self) -> usize;
 }
 
-impl Items for Corpus {
-    type Item = super::model::Tool;
-    const KEY: &'static str = "tools";
-    fn set_items(&mut self, items: Vec<Self::Item>) {
-        self.tools = items;
-    }
-    fn item_count(&self) -> usize {
-        self.tools.len()
-    }
+/// `Items` for a document type: its item type and the field (and JSON key) holding them.
+macro_rules! items {
+    ($doc:ty, $item:ty, $field:ident) => {
+        impl Items for $doc {
+            type Item = $item;
+            const KEY: &'static str = stringify!($field);
+            fn set_items(&mut self, items: Vec<$item>) {
+                self.$field = items;
+            }
+            fn item_count(&self) -> usize {
+                self.$field.len()
+            }
+        }
+    };
 }
 
-impl Items for GoldenSet {
-    type Item = super::model::Query;
-    const KEY: &'static str = "queries";
-    fn set_items(&mut self, items: Vec<Self::Item>) {
-        self.queries = items;
-    }
-    fn item_count(&self) -> usize {
-        self.queries.len()
-    }
-}
-
-impl Items for SecurityCorpus {
-    type Item = super::model::Entry;
-    const KEY: &'static str = "entries";
-    fn set_items(&mut self, items: Vec<Self::Item>) {
-        self.entries = items;
-    }
-    fn item_count(&self) -> usize {
-        self.entries.len()
-    }
-}
+items!(Corpus, super::model::Tool, tools);
+items!(GoldenSet, super::model::Query, queries);
+items!(SecurityCorpus, super::model::Entry, entries);
 
 /// Decodes a whole document. A well-formed file (the common case) decodes straight from the
 /// text into its types, with no intermediate JSON tree; only a file that fails to decode takes
