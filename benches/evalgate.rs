@@ -3,7 +3,7 @@
 //!
 //! | group          | measured                                                  | peer                                   |
 //! |----------------|-----------------------------------------------------------|----------------------------------------|
-//! | `score`        | 20,000 queries × 10 results: `score::retrieval` (the whole retrieval section) and the pure metric functions (`filter_ranked` + `score_query`) | clone + sort each query's 10 ids; one clone of the observations (the report keeps a copy) |
+//! | `score`        | 20,000 queries × 10 results: `score::retrieval` (the whole retrieval section) and the pure metric functions (`filter_ranked` + `score_query`) | clone + sort each query's 10 ids; one clone of the observations (touches every result once; ids are shared `Text`, so a clone copies no text) |
 //! | `load_v1`      | shipped v1 corpus (2,665 tools, 8 MB): decode with JSON paths + validate; all three v1 files via `Datasets::load` | `serde_json::from_str::<Value>` of the same text |
 //! | `load_scale`   | synthetic scale set (10,000 tools, 20,000 queries): `Datasets::load` from disk | read + `serde_json::from_str::<Value>` of the same files |
 //! | `bm25_build`   | `Embedded::new` (tantivy in-RAM index) on v1 and on the scale corpus | tokenising the same field texts with the same `en_stem` analyser |
@@ -171,7 +171,7 @@ fn synthetic_scoring() -> (Corpus, GoldenSet, RetrievalObservations) {
 
 fn bench_score(c: &mut Criterion) {
     let (corpus, golden, obs) = synthetic_scoring();
-    let corpus_ids: HashSet<&str> = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
+    let corpus_ids: metrics::CorpusIds = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
     let run = &obs.runs[0].queries;
     let mut g = c.benchmark_group("score");
     g.throughput(Throughput::Elements(SCORE_QUERIES as u64));

@@ -152,7 +152,7 @@ impl Baseline {
                         .iter()
                         .filter_map(|k| q.metrics.get(k).map(|v| (k.to_string(), round6(v))))
                         .collect();
-                    (q.id.clone(), m)
+                    (q.id.to_string(), m)
                 })
                 .collect();
             RetrievalBaseline {

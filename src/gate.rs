@@ -292,7 +292,9 @@ fn worst_queries(report: &Report, b: Option<&Baseline>) -> Vec<QueryDelta> {
         let cur = q.metrics.ndcg_at_10;
         match per_query {
             Some(pq) => {
-                let Some(base) = pq.get(&q.id) else { continue };
+                let Some(base) = pq.get(q.id.as_str()) else {
+                    continue;
+                };
                 // the larger of the two drops decides
                 let mut worst: Option<QueryDelta> = None;
                 for m in ["recall_at_5", "ndcg_at_10"] {

@@ -568,7 +568,7 @@ pub async fn launch(
 
     // the index may still be settling: probe until two rounds agree
     let probes: Vec<&crate::dataset::Query> = golden.queries.iter().take(3).collect();
-    let mut previous: Option<Vec<Vec<String>>> = None;
+    let mut previous: Option<Vec<Vec<crate::text::Text>>> = None;
     for _ in 0..20 {
         let mut round = Vec::new();
         for q in &probes {

@@ -26,6 +26,7 @@ pub mod score;
 pub mod snapshot;
 pub mod stats;
 pub mod sut;
+pub mod text;
 
 /// Runs the command line and returns the process exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {

@@ -2,7 +2,8 @@
 //! restated in the README). No I/O, no clocks.
 
 use crate::dataset::Label;
-use std::collections::HashSet;
+use crate::text::Text;
+use std::collections::HashMap;
 
 /// The cut-offs of Recall@k.
 pub const KS: [usize; 4] = [1, 3, 5, 10];
@@ -15,33 +16,82 @@ pub const HEADROOM: usize = 10;
 
 /// A ranked list after canonical filtering. The ids borrow from the raw list: filtering
 /// allocates one small vector and copies no text.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Filtered<'a> {
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filtered<'a, S = Text> {
     /// Corpus ids in the order returned, first occurrence only.
-    pub ids: Vec<&'a str>,
+    pub ids: Vec<&'a S>,
     /// Results naming a tool that is not in the frozen corpus.
     pub off_corpus: usize,
     /// Repeated ids dropped after their first occurrence.
     pub duplicates: usize,
 }
 
-/// Drops ids not in `corpus` and repeated ids, keeping the first occurrence.
+/// The frozen corpus's tool ids, each with its position, for filtering ranked lists.
 ///
-/// Lists are short (depth + headroom), so repeats are found by scanning what was kept: cheaper
-/// than hashing every id a second time.
-pub fn filter_ranked<'a>(raw: &'a [String], corpus: &HashSet<&str>) -> Filtered<'a> {
-    let mut f = Filtered {
+/// Filtering looks up every returned id (200,000 of them for 20,000 queries × 10 results), so
+/// the table uses foldhash (seeded per process) rather than SipHash, and repeats are found by
+/// comparing positions rather than text.
+#[derive(Debug, Clone, Default)]
+pub struct CorpusIds<'a> {
+    positions: HashMap<&'a str, u32, foldhash::fast::RandomState>,
+}
+
+impl<'a> CorpusIds<'a> {
+    /// The position of `id` (its first occurrence), if it is a corpus tool.
+    pub fn position(&self, id: &str) -> Option<u32> {
+        self.positions.get(id).copied()
+    }
+    pub fn contains(&self, id: &str) -> bool {
+        self.positions.contains_key(id)
+    }
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+}
+
+impl<'a> FromIterator<&'a str> for CorpusIds<'a> {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(ids: I) -> Self {
+        let ids = ids.into_iter();
+        let mut positions = HashMap::with_capacity_and_hasher(
+            ids.size_hint().0,
+            foldhash::fast::RandomState::default(),
+        );
+        for (i, id) in ids.enumerate() {
+            positions.entry(id).or_insert(i as u32);
+        }
+        CorpusIds { positions }
+    }
+}
+
+/// Drops ids not in `corpus` and repeated ids, keeping the first occurrence.
+pub fn filter_ranked<'a, S: AsRef<str>>(raw: &'a [S], corpus: &CorpusIds) -> Filtered<'a, S> {
+    let mut f: Filtered<'a, S> = Filtered {
         ids: Vec::with_capacity(raw.len()),
-        ..Filtered::default()
+        off_corpus: 0,
+        duplicates: 0,
     };
+    // the positions kept so far: on the stack for lists of usual length (depth + headroom)
+    let mut small = [0u32; 64];
+    let mut large = Vec::new();
+    let seen: &mut [u32] = if raw.len() <= small.len() {
+        &mut small
+    } else {
+        large.resize(raw.len(), 0);
+        &mut large
+    };
+    let mut kept = 0;
     for id in raw {
-        let id = id.as_str();
-        if !corpus.contains(id) {
-            f.off_corpus += 1;
-        } else if f.ids.contains(&id) {
-            f.duplicates += 1;
-        } else {
-            f.ids.push(id);
+        match corpus.position(id.as_ref()) {
+            None => f.off_corpus += 1,
+            Some(p) if seen[..kept].contains(&p) => f.duplicates += 1,
+            Some(p) => {
+                seen[kept] = p;
+                kept += 1;
+                f.ids.push(id);
+            }
         }
     }
     f
@@ -80,6 +130,19 @@ pub fn label(key: &str) -> &str {
 }
 
 impl QueryScores {
+    /// The values in [`RETRIEVAL_METRICS`] order (`map` is the per-query AP).
+    pub fn values(&self) -> [f64; RETRIEVAL_METRICS.len()] {
+        [
+            self.recall_at_1,
+            self.recall_at_3,
+            self.recall_at_5,
+            self.recall_at_10,
+            self.mrr,
+            self.ndcg_at_10,
+            self.ap,
+        ]
+    }
+
     /// Value by aggregate metric name (`map` is the per-query AP).
     pub fn get(&self, key: &str) -> Option<f64> {
         Some(match key {
@@ -286,11 +349,12 @@ pub fn detection_scores(c: &Confusion) -> DetectionScores {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
 
     fn labels(v: &[(&str, u8)]) -> Vec<Label> {
         v.iter()
             .map(|(t, r)| Label {
-                tool_id: t.to_string(),
+                tool_id: (*t).into(),
                 relevance: *r,
             })
             .collect()
@@ -320,7 +384,7 @@ mod tests {
 
     #[test]
     fn duplicates_and_off_corpus_ids_are_dropped_and_counted() {
-        let corpus: HashSet<&str> = ["s:a", "s:b", "s:c"].into_iter().collect();
+        let corpus: CorpusIds = ["s:a", "s:b", "s:c"].into_iter().collect();
         let raw = ids(&["s:c", "x:zzz", "s:c", "s:a", "s:a", "s:b"]);
         let f = filter_ranked(&raw, &corpus);
         assert_eq!(f.ids, ["s:c", "s:a", "s:b"]);
@@ -376,7 +440,7 @@ mod tests {
 
     /// The definitions of metrics.md written the plain way (a map of grades, a sorted ideal
     /// list, a hash set for repeats), against which the allocation-free versions are checked.
-    fn reference_score(labels: &[Label], raw: &[String], corpus: &HashSet<&str>) -> QueryScores {
+    fn reference_score(labels: &[Label], raw: &[Text], corpus: &HashSet<&str>) -> QueryScores {
         let mut seen = HashSet::new();
         let ranked: Vec<&str> = raw
             .iter()
@@ -450,8 +514,9 @@ mod tests {
             state ^= state << 17;
             (state % n as u64) as usize
         };
-        let tools: Vec<String> = (0..30).map(|i| format!("s:t{i}")).collect();
-        let corpus: HashSet<&str> = tools.iter().take(25).map(|s| s.as_str()).collect();
+        let tools: Vec<Text> = (0..30).map(|i| format!("s:t{i}").into()).collect();
+        let corpus: CorpusIds = tools.iter().take(25).map(|s| s.as_str()).collect();
+        let plain_corpus: HashSet<&str> = tools.iter().take(25).map(|s| s.as_str()).collect();
         let mut checked_hits = 0;
         for _ in 0..5_000 {
             let n_labels = next(15);
@@ -465,10 +530,25 @@ mod tests {
                     });
                 }
             }
-            let raw: Vec<String> = (0..next(21)).map(|_| tools[next(30)].clone()).collect();
+            // now and then longer than the 64 positions `filter_ranked` keeps on the stack
+            let len = if next(40) == 0 {
+                60 + next(50)
+            } else {
+                next(21)
+            };
+            let raw: Vec<Text> = (0..len).map(|_| tools[next(30)].clone()).collect();
             let f = filter_ranked(&raw, &corpus);
+            let mut seen = HashSet::new();
+            let plain_ids: Vec<&Text> = raw
+                .iter()
+                .filter(|id| plain_corpus.contains(id.as_str()) && seen.insert(id.as_str()))
+                .collect();
+            assert_eq!(f.ids, plain_ids, "{raw:?}");
+            let off = raw.iter().filter(|id| !plain_corpus.contains(id.as_str()));
+            assert_eq!(f.off_corpus, off.count());
+            assert_eq!(f.off_corpus + f.duplicates + f.ids.len(), raw.len());
             let fast = score_query(&l, &f.ids);
-            let plain = reference_score(&l, &raw, &corpus);
+            let plain = reference_score(&l, &raw, &plain_corpus);
             for (key, _) in RETRIEVAL_METRICS {
                 let (a, b) = (fast.get(key).unwrap(), plain.get(key).unwrap());
                 assert!(
@@ -479,8 +559,8 @@ mod tests {
             checked_hits += (fast.mrr > 0.0) as usize;
             let negs = raw
                 .iter()
-                .filter(|id| corpus.contains(id.as_str()))
-                .fold(Vec::new(), |mut v: Vec<&String>, id| {
+                .filter(|id| plain_corpus.contains(id.as_str()))
+                .fold(Vec::new(), |mut v: Vec<&Text>, id| {
                     if !v.contains(&id) {
                         v.push(id);
                     }

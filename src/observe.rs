@@ -3,6 +3,7 @@
 
 use crate::dataset::Category;
 use crate::sut::Verdict;
+use crate::text::Text;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -24,9 +25,9 @@ pub struct RetrievalRun {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct QueryObservation {
-    pub id: String,
+    pub id: Text,
     /// Ids as the system returned them (canonical `server:tool`), before filtering.
-    pub ranked: Vec<String>,
+    pub ranked: Vec<Text>,
     pub latency_ms: f64,
 }
 

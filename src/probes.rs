@@ -6,6 +6,7 @@
 //! measurement. Reported always; gated only when asked (`--robustness gate`).
 
 use crate::sut::{ProbeReply, Retriever, SearchRequest, SutError};
+use crate::text::Text;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -168,12 +169,12 @@ pub fn judge(
         Some(Ok(ProbeReply::Ranked(ranked))) => {
             r.results = Some(ranked.ids.len());
             r.latency_ms = Some(ranked.latency.as_secs_f64() * 1000.0);
-            let off: Vec<&String> = ranked
+            let off: Vec<&Text> = ranked
                 .ids
                 .iter()
                 .filter(|id| !corpus.contains(id.as_str()))
                 .collect();
-            let distinct: HashSet<&String> = ranked.ids.iter().collect();
+            let distinct: HashSet<&Text> = ranked.ids.iter().collect();
             if !off.is_empty() {
                 r.detail = format!(
                     "{} result(s) are not corpus tools, e.g. {:?}",
@@ -269,7 +270,7 @@ mod tests {
 
     fn ranked(ids: &[&str]) -> Option<Result<ProbeReply, SutError>> {
         Some(Ok(ProbeReply::Ranked(Ranked {
-            ids: ids.iter().map(|s| s.to_string()).collect(),
+            ids: ids.iter().map(|&s| s.into()).collect(),
             latency: Duration::from_millis(3),
         })))
     }

@@ -6,7 +6,8 @@ use crate::metrics::{self, Confusion, DEPTH, DETECTION_METRICS, RETRIEVAL_METRIC
 use crate::observe::{DetectorObservations, RetrievalObservations};
 use crate::reporting::model::*;
 use crate::stats::{Summary, percentile};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use crate::text::Text;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Scores recorded search results against the golden set. The observations move into the
 /// report (it keeps them for re-scoring), so nothing is copied to keep them.
@@ -15,19 +16,16 @@ pub fn retrieval(
     corpus: &Corpus,
     golden: &GoldenSet,
 ) -> RetrievalReport {
-    let corpus_ids: HashSet<&str> = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
-    let index: HashMap<&str, usize> = golden
-        .queries
-        .iter()
-        .enumerate()
-        .map(|(i, q)| (q.id.as_str(), i))
-        .collect();
+    let corpus_ids: metrics::CorpusIds = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
+    let mut index: HashMap<&str, usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(golden.queries.len(), Default::default());
+    for (i, q) in golden.queries.iter().enumerate() {
+        index.entry(q.id.as_str()).or_insert(i);
+    }
     let mut diag = RetrievalDiagnostics::default();
     // per metric (RETRIEVAL_METRICS order): the mean of each run, None for a run without queries
     let mut per_run_means: [Vec<Option<f64>>; RETRIEVAL_METRICS.len()] = Default::default();
-    // per golden query: the scores of each run that answered it, and the first run's list
-    let mut per_query: Vec<Vec<metrics::QueryScores>> = vec![Vec::new(); golden.queries.len()];
-    let mut first_retrieved: Vec<Option<Vec<String>>> = vec![None; golden.queries.len()];
+    let mut per_query: Vec<QueryRuns> = vec![QueryRuns::default(); golden.queries.len()];
     let mut latencies = Vec::new();
     let mut runs_completed = 0;
     for run in &obs.runs {
@@ -48,16 +46,14 @@ pub fn retrieval(
                 diag.starved_queries += 1;
             }
             diag.hard_negatives_in_top_5 += metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
-            let s = metrics::score_query(&q.labels, &f.ids);
-            for (sum, (key, _)) in sums.iter_mut().zip(RETRIEVAL_METRICS) {
-                *sum += s.get(key).unwrap_or(0.0);
+            let s = metrics::score_query(&q.labels, &f.ids).values();
+            for (sum, v) in sums.iter_mut().zip(s) {
+                *sum += v;
             }
             n += 1;
-            per_query[qi].push(s);
-            if first_retrieved[qi].is_none() {
-                first_retrieved[qi] =
-                    Some(f.ids.iter().take(DEPTH).map(|id| id.to_string()).collect());
-            }
+            per_query[qi].add(s, || {
+                f.ids.iter().take(DEPTH).map(|&id| id.clone()).collect()
+            });
             latencies.push(qo.latency_ms);
         }
         for (means, sum) in per_run_means.iter_mut().zip(sums) {
@@ -73,14 +69,9 @@ pub fn retrieval(
         .queries
         .iter()
         .zip(per_query)
-        .zip(first_retrieved)
-        .filter(|((_, scores), _)| !scores.is_empty())
-        .map(|((q, scores), retrieved)| {
-            let unstable = scores.iter().any(|s| {
-                RETRIEVAL_METRICS.iter().any(|(key, _)| {
-                    (s.get(key).unwrap_or(0.0) - scores[0].get(key).unwrap_or(0.0)).abs() > 1e-12
-                })
-            });
+        .filter(|(_, runs)| runs.runs > 0)
+        .map(|(q, runs)| {
+            let n = runs.runs as f64;
             QueryReport {
                 id: q.id.clone(),
                 query: q.query.clone(),
@@ -94,9 +85,9 @@ pub fn retrieval(
                         relevance: l.relevance,
                     })
                     .collect(),
-                retrieved: retrieved.unwrap_or_default(),
-                metrics: QueryMetrics::mean_of(&scores),
-                unstable,
+                retrieved: runs.retrieved.unwrap_or_default(),
+                metrics: QueryMetrics::from_values(runs.sum.map(|s| s / n)),
+                unstable: runs.unstable,
             }
         })
         .collect::<Vec<QueryReport>>();
@@ -121,6 +112,38 @@ pub fn retrieval(
         splits,
         per_query,
         observations: obs,
+    }
+}
+
+/// One golden query over the runs that answered it, accumulated as the runs come in.
+#[derive(Debug, Clone, Default)]
+struct QueryRuns {
+    runs: usize,
+    /// Per metric (`RETRIEVAL_METRICS` order): the first run's value and the sum over runs.
+    first: [f64; RETRIEVAL_METRICS.len()],
+    sum: [f64; RETRIEVAL_METRICS.len()],
+    /// True when a later run's value differs from the first run's.
+    unstable: bool,
+    /// The first run's filtered top results.
+    retrieved: Option<Vec<Text>>,
+}
+
+impl QueryRuns {
+    fn add(&mut self, values: [f64; RETRIEVAL_METRICS.len()], top: impl FnOnce() -> Vec<Text>) {
+        if self.runs == 0 {
+            self.first = values;
+            self.retrieved = Some(top());
+        } else if values
+            .iter()
+            .zip(self.first)
+            .any(|(v, f)| (v - f).abs() > 1e-12)
+        {
+            self.unstable = true;
+        }
+        for (sum, v) in self.sum.iter_mut().zip(values) {
+            *sum += v;
+        }
+        self.runs += 1;
     }
 }
 

@@ -83,7 +83,7 @@ async fn inv2_removing_a_labeled_tool_drives_that_querys_recall_to_zero() {
         let sut = Embedded::new(&reduced).unwrap();
         let r = sut.rank(&q.query, 20).unwrap();
         assert!(r.iter().all(|(id, _)| id != relevant[0]));
-        let ids: Vec<String> = r.into_iter().map(|(id, _)| id).collect();
+        let ids: Vec<evalgate::text::Text> = r.into_iter().map(|(id, _)| id).collect();
         let s = evalgate::metrics::score_query(&q.labels, &ids);
         assert_eq!(
             (

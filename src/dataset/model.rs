@@ -1,6 +1,7 @@
 //! The three dataset files, in spec-065's field names. evalgate's own additions are optional, so
 //! mcpproxy's spec-065 files load unchanged.
 
+use crate::text::Text;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -140,20 +141,20 @@ pub const SPLITS: [&str; 2] = ["dev", "held_out"];
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Query {
-    pub id: String,
+    pub id: Text,
     /// A paraphrased user intent; never names a labeled tool.
-    pub query: String,
+    pub query: Text,
     pub labels: Vec<Label>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notes: Option<String>,
+    pub notes: Option<Text>,
     /// evalgate extension: `dev` or `held_out`, so users can check they did not tune to a split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub split: Option<String>,
+    pub split: Option<Text>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Label {
-    pub tool_id: String,
+    pub tool_id: Text,
     /// 2 = primary, 1 = acceptable, 0 = explicitly not relevant (a hard negative).
     pub relevance: u8,
 }

@@ -44,10 +44,10 @@ impl Catalog {
 
     /// Ranked `(tool, score)`.
     pub fn search(&self, query: &str, limit: usize) -> anyhow::Result<Vec<(&Tool, f32)>> {
-        let ranked = self.index.rank(query, limit)?;
+        let ranked = self.index.rank_positions(query, limit)?;
         Ok(ranked
             .into_iter()
-            .filter_map(|(id, s)| self.by_id.get(&id).map(|&i| (&self.corpus.tools[i], s)))
+            .map(|(i, s)| (&self.corpus.tools[i], s))
             .collect())
     }
 

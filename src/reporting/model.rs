@@ -5,6 +5,7 @@ use crate::metrics::Confusion;
 use crate::observe::{DetectorObservations, RetrievalObservations};
 use crate::stats::Summary;
 use crate::sut::SutError;
+use crate::text::Text;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -99,7 +100,7 @@ pub struct RetrievalDiagnostics {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LabelRef {
-    pub tool_id: String,
+    pub tool_id: Text,
     pub relevance: u8,
 }
 
@@ -112,16 +113,16 @@ pub struct SplitSummary {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct QueryReport {
-    pub id: String,
-    pub query: String,
+    pub id: Text,
+    pub query: Text,
     /// The golden-set split this query belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub split: Option<String>,
+    pub split: Option<Text>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notes: Option<String>,
+    pub notes: Option<Text>,
     pub labels: Vec<LabelRef>,
     /// The filtered top results of the first run (up to the depth).
-    pub retrieved: Vec<String>,
+    pub retrieved: Vec<Text>,
     /// Per-query metrics averaged over runs (`map` is this query's AP).
     pub metrics: QueryMetrics,
     /// True when the runs disagreed on this query (a flaky query).
@@ -159,18 +160,25 @@ impl QueryMetrics {
     }
 
     /// The mean of several runs' scores of one query.
-    pub fn mean_of(scores: &[crate::metrics::QueryScores]) -> QueryMetrics {
-        let n = scores.len().max(1) as f64;
-        let mean =
-            |f: fn(&crate::metrics::QueryScores) -> f64| scores.iter().map(f).sum::<f64>() / n;
+    /// From values in `RETRIEVAL_METRICS` order (see [`crate::metrics::QueryScores::values`]).
+    pub fn from_values(v: [f64; crate::metrics::RETRIEVAL_METRICS.len()]) -> QueryMetrics {
+        let [
+            recall_at_1,
+            recall_at_3,
+            recall_at_5,
+            recall_at_10,
+            mrr,
+            ndcg_at_10,
+            map,
+        ] = v;
         QueryMetrics {
-            map: mean(|s| s.ap),
-            mrr: mean(|s| s.mrr),
-            ndcg_at_10: mean(|s| s.ndcg_at_10),
-            recall_at_1: mean(|s| s.recall_at_1),
-            recall_at_10: mean(|s| s.recall_at_10),
-            recall_at_3: mean(|s| s.recall_at_3),
-            recall_at_5: mean(|s| s.recall_at_5),
+            map,
+            mrr,
+            ndcg_at_10,
+            recall_at_1,
+            recall_at_10,
+            recall_at_3,
+            recall_at_5,
         }
     }
 }
@@ -395,8 +403,8 @@ pub struct Check {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct QueryDelta {
-    pub id: String,
-    pub query: String,
+    pub id: Text,
+    pub query: Text,
     pub metric: String,
     pub baseline: Option<f64>,
     pub current: f64,

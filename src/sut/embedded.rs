@@ -17,17 +17,16 @@
 
 use super::{Ranked, Retriever, SearchRequest, SutError};
 use crate::dataset::Corpus;
+use crate::text::Text;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::time::Instant;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{
-    Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value as _,
-};
+use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Index, IndexReader, TantivyDocument, Term, doc};
+use tantivy::{DocAddress, Index, IndexReader, Term, doc};
 
 /// Field boosts (all 1.0, untuned); see the module documentation.
 pub const BOOST_NAME: f32 = 1.0;
@@ -93,7 +92,9 @@ pub fn param_names(schema: &Value) -> Vec<String> {
 }
 
 struct Fields {
-    id: Field,
+    /// The tool's position in the corpus (a fast field, so a hit names its tool without
+    /// reading a stored document).
+    ord: Field,
     name: Field,
     description: Field,
     params: Field,
@@ -106,6 +107,10 @@ pub struct Embedded {
     reader: IndexReader,
     analyzer: std::sync::Mutex<TextAnalyzer>,
     f: Fields,
+    /// Tool ids in corpus order.
+    ids: Vec<Text>,
+    /// Per segment, per document: the index into `ids`.
+    docs: Vec<Vec<u32>>,
 }
 
 /// The four texts indexed for a tool: its name split into words, its description, its input
@@ -140,7 +145,7 @@ impl Embedded {
                 .set_index_option(IndexRecordOption::WithFreqsAndPositions),
         );
         let f = Fields {
-            id: sb.add_text_field("id", STRING | STORED),
+            ord: sb.add_u64_field("ord", FAST),
             name: sb.add_text_field("name", text.clone()),
             description: sb.add_text_field("description", text.clone()),
             params: sb.add_text_field("params", text.clone()),
@@ -148,10 +153,10 @@ impl Embedded {
         };
         let index = Index::create_in_ram(sb.build());
         let mut writer = index.writer_with_num_threads(1, 15_000_000)?;
-        for t in &corpus.tools {
+        for (ord, t) in corpus.tools.iter().enumerate() {
             let [name, description, params, server] = field_texts(t);
             writer.add_document(doc!(
-                f.id => t.tool_id.clone(),
+                f.ord => ord as u64,
                 f.name => name,
                 f.description => description,
                 f.params => params,
@@ -160,6 +165,22 @@ impl Embedded {
         }
         writer.commit()?;
         let reader = index.reader()?;
+        // the index never changes after this commit: map every document to its tool once
+        let docs = reader
+            .searcher()
+            .segment_readers()
+            .iter()
+            .map(|seg| -> anyhow::Result<Vec<u32>> {
+                let col = seg.fast_fields().u64("ord")?;
+                (0..seg.max_doc())
+                    .map(|d| {
+                        col.first(d)
+                            .map(|o| o as u32)
+                            .ok_or_else(|| anyhow::anyhow!("document {d} has no tool"))
+                    })
+                    .collect()
+            })
+            .collect::<anyhow::Result<_>>()?;
         let analyzer = index
             .tokenizers()
             .get("en_stem")
@@ -169,7 +190,21 @@ impl Embedded {
             reader,
             analyzer: std::sync::Mutex::new(analyzer),
             f,
+            ids: corpus
+                .tools
+                .iter()
+                .map(|t| Text::from(&t.tool_id))
+                .collect(),
+            docs,
         })
+    }
+
+    fn position(&self, addr: DocAddress) -> anyhow::Result<usize> {
+        self.docs
+            .get(addr.segment_ord as usize)
+            .and_then(|seg| seg.get(addr.doc_id as usize))
+            .map(|&o| o as usize)
+            .ok_or_else(|| anyhow::anyhow!("the index has no document {addr:?}"))
     }
 
     /// Renames the system (e.g. for a variant in a comparison).
@@ -189,7 +224,16 @@ impl Embedded {
     }
 
     /// Ranked `(tool_id, score)` pairs, ties broken by tool id.
-    pub fn rank(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(String, f32)>> {
+    pub fn rank(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(Text, f32)>> {
+        Ok(self
+            .rank_positions(text, limit)?
+            .into_iter()
+            .map(|(i, s)| (self.ids[i].clone(), s))
+            .collect())
+    }
+
+    /// Like [`Embedded::rank`], with each tool as its position in the indexed corpus.
+    pub fn rank_positions(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(usize, f32)>> {
         let terms = self.terms(text);
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
@@ -215,15 +259,12 @@ impl Embedded {
         let top = searcher.search(&query, &TopDocs::with_limit(limit + 32).order_by_score())?;
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
-            let d: TantivyDocument = searcher.doc(addr)?;
-            let id = d
-                .get_first(self.f.id)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_string();
-            out.push((id, score));
+            out.push((self.position(addr)?, score));
         }
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| self.ids[a.0].cmp(&self.ids[b.0]))
+        });
         out.truncate(limit);
         Ok(out)
     }

@@ -6,6 +6,7 @@
 use super::mapping::Mapper;
 use super::{Ranked, Retriever, SearchRequest, SutError};
 use crate::mcp::{self, Endpoint};
+use crate::text::Text;
 use async_trait::async_trait;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -110,6 +111,7 @@ impl McpSearch {
                 system,
                 detail: format!("query {:?}: {e}", req.query_id),
             })?;
+        let ids = ids.into_iter().map(Text::from).collect();
         Ok(Ok(Ranked { ids, latency }))
     }
 

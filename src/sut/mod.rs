@@ -12,6 +12,7 @@ pub mod rules;
 pub mod scanner;
 
 use crate::dataset::Entry;
+use crate::text::Text;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -55,7 +56,7 @@ pub struct SearchRequest<'a> {
 /// What a retriever returned for one query: canonical `server:tool` ids, best first.
 #[derive(Debug, Clone)]
 pub struct Ranked {
-    pub ids: Vec<String>,
+    pub ids: Vec<Text>,
     pub latency: Duration,
 }
 

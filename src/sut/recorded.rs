@@ -12,6 +12,7 @@
 use super::{Detector, Ranked, Retriever, SearchRequest, SutError, Verdict};
 use crate::dataset::{Category, Entry};
 use crate::observe::{DetectorObservations, RetrievalObservations};
+use crate::text::Text;
 use anyhow::{Context, bail};
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -55,7 +56,7 @@ fn report_observations(text: &str) -> Option<ReportObservations> {
 pub struct RecordedRetriever {
     name: String,
     /// Per run: query id → (ranked ids, latency ms).
-    runs: Vec<HashMap<String, (Vec<String>, f64)>>,
+    runs: Vec<HashMap<Text, (Vec<Text>, f64)>>,
 }
 
 impl RecordedRetriever {
@@ -106,10 +107,10 @@ impl RecordedRetriever {
         };
         let mut run = HashMap::new();
         for (id, ids) in obj {
-            let list: Vec<String> = serde_json::from_value(ids.clone()).with_context(|| {
+            let list: Vec<Text> = serde_json::from_value(ids.clone()).with_context(|| {
                 format!("at {id:?}: expected an array of \"server:tool\" strings")
             })?;
-            run.insert(id.clone(), (list, 0.0));
+            run.insert(id.as_str().into(), (list, 0.0));
         }
         Ok(RecordedRetriever {
             name: "recorded".into(),

@@ -3,6 +3,7 @@
 
 use super::mapping::Mapper;
 use super::{Ranked, Retriever, SearchRequest, SutError};
+use crate::text::Text;
 use async_trait::async_trait;
 use std::time::{Duration, Instant};
 
@@ -113,6 +114,7 @@ impl Retriever for RestSearch {
                 system,
                 detail: format!("query {:?}: {e}", req.query_id),
             })?;
+        let ids = ids.into_iter().map(Text::from).collect();
         Ok(Ranked { ids, latency })
     }
 }
