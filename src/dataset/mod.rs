@@ -10,6 +10,7 @@ pub mod validate;
 pub use load::{Loaded, Severity, Source, Violation};
 pub use model::*;
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 /// The v1 datasets shipped inside the binary (see `datasets/README.md`): the zero-config default.
@@ -20,6 +21,19 @@ pub mod embedded {
     pub const CORPUS: &str = include_str!("../../datasets/v1/corpus.json");
     pub const GOLDEN: &str = include_str!("../../datasets/v1/golden.json");
     pub const SECURITY: &str = include_str!("../../datasets/v1/security.json");
+    // CORPUS_SHA256, GOLDEN_SHA256, SECURITY_SHA256: the files' sha256, computed by build.rs
+    include!(concat!(env!("OUT_DIR"), "/embedded_sha256.rs"));
+
+    /// Name, text and fingerprint of each embedded file.
+    pub(super) fn corpus() -> (&'static str, &'static str, &'static str) {
+        (CORPUS_NAME, CORPUS, CORPUS_SHA256)
+    }
+    pub(super) fn golden() -> (&'static str, &'static str, &'static str) {
+        (GOLDEN_NAME, GOLDEN, GOLDEN_SHA256)
+    }
+    pub(super) fn security() -> (&'static str, &'static str, &'static str) {
+        (SECURITY_NAME, SECURITY, SECURITY_SHA256)
+    }
 }
 
 /// Which dataset files to use; `None` means the embedded default.
@@ -99,16 +113,27 @@ impl std::fmt::Display for DatasetErrors {
 
 impl std::error::Error for DatasetErrors {}
 
+/// The text of a dataset file, or of its embedded copy when no path is given (borrowed, with
+/// the fingerprint computed at build time).
 fn read(
     path: &Option<PathBuf>,
-    name: &str,
-    text: &'static str,
+    (name, text, sha256): (&str, &'static str, &str),
     out: &mut Vec<Violation>,
-) -> Option<(Source, String)> {
+) -> Option<(Source, Cow<'static, str>)> {
     match path {
-        None => Some((Source::new(name, true, text), text.to_string())),
+        None => Some((
+            Source {
+                name: name.into(),
+                embedded: true,
+                sha256: sha256.into(),
+            },
+            Cow::Borrowed(text),
+        )),
         Some(p) => match load::read_file(p) {
-            Ok(t) => Some((Source::new(p.display().to_string(), false, &t), t)),
+            Ok(t) => Some((
+                Source::new(p.display().to_string(), false, &t),
+                Cow::Owned(t),
+            )),
             Err(v) => {
                 out.push(v);
                 None
@@ -126,20 +151,10 @@ impl Datasets {
         let mut golden = None;
         let mut security = None;
         if need.retrieval {
-            if let Some((src, text)) = read(
-                &paths.corpus,
-                embedded::CORPUS_NAME,
-                embedded::CORPUS,
-                &mut out,
-            ) {
+            if let Some((src, text)) = read(&paths.corpus, embedded::corpus(), &mut out) {
                 corpus = load::corpus(src, &text, &mut out);
             }
-            if let Some((src, text)) = read(
-                &paths.golden,
-                embedded::GOLDEN_NAME,
-                embedded::GOLDEN,
-                &mut out,
-            ) {
+            if let Some((src, text)) = read(&paths.golden, embedded::golden(), &mut out) {
                 golden = load::golden(src, &text, &mut out);
             }
             if let Some(c) = &corpus {
@@ -150,12 +165,7 @@ impl Datasets {
             }
         }
         if need.security {
-            if let Some((src, text)) = read(
-                &paths.security,
-                embedded::SECURITY_NAME,
-                embedded::SECURITY,
-                &mut out,
-            ) {
+            if let Some((src, text)) = read(&paths.security, embedded::security(), &mut out) {
                 security = load::security(src, &text, &mut out);
             }
             if let Some(s) = &security {
@@ -179,7 +189,7 @@ impl Datasets {
     /// without a golden set).
     pub fn load_corpus(path: &Option<PathBuf>) -> Result<Loaded<Corpus>, DatasetErrors> {
         let mut out = Vec::new();
-        let corpus = read(path, embedded::CORPUS_NAME, embedded::CORPUS, &mut out)
+        let corpus = read(path, embedded::corpus(), &mut out)
             .and_then(|(src, text)| load::corpus(src, &text, &mut out));
         if let Some(c) = &corpus {
             validate::corpus(c, &mut out);
@@ -201,5 +211,31 @@ impl Datasets {
         .into_iter()
         .flatten()
         .all(|e| e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_build_time_fingerprints_are_those_of_the_embedded_text() {
+        for (name, text, sha256) in [embedded::corpus(), embedded::golden(), embedded::security()] {
+            assert_eq!(Source::new(name, true, text).sha256, sha256, "{name}");
+        }
+        let need = Need {
+            retrieval: true,
+            security: true,
+        };
+        let d = Datasets::load(&DatasetPaths::default(), need).unwrap();
+        let fingerprint = |s: Option<&Source>| s.map(|s| (s.embedded, s.sha256.clone()));
+        assert_eq!(
+            fingerprint(d.corpus.as_ref().map(|l| &l.source)),
+            Some((true, embedded::CORPUS_SHA256.to_string()))
+        );
+        assert_eq!(
+            fingerprint(d.security.as_ref().map(|l| &l.source)),
+            Some((true, embedded::SECURITY_SHA256.to_string()))
+        );
     }
 }
