@@ -26,33 +26,25 @@ pub struct Filtered<'a, S = Text> {
     pub duplicates: usize,
 }
 
-/// The frozen corpus's tool ids, each with its position, for filtering ranked lists.
+/// Ids with the position of their first occurrence: the frozen corpus's tool ids, for filtering
+/// ranked lists, and the golden set's query ids.
 ///
 /// Filtering looks up every returned id (200,000 of them for 20,000 queries × 10 results), so
 /// the table uses foldhash (seeded per process) rather than SipHash, and repeats are found by
 /// comparing positions rather than text.
 #[derive(Debug, Clone, Default)]
-pub struct CorpusIds<'a> {
+pub struct IdPositions<'a> {
     positions: HashMap<&'a str, u32, foldhash::fast::RandomState>,
 }
 
-impl<'a> CorpusIds<'a> {
-    /// The position of `id` (its first occurrence), if it is a corpus tool.
+impl<'a> IdPositions<'a> {
+    /// The position of `id` (its first occurrence), if it is one of the ids.
     pub fn position(&self, id: &str) -> Option<u32> {
         self.positions.get(id).copied()
     }
-    pub fn contains(&self, id: &str) -> bool {
-        self.positions.contains_key(id)
-    }
-    pub fn len(&self) -> usize {
-        self.positions.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.positions.is_empty()
-    }
 }
 
-impl<'a> FromIterator<&'a str> for CorpusIds<'a> {
+impl<'a> FromIterator<&'a str> for IdPositions<'a> {
     fn from_iter<I: IntoIterator<Item = &'a str>>(ids: I) -> Self {
         let ids = ids.into_iter();
         let mut positions = HashMap::with_capacity_and_hasher(
@@ -62,12 +54,12 @@ impl<'a> FromIterator<&'a str> for CorpusIds<'a> {
         for (i, id) in ids.enumerate() {
             positions.entry(id).or_insert(i as u32);
         }
-        CorpusIds { positions }
+        IdPositions { positions }
     }
 }
 
 /// Drops ids not in `corpus` and repeated ids, keeping the first occurrence.
-pub fn filter_ranked<'a, S: AsRef<str>>(raw: &'a [S], corpus: &CorpusIds) -> Filtered<'a, S> {
+pub fn filter_ranked<'a, S: AsRef<str>>(raw: &'a [S], corpus: &IdPositions) -> Filtered<'a, S> {
     let mut f: Filtered<'a, S> = Filtered {
         ids: Vec::with_capacity(raw.len()),
         off_corpus: 0,
@@ -384,7 +376,7 @@ mod tests {
 
     #[test]
     fn duplicates_and_off_corpus_ids_are_dropped_and_counted() {
-        let corpus: CorpusIds = ["s:a", "s:b", "s:c"].into_iter().collect();
+        let corpus: IdPositions = ["s:a", "s:b", "s:c"].into_iter().collect();
         let raw = ids(&["s:c", "x:zzz", "s:c", "s:a", "s:a", "s:b"]);
         let f = filter_ranked(&raw, &corpus);
         assert_eq!(f.ids, ["s:c", "s:a", "s:b"]);
@@ -515,7 +507,7 @@ mod tests {
             (state % n as u64) as usize
         };
         let tools: Vec<Text> = (0..30).map(|i| format!("s:t{i}").into()).collect();
-        let corpus: CorpusIds = tools.iter().take(25).map(|s| s.as_str()).collect();
+        let corpus: IdPositions = tools.iter().take(25).map(|s| s.as_str()).collect();
         let plain_corpus: HashSet<&str> = tools.iter().take(25).map(|s| s.as_str()).collect();
         let mut checked_hits = 0;
         for _ in 0..5_000 {

@@ -16,12 +16,9 @@ pub fn retrieval(
     corpus: &Corpus,
     golden: &GoldenSet,
 ) -> RetrievalReport {
-    let corpus_ids: metrics::CorpusIds = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
-    let mut index: HashMap<&str, usize, foldhash::fast::RandomState> =
-        HashMap::with_capacity_and_hasher(golden.queries.len(), Default::default());
-    for (i, q) in golden.queries.iter().enumerate() {
-        index.entry(q.id.as_str()).or_insert(i);
-    }
+    let corpus_ids: metrics::IdPositions =
+        corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
+    let index: metrics::IdPositions = golden.queries.iter().map(|q| q.id.as_str()).collect();
     let mut diag = RetrievalDiagnostics::default();
     // per metric (RETRIEVAL_METRICS order): the mean of each run, None for a run without queries
     let mut per_run_means: [Vec<Option<f64>>; RETRIEVAL_METRICS.len()] = Default::default();
@@ -35,7 +32,7 @@ pub fn retrieval(
         let mut sums = [0.0; RETRIEVAL_METRICS.len()];
         let mut n = 0usize;
         for qo in &run.queries {
-            let Some(&qi) = index.get(qo.id.as_str()) else {
+            let Some(qi) = index.position(&qo.id).map(|i| i as usize) else {
                 continue;
             };
             let q = &golden.queries[qi];

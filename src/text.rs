@@ -74,12 +74,6 @@ impl From<&String> for Text {
     }
 }
 
-impl From<Text> for String {
-    fn from(t: Text) -> String {
-        t.0.to_string()
-    }
-}
-
 impl PartialEq<str> for Text {
     fn eq(&self, other: &str) -> bool {
         *self.0 == *other
@@ -89,30 +83,6 @@ impl PartialEq<str> for Text {
 impl PartialEq<&str> for Text {
     fn eq(&self, other: &&str) -> bool {
         *self.0 == **other
-    }
-}
-
-impl PartialEq<String> for Text {
-    fn eq(&self, other: &String) -> bool {
-        *self.0 == **other
-    }
-}
-
-impl PartialEq<Text> for str {
-    fn eq(&self, other: &Text) -> bool {
-        *self == *other.0
-    }
-}
-
-impl PartialEq<Text> for &str {
-    fn eq(&self, other: &Text) -> bool {
-        **self == *other.0
-    }
-}
-
-impl PartialEq<Text> for String {
-    fn eq(&self, other: &Text) -> bool {
-        **self == *other.0
     }
 }
 

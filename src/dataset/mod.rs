@@ -24,16 +24,27 @@ pub mod embedded {
     // CORPUS_SHA256, GOLDEN_SHA256, SECURITY_SHA256: the files' sha256, computed by build.rs
     include!(concat!(env!("OUT_DIR"), "/embedded_sha256.rs"));
 
-    /// Name, text and fingerprint of each embedded file.
-    pub(super) fn corpus() -> (&'static str, &'static str, &'static str) {
-        (CORPUS_NAME, CORPUS, CORPUS_SHA256)
+    /// One embedded file: its name in reports, its text and its fingerprint.
+    pub struct File {
+        pub name: &'static str,
+        pub text: &'static str,
+        pub sha256: &'static str,
     }
-    pub(super) fn golden() -> (&'static str, &'static str, &'static str) {
-        (GOLDEN_NAME, GOLDEN, GOLDEN_SHA256)
-    }
-    pub(super) fn security() -> (&'static str, &'static str, &'static str) {
-        (SECURITY_NAME, SECURITY, SECURITY_SHA256)
-    }
+    pub const CORPUS_FILE: File = File {
+        name: CORPUS_NAME,
+        text: CORPUS,
+        sha256: CORPUS_SHA256,
+    };
+    pub const GOLDEN_FILE: File = File {
+        name: GOLDEN_NAME,
+        text: GOLDEN,
+        sha256: GOLDEN_SHA256,
+    };
+    pub const SECURITY_FILE: File = File {
+        name: SECURITY_NAME,
+        text: SECURITY,
+        sha256: SECURITY_SHA256,
+    };
 }
 
 /// Which dataset files to use; `None` means the embedded default.
@@ -117,17 +128,17 @@ impl std::error::Error for DatasetErrors {}
 /// the fingerprint computed at build time).
 fn read(
     path: &Option<PathBuf>,
-    (name, text, sha256): (&str, &'static str, &str),
+    embedded: &embedded::File,
     out: &mut Vec<Violation>,
 ) -> Option<(Source, Cow<'static, str>)> {
     match path {
         None => Some((
             Source {
-                name: name.into(),
+                name: embedded.name.into(),
                 embedded: true,
-                sha256: sha256.into(),
+                sha256: embedded.sha256.into(),
             },
-            Cow::Borrowed(text),
+            Cow::Borrowed(embedded.text),
         )),
         Some(p) => match load::read_file(p) {
             Ok(t) => Some((
@@ -151,10 +162,10 @@ impl Datasets {
         let mut golden = None;
         let mut security = None;
         if need.retrieval {
-            if let Some((src, text)) = read(&paths.corpus, embedded::corpus(), &mut out) {
+            if let Some((src, text)) = read(&paths.corpus, &embedded::CORPUS_FILE, &mut out) {
                 corpus = load::corpus(src, &text, &mut out);
             }
-            if let Some((src, text)) = read(&paths.golden, embedded::golden(), &mut out) {
+            if let Some((src, text)) = read(&paths.golden, &embedded::GOLDEN_FILE, &mut out) {
                 golden = load::golden(src, &text, &mut out);
             }
             if let Some(c) = &corpus {
@@ -165,7 +176,7 @@ impl Datasets {
             }
         }
         if need.security {
-            if let Some((src, text)) = read(&paths.security, embedded::security(), &mut out) {
+            if let Some((src, text)) = read(&paths.security, &embedded::SECURITY_FILE, &mut out) {
                 security = load::security(src, &text, &mut out);
             }
             if let Some(s) = &security {
@@ -189,7 +200,7 @@ impl Datasets {
     /// without a golden set).
     pub fn load_corpus(path: &Option<PathBuf>) -> Result<Loaded<Corpus>, DatasetErrors> {
         let mut out = Vec::new();
-        let corpus = read(path, embedded::corpus(), &mut out)
+        let corpus = read(path, &embedded::CORPUS_FILE, &mut out)
             .and_then(|(src, text)| load::corpus(src, &text, &mut out));
         if let Some(c) = &corpus {
             validate::corpus(c, &mut out);
@@ -220,8 +231,17 @@ mod tests {
 
     #[test]
     fn the_build_time_fingerprints_are_those_of_the_embedded_text() {
-        for (name, text, sha256) in [embedded::corpus(), embedded::golden(), embedded::security()] {
-            assert_eq!(Source::new(name, true, text).sha256, sha256, "{name}");
+        for f in [
+            embedded::CORPUS_FILE,
+            embedded::GOLDEN_FILE,
+            embedded::SECURITY_FILE,
+        ] {
+            assert_eq!(
+                Source::new(f.name, true, f.text).sha256,
+                f.sha256,
+                "{}",
+                f.name
+            );
         }
         let need = Need {
             retrieval: true,
