@@ -135,6 +135,9 @@ pub fn proxy_config(
         "tool_response_limit": 0,
         "tools_limit": 100,
         "telemetry": {"enabled": false},
+        // hermetic: no update poll, no look-ups of the servers' repositories
+        "update_check": {"enabled": false},
+        "check_server_repo": false,
         "mcpServers": upstreams,
     })
 }
@@ -260,6 +263,91 @@ async fn catalog_ids(
         .collect())
 }
 
+/// Per served server, whether the proxy's `GET /api/v1/servers` shows it connected with the
+/// expected number of tools. `Ok(None)` = the proxy has no such endpoint (only the catalog is
+/// read then).
+async fn servers_pending(
+    client: &reqwest::Client,
+    base: &str,
+    api_key: &str,
+    want: &BTreeMap<&str, usize>,
+) -> Result<Option<Vec<String>>, String> {
+    let resp = client
+        .get(format!("{base}/api/v1/servers"))
+        .header("X-API-Key", api_key)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    if resp.status() == reqwest::StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
+    let Ok(body) = resp.json::<Value>().await else {
+        return Ok(None);
+    };
+    let Some(servers) = body.pointer("/data/servers").and_then(Value::as_array) else {
+        return Ok(None);
+    };
+    let mut seen: BTreeMap<&str, (bool, Option<u64>, String)> = BTreeMap::new();
+    for srv in servers {
+        let Some(name) = srv.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if let Some((k, _)) = want.get_key_value(name) {
+            let err = srv
+                .get("last_error")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            seen.insert(
+                k,
+                (
+                    srv.get("connected").and_then(Value::as_bool) == Some(true),
+                    srv.get("tool_count").and_then(Value::as_u64),
+                    err,
+                ),
+            );
+        }
+    }
+    Ok(Some(
+        want.iter()
+            .filter_map(|(name, n)| match seen.get(name) {
+                None => Some(format!("{name} (not configured)")),
+                Some((true, Some(c), _)) if *c as usize == *n => None,
+                Some((true, None, _)) => None,
+                Some((connected, count, err)) => Some(format!(
+                    "{name} ({}{}{})",
+                    if *connected {
+                        "connected"
+                    } else {
+                        "not connected"
+                    },
+                    count
+                        .map(|c| format!(", {c}/{n} tools"))
+                        .unwrap_or_default(),
+                    if err.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            ", last error: {}",
+                            crate::reporting::sanitize::clip(err, 160)
+                        )
+                    }
+                )),
+            })
+            .collect(),
+    ))
+}
+
+/// The number of tools each server should list, from `server:tool` ids.
+fn per_server(want: &BTreeSet<String>) -> BTreeMap<&str, usize> {
+    let mut out = BTreeMap::new();
+    for id in want {
+        let server = id.split_once(':').map_or(id.as_str(), |(s, _)| s);
+        *out.entry(server).or_insert(0) += 1;
+    }
+    out
+}
+
 fn diff_text(want: &BTreeSet<String>, have: &BTreeSet<String>) -> String {
     let missing: Vec<&String> = want.difference(have).collect();
     let extra: Vec<&String> = have.difference(want).collect();
@@ -317,13 +405,15 @@ pub fn system_name(s: &Settings) -> String {
     })
 }
 
-/// How long a launch waits for the catalog (`[sut.launch] ready_timeout`, else 60 s).
-pub fn ready_timeout(s: &Settings) -> Duration {
+/// How long a launch waits for the catalog (`[sut.launch] ready_timeout`, else 60 s plus one
+/// second per served server: a proxy starts its upstreams at once, and a hundred of them on a
+/// small CI machine take a while).
+pub fn ready_timeout(s: &Settings, servers: usize) -> Duration {
     s.sut_file
         .launch
         .ready_timeout
         .map(Duration::from_secs_f64)
-        .unwrap_or(READY_TIMEOUT)
+        .unwrap_or(READY_TIMEOUT + Duration::from_secs(servers as u64))
 }
 
 /// A fresh scratch directory for one launch.
@@ -451,16 +541,20 @@ pub async fn start(
             detail: format!("{e:#}"),
         })?;
 
-        // wait until the catalog is exactly what is served
-        let ready_timeout = ready_timeout(s);
+        // wait until every server is connected, then until the catalog is exactly what is
+        // served. The servers list is cheap; mcpproxy answers `/api/v1/tools` by asking every
+        // upstream for its tools, so polling that one fast would itself slow the start down.
+        let ready_timeout = ready_timeout(s, plan.upstreams.len());
         let want = &plan.want;
+        let counts = per_server(want);
+        let mut servers_ready = false;
         let base = format!("http://{listen}");
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
             .build()
             .map_err(|e| fail(e.to_string()))?;
         let start = Instant::now();
-        let mut last: String;
+        let mut last = String::new();
         loop {
             if let Some(status) = proxy.try_exited() {
                 // the port chosen was taken before the proxy bound it: try another one
@@ -480,12 +574,39 @@ pub async fn start(
                     ),
                 });
             }
-            match catalog_ids(&client, &base, &api_key).await {
-                Ok(have) if &have == want => break,
-                Ok(have) => last = diff_text(want, &have),
-                Err(e) => last = e,
+            let mut pause = Duration::from_millis(250);
+            if !servers_ready {
+                match servers_pending(&client, &base, &api_key, &counts).await {
+                    Ok(None) => servers_ready = true,
+                    Ok(Some(p)) if p.is_empty() => servers_ready = true,
+                    Ok(Some(p)) => {
+                        let head: Vec<&str> = p.iter().take(10).map(String::as_str).collect();
+                        last = format!(
+                            "{} of {} server(s) not ready: {}{}",
+                            p.len(),
+                            counts.len(),
+                            head.join("; "),
+                            if p.len() > 10 { "; …" } else { "" }
+                        );
+                    }
+                    Err(e) => last = e,
+                }
+            }
+            if servers_ready {
+                match catalog_ids(&client, &base, &api_key).await {
+                    Ok(have) if &have == want => break,
+                    Ok(have) => last = diff_text(want, &have),
+                    Err(e) => last = e,
+                }
+                pause = Duration::from_millis(1000);
             }
             if start.elapsed() > ready_timeout {
+                if !servers_ready {
+                    // name the missing tools too, whatever the servers list says
+                    if let Ok(have) = catalog_ids(&client, &base, &api_key).await {
+                        last = format!("{last}; catalog: {}", diff_text(want, &have));
+                    }
+                }
                 return Err(SutError::Timeout {
                     system: name.clone(),
                     seconds: ready_timeout.as_secs_f64(),
@@ -496,7 +617,7 @@ pub async fn start(
                     ),
                 });
             }
-            tokio::time::sleep(Duration::from_millis(150)).await;
+            tokio::time::sleep(pause).await;
         }
         if !s.quiet {
             eprintln!(

@@ -6,7 +6,8 @@
 # and one real security scanner that runs offline, for the scanner detector's tests:
 #   PyPI  mcp-guard-audit 0.13.1 (MIT), transitive pins from tests/scanners.lock
 # into target/mcp-servers/ (git-ignored), and Debian's Chromium for the headless report test
-# (tests/browser.rs) when it is missing. Idempotent; .ci/run calls it.
+# (tests/browser.rs) when it is missing, and the real mcpproxy at two pinned versions from the Go
+# module proxy (tests/setup-mcpproxy.sh). Idempotent; .ci/run calls it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="${EVALGATE_TEST_SERVERS:-$root/target/mcp-servers}"
@@ -38,4 +39,5 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${EVALGATE_CHROMIUM:-}" ]; the
   $sudo_ apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq chromium >/dev/null
 fi
+bash "$root/tests/setup-mcpproxy.sh"
 echo "MCP test servers ready in $dest"

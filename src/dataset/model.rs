@@ -288,4 +288,31 @@ pub struct Entry {
     /// means the re-listing repeated the name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<Value>,
+    /// Other servers' tools this entry is judged against, in mcpproxy's detect-corpus shape
+    /// (`[{server, tool: {name, description, inputSchema?}}]`): the whole context a cross-server
+    /// check (shadowing) sees when the entry is scanned inside a proxy. No peers = scanned alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<Peer>,
+}
+
+/// A tool on another server that an entry is judged against.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Peer {
+    pub server: String,
+    pub tool: PeerTool,
+}
+
+/// A peer's definition.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PeerTool {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(
+        default,
+        rename = "inputSchema",
+        alias = "input_schema",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub input_schema: Option<Value>,
 }

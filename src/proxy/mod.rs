@@ -53,6 +53,8 @@ pub enum Fault {
     SlowMs(u64),
     /// Ignore `limit` in searches: always answer with up to `tools_limit` tools.
     IgnoreLimit,
+    /// Cancel every security scan right after accepting it (status `cancelled`, final).
+    CancelScans,
 }
 
 impl std::str::FromStr for Fault {
@@ -62,9 +64,10 @@ impl std::str::FromStr for Fault {
             "none" => return Ok(Fault::None),
             "ignore-list-changed" => return Ok(Fault::IgnoreListChanged),
             "ignore-limit" => return Ok(Fault::IgnoreLimit),
+            "cancel-scans" => return Ok(Fault::CancelScans),
             _ => {}
         }
-        let expected = "expected none, ignore-list-changed, ignore-limit, slow=MS, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
+        let expected = "expected none, ignore-list-changed, ignore-limit, cancel-scans, slow=MS, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
         let (kind, arg) = s
             .split_once('=')
             .ok_or_else(|| format!("{expected}, got {s:?}"))?;

@@ -49,7 +49,7 @@ pub struct ProxyScanConfig {
 #[serde(deny_unknown_fields)]
 pub struct LiveConfig {
     /// The proxy's MCP tool that calls an upstream tool with `{name: "server:tool",
-    /// args_json: "{}"}` [default: `call_tool`; `call_tool_read` for --sut mcpproxy].
+    /// args_json: "{}"}` [default: `call_tool`; `call_tool_destructive` for --sut mcpproxy].
     pub call_tool: Option<String>,
     /// Seconds to wait for the proxy to re-list a server after list_changed [default: 10].
     pub relist_timeout: Option<f64>,
@@ -77,6 +77,35 @@ struct Layout {
     at: HashMap<String, usize>,
     /// entry index → `server:tool`.
     id_of: BTreeMap<usize, String>,
+}
+
+/// `(server:tool, arguments as JSON text)` per played tool.
+type CallArgs = Vec<(String, String)>;
+
+impl Layout {
+    /// Per served tool, `(server:tool, arguments as JSON text)` valid for the definition first
+    /// served, and for the one it changes into.
+    fn call_args(&self) -> (CallArgs, CallArgs) {
+        let mut before = Vec::new();
+        let mut after = Vec::new();
+        for id in self.id_of.values() {
+            let Some((server, name)) = id.split_once(':') else {
+                continue;
+            };
+            let Some(spec) = self.specs.get(server) else {
+                continue;
+            };
+            let args = |t: Option<&McpTool>| {
+                let schema = t.map(|t| Value::Object((*t.input_schema).clone()));
+                super::sample_args::sample_args(schema.as_ref()).to_string()
+            };
+            let first = spec.tools.iter().find(|t| t.name == name);
+            let then = spec.changes.get(name).and_then(|d| d.first()).or(first);
+            before.push((id.clone(), args(first)));
+            after.push((id.clone(), args(then)));
+        }
+        (before, after)
+    }
 }
 
 /// A definition with its name replaced and an input schema when it had none.
@@ -274,13 +303,34 @@ fn url_part(s: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // proxy-scan
 
+/// Where a scan job stands, from mcpproxy's `…/scan/status` (`pending`, `running`, then one of
+/// `completed`, `failed`, `cancelled`; the last three are final).
+#[derive(Debug, PartialEq, Eq)]
+enum ScanState {
+    Completed,
+    /// Final without a report: `failed` or `cancelled`.
+    Ended(&'static str),
+    Going,
+    /// No `status` string at all.
+    Unknown,
+}
+
+fn scan_state(st: &Value) -> ScanState {
+    match st.get("status").and_then(Value::as_str) {
+        Some("completed") => ScanState::Completed,
+        Some("failed") => ScanState::Ended("failed"),
+        Some("cancelled" | "canceled") => ScanState::Ended("was cancelled"),
+        Some(_) => ScanState::Going,
+        None => ScanState::Unknown,
+    }
+}
+
 /// The proxy's own security scan, triggered per server over its REST API.
 pub struct ProxyScan {
     settings: Settings,
     sup: Supervisor,
     cfg: ProxyScanConfig,
     threshold: Option<f64>,
-    running: Option<(Running, Layout)>,
 }
 
 impl ProxyScan {
@@ -299,7 +349,6 @@ impl ProxyScan {
             sup: sup.clone(),
             cfg,
             threshold,
-            running: None,
         })
     }
 
@@ -348,16 +397,16 @@ impl ProxyScan {
             )
             .await
             .map_err(fail)?;
-            match st.get("status").and_then(Value::as_str) {
-                Some("completed") => break,
-                Some("failed") => {
+            match scan_state(&st) {
+                ScanState::Completed => break,
+                ScanState::Ended(how) => {
                     return Err(fail(format!(
-                        "the proxy reports the scan failed: {}",
+                        "the proxy reports the scan {how}: {}",
                         st.get("error").cloned().unwrap_or(Value::Null)
                     )));
                 }
-                Some(_) => {}
-                None => {
+                ScanState::Going => {}
+                ScanState::Unknown => {
                     return Err(SutError::Garbage {
                         system: run.name.clone(),
                         detail: format!("scan status of {server:?} has no `status` string: {st}"),
@@ -403,62 +452,212 @@ impl ProxyScan {
     }
 }
 
+/// One launch of the proxy for `proxy-scan`: entries whose scans cannot see each other.
+struct ScanLaunch {
+    layout: Layout,
+    /// The servers holding entries (peer-only servers are context, never scanned).
+    scanned: Vec<String>,
+}
+
+/// What a cross-server check could see of one entry: its tool names and its text.
+struct Unit {
+    names: BTreeSet<String>,
+    text: String,
+}
+
+impl Unit {
+    /// Could a scan of one see the other? A shared tool name (a clone check compares
+    /// same-named tools across servers), or a tool name of six or more characters found in the
+    /// other's text (a reference check looks for other servers' tool names in a description).
+    /// A superset of mcpproxy's `shadowing.cross_server` conditions.
+    fn sees(&self, other: &Unit) -> bool {
+        let one_way = |a: &Unit, b: &Unit| {
+            a.names.iter().any(|n| {
+                b.names.contains(n) || (n.chars().count() >= 6 && b.text.contains(n.as_str()))
+            })
+        };
+        one_way(self, other) || one_way(other, self)
+    }
+}
+
+fn unique(base: &str, taken: &mut BTreeSet<String>) -> String {
+    let mut k = 1;
+    let mut cand = base.to_string();
+    while taken.contains(&cand) {
+        k += 1;
+        cand = format!("{base}-{k}");
+    }
+    taken.insert(cand.clone());
+    cand
+}
+
+/// Lays the entries out for `proxy-scan` so that each entry is judged against exactly its
+/// declared peers: every entry on a server of its own, its peers on theirs, and entries that
+/// could see each other (see [`Unit::sees`]) in different launches of the proxy.
+fn scan_launches(entries: &[Entry]) -> Result<Vec<ScanLaunch>, String> {
+    let mut served: Vec<(usize, Value, String)> = Vec::new();
+    let mut units: Vec<Unit> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let Some((def, _)) = ProxyScan::served(e) else {
+            continue;
+        };
+        let name = def
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| e.tool.clone())
+            .unwrap_or_else(|| e.id.clone());
+        let mut names = BTreeSet::from([safe(&name)]);
+        let mut text = def.to_string();
+        for p in &e.peers {
+            names.insert(safe(&p.tool.name));
+            text.push(' ');
+            text.push_str(&p.tool.description);
+            if let Some(schema) = &p.tool.input_schema {
+                text.push_str(&schema.to_string());
+            }
+        }
+        units.push(Unit { names, text });
+        served.push((i, def, safe(&name)));
+    }
+    // greedy: each entry joins the first launch none of whose entries it could see
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (u, unit) in units.iter().enumerate() {
+        match groups
+            .iter_mut()
+            .find(|g| g.iter().all(|&v| !units[v].sees(unit)))
+        {
+            Some(g) => g.push(u),
+            None => groups.push(vec![u]),
+        }
+    }
+    let mut out = Vec::new();
+    for g in groups {
+        let mut taken = BTreeSet::new();
+        let mut layout = Layout {
+            specs: BTreeMap::new(),
+            at: HashMap::new(),
+            id_of: BTreeMap::new(),
+        };
+        let mut scanned = Vec::new();
+        for u in g {
+            let (i, def, name) = &served[u];
+            let e = &entries[*i];
+            let base = safe(e.server.as_deref().unwrap_or("security"));
+            let server = unique(&base, &mut taken);
+            let mut tools = vec![as_tool(e, def, name)?];
+            for p in &e.peers {
+                let pname = safe(&p.tool.name);
+                let pdef = json!({
+                    "name": pname,
+                    "description": p.tool.description,
+                    "inputSchema": p.tool.input_schema.clone().unwrap_or_else(|| json!({"type": "object"})),
+                });
+                let tool = as_tool(e, &pdef, &pname)?;
+                if p.server == e.server.as_deref().unwrap_or("security") {
+                    if !tools.iter().any(|t| t.name == tool.name) {
+                        tools.push(tool);
+                    }
+                    continue;
+                }
+                let peer_server = unique(&safe(&p.server), &mut taken);
+                layout.specs.insert(
+                    peer_server.clone(),
+                    ReplaySpec {
+                        server: peer_server,
+                        tools: vec![tool],
+                        changes: BTreeMap::new(),
+                        rug_pull: crate::replay::RugPull::Off,
+                    },
+                );
+            }
+            layout.specs.insert(
+                server.clone(),
+                ReplaySpec {
+                    server: server.clone(),
+                    tools,
+                    changes: BTreeMap::new(),
+                    rug_pull: crate::replay::RugPull::Off,
+                },
+            );
+            let id = format!("{server}:{name}");
+            layout.at.insert(id.clone(), *i);
+            layout.id_of.insert(*i, id);
+            scanned.push(server);
+        }
+        out.push(ScanLaunch { layout, scanned });
+    }
+    Ok(out)
+}
+
 #[async_trait]
 impl Detector for ProxyScan {
     fn name(&self) -> &str {
         "proxy-scan"
     }
     fn time_limit(&self, per_request: Duration, entries: &[Entry]) -> Duration {
-        // the launch, then one bounded scan per served server
-        let servers = layout(entries, Self::served).map_or(1, |l| l.specs.len()) as u32;
-        launch::ready_timeout(&self.settings) + per_request + self.scan_timeout() * servers
+        // each launch, then one bounded scan per entry
+        let launches = scan_launches(entries).unwrap_or_default();
+        let ready: Duration = launches
+            .iter()
+            .map(|l| launch::ready_timeout(&self.settings, l.layout.specs.len()) + per_request)
+            .sum();
+        let scans: usize = launches.iter().map(|l| l.scanned.len()).sum();
+        ready + per_request + self.scan_timeout() * scans.max(1) as u32
     }
     async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Verdict>, SutError> {
-        if self.running.is_none() {
-            let layout = layout(entries, Self::served).map_err(|detail| SutError::Other {
-                system: launch::system_name(&self.settings),
-                detail,
-            })?;
+        let launches = scan_launches(entries).map_err(|detail| SutError::Other {
+            system: launch::system_name(&self.settings),
+            detail,
+        })?;
+        let mut signals: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+        let mut unplaced = 0;
+        for (k, l) in launches.iter().enumerate() {
+            if !self.settings.quiet {
+                eprintln!(
+                    "proxy-scan: launch {}/{} ({} entries, each on a server of its own with its declared peers)",
+                    k + 1,
+                    launches.len(),
+                    l.scanned.len()
+                );
+            }
             let running = launch_over(
                 &self.settings,
                 &self.sup,
-                &layout,
+                &l.layout,
                 Quarantine::Off,
                 |_, _| vec![],
             )
             .await?;
-            self.running = Some((running, layout));
-        }
-        let (running, layout) = self.running.as_ref().expect("launched above");
-        let mut signals: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
-        let mut unplaced = 0;
-        for server in layout.specs.keys() {
-            for f in self.scan(running, server).await? {
-                if !self.counts(&f) {
-                    continue;
-                }
-                let loc = f.get("location").and_then(Value::as_str).unwrap_or("");
-                let id = if loc.contains(':') {
-                    loc.to_string()
-                } else {
-                    format!("{server}:{loc}")
-                };
-                match layout.at.get(&id) {
-                    Some(&i) => {
-                        let why = f
-                            .get("rule_id")
-                            .or_else(|| f.get("title"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("finding");
-                        signals.entry(i).or_default().insert(why.to_string());
+            for server in &l.scanned {
+                for f in self.scan(&running, server).await? {
+                    if !self.counts(&f) {
+                        continue;
                     }
-                    None => unplaced += 1,
+                    let loc = f.get("location").and_then(Value::as_str).unwrap_or("");
+                    let id = if loc.contains(':') {
+                        loc.to_string()
+                    } else {
+                        format!("{server}:{loc}")
+                    };
+                    match l.layout.at.get(&id) {
+                        Some(&i) => {
+                            let why = f
+                                .get("rule_id")
+                                .or_else(|| f.get("title"))
+                                .and_then(Value::as_str)
+                                .unwrap_or("finding");
+                            signals.entry(i).or_default().insert(why.to_string());
+                        }
+                        None => unplaced += 1,
+                    }
                 }
             }
+            running.proxy.terminate(Duration::from_secs(2)).await;
         }
         if unplaced > 0 && !self.settings.quiet {
             eprintln!(
-                "proxy-scan: {unplaced} finding(s) located at no served tool (server-level findings) were not counted"
+                "proxy-scan: {unplaced} finding(s) located at no entry's tool (server-level findings, peers) were not counted"
             );
         }
         Ok(entries
@@ -510,7 +709,10 @@ impl RugPullLive {
         let cfg = &settings.rug_pull_live;
         let call_tool = cfg.call_tool.clone().unwrap_or_else(|| {
             if settings.sut == crate::cli::SutKind::Mcpproxy {
-                "call_tool_read".into()
+                // the one variant mcpproxy never refuses for the tool's annotations
+                // (`call_tool_read`/`_write` on a destructiveHint tool are refused by
+                // internal/contracts/intent.go, whatever the rug-pull did)
+                "call_tool_destructive".into()
             } else {
                 "call_tool".into()
             }
@@ -617,17 +819,18 @@ impl RugPullLive {
         }
     }
 
-    /// Calls each tool through the proxy: `true` = the call reached the replay.
+    /// Calls each tool through the proxy with arguments its served schema accepts: `true` =
+    /// the call reached the replay.
     async fn calls(
         &self,
         service: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
-        ids: &[String],
+        calls: &CallArgs,
     ) -> HashMap<String, (bool, String)> {
         let mut out = HashMap::new();
-        for id in ids {
+        for (id, args_json) in calls {
             let mut args = serde_json::Map::new();
             args.insert("name".into(), json!(id));
-            args.insert("args_json".into(), json!("{}"));
+            args.insert("args_json".into(), json!(args_json));
             let params = CallToolRequestParams::new(self.call_tool.clone()).with_arguments(args);
             let r =
                 tokio::time::timeout(self.settings.timeout, service.peer().call_tool(params)).await;
@@ -684,19 +887,19 @@ impl RugPullLive {
             system: running.name.clone(),
             detail: format!("cannot connect to /mcp: {e:#}"),
         })?;
-        let ids: Vec<String> = layout.id_of.values().cloned().collect();
+        let (args_before, args_after) = layout.call_args();
 
         // (0) the baseline: approved and callable
         let before = Self::settled(&running).await?;
-        let calls_before = self.calls(&service, &ids).await;
+        let calls_before = self.calls(&service, &args_before).await;
         // (1) the rug is pulled
         let not_relisted = self.switch(&ctrl, &listed, "after").await;
         let after = Self::settled(&running).await?;
-        let calls_after = self.calls(&service, &ids).await;
+        let calls_after = self.calls(&service, &args_after).await;
         // (2) and put back
         let not_relisted_back = self.switch(&ctrl, &listed, "before").await;
         let back = Self::settled(&running).await?;
-        let calls_back = self.calls(&service, &ids).await;
+        let calls_back = self.calls(&service, &args_before).await;
         drop(service);
         running.proxy.terminate(Duration::from_secs(2)).await;
 
@@ -775,7 +978,8 @@ impl Detector for RugPullLive {
         Some(vec![Category::RugPull])
     }
     fn time_limit(&self, per_request: Duration, entries: &[Entry]) -> Duration {
-        let ready = launch::ready_timeout(&self.settings);
+        let servers = layout(entries, Self::played).map_or(1, |l| l.specs.len());
+        let ready = launch::ready_timeout(&self.settings, servers);
         let played = entries.iter().filter(|e| Self::played(e).is_some()).count() as u32;
         ready + (self.relist_timeout + Duration::from_secs(5)) * 3 + per_request * (3 * played + 3)
     }

@@ -13,9 +13,14 @@ use jaq_json::Val;
 use serde_json::Value;
 use std::fmt;
 
-/// Filter for mcpproxy's `retrieve_tools` MCP tool. Full-mode entries carry the canonical id in
-/// `name`, compact-mode entries in `id`; both are `server:tool` strings.
-pub const MCPPROXY_RETRIEVE_TOOLS_FILTER: &str = ".tools[] | (.name // .id)";
+/// Filter for mcpproxy's `retrieve_tools` MCP tool: whole result objects, so that the server
+/// travels with the name. Full-mode entries are `{name, server, …}` where `name` is
+/// `server:tool` since v0.52.0 and the bare tool name before; compact-mode entries carry
+/// `id: "server:tool"`. [`IdStyle::Auto`] reads all three. Versions before v0.52.0 answer no
+/// match with `"tools": null` (a Go nil slice): that is an empty list, while an answer with no
+/// `tools` key at all is still an error.
+pub const MCPPROXY_RETRIEVE_TOOLS_FILTER: &str =
+    r#"if type == "object" and has("tools") and .tools == null then empty else .tools[] end"#;
 
 /// Filter for mcpproxy's REST search endpoint (`GET /api/v1/index/search`), whose body is
 /// `{"success": true, "data": {"results": [{"tool": {"name", "server_name", ...}, "score"}]}}`.
@@ -614,6 +619,31 @@ mod tests {
         );
     }
 
+    /// mcpproxy before v0.52.0 (v0.51.0 read from its source, `buildFullToolEntry`): `name` is
+    /// the bare tool name and `server` is separate. Mapping `.name` alone gave bare names that
+    /// are not corpus ids (every query failed); the whole object maps to the same ids as today.
+    #[test]
+    fn mcpproxy_before_v0_52_bare_names_with_a_server_field() {
+        let m = Mapper::mcpproxy_retrieve_tools();
+        let mut old = full_mode();
+        for t in old["tools"].as_array_mut().unwrap() {
+            let name = t["name"]
+                .as_str()
+                .unwrap()
+                .split_once(':')
+                .unwrap()
+                .1
+                .to_string();
+            t["name"] = json!(name);
+        }
+        assert_eq!(old["tools"][0]["name"], "create_issue");
+        assert_eq!(m.map_payload(&old).unwrap(), RANKED);
+        assert_eq!(m.map_call_result(&as_text(&old)).unwrap(), RANKED);
+        // what the old filter gave on such an answer: nothing usable
+        let old_filter = Mapper::new(".tools[] | (.name // .id)", IdStyle::Auto).unwrap();
+        assert!(old_filter.map_payload(&old).is_err());
+    }
+
     #[test]
     fn mcpproxy_full_and_compact_modes() {
         let m = Mapper::mcpproxy_retrieve_tools();
@@ -623,8 +653,12 @@ mod tests {
             m.map_call_result(&as_text(&compact_mode())).unwrap(),
             RANKED
         );
-        // Zero matches serialise as an empty tools array.
+        // Zero matches serialise as an empty tools array (v0.51.0 and older: null).
         assert!(m.map_payload(&json!({"tools": []})).unwrap().is_empty());
+        assert!(m.map_payload(&json!({"tools": null})).unwrap().is_empty());
+        // but an answer without `tools` is not a list of tools
+        assert!(m.map_payload(&json!({"error": "boom"})).is_err());
+        assert!(m.map_payload(&json!("text")).is_err());
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod mcp_search;
 pub mod recorded;
 pub mod rest;
 pub mod rules;
+pub mod sample_args;
 pub mod scanner;
 
 use crate::dataset::Entry;

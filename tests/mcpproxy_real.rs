@@ -1,0 +1,653 @@
+//! The real mcpproxy (smart-mcp-proxy/mcpproxy-go), end to end, at two pinned versions installed by
+//! tests/setup-mcpproxy.sh (`go install …@v0.60.0` and `@v0.51.0`, cached in target/mcpproxy/).
+//!
+//! Where a version could not be installed (the Go module proxy refused it, the build failed) each
+//! test prints `BLOCKED:` with the exact install error and returns: nothing stands in for the real
+//! binary. `EVALGATE_REQUIRE_MCPPROXY=1` turns that into a failure. `EVALGATE_MCPPROXY_V0_60_0` and
+//! `EVALGATE_MCPPROXY_V0_51_0` name binaries built elsewhere.
+//!
+//! Every test asserts numbers, not only exit codes, and prints the figures it measured.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CURRENT: &str = "v0.60.0";
+/// The last release before v0.52.0 (bare tool names in retrieve_tools).
+const OLD: &str = "v0.51.0";
+
+/// The binary of `version`, or `None` (with the reason printed) when it could not be installed.
+fn mcpproxy(version: &str) -> Option<PathBuf> {
+    let var = format!(
+        "EVALGATE_MCPPROXY_{}",
+        version.to_uppercase().replace('.', "_")
+    );
+    if let Some(p) = std::env::var_os(&var) {
+        let p = PathBuf::from(p);
+        assert!(
+            p.is_file(),
+            "{var} names {}, which does not exist",
+            p.display()
+        );
+        return Some(p);
+    }
+    let dir = std::env::var_os("EVALGATE_MCPPROXY_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/mcpproxy"))
+        .join(version);
+    let bin = dir.join("mcpproxy");
+    if bin.is_file() {
+        return Some(bin);
+    }
+    let why = std::fs::read_to_string(dir.join("UNAVAILABLE"))
+        .unwrap_or_else(|_| "tests/setup-mcpproxy.sh has not run".into());
+    let msg = format!("BLOCKED: mcpproxy {version} is not installed here: {why}");
+    if std::env::var("EVALGATE_REQUIRE_MCPPROXY").as_deref() == Ok("1") {
+        panic!("{msg}");
+    }
+    eprintln!("{msg}");
+    None
+}
+
+fn curl_json(args: &[&str]) -> Option<Value> {
+    let o = Command::new("curl")
+        .args(["-s", "--max-time", "10"])
+        .args(args)
+        .output()
+        .ok()?;
+    serde_json::from_slice(&o.stdout).ok()
+}
+
+/// A real mcpproxy started by the test over replayed servers; stopped (SIGTERM, then SIGKILL)
+/// when dropped.
+struct Up {
+    child: Child,
+    base: String,
+    key: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(15) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn corpus_of(path: &Path) -> evalgate::dataset::Corpus {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Starts `bin serve` over replays of `corpus` (quarantine off) and waits until its catalog is
+/// exactly the corpus and REST answers to a few queries are the same twice in a row.
+fn start(bin: &Path, corpus: &evalgate::dataset::Corpus) -> Up {
+    let dir = tempdir();
+    let files = evalgate::launch::write_server_corpora(corpus, &dir.path().join("replay")).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let key = "evalgate-test-key".to_string();
+    let data = dir.path().join("data");
+    let cfg = evalgate::launch::proxy_config(
+        &evalgate::launch::corpus_upstreams(&files),
+        &evalgate_bin(),
+        &listen,
+        &data,
+        &key,
+        evalgate::launch::Quarantine::Off,
+    );
+    let cfg_path = write_json(dir.path(), "mcpproxy.json", &cfg);
+    let log = std::fs::File::create(dir.path().join("mcpproxy.log")).unwrap();
+    let child = Command::new(bin)
+        .args(["serve", "--config"])
+        .arg(&cfg_path)
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["--listen", &listen, "--log-level", "info"])
+        .env("MCPPROXY_API_KEY", &key)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let mut up = Up {
+        child,
+        base: format!("http://{listen}"),
+        key,
+        _dir: dir,
+    };
+    let want: BTreeSet<String> = corpus.tools.iter().map(|t| t.tool_id.to_string()).collect();
+    let header = format!("X-API-Key: {}", up.key);
+    let start = Instant::now();
+    let limit = Duration::from_secs(60 + want.len() as u64 / 10);
+    loop {
+        if let Ok(Some(status)) = up.child.try_wait() {
+            panic!("mcpproxy exited ({status}) before it was ready");
+        }
+        let have: BTreeSet<String> =
+            curl_json(&["-H", &header, &format!("{}/api/v1/tools", up.base)])
+                .and_then(|v| v["data"]["tools"].as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|t| {
+                    Some(format!(
+                        "{}:{}",
+                        t["server_name"].as_str()?,
+                        t["name"].as_str()?
+                    ))
+                })
+                .collect();
+        if have == want {
+            break;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "catalog never complete: {} of {} tools",
+            have.len(),
+            want.len()
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    // the index may lag the catalog: wait until searches answer the same twice
+    let probe = || -> Vec<Value> {
+        ["read a file", "create an issue", "current time"]
+            .iter()
+            .map(|q| {
+                curl_json(&[
+                    "-G",
+                    "-H",
+                    &header,
+                    "--data-urlencode",
+                    &format!("q={q}"),
+                    "--data-urlencode",
+                    "limit=20",
+                    &format!("{}/api/v1/index/search", up.base),
+                ])
+                .unwrap_or(Value::Null)
+            })
+            .collect()
+    };
+    let mut last = probe();
+    for _ in 0..30 {
+        std::thread::sleep(Duration::from_secs(1));
+        let now = probe();
+        if now == last {
+            eprintln!(
+                "mcpproxy ready over {} tools after {:.1} s",
+                want.len(),
+                start.elapsed().as_secs_f64()
+            );
+            return up;
+        }
+        last = now;
+    }
+    let _ = up.child.kill();
+    panic!("mcpproxy's search answers never settled");
+}
+
+fn run(dir: &Path, args: &[&str]) -> Value {
+    let o = evalgate(dir, args);
+    assert_eq!(
+        code(&o),
+        0,
+        "evalgate {args:?}: stdout {} stderr {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    let out = args
+        .iter()
+        .position(|a| *a == "--out")
+        .map(|i| args[i + 1])
+        .expect("--out given");
+    read_json(&dir.join(out).join("report.json"))
+}
+
+fn metric(r: &Value, m: &str) -> f64 {
+    r["retrieval"]["metrics"][m]["mean"].as_f64().unwrap()
+}
+
+/// query id → ranked ids of the first run.
+fn ranked(r: &Value) -> BTreeMap<String, Vec<String>> {
+    r["retrieval"]["observations"]["runs"][0]["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            (
+                q["id"].as_str().unwrap().to_string(),
+                q["ranked"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+fn figures(label: &str, r: &Value) {
+    let lat = &r["retrieval"]["latency_ms"];
+    eprintln!(
+        "{label}: R@1 {:.4} R@5 {:.4} R@10 {:.4} MRR {:.4} nDCG@10 {:.4} MAP {:.4} · p50 {} ms p95 {} ms",
+        metric(r, "recall_at_1"),
+        metric(r, "recall_at_5"),
+        metric(r, "recall_at_10"),
+        metric(r, "mrr"),
+        metric(r, "ndcg_at_10"),
+        metric(r, "map"),
+        lat["p50"],
+        lat["p95"]
+    );
+}
+
+/// Every ranked id is a corpus id, no list repeats one, none is starved.
+fn assert_sound(r: &Value, corpus: &evalgate::dataset::Corpus) {
+    let ids: BTreeSet<String> = corpus.tools.iter().map(|t| t.tool_id.to_string()).collect();
+    for (q, list) in ranked(r) {
+        let set: BTreeSet<&String> = list.iter().collect();
+        assert_eq!(set.len(), list.len(), "query {q} repeats an id: {list:?}");
+        for id in &list {
+            assert!(ids.contains(id), "query {q}: {id} is not a corpus id");
+        }
+    }
+}
+
+fn v0_corpus_path() -> PathBuf {
+    root().join("datasets/v0/corpus.json")
+}
+
+/// Launch (`--sut mcpproxy`): catalog readiness, then the same proxy searched over MCP
+/// `retrieve_tools` and over REST `/api/v1/index/search`; both ranked lists recorded and compared.
+#[test]
+fn v0_launch_and_mcp_and_rest_rankings_of_the_real_mcpproxy() {
+    let Some(bin) = mcpproxy(CURRENT) else { return };
+    let d = tempdir();
+    let bin_s = bin.to_str().unwrap();
+    // evalgate's own launch: readiness, probes, the measured run
+    let launched = run(
+        d.path(),
+        &[
+            "retrieval",
+            "--mcpproxy-bin",
+            bin_s,
+            "--no-baseline",
+            "--out",
+            "launch",
+        ],
+    );
+    figures("mcpproxy v0.60.0 launched, v0", &launched);
+    let corpus = corpus_of(&v0_corpus_path());
+    assert_sound(&launched, &corpus);
+    assert_eq!(launched["retrieval"]["queries"], 109);
+    let r5 = metric(&launched, "recall_at_5");
+    assert!((0.45..0.70).contains(&r5), "R@5 {r5}");
+
+    // a proxy the test started: MCP and REST against the same index
+    let up = start(&bin, &corpus);
+    let header = format!("X-API-Key:{}", up.key);
+    let mcp = run(
+        d.path(),
+        &[
+            "retrieval",
+            "--sut",
+            "mcp",
+            "--url",
+            &format!("{}/mcp", up.base),
+            "--header",
+            &header,
+            "--no-baseline",
+            "--out",
+            "mcp",
+            "--robustness",
+            "off",
+        ],
+    );
+    let rest = run(
+        d.path(),
+        &[
+            "retrieval",
+            "--sut",
+            "rest",
+            "--url",
+            &format!("{}/api/v1/index/search", up.base),
+            "--header",
+            &header,
+            "--no-baseline",
+            "--out",
+            "rest",
+            "--robustness",
+            "off",
+        ],
+    );
+    figures("mcpproxy v0.60.0 over MCP retrieve_tools", &mcp);
+    figures("mcpproxy v0.60.0 over REST index/search", &rest);
+    assert_sound(&rest, &corpus);
+    let (a, b) = (ranked(&mcp), ranked(&rest));
+    assert_eq!(a.len(), 109);
+    let same = a.iter().filter(|(q, l)| b.get(*q) == Some(l)).count();
+    let same_top10 = a
+        .iter()
+        .filter(|(q, l)| {
+            b.get(*q)
+                .is_some_and(|m| m.iter().take(10).eq(l.iter().take(10)))
+        })
+        .count();
+    eprintln!(
+        "MCP vs REST: {same}/109 ranked lists identical, {same_top10}/109 identical in the top 10; list lengths MCP {} REST {}",
+        a.values().map(Vec::len).sum::<usize>(),
+        b.values().map(Vec::len).sum::<usize>()
+    );
+    // both paths search the same bleve index: identical lists, identical metrics
+    assert_eq!(a, b, "MCP and REST rankings differ");
+    assert_eq!(mcp["retrieval"]["metrics"], rest["retrieval"]["metrics"]);
+    // and the launched run measured the same system
+    assert_eq!(ranked(&launched), a);
+}
+
+/// SC-003 on the real proxy: a corpus without one labelled tool is served, the frozen corpus is
+/// scored: that query's recall drops to 0. SC-007: two fresh launches reproduce each other.
+#[test]
+fn sc003_and_sc007_on_the_real_mcpproxy() {
+    let Some(bin) = mcpproxy(CURRENT) else { return };
+    let d = tempdir();
+    let bin_s = bin.to_str().unwrap();
+    let args = |out: &'static str| -> Vec<&str> {
+        vec![
+            "retrieval",
+            "--mcpproxy-bin",
+            bin_s,
+            "--no-baseline",
+            "--robustness",
+            "off",
+            "--out",
+            out,
+        ]
+    };
+    let first = run(d.path(), &args("first"));
+    let second = run(d.path(), &args("second"));
+    // SC-007: identical rankings and metrics from two fresh proxies
+    assert_eq!(ranked(&first), ranked(&second));
+    assert_eq!(
+        first["retrieval"]["metrics"],
+        second["retrieval"]["metrics"]
+    );
+    eprintln!(
+        "SC-007: two launches, {} queries, identical lists; R@5 {:.4} both",
+        ranked(&first).len(),
+        metric(&first, "recall_at_5")
+    );
+
+    // SC-003: the single-label queries that mcpproxy answers in its top 10
+    let golden = shipped("golden.json");
+    let per_query = first["retrieval"]["per_query"].as_array().unwrap();
+    let mut chosen = Vec::new();
+    for (q, pq) in golden["queries"].as_array().unwrap().iter().zip(per_query) {
+        let relevant: Vec<&str> = q["labels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["relevance"].as_u64().unwrap() >= 1)
+            .map(|l| l["tool_id"].as_str().unwrap())
+            .collect();
+        if relevant.len() == 1 && pq["metrics"]["recall_at_10"].as_f64().unwrap() > 0.0 {
+            chosen.push((
+                q["id"].as_str().unwrap().to_string(),
+                relevant[0].to_string(),
+            ));
+        }
+        if chosen.len() == 3 {
+            break;
+        }
+    }
+    assert_eq!(
+        chosen.len(),
+        3,
+        "three single-label queries answered by mcpproxy"
+    );
+    let removed: BTreeSet<&str> = chosen.iter().map(|(_, t)| t.as_str()).collect();
+    let mut corpus = corpus_of(&v0_corpus_path());
+    corpus.tools.retain(|t| !removed.contains(&*t.tool_id));
+    let up = start(&bin, &corpus);
+    let reduced = run(
+        d.path(),
+        &[
+            "retrieval",
+            "--sut",
+            "mcp",
+            "--url",
+            &format!("{}/mcp", up.base),
+            "--header",
+            &format!("X-API-Key:{}", up.key),
+            "--no-baseline",
+            "--robustness",
+            "off",
+            "--out",
+            "reduced",
+        ],
+    );
+    let by_id: BTreeMap<&str, &Value> = reduced["retrieval"]["per_query"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| (q["id"].as_str().unwrap(), &q["metrics"]))
+        .collect();
+    for (q, tool) in &chosen {
+        let m = by_id[q.as_str()];
+        eprintln!(
+            "SC-003: {tool} removed: query {q} recall@10 {} → {}",
+            per_query.iter().find(|p| p["id"] == q.as_str()).unwrap()["metrics"]["recall_at_10"],
+            m["recall_at_10"]
+        );
+        for k in [
+            "recall_at_1",
+            "recall_at_5",
+            "recall_at_10",
+            "mrr",
+            "ndcg_at_10",
+        ] {
+            assert_eq!(
+                m[k].as_f64(),
+                Some(0.0),
+                "query {q} {k} with {tool} removed"
+            );
+        }
+    }
+    assert!(metric(&reduced, "recall_at_10") < metric(&first, "recall_at_10"));
+}
+
+/// Security: mcpproxy's own scan (`tpa-descriptions`) as a detector, and the live rug-pull
+/// through its tool quarantine, over the v0 security corpus.
+#[test]
+fn mcpproxy_scan_and_live_rug_pulls_per_category() {
+    let Some(bin) = mcpproxy(CURRENT) else { return };
+    let d = tempdir();
+    std::fs::write(
+        d.path().join("evalgate.toml"),
+        "[proxy_scan]\nscanner_ids = [\"tpa-descriptions\"]\n",
+    )
+    .unwrap();
+    let r = run(
+        d.path(),
+        &[
+            "security",
+            "--mcpproxy-bin",
+            bin.to_str().unwrap(),
+            "--detectors",
+            "proxy-scan,rug-pull-live",
+            "--no-baseline",
+            "--out",
+            "sec",
+        ],
+    );
+    let dets = r["security"]["detectors"].as_array().unwrap();
+    let det = |n: &str| dets.iter().find(|x| x["detector"] == n).unwrap();
+
+    let scan = det("proxy-scan");
+    let c = &scan["counts"];
+    eprintln!(
+        "proxy-scan (tpa-descriptions): counts {c} metrics {}",
+        scan["metrics"]
+    );
+    for pc in scan["per_category"].as_array().unwrap() {
+        eprintln!(
+            "  {} flagged {}/{}",
+            pc["category"], pc["flagged"], pc["total"]
+        );
+    }
+    let n = |k: &str| c[k].as_u64().unwrap();
+    assert_eq!(
+        n("tp") + n("fp") + n("tn") + n("fn"),
+        128,
+        "a verdict per entry"
+    );
+    assert!(n("tp") > 0, "the scan catches some attacks: {c}");
+    let fpr = scan["metrics"]["fpr"]["mean"].as_f64().unwrap();
+    assert!(fpr < 0.25, "FPR {fpr}");
+    // per-entry verdicts with the rule that fired
+    let flagged_with_rules = scan["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["flagged_runs"].as_u64() == Some(1))
+        .all(|e| {
+            e["signals"].as_array().is_some_and(|s| {
+                s.iter().any(|x| {
+                    x.as_str()
+                        .is_some_and(|x| x.starts_with("detect.") || x.starts_with("tpa."))
+                })
+            })
+        });
+    assert!(flagged_with_rules, "every flag names mcpproxy's rule");
+
+    let live = det("rug-pull-live");
+    let per_cat = live["live"]["per_category"].as_array().unwrap();
+    for pc in per_cat {
+        eprintln!(
+            "rug-pull-live {}: played {} reported {} blocked {} restored {}",
+            pc["category"], pc["played"], pc["reported"], pc["blocked"], pc["restored"]
+        );
+    }
+    let rp = per_cat
+        .iter()
+        .find(|p| p["category"] == "rug_pull")
+        .unwrap();
+    let g = |k: &str| rp[k].as_u64().unwrap();
+    assert_eq!(g("played"), 14);
+    assert_eq!(
+        g("relisted"),
+        14,
+        "every server re-listed after list_changed"
+    );
+    assert!(g("reported") >= 7, "quarantine reports most changes: {rp}");
+    // a reported change is a withheld tool, and every revert restores it
+    assert_eq!(g("blocked"), g("reported"), "{rp}");
+    assert_eq!(g("restored"), 14, "{rp}");
+    // the baseline call of every played tool went through: destructive tools included
+    // (call_tool_destructive) and tools with required parameters (schema-valid arguments)
+    let verdicts = r["security"]["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["detector"] == "rug-pull-live")
+        .unwrap()["runs"][0]["verdicts"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let played: Vec<&Value> = verdicts.iter().filter(|v| !v["live"].is_null()).collect();
+    assert_eq!(played.len(), 21);
+    for v in &played {
+        assert_eq!(
+            v["live"]["baseline_ok"], true,
+            "{}: {}",
+            v["entry_id"], v["live"]
+        );
+    }
+}
+
+/// The version before v0.52.0 answers retrieve_tools with bare names and a `server` field: the
+/// default mapping reads whole result objects, so its rankings are sound corpus ids too.
+#[test]
+fn the_old_mcpproxy_gives_sound_rankings_through_the_bare_name_mapping() {
+    let Some(bin) = mcpproxy(OLD) else { return };
+    let d = tempdir();
+    let r = run(
+        d.path(),
+        &[
+            "retrieval",
+            "--mcpproxy-bin",
+            bin.to_str().unwrap(),
+            "--no-baseline",
+            "--robustness",
+            "off",
+            "--out",
+            "old",
+        ],
+    );
+    figures("mcpproxy v0.51.0 launched, v0", &r);
+    assert_sound(&r, &corpus_of(&v0_corpus_path()));
+    let diag = &r["retrieval"]["diagnostics"];
+    eprintln!("diagnostics {diag}");
+    let r5 = metric(&r, "recall_at_5");
+    assert!((0.40..0.70).contains(&r5), "R@5 {r5}");
+    assert!(
+        ranked(&r).values().filter(|l| !l.is_empty()).count() >= 100,
+        "most queries answered"
+    );
+}
+
+/// The full v1 corpus: 101 replayed servers, 2,665 tools, 586 queries through the real proxy.
+#[test]
+fn v1_the_real_mcpproxy_over_101_replayed_servers() {
+    let Some(bin) = mcpproxy(CURRENT) else { return };
+    let d = tempdir();
+    let o = evalgate_default(
+        d.path(),
+        &[
+            "retrieval",
+            "--mcpproxy-bin",
+            bin.to_str().unwrap(),
+            "--no-baseline",
+            "--robustness",
+            "off",
+            "--out",
+            "v1",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("catalog ready (2665 tools)"), "{err}");
+    let r = read_json(&d.path().join("v1/report.json"));
+    figures("mcpproxy v0.60.0 launched, v1", &r);
+    assert_eq!(r["retrieval"]["queries"], 586);
+    let r5 = metric(&r, "recall_at_5");
+    assert!((0.50..0.65).contains(&r5), "R@5 {r5}");
+    let ids: BTreeSet<String> = {
+        let text = std::fs::read_to_string(root().join("datasets/v1/corpus.json")).unwrap();
+        corpus_of_text(&text)
+    };
+    for (q, list) in ranked(&r) {
+        assert!(list.iter().all(|id| ids.contains(id)), "query {q}");
+    }
+}
+
+fn corpus_of_text(text: &str) -> BTreeSet<String> {
+    let c: evalgate::dataset::Corpus = serde_json::from_str(text).unwrap();
+    c.tools.iter().map(|t| t.tool_id.to_string()).collect()
+}
