@@ -132,9 +132,6 @@ pub struct LaunchFile {
     pub env: BTreeMap<String, String>,
     /// Seconds to wait for the catalog to match the corpus.
     pub ready_timeout: Option<f64>,
-    /// How the catalog is read while waiting: `rest` (mcpproxy's `/api/v1/tools`, default) or
-    /// `search` (only the stability check).
-    pub catalog: Option<String>,
     /// Keys merged into the top level of every generated proxy config (e.g.
     /// `on_tool_drift = "log"` for the reference proxy's observe mode).
     #[serde(default)]
@@ -316,6 +313,14 @@ extra_args = { detail = "full" }
         assert_eq!(f.run.runs, Some(3));
         assert_eq!(f.sut.kind, Some(SutKind::Mcp));
         assert_eq!(f.sut.mcp.extra_args["detail"], "full");
+        // `[sut.launch] catalog` was accepted and never read: it is refused now, by name
+        let err = FileConfig::parse("evalgate.toml", "[sut.launch]\ncatalog = \"search\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("evalgate.toml:2:1: ") && err.contains("catalog"),
+            "{err}"
+        );
         let err = FileConfig::parse("evalgate.toml", "[run]\nrunz = 3\n")
             .unwrap_err()
             .to_string();

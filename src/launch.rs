@@ -441,8 +441,11 @@ pub async fn start(
         detail,
     };
     let data_dir = dir.path().join("data");
-    std::fs::create_dir_all(&data_dir)
-        .map_err(|e| fail(format!("cannot create {}: {e}", data_dir.display())))?;
+    let home = dir.path().join("home");
+    for d in [&data_dir, &home] {
+        std::fs::create_dir_all(d)
+            .map_err(|e| fail(format!("cannot create {}: {e}", d.display())))?;
+    }
     let me = std::env::current_exe()
         .map_err(|e| fail(format!("cannot find evalgate's own binary: {e}")))?;
     let mut attempt = 0;
@@ -522,6 +525,11 @@ pub async fn start(
             ),
         };
         env.push(("MCPPROXY_API_KEY".into(), api_key.clone()));
+        // a fresh HOME: no user configuration, keyring or shell profile reaches the proxy.
+        // mcpproxy starts every stdio upstream through the user's login shell (`$SHELL -l -c`);
+        // a profile that does work at login (here: `pyenv rehash` under a lock) made a hundred
+        // upstreams miss mcpproxy's 30 s initialize deadline.
+        env.push(("HOME".into(), home.display().to_string()));
         for (k, v) in &s.sut_file.launch.env {
             env.push((k.clone(), fill(v, &vars)));
         }

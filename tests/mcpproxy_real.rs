@@ -581,6 +581,75 @@ fn mcpproxy_scan_and_live_rug_pulls_per_category() {
     }
 }
 
+/// mcpproxy's `shadowing.cross_server` check compares a tool with the tools of every other
+/// connected server, so the scan layout decides what it sees. Each entry is scanned with exactly
+/// its declared `peers`: a clone is caught against its declared original, the same clone with no
+/// peers is judged alone, and the benign original is not flagged because an attack entry happens to
+/// clone it (in one shared registry it was).
+#[test]
+fn mcpproxy_scan_sees_each_entry_with_its_declared_peers_only() {
+    let Some(bin) = mcpproxy(CURRENT) else { return };
+    let d = tempdir();
+    std::fs::write(
+        d.path().join("evalgate.toml"),
+        "[proxy_scan]\nscanner_ids = [\"tpa-descriptions\"]\n",
+    )
+    .unwrap();
+    let fixture = root().join("tests/fixtures/security-peers.json");
+    let r = run(
+        d.path(),
+        &[
+            "security",
+            "--mcpproxy-bin",
+            bin.to_str().unwrap(),
+            "--security-corpus",
+            fixture.to_str().unwrap(),
+            "--detectors",
+            "proxy-scan",
+            "--no-baseline",
+            "--out",
+            "peers",
+        ],
+    );
+    let det = &r["security"]["detectors"][0];
+    let by_id: BTreeMap<&str, &Value> = det["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["id"].as_str().unwrap(), e))
+        .collect();
+    for (id, e) in &by_id {
+        eprintln!(
+            "{id}: flagged {} signals {}",
+            e["flagged_runs"], e["signals"]
+        );
+    }
+    let flagged = |id: &str| by_id[id]["flagged_runs"].as_u64() == Some(1);
+    let signals = |id: &str| by_id[id]["signals"].to_string();
+    assert!(flagged("clone-attack"), "{}", signals("clone-attack"));
+    assert!(
+        signals("clone-attack").contains("shadowing"),
+        "{}",
+        signals("clone-attack")
+    );
+    assert!(flagged("ref-attack"), "{}", signals("ref-attack"));
+    assert!(
+        signals("ref-attack").contains("shadowing"),
+        "{}",
+        signals("ref-attack")
+    );
+    assert!(
+        !flagged("clone-alone"),
+        "no peers declared: {}",
+        signals("clone-alone")
+    );
+    assert!(
+        !flagged("clone-benign"),
+        "the original is not a clone of the attack: {}",
+        signals("clone-benign")
+    );
+}
+
 /// The version before v0.52.0 answers retrieve_tools with bare names and a `server` field: the
 /// default mapping reads whole result objects, so its rankings are sound corpus ids too.
 #[test]

@@ -77,10 +77,15 @@ fn the_proxys_scan_path_flags_exactly_what_the_rules_flag_in_process_on_every_v1
         "",
     );
     assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("catalog ready (435 tools)"),
-        "every entry is served as a tool: {err}"
-    );
+    // every entry is served as a tool, in launches that keep entries that could see each
+    // other apart (v1 declares no peers: nothing else is served)
+    let served: usize = err
+        .lines()
+        .filter_map(|l| l.split_once("catalog ready (")?.1.split_once(" tools)"))
+        .map(|(n, _)| n.parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(served, 435, "every entry is served as a tool: {err}");
+    assert!(err.contains("proxy-scan: launch 10/10"), "{err}");
     let rules = flags(detector(&report, "rules"));
     let scan = flags(detector(&report, "proxy-scan"));
     assert_eq!(rules.len(), 435);
@@ -242,4 +247,40 @@ fn a_proxy_that_never_relists_has_missed_every_rug_pull_and_says_why() {
         let note = e["note"].as_str().unwrap_or("");
         assert!(note.contains("never re-listed server"), "{id}: {note}");
     }
+}
+
+/// mcpproxy's scan status `cancelled` is final: evalgate names it at once instead of polling
+/// until `scan_timeout` (the reference proxy cancels every scan under this fault).
+#[test]
+fn a_cancelled_scan_is_a_named_failure_at_once_not_a_wait_for_the_timeout() {
+    let d = tempdir();
+    std::fs::write(
+        d.path().join("evalgate.toml"),
+        "[proxy_scan]\nscan_timeout = 60\n",
+    )
+    .unwrap();
+    let start = std::time::Instant::now();
+    let o = evalgate_env(
+        d.path(),
+        &[
+            "security",
+            "--sut",
+            "reference",
+            "--detectors",
+            "proxy-scan",
+            "--no-baseline",
+            "--out",
+            "r",
+        ],
+        &[("EVALGATE_PROXY_FAULT", "cancel-scans")],
+    );
+    let took = start.elapsed();
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let r = read_json(&d.path().join("r/report.json"));
+    let detail = r["failure"].to_string();
+    assert!(detail.contains("cancelled"), "{detail}");
+    assert!(
+        took < std::time::Duration::from_secs(40),
+        "waited {took:?}, as if the cancelled scan might still complete"
+    );
 }
