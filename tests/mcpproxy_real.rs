@@ -681,28 +681,41 @@ fn the_old_mcpproxy_gives_sound_rankings_through_the_bare_name_mapping() {
     );
 }
 
-/// The full v1 corpus: 101 replayed servers, 2,665 tools, 586 queries through the real proxy.
+/// The full v1 corpus: 101 replayed servers, 2,665 tools, 586 queries through the real proxy,
+/// gated against the committed baseline of mcpproxy v0.60.0: an unchanged system reproduces it.
 #[test]
-fn v1_the_real_mcpproxy_over_101_replayed_servers() {
+fn v1_the_real_mcpproxy_over_101_replayed_servers_reproduces_its_baseline() {
     let Some(bin) = mcpproxy(CURRENT) else { return };
     let d = tempdir();
+    let baseline = root().join("baselines/mcpproxy-v0.60.0.json");
     let o = evalgate_default(
         d.path(),
         &[
             "retrieval",
             "--mcpproxy-bin",
             bin.to_str().unwrap(),
-            "--no-baseline",
+            "--baseline",
+            baseline.to_str().unwrap(),
             "--robustness",
             "off",
             "--out",
             "v1",
         ],
     );
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("catalog ready (2665 tools)"), "{err}");
     let r = read_json(&d.path().join("v1/report.json"));
+    assert_eq!(r["gate"]["verdict"], "pass", "{}", r["gate"]);
+    let b = read_json(&baseline);
+    for m in ["recall_at_5", "mrr", "ndcg_at_10"] {
+        let want = b["retrieval"]["metrics"][m]["value"].as_f64().unwrap();
+        assert!(
+            (metric(&r, m) - want).abs() < 5e-6,
+            "{m}: {} vs baseline {want}",
+            metric(&r, m)
+        );
+    }
     figures("mcpproxy v0.60.0 launched, v1", &r);
     assert_eq!(r["retrieval"]["queries"], 586);
     let r5 = metric(&r, "recall_at_5");
