@@ -418,13 +418,15 @@ pub fn ready_timeout(s: &Settings, servers: usize) -> Duration {
 
 /// A fresh scratch directory for one launch.
 pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
-    tempfile::Builder::new()
+    let dir = tempfile::Builder::new()
         .prefix("evalgate-launch-")
         .tempdir()
         .map_err(|e| SutError::Other {
             system: name.to_string(),
             detail: format!("cannot create a scratch directory: {e}"),
-        })
+        })?;
+    crate::process::Supervisor::remove_on_signal(dir.path());
+    Ok(dir)
 }
 
 /// Starts the proxy the settings name (`--sut mcpproxy`, `launch`, else the reference proxy)

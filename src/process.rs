@@ -674,6 +674,8 @@ impl Drop for Inner {
 /// Every supervisor alive in this process, for the signal handler.
 static ALL: Mutex<Vec<Weak<Inner>>> = Mutex::new(Vec::new());
 static HANDLERS_INSTALLED: Mutex<bool> = Mutex::new(false);
+/// Scratch directories to remove when a signal ends the process.
+static SCRATCH: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
 
 /// Owns every child process it spawns. Clones share the same children; when the last clone
 /// is dropped, every remaining child group is killed.
@@ -791,6 +793,12 @@ impl Supervisor {
     /// exit with 130 or 143. Installed once per process (later calls do nothing); must be
     /// called inside a Tokio runtime, and only works while that runtime runs. Problems are
     /// reported on stderr, not returned, since running without the handler is still possible.
+    /// Also removes `dir` if evalgate is stopped by SIGINT/SIGTERM (a directory already gone is
+    /// skipped).
+    pub fn remove_on_signal(dir: &std::path::Path) {
+        lock(&SCRATCH).push(dir.to_path_buf());
+    }
+
     pub fn install_signal_handlers(&self) {
         use tokio::signal::unix::{SignalKind, signal};
         let mut installed = lock(&HANDLERS_INSTALLED);
@@ -822,6 +830,11 @@ impl Supervisor {
             let sups: Vec<Arc<Inner>> = lock(&ALL).iter().filter_map(Weak::upgrade).collect();
             for sup in &sups {
                 kill_now(&sup.snapshot(true));
+            }
+            // exit() runs no destructors: remove the scratch directories (scratch configs
+            // hold API keys) that a normal end would have removed
+            for dir in lock(&SCRATCH).drain(..) {
+                let _ = std::fs::remove_dir_all(dir);
             }
             eprintln!("evalgate: {name} received, child processes stopped");
             std::process::exit(code);

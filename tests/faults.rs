@@ -122,7 +122,10 @@ fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_
     );
     assert!(survivors().is_empty());
 
-    // Ctrl-C while the proxy is up (its first search hangs): exit 130, nothing left behind
+    // Ctrl-C while the proxy is up (its first search hangs): exit 130, nothing left behind,
+    // not even the scratch directory with the proxy's config and API key
+    let scratch_root = d.path().join("tmp");
+    std::fs::create_dir_all(&scratch_root).unwrap();
     let child = std::process::Command::new(evalgate_bin())
         .args([
             "retrieval",
@@ -137,6 +140,7 @@ fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_
         ])
         .current_dir(d.path())
         .env("EVALGATE_PROXY_FAULT", "hang-after=1")
+        .env("TMPDIR", &scratch_root)
         .env_remove("EVALGATE_CONFIG")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -169,4 +173,9 @@ fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_
     );
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(survivors().is_empty(), "after Ctrl-C: {:?}", survivors());
+    let left: Vec<_> = std::fs::read_dir(&scratch_root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "scratch left after Ctrl-C: {left:?}");
 }
