@@ -682,7 +682,8 @@ fn the_old_mcpproxy_gives_sound_rankings_through_the_bare_name_mapping() {
 }
 
 /// The full v1 corpus: 101 replayed servers, 2,665 tools, 586 queries through the real proxy,
-/// gated against the committed baseline of mcpproxy v0.60.0: an unchanged system reproduces it.
+/// gated against the committed baseline of mcpproxy v0.60.0: an unchanged system reproduces it;
+/// then the same corpus searched over REST gives the same ranked lists.
 #[test]
 fn v1_the_real_mcpproxy_over_101_replayed_servers_reproduces_its_baseline() {
     let Some(bin) = mcpproxy(CURRENT) else { return };
@@ -727,6 +728,69 @@ fn v1_the_real_mcpproxy_over_101_replayed_servers_reproduces_its_baseline() {
     for (q, list) in ranked(&r) {
         assert!(list.iter().all(|id| ids.contains(id)), "query {q}");
     }
+
+    // the same 101 servers behind a proxy the test started, searched over MCP and over REST:
+    // identical lists from one proxy; against the launched run (another index instance, its
+    // documents added in another order) identical top 10s and metrics
+    let corpus = corpus_of(&root().join("datasets/v1/corpus.json"));
+    let up = start(&bin, &corpus);
+    let header = format!("X-API-Key:{}", up.key);
+    let search = |kind: &str, url: String, out: &str| -> Value {
+        let o = evalgate_default(
+            d.path(),
+            &[
+                "retrieval",
+                "--sut",
+                kind,
+                "--url",
+                &url,
+                "--header",
+                &header,
+                "--no-baseline",
+                "--robustness",
+                "off",
+                "--out",
+                out,
+            ],
+        );
+        assert_eq!(code(&o), 0, "{kind}: {}", stderr(&o));
+        read_json(&d.path().join(out).join("report.json"))
+    };
+    let mcp = search("mcp", format!("{}/mcp", up.base), "v1-mcp");
+    let rest = search(
+        "rest",
+        format!("{}/api/v1/index/search", up.base),
+        "v1-rest",
+    );
+    figures("mcpproxy v0.60.0 over REST, v1", &rest);
+    let (a, b) = (ranked(&mcp), ranked(&rest));
+    let same = a.iter().filter(|(q, l)| b.get(*q) == Some(l)).count();
+    eprintln!(
+        "v1, one proxy, MCP vs REST: {same}/{} ranked lists identical",
+        a.len()
+    );
+    assert_eq!(a, b, "MCP and REST rankings of one proxy differ on v1");
+    assert_eq!(mcp["retrieval"]["metrics"], rest["retrieval"]["metrics"]);
+    let launched = ranked(&r);
+    let top10 = |l: &Vec<String>| l.iter().take(10).cloned().collect::<Vec<_>>();
+    let tails: Vec<&String> = launched
+        .iter()
+        .filter(|(q, l)| a.get(*q) != Some(*l))
+        .map(|(q, _)| q)
+        .collect();
+    eprintln!(
+        "v1, launched vs started proxy: {} of {} lists differ, only below the top 10: {tails:?}",
+        tails.len(),
+        launched.len()
+    );
+    for (q, l) in &launched {
+        assert_eq!(
+            top10(l),
+            top10(&a[q]),
+            "query {q}: top 10 differs between two proxies"
+        );
+    }
+    assert_eq!(r["retrieval"]["metrics"], mcp["retrieval"]["metrics"]);
 }
 
 fn corpus_of_text(text: &str) -> BTreeSet<String> {
