@@ -71,6 +71,35 @@ struct Up {
     _dir: tempfile::TempDir,
 }
 
+impl Up {
+    /// `evalgate retrieval` against this proxy over MCP (`/mcp`) or REST (`/api/v1/index/search`).
+    fn search(&self, dir: &Path, kind: &str, out: &str, v1: bool) -> Value {
+        let url = match kind {
+            "mcp" => format!("{}/mcp", self.base),
+            _ => format!("{}/api/v1/index/search", self.base),
+        };
+        let header = format!("X-API-Key:{}", self.key);
+        run_on(
+            dir,
+            &[
+                "retrieval",
+                "--sut",
+                kind,
+                "--url",
+                &url,
+                "--header",
+                &header,
+                "--no-baseline",
+                "--robustness",
+                "off",
+                "--out",
+                out,
+            ],
+            v1,
+        )
+    }
+}
+
 impl Drop for Up {
     fn drop(&mut self) {
         let _ = Command::new("kill")
@@ -202,7 +231,17 @@ fn start(bin: &Path, corpus: &evalgate::dataset::Corpus) -> Up {
 }
 
 fn run(dir: &Path, args: &[&str]) -> Value {
-    let o = evalgate(dir, args);
+    run_on(dir, args, false)
+}
+
+/// Runs evalgate (exit 0 expected) on the v0 datasets, or on the embedded v1 ones, and returns
+/// the report of `--out`.
+fn run_on(dir: &Path, args: &[&str], v1: bool) -> Value {
+    let o = if v1 {
+        evalgate_default(dir, args)
+    } else {
+        evalgate(dir, args)
+    };
     assert_eq!(
         code(&o),
         0,
@@ -301,41 +340,8 @@ fn v0_launch_and_mcp_and_rest_rankings_of_the_real_mcpproxy() {
 
     // a proxy the test started: MCP and REST against the same index
     let up = start(&bin, &corpus);
-    let header = format!("X-API-Key:{}", up.key);
-    let mcp = run(
-        d.path(),
-        &[
-            "retrieval",
-            "--sut",
-            "mcp",
-            "--url",
-            &format!("{}/mcp", up.base),
-            "--header",
-            &header,
-            "--no-baseline",
-            "--out",
-            "mcp",
-            "--robustness",
-            "off",
-        ],
-    );
-    let rest = run(
-        d.path(),
-        &[
-            "retrieval",
-            "--sut",
-            "rest",
-            "--url",
-            &format!("{}/api/v1/index/search", up.base),
-            "--header",
-            &header,
-            "--no-baseline",
-            "--out",
-            "rest",
-            "--robustness",
-            "off",
-        ],
-    );
+    let mcp = up.search(d.path(), "mcp", "mcp", false);
+    let rest = up.search(d.path(), "rest", "rest", false);
     figures("mcpproxy v0.60.0 over MCP retrieve_tools", &mcp);
     figures("mcpproxy v0.60.0 over REST index/search", &rest);
     assert_sound(&rest, &corpus);
@@ -425,23 +431,7 @@ fn sc003_and_sc007_on_the_real_mcpproxy() {
     let mut corpus = corpus_of(&v0_corpus_path());
     corpus.tools.retain(|t| !removed.contains(&*t.tool_id));
     let up = start(&bin, &corpus);
-    let reduced = run(
-        d.path(),
-        &[
-            "retrieval",
-            "--sut",
-            "mcp",
-            "--url",
-            &format!("{}/mcp", up.base),
-            "--header",
-            &format!("X-API-Key:{}", up.key),
-            "--no-baseline",
-            "--robustness",
-            "off",
-            "--out",
-            "reduced",
-        ],
-    );
+    let reduced = up.search(d.path(), "mcp", "reduced", false);
     let by_id: BTreeMap<&str, &Value> = reduced["retrieval"]["per_query"]
         .as_array()
         .unwrap()
@@ -722,47 +712,15 @@ fn v1_the_real_mcpproxy_over_101_replayed_servers_reproduces_its_baseline() {
     assert_eq!(r["retrieval"]["queries"], 586);
     let r5 = metric(&r, "recall_at_5");
     assert!((0.50..0.65).contains(&r5), "R@5 {r5}");
-    let ids: BTreeSet<String> = {
-        let text = std::fs::read_to_string(root().join("datasets/v1/corpus.json")).unwrap();
-        corpus_of_text(&text)
-    };
-    for (q, list) in ranked(&r) {
-        assert!(list.iter().all(|id| ids.contains(id)), "query {q}");
-    }
+    let corpus = corpus_of(&root().join("datasets/v1/corpus.json"));
+    assert_sound(&r, &corpus);
 
     // the same 101 servers behind a proxy the test started, searched over MCP and over REST:
     // identical lists from one proxy; against the launched run (another index instance, its
     // documents added in another order) identical top 10s and metrics
-    let corpus = corpus_of(&root().join("datasets/v1/corpus.json"));
     let up = start(&bin, &corpus);
-    let header = format!("X-API-Key:{}", up.key);
-    let search = |kind: &str, url: String, out: &str| -> Value {
-        let o = evalgate_default(
-            d.path(),
-            &[
-                "retrieval",
-                "--sut",
-                kind,
-                "--url",
-                &url,
-                "--header",
-                &header,
-                "--no-baseline",
-                "--robustness",
-                "off",
-                "--out",
-                out,
-            ],
-        );
-        assert_eq!(code(&o), 0, "{kind}: {}", stderr(&o));
-        read_json(&d.path().join(out).join("report.json"))
-    };
-    let mcp = search("mcp", format!("{}/mcp", up.base), "v1-mcp");
-    let rest = search(
-        "rest",
-        format!("{}/api/v1/index/search", up.base),
-        "v1-rest",
-    );
+    let mcp = up.search(d.path(), "mcp", "v1-mcp", true);
+    let rest = up.search(d.path(), "rest", "v1-rest", true);
     figures("mcpproxy v0.60.0 over REST, v1", &rest);
     let (a, b) = (ranked(&mcp), ranked(&rest));
     let same = a.iter().filter(|(q, l)| b.get(*q) == Some(l)).count();
@@ -811,9 +769,4 @@ fn v1_the_real_mcpproxy_over_101_replayed_servers_reproduces_its_baseline() {
         let (x, y) = (metric(&r, m), metric(&mcp, m));
         assert!((x - y).abs() < 0.005, "{m}: launched {x} vs started {y}");
     }
-}
-
-fn corpus_of_text(text: &str) -> BTreeSet<String> {
-    let c: evalgate::dataset::Corpus = serde_json::from_str(text).unwrap();
-    c.tools.iter().map(|t| t.tool_id.to_string()).collect()
 }

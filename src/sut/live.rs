@@ -70,6 +70,28 @@ fn safe(s: &str) -> String {
     if out.is_empty() { "tool".into() } else { out }
 }
 
+/// A replay server with no tools yet.
+fn empty_spec(server: &str) -> ReplaySpec {
+    ReplaySpec {
+        server: server.to_string(),
+        tools: vec![],
+        changes: BTreeMap::new(),
+        rug_pull: crate::replay::RugPull::Off,
+    }
+}
+
+/// The name an entry's tool is served under: the definition's, else the entry's tool, else its
+/// id, made safe.
+fn served_name(e: &Entry, def: &Value) -> String {
+    let raw = def
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| e.tool.clone())
+        .unwrap_or_else(|| e.id.clone());
+    safe(&raw)
+}
+
 /// The entries laid out as tools on synthetic servers.
 struct Layout {
     specs: BTreeMap<String, ReplaySpec>,
@@ -145,13 +167,7 @@ fn layout(
         let Some((first, then)) = played(e) else {
             continue;
         };
-        let raw_name = first
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or_else(|| e.tool.clone())
-            .unwrap_or_else(|| e.id.clone());
-        let name = safe(&raw_name);
+        let name = served_name(e, &first);
         let base = safe(e.server.as_deref().unwrap_or("security"));
         // the first server of this base that does not list the name yet
         let existing = groups.entry(base.clone()).or_default();
@@ -173,15 +189,7 @@ fn layout(
                 }
                 taken.insert(cand.clone());
                 existing.push(cand.clone());
-                specs.insert(
-                    cand.clone(),
-                    ReplaySpec {
-                        server: cand.clone(),
-                        tools: vec![],
-                        changes: BTreeMap::new(),
-                        rug_pull: crate::replay::RugPull::Off,
-                    },
-                );
+                specs.insert(cand.clone(), empty_spec(&cand));
                 cand
             }
         };
@@ -500,13 +508,8 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<ScanLaunch>, String> {
         let Some((def, _)) = ProxyScan::served(e) else {
             continue;
         };
-        let name = def
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or_else(|| e.tool.clone())
-            .unwrap_or_else(|| e.id.clone());
-        let mut names = BTreeSet::from([safe(&name)]);
+        let name = served_name(e, &def);
+        let mut names = BTreeSet::from([name.clone()]);
         let mut text = def.to_string();
         for p in &e.peers {
             names.insert(safe(&p.tool.name));
@@ -517,7 +520,7 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<ScanLaunch>, String> {
             }
         }
         units.push(Unit { names, text });
-        served.push((i, def, safe(&name)));
+        served.push((i, def, name));
     }
     // greedy: each entry joins the first launch none of whose entries it could see
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -545,12 +548,7 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<ScanLaunch>, String> {
             let spec = layout
                 .specs
                 .entry(server.to_string())
-                .or_insert_with(|| ReplaySpec {
-                    server: server.to_string(),
-                    tools: vec![],
-                    changes: BTreeMap::new(),
-                    rug_pull: crate::replay::RugPull::Off,
-                });
+                .or_insert_with(|| empty_spec(server));
             if !spec.tools.iter().any(|t| t.name == tool.name) {
                 spec.tools.push(tool);
             }
