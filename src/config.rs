@@ -82,6 +82,24 @@ pub struct SutFile {
     pub launch: LaunchFile,
     /// Path of the mcpproxy binary for kind `mcpproxy`.
     pub mcpproxy_bin: Option<PathBuf>,
+    /// `[sut.catalog]`: how evalgate establishes that the system sees the whole corpus.
+    #[serde(default)]
+    pub catalog: CatalogFile,
+}
+
+/// `[sut.catalog]`: the catalog guarantee checked before any number.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogFile {
+    /// `auto` (default), `mcpproxy`, `tools-list` or `search`.
+    pub check: Option<crate::launch::catalog::CatalogCheck>,
+    /// For `tools-list`: jq filter from the listed tools (an array) to `server:tool` ids.
+    pub filter: Option<String>,
+    pub id_style: Option<IdStyle>,
+    /// Measure even when some corpus tools never appear (the coverage is then printed in
+    /// every report). Default false: an incomplete catalog is exit 3.
+    #[serde(default)]
+    pub allow_partial: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -121,21 +139,52 @@ pub struct RestFile {
     pub id_style: Option<IdStyle>,
 }
 
-/// `[sut.launch]`: a generic launched proxy that reads mcpproxy's config format.
+/// `[sut.launch]`: a launched proxy, whatever its config language.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchFile {
-    /// Command and arguments; placeholders `{config}`, `{data_dir}`, `{port}`, `{listen}`,
-    /// `{api_key}` are filled in.
+    /// Command and arguments; placeholders `{config}`, `{data_dir}`, `{home}`, `{workdir}`,
+    /// `{port}`, `{listen}`, `{url}`, `{api_key}`, `{servers_json}` are filled in (also in
+    /// `env` values and `cwd`).
     pub command: Option<Vec<String>>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Working directory of the proxy (default: the scratch directory, `{workdir}`).
+    pub cwd: Option<String>,
+    /// `mcpproxy` (default), `mcp-servers`, `servers`, `template` or `none`.
+    pub config_format: Option<crate::launch::writers::ConfigFormat>,
+    /// File name of `{config}` inside the scratch directory.
+    pub config_name: Option<String>,
+    /// minijinja template for `config_format = "template"` (relative to evalgate.toml).
+    pub template: Option<PathBuf>,
+    /// Commands run, in order, before the proxy starts; one that mentions `{server}` runs once
+    /// per served server (`{server_command}`, and `{server_args}` as a whole argument expands
+    /// to the server's arguments).
+    #[serde(default)]
+    pub setup: Vec<Vec<String>>,
+    /// `http` (default: the proxy listens, searched at `url`) or `stdio` (the command itself
+    /// speaks MCP on stdin/stdout).
+    pub transport: Option<LaunchTransport>,
+    /// MCP endpoint of an `http` proxy [default: `http://{listen}/mcp`].
+    pub url: Option<String>,
+    /// Headers sent to an `http` proxy (placeholders filled).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
     /// Seconds to wait for the catalog to match the corpus.
     pub ready_timeout: Option<f64>,
     /// Keys merged into the top level of every generated proxy config (e.g.
     /// `on_tool_drift = "log"` for the reference proxy's observe mode).
     #[serde(default)]
     pub proxy_config: serde_json::Map<String, serde_json::Value>,
+}
+
+/// How evalgate talks to a launched proxy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LaunchTransport {
+    #[default]
+    Http,
+    Stdio,
 }
 
 impl FileConfig {
@@ -199,6 +248,19 @@ fn rel(base: Option<&Path>, p: Option<PathBuf>) -> Option<PathBuf> {
     })
 }
 
+/// A command whose program is a relative path with a directory part is made relative to the
+/// config file's directory.
+fn rel_command(base: Option<&Path>, cmd: &mut Option<Vec<String>>) {
+    if let Some(c) = cmd.as_mut()
+        && let Some(first) = c.first_mut()
+        && first.contains('/')
+        && !first.contains('{')
+        && let Some(p) = rel(base, Some(PathBuf::from(first.as_str())))
+    {
+        *first = p.display().to_string();
+    }
+}
+
 impl Settings {
     pub fn resolve(a: &EvalArgs) -> anyhow::Result<Settings> {
         let (file_path, f) = FileConfig::load(a.config.as_deref())?;
@@ -237,6 +299,17 @@ impl Settings {
                 .rest
                 .headers
                 .insert(k.trim().to_string(), v.trim_start().to_string());
+        }
+        // relative paths in the file are relative to the file: the template, and commands
+        // given as a path (`./bin/proxy`, `tools/scan.py`); bare names are looked up on PATH
+        sut_file.launch.template = rel(base, sut_file.launch.template);
+        rel_command(base, &mut sut_file.launch.command);
+        rel_command(base, &mut sut_file.mcp.command);
+        let mut scanners = f.scanner.clone();
+        for sc in &mut scanners {
+            let mut c = Some(std::mem::take(&mut sc.command));
+            rel_command(base, &mut c);
+            sc.command = c.unwrap_or_default();
         }
         let sut = a.sut.or(f.sut.kind).unwrap_or(if a.mcpproxy_bin.is_some() {
             SutKind::Mcpproxy
@@ -279,7 +352,7 @@ impl Settings {
                 .unwrap_or_else(|| vec![DetectorKind::Rules, DetectorKind::Drift]),
             sut,
             sut_file,
-            scanners: f.scanner.clone(),
+            scanners,
             proxy_scan: f.proxy_scan.clone(),
             rug_pull_live: f.rug_pull_live.clone(),
             quiet: a.quiet,

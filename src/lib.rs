@@ -61,6 +61,17 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
         // sees and reaps them (best effort: not every kernel allows it)
         let _ = process::become_child_subreaper();
     }
+    if matches!(
+        cli.command,
+        cli::Command::Run(_)
+            | cli::Command::Retrieval(_)
+            | cli::Command::Security(_)
+            | cli::Command::Baseline(_)
+            | cli::Command::Proxy(_)
+            | cli::Command::Corpus(_)
+    ) {
+        process::watchdog::start();
+    }
     let result = rt.block_on(async {
         match &cli.command {
             cli::Command::Run(a) => app::cmd_eval(a, app::Part::Both).await,
@@ -78,6 +89,8 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             cli::Command::Publish(a) => app::cmd_publish(a).await,
         }
     });
+    drop(rt);
+    process::watchdog::finish();
     match result {
         Ok(code) => code,
         Err(e) => {

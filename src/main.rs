@@ -6,5 +6,12 @@ fn main() {
             unsafe { std::env::remove_var(&k) };
         }
     }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == evalgate::process::watchdog::ARG)
+    {
+        std::process::exit(evalgate::process::watchdog::run());
+    }
+    evalgate::process::watchdog::enable();
     std::process::exit(evalgate::main_with_args(std::env::args_os()));
 }

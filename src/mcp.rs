@@ -3,18 +3,18 @@
 //! between corpus tools and MCP tool definitions.
 
 use crate::dataset::{RawJson, Tool};
+use crate::process::{Managed, Spec, Supervisor};
 use anyhow::{Context, bail};
 use rmcp::model::Tool as McpTool;
 use rmcp::service::RunningService;
 use rmcp::transport::{
-    StreamableHttpClientTransport, TokioChildProcess,
-    streamable_http_client::StreamableHttpClientTransportConfig,
+    StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
 };
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::Stdio;
+use std::time::Duration;
 
 /// Installs rustls' ring provider once (rmcp's HTTP client is built without a default one).
 pub fn init_tls() {
@@ -57,22 +57,88 @@ impl Endpoint {
     }
 }
 
-/// Connects and initializes. A stdio child gets its own process group and its stderr is
-/// discarded (servers log there freely); it is killed when the service is dropped.
+/// How to bring a connection up: who owns a stdio child, and how long each step may take.
+#[derive(Clone)]
+pub struct ConnectOpts<'a> {
+    /// Owns the stdio child (its own process group, stderr captured, parent-death signal).
+    pub sup: &'a Supervisor,
+    /// The limit on starting + `initialize` (and, for callers, on each later request).
+    pub timeout: Duration,
+    /// Names the child in messages ("cannot start <name>").
+    pub name: &'a str,
+}
+
+/// A connected MCP client: the rmcp service and, for stdio, the supervised child serving it.
+pub struct Session<H: ClientHandler> {
+    pub service: RunningService<RoleClient, H>,
+    pub child: Option<Managed>,
+    pub timeout: Duration,
+    pub describe: String,
+}
+
+/// Lines of a stdio server's stderr quoted when it fails.
+pub const STDERR_LINES: usize = 20;
+
+impl<H: ClientHandler> Session<H> {
+    /// `tools/list` (all pages), bounded by the session's timeout.
+    pub async fn list_all_tools(&self) -> anyhow::Result<Vec<McpTool>> {
+        match tokio::time::timeout(self.timeout, self.service.peer().list_all_tools()).await {
+            Ok(Ok(t)) => Ok(t),
+            Ok(Err(e)) => Err(self.explain(format!("tools/list failed ({}): {e}", self.describe))),
+            Err(_) => Err(self.explain(format!(
+                "no answer to tools/list within {} s ({})",
+                self.timeout.as_secs_f64(),
+                self.describe
+            ))),
+        }
+    }
+
+    /// A failure message with what the stdio child said and whether it is still alive.
+    pub fn explain(&self, what: String) -> anyhow::Error {
+        anyhow::anyhow!("{what}{}", child_story(self.child.as_ref()))
+    }
+
+    /// The stdio child's exit, if it has exited.
+    pub fn exited(&self) -> Option<String> {
+        self.child.as_ref().and_then(Managed::try_exited)
+    }
+
+    /// The tail of the stdio child's stderr (empty for HTTP).
+    pub fn stderr_tail(&self) -> String {
+        self.child
+            .as_ref()
+            .map(|c| c.log_tail(STDERR_LINES))
+            .unwrap_or_default()
+    }
+}
+
+/// "; the server exited (...)" and its stderr tail, for a stdio child; "" otherwise.
+pub fn child_story(child: Option<&Managed>) -> String {
+    let Some(c) = child else {
+        return String::new();
+    };
+    let status = match c.try_exited() {
+        Some(s) => format!("; the server exited ({s})"),
+        None => String::new(),
+    };
+    let tail = c.log_tail(STDERR_LINES);
+    if tail.trim().is_empty() {
+        format!("{status}; it wrote nothing to stderr")
+    } else {
+        format!("{status}\n--- its stderr (last lines) ---\n{tail}")
+    }
+}
+
+/// Connects and initializes, within `opts.timeout`. A stdio server is started by the supervisor
+/// (own process group, stderr kept for messages, killed with evalgate); when it fails to come
+/// up, the error quotes its exit status and the tail of its stderr, and it is stopped.
 pub async fn connect<H: ClientHandler>(
     ep: &Endpoint,
     handler: H,
-) -> anyhow::Result<RunningService<RoleClient, H>> {
-    connect_in_group(ep, handler, true).await
-}
-
-/// Like [`connect`]; `own_group: false` keeps a stdio child in the caller's process group, so
-/// that whoever stops the caller's group stops the child too.
-pub async fn connect_in_group<H: ClientHandler>(
-    ep: &Endpoint,
-    handler: H,
-    own_group: bool,
-) -> anyhow::Result<RunningService<RoleClient, H>> {
+    opts: &ConnectOpts<'_>,
+) -> anyhow::Result<Session<H>> {
+    let describe = ep.describe();
+    let limit = opts.timeout;
     match ep {
         Endpoint::Stdio {
             program,
@@ -80,25 +146,42 @@ pub async fn connect_in_group<H: ClientHandler>(
             env,
             cwd,
         } => {
-            let mut cmd = tokio::process::Command::new(program);
-            cmd.args(args).kill_on_drop(true);
-            if own_group {
-                cmd.process_group(0);
-            }
-            for (k, v) in env {
-                cmd.env(k, v);
-            }
-            if let Some(d) = cwd {
-                cmd.current_dir(d);
-            }
-            let (transport, _) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::null())
-                .spawn()
-                .with_context(|| format!("cannot start {}", ep.describe()))?;
-            handler
-                .serve(transport)
-                .await
-                .with_context(|| format!("MCP initialize failed ({})", ep.describe()))
+            let mut spec = Spec::new(opts.name.to_string(), program);
+            spec.args = args.clone();
+            spec.env = env.clone();
+            spec.cwd = cwd.clone();
+            spec.stdin_piped = true;
+            spec.take_stdout = true;
+            let child = opts
+                .sup
+                .spawn(spec)
+                .with_context(|| format!("cannot start {describe}"))?;
+            let (stdin, stdout) = child
+                .take_stdio()
+                .context("the stdio pipes of a just-started server are missing")?;
+            let outcome = tokio::time::timeout(limit, handler.serve((stdout, stdin))).await;
+            let what = match outcome {
+                Ok(Ok(service)) => {
+                    return Ok(Session {
+                        service,
+                        child: Some(child),
+                        timeout: limit,
+                        describe,
+                    });
+                }
+                Ok(Err(e)) => {
+                    // give a dying server a moment to finish its last words and its exit
+                    let _ = child.wait_exit(Duration::from_millis(500)).await;
+                    format!("MCP initialize failed ({describe}): {e}")
+                }
+                Err(_) => format!(
+                    "no answer to MCP initialize within {} s ({describe})",
+                    limit.as_secs_f64()
+                ),
+            };
+            let story = child_story(Some(&child));
+            child.terminate(Duration::from_secs(1)).await;
+            bail!("{what}{story}")
         }
         Endpoint::Http { url, headers } => {
             init_tls();
@@ -113,10 +196,21 @@ pub async fn connect_in_group<H: ClientHandler>(
             let config =
                 StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(custom);
             let transport = StreamableHttpClientTransport::from_config(config);
-            handler
-                .serve(transport)
+            let service = tokio::time::timeout(limit, handler.serve(transport))
                 .await
-                .with_context(|| format!("MCP initialize failed ({})", ep.describe()))
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "no answer to MCP initialize within {} s ({describe})",
+                        limit.as_secs_f64()
+                    )
+                })?
+                .with_context(|| format!("MCP initialize failed ({describe})"))?;
+            Ok(Session {
+                service,
+                child: None,
+                timeout: limit,
+                describe,
+            })
         }
     }
 }

@@ -220,6 +220,19 @@ pub async fn run(
 ) -> RobustnessReport {
     let mut out = Vec::new();
     for p in probes(ordinary) {
+        if p.id.starts_with("limit-") && !r.sends_limit() {
+            // no limit argument is sent: there is nothing for the system to honour or ignore
+            out.push(ProbeResult {
+                id: p.id.to_string(),
+                what: p.what.to_string(),
+                outcome: ProbeOutcome::NotApplicable,
+                results: None,
+                detail: "no limit argument is sent to this system ([sut.mcp] limit_arg = \"\")"
+                    .into(),
+                latency_ms: None,
+            });
+            continue;
+        }
         let req = SearchRequest {
             run: 0,
             query_id: p.id,

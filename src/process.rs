@@ -37,6 +37,8 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+
+pub mod watchdog;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -69,12 +71,40 @@ mod sys {
     const WNOHANG: c_int = 1;
     #[cfg(target_os = "linux")]
     const PR_SET_CHILD_SUBREAPER: c_int = 36;
+    #[cfg(target_os = "linux")]
+    const PR_SET_PDEATHSIG: c_int = 1;
 
     unsafe extern "C" {
         fn kill(pid: c_int, sig: c_int) -> c_int;
         fn waitpid(pid: c_int, status: *mut c_int, options: c_int) -> c_int;
         #[cfg(target_os = "linux")]
         fn prctl(option: c_int, ...) -> c_int;
+        fn getppid() -> c_int;
+        fn getpid() -> c_int;
+    }
+
+    /// In a freshly forked child (before exec): SIGKILL this process when the thread that
+    /// forked it dies, so a child outlives a SIGKILLed evalgate by no more than a moment. If the
+    /// parent is already gone (re-parented before the call), the child kills itself at once.
+    /// Async-signal-safe: two system calls, no allocation.
+    #[cfg(target_os = "linux")]
+    pub fn die_with_parent(parent: c_int) -> io::Result<()> {
+        // SAFETY: PR_SET_PDEATHSIG reads one integer argument (passed as `unsigned long`) and
+        // only changes a flag on the calling process; getppid and kill take integers only.
+        unsafe {
+            if prctl(PR_SET_PDEATHSIG, SIGKILL as std::ffi::c_ulong) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if getppid() != parent {
+                kill(getpid(), SIGKILL);
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn die_with_parent(_parent: c_int) -> io::Result<()> {
+        Ok(())
     }
 
     fn raw_kill(target: c_int, sig: c_int) -> io::Result<()> {
@@ -483,7 +513,9 @@ impl Slot {
         };
         let leader_gone = self.poll_exit().is_some();
         if leader_gone && !alive {
-            self.finished.store(true, Ordering::SeqCst);
+            if !self.finished.swap(true, Ordering::SeqCst) {
+                watchdog::note('-', self.pid);
+            }
             true
         } else {
             false
@@ -737,6 +769,12 @@ impl Supervisor {
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }
+        let parent = std::process::id() as std::ffi::c_int;
+        // SAFETY: the closure runs in the forked child before exec and only makes
+        // async-signal-safe system calls (prctl, getppid, kill); it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || sys::die_with_parent(parent));
+        }
         let mut child = cmd
             .spawn()
             .with_context(|| format!("cannot start {label} ({})", spec.program.display()))?;
@@ -773,6 +811,7 @@ impl Supervisor {
         }
         reg.slots.retain(|s| !s.finished());
         reg.slots.push(slot.clone());
+        watchdog::note('+', pid);
         Ok(Managed { slot })
     }
 

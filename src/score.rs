@@ -37,6 +37,10 @@ pub fn retrieval(
             };
             let q = &golden.queries[qi];
             let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
+            diag.answers += 1;
+            if qo.ranked.is_empty() {
+                diag.empty_answers += 1;
+            }
             diag.off_corpus_results += f.off_corpus;
             diag.duplicate_results += f.duplicates;
             if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
@@ -90,6 +94,7 @@ pub fn retrieval(
         .collect::<Vec<QueryReport>>();
     let splits = split_summaries(&per_query);
     RetrievalReport {
+        catalog: None,
         retriever: obs.system.clone(),
         corpus_version: corpus.version.clone(),
         golden_version: golden.version.clone(),

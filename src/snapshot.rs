@@ -77,14 +77,17 @@ pub async fn take(
     if name.is_empty() || name.contains(':') {
         bail!("server name {name:?} must be non-empty and contain no ':'");
     }
+    let sup = crate::process::Supervisor::new();
+    let opts = mcp::ConnectOpts {
+        sup: &sup,
+        timeout,
+        name,
+    };
     let work = async {
-        let client = mcp::connect(ep, SnapshotClient).await?;
-        let info = client.peer_info();
-        let tools = client
-            .list_all_tools()
-            .await
-            .with_context(|| format!("tools/list failed ({})", ep.describe()))?;
-        let _ = client.cancel().await;
+        let client = mcp::connect(ep, SnapshotClient, &opts).await?;
+        let info = client.service.peer_info();
+        let tools = client.list_all_tools().await?;
+        let _ = client.service.cancel().await;
         anyhow::Ok((info, tools))
     };
     let (info, tools) = tokio::time::timeout(timeout, work).await.map_err(|_| {

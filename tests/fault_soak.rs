@@ -37,7 +37,7 @@ struct Case {
 fn faulty(mode: &str, after: u32) -> String {
     let script = root().join("tests/fixtures/faulty_mcp.py");
     format!(
-        "[sut]\nkind = \"mcp\"\n\n[sut.mcp]\ncommand = [\"python3\", {:?}, \"{mode}\", \"time:get_current_time,time:convert_time\", \"{after}\"]\n",
+        "[sut]\nkind = \"mcp\"\n\n[sut.catalog]\nallow_partial = true\n\n[sut.mcp]\ncommand = [\"python3\", {:?}, \"{mode}\", \"time:get_current_time,time:convert_time\", \"{after}\"]\n",
         script.display().to_string()
     )
 }
@@ -119,8 +119,10 @@ fn every_injected_fault_is_named_exit_3_partial_and_100_failing_runs_leave_no_pr
     assert_eq!(r["failure"]["kind"], "timeout");
     assert!(r["failure"]["context"].as_str().unwrap().contains("query"));
 
-    // a truncated JSON-RPC line after 3 good answers: bounded by the timeout, what came before is kept
-    let r = run(dir, &stdio("truncated", 3));
+    // a truncated JSON-RPC line after 300 good answers (about 220 go to the catalog probe, which
+    // sees 2 of the 112 tools; allow_partial lets it measure): bounded by the timeout, what came
+    // before is kept
+    let r = run(dir, &stdio("truncated", 300));
     assert!(
         ["timeout", "crashed", "garbage"].contains(&r["failure"]["kind"].as_str().unwrap()),
         "{}",

@@ -18,10 +18,19 @@ fn stdio(program: &Path, args: &[&str]) -> Endpoint {
     }
 }
 
+fn opts(sup: &evalgate::process::Supervisor) -> mcp::ConnectOpts<'_> {
+    mcp::ConnectOpts {
+        sup,
+        timeout: Duration::from_secs(30),
+        name: "test server",
+    }
+}
+
 async fn list_canonical(ep: &Endpoint) -> String {
-    let c = mcp::connect(ep, ()).await.expect("connects");
-    let mut tools = c.peer().list_all_tools().await.expect("lists");
-    let _ = c.cancel().await;
+    let sup = evalgate::process::Supervisor::new();
+    let c = mcp::connect(ep, (), &opts(&sup)).await.expect("connects");
+    let mut tools = c.service.peer().list_all_tools().await.expect("lists");
+    let _ = c.service.cancel().await;
     // the corpus is sorted by id, so compare the definitions in name order
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     mcp::canonical_tools(&tools)
@@ -496,11 +505,14 @@ async fn the_rug_pull_replay_sends_list_changed_and_serves_the_new_definition() 
                 mode,
             ],
         );
-        let c = mcp::connect(&ep, Watch(notify.clone())).await.unwrap();
+        let sup = evalgate::process::Supervisor::new();
+        let c = mcp::connect(&ep, Watch(notify.clone()), &opts(&sup))
+            .await
+            .unwrap();
         let find = |tools: &[rmcp::model::Tool]| {
             serde_json::to_value(tools.iter().find(|t| t.name == tool).unwrap()).unwrap()
         };
-        let first = c.peer().list_tools(None).await.unwrap().tools;
+        let first = c.service.peer().list_tools(None).await.unwrap().tools;
         assert_eq!(
             evalgate::sut::drift::canonical_json(&find(&first)),
             evalgate::sut::drift::canonical_json(
@@ -513,9 +525,10 @@ async fn the_rug_pull_replay_sends_list_changed_and_serves_the_new_definition() 
         if mode == "after-call" {
             // no switch before a call
             tokio::time::sleep(Duration::from_millis(200)).await;
-            let still = c.peer().list_tools(None).await.unwrap().tools;
+            let still = c.service.peer().list_tools(None).await.unwrap().tools;
             assert_eq!(find(&still), find(&first));
             let r = c
+                .service
                 .peer()
                 .call_tool(
                     rmcp::model::CallToolRequestParams::new(tool.to_string())
@@ -532,7 +545,7 @@ async fn the_rug_pull_replay_sends_list_changed_and_serves_the_new_definition() 
         tokio::time::timeout(Duration::from_secs(5), notify.notified())
             .await
             .unwrap_or_else(|_| panic!("{mode}: no list_changed"));
-        let second = c.peer().list_tools(None).await.unwrap().tools;
+        let second = c.service.peer().list_tools(None).await.unwrap().tools;
         let after: rmcp::model::Tool = serde_json::from_value(entry["after"].clone()).unwrap();
         assert_eq!(
             find(&second),
@@ -540,7 +553,7 @@ async fn the_rug_pull_replay_sends_list_changed_and_serves_the_new_definition() 
             "{mode}: the new definition is served"
         );
         assert_ne!(find(&second), find(&first));
-        let _ = c.cancel().await;
+        let _ = c.service.cancel().await;
     }
 }
 

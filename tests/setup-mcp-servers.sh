@@ -3,6 +3,8 @@
 # pinned (versions and licences as in datasets/tools/servers.json):
 #   PyPI  mcp-server-time 2026.10.19 (MIT), transitive pins from datasets/tools/requirements.lock
 #   npm   @modelcontextprotocol/server-memory 2026.1.26 (MIT)
+#   PyPI  contextweaver 0.18.2 (Apache-2.0), dehydrator 0.3.1 (MIT): real tool-search proxies,
+#         transitive pins from tests/proxies/*.lock
 # and one real security scanner that runs offline, for the scanner detector's tests:
 #   PyPI  mcp-guard-audit 0.13.1 (MIT), transitive pins from tests/scanners.lock
 # into target/mcp-servers/ (git-ignored), and Debian's Chromium for the headless report test
@@ -39,5 +41,16 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${EVALGATE_CHROMIUM:-}" ]; the
   $sudo_ apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq chromium >/dev/null
 fi
+# two real third-party tool-search proxies, measured by configuration alone
+# (tests/third_party_proxies.rs): contextweaver 0.18.2 (Apache-2.0) and dehydrator 0.3.1 (MIT)
+for p in contextweaver:0.18.2:contextweaver dehydrator:0.3.1:dehydrator-mcp; do
+  IFS=: read -r pkg ver bin <<< "$p"
+  if [ ! -x "$dest/$pkg/bin/$bin" ]; then
+    echo "installing $pkg $ver into $dest/$pkg"
+    python3 -m venv "$dest/$pkg"
+    "$dest/$pkg/bin/pip" install --quiet --disable-pip-version-check \
+      -c "$root/tests/proxies/$pkg.lock" "$pkg==$ver"
+  fi
+done
 bash "$root/tests/setup-mcpproxy.sh"
 echo "MCP test servers ready in $dest"

@@ -208,8 +208,31 @@ pub async fn evaluate_with(
     if part != Part::Security
         && let (Some(r), Some(c), Some(g)) = (retriever, &ds.corpus, &ds.golden)
     {
-        let (obs, err) = measure::retrieval(r, &g.value, runs, limits, progress).await;
-        retrieval = Some(score::retrieval(obs, &c.value, &g.value));
+        let (obs, mut err) = measure::retrieval(r, &g.value, runs, limits, progress).await;
+        let mut scored = score::retrieval(obs, &c.value, &g.value);
+        scored.catalog = r.coverage();
+        if let Some(cov) = scored.catalog.as_ref().filter(|c| !c.complete()) {
+            warnings.push(format!(
+                "measured over an incomplete catalog ([sut.catalog] allow_partial): {}",
+                cov.summary()
+            ));
+        }
+        let d = &scored.diagnostics;
+        if err.is_none() && d.answers > 0 && d.empty_answers == d.answers {
+            err = Some(crate::sut::SutError::Garbage {
+                system: r.name().to_string(),
+                detail: format!(
+                    "every one of its {} answers was empty: a system that finds nothing is not measured (is its index built? does the search tool read the query argument?)",
+                    d.answers
+                ),
+            });
+        } else if d.empty_answers * 2 > d.answers {
+            warnings.push(format!(
+                "{} of {} answers were empty: most queries found nothing, the numbers describe a system that hardly answers",
+                d.empty_answers, d.answers
+            ));
+        }
+        retrieval = Some(scored);
         if err.is_none()
             && probing != crate::probes::RobustnessMode::Off
             && !r.name().starts_with("recorded")

@@ -6,9 +6,7 @@ use crate::config::{McpFile, RestFile, Settings};
 use crate::dataset::Datasets;
 use crate::mcp::Endpoint;
 use crate::process::Supervisor;
-use crate::sut::mapping::{
-    IdStyle, MCPPROXY_REST_SEARCH_FILTER, MCPPROXY_RETRIEVE_TOOLS_FILTER, Mapper,
-};
+use crate::sut::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
 use crate::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::sut::rest::{RestSearch, RestSearchSpec};
 use crate::sut::{Detector, Retriever, SutError, embedded::Embedded, recorded};
@@ -27,53 +25,7 @@ fn bad(e: impl std::fmt::Display) -> anyhow::Error {
 
 /// The MCP search spec of `[sut.mcp]` (with the `mcpproxy` preset's defaults).
 pub fn mcp_spec(name: &str, m: &McpFile) -> anyhow::Result<McpSearchSpec> {
-    let preset = m.preset.as_deref().unwrap_or("mcpproxy");
-    if preset != "mcpproxy" && preset != "none" {
-        return Err(bad(format!(
-            "[sut.mcp] preset {preset:?}: expected \"mcpproxy\" or \"none\""
-        )));
-    }
-    let is_mcpproxy = preset == "mcpproxy";
-    let endpoint = match (&m.url, &m.command) {
-        (Some(url), None) => Endpoint::Http {
-            url: url.clone(),
-            headers: m
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        },
-        (None, Some(cmd)) if !cmd.is_empty() => Endpoint::Stdio {
-            program: cmd[0].clone(),
-            args: cmd[1..].to_vec(),
-            env: m.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            cwd: None,
-        },
-        (Some(_), Some(_)) => {
-            return Err(bad("[sut.mcp]: give either `url` or `command`, not both"));
-        }
-        _ => {
-            return Err(bad(
-                "--sut mcp needs --url URL, or [sut.mcp] url = \"...\" or command = [...] in evalgate.toml",
-            ));
-        }
-    };
-    let default = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| d.to_string());
-    let filter = m.filter.clone().or(is_mcpproxy.then(|| MCPPROXY_RETRIEVE_TOOLS_FILTER.to_string())).ok_or_else(|| bad("[sut.mcp] needs `filter` (a jq filter from the result to the ranked tools) when preset = \"none\""))?;
-    let mapper = Mapper::new(&filter, m.id_style.unwrap_or(IdStyle::Auto)).map_err(bad)?;
-    Ok(McpSearchSpec {
-        name: name.to_string(),
-        endpoint,
-        tool: default(&m.tool, "retrieve_tools"),
-        query_arg: default(&m.query_arg, "query"),
-        limit_arg: match &m.limit_arg {
-            Some(l) if l.is_empty() => None,
-            Some(l) => Some(l.clone()),
-            None => Some("limit".into()),
-        },
-        extra_args: m.extra_args.clone(),
-        mapper,
-    })
+    McpSearchSpec::from_file(name, m, None).map_err(bad)
 }
 
 /// The REST search spec of `[sut.rest]` (mcpproxy's `/api/v1/index/search` by default).
@@ -126,33 +78,70 @@ pub async fn make_retriever(
         SutKind::Mcp => {
             let spec = mcp_spec(&name("mcp"), &s.sut_file.mcp)?;
             let what = spec.endpoint.describe();
-            match McpSearch::connect(spec).await {
-                Ok(m) => Ok(Box::new(m)),
+            match McpSearch::connect(spec, sup, s.timeout).await {
+                Ok(m) => match crate::launch::check_catalog(s, &m, Some(&m), &corpus.value).await {
+                    Ok(coverage) => Ok(Box::new(Checked {
+                        inner: Box::new(m),
+                        coverage,
+                    })),
+                    Err(e) => Err(e),
+                },
                 Err(e) => Err(SutError::Crashed {
                     system: name("mcp"),
                     detail: format!("cannot connect ({what}): {e:#}"),
                 }),
             }
         }
-        SutKind::Rest => Ok(Box::new(
-            RestSearch::new(rest_spec(&name("rest"), &s.sut_file.rest, s.timeout)?).map_err(bad)?,
-        )),
+        SutKind::Rest => {
+            let r = RestSearch::new(rest_spec(&name("rest"), &s.sut_file.rest, s.timeout)?)
+                .map_err(bad)?;
+            match crate::launch::check_catalog(s, &r, None, &corpus.value).await {
+                Ok(coverage) => Ok(Box::new(Checked {
+                    inner: Box::new(r),
+                    coverage,
+                })),
+                Err(e) => Err(e),
+            }
+        }
         SutKind::Mcpproxy | SutKind::Reference | SutKind::Launch => {
             if s.sut == SutKind::Mcpproxy && s.sut_file.mcpproxy_bin.is_none() {
                 return Err(bad(
                     "--sut mcpproxy needs --mcpproxy-bin PATH (a mcpproxy binary built earlier in the workflow)",
                 ));
             }
-            if s.sut == SutKind::Launch
-                && s.sut_file
-                    .launch
-                    .command
-                    .as_ref()
-                    .is_none_or(|c| c.is_empty())
-            {
-                return Err(bad(
-                    "--sut launch needs [sut.launch] command = [\"my-proxy\", \"--config\", \"{config}\", ...] in evalgate.toml",
-                ));
+            if s.sut == SutKind::Launch {
+                let l = &s.sut_file.launch;
+                if l.command.as_ref().is_none_or(|c| c.is_empty()) {
+                    return Err(bad(
+                        "--sut launch needs [sut.launch] command = [\"my-proxy\", \"--config\", \"{config}\", ...] in evalgate.toml",
+                    ));
+                }
+                // the search settings are checked now (exit 2), not after the proxy started
+                McpSearchSpec::from_file(
+                    "launch",
+                    &s.sut_file.mcp,
+                    Some(Endpoint::Http {
+                        url: String::new(),
+                        headers: vec![],
+                    }),
+                )
+                .map_err(bad)?;
+                if l.config_format == Some(crate::launch::writers::ConfigFormat::Template) {
+                    match &l.template {
+                        None => {
+                            return Err(bad(
+                                "[sut.launch] config_format = \"template\" needs template = \"FILE\" (a minijinja template of the proxy's config)",
+                            ));
+                        }
+                        Some(t) if !t.is_file() => {
+                            return Err(bad(format!(
+                                "[sut.launch] template: {} is not a file",
+                                t.display()
+                            )));
+                        }
+                        Some(_) => {}
+                    }
+                }
             }
             let golden = &ds.golden.as_ref().context("no golden set loaded")?.value;
             crate::launch::launch(s, corpus, golden, sup)
@@ -160,6 +149,39 @@ pub async fn make_retriever(
                 .map(|l| Box::new(l) as Box<dyn Retriever>)
         }
     })
+}
+
+/// A connected system whose catalog was checked: searches pass through, the coverage travels
+/// with the report.
+struct Checked {
+    inner: Box<dyn Retriever>,
+    coverage: crate::launch::catalog::Coverage,
+}
+
+#[async_trait::async_trait]
+impl Retriever for Checked {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    async fn search(
+        &self,
+        req: crate::sut::SearchRequest<'_>,
+    ) -> Result<crate::sut::Ranked, SutError> {
+        self.inner.search(req).await
+    }
+    async fn probe(
+        &self,
+        req: crate::sut::SearchRequest<'_>,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<Result<crate::sut::ProbeReply, SutError>> {
+        self.inner.probe(req, extra).await
+    }
+    fn sends_limit(&self) -> bool {
+        self.inner.sends_limit()
+    }
+    fn coverage(&self) -> Option<crate::launch::catalog::Coverage> {
+        Some(self.coverage.clone())
+    }
 }
 
 /// Builds the detectors the settings ask for, in order, without duplicates.

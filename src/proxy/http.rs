@@ -484,6 +484,7 @@ mod tests {
             searches: Default::default(),
             scans: Mutex::new(scan::Jobs::new()),
             drift: std::sync::Mutex::new(DriftTracker::from_config(&cfg)),
+            sup: crate::process::Supervisor::new(),
         })
     }
 

@@ -112,6 +112,8 @@ pub struct State {
     pub scans: Mutex<scan::Jobs>,
     /// Tool-definition baselines and drift state (held briefly, never across an await).
     pub drift: std::sync::Mutex<drift::DriftTracker>,
+    /// Owns the upstream server processes.
+    pub sup: crate::process::Supervisor,
 }
 
 impl State {
@@ -189,6 +191,7 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
         searches: Default::default(),
         scans: Mutex::new(scan::Jobs::new()),
         drift: std::sync::Mutex::new(drift::DriftTracker::from_config(&cfg)),
+        sup: crate::process::Supervisor::new(),
     });
     if cfg.mcp_servers.iter().any(|s| cfg.drift_tracked(s)) {
         eprintln!(
@@ -196,6 +199,8 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
             cfg.on_tool_drift
         );
     }
+    // SIGTERM from whoever launched us stops the upstream servers too
+    state.sup.install_signal_handlers();
     upstream::start_all(state.clone(), &cfg).await;
     eprintln!(
         "evalgate proxy: listening on http://{}",

@@ -20,6 +20,8 @@ const UPSTREAM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10)
 
 struct Upstream {
     service: RunningService<RoleClient, UpstreamClient>,
+    /// The supervised stdio process serving it.
+    _child: Option<crate::process::Managed>,
     /// The latest listing as corpus tools, one per name (the first when a name repeats).
     tools: Vec<Tool>,
 }
@@ -227,10 +229,17 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
             let mut last_err = String::new();
             for attempt in 1..=3u64 {
                 let attempt_fut = async {
-                    match mcp::connect_in_group(&ep, client.clone(), false).await {
-                        Ok(service) => match list(&service, &name).await {
-                            Ok(listed) => Ok((service, listed)),
-                            Err(e) => Err(e),
+                    let opts = mcp::ConnectOpts {
+                        sup: &st.sup,
+                        timeout: UPSTREAM_TIMEOUT,
+                        name: &name,
+                    };
+                    match mcp::connect(&ep, client.clone(), &opts).await {
+                        Ok(session) => match list(&session.service, &name).await {
+                            Ok(listed) => Ok((session, listed)),
+                            Err(e) => {
+                                Err(format!("{e}{}", mcp::child_story(session.child.as_ref())))
+                            }
                         },
                         Err(e) => Err(format!("{e:#}")),
                     }
@@ -244,10 +253,17 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
                         ))
                     });
                 match connected {
-                    Ok((service, Listed { tools, definitions })) => {
+                    Ok((session, Listed { tools, definitions })) => {
                         let n = tools.len();
                         let mut inner = st.upstreams.inner.write().await;
-                        inner.insert(name.clone(), Upstream { service, tools });
+                        inner.insert(
+                            name.clone(),
+                            Upstream {
+                                service: session.service,
+                                _child: session.child,
+                                tools,
+                            },
+                        );
                         observe(&st, &name, definitions);
                         drop(inner);
                         set_status(&st, &name, true, "ready", n, None).await;

@@ -128,6 +128,7 @@ struct RetrievalView<'a> {
     diagnostics: &'a super::model::RetrievalDiagnostics,
     splits: &'a BTreeMap<String, super::model::SplitSummary>,
     per_query: &'a [super::model::QueryReport],
+    catalog: Option<String>,
 }
 
 #[derive(serde::Serialize)]
@@ -173,6 +174,7 @@ impl<'a> View<'a> {
                     diagnostics,
                     splits,
                     per_query,
+                    catalog,
                     observations: _,
                 } = rr;
                 RetrievalView {
@@ -188,6 +190,7 @@ impl<'a> View<'a> {
                     diagnostics,
                     splits,
                     per_query,
+                    catalog: catalog.as_ref().map(|c| c.summary()),
                 }
             }),
             security: security.as_ref().map(|s| {

@@ -83,14 +83,20 @@ pub fn render(r: &Report) -> String {
         let d = &rr.diagnostics;
         let _ = writeln!(
             o,
-            "\nLatency p50 {} · p95 {} · max {} · off-corpus results {} · duplicates {} · starved queries {} · hard negatives in a top 5: {}\n",
+            "\nLatency p50 {} · p95 {} · max {} · off-corpus results {} · duplicates {} · starved queries {} · hard negatives in a top 5: {} · empty answers {}/{}{}\n",
             ms(rr.latency_ms.p50),
             ms(rr.latency_ms.p95),
             ms(rr.latency_ms.max),
             d.off_corpus_results,
             d.duplicate_results,
             d.starved_queries,
-            d.hard_negatives_in_top_5
+            d.hard_negatives_in_top_5,
+            d.empty_answers,
+            d.answers,
+            rr.catalog
+                .as_ref()
+                .map(|c| format!(" · catalog {}", md(&c.summary(), 400)))
+                .unwrap_or_default()
         );
         if let Some(line) = splits_line(&rr.splits) {
             let _ = writeln!(o, "{line}\n");

@@ -67,6 +67,10 @@ pub struct RetrievalReport {
     pub metrics: BTreeMap<String, Summary>,
     pub latency_ms: Latency,
     pub diagnostics: RetrievalDiagnostics,
+    /// What evalgate established about the system's catalog before measuring (systems reached
+    /// over MCP, REST or launched); absent for in-process and recorded systems.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<crate::launch::catalog::Coverage>,
     /// Means over the queries of each golden-set split (`dev`, `held_out`), when the golden set
     /// marks splits: a system tuned to the dev queries scores visibly lower on the held-out ones.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -96,6 +100,12 @@ pub struct RetrievalDiagnostics {
     pub starved_queries: usize,
     /// Relevance-0 labels (explicit non-relevant near-duplicates) found in a top 5.
     pub hard_negatives_in_top_5: usize,
+    /// Answers with no result at all (before filtering), over all runs.
+    #[serde(default)]
+    pub empty_answers: usize,
+    /// Answers received, over all runs.
+    #[serde(default)]
+    pub answers: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -68,10 +68,16 @@ pub fn render(r: &Report, color: bool) -> String {
         let _ = writeln!(o, "{t}");
         let _ = writeln!(
             o,
-            "latency p50 {} · p95 {} · max {}\n",
+            "latency p50 {} · p95 {} · max {} · empty answers {}/{}{}\n",
             ms(rr.latency_ms.p50),
             ms(rr.latency_ms.p95),
-            ms(rr.latency_ms.max)
+            ms(rr.latency_ms.max),
+            rr.diagnostics.empty_answers,
+            rr.diagnostics.answers,
+            rr.catalog
+                .as_ref()
+                .map(|c| format!("\ncatalog {}", term(&c.summary(), 400)))
+                .unwrap_or_default()
         );
         if let Some(line) = splits_line(&rr.splits) {
             let _ = writeln!(o, "{line}\n");

@@ -872,12 +872,18 @@ impl RugPullLive {
                 headers: vec![("X-API-Key".into(), running.api_key.clone())],
             },
             (),
+            &crate::mcp::ConnectOpts {
+                sup: &self.sup,
+                timeout: self.settings.timeout,
+                name: &running.name,
+            },
         )
         .await
         .map_err(|e| SutError::Crashed {
             system: running.name.clone(),
             detail: format!("cannot connect to /mcp: {e:#}"),
-        })?;
+        })?
+        .service;
         let (args_before, args_after) = layout.call_args();
 
         // (0) the baseline: approved and callable

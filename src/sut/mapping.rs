@@ -233,9 +233,29 @@ impl Mapper {
     }
 
     /// Same, starting from an MCP CallToolResult as JSON (content / structuredContent / isError).
+    ///
+    /// Common envelopes are opened first: JSON text inside a lone `result` (or `text`) string
+    /// is decoded once (FastMCP wraps a tool's return value so); an in-band `{"success": false,
+    /// "error": ...}` is a tool error. A text answer that is not JSON reaches the filter as one
+    /// string, so a filter can parse a plain-text listing (`splits("\n")`, `capture(...)`); if
+    /// the filter cannot, the error is the original "not JSON" one. Every other failure quotes
+    /// the start of the payload and its shape.
     pub fn map_call_result(&self, result: &Value) -> Result<Vec<String>, MapError> {
-        let payload = call_result_payload(result)?;
+        let payload = match call_result_payload(result) {
+            Ok(p) => unwrap_envelope(p)?,
+            Err(MapError::NotJson { found }) => {
+                let text = text_blocks(result).join("\n");
+                if text.is_empty() {
+                    return Err(MapError::NotJson { found });
+                }
+                return self
+                    .map_payload(&Value::String(text))
+                    .map_err(|_| MapError::NotJson { found });
+            }
+            Err(e) => return Err(e),
+        };
         self.map_payload(&payload)
+            .map_err(|e| with_payload(e, &payload))
     }
 
     /// The filter's outputs as JSON; a single array output stands for its items.
@@ -279,6 +299,74 @@ impl Mapper {
             && pair_from_array(items).is_some()
             && !items.iter().all(|i| normalize_id(i, self.style).is_some());
         if lone_pair { outputs } else { items.clone() }
+    }
+}
+
+fn text_blocks(result: &Value) -> Vec<&str> {
+    result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str).unwrap_or("text") == "text")
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Opens `{"result": "<json>"}` once and turns `{"success": false, "error": ...}` into a tool
+/// error.
+fn unwrap_envelope(payload: Value) -> Result<Value, MapError> {
+    if let Value::Object(o) = &payload {
+        if o.get("success") == Some(&Value::Bool(false)) {
+            let err = o
+                .get("error")
+                .or_else(|| o.get("message"))
+                .map(|e| match e {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_else(|| "(no error message)".into());
+            return Err(MapError::ToolError {
+                text: truncate(&err, TOOL_ERROR_CHARS),
+            });
+        }
+        if o.len() == 1
+            && let Some(Value::String(s)) = o.get("result").or_else(|| o.get("text"))
+            && let Ok(inner @ (Value::Object(_) | Value::Array(_))) =
+                serde_json::from_str::<Value>(s)
+        {
+            return Ok(inner);
+        }
+    }
+    Ok(payload)
+}
+
+/// A mapping failure with the start of the (sanitised) payload and its shape appended.
+fn with_payload(e: MapError, payload: &Value) -> MapError {
+    let shape = match payload {
+        Value::Object(o) => {
+            let keys: Vec<&str> = o.keys().take(8).map(String::as_str).collect();
+            format!("an object with keys [{}]", keys.join(", "))
+        }
+        Value::Array(a) => format!("an array of {}", a.len()),
+        Value::String(_) => "a string".into(),
+        Value::Null => "null".into(),
+        Value::Bool(_) => "a boolean".into(),
+        Value::Number(_) => "a number".into(),
+    };
+    let quoted = crate::reporting::sanitize::clip(
+        &crate::reporting::sanitize::visible(&payload.to_string()),
+        QUOTE_CHARS,
+    );
+    match e {
+        MapError::Runtime { filter, message } => MapError::Runtime {
+            filter,
+            message: format!("{message} — the payload was {shape}: {quoted}"),
+        },
+        other => other,
     }
 }
 

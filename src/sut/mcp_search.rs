@@ -3,16 +3,17 @@
 //! `server:tool` ids by a jq filter (`mapping`). Structured content and JSON text content are
 //! treated alike.
 
-use super::mapping::Mapper;
+use super::mapping::{IdStyle, MCPPROXY_RETRIEVE_TOOLS_FILTER, Mapper};
 use super::{Ranked, Retriever, SearchRequest, SutError};
+use crate::mcp::Session;
 use crate::mcp::{self, Endpoint};
+use crate::process::Supervisor;
 use crate::text::Text;
 use async_trait::async_trait;
+use rmcp::ServiceError;
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceError};
 use serde_json::{Map, Value, json};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How to ask the proxy.
 #[derive(Debug, Clone)]
@@ -31,19 +32,93 @@ pub struct McpSearchSpec {
     pub mapper: Mapper,
 }
 
+impl McpSearchSpec {
+    /// `[sut.mcp]` resolved: the preset's defaults (`mcpproxy` unless `preset = "none"`), then
+    /// the user's keys. `endpoint` replaces `url`/`command` (a launched proxy's endpoint).
+    pub fn from_file(
+        name: &str,
+        m: &crate::config::McpFile,
+        endpoint: Option<Endpoint>,
+    ) -> Result<McpSearchSpec, String> {
+        let preset = m.preset.as_deref().unwrap_or("mcpproxy");
+        if preset != "mcpproxy" && preset != "none" {
+            return Err(format!(
+                "[sut.mcp] preset {preset:?}: expected \"mcpproxy\" or \"none\""
+            ));
+        }
+        let is_mcpproxy = preset == "mcpproxy";
+        let endpoint = match (endpoint, &m.url, &m.command) {
+            (Some(ep), _, _) => ep,
+            (None, Some(url), None) => Endpoint::Http {
+                url: url.clone(),
+                headers: m
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            },
+            (None, None, Some(cmd)) if !cmd.is_empty() => Endpoint::Stdio {
+                program: cmd[0].clone(),
+                args: cmd[1..].to_vec(),
+                env: m.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                cwd: None,
+            },
+            (None, Some(_), Some(_)) => {
+                return Err("[sut.mcp]: give either `url` or `command`, not both".into());
+            }
+            _ => {
+                return Err("--sut mcp needs --url URL, or [sut.mcp] url = \"...\" or command = [...] in evalgate.toml".into());
+            }
+        };
+        let default = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| d.to_string());
+        let filter = m
+            .filter
+            .clone()
+            .or(is_mcpproxy.then(|| MCPPROXY_RETRIEVE_TOOLS_FILTER.to_string()))
+            .ok_or("[sut.mcp] needs `filter` (a jq filter from the result to the ranked tools) when preset = \"none\"")?;
+        let mapper =
+            Mapper::new(&filter, m.id_style.unwrap_or(IdStyle::Auto)).map_err(|e| e.to_string())?;
+        Ok(McpSearchSpec {
+            name: name.to_string(),
+            endpoint,
+            tool: default(&m.tool, "retrieve_tools"),
+            query_arg: default(&m.query_arg, "query"),
+            limit_arg: match &m.limit_arg {
+                Some(l) if l.is_empty() => None,
+                Some(l) => Some(l.clone()),
+                None => Some("limit".into()),
+            },
+            extra_args: m.extra_args.clone(),
+            mapper,
+        })
+    }
+}
+
 /// A connected MCP search system.
 pub struct McpSearch {
     spec: McpSearchSpec,
-    service: RunningService<RoleClient, ()>,
+    session: Session<()>,
 }
 
 impl McpSearch {
-    /// Connects and checks that the search tool exists.
-    pub async fn connect(spec: McpSearchSpec) -> anyhow::Result<McpSearch> {
-        let service = mcp::connect(&spec.endpoint, ()).await?;
-        let tools = service.peer().list_all_tools().await.map_err(|e| {
-            anyhow::anyhow!("tools/list failed on {}: {e}", spec.endpoint.describe())
-        })?;
+    /// Connects (a stdio server started by `sup`) and checks that the search tool exists;
+    /// starting, `initialize` and `tools/list` each get `timeout`.
+    pub async fn connect(
+        spec: McpSearchSpec,
+        sup: &Supervisor,
+        timeout: Duration,
+    ) -> anyhow::Result<McpSearch> {
+        let session = mcp::connect(
+            &spec.endpoint,
+            (),
+            &mcp::ConnectOpts {
+                sup,
+                timeout,
+                name: &spec.name,
+            },
+        )
+        .await?;
+        let tools = session.list_all_tools().await?;
         if !tools.iter().any(|t| t.name == spec.tool) {
             let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
             anyhow::bail!(
@@ -53,7 +128,26 @@ impl McpSearch {
                 names.join(", ")
             );
         }
-        Ok(McpSearch { spec, service })
+        Ok(McpSearch { spec, session })
+    }
+
+    /// The tools the system lists (its own `tools/list`), bounded by the request timeout.
+    pub async fn list_tools(&self) -> anyhow::Result<Vec<rmcp::model::Tool>> {
+        self.session.list_all_tools().await
+    }
+
+    /// Whether the stdio server has exited (never for HTTP).
+    pub fn exited(&self) -> Option<String> {
+        self.session.exited()
+    }
+
+    pub fn sends_limit(&self) -> bool {
+        self.spec.limit_arg.is_some()
+    }
+
+    /// The stdio server's exit and stderr tail ("" over HTTP), for failure messages.
+    pub fn story(&self) -> String {
+        mcp::child_story(self.session.child.as_ref())
     }
 
     /// Calls the search tool; a tool error (`isError`) comes back as `Ok(Err(message))`.
@@ -66,12 +160,26 @@ impl McpSearch {
         args.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
         let params = CallToolRequestParams::new(self.spec.tool.clone()).with_arguments(args);
         let start = Instant::now();
-        let mut attempt = self.service.peer().call_tool(params.clone()).await;
+        let call = |p: CallToolRequestParams| async move {
+            match tokio::time::timeout(
+                self.session.timeout,
+                self.session.service.peer().call_tool(p),
+            )
+            .await
+            {
+                Ok(r) => r,
+                Err(_) => Err(ServiceError::Timeout {
+                    timeout: self.session.timeout,
+                }),
+            }
+        };
+        let mut attempt = call(params.clone()).await;
         if let Err(e) = &attempt
             && Self::transport_failure(e)
+            && self.session.exited().is_none()
         {
             // a transport error is retried once, then it is the system's failure
-            attempt = self.service.peer().call_tool(params).await;
+            attempt = call(params).await;
         }
         let latency = start.elapsed();
         let system = self.spec.name.clone();
@@ -79,7 +187,7 @@ impl McpSearch {
             if Self::transport_failure(&e) {
                 SutError::Crashed {
                     system: system.clone(),
-                    detail: format!("query {:?}: {e} (after one retry)", req.query_id),
+                    detail: format!("query {:?}: {e}{}", req.query_id, self.story()),
                 }
             } else {
                 SutError::Other {
@@ -138,6 +246,9 @@ impl McpSearch {
 impl Retriever for McpSearch {
     fn name(&self) -> &str {
         &self.spec.name
+    }
+    fn sends_limit(&self) -> bool {
+        McpSearch::sends_limit(self)
     }
 
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {

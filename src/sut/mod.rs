@@ -76,6 +76,14 @@ pub trait Retriever: Send + Sync {
     fn name(&self) -> &str;
     /// Searches; called concurrently (bounded by the measurement's concurrency).
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError>;
+    /// Whether the result count is passed to the system (the "limit 1" probe needs it).
+    fn sends_limit(&self) -> bool {
+        true
+    }
+    /// What the catalog check established before measuring, for systems that had one.
+    fn coverage(&self) -> Option<crate::launch::catalog::Coverage> {
+        None
+    }
     /// Answers a robustness probe: a search, with `extra` arguments the search tool does not
     /// declare. `None` when the system cannot be asked that way.
     async fn probe(

@@ -55,6 +55,9 @@ impl Retriever for RestSearch {
     fn name(&self) -> &str {
         &self.spec.name
     }
+    fn sends_limit(&self) -> bool {
+        self.spec.limit_param.is_some()
+    }
 
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let system = self.spec.name.clone();

@@ -3,8 +3,11 @@
 //! exactly the corpus and its answers are stable, then search it over MCP. The supervisor stops
 //! the whole process tree however the run ends.
 
+pub mod catalog;
+pub mod writers;
+
 use crate::cli::SutKind;
-use crate::config::Settings;
+use crate::config::{LaunchTransport, Settings};
 use crate::dataset::{Corpus, GoldenSet, Loaded};
 use crate::mcp::Endpoint;
 use crate::process::{Managed, Spec, Supervisor};
@@ -12,11 +15,13 @@ use crate::sut::mapping::Mapper;
 use crate::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::sut::{Ranked, Retriever, SearchRequest, SutError};
 use async_trait::async_trait;
+use catalog::{CatalogCheck, CheckSpec, Coverage};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use writers::{ConfigFormat, UpstreamCmd, Vars};
 
 /// How long to wait for the catalog by default.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -164,20 +169,36 @@ pub fn corpus_upstreams(corpus_files: &BTreeMap<String, PathBuf>) -> BTreeMap<St
 /// A launched proxy searched over MCP; keeps its scratch directory and processes alive.
 pub struct Launched {
     search: McpSearch,
-    proxy: Managed,
+    /// The proxy process of an `http` launch (a `stdio` one is the search session's child).
+    proxy: Option<Managed>,
     name: String,
+    coverage: Option<Coverage>,
     _dir: tempfile::TempDir,
 }
 
 impl Launched {
+    fn exited(&self) -> Option<String> {
+        match &self.proxy {
+            Some(p) => p.try_exited(),
+            None => self.search.exited(),
+        }
+    }
+
+    fn log_tail(&self) -> String {
+        match &self.proxy {
+            Some(p) => format!("\n--- proxy log tail ---\n{}", p.log_tail(LOG_LINES)),
+            None => self.search.story(),
+        }
+    }
+
     /// Names the cause when the proxy process died under a failed query.
     fn explain(&self, e: SutError) -> SutError {
-        match self.proxy.try_exited() {
+        match self.exited() {
             Some(status) => SutError::Crashed {
                 system: self.name.clone(),
                 detail: format!(
-                    "the proxy process exited ({status}) during the run: {e}\n--- proxy log tail ---\n{}",
-                    self.proxy.log_tail(LOG_LINES)
+                    "the proxy process exited ({status}) during the run: {e}{}",
+                    self.log_tail()
                 ),
             },
             None => e,
@@ -194,7 +215,7 @@ impl Retriever for Launched {
         // a proxy that dies under a query is reported at once, not after the query's timeout
         let died = async {
             loop {
-                if let Some(status) = self.proxy.try_exited() {
+                if let Some(status) = self.exited() {
                     return status;
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -205,7 +226,7 @@ impl Retriever for Launched {
             r = self.search.search(req) => r.map_err(|e| self.explain(e)),
             status = died => Err(SutError::Crashed {
                 system: self.name.clone(),
-                detail: format!("the proxy process exited ({status}) while answering query {query:?}\n--- proxy log tail ---\n{}", self.proxy.log_tail(LOG_LINES)),
+                detail: format!("the proxy process exited ({status}) while answering query {query:?}{}", self.log_tail()),
             }),
         }
     }
@@ -214,7 +235,7 @@ impl Retriever for Launched {
         req: SearchRequest<'_>,
         extra: &serde_json::Map<String, Value>,
     ) -> Option<Result<crate::sut::ProbeReply, SutError>> {
-        if let Some(status) = self.proxy.try_exited() {
+        if let Some(status) = self.exited() {
             return Some(Err(SutError::Crashed {
                 system: self.name.clone(),
                 detail: format!("the proxy process had exited ({status})"),
@@ -223,12 +244,12 @@ impl Retriever for Launched {
         let r = self.search.probe(req, extra).await;
         r.map(|r| r.map_err(|e| self.explain(e)))
     }
-}
-
-fn fill(s: &str, vars: &[(&str, String)]) -> String {
-    vars.iter().fold(s.to_string(), |acc, (k, v)| {
-        acc.replace(&format!("{{{k}}}"), v)
-    })
+    fn sends_limit(&self) -> bool {
+        self.search.sends_limit()
+    }
+    fn coverage(&self) -> Option<Coverage> {
+        self.coverage.clone()
+    }
 }
 
 async fn catalog_ids(
@@ -384,6 +405,10 @@ pub struct Running {
     /// `http://127.0.0.1:PORT`
     pub base: String,
     pub api_key: String,
+    /// The MCP endpoint (`[sut.launch] url`, default `http://{listen}/mcp`).
+    pub url: String,
+    /// The placeholder values of this launch.
+    pub vars: Vars,
     /// The scratch directory (config, data dir, replay files); removed when dropped.
     pub dir: tempfile::TempDir,
 }
@@ -429,8 +454,284 @@ pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
     Ok(dir)
 }
 
-/// Starts the proxy the settings name (`--sut mcpproxy`, `launch`, else the reference proxy)
-/// over `plan.upstreams` and waits until its catalog is exactly `plan.want`.
+/// What the settings say about the launched proxy, resolved once.
+struct LaunchShape {
+    format: ConfigFormat,
+    transport: LaunchTransport,
+    /// Readiness through mcpproxy's REST API (its family: mcpproxy, the reference proxy, and a
+    /// `launch` proxy in mcpproxy's config format unless another check is chosen).
+    rest_ready: bool,
+}
+
+fn shape(s: &Settings) -> LaunchShape {
+    let l = &s.sut_file.launch;
+    let check = s.sut_file.catalog.check.unwrap_or_default();
+    match s.sut {
+        SutKind::Launch => {
+            let format = l.config_format.unwrap_or_default();
+            LaunchShape {
+                format,
+                transport: l.transport.unwrap_or_default(),
+                rest_ready: l.transport.unwrap_or_default() == LaunchTransport::Http
+                    && (check == CatalogCheck::Mcpproxy
+                        || check == CatalogCheck::Auto && format == ConfigFormat::Mcpproxy),
+            }
+        }
+        _ => LaunchShape {
+            format: ConfigFormat::Mcpproxy,
+            transport: LaunchTransport::Http,
+            rest_ready: true,
+        },
+    }
+}
+
+/// The scratch directory laid out, the config written, the placeholders known, the setup
+/// commands run: everything but the start itself.
+struct Prepared {
+    program: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    cwd: PathBuf,
+    vars: Vars,
+    listen: String,
+    api_key: String,
+}
+
+fn upstream_cmds(plan: &Plan, me: &Path) -> Vec<UpstreamCmd> {
+    plan.upstreams
+        .iter()
+        .map(|(name, args)| UpstreamCmd {
+            name: name.clone(),
+            command: me.display().to_string(),
+            args: args.clone(),
+            env: BTreeMap::new(),
+        })
+        .collect()
+}
+
+async fn prepare(
+    s: &Settings,
+    plan: &Plan,
+    dir: &Path,
+    sup: &Supervisor,
+    shape: &LaunchShape,
+) -> Result<Prepared, SutError> {
+    let name = system_name(s);
+    let fail = |detail: String| SutError::Other {
+        system: name.clone(),
+        detail,
+    };
+    let l = &s.sut_file.launch;
+    let data_dir = dir.join("data");
+    let home = dir.join("home");
+    for d in [&data_dir, &home] {
+        std::fs::create_dir_all(d)
+            .map_err(|e| fail(format!("cannot create {}: {e}", d.display())))?;
+    }
+    let me = std::env::current_exe()
+        .map_err(|e| fail(format!("cannot find evalgate's own binary: {e}")))?;
+    let port = free_port().map_err(|e| fail(format!("no free loopback port: {e}")))?;
+    let listen = format!("127.0.0.1:{port}");
+    let api_key = random_key();
+    let cfg_path = dir.join(
+        l.config_name
+            .clone()
+            .filter(|_| s.sut == SutKind::Launch)
+            .unwrap_or_else(|| shape.format.default_name().to_string()),
+    );
+    let ups = upstream_cmds(plan, &me);
+    let mut vars = Vars::default();
+    vars.set("config", cfg_path.display().to_string());
+    vars.set("data_dir", data_dir.display().to_string());
+    vars.set("home", home.display().to_string());
+    vars.set("workdir", dir.display().to_string());
+    vars.set("port", port.to_string());
+    vars.set("listen", listen.clone());
+    vars.set("api_key", api_key.clone());
+    vars.set(
+        "servers_json",
+        serde_json::to_string(&writers::servers_map(&ups)).unwrap_or_default(),
+    );
+    let url = vars.fill(l.url.as_deref().unwrap_or("http://{listen}/mcp"));
+    vars.set("url", url);
+
+    let text = match shape.format {
+        ConfigFormat::Mcpproxy => {
+            let mut cfg = proxy_config(
+                &plan.upstreams,
+                &me,
+                &listen,
+                &data_dir,
+                &api_key,
+                plan.quarantine,
+            );
+            for (k, v) in &l.proxy_config {
+                cfg[k] = v.clone();
+            }
+            Some(serde_json::to_string_pretty(&cfg).unwrap_or_default())
+        }
+        ConfigFormat::McpServers | ConfigFormat::Servers => {
+            writers::json_config(shape.format, &ups)
+                .map(|v| serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
+        ConfigFormat::Template => {
+            let t = l.template.as_ref().ok_or_else(|| {
+                fail("[sut.launch] config_format = \"template\" needs template = \"FILE\"".into())
+            })?;
+            let src = std::fs::read_to_string(t)
+                .map_err(|e| fail(format!("{}: cannot read the template: {e}", t.display())))?;
+            Some(writers::render_template(t, &src, &ups, &vars).map_err(fail)?)
+        }
+        ConfigFormat::None => None,
+    };
+    if let Some(text) = text {
+        std::fs::write(&cfg_path, text)
+            .map_err(|e| fail(format!("cannot write {}: {e}", cfg_path.display())))?;
+    }
+
+    let mut env: Vec<(String, String)> = vec![
+        ("MCPPROXY_API_KEY".into(), api_key.clone()),
+        // a fresh HOME: no user configuration, cache, keyring or shell profile reaches the
+        // proxy, and nothing it stores survives into the next run. (mcpproxy starts every stdio
+        // upstream through the user's login shell; a profile that did work at login once made a
+        // hundred upstreams miss its initialize deadline.)
+        ("HOME".into(), home.display().to_string()),
+        (
+            "XDG_CONFIG_HOME".into(),
+            home.join(".config").display().to_string(),
+        ),
+        (
+            "XDG_CACHE_HOME".into(),
+            home.join(".cache").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME".into(),
+            home.join(".local/share").display().to_string(),
+        ),
+    ];
+    for (k, v) in &l.env {
+        env.push((k.clone(), vars.fill(v)));
+    }
+    let cwd = l
+        .cwd
+        .as_deref()
+        .filter(|_| s.sut == SutKind::Launch)
+        .map(|c| vars.path(c))
+        .unwrap_or_else(|| dir.to_path_buf());
+    let (program, args): (PathBuf, Vec<String>) = match s.sut {
+        SutKind::Mcpproxy => {
+            let bin = s.sut_file.mcpproxy_bin.clone().ok_or_else(|| {
+                fail("--sut mcpproxy needs --mcpproxy-bin PATH (or [sut] mcpproxy_bin)".into())
+            })?;
+            let args = [
+                "serve",
+                "--config",
+                "{config}",
+                "--data-dir",
+                "{data_dir}",
+                "--listen",
+                "{listen}",
+                "--log-level",
+                "info",
+            ];
+            (bin, args.iter().map(|a| vars.fill(a)).collect())
+        }
+        SutKind::Launch => {
+            let cmd = l.command.clone().filter(|c| !c.is_empty()).ok_or_else(|| {
+                fail("--sut launch needs [sut.launch] command = [...] in evalgate.toml".into())
+            })?;
+            (
+                vars.path(&cmd[0]),
+                cmd[1..].iter().map(|a| vars.fill(a)).collect(),
+            )
+        }
+        _ => (
+            me.clone(),
+            ["proxy", "--config", "{config}", "--listen", "{listen}"]
+                .iter()
+                .map(|a| vars.fill(a))
+                .collect(),
+        ),
+    };
+    if s.sut == SutKind::Launch {
+        run_setup(s, &l.setup, &ups, &vars, &env, &cwd, sup).await?;
+    }
+    Ok(Prepared {
+        program,
+        args,
+        env,
+        cwd,
+        vars,
+        listen,
+        api_key,
+    })
+}
+
+/// Runs the `setup` commands (one that names `{server}` once per server), each bounded.
+async fn run_setup(
+    s: &Settings,
+    setup: &[Vec<String>],
+    ups: &[UpstreamCmd],
+    vars: &Vars,
+    env: &[(String, String)],
+    cwd: &Path,
+    sup: &Supervisor,
+) -> Result<(), SutError> {
+    let name = system_name(s);
+    let limit = ready_timeout(s, ups.len());
+    for cmd in setup.iter().filter(|c| !c.is_empty()) {
+        let per_server = cmd.iter().any(|a| a.contains("{server"));
+        let rounds: Vec<Option<&UpstreamCmd>> = if per_server {
+            ups.iter().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for u in rounds {
+            let mut v = vars.clone();
+            let mut argv = Vec::new();
+            if let Some(u) = u {
+                v.set("server", u.name.clone());
+                v.set("server_command", u.command.clone());
+            }
+            for a in cmd {
+                match u {
+                    Some(u) if a == "{server_args}" => argv.extend(u.args.iter().cloned()),
+                    _ => argv.push(v.fill(a)),
+                }
+            }
+            let mut spec = Spec::new(format!("{name} setup"), &argv[0]);
+            spec.args = argv[1..].to_vec();
+            spec.env = env.to_vec();
+            spec.cwd = Some(cwd.to_path_buf());
+            let child = sup.spawn(spec).map_err(|e| SutError::Other {
+                system: name.clone(),
+                detail: format!("setup command {:?}: {e:#}", argv.join(" ")),
+            })?;
+            let status = child.wait_exit(limit).await;
+            let ok = child.try_exit_status().is_some_and(|st| st.success());
+            if !ok {
+                let tail = child.log_tail(LOG_LINES);
+                child.terminate(Duration::from_secs(1)).await;
+                return Err(SutError::Other {
+                    system: name.clone(),
+                    detail: format!(
+                        "setup command {:?} {}\n--- its output (last lines) ---\n{tail}",
+                        argv.join(" "),
+                        match status {
+                            Some(st) => format!("failed ({st})"),
+                            None => format!("did not finish within {} s", limit.as_secs_f64()),
+                        }
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Starts an `http` proxy the settings name (`--sut mcpproxy`, `launch`, else the reference
+/// proxy) over `plan.upstreams`. For mcpproxy's family it then waits until the catalog is
+/// exactly `plan.want` (REST); any other proxy is waited on until it accepts connections.
 pub async fn start(
     s: &Settings,
     plan: &Plan,
@@ -438,111 +739,20 @@ pub async fn start(
     sup: &Supervisor,
 ) -> Result<Running, SutError> {
     let name = system_name(s);
-    let fail = |detail: String| SutError::Other {
-        system: name.clone(),
-        detail,
-    };
-    let data_dir = dir.path().join("data");
-    let home = dir.path().join("home");
-    for d in [&data_dir, &home] {
-        std::fs::create_dir_all(d)
-            .map_err(|e| fail(format!("cannot create {}: {e}", d.display())))?;
-    }
-    let me = std::env::current_exe()
-        .map_err(|e| fail(format!("cannot find evalgate's own binary: {e}")))?;
+    let shape = shape(s);
     let mut attempt = 0;
     'launch: loop {
         attempt += 1;
-        let port = free_port().map_err(|e| fail(format!("no free loopback port: {e}")))?;
-        let listen = format!("127.0.0.1:{port}");
-        let api_key = random_key();
-        let cfg_path = dir.path().join("mcpproxy.json");
-        let mut cfg = proxy_config(
-            &plan.upstreams,
-            &me,
-            &listen,
-            &data_dir,
-            &api_key,
-            plan.quarantine,
-        );
-        for (k, v) in &s.sut_file.launch.proxy_config {
-            cfg[k] = v.clone();
-        }
-        std::fs::write(
-            &cfg_path,
-            serde_json::to_string_pretty(&cfg).unwrap_or_default(),
-        )
-        .map_err(|e| fail(format!("cannot write {}: {e}", cfg_path.display())))?;
-        let vars = [
-            ("config", cfg_path.display().to_string()),
-            ("data_dir", data_dir.display().to_string()),
-            ("port", port.to_string()),
-            ("listen", listen.clone()),
-            ("api_key", api_key.clone()),
-        ];
-        let (program, args, mut env): (PathBuf, Vec<String>, Vec<(String, String)>) = match s.sut {
-            SutKind::Mcpproxy => {
-                let bin = s.sut_file.mcpproxy_bin.clone().ok_or_else(|| {
-                    fail("--sut mcpproxy needs --mcpproxy-bin PATH (or [sut] mcpproxy_bin)".into())
-                })?;
-                let args = [
-                    "serve",
-                    "--config",
-                    "{config}",
-                    "--data-dir",
-                    "{data_dir}",
-                    "--listen",
-                    "{listen}",
-                    "--log-level",
-                    "info",
-                ];
-                (bin, args.iter().map(|a| fill(a, &vars)).collect(), vec![])
-            }
-            SutKind::Launch => {
-                let cmd = s
-                    .sut_file
-                    .launch
-                    .command
-                    .clone()
-                    .filter(|c| !c.is_empty())
-                    .ok_or_else(|| {
-                        fail(
-                            "--sut launch needs [sut.launch] command = [...] in evalgate.toml"
-                                .into(),
-                        )
-                    })?;
-                (
-                    PathBuf::from(fill(&cmd[0], &vars)),
-                    cmd[1..].iter().map(|a| fill(a, &vars)).collect(),
-                    vec![],
-                )
-            }
-            _ => (
-                me.clone(),
-                ["proxy", "--config", "{config}", "--listen", "{listen}"]
-                    .iter()
-                    .map(|a| fill(a, &vars))
-                    .collect(),
-                vec![],
-            ),
-        };
-        env.push(("MCPPROXY_API_KEY".into(), api_key.clone()));
-        // a fresh HOME: no user configuration, keyring or shell profile reaches the proxy.
-        // mcpproxy starts every stdio upstream through the user's login shell (`$SHELL -l -c`);
-        // a profile that does work at login (here: `pyenv rehash` under a lock) made a hundred
-        // upstreams miss mcpproxy's 30 s initialize deadline.
-        env.push(("HOME".into(), home.display().to_string()));
-        for (k, v) in &s.sut_file.launch.env {
-            env.push((k.clone(), fill(v, &vars)));
-        }
-        let mut spec = Spec::new(name.clone(), program);
-        spec.args = args;
-        spec.env = env;
-        spec.cwd = Some(dir.path().to_path_buf());
+        let p = prepare(s, plan, dir.path(), sup, &shape).await?;
+        let mut spec = Spec::new(name.clone(), p.program.clone());
+        spec.args = p.args.clone();
+        spec.env = p.env.clone();
+        spec.cwd = Some(p.cwd.clone());
         if !s.quiet {
             eprintln!(
-                "{name}: starting {} on {listen} over {} replayed server(s)",
+                "{name}: starting {} on {} over {} replayed server(s)",
                 spec.program.display(),
+                p.listen,
                 plan.upstreams.len()
             );
         }
@@ -551,18 +761,18 @@ pub async fn start(
             detail: format!("{e:#}"),
         })?;
 
-        // wait until every server is connected, then until the catalog is exactly what is
-        // served. The servers list is cheap; mcpproxy answers `/api/v1/tools` by asking every
-        // upstream for its tools, so polling that one fast would itself slow the start down.
         let ready_timeout = ready_timeout(s, plan.upstreams.len());
         let want = &plan.want;
         let counts = per_server(want);
         let mut servers_ready = false;
-        let base = format!("http://{listen}");
+        let base = format!("http://{}", p.listen);
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
             .build()
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| SutError::Other {
+                system: name.clone(),
+                detail: e.to_string(),
+            })?;
         let start = Instant::now();
         let mut last = String::new();
         loop {
@@ -579,31 +789,36 @@ pub async fn start(
                 return Err(SutError::Crashed {
                     system: name.clone(),
                     detail: format!(
-                        "the proxy exited ({status}) before its catalog was ready\n--- proxy log tail ---\n{}",
+                        "the proxy exited ({status}) before it was ready\n--- proxy log tail ---\n{}",
                         proxy.log_tail(LOG_LINES)
                     ),
                 });
             }
             let mut pause = Duration::from_millis(250);
-            if !servers_ready {
-                match servers_pending(&client, &base, &api_key, &counts).await {
+            if !shape.rest_ready {
+                if tokio::net::TcpStream::connect(&p.listen).await.is_ok() {
+                    break;
+                }
+                last = format!("nothing accepts connections on {}", p.listen);
+            } else if !servers_ready {
+                match servers_pending(&client, &base, &p.api_key, &counts).await {
                     Ok(None) => servers_ready = true,
-                    Ok(Some(p)) if p.is_empty() => servers_ready = true,
-                    Ok(Some(p)) => {
-                        let head: Vec<&str> = p.iter().take(10).map(String::as_str).collect();
+                    Ok(Some(pend)) if pend.is_empty() => servers_ready = true,
+                    Ok(Some(pend)) => {
+                        let head: Vec<&str> = pend.iter().take(10).map(String::as_str).collect();
                         last = format!(
                             "{} of {} server(s) not ready: {}{}",
-                            p.len(),
+                            pend.len(),
                             counts.len(),
                             head.join("; "),
-                            if p.len() > 10 { "; …" } else { "" }
+                            if pend.len() > 10 { "; …" } else { "" }
                         );
                     }
                     Err(e) => last = e,
                 }
             }
-            if servers_ready {
-                match catalog_ids(&client, &base, &api_key).await {
+            if shape.rest_ready && servers_ready {
+                match catalog_ids(&client, &base, &p.api_key).await {
                     Ok(have) if &have == want => break,
                     Ok(have) => last = diff_text(want, &have),
                     Err(e) => last = e,
@@ -611,25 +826,30 @@ pub async fn start(
                 pause = Duration::from_millis(1000);
             }
             if start.elapsed() > ready_timeout {
-                if !servers_ready {
+                if shape.rest_ready
+                    && !servers_ready
+                    && let Ok(have) = catalog_ids(&client, &base, &p.api_key).await
+                {
                     // name the missing tools too, whatever the servers list says
-                    if let Ok(have) = catalog_ids(&client, &base, &api_key).await {
-                        last = format!("{last}; catalog: {}", diff_text(want, &have));
-                    }
+                    last = format!("{last}; catalog: {}", diff_text(want, &have));
                 }
                 return Err(SutError::Timeout {
                     system: name.clone(),
                     seconds: ready_timeout.as_secs_f64(),
                     context: format!(
-                        "waiting for the catalog to equal the {} served tools: {last}\n--- proxy log tail ---\n{}",
-                        want.len(),
+                        "waiting for {}: {last}\n--- proxy log tail ---\n{}",
+                        if shape.rest_ready {
+                            format!("the catalog to equal the {} served tools", want.len())
+                        } else {
+                            "the proxy to accept connections".to_string()
+                        },
                         proxy.log_tail(LOG_LINES)
                     ),
                 });
             }
             tokio::time::sleep(pause).await;
         }
-        if !s.quiet {
+        if !s.quiet && shape.rest_ready {
             eprintln!(
                 "{name}: catalog ready ({} tools) after {:.1} s",
                 want.len(),
@@ -640,13 +860,80 @@ pub async fn start(
             name,
             proxy,
             base,
-            api_key,
+            api_key: p.api_key,
+            url: p.vars.fill("{url}"),
+            vars: p.vars,
             dir,
         });
     }
 }
 
-/// Starts the proxy over the corpus, waits for it, and returns it as a retriever.
+/// The MCP search of a launched proxy: mcpproxy's `retrieve_tools` for its family, else
+/// `[sut.mcp]` (tool, arguments, filter, or a preset) at the launch's endpoint.
+fn search_spec(s: &Settings, endpoint: Endpoint) -> Result<McpSearchSpec, SutError> {
+    let name = system_name(s);
+    if s.sut == SutKind::Launch {
+        return McpSearchSpec::from_file(&name, &s.sut_file.mcp, Some(endpoint)).map_err(|e| {
+            SutError::Other {
+                system: name.clone(),
+                detail: format!("{e:#}"),
+            }
+        });
+    }
+    Ok(McpSearchSpec {
+        name,
+        endpoint,
+        tool: "retrieve_tools".into(),
+        query_arg: "query".into(),
+        limit_arg: Some("limit".into()),
+        extra_args: Default::default(),
+        mapper: Mapper::mcpproxy_retrieve_tools(),
+    })
+}
+
+/// The catalog check for a connected system (`search` or `tools-list`).
+pub async fn check_catalog(
+    s: &Settings,
+    r: &dyn Retriever,
+    mcp: Option<&McpSearch>,
+    corpus: &Corpus,
+) -> Result<Coverage, SutError> {
+    let spec = CheckSpec {
+        system: r.name().to_string(),
+        ready_timeout: ready_timeout(s, 0),
+        request_timeout: s.timeout,
+        concurrency: s.concurrency,
+        allow_partial: s.sut_file.catalog.allow_partial,
+        quiet: s.quiet,
+    };
+    let c = &s.sut_file.catalog;
+    let cov = match (c.check.unwrap_or_default(), mcp) {
+        (CatalogCheck::ToolsList, Some(m)) => {
+            catalog::by_tools_list(
+                || m.list_tools(),
+                corpus,
+                c.filter.as_deref(),
+                c.id_style.unwrap_or_default(),
+                &spec,
+            )
+            .await?
+        }
+        (CatalogCheck::ToolsList, None) => {
+            return Err(SutError::Other {
+                system: spec.system,
+                detail: "[sut.catalog] check = \"tools-list\" needs a system reached over MCP"
+                    .into(),
+            });
+        }
+        _ => catalog::by_search(r, corpus, &spec).await?,
+    };
+    if !s.quiet {
+        eprintln!("{}: catalog {}", spec.system, cov.summary());
+    }
+    Ok(cov)
+}
+
+/// Starts the proxy over the corpus, establishes its catalog, and returns it as a retriever.
 pub async fn launch(
     s: &Settings,
     corpus: &Loaded<Corpus>,
@@ -672,32 +959,87 @@ pub async fn launch(
             .collect(),
         quarantine: Quarantine::Off,
     };
-    let running = start(s, &plan, dir, sup).await?;
-    let search = McpSearch::connect(McpSearchSpec {
-        name: name.clone(),
-        endpoint: Endpoint::Http {
-            url: format!("{}/mcp", running.base),
-            headers: vec![("X-API-Key".into(), running.api_key.clone())],
-        },
-        tool: "retrieve_tools".into(),
-        query_arg: "query".into(),
-        limit_arg: Some("limit".into()),
-        extra_args: Default::default(),
-        mapper: Mapper::mcpproxy_retrieve_tools(),
-    })
-    .await
-    .map_err(|e| SutError::Crashed {
-        system: name.clone(),
-        detail: format!("{e:#}\n--- proxy log tail ---\n{}", running.log_tail()),
-    })?;
-    let launched = Launched {
-        search,
-        proxy: running.proxy,
-        name: name.clone(),
-        _dir: running.dir,
+    let shape = shape(s);
+    let (search, proxy, dir) = match shape.transport {
+        LaunchTransport::Stdio => {
+            let p = prepare(s, &plan, dir.path(), sup, &shape).await?;
+            if !s.quiet {
+                eprintln!(
+                    "{name}: starting {} (stdio) over {} replayed server(s)",
+                    p.program.display(),
+                    plan.upstreams.len()
+                );
+            }
+            let endpoint = Endpoint::Stdio {
+                program: p.program.display().to_string(),
+                args: p.args,
+                env: p.env,
+                cwd: Some(p.cwd),
+            };
+            let spec = search_spec(s, endpoint)?;
+            let search = McpSearch::connect(spec, sup, ready_timeout(s, plan.upstreams.len()))
+                .await
+                .map_err(|e| SutError::Crashed {
+                    system: name.clone(),
+                    detail: format!("{e:#}"),
+                })?;
+            (search, None, dir)
+        }
+        LaunchTransport::Http => {
+            let running = start(s, &plan, dir, sup).await?;
+            let mut headers: Vec<(String, String)> = s
+                .sut_file
+                .launch
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), running.vars.fill(v)))
+                .collect();
+            if shape.format == ConfigFormat::Mcpproxy {
+                headers.push(("X-API-Key".into(), running.api_key.clone()));
+            }
+            let spec = search_spec(
+                s,
+                Endpoint::Http {
+                    url: running.url.clone(),
+                    headers,
+                },
+            )?;
+            let search = McpSearch::connect(spec, sup, ready_timeout(s, 0))
+                .await
+                .map_err(|e| SutError::Crashed {
+                    system: name.clone(),
+                    detail: format!("{e:#}\n--- proxy log tail ---\n{}", running.log_tail()),
+                })?;
+            (search, Some(running.proxy), running.dir)
+        }
     };
+    let mut launched = Launched {
+        search,
+        proxy,
+        name: name.clone(),
+        coverage: None,
+        _dir: dir,
+    };
+    launched.coverage = Some(if shape.rest_ready {
+        Coverage {
+            method: "mcpproxy".into(),
+            served: plan.want.len(),
+            seen: plan.want.len(),
+            rounds: 1,
+            ..Coverage::default()
+        }
+    } else {
+        // through the launched retriever, which watches the process while probing
+        check_catalog(s, &launched, Some(&launched.search), &corpus.value)
+            .await
+            .map_err(|e| launched.explain(e))?
+    });
+    settle(s, &launched, golden).await?;
+    Ok(launched)
+}
 
-    // the index may still be settling: probe until two rounds agree
+/// The index may still be settling: probe until two rounds of the first golden queries agree.
+async fn settle(s: &Settings, launched: &Launched, golden: &GoldenSet) -> Result<(), SutError> {
     let probes: Vec<&crate::dataset::Query> = golden.queries.iter().take(3).collect();
     let mut previous: Option<Vec<Vec<crate::text::Text>>> = None;
     for _ in 0..20 {
@@ -715,24 +1057,24 @@ pub async fn launch(
             )
             .await
             .map_err(|_| SutError::Timeout {
-                system: name.clone(),
+                system: launched.name.clone(),
                 seconds: s.timeout.as_secs_f64(),
                 context: format!(
-                    "stability probe query {:?} before the measured runs\n--- proxy log tail ---\n{}",
+                    "stability probe query {:?} before the measured runs{}",
                     q.id,
-                    launched.proxy.log_tail(LOG_LINES)
+                    launched.log_tail()
                 ),
             })??;
             round.push(r.ids);
         }
         if previous.as_ref() == Some(&round) {
-            return Ok(launched);
+            return Ok(());
         }
         previous = Some(round);
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     Err(SutError::Other {
-        system: name,
+        system: launched.name.clone(),
         detail: "search answers did not stabilise after 20 probe rounds".into(),
     })
 }

@@ -1,0 +1,198 @@
+//! Writing the upstream list a launched proxy reads, in the proxy's own config language, and
+//! filling the `{placeholders}` of its command line, environment and working directory.
+//!
+//! Built-in formats: mcpproxy's (`mcpServers` as an array, plus its settings), the common
+//! `{"mcpServers": {name: {command, args, env}}}` map, and a `{"servers": [...]}` list. Anything
+//! else (YAML, TOML, KDL, ...) is a minijinja template the user supplies; a proxy that registers
+//! servers through its own CLI uses `setup` commands instead (format `none`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// How the upstream list is written for the proxy (`[sut.launch] config_format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfigFormat {
+    /// mcpproxy's config: `{"mcpServers": [{name, protocol, command, args, ...}], ...}`.
+    #[default]
+    Mcpproxy,
+    /// `{"mcpServers": {"name": {"command", "args", "env"}}}` (Claude Desktop style).
+    McpServers,
+    /// `{"servers": [{"name", "command", "args", "env"}]}`.
+    Servers,
+    /// A minijinja template (`[sut.launch] template = "file"`), for any other language.
+    Template,
+    /// No file: servers reach the proxy through `setup` commands or `{servers_json}`.
+    None,
+}
+
+impl ConfigFormat {
+    /// The file name `{config}` gets when `config_name` is not set.
+    pub fn default_name(self) -> &'static str {
+        match self {
+            ConfigFormat::Mcpproxy => "mcpproxy.json",
+            ConfigFormat::McpServers => "mcp.json",
+            ConfigFormat::Servers => "servers.json",
+            ConfigFormat::Template => "proxy.conf",
+            ConfigFormat::None => "unused.conf",
+        }
+    }
+}
+
+/// One upstream server as the proxy should start it.
+#[derive(Debug, Clone, Serialize)]
+pub struct UpstreamCmd {
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+}
+
+/// The `{"name": {"command", "args", "env"}}` map: the `mcp-servers` format's body and the value
+/// of `{servers_json}`.
+pub fn servers_map(ups: &[UpstreamCmd]) -> Value {
+    let mut m = serde_json::Map::new();
+    for u in ups {
+        let mut e = json!({"command": u.command, "args": u.args});
+        if !u.env.is_empty() {
+            e["env"] = json!(u.env);
+        }
+        m.insert(u.name.clone(), e);
+    }
+    Value::Object(m)
+}
+
+/// The `mcp-servers` and `servers` formats.
+pub fn json_config(format: ConfigFormat, ups: &[UpstreamCmd]) -> Option<Value> {
+    match format {
+        ConfigFormat::McpServers => Some(json!({"mcpServers": servers_map(ups)})),
+        ConfigFormat::Servers => Some(json!({
+            "servers": ups.iter().map(|u| {
+                let mut e = json!({"name": u.name, "command": u.command, "args": u.args});
+                if !u.env.is_empty() {
+                    e["env"] = json!(u.env);
+                }
+                e
+            }).collect::<Vec<_>>()
+        })),
+        _ => None,
+    }
+}
+
+/// Renders a user's template with `servers` (each `name`, `command`, `args`, `env`) and every
+/// placeholder value (`data_dir`, `home`, `workdir`, `port`, `listen`, `url`, `api_key`).
+/// minijinja's `tojson` filter quotes a value safely for JSON and YAML.
+pub fn render_template(
+    template_path: &Path,
+    source: &str,
+    ups: &[UpstreamCmd],
+    vars: &Vars,
+) -> Result<String, String> {
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    let name = template_path.display().to_string();
+    env.add_template_owned(name.clone(), source.to_string())
+        .map_err(|e| format!("{name}: the template does not parse: {e:#}"))?;
+    let mut ctx: BTreeMap<String, minijinja::Value> = vars
+        .0
+        .iter()
+        .map(|(k, v)| (k.clone(), minijinja::Value::from(v.clone())))
+        .collect();
+    ctx.insert(
+        "servers".into(),
+        minijinja::Value::from(minijinja::value::Serde(ups)),
+    );
+    env.get_template(&name)
+        .and_then(|t| t.render(ctx))
+        .map_err(|e| format!("{name}: the template does not render: {e:#}"))
+}
+
+/// Placeholder values (`{name}` → value), filled into command, args, env and cwd.
+#[derive(Debug, Clone, Default)]
+pub struct Vars(pub Vec<(String, String)>);
+
+impl Vars {
+    pub fn set(&mut self, k: &str, v: impl Into<String>) {
+        let v = v.into();
+        match self.0.iter_mut().find(|(n, _)| n == k) {
+            Some(slot) => slot.1 = v,
+            None => self.0.push((k.to_string(), v)),
+        }
+    }
+
+    /// Replaces every known `{name}`; unknown braces are left alone (JSON in an env value).
+    pub fn fill(&self, s: &str) -> String {
+        self.0.iter().fold(s.to_string(), |acc, (k, v)| {
+            acc.replace(&format!("{{{k}}}"), v)
+        })
+    }
+
+    pub fn path(&self, s: &str) -> PathBuf {
+        PathBuf::from(self.fill(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ups() -> Vec<UpstreamCmd> {
+        vec![
+            UpstreamCmd {
+                name: "Design Components".into(),
+                command: "/bin/evalgate".into(),
+                args: vec!["replay".into(), "--server".into(), "a\"b".into()],
+                env: BTreeMap::new(),
+            },
+            UpstreamCmd {
+                name: "git".into(),
+                command: "/bin/evalgate".into(),
+                args: vec![],
+                env: BTreeMap::from([("K".into(), "v".into())]),
+            },
+        ]
+    }
+
+    #[test]
+    fn the_built_in_formats_carry_every_server_with_its_command() {
+        let m = json_config(ConfigFormat::McpServers, &ups()).unwrap();
+        assert_eq!(m["mcpServers"]["Design Components"]["args"][2], "a\"b");
+        assert_eq!(m["mcpServers"]["git"]["env"]["K"], "v");
+        assert!(m["mcpServers"]["Design Components"].get("env").is_none());
+        let l = json_config(ConfigFormat::Servers, &ups()).unwrap();
+        assert_eq!(l["servers"][0]["name"], "Design Components");
+        assert_eq!(l["servers"][1]["command"], "/bin/evalgate");
+        assert!(json_config(ConfigFormat::Mcpproxy, &ups()).is_none());
+    }
+
+    #[test]
+    fn a_yaml_template_quotes_hostile_names_and_strict_mode_names_a_typo() {
+        let mut vars = Vars::default();
+        vars.set("data_dir", "/tmp/d");
+        let src = "dir: {{ data_dir|tojson }}\nupstreams:\n{% for s in servers %}  {{ s.name|tojson }}:\n    command: {{ s.command|tojson }}\n    args: {{ s.args|tojson }}\n{% endfor %}";
+        let out = render_template(Path::new("t.yaml.j2"), src, &ups(), &vars).unwrap();
+        assert!(out.contains("\"Design Components\":"), "{out}");
+        assert!(out.contains(r#""a\"b""#), "{out}");
+        assert!(out.contains("dir: \"/tmp/d\""), "{out}");
+        let err = render_template(Path::new("t.j2"), "{{ data_dri }}", &ups(), &vars).unwrap_err();
+        assert!(
+            err.starts_with("t.j2: the template does not render"),
+            "{err}"
+        );
+        let err = render_template(Path::new("t.j2"), "{% for %}", &ups(), &vars).unwrap_err();
+        assert!(
+            err.starts_with("t.j2: the template does not parse"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn placeholders_fill_known_names_and_leave_other_braces() {
+        let mut v = Vars::default();
+        v.set("port", "8080");
+        v.set("port", "9090");
+        assert_eq!(v.fill("{port} {\"a\": 1} {nope}"), "9090 {\"a\": 1} {nope}");
+    }
+}

@@ -1,0 +1,112 @@
+//! The last line of defence against orphans: a tiny helper process (`evalgate __watchdog`) that
+//! outlives a SIGKILLed evalgate and kills the process groups evalgate had not finished.
+//!
+//! Every supervised child already gets a parent-death signal, but that reaches only the child
+//! itself: whatever it forked in the background (a proxy's upstream servers, a daemon of a stdio
+//! server) stays alive when evalgate is killed with SIGKILL, which no handler can catch. So
+//! evalgate tells the watchdog, over a pipe, each process group it starts (`+PGID`) and each it
+//! has seen end (`-PGID`). When the pipe closes — evalgate exited, normally or not — the watchdog
+//! SIGKILLs the groups still listed (plus SIGCONT, for stopped ones) and exits. On a normal exit
+//! the list is empty and it exits at once; [`finish`] waits for that, so no helper outlives a
+//! run that ended cleanly.
+//!
+//! The watchdog is started only by the real binary ([`enable`] from `main`), never by a test
+//! harness calling the library, and only by the commands that launch processes.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The hidden command line argument that runs [`run`].
+pub const ARG: &str = "__watchdog";
+
+static ALLOWED: AtomicBool = AtomicBool::new(false);
+static PIPE: Mutex<Option<(Child, ChildStdin)>> = Mutex::new(None);
+
+/// Lets [`start`] launch the helper (the binary's `main` calls this; library users do not).
+pub fn enable() {
+    ALLOWED.store(true, Ordering::SeqCst);
+}
+
+/// Starts the helper once, if enabled. Failure is not fatal: evalgate still cleans up on every
+/// exit it can see; only the SIGKILL case loses the helper's protection.
+pub fn start() {
+    if !ALLOWED.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut pipe = super::lock(&PIPE);
+    if pipe.is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let child = Command::new(exe)
+        .arg(ARG)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        // its own group: a terminal's Ctrl-C to evalgate's group must not take it down first
+        .process_group(0)
+        .spawn();
+    if let Ok(mut child) = child
+        && let Some(stdin) = child.stdin.take()
+    {
+        *pipe = Some((child, stdin));
+    }
+}
+
+/// Tells the helper that group `pgid` started (`+`) or ended (`-`).
+pub(super) fn note(sign: char, pgid: u32) {
+    if let Some((_, stdin)) = super::lock(&PIPE).as_mut() {
+        let _ = writeln!(stdin, "{sign}{pgid}");
+        let _ = stdin.flush();
+    }
+}
+
+/// Closes the pipe and waits (bounded) for the helper to exit, so it does not outlive evalgate.
+pub fn finish() {
+    let Some((mut child, stdin)) = super::lock(&PIPE).take() else {
+        return;
+    };
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The helper's main loop: collect groups until EOF, then kill those still listed.
+pub fn run() -> i32 {
+    let mut live = BTreeSet::new();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let (sign, id) = line.split_at(line.len().min(1));
+        let Ok(pgid) = id.trim().parse::<u32>() else {
+            continue;
+        };
+        match sign {
+            "+" => {
+                live.insert(pgid);
+            }
+            "-" => {
+                live.remove(&pgid);
+            }
+            _ => {}
+        }
+    }
+    for &pgid in &live {
+        let _ = super::sys::signal_group(pgid, super::sys::SIGKILL);
+        let _ = super::sys::signal_group(pgid, super::sys::SIGCONT);
+    }
+    0
+}
