@@ -50,26 +50,24 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             return 2;
         }
     };
-    if matches!(
+    let evaluates = matches!(
         cli.command,
         cli::Command::Run(_)
             | cli::Command::Retrieval(_)
             | cli::Command::Security(_)
             | cli::Command::Baseline(_)
-    ) {
+    );
+    if evaluates {
         // orphaned grandchildren of a launched proxy are re-parented to us, so the supervisor
         // sees and reaps them (best effort: not every kernel allows it)
         let _ = process::become_child_subreaper();
     }
-    if matches!(
-        cli.command,
-        cli::Command::Run(_)
-            | cli::Command::Retrieval(_)
-            | cli::Command::Security(_)
-            | cli::Command::Baseline(_)
-            | cli::Command::Proxy(_)
-            | cli::Command::Corpus(_)
-    ) {
+    if evaluates
+        || matches!(
+            cli.command,
+            cli::Command::Proxy(_) | cli::Command::Corpus(_)
+        )
+    {
         process::watchdog::start();
     }
     let result = rt.block_on(async {

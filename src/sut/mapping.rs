@@ -385,17 +385,7 @@ pub fn call_result_payload(result: &Value) -> Result<Value, MapError> {
             ),
         });
     };
-    let texts: Vec<&str> = obj
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter(|b| b.get("type").and_then(Value::as_str).unwrap_or("text") == "text")
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default();
+    let texts = text_blocks(result);
 
     if obj.get("isError").and_then(Value::as_bool) == Some(true) {
         let text = if texts.is_empty() {
