@@ -141,6 +141,9 @@ pub struct ReplayArgs {
     /// Switch tools to their `after` definitions and send list_changed.
     #[arg(long, value_enum, default_value = "off")]
     pub rug_pull: crate::replay::RugPull,
+    /// Tool names as served: `bare` (the corpus names) or `prefixed` (`<server>__<tool>`).
+    #[arg(long, value_enum, default_value = "bare")]
+    pub names: crate::replay::ServedNames,
     /// Switch by file: while FILE holds `after` the `after` definitions are served, otherwise the
     /// first ones; every change of state sends list_changed (checked every 50 ms).
     #[arg(long, value_name = "FILE")]

@@ -172,6 +172,10 @@ pub struct LaunchFile {
     pub headers: BTreeMap<String, String>,
     /// Seconds to wait for the catalog to match the corpus.
     pub ready_timeout: Option<f64>,
+    /// How the replayed servers name their tools: `bare` (default, the corpus names) or
+    /// `prefixed` (`<server>__<tool>`, for proxies that need tool names unique across servers;
+    /// read back by the `__` id style).
+    pub served_names: Option<crate::replay::ServedNames>,
     /// Keys merged into the top level of every generated proxy config (e.g.
     /// `on_tool_drift = "log"` for the reference proxy's observe mode).
     #[serde(default)]

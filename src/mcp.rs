@@ -129,6 +129,15 @@ pub fn child_story(child: Option<&Managed>) -> String {
     }
 }
 
+/// A server that did not answer MCP `initialize` within the time allowed (a caller names it a
+/// timeout, not a crash).
+#[derive(Debug, thiserror::Error)]
+#[error("{detail}")]
+pub struct InitTimeout {
+    pub seconds: f64,
+    pub detail: String,
+}
+
 /// Connects and initializes, within `opts.timeout`. A stdio server is started by the supervisor
 /// (own process group, stderr kept for messages, killed with evalgate); when it fails to come
 /// up, the error quotes its exit status and the tail of its stderr, and it is stopped.
@@ -174,10 +183,18 @@ pub async fn connect<H: ClientHandler>(
                     let _ = child.wait_exit(Duration::from_millis(500)).await;
                     format!("MCP initialize failed ({describe}): {e}")
                 }
-                Err(_) => format!(
-                    "no answer to MCP initialize within {} s ({describe})",
-                    limit.as_secs_f64()
-                ),
+                Err(_) => {
+                    let story = child_story(Some(&child));
+                    child.terminate(Duration::from_secs(1)).await;
+                    return Err(InitTimeout {
+                        seconds: limit.as_secs_f64(),
+                        detail: format!(
+                            "no answer to MCP initialize within {} s ({describe}){story}",
+                            limit.as_secs_f64()
+                        ),
+                    }
+                    .into());
+                }
             };
             let story = child_story(Some(&child));
             child.terminate(Duration::from_secs(1)).await;
@@ -198,11 +215,12 @@ pub async fn connect<H: ClientHandler>(
             let transport = StreamableHttpClientTransport::from_config(config);
             let service = tokio::time::timeout(limit, handler.serve(transport))
                 .await
-                .map_err(|_| {
-                    anyhow::anyhow!(
+                .map_err(|_| InitTimeout {
+                    seconds: limit.as_secs_f64(),
+                    detail: format!(
                         "no answer to MCP initialize within {} s ({describe})",
                         limit.as_secs_f64()
-                    )
+                    ),
                 })?
                 .with_context(|| format!("MCP initialize failed ({describe})"))?;
             Ok(Session {

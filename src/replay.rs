@@ -33,6 +33,17 @@ pub enum RugPull {
     AfterCall,
 }
 
+/// How a replay server names the tools it serves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServedNames {
+    /// The corpus names (`create_branch`).
+    #[default]
+    Bare,
+    /// `<server>__<tool>` (`github__create_branch`), unique across servers.
+    Prefixed,
+}
+
 /// What one replay server serves (also the `--spec` file format).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ReplaySpec {
@@ -125,6 +136,23 @@ impl ReplaySpec {
             changes,
             rug_pull,
         })
+    }
+
+    /// Serves every tool (and every rug-pull replacement) as `<server>__<tool>`.
+    pub fn prefix_names(&mut self) {
+        let prefix = |t: &mut McpTool, server: &str| {
+            t.name = format!("{server}__{}", t.name).into();
+        };
+        for t in &mut self.tools {
+            prefix(t, &self.server);
+        }
+        self.changes = std::mem::take(&mut self.changes)
+            .into_iter()
+            .map(|(name, mut after)| {
+                after.iter_mut().for_each(|t| prefix(t, &self.server));
+                (format!("{}__{name}", self.server), after)
+            })
+            .collect();
     }
 
     /// Reads a `--spec` file.

@@ -317,10 +317,10 @@ fn start_proxy(dir: &Path) -> (KillOnDrop, String, String) {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
         let cfg = evalgate::launch::proxy_config(
-            &evalgate::launch::corpus_upstreams(&evalgate::launch::one_file_per_corpus(
-                &corpus,
-                &corpus_path,
-            )),
+            &evalgate::launch::corpus_upstreams(
+                &evalgate::launch::one_file_per_corpus(&corpus, &corpus_path),
+                evalgate::replay::ServedNames::Bare,
+            ),
             &evalgate_bin(),
             &listen,
             dir,

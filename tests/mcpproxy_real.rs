@@ -135,7 +135,7 @@ fn start(bin: &Path, corpus: &evalgate::dataset::Corpus) -> Up {
     let key = "evalgate-test-key".to_string();
     let data = dir.path().join("data");
     let cfg = evalgate::launch::proxy_config(
-        &evalgate::launch::corpus_upstreams(&files),
+        &evalgate::launch::corpus_upstreams(&files, evalgate::replay::ServedNames::Bare),
         &evalgate_bin(),
         &listen,
         &data,

@@ -51,6 +51,19 @@ fn run(dir: &Path, bin_dir: &Path, config: &Path, out: &str) -> (i32, Value, Str
     (code(&o), report, stderr(&o))
 }
 
+/// The tests of this binary check for surviving processes: they run one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Every query's retrieved list, in order.
+fn lists(r: &Value) -> Vec<Value> {
+    r["retrieval"]["per_query"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["retrieved"].clone())
+        .collect()
+}
+
 fn metric(r: &Value, m: &str) -> f64 {
     r["retrieval"]["metrics"][m]["mean"].as_f64().unwrap()
 }
@@ -61,6 +74,7 @@ fn metric(r: &Value, m: &str) -> f64 {
 /// refuses to score that (exit 3 naming tools); a missing upstream is exit 3 naming the server.
 #[test]
 fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let Some(bin) = installed("contextweaver", "contextweaver") else {
         return;
@@ -88,14 +102,6 @@ fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
     let (c2, r2, e2) = run(dir, &bin, &example, "b");
     assert_eq!(c2, 0, "{e2}");
     assert_eq!(r1["retrieval"]["metrics"], r2["retrieval"]["metrics"]);
-    let lists = |r: &Value| -> Vec<Value> {
-        r["retrieval"]["per_query"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|q| q["retrieved"].clone())
-            .collect()
-    };
     assert_eq!(lists(&r1), lists(&r2));
     assert_eq!(survivors(), Vec::<String>::new(), "after success");
 
@@ -133,22 +139,48 @@ fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
     assert_eq!(survivors(), Vec::<String>::new(), "after failures");
 }
 
-/// dehydrator 0.3.1: configured through an environment variable ({servers_json}); it refuses
-/// tools that share a name across servers and exits at start. evalgate exits 3 at once with
-/// its exit status and stderr, never a number.
+/// dehydrator 0.3.1: stdio, configured through an environment variable ({servers_json}),
+/// plain-text answers; measured from examples/dehydrator/evalgate.toml alone (the replayed
+/// servers name their tools `<server>__<tool>`, as it needs names unique across servers); two
+/// runs give identical numbers. With the corpus names as they are it refuses the tools that
+/// share a name across servers and exits at start: evalgate exits 3 at once with its exit
+/// status and stderr, never a number.
 #[test]
-fn dehydrator_that_dies_at_start_is_named_with_its_stderr() {
+fn dehydrator_measured_by_configuration_alone_and_its_start_failure_named() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let Some(bin) = installed("dehydrator", "dehydrator-mcp") else {
         return;
     };
     let d = tempdir();
-    let started = Instant::now();
-    let (c, r, e) = run(
-        d.path(),
-        &bin,
-        &root().join("examples/dehydrator/evalgate.toml"),
-        "r",
+    let dir = d.path();
+    let example = root().join("examples/dehydrator/evalgate.toml");
+
+    let (c1, r1, e1) = run(dir, &bin, &example, "a");
+    assert_eq!(c1, 0, "{e1}");
+    let cat = &r1["retrieval"]["catalog"];
+    assert_eq!(
+        (cat["served"].as_u64(), cat["seen"].as_u64()),
+        (Some(112), Some(112)),
+        "{cat}"
     );
+    // figures of the README's worked example (v0): R@5 0.4587, MRR 0.3135
+    let r5 = metric(&r1, "recall_at_5");
+    assert!((r5 - 0.4587).abs() < 0.02, "Recall@5 {r5}");
+    assert!((metric(&r1, "mrr") - 0.3135).abs() < 0.02);
+    let (c2, r2, e2) = run(dir, &bin, &example, "b");
+    assert_eq!(c2, 0, "{e2}");
+    assert_eq!(r1["retrieval"]["metrics"], r2["retrieval"]["metrics"]);
+    assert_eq!(lists(&r1), lists(&r2));
+    assert_eq!(survivors(), Vec::<String>::new(), "after success");
+
+    // the corpus names as they are: it stops at start, named with its stderr
+    let bare = std::fs::read_to_string(&example)
+        .unwrap()
+        .replace("served_names = \"prefixed\"\n", "");
+    std::fs::write(dir.join("bare.toml"), bare).unwrap();
+    let started = Instant::now();
+    let (c, r, e) = run(dir, &bin, &dir.join("bare.toml"), "c");
     assert_eq!(c, 3, "{e}");
     assert!(started.elapsed() < Duration::from_secs(60));
     let detail = r["failure"]["detail"].as_str().unwrap();
@@ -162,4 +194,5 @@ fn dehydrator_that_dies_at_start_is_named_with_its_stderr() {
     );
     assert!(detail.contains("ExceptionGroup"), "{detail}");
     assert!(r["retrieval"].is_null());
+    assert_eq!(survivors(), Vec::<String>::new(), "after a failure");
 }

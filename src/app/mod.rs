@@ -430,6 +430,9 @@ pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
         }
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         eprintln!("reports: {}", names.join(", "));
+    } else {
+        // quiet: nothing on success, but a failure still says why, one line each
+        eprint!("{}", reporting::terminal::failures(&report));
     }
     let env = crate::github::env::GhEnv::from_env();
     let publish = match args.publish.publish {

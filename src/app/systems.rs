@@ -86,10 +86,11 @@ pub async fn make_retriever(
                     })),
                     Err(e) => Err(e),
                 },
-                Err(e) => Err(SutError::Crashed {
-                    system: name("mcp"),
-                    detail: format!("cannot connect ({what}): {e:#}"),
-                }),
+                Err(e) => Err(SutError::connect_failed(
+                    name("mcp"),
+                    &e.context(format!("cannot connect ({what})")),
+                    "",
+                )),
             }
         }
         SutKind::Rest => {

@@ -100,7 +100,7 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
         switch_file: a.switch_file.clone(),
         listed_file: a.listed_file.clone(),
     };
-    let spec = match (&a.spec, &a.server) {
+    let mut spec = match (&a.spec, &a.server) {
         (Some(path), _) => crate::replay::ReplaySpec::from_file(path, a.rug_pull)
             .map_err(|e| BadInput(format!("{e:#}")))?,
         (None, server) => {
@@ -126,15 +126,28 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
             .map_err(|e| BadInput(format!("{e:#}")))?
         }
     };
-    // testing hook: a replay server that dies as it starts (an upstream that never comes up)
-    if let Ok(f) = std::env::var("EVALGATE_REPLAY_FAULT")
-        && f.strip_prefix("exit-on-start=") == Some(spec.server.as_str())
-    {
-        eprintln!(
-            "evalgate replay: injected fault: server {:?} exits on start",
-            spec.server
-        );
-        std::process::exit(1);
+    // testing hooks: a replay server that dies as it starts (an upstream that never comes up),
+    // or one that takes SECS seconds before it speaks (a slowly warming index)
+    if let Ok(f) = std::env::var("EVALGATE_REPLAY_FAULT") {
+        if f.strip_prefix("exit-on-start=") == Some(spec.server.as_str()) {
+            eprintln!(
+                "evalgate replay: injected fault: server {:?} exits on start",
+                spec.server
+            );
+            std::process::exit(1);
+        }
+        if let Some((server, secs)) = f
+            .strip_prefix("slow-start=")
+            .and_then(|r| r.split_once(':'))
+            && server == spec.server
+            && let Ok(secs) = secs.parse::<f64>()
+        {
+            eprintln!("evalgate replay: injected fault: server {server:?} starts after {secs} s");
+            tokio::time::sleep(std::time::Duration::from_secs_f64(secs)).await;
+        }
+    }
+    if a.names == crate::replay::ServedNames::Prefixed {
+        spec.prefix_names();
     }
     crate::replay::serve_stdio(spec, control).await?;
     Ok(0)

@@ -110,7 +110,7 @@ fn failures(r: &Report) -> Vec<(String, String)> {
             0,
             (
                 "evalgate: system under test failed".into(),
-                crate::reporting::sanitize::term(&f.to_string(), 500),
+                crate::reporting::sanitize::term_ends(&f.to_string(), 500),
             ),
         );
     }

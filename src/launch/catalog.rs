@@ -148,6 +148,9 @@ impl CheckSpec {
     }
 }
 
+/// How often a long probe round reports its progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
 /// The probe text for a tool: its name and the start of its description.
 pub fn probe_text(name: &str, description: &str) -> String {
     let words: Vec<&str> = description.split_whitespace().take(24).collect();
@@ -181,6 +184,7 @@ pub async fn by_search(
         let todo: Vec<usize> = (0..probes.len())
             .filter(|&i| !seen.contains(&probes[i].0) || sample.contains(&i))
             .collect();
+        let todo_len = todo.len();
         let mut answers = futures::stream::iter(todo.into_iter().map(|i| {
             let (id, text) = &probes[i];
             async move {
@@ -206,9 +210,21 @@ pub async fn by_search(
         .buffer_unordered(spec.concurrency.max(1));
         let before = seen.len();
         let mut sample_answers = BTreeMap::new();
+        let mut answered = 0;
+        let mut told = Instant::now();
         // the first failure ends the check at once (the rest of the round is not waited for)
         while let Some((i, a)) = answers.next().await {
             let ids = a?;
+            answered += 1;
+            if !spec.quiet && told.elapsed() >= PROGRESS_EVERY {
+                told = Instant::now();
+                eprintln!(
+                    "{}: catalog probe round {rounds}: {answered}/{todo_len} searches, {}/{} tools seen",
+                    spec.system,
+                    seen.len(),
+                    want.len()
+                );
+            }
             for id in &ids {
                 if want.contains(id.as_str()) {
                     seen.insert(id.to_string());
@@ -244,12 +260,14 @@ pub async fn by_search(
         if cov.complete() && stable {
             return Ok(cov);
         }
-        // nothing changed for a while: the index is as complete as it will get (a user who
-        // allows a partial catalog measures as soon as the answers repeat)
-        if stable && (spec.allow_partial || unchanged_since.elapsed() >= settle) {
+        // nothing changed for a while: the index is as complete as it will get (a partial
+        // catalog, even one the user allows, is only accepted once it has stopped growing, so
+        // a slowly warming index is not measured half-built)
+        if stable && unchanged_since.elapsed() >= settle {
             return spec.verdict(cov, "its answers stopped changing");
         }
-        if start.elapsed() >= spec.ready_timeout {
+        // stability needs two rounds, so a round slower than the ready timeout gets a second
+        if rounds >= 2 && start.elapsed() >= spec.ready_timeout {
             let why = format!(
                 "still {} after {:.0} s",
                 if stable { "incomplete" } else { "changing" },

@@ -11,6 +11,7 @@ use crate::config::{LaunchTransport, Settings};
 use crate::dataset::{Corpus, GoldenSet, Loaded};
 use crate::mcp::Endpoint;
 use crate::process::{Managed, Spec, Supervisor};
+use crate::replay::ServedNames;
 use crate::sut::mapping::Mapper;
 use crate::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::sut::{Ranked, Retriever, SearchRequest, SutError};
@@ -147,21 +148,25 @@ pub fn proxy_config(
     })
 }
 
-/// Replay arguments serving each server's own corpus file.
-pub fn corpus_upstreams(corpus_files: &BTreeMap<String, PathBuf>) -> BTreeMap<String, Vec<String>> {
+/// Replay arguments serving each server's own corpus file, its tools named as `names` says.
+pub fn corpus_upstreams(
+    corpus_files: &BTreeMap<String, PathBuf>,
+    names: ServedNames,
+) -> BTreeMap<String, Vec<String>> {
     corpus_files
         .iter()
         .map(|(s, p)| {
-            (
+            let mut args: Vec<String> = vec![
+                "replay".into(),
+                "--corpus".into(),
+                p.display().to_string(),
+                "--server".into(),
                 s.clone(),
-                vec![
-                    "replay".into(),
-                    "--corpus".into(),
-                    p.display().to_string(),
-                    "--server".into(),
-                    s.clone(),
-                ],
-            )
+            ];
+            if names == ServedNames::Prefixed {
+                args.extend(["--names".into(), "prefixed".into()]);
+            }
+            (s.clone(), args)
         })
         .collect()
 }
@@ -950,7 +955,10 @@ pub async fn launch(
             }
         })?;
     let plan = Plan {
-        upstreams: corpus_upstreams(&corpus_files),
+        upstreams: corpus_upstreams(
+            &corpus_files,
+            s.sut_file.launch.served_names.unwrap_or_default(),
+        ),
         want: corpus
             .value
             .tools
@@ -979,10 +987,7 @@ pub async fn launch(
             let spec = search_spec(s, endpoint)?;
             let search = McpSearch::connect(spec, sup, ready_timeout(s, plan.upstreams.len()))
                 .await
-                .map_err(|e| SutError::Crashed {
-                    system: name.clone(),
-                    detail: format!("{e:#}"),
-                })?;
+                .map_err(|e| SutError::connect_failed(name.clone(), &e, ""))?;
             (search, None, dir)
         }
         LaunchTransport::Http => {
@@ -1006,9 +1011,12 @@ pub async fn launch(
             )?;
             let search = McpSearch::connect(spec, sup, ready_timeout(s, 0))
                 .await
-                .map_err(|e| SutError::Crashed {
-                    system: name.clone(),
-                    detail: format!("{e:#}\n--- proxy log tail ---\n{}", running.log_tail()),
+                .map_err(|e| {
+                    SutError::connect_failed(
+                        name.clone(),
+                        &e,
+                        &format!("\n--- proxy log tail ---\n{}", running.log_tail()),
+                    )
                 })?;
             (search, Some(running.proxy), running.dir)
         }

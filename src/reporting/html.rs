@@ -50,6 +50,9 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
             .unwrap_or_else(|| v.to_string());
         sanitize::clip(&sanitize::visible(&s), n)
     });
+    env.add_filter("clip_ends", |v: Value, n: usize| {
+        sanitize::term_ends(v.as_str().unwrap_or_default(), n)
+    });
     env.add_template("report.html", TEMPLATE)?;
     let labels: BTreeMap<&str, &str> = RETRIEVAL_METRICS
         .iter()

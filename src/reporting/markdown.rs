@@ -3,7 +3,7 @@
 
 use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
-use super::sanitize::{CELL_MAX, md, md_code};
+use super::sanitize::{CELL_MAX, md, md_code, md_ends};
 use crate::metrics::label;
 use std::fmt::Write;
 
@@ -53,7 +53,7 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(
             o,
             "> **System under test failed:** {}\n",
-            md(&f.to_string(), 600)
+            md_ends(&f.to_string(), 600)
         );
     }
     if let Some(rr) = &r.retrieval {

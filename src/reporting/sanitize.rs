@@ -33,10 +33,39 @@ pub fn clip(s: &str, max: usize) -> String {
     format!("{head}… (+{} chars)", n - max)
 }
 
+/// Like [`clip`], but keeps both ends: a failure's cause is usually at the end of its text (the
+/// last lines of a log, after the warnings a program prints first), so a third of the room goes
+/// to the head and the rest to the tail.
+pub fn clip_ends(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let head_n = max / 3;
+    let tail_n = max - head_n;
+    let head: String = s.chars().take(head_n).collect();
+    let tail: String = s.chars().skip(n - tail_n).collect();
+    format!("{head} … ({} chars cut) … {tail}", n - max)
+}
+
+/// Failure text for a terminal line or a log: visible, both ends kept.
+pub fn term_ends(s: &str, max: usize) -> String {
+    clip_ends(&visible(s), max)
+}
+
 /// Dataset text for a Markdown table cell on GitHub: visible, clipped, and inert (no HTML,
 /// links, autolinks, images, mentions, issue references, emphasis or table breaks).
 pub fn md(s: &str, max: usize) -> String {
-    let text = clip(&visible(s), max);
+    inert(&clip(&visible(s), max))
+}
+
+/// Failure text for Markdown: as [`md`], both ends kept ([`clip_ends`]).
+pub fn md_ends(s: &str, max: usize) -> String {
+    inert(&clip_ends(&visible(s), max))
+}
+
+/// Visible text made inert for GitHub Markdown.
+fn inert(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     let chars: Vec<char> = text.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
@@ -125,6 +154,20 @@ mod tests {
         let c = md(&long, 100);
         assert!(c.len() < 200, "{}", c.len());
         assert!(c.ends_with("(+999900 chars\\)"), "{c}");
+    }
+
+    #[test]
+    fn failure_text_keeps_its_end() {
+        let log = format!(
+            "DeprecationWarning: old{}ValueError: the real cause",
+            " x".repeat(500)
+        );
+        let c = clip_ends(&log, 120);
+        assert!(c.starts_with("DeprecationWarning"), "{c}");
+        assert!(c.ends_with("ValueError: the real cause"), "{c}");
+        assert!(c.contains("chars cut"), "{c}");
+        assert!(c.chars().count() < 160, "{c}");
+        assert_eq!(clip_ends("short", 120), "short");
     }
 
     // three findings of the fuzzers (fuzz/, scripts/fuzz.sh), kept as regressions

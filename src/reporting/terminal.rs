@@ -2,7 +2,7 @@
 
 use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
-use super::sanitize::term;
+use super::sanitize::{term, term_ends};
 use crate::metrics::label;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
@@ -184,6 +184,20 @@ pub fn render(r: &Report, color: bool) -> String {
         }
         let _ = writeln!(o);
     }
+    o.push_str(&failures(r));
+    let _ = writeln!(
+        o,
+        "verdict: {} — {}",
+        r.gate.verdict.as_str(),
+        term(&r.gate.summary, 600)
+    );
+    o
+}
+
+/// One line per failed gate check, then one naming why the system under test could not be
+/// measured: what the full view ends with, and all that `-q` prints.
+pub fn failures(r: &Report) -> String {
+    let mut o = String::new();
     for c in r
         .gate
         .checks
@@ -199,13 +213,11 @@ pub fn render(r: &Report, color: bool) -> String {
         );
     }
     if let Some(f) = &r.failure {
-        let _ = writeln!(o, "SYSTEM UNDER TEST FAILED: {}", term(&f.to_string(), 600));
+        let _ = writeln!(
+            o,
+            "SYSTEM UNDER TEST FAILED: {}",
+            term_ends(&f.to_string(), 600)
+        );
     }
-    let _ = writeln!(
-        o,
-        "verdict: {} — {}",
-        r.gate.verdict.as_str(),
-        term(&r.gate.summary, 600)
-    );
     o
 }

@@ -316,8 +316,9 @@ fn text_blocks(result: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
-/// Opens `{"result": "<json>"}` once and turns `{"success": false, "error": ...}` into a tool
-/// error.
+/// Opens `{"result": "<json>"}` once (a lone `result`/`text` string that is not JSON is passed
+/// on as the plain text it is: FastMCP wraps a tool's `str` return that way) and turns
+/// `{"success": false, "error": ...}` into a tool error.
 fn unwrap_envelope(payload: Value) -> Result<Value, MapError> {
     if let Value::Object(o) = &payload {
         if o.get("success") == Some(&Value::Bool(false)) {
@@ -335,10 +336,11 @@ fn unwrap_envelope(payload: Value) -> Result<Value, MapError> {
         }
         if o.len() == 1
             && let Some(Value::String(s)) = o.get("result").or_else(|| o.get("text"))
-            && let Ok(inner @ (Value::Object(_) | Value::Array(_))) =
-                serde_json::from_str::<Value>(s)
         {
-            return Ok(inner);
+            return Ok(match serde_json::from_str::<Value>(s) {
+                Ok(inner @ (Value::Object(_) | Value::Array(_))) => inner,
+                _ => Value::String(s.clone()),
+            });
         }
     }
     Ok(payload)
@@ -995,5 +997,28 @@ mod tests {
                 IdStyle::Pair
             ]
         );
+    }
+
+    #[test]
+    fn fastmcp_result_envelopes_open_once() {
+        let m = Mapper::new(".[]", IdStyle::Auto).unwrap();
+        let ids = json!(["a:x", "b:y"]);
+        // JSON inside `result` is decoded
+        let wrapped = as_structured(&json!({"result": ids.to_string()}));
+        assert_eq!(m.map_call_result(&wrapped).unwrap(), ["a:x", "b:y"]);
+        // plain text inside `result` reaches the filter as the string it is
+        let text = Mapper::new(r#"[splits("\n") | ltrimstr("- ")]"#, IdStyle::Auto).unwrap();
+        let wrapped = as_structured(&json!({"result": "- a__x\n- b__y"}));
+        assert_eq!(text.map_call_result(&wrapped).unwrap(), ["a:x", "b:y"]);
+        // an in-band failure is a tool error quoting its message
+        let failed = as_text(&json!({"success": false, "error": "index not built"}));
+        match m.map_call_result(&failed) {
+            Err(MapError::ToolError { text }) => assert!(text.contains("index not built")),
+            other => panic!("expected a tool error, got {other:?}"),
+        }
+        // a second key means it is not an envelope: the object goes to the filter unchanged
+        let two = as_structured(&json!({"result": "[1]", "n": 1}));
+        let e = m.map_call_result(&two).unwrap_err().to_string();
+        assert!(e.contains(r#"got "[1]""#), "{e}");
     }
 }

@@ -43,6 +43,24 @@ pub enum SutError {
     Other { system: String, detail: String },
 }
 
+impl SutError {
+    /// A system that could not be connected to: a timeout when it never answered `initialize`
+    /// in time, else a crash; `extra` (a log tail) is appended to the detail.
+    pub fn connect_failed(system: String, e: &anyhow::Error, extra: &str) -> SutError {
+        match e.downcast_ref::<crate::mcp::InitTimeout>() {
+            Some(t) => SutError::Timeout {
+                system,
+                seconds: t.seconds,
+                context: format!("{e:#}{extra}"),
+            },
+            None => SutError::Crashed {
+                system,
+                detail: format!("{e:#}{extra}"),
+            },
+        }
+    }
+}
+
 /// One search request.
 #[derive(Debug, Clone)]
 pub struct SearchRequest<'a> {
