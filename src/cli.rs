@@ -242,7 +242,7 @@ pub enum SutKind {
     Mcpproxy,
     /// Launch evalgate's reference proxy the same way (no binary needed).
     Reference,
-    /// Launch any proxy reading mcpproxy's config format ([sut.launch] command in evalgate.toml).
+    /// Launch any proxy ([sut.launch] in evalgate.toml: command, config format, transport).
     Launch,
 }
 

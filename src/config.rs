@@ -38,6 +38,43 @@ pub struct FileConfig {
     /// `[rug_pull_live]`: rug-pulls played against the proxy (detector kind `rug-pull-live`).
     #[serde(default)]
     pub rug_pull_live: crate::sut::live::LiveConfig,
+    /// The keys written under `[sut.mcp]`, `[sut.rest]`, `[sut.launch]` and `[sut.catalog]`
+    /// (section → keys), to refuse those the chosen kind would never read.
+    #[serde(skip)]
+    pub sut_keys: BTreeMap<String, Vec<String>>,
+}
+
+/// The kind as written in evalgate.toml and on the command line.
+fn kind_name(k: SutKind) -> String {
+    clap::ValueEnum::to_possible_value(&k)
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}
+
+/// Keys of `[sut.<section>]` that `kind` never reads, as `[sut.section] key` names.
+fn unread_keys(kind: SutKind, keys: &BTreeMap<String, Vec<String>>) -> Vec<String> {
+    use SutKind as K;
+    let launched = matches!(kind, K::Launch | K::Mcpproxy | K::Reference);
+    let mut out = Vec::new();
+    for (section, names) in keys {
+        for k in names {
+            let read = match (section.as_str(), kind) {
+                (_, K::Embedded | K::Recorded) => false,
+                ("catalog", _) => true,
+                ("mcp", K::Mcp) | ("rest", K::Rest) => true,
+                // a launched proxy is reached where it was started
+                ("mcp", _) if launched => !["url", "command", "headers"].contains(&k.as_str()),
+                ("launch", _) if launched => true,
+                // how long the coverage probe may wait, for a system started elsewhere
+                ("launch", K::Mcp | K::Rest) => k == "ready_timeout",
+                _ => false,
+            };
+            if !read {
+                out.push(format!("[sut.{section}] {k}"));
+            }
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -193,14 +230,26 @@ pub enum LaunchTransport {
 
 impl FileConfig {
     pub fn parse(name: &str, text: &str) -> anyhow::Result<FileConfig> {
-        toml::from_str(text).map_err(|e| {
+        let mut f: FileConfig = toml::from_str(text).map_err(|e| {
             let loc = e.span().map(|s| {
                 let line = text[..s.start].matches('\n').count() + 1;
                 let col = s.start - text[..s.start].rfind('\n').map_or(0, |i| i + 1) + 1;
                 format!("{line}:{col}: ")
             });
             anyhow::anyhow!("{name}:{}{}", loc.unwrap_or_default(), e.message())
-        })
+        })?;
+        // it parsed as a FileConfig, so it parses as a table
+        if let Ok(t) = toml::from_str::<toml::Table>(text)
+            && let Some(toml::Value::Table(sut)) = t.get("sut")
+        {
+            for section in ["mcp", "rest", "launch", "catalog"] {
+                if let Some(toml::Value::Table(keys)) = sut.get(section) {
+                    f.sut_keys
+                        .insert(section.to_string(), keys.keys().cloned().collect());
+                }
+            }
+        }
+        Ok(f)
     }
 
     /// The file named by `--config`, else `./evalgate.toml` when present, else empty.
@@ -320,6 +369,27 @@ impl Settings {
         } else {
             SutKind::Embedded
         });
+        // a key that is accepted is a key that works: settings the chosen kind never reads are
+        // refused (unless --sut picked another kind for this run on purpose)
+        let unread = unread_keys(sut, &f.sut_keys);
+        if a.sut.is_none() && !unread.is_empty() {
+            anyhow::bail!(
+                "{}: {} {} no effect with [sut] kind = {:?}{}; set the kind that reads {} or remove {}",
+                file_path
+                    .as_deref()
+                    .map_or("evalgate.toml".into(), |p| p.display().to_string()),
+                unread.join(", "),
+                if unread.len() == 1 { "has" } else { "have" },
+                kind_name(sut),
+                if f.sut.kind.is_none() {
+                    " (the default)"
+                } else {
+                    ""
+                },
+                if unread.len() == 1 { "it" } else { "them" },
+                if unread.len() == 1 { "it" } else { "them" },
+            );
+        }
         Ok(Settings {
             datasets: DatasetPaths::files_then_dir(
                 DatasetPaths {
@@ -405,5 +475,27 @@ extra_args = { detail = "full" }
             err.starts_with("evalgate.toml:2:1: ") && err.contains("runz"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn keys_the_chosen_kind_never_reads_are_named() {
+        let f = FileConfig::parse(
+            "evalgate.toml",
+            "[sut.mcp]\nurl = \"http://x/mcp\"\ntool = \"t\"\n[sut.launch]\nready_timeout = 5\ncommand = [\"p\"]\n[sut.rest]\nurl = \"http://x\"\n[sut.catalog]\ncheck = \"search\"\n",
+        )
+        .unwrap();
+        let unread = |k| unread_keys(k, &f.sut_keys);
+        assert_eq!(
+            unread(SutKind::Mcp),
+            ["[sut.launch] command", "[sut.rest] url"]
+        );
+        assert_eq!(
+            unread(SutKind::Rest),
+            ["[sut.launch] command", "[sut.mcp] tool", "[sut.mcp] url"]
+        );
+        // a launched proxy is searched where it was started: [sut.mcp] url is not read
+        assert_eq!(unread(SutKind::Launch), ["[sut.mcp] url", "[sut.rest] url"]);
+        assert_eq!(unread(SutKind::Embedded).len(), 6);
+        assert!(unread_keys(SutKind::Embedded, &BTreeMap::new()).is_empty());
     }
 }

@@ -34,11 +34,21 @@ struct Case {
     env: Vec<(&'static str, &'static str)>,
 }
 
+/// The fault fixture answering every search with all 112 v0 corpus ids, so its catalog is
+/// complete after one probe round and the probe costs exactly 112 + 16 calls.
 fn faulty(mode: &str, after: u32) -> String {
     let script = root().join("tests/fixtures/faulty_mcp.py");
+    let corpus = read_json(&root().join("datasets/v0/corpus.json"));
+    let ids: Vec<&str> = corpus["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool_id"].as_str().unwrap())
+        .collect();
     format!(
-        "[sut]\nkind = \"mcp\"\n\n[sut.catalog]\nallow_partial = true\n\n[sut.mcp]\ncommand = [\"python3\", {:?}, \"{mode}\", \"time:get_current_time,time:convert_time\", \"{after}\"]\n",
-        script.display().to_string()
+        "[sut]\nkind = \"mcp\"\n\n[sut.mcp]\ncommand = [\"python3\", {:?}, \"{mode}\", \"{}\", \"{after}\"]\n",
+        script.display().to_string(),
+        ids.join(",")
     )
 }
 
@@ -119,10 +129,9 @@ fn every_injected_fault_is_named_exit_3_partial_and_100_failing_runs_leave_no_pr
     assert_eq!(r["failure"]["kind"], "timeout");
     assert!(r["failure"]["context"].as_str().unwrap().contains("query"));
 
-    // a truncated JSON-RPC line after 300 good answers (about 220 go to the catalog probe, which
-    // sees 2 of the 112 tools; allow_partial lets it measure): bounded by the timeout, what came
-    // before is kept
-    let r = run(dir, &stdio("truncated", 300));
+    // a truncated JSON-RPC line after 178 good answers (128 go to the catalog probe, the rest
+    // are the first 50 queries): bounded by the timeout, what came before is kept
+    let r = run(dir, &stdio("truncated", 178));
     assert!(
         ["timeout", "crashed", "garbage"].contains(&r["failure"]["kind"].as_str().unwrap()),
         "{}",
@@ -131,7 +140,11 @@ fn every_injected_fault_is_named_exit_3_partial_and_100_failing_runs_leave_no_pr
     let seen = r["retrieval"]["observations"]["runs"][0]["queries"]
         .as_array()
         .map_or(0, |q| q.len());
-    assert!(seen >= 1, "answers before the fault are kept: {seen}");
+    // (up to 4 queries are in flight when the fault comes; those are not kept)
+    assert!(
+        (46..=50).contains(&seen),
+        "answers before the fault are kept: {seen}"
+    );
 
     // a line that is JSON but not JSON-RPC
     let r = run(dir, &stdio("invalid", 0));
