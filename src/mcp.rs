@@ -129,6 +129,81 @@ pub fn child_story(child: Option<&Managed>) -> String {
     }
 }
 
+/// An error and its causes as one line a user can read: the chain joined with ": ", repeated
+/// parts dropped, and the Rust type names rmcp puts in its transport errors
+/// (`Transport [rmcp::transport::worker::WorkerTransport<…>]`) left out.
+pub fn readable(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        let text = without_type_names(&err.to_string());
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = err.source();
+    }
+    parts.join(": ")
+}
+
+/// Drops bracketed Rust paths (`[rmcp::…<…>]`) from a message.
+fn without_type_names(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('[') {
+        let (head, tail) = rest.split_at(i);
+        let body = &tail[1..];
+        let mut depth = 0usize;
+        let end = body.char_indices().find_map(|(j, c)| match c {
+            '<' => {
+                depth += 1;
+                None
+            }
+            '>' => {
+                depth = depth.saturating_sub(1);
+                None
+            }
+            ']' if depth == 0 => Some(j),
+            _ => None,
+        });
+        match end {
+            Some(j) if body[..j].contains("::") && !body[..j].contains(' ') => {
+                out.push_str(head.trim_end());
+                rest = &body[j + 1..];
+            }
+            _ => {
+                out.push_str(head);
+                out.push('[');
+                rest = body;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// An HTTP endpoint where nothing accepts connections (not a crash: nothing ran there).
+#[derive(Debug, thiserror::Error)]
+#[error("{detail}")]
+pub struct Unreachable {
+    pub detail: String,
+}
+
+/// `host:port: why` when a TCP connection to the URL's host is refused or fails at once.
+async fn unreachable(url: &str) -> Option<String> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let host = u.host_str()?.to_string();
+    let port = u.port_or_known_default()?;
+    match tokio::time::timeout(
+        Duration::from_secs(2),
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await
+    {
+        Ok(Err(e)) => Some(format!("{host}:{port}: {e}")),
+        _ => None,
+    }
+}
+
 /// A server that did not answer MCP `initialize` within the time allowed (a caller names it a
 /// timeout, not a crash).
 #[derive(Debug, thiserror::Error)]
@@ -181,7 +256,7 @@ pub async fn connect<H: ClientHandler>(
                 Ok(Err(e)) => {
                     // give a dying server a moment to finish its last words and its exit
                     let _ = child.wait_exit(Duration::from_millis(500)).await;
-                    format!("MCP initialize failed ({describe}): {e}")
+                    format!("MCP initialize failed ({describe}): {}", readable(&e))
                 }
                 Err(_) => {
                     let story = child_story(Some(&child));
@@ -221,8 +296,20 @@ pub async fn connect<H: ClientHandler>(
                         "no answer to MCP initialize within {} s ({describe})",
                         limit.as_secs_f64()
                     ),
-                })?
-                .with_context(|| format!("MCP initialize failed ({describe})"))?;
+                })?;
+            let service = match service {
+                Ok(s) => s,
+                Err(e) => {
+                    // name the usual cause plainly: nothing listening there
+                    if let Some(why) = unreachable(url).await {
+                        return Err(Unreachable {
+                            detail: format!("nothing accepts connections at {why}"),
+                        }
+                        .into());
+                    }
+                    bail!("MCP initialize failed ({describe}): {}", readable(&e));
+                }
+            };
             Ok(Session {
                 service,
                 child: None,
@@ -295,4 +382,24 @@ pub fn from_definition(server: &str, v: &Value) -> anyhow::Result<Tool> {
 pub fn canonical_tools(tools: &[McpTool]) -> String {
     let v = serde_json::to_value(tools).expect("tools serialise");
     crate::sut::drift::canonical_json(&v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rmcp_type_names_are_left_out_of_messages() {
+        let raw = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>] error: Client error: error sending request for url (http://127.0.0.1:1/mcp), when send initialize request";
+        assert_eq!(
+            without_type_names(raw),
+            "Send message error Transport error: Client error: error sending request for url (http://127.0.0.1:1/mcp), when send initialize request"
+        );
+        // brackets that are not a type path stay
+        assert_eq!(
+            without_type_names("ids [a, b] and [x::y z]"),
+            "ids [a, b] and [x::y z]"
+        );
+        assert_eq!(without_type_names("unclosed [a::b"), "unclosed [a::b");
+    }
 }

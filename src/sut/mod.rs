@@ -45,18 +45,25 @@ pub enum SutError {
 
 impl SutError {
     /// A system that could not be connected to: a timeout when it never answered `initialize`
-    /// in time, else a crash; `extra` (a log tail) is appended to the detail.
+    /// in time, a plain failure when nothing listens at its address, else a crash; `extra` (a log tail) is appended to the detail.
     pub fn connect_failed(system: String, e: &anyhow::Error, extra: &str) -> SutError {
-        match e.downcast_ref::<crate::mcp::InitTimeout>() {
-            Some(t) => SutError::Timeout {
+        if let Some(t) = e.downcast_ref::<crate::mcp::InitTimeout>() {
+            return SutError::Timeout {
                 system,
                 seconds: t.seconds,
                 context: format!("{e:#}{extra}"),
-            },
-            None => SutError::Crashed {
+            };
+        }
+        // nothing listening is not a crash: nothing ran there
+        if e.downcast_ref::<crate::mcp::Unreachable>().is_some() {
+            return SutError::Other {
                 system,
                 detail: format!("{e:#}{extra}"),
-            },
+            };
+        }
+        SutError::Crashed {
+            system,
+            detail: format!("{e:#}{extra}"),
         }
     }
 }
