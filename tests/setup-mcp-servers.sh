@@ -5,6 +5,7 @@
 #   npm   @modelcontextprotocol/server-memory 2026.1.26 (MIT)
 #   PyPI  contextweaver 0.18.2 (Apache-2.0), dehydrator 0.3.1 (MIT): real tool-search proxies,
 #         transitive pins from tests/proxies/*.lock
+#   npm   @standardbeagle/slop-mcp 0.15.0 (MIT): a third one (no dependencies)
 # and one real security scanner that runs offline, for the scanner detector's tests:
 #   PyPI  mcp-guard-audit 0.13.1 (MIT), transitive pins from tests/scanners.lock
 # into target/mcp-servers/ (git-ignored), and Debian's Chromium for the headless report test
@@ -52,5 +53,14 @@ for p in contextweaver:0.18.2:contextweaver dehydrator:0.3.1:dehydrator-mcp; do
       -c "$root/tests/proxies/$pkg.lock" "$pkg==$ver"
   fi
 done
+# a third, from npm: slop-mcp 0.15.0 (MIT), KDL config, upstreams connected in the background
+# (its Go binaries ship inside the package; its postinstall only sets their execute bit)
+if [ ! -x "$dest/slop-mcp/node_modules/.bin/slop-mcp" ]; then
+  echo "installing @standardbeagle/slop-mcp 0.15.0 into $dest/slop-mcp"
+  mkdir -p "$dest/slop-mcp"
+  npm install --prefix "$dest/slop-mcp" --ignore-scripts --no-audit --no-fund --loglevel=error \
+    "@standardbeagle/slop-mcp@0.15.0"
+  chmod +x "$dest"/slop-mcp/node_modules/@standardbeagle/slop-mcp/binaries/slop-mcp-linux-*
+fi
 bash "$root/tests/setup-mcpproxy.sh"
 echo "MCP test servers ready in $dest"

@@ -12,7 +12,12 @@ use std::time::{Duration, Instant};
 
 /// The venv `bin` of an installed proxy, or `None` (the test then says so and returns).
 fn installed(pkg: &str, bin: &str) -> Option<PathBuf> {
-    let dir = root().join("target/mcp-servers").join(pkg).join("bin");
+    installed_in(pkg, "bin", bin)
+}
+
+/// The directory `sub` of an installed package holding `bin` (`node_modules/.bin` for npm).
+fn installed_in(pkg: &str, sub: &str, bin: &str) -> Option<PathBuf> {
+    let dir = root().join("target/mcp-servers").join(pkg).join(sub);
     if dir.join(bin).is_file() {
         Some(dir)
     } else {
@@ -32,7 +37,19 @@ fn with_path(bin_dir: &Path) -> String {
 }
 
 fn run(dir: &Path, bin_dir: &Path, config: &Path, out: &str) -> (i32, Value, String) {
+    run_env(dir, bin_dir, config, out, &[])
+}
+
+fn run_env(
+    dir: &Path,
+    bin_dir: &Path,
+    config: &Path,
+    out: &str,
+    env: &[(&str, &str)],
+) -> (i32, Value, String) {
     let path = with_path(bin_dir);
+    let mut env = env.to_vec();
+    env.push(("PATH", &path));
     let o = evalgate_env(
         dir,
         &[
@@ -45,7 +62,7 @@ fn run(dir: &Path, bin_dir: &Path, config: &Path, out: &str) -> (i32, Value, Str
             "--out",
             out,
         ],
-        &[("PATH", &path)],
+        &env,
     );
     let report = read_json(&dir.join(out).join("report.json"));
     (code(&o), report, stderr(&o))
@@ -195,4 +212,61 @@ fn dehydrator_measured_by_configuration_alone_and_its_start_failure_named() {
     assert!(detail.contains("ExceptionGroup"), "{detail}");
     assert!(r["retrieval"].is_null());
     assert_eq!(survivors(), Vec::<String>::new(), "after a failure");
+}
+
+/// slop-mcp 0.15.0 (npm): a Go binary reading KDL, stdio, `search_tools` answering JSON text
+/// with the server in its own field. Measured from examples/slop-mcp alone, with its config
+/// written from a KDL template or registered server by server through its own CLI (`setup`):
+/// the same numbers. It connects its upstreams in the background after `initialize`, so its
+/// index starts empty; with one upstream (github, 26 of the 112 tools) 5 s late, evalgate waits
+/// and measures exactly what it measures warm.
+#[test]
+fn slop_mcp_measured_from_kdl_or_its_own_cli_and_its_warming_index_waited_for() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+    let Some(bin) = installed_in("slop-mcp", "node_modules/.bin", "slop-mcp") else {
+        return;
+    };
+    let d = tempdir();
+    let dir = d.path();
+    let ex = root().join("examples/slop-mcp");
+
+    let (c1, r1, e1) = run(dir, &bin, &ex.join("evalgate.toml"), "kdl");
+    assert_eq!(c1, 0, "{e1}");
+    let cat = &r1["retrieval"]["catalog"];
+    assert_eq!(
+        (cat["served"].as_u64(), cat["seen"].as_u64()),
+        (Some(112), Some(112)),
+        "{cat}"
+    );
+    // figures of the README's worked example (v0): R@5 0.3028, MRR 0.2281
+    let r5 = metric(&r1, "recall_at_5");
+    assert!((r5 - 0.3028).abs() < 0.02, "Recall@5 {r5}");
+    assert!((metric(&r1, "mrr") - 0.2281).abs() < 0.02);
+
+    // registered by its own CLI instead: `slop-mcp mcp add` once per server
+    let (c2, r2, e2) = run(dir, &bin, &ex.join("evalgate.setup.toml"), "cli");
+    assert_eq!(c2, 0, "{e2}");
+    assert_eq!(r1["retrieval"]["metrics"], r2["retrieval"]["metrics"]);
+    assert_eq!(lists(&r1), lists(&r2));
+
+    // a slowly warming index: github's replay starts 5 s late; the probe keeps searching
+    let started = Instant::now();
+    let (c3, r3, e3) = run_env(
+        dir,
+        &bin,
+        &ex.join("evalgate.toml"),
+        "cold",
+        &[("EVALGATE_REPLAY_FAULT", "slow-start=github:5")],
+    );
+    assert_eq!(c3, 0, "{e3}");
+    assert!(started.elapsed() >= Duration::from_secs(5));
+    assert!(
+        e3.contains("tools seen"),
+        "the probe reported the index filling: {e3}"
+    );
+    assert!(r3["retrieval"]["catalog"]["rounds"].as_u64().unwrap() >= 4);
+    assert_eq!(r1["retrieval"]["metrics"], r3["retrieval"]["metrics"]);
+    assert_eq!(lists(&r1), lists(&r3));
+    assert_eq!(survivors(), Vec::<String>::new(), "after the runs");
 }
