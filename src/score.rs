@@ -92,6 +92,7 @@ pub fn retrieval(
             }
         })
         .collect::<Vec<QueryReport>>();
+    diag.unstable_queries = per_query.iter().filter(|q| q.unstable).count();
     let splits = split_summaries(&per_query);
     RetrievalReport {
         catalog: None,

@@ -262,6 +262,46 @@ fn a_report_re_scored_offline_gives_the_same_numbers() {
         assert_eq!(x["counts"], y["counts"]);
         assert_eq!(x["scope"], y["scope"]);
     }
+    assert_eq!(b["retrieval"]["diagnostics"]["unstable_queries"], 0);
+
+    // a system answering one query differently in its second run is flagged in every report
+    let mut flaky = a.clone();
+    let q = &mut flaky["retrieval"]["observations"]["runs"][1]["queries"][0]["ranked"];
+    let mut reversed = q.as_array().unwrap().clone();
+    reversed.reverse();
+    *q = Value::Array(reversed);
+    let path = write_json(d.path(), "flaky.json", &flaky);
+    let o = evalgate(
+        d.path(),
+        &[
+            "retrieval",
+            "--retriever",
+            "recorded",
+            "--recorded",
+            path.to_str().unwrap(),
+            "--runs",
+            "2",
+            "--no-baseline",
+            "--out",
+            "flaky",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("queries answered differently across runs 1"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o)
+            .contains("warning: 1 of 109 queries were answered differently in different runs"),
+        "{}",
+        stderr(&o)
+    );
+    let c = read_json(&d.path().join("flaky/report.json"));
+    assert_eq!(c["retrieval"]["diagnostics"]["unstable_queries"], 1);
+    let md = std::fs::read_to_string(d.path().join("flaky/report.md")).unwrap();
+    assert!(md.contains("answered differently across runs: 1"), "{md}");
 }
 
 #[test]

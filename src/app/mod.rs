@@ -232,6 +232,13 @@ pub async fn evaluate_with(
                 d.empty_answers, d.answers
             ));
         }
+        if d.unstable_queries > 0 {
+            warnings.push(format!(
+                "{} of {} queries were answered differently in different runs: the system does not answer identical queries identically, so the spread is its own, not the data's",
+                d.unstable_queries,
+                g.value.queries.len()
+            ));
+        }
         retrieval = Some(scored);
         if err.is_none()
             && probing != crate::probes::RobustnessMode::Off

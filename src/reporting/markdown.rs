@@ -83,7 +83,7 @@ pub fn render(r: &Report) -> String {
         let d = &rr.diagnostics;
         let _ = writeln!(
             o,
-            "\nLatency p50 {} · p95 {} · max {} · off-corpus results {} · duplicates {} · starved queries {} · hard negatives in a top 5: {} · empty answers {}/{}{}\n",
+            "\nLatency p50 {} · p95 {} · max {} · off-corpus results {} · duplicates {} · starved queries {} · hard negatives in a top 5: {} · empty answers {}/{}{}{}\n",
             ms(rr.latency_ms.p50),
             ms(rr.latency_ms.p95),
             ms(rr.latency_ms.max),
@@ -93,6 +93,14 @@ pub fn render(r: &Report) -> String {
             d.hard_negatives_in_top_5,
             d.empty_answers,
             d.answers,
+            if r.runs > 1 {
+                format!(
+                    " · answered differently across runs: {}",
+                    d.unstable_queries
+                )
+            } else {
+                String::new()
+            },
             rr.catalog
                 .as_ref()
                 .map(|c| format!(" · catalog {}", md(&c.summary(), 400)))

@@ -106,6 +106,10 @@ pub struct RetrievalDiagnostics {
     /// Answers received, over all runs.
     #[serde(default)]
     pub answers: usize,
+    /// Queries whose runs returned different top-10 lists (with `--runs` above 1): the system
+    /// answers identical queries differently.
+    #[serde(default)]
+    pub unstable_queries: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

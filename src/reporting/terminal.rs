@@ -68,12 +68,20 @@ pub fn render(r: &Report, color: bool) -> String {
         let _ = writeln!(o, "{t}");
         let _ = writeln!(
             o,
-            "latency p50 {} · p95 {} · max {} · empty answers {}/{}{}\n",
+            "latency p50 {} · p95 {} · max {} · empty answers {}/{}{}{}\n",
             ms(rr.latency_ms.p50),
             ms(rr.latency_ms.p95),
             ms(rr.latency_ms.max),
             rr.diagnostics.empty_answers,
             rr.diagnostics.answers,
+            if r.runs > 1 {
+                format!(
+                    " · queries answered differently across runs {}",
+                    rr.diagnostics.unstable_queries
+                )
+            } else {
+                String::new()
+            },
             rr.catalog
                 .as_ref()
                 .map(|c| format!("\ncatalog {}", term(&c.summary(), 400)))
