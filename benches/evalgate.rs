@@ -71,6 +71,7 @@ fn load_dir(dir: &Path) -> Datasets {
             retrieval: true,
             security: true,
         },
+        evalgate::dataset::Profile::Strict,
     )
     .unwrap_or_else(|e| panic!("{}: invalid datasets: {e}", dir.display()))
 }
@@ -84,6 +85,7 @@ fn v1() -> &'static Datasets {
                 retrieval: true,
                 security: true,
             },
+            evalgate::dataset::Profile::Strict,
         )
         .expect("the embedded v1 datasets load")
     })
@@ -242,6 +244,7 @@ fn bench_load_v1(c: &mut Criterion) {
                         retrieval: true,
                         security: true,
                     },
+                    evalgate::dataset::Profile::Strict,
                 )
                 .unwrap(),
             )

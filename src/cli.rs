@@ -225,6 +225,11 @@ pub struct DatasetArgs {
         value_name = "FILE"
     )]
     pub security: Option<PathBuf>,
+    /// How strictly the files are held to evalgate's authoring rules: `lenient` (authoring
+    /// rules are warnings, integrity rules errors) or `strict` (all errors, as for the shipped
+    /// datasets) [default: lenient, or [datasets] profile in evalgate.toml].
+    #[arg(long, env = "EVALGATE_PROFILE", value_enum, value_name = "PROFILE")]
+    pub profile: Option<crate::dataset::Profile>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]

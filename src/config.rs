@@ -85,6 +85,8 @@ pub struct DatasetsFile {
     pub corpus: Option<PathBuf>,
     pub golden: Option<PathBuf>,
     pub security: Option<PathBuf>,
+    /// `lenient` (default) or `strict`.
+    pub profile: Option<crate::dataset::Profile>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -275,6 +277,8 @@ impl FileConfig {
 pub struct Settings {
     pub config_file: Option<PathBuf>,
     pub datasets: DatasetPaths,
+    /// How strictly the datasets are held to the authoring rules.
+    pub profile: crate::dataset::Profile,
     pub runs: usize,
     pub concurrency: usize,
     pub timeout: Duration,
@@ -407,6 +411,11 @@ impl Settings {
                 },
                 rel(base, f.datasets.dir).as_deref(),
             )),
+            profile: a
+                .datasets
+                .profile
+                .or(f.datasets.profile)
+                .unwrap_or_default(),
             runs: runs as usize,
             concurrency: concurrency as usize,
             timeout: Duration::from_secs_f64(timeout),

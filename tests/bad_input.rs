@@ -8,7 +8,22 @@ use std::path::Path;
 
 /// Runs `evalgate run` with the given dataset overrides and checks the failure contract.
 fn fails(dir: &Path, flags: &[(&str, &Path)]) -> String {
-    let mut args: Vec<String> = vec!["run".into(), "--out".into(), "out".into()];
+    fails_under(dir, "lenient", flags)
+}
+
+/// As [`fails`], under the `strict` profile (our own authoring rules are errors).
+fn fails_strict(dir: &Path, flags: &[(&str, &Path)]) -> String {
+    fails_under(dir, "strict", flags)
+}
+
+fn fails_under(dir: &Path, profile: &str, flags: &[(&str, &Path)]) -> String {
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "--out".into(),
+        "out".into(),
+        "--profile".into(),
+        profile.into(),
+    ];
     for (flag, p) in flags {
         args.push(flag.to_string());
         args.push(p.to_str().unwrap().to_string());
@@ -135,7 +150,7 @@ fn a_missing_licence_is_refused() {
     let d = tempdir();
     let s = security_with(|s| s["entries"][0]["provenance"]["license"] = json!(""));
     let p = write_json(d.path(), "s.json", &s);
-    let err = fails(d.path(), &[("--security-corpus", &p)]);
+    let err = fails_strict(d.path(), &[("--security-corpus", &p)]);
     assert!(
         err.contains("security.missing-license") && err.contains("$.entries[0].provenance.license"),
         "{err}"
@@ -160,7 +175,7 @@ fn a_restricted_licence_is_refused_and_the_allowlist_is_named() {
     let d = tempdir();
     let s = security_with(|s| s["entries"][4]["provenance"]["license"] = json!("CC-BY-NC-4.0"));
     let p = write_json(d.path(), "s.json", &s);
-    let err = fails(d.path(), &[("--security-corpus", &p)]);
+    let err = fails_strict(d.path(), &[("--security-corpus", &p)]);
     assert!(
         err.contains("security.restricted-license")
             && err.contains("CC-BY-NC-4.0")
@@ -182,7 +197,7 @@ fn a_query_naming_its_tool_is_refused() {
         .to_string();
     g["queries"][0]["query"] = json!(format!("please run {tool} for me"));
     let p = write_json(d.path(), "golden.json", &g);
-    let err = fails(d.path(), &[("--golden", &p)]);
+    let err = fails_strict(d.path(), &[("--golden", &p)]);
     assert!(
         err.contains("golden.names-tool")
             && err.contains(&format!("{tool:?}"))
@@ -204,7 +219,7 @@ fn label_category_disagreement_and_missing_hard_negative_coverage() {
         entries.retain(|e| e["resembles"] != "shadowing");
     });
     let p = write_json(d.path(), "s.json", &s);
-    let err = fails(d.path(), &[("--security-corpus", &p)]);
+    let err = fails_strict(d.path(), &[("--security-corpus", &p)]);
     assert!(
         err.contains("security.label-category") && err.contains("requires label \"malicious\""),
         "{err}"
@@ -225,14 +240,26 @@ fn all_problems_of_all_files_are_reported_at_once() {
     let gp = write_json(d.path(), "golden.json", &g);
     let s = security_with(|s| s["entries"][0]["provenance"]["license"] = json!("GPL-3.0"));
     let sp = write_json(d.path(), "s.json", &s);
-    let err = fails(d.path(), &[("--golden", &gp), ("--security-corpus", &sp)]);
-    for rule in [
+    let files = [
+        ("--golden", gp.as_path()),
+        ("--security-corpus", sp.as_path()),
+    ];
+    let integrity = [
         "golden.no-relevant",
         "golden.dangling-label",
         "golden.relevance",
         "golden.empty-query",
-        "security.restricted-license",
-    ] {
+    ];
+    // lenient (the default): integrity rules are errors, the licence rule is not
+    let err = fails(d.path(), &files);
+    for rule in integrity {
+        assert!(err.contains(rule), "{rule} missing from: {err}");
+    }
+    assert!(!err.contains("security.restricted-license"), "{err}");
+    assert!(err.starts_with("4 dataset error(s)"), "{err}");
+    // strict: all five at once
+    let err = fails_strict(d.path(), &files);
+    for rule in integrity.iter().chain(&["security.restricted-license"]) {
         assert!(err.contains(rule), "{rule} missing from: {err}");
     }
     assert!(err.starts_with("5 dataset error(s)"), "{err}");

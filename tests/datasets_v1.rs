@@ -21,6 +21,8 @@ fn validate_with_golden(dir: &std::path::Path, golden: &Value) -> String {
         &root(),
         &[
             "validate",
+            "--profile",
+            "strict",
             "--datasets",
             "datasets/v1",
             "--golden",

@@ -447,13 +447,28 @@ fn the_shipped_baseline_matches_a_fresh_measurement() {
 #[test]
 fn validate_accepts_the_shipped_datasets() {
     let d = tempdir();
-    let o = evalgate(d.path(), &["validate"]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let out = stdout(&o);
-    assert!(
-        out.contains("corpus_v0") && out.contains("golden_v0") && out.contains("security_v0"),
-        "{out}"
-    );
+    for v in ["v0", "v1"] {
+        let dir = root().join("datasets").join(v);
+        let o = evalgate(
+            d.path(),
+            &[
+                "validate",
+                "--profile",
+                "strict",
+                "--datasets",
+                dir.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.contains(&format!("corpus_{v}"))
+                && out.contains(&format!("golden_{v}"))
+                && out.contains(&format!("security_{v}")),
+            "{out}"
+        );
+        assert!(stderr(&o).contains("profile strict"), "{}", stderr(&o));
+    }
 }
 
 #[test]

@@ -19,6 +19,7 @@ fn datasets() -> Datasets {
             retrieval: true,
             security: true,
         },
+        evalgate::dataset::Profile::Strict,
     )
     .unwrap()
 }

@@ -275,7 +275,7 @@ pub async fn evaluate_with(
         }
         security = Some(score::security(&all, &s.value));
     }
-    warnings.extend(ds.warnings.iter().map(|w| w.to_string()));
+    warnings.extend(crate::dataset::summarize_warnings(&ds.warnings));
     if let (Some(b), Some(r)) = (baseline, &retrieval)
         && let Some(rb) = &b.baseline.retrieval
         && rb.retriever != r.retriever.trim_start_matches("recorded:")
@@ -292,6 +292,7 @@ pub async fn evaluate_with(
         command: part.command().to_string(),
         runs,
         datasets: dataset_refs(ds),
+        dataset_profile: ds.profile,
         retrieval,
         security,
         robustness,
@@ -333,7 +334,7 @@ pub async fn evaluate(
     part: Part,
     use_baseline: bool,
 ) -> anyhow::Result<(Report, Option<ChosenBaseline>)> {
-    let ds = Datasets::load(&s.datasets, part.need())?;
+    let ds = Datasets::load(&s.datasets, part.need(), s.profile)?;
     let mut warnings = Vec::new();
     let chosen = if use_baseline {
         choose_baseline(s, &ds, &mut warnings)?
@@ -516,7 +517,6 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
     Ok(crate::github::exit_code(&report, a.publish.fail_on))
 }
 
-/// `validate`: exit 0 when valid; dataset errors propagate (exit 2).
 /// `card`: the dataset card, printed, checked against a file, or spliced into one.
 pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
     use crate::dataset::card;
@@ -526,6 +526,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
             retrieval: true,
             security: true,
         },
+        args.datasets.profile.unwrap_or_default(),
     )?;
     let text = card::render(
         ds.corpus.as_ref().map(|l| &l.value),
@@ -570,6 +571,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// `validate`: exit 0 when valid; dataset errors propagate (exit 2).
 pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
     let ds = Datasets::load(
         &paths(args),
@@ -577,10 +579,16 @@ pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
             retrieval: true,
             security: true,
         },
+        args.profile.unwrap_or_default(),
     )?;
-    for w in &ds.warnings {
+    for w in crate::dataset::summarize_warnings(&ds.warnings) {
         eprintln!("{w}");
     }
+    eprintln!(
+        "profile {}: {} warning(s)",
+        ds.profile.as_str(),
+        ds.warnings.len()
+    );
     for d in dataset_refs(&ds) {
         println!(
             "ok  {:<8} {} ({}, {} items)",

@@ -115,6 +115,7 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
                     retrieval: false,
                     security: a.security.is_some(),
                 },
+                crate::dataset::Profile::Lenient,
             )?;
             let corpus = Datasets::load_corpus(&a.corpus)?.value;
             crate::replay::ReplaySpec::new(

@@ -93,6 +93,91 @@ pub struct Need {
     pub security: bool,
 }
 
+/// How strictly dataset files are held to evalgate's own authoring rules.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// Data from elsewhere: authoring rules (queries naming a tool, hard-negative coverage,
+    /// licences, distractor bookkeeping...) are warnings with counts and examples; integrity
+    /// rules (dangling labels, duplicate ids, no relevant label, undecodable JSON) are errors.
+    #[default]
+    Lenient,
+    /// evalgate's own authoring rules as errors (the shipped `datasets/v*` are held to them).
+    Strict,
+}
+
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Lenient => "lenient",
+            Profile::Strict => "strict",
+        }
+    }
+}
+
+/// Rules about how a dataset was written rather than whether it holds together: errors under
+/// [`Profile::Strict`], warnings under [`Profile::Lenient`].
+pub const AUTHORING_RULES: [&str; 10] = [
+    "golden.names-tool",
+    "golden.corpus-version",
+    "golden.split",
+    "golden.unaccounted-tool",
+    "security.hard-negative-coverage",
+    "security.resembles",
+    "security.missing-license",
+    "security.restricted-license",
+    "security.missing-source",
+    "corpus.version",
+];
+
+/// Applies `profile` to collected violations: under `lenient`, authoring-rule errors become
+/// warnings.
+pub fn apply_profile(profile: Profile, out: &mut [Violation]) {
+    if profile == Profile::Lenient {
+        for v in out.iter_mut() {
+            if AUTHORING_RULES.contains(&v.rule) {
+                v.severity = Severity::Warning;
+            }
+        }
+    }
+}
+
+/// Warnings as lines for a reader: every rule with up to three examples, then how many more.
+pub fn summarize_warnings(warnings: &[Violation]) -> Vec<String> {
+    let mut by_rule: Vec<(&str, Vec<&Violation>)> = Vec::new();
+    for w in warnings {
+        match by_rule.iter_mut().find(|(r, _)| *r == w.rule) {
+            Some((_, list)) => list.push(w),
+            None => by_rule.push((w.rule, vec![w])),
+        }
+    }
+    let mut lines = Vec::new();
+    for (rule, list) in by_rule {
+        for w in list.iter().take(3) {
+            lines.push(w.to_string());
+        }
+        if list.len() > 3 {
+            lines.push(format!(
+                "warning[{rule}]: {} more like these ({} in all)",
+                list.len() - 3,
+                list.len()
+            ));
+        }
+    }
+    lines
+}
+
 /// The loaded, validated datasets of one invocation.
 #[derive(Debug)]
 pub struct Datasets {
@@ -101,6 +186,8 @@ pub struct Datasets {
     pub security: Option<Loaded<SecurityCorpus>>,
     /// Problems that do not stop a run.
     pub warnings: Vec<Violation>,
+    /// The profile the files were held to.
+    pub profile: Profile,
 }
 
 /// Every error found in the datasets (exit code 2).
@@ -156,7 +243,11 @@ fn read(
 impl Datasets {
     /// Loads and validates what `need` asks for. Every violation of every file is collected;
     /// any error fails the whole load.
-    pub fn load(paths: &DatasetPaths, need: Need) -> Result<Datasets, DatasetErrors> {
+    pub fn load(
+        paths: &DatasetPaths,
+        need: Need,
+        profile: Profile,
+    ) -> Result<Datasets, DatasetErrors> {
         let mut out = Vec::new();
         let mut corpus = None;
         let mut golden = None;
@@ -183,6 +274,7 @@ impl Datasets {
                 validate::security(s, &mut out);
             }
         }
+        apply_profile(profile, &mut out);
         let (errors, warnings): (Vec<_>, Vec<_>) =
             out.into_iter().partition(|v| v.severity == Severity::Error);
         if !errors.is_empty() {
@@ -193,6 +285,7 @@ impl Datasets {
             golden,
             security,
             warnings,
+            profile,
         })
     }
 
@@ -205,6 +298,7 @@ impl Datasets {
         if let Some(c) = &corpus {
             validate::corpus(c, &mut out);
         }
+        apply_profile(Profile::Lenient, &mut out);
         out.retain(|v| v.severity == Severity::Error);
         match corpus {
             Some(c) if out.is_empty() => Ok(c),
@@ -247,7 +341,7 @@ mod tests {
             retrieval: true,
             security: true,
         };
-        let d = Datasets::load(&DatasetPaths::default(), need).unwrap();
+        let d = Datasets::load(&DatasetPaths::default(), need, Profile::Strict).unwrap();
         let fingerprint = |s: Option<&Source>| s.map(|s| (s.embedded, s.sha256.clone()));
         assert_eq!(
             fingerprint(d.corpus.as_ref().map(|l| &l.source)),

@@ -109,6 +109,7 @@ struct View<'a> {
     command: &'a str,
     runs: usize,
     datasets: &'a [super::model::DatasetRef],
+    dataset_profile: &'static str,
     retrieval: Option<RetrievalView<'a>>,
     security: Option<SecurityView<'a>>,
     robustness: &'a Option<crate::probes::RobustnessReport>,
@@ -150,6 +151,7 @@ impl<'a> View<'a> {
             command,
             runs,
             datasets,
+            dataset_profile,
             retrieval,
             security,
             robustness,
@@ -163,6 +165,7 @@ impl<'a> View<'a> {
             command,
             runs: *runs,
             datasets,
+            dataset_profile: dataset_profile.as_str(),
             retrieval: retrieval.as_ref().map(|rr| {
                 let RetrievalReport {
                     retriever,

@@ -45,9 +45,10 @@ pub fn render(r: &Report) -> String {
         .map_or("none".to_string(), |b| md_code(b, 200));
     let _ = writeln!(
         o,
-        "Baseline: {base} · runs: {} · evalgate {}\n",
+        "Baseline: {base} · runs: {} · evalgate {} · datasets profile {}\n",
         r.runs,
-        md(&r.evalgate_version, 40)
+        md(&r.evalgate_version, 40),
+        r.dataset_profile.as_str()
     );
     if let Some(f) = &r.failure {
         let _ = writeln!(

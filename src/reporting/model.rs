@@ -23,6 +23,10 @@ pub struct Report {
     /// How many times every measurement was repeated.
     pub runs: usize,
     pub datasets: Vec<DatasetRef>,
+    /// How strictly the datasets were held to evalgate's authoring rules (their warnings are
+    /// in `warnings`).
+    #[serde(default)]
+    pub dataset_profile: crate::dataset::Profile,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrieval: Option<RetrievalReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
