@@ -170,3 +170,81 @@ fn a_run_over_public_data_records_its_profile_and_summarises_many_warnings() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(!dir.join("strict").exists());
 }
+
+/// mcpproxy's dataset directory, by its own file names: `--datasets DIR` finds them (the
+/// highest `_vN` of each), and gives the same report as naming the files one by one.
+#[test]
+fn a_spec065_directory_loads_by_its_own_file_names() {
+    let f = root().join("tests/fixtures/spec065");
+    let d = tempdir();
+    let dir = d.path().join("065");
+    std::fs::create_dir(&dir).unwrap();
+    for (from, to) in [
+        ("corpus_v1.json", "corpus_v1.tools.json"),
+        ("retrieval_golden_v1.json", "retrieval_golden_v1.json"),
+        ("security_corpus_v1.json", "security_corpus_v1.json"),
+    ] {
+        std::fs::copy(f.join(from), dir.join(to)).unwrap();
+    }
+    // an older refresh beside it is not chosen; files of other kinds are ignored
+    std::fs::write(dir.join("corpus_v0.tools.json"), "not json").unwrap();
+    std::fs::write(dir.join("snapshot-servers.config.json"), "{}").unwrap();
+    let o = evalgate_env(
+        d.path(),
+        &["validate", "--datasets", dir.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("corpus_v1.tools.json"),
+        "{}",
+        stdout(&o)
+    );
+
+    // a directory with none of the names says what it looked for and what it found
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    std::fs::write(empty.join("notes.json"), "{}").unwrap();
+    let o = evalgate_env(
+        d.path(),
+        &["validate", "--datasets", empty.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("corpus_vN.tools.json") && err.contains("has: notes.json"),
+        "{err}"
+    );
+}
+
+/// A file whose every entry fails to decode gets one error per entry, and no "expected at
+/// least one entry" or coverage error echoing them.
+#[test]
+fn entries_that_fail_to_decode_cause_no_cascade() {
+    let d = tempdir();
+    let dir = d.path();
+    files(dir, 1);
+    let bad: Vec<Value> = (0..3)
+        .map(|i| json!({"id": format!("b{i}"), "description": "x", "label": 42, "category": "benign", "provenance": {"source": "s", "license": "MIT"}}))
+        .collect();
+    write_json(
+        dir,
+        "security.json",
+        &json!({"version": "v", "entries": bad}),
+    );
+    for profile in ["lenient", "strict"] {
+        let o = validate(dir, Some(profile));
+        assert_eq!(code(&o), 2);
+        let err = stderr(&o);
+        let security: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("security.json"))
+            .collect();
+        assert_eq!(security.len(), 3, "{profile}: {err}");
+        assert!(
+            security.iter().all(|l| l.contains("error[json.type]")),
+            "{profile}: {err}"
+        );
+    }
+}

@@ -76,6 +76,9 @@ pub struct Loaded<T> {
     pub items_key: &'static str,
     /// For each decoded item, its index in the file (items that failed to decode are skipped).
     pub file_index: Vec<usize>,
+    /// How many items the file holds, decoded or not (rules about an empty file look at this,
+    /// so a file whose every item failed to decode is not also called empty).
+    pub items_in_file: usize,
 }
 
 impl<T> Loaded<T> {
@@ -138,6 +141,43 @@ fn whole_file(source: &Source, rule: &'static str, message: String) -> Violation
 }
 
 /// Reads a file from disk; a missing or unreadable file is a violation, not a panic.
+/// For a dataset file that is not there: what a dataset directory is searched for and the
+/// JSON files the directory has.
+fn missing_hint(path: &std::path::Path, e: &std::io::Error) -> String {
+    let dir = path.parent().filter(|d| d.is_dir());
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let Some(dir) = dir
+        .filter(|_| e.kind() == std::io::ErrorKind::NotFound && super::DIR_FILES.contains(&name))
+    else {
+        return String::new();
+    };
+    let mut json: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    json.sort();
+    let found = if json.is_empty() {
+        "no .json file".to_string()
+    } else {
+        json.join(", ")
+    };
+    format!(
+        "; {}; {} has: {found}",
+        super::dir_names_hint(),
+        if dir.as_os_str().is_empty() {
+            ".".into()
+        } else {
+            dir.display().to_string()
+        }
+    )
+}
+
 pub fn read_file(path: &std::path::Path) -> Result<String, Violation> {
     let source = Source {
         name: path.display().to_string(),
@@ -148,7 +188,7 @@ pub fn read_file(path: &std::path::Path) -> Result<String, Violation> {
         whole_file(
             &source,
             "file.unreadable",
-            format!("cannot read the file: {e}"),
+            format!("cannot read the file: {e}{}", missing_hint(path, &e)),
         )
     })?;
     String::from_utf8(bytes).map_err(|e| {
@@ -230,6 +270,7 @@ pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
             out.push(err(&path, "json.type", e.into_inner().to_string()));
         }
     }
+    let items_in_file = items.len();
     let mut decoded = Vec::with_capacity(items.len());
     let mut file_index = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
@@ -253,6 +294,7 @@ pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
             positions,
             items_key,
             file_index,
+            items_in_file,
         },
         decoded,
     ))
@@ -298,6 +340,7 @@ fn load<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Optio
             positions: Positions::new(text),
             items_key: T::KEY,
             file_index: (0..n).collect(),
+            items_in_file: n,
         });
     }
     let (mut l, items) = decode::<T, T::Item>(source, text, T::KEY, out)?;

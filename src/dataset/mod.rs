@@ -58,13 +58,60 @@ pub struct DatasetPaths {
 /// File names inside a dataset directory such as `datasets/v0`.
 pub const DIR_FILES: [&str; 3] = ["corpus.json", "golden.json", "security.json"];
 
+/// mcpproxy's spec-065 names for the same files, `(prefix, suffix)` around a version number
+/// (`corpus_v1.tools.json`, `retrieval_golden_v1.json`, `security_corpus_v1.json`); a refresh
+/// is `_v2`, and the highest version present is used.
+pub const SPEC065_FILES: [(&str, &str); 3] = [
+    ("corpus_v", ".tools.json"),
+    ("retrieval_golden_v", ".json"),
+    ("security_corpus_v", ".json"),
+];
+
+/// The file of one kind in `dir`: our name, else the highest-versioned spec-065 name, else our
+/// name (whose absence the loader reports, saying what was looked for).
+fn file_in_dir(dir: &std::path::Path, kind: usize) -> PathBuf {
+    let ours = dir.join(DIR_FILES[kind]);
+    if ours.is_file() {
+        return ours;
+    }
+    let (prefix, suffix) = SPEC065_FILES[kind];
+    let best = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let v: u32 = name
+                .strip_prefix(prefix)?
+                .strip_suffix(suffix)?
+                .parse()
+                .ok()?;
+            Some((v, e.path()))
+        })
+        .max_by_key(|(v, _)| *v);
+    best.map_or(ours, |(_, p)| p)
+}
+
+/// What a dataset directory is searched for, for messages.
+pub fn dir_names_hint() -> String {
+    let spec: Vec<String> = SPEC065_FILES
+        .iter()
+        .map(|(p, s)| format!("{p}N{s}"))
+        .collect();
+    format!(
+        "a dataset directory holds {} (or mcpproxy's spec-065 names {})",
+        DIR_FILES.join(", "),
+        spec.join(", ")
+    )
+}
+
 impl DatasetPaths {
     /// The three files of a dataset directory.
     pub fn in_dir(dir: &std::path::Path) -> DatasetPaths {
         DatasetPaths {
-            corpus: Some(dir.join(DIR_FILES[0])),
-            golden: Some(dir.join(DIR_FILES[1])),
-            security: Some(dir.join(DIR_FILES[2])),
+            corpus: Some(file_in_dir(dir, 0)),
+            golden: Some(file_in_dir(dir, 1)),
+            security: Some(file_in_dir(dir, 2)),
         }
     }
 
