@@ -176,7 +176,26 @@ pub struct ProxyArgs {
 pub enum BaselineCommand {
     /// Measure (or read a report) and write the baseline file. Thresholds already in the file
     /// (tolerances, gated flags, FPR ceilings, recall floors) are kept; values are replaced.
-    Update(BaselineUpdateArgs),
+    Update(Box<BaselineUpdateArgs>),
+    /// Rewrite another tool's baseline in evalgate's format (mcp-eval's, as mcpproxy commits
+    /// it: `recall_at`, `mrr`, `tolerance`, `security.per_detector`). `run --baseline` also
+    /// reads that format directly.
+    ///
+    /// Example: evalgate baseline import baseline_v1.json --output baselines/default.json
+    Import(BaselineImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineImportArgs {
+    /// The baseline to import.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Where to write evalgate's baseline.
+    #[arg(long, value_name = "FILE", default_value = "baselines/default.json")]
+    pub output: PathBuf,
+    /// Print the result instead of writing it.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

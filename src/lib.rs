@@ -80,6 +80,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             cli::Command::Baseline(cli::BaselineCommand::Update(a)) => {
                 app::cmd_baseline_update(a).await
             }
+            cli::Command::Baseline(cli::BaselineCommand::Import(a)) => app::cmd_baseline_import(a),
             cli::Command::Schema { out } => schema::write_all(out).map(|_| 0),
             cli::Command::Corpus(cli::CorpusCommand::Snapshot(a)) => app::cmd_snapshot(a).await,
             cli::Command::Replay(a) => app::cmd_replay(a).await,

@@ -248,3 +248,165 @@ fn entries_that_fail_to_decode_cause_no_cascade() {
         );
     }
 }
+
+/// A baseline in mcp-eval's format (the shape of mcpproxy's baseline_v1.json), values of our
+/// own for the v0 datasets: `recall_at_5` is what the embedded retriever measures, plus `lift`.
+fn mcp_eval_baseline(lift: f64, fpr_ceiling: f64) -> Value {
+    json!({
+        "__doc__": "written for this test in mcp-eval's baseline shape",
+        "corpus_version": "corpus_v0",
+        "golden_version": "retrieval_golden_v0",
+        "generated_from": {"harness": "mcp-eval retrieval @ test", "runs": 1, "note": "test"},
+        "recall_at": {"1": 0.311927, "3": 0.477064, "5": 0.605505 + lift, "10": 0.711009},
+        "mrr": 0.459851, "ndcg_at_10": 0.509389, "map": 0.438521,
+        "tolerance": {"recall_at_5": 0.05},
+        "runs_averaged": 1,
+        "security": {
+            "__doc__": "per detector", "corpus_version": "v0", "generated_from": {}, "runs_averaged": 1,
+            "per_detector": [
+                {"detector": "rules", "precision": 0.93, "recall": 0.462687, "f1": 0.62,
+                 "fpr": 0.032787, "fpr_std": 0.0, "tp": 31, "fp": 2, "tn": 59, "fn": 36, "runs": 1}
+            ],
+            "gate": {"fpr_ceiling": fpr_ceiling, "recall_floor": 0.05}
+        }
+    })
+}
+
+fn run_with_baseline(dir: &Path, baseline: &Path, out: &str) -> std::process::Output {
+    evalgate(
+        dir,
+        &[
+            "run",
+            "--baseline",
+            baseline.to_str().unwrap(),
+            "--robustness",
+            "off",
+            "--out",
+            out,
+        ],
+    )
+}
+
+fn failed_checks(dir: &Path, out: &str) -> Vec<String> {
+    let r = read_json(&dir.join(out).join("report.json"));
+    r["gate"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["subject"].as_str().unwrap(),
+                c["metric"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// mcp-eval's baseline gates a run as mcp-eval would (Recall@5 within its tolerance, each
+/// detector under the FPR ceiling and over the recall floor), says what it mapped, and
+/// `baseline import` writes the same gate in evalgate's format.
+#[test]
+fn an_mcp_eval_baseline_gates_like_mcp_eval_and_imports() {
+    let d = tempdir();
+    let dir = d.path();
+
+    // the same values: pass, with a note of what was mapped
+    let same = write_json(dir, "same.json", &mcp_eval_baseline(0.0, 0.1));
+    let o = run_with_baseline(dir, &same, "same");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("imported from mcp-eval's baseline format")
+            && stderr(&o).contains("gated: recall_at_5"),
+        "{}",
+        stderr(&o)
+    );
+
+    // Recall@5 0.06 above what is measured (beyond its tolerance 0.05), an FPR ceiling below
+    // the rules' FPR: both fail, nothing else does (the other metrics carry no tolerance, so
+    // mcp-eval does not gate them, and neither does the mapped baseline)
+    let high = write_json(dir, "high.json", &mcp_eval_baseline(0.06, 0.01));
+    let o = run_with_baseline(dir, &high, "high");
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(
+        failed_checks(dir, "high"),
+        ["retrieval recall_at_5", "detector:rules fpr"]
+    );
+    // 0.04 above: within the tolerance
+    let within = write_json(dir, "within.json", &mcp_eval_baseline(0.04, 0.1));
+    assert_eq!(code(&run_with_baseline(dir, &within, "within")), 0);
+
+    // import: evalgate's own format, the same verdict and checks
+    let o = evalgate(
+        dir,
+        &[
+            "baseline",
+            "import",
+            high.to_str().unwrap(),
+            "--output",
+            "imported.json",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let imported = read_json(&dir.join("imported.json"));
+    assert_eq!(imported["schema_version"], 1);
+    assert_eq!(
+        imported["retrieval"]["metrics"]["recall_at_5"]["gated"],
+        true
+    );
+    assert_eq!(
+        imported["retrieval"]["metrics"]["recall_at_5"]["tolerance"],
+        0.05
+    );
+    assert_eq!(imported["retrieval"]["metrics"]["mrr"]["gated"], false);
+    assert_eq!(
+        imported["security"]["detectors"]["rules"]["fpr_ceiling"],
+        0.01
+    );
+    let o = run_with_baseline(dir, &dir.join("imported.json"), "again");
+    assert_eq!(code(&o), 1);
+    assert_eq!(failed_checks(dir, "again"), failed_checks(dir, "high"));
+}
+
+/// A metric typo, a negative tolerance, an impossible value: each an error naming its path
+/// (a typo would otherwise drop that metric's gate without a word).
+#[test]
+fn a_baseline_typo_or_impossible_value_is_refused_at_its_path() {
+    let d = tempdir();
+    let dir = d.path();
+    let shipped = read_json(&root().join("baselines/v0.json"));
+    let bad = |f: &dyn Fn(&mut Value)| {
+        let mut b = shipped.clone();
+        f(&mut b);
+        b
+    };
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            bad(&|b| {
+                let m = b["retrieval"]["metrics"].as_object_mut().unwrap();
+                let v = m.remove("mrr").unwrap();
+                m.insert("MRR".into(), v);
+            }),
+            "at $.retrieval.metrics.MRR: unknown retrieval metric \"MRR\" (did you mean \"mrr\"?)",
+        ),
+        (
+            bad(&|b| b["retrieval"]["metrics"]["recall_at_5"]["tolerance"] = json!(-0.1)),
+            "at $.retrieval.metrics.recall_at_5.tolerance: expected a tolerance of 0 or more, found -0.1",
+        ),
+        (
+            bad(&|b| b["security"]["detectors"]["rules"]["fpr_ceiling"] = json!(1.5)),
+            "at $.security.detectors.rules.fpr_ceiling: expected a rate between 0 and 1, found 1.5",
+        ),
+        (json!([]), "at $: expected an object"),
+    ];
+    for (i, (b, needle)) in cases.iter().enumerate() {
+        let p = write_json(dir, &format!("b{i}.json"), b);
+        let o = run_with_baseline(dir, &p, "never");
+        assert_eq!(code(&o), 2, "{needle}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(needle), "{err}");
+        assert!(!err.contains("$..") && !err.contains(" at line "), "{err}");
+        assert!(!dir.join("never").exists());
+    }
+}

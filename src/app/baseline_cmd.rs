@@ -1,4 +1,4 @@
-//! `evalgate baseline update`.
+//! `evalgate baseline update` and `evalgate baseline import`.
 
 use super::{BadInput, Part, evaluate};
 use crate::baseline::{self, Baseline};
@@ -59,16 +59,41 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
         println!("dry run: nothing written");
         return Ok(0);
     }
+    write(&output, &new)?;
+    Ok(0)
+}
+
+/// Writes a baseline file whole (a temporary file renamed into place).
+fn write(output: &std::path::Path, b: &Baseline) -> anyhow::Result<()> {
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
     }
     let tmp = output.with_extension("json.tmp");
-    std::fs::write(&tmp, new.to_json())
+    std::fs::write(&tmp, b.to_json())
         .with_context(|| format!("{}: cannot write", tmp.display()))?;
-    std::fs::rename(&tmp, &output)
-        .with_context(|| format!("{}: cannot write", output.display()))?;
+    std::fs::rename(&tmp, output).with_context(|| format!("{}: cannot write", output.display()))?;
     println!("wrote {}", output.display());
+    Ok(())
+}
+
+/// `baseline import`: another tool's baseline (mcp-eval's format) rewritten in evalgate's.
+pub fn cmd_baseline_import(a: &crate::cli::BaselineImportArgs) -> anyhow::Result<i32> {
+    let (b, note) = Baseline::load_noted(&a.file).map_err(|e| BadInput(format!("{e:#}")))?;
+    let Some(note) = note else {
+        return Err(BadInput(format!(
+            "{}: already an evalgate baseline (it has a schema_version); nothing to import",
+            a.file.display()
+        ))
+        .into());
+    };
+    println!("{note}");
+    if a.dry_run {
+        print!("{}", b.to_json());
+        println!("dry run: nothing written");
+        return Ok(0);
+    }
+    write(&a.output, &b)?;
     Ok(0)
 }
 

@@ -18,7 +18,7 @@ mod baseline_cmd;
 mod systems;
 mod tools_cmd;
 
-pub use baseline_cmd::{baseline_changes, cmd_baseline_update};
+pub use baseline_cmd::{baseline_changes, cmd_baseline_import, cmd_baseline_update};
 pub use systems::{make_detectors, make_retriever, mcp_spec, rest_spec};
 pub use tools_cmd::{cmd_proxy, cmd_replay, cmd_snapshot};
 
@@ -80,7 +80,8 @@ pub fn choose_baseline(
         return Ok(None);
     }
     let (name, b, explicit) = if let Some(p) = &args.baseline {
-        let b = Baseline::load(p).map_err(|e| BadInput(format!("{e:#}")))?;
+        let (b, note) = Baseline::load_noted(p).map_err(|e| BadInput(format!("{e:#}")))?;
+        warnings.extend(note);
         (p.display().to_string(), b, true)
     } else if Path::new(baseline::DEFAULT_PATH).is_file() {
         let b = Baseline::load(Path::new(baseline::DEFAULT_PATH))
@@ -102,7 +103,7 @@ pub fn choose_baseline(
                     pin.version.as_deref().unwrap_or("unversioned"),
                     version.as_deref().unwrap_or("unversioned")
                 ));
-            } else if pin.sha256 != sha {
+            } else if !pin.sha256.is_empty() && pin.sha256 != sha {
                 warnings.push(format!(
                     "the {kind} dataset changed since the baseline {name} was written (same version {:?}, different content)",
                     version.as_deref().unwrap_or("unversioned")

@@ -1,6 +1,8 @@
 //! Committed baselines: per metric a value, a direction, a tolerance and whether it is gated;
 //! per detector an FPR ceiling and a recall floor. Written only by `evalgate baseline update`.
 
+pub mod mcp_eval;
+
 use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
 use crate::reporting::model::{Direction, Report};
 use anyhow::Context;
@@ -11,7 +13,7 @@ use std::path::Path;
 
 pub const BASELINE_SCHEMA_VERSION: u32 = 1;
 /// The baseline shipped for the zero-config run (embedded datasets, retriever and detectors).
-pub const EMBEDDED_DEFAULT: &str = include_str!("../baselines/default.json");
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../baselines/default.json");
 pub const EMBEDDED_DEFAULT_NAME: &str = "embedded:baselines/default.json";
 /// Where `evalgate run` looks for a baseline when none is named.
 pub const DEFAULT_PATH: &str = "baselines/default.json";
@@ -83,16 +85,89 @@ pub fn direction_of(metric: &str) -> Direction {
     }
 }
 
+/// A serde path (`retrieval.metrics`, `.` for the root) as a JSON path (`$.retrieval.metrics`).
+fn dollar_path(path: &str) -> String {
+    match path.trim_start_matches('.') {
+        "" => "$".to_string(),
+        p => format!("$.{p}"),
+    }
+}
+
+/// A serde_json message without its trailing " at line L column C" (the caller says where).
+fn without_position(msg: &str) -> String {
+    msg.rsplit_once(" at line ")
+        .map_or(msg, |(m, _)| m)
+        .to_string()
+}
+
+/// `did you mean` for a metric key written as its display name or in other case.
+fn metric_hint(key: &str, known: &[(&str, &str)]) -> String {
+    known
+        .iter()
+        .find(|(k, label)| k.eq_ignore_ascii_case(key) || label.eq_ignore_ascii_case(key))
+        .map(|(k, _)| format!(" (did you mean {k:?}?)"))
+        .unwrap_or_default()
+}
+
+/// Problems of one metric entry: a tolerance below 0, a value outside 0..=1.
+fn metric_problems(name: &str, path: &str, m: &MetricBaseline, out: &mut Vec<String>) {
+    if !(m.tolerance.is_finite() && m.tolerance >= 0.0) {
+        out.push(format!(
+            "{name}: at {path}.tolerance: expected a tolerance of 0 or more, found {}",
+            m.tolerance
+        ));
+    }
+    if let Some(v) = m.value
+        && !(0.0..=1.0).contains(&v)
+    {
+        out.push(format!(
+            "{name}: at {path}.value: expected a value between 0 and 1, found {v}"
+        ));
+    }
+}
+
 impl Baseline {
     pub fn parse(name: &str, text: &str) -> anyhow::Result<Baseline> {
+        Ok(Self::parse_noted(name, text)?.0)
+    }
+
+    /// Parses evalgate's baseline format, or mcp-eval's (then also returns a note of what was
+    /// mapped), and checks that every metric, tolerance and limit means something.
+    pub fn parse_noted(name: &str, text: &str) -> anyhow::Result<(Baseline, Option<String>)> {
+        let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            anyhow::anyhow!(
+                "{name}:{}:{}: expected a JSON baseline: {}",
+                e.line(),
+                e.column(),
+                without_position(&e.to_string())
+            )
+        })?;
+        if !doc.is_object() {
+            anyhow::bail!(
+                "{name}: at $: expected an object (an evalgate baseline with schema_version, or mcp-eval's with recall_at), found {}",
+                match doc {
+                    serde_json::Value::Array(_) => "an array",
+                    serde_json::Value::String(_) => "a string",
+                    serde_json::Value::Number(_) => "a number",
+                    serde_json::Value::Bool(_) => "a boolean",
+                    _ => "null",
+                }
+            );
+        }
+        if mcp_eval::is_mcp_eval(&doc) {
+            let (b, note) = mcp_eval::import(name, doc)?;
+            b.check(name)?;
+            return Ok((b, Some(note)));
+        }
         let de = &mut serde_json::Deserializer::from_str(text);
         let b: Baseline = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
+            let path = dollar_path(&e.path().to_string());
             let inner = e.into_inner();
             anyhow::anyhow!(
-                "{name}:{}:{}: at $.{path}: {inner}",
+                "{name}:{}:{}: at {path}: {}",
                 inner.line(),
-                inner.column()
+                inner.column(),
+                without_position(&inner.to_string())
             )
         })?;
         if b.schema_version != BASELINE_SCHEMA_VERSION {
@@ -101,13 +176,71 @@ impl Baseline {
                 b.schema_version
             );
         }
-        Ok(b)
+        b.check(name)?;
+        Ok((b, None))
+    }
+
+    /// Every metric name known, every tolerance 0 or more, every value, ceiling and floor
+    /// between 0 and 1: a typo would otherwise silently drop its gate.
+    pub fn check(&self, name: &str) -> anyhow::Result<()> {
+        let mut out = Vec::new();
+        if let Some(r) = &self.retrieval {
+            for (k, m) in &r.metrics {
+                let path = format!("$.retrieval.metrics.{k}");
+                if !RETRIEVAL_METRICS.iter().any(|(known, _)| known == k) {
+                    out.push(format!(
+                        "{name}: at {path}: unknown retrieval metric {k:?}{}; expected one of {}",
+                        metric_hint(k, &RETRIEVAL_METRICS),
+                        RETRIEVAL_METRICS.map(|(k, _)| k).join(", ")
+                    ));
+                }
+                metric_problems(name, &path, m, &mut out);
+            }
+        }
+        if let Some(s) = &self.security {
+            for (d, det) in &s.detectors {
+                let base = format!("$.security.detectors.{d}");
+                for (k, m) in &det.metrics {
+                    let path = format!("{base}.metrics.{k}");
+                    if !DETECTION_METRICS.iter().any(|(known, _)| known == k) {
+                        out.push(format!(
+                            "{name}: at {path}: unknown detection metric {k:?}{}; expected one of {}",
+                            metric_hint(k, &DETECTION_METRICS),
+                            DETECTION_METRICS.map(|(k, _)| k).join(", ")
+                        ));
+                    }
+                    metric_problems(name, &path, m, &mut out);
+                }
+                for (key, v) in [
+                    ("fpr_ceiling", det.fpr_ceiling),
+                    ("recall_floor", det.recall_floor),
+                ] {
+                    if let Some(v) = v
+                        && !(0.0..=1.0).contains(&v)
+                    {
+                        out.push(format!(
+                            "{name}: at {base}.{key}: expected a rate between 0 and 1, found {v}"
+                        ));
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            Ok(())
+        } else {
+            anyhow::bail!("{}", out.join("\n"))
+        }
     }
 
     pub fn load(path: &Path) -> anyhow::Result<Baseline> {
+        Ok(Self::load_noted(path)?.0)
+    }
+
+    /// [`Baseline::load`], with the note of an imported format.
+    pub fn load_noted(path: &Path) -> anyhow::Result<(Baseline, Option<String>)> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read the baseline", path.display()))?;
-        Self::parse(&path.display().to_string(), &text)
+        Self::parse_noted(&path.display().to_string(), &text)
     }
 
     /// A baseline from a report. Thresholds (tolerances, gated flags, ceilings, floors) are kept
