@@ -410,3 +410,40 @@ fn a_baseline_typo_or_impossible_value_is_refused_at_its_path() {
         assert!(!dir.join("never").exists());
     }
 }
+
+/// A recording with results for queries the golden set does not have: measured, and warned
+/// about with the ids.
+#[test]
+fn a_recording_with_unknown_query_ids_warns() {
+    let d = tempdir();
+    let dir = d.path();
+    let golden = read_json(&root().join("datasets/v0/golden.json"));
+    let mut rec = serde_json::Map::new();
+    for q in golden["queries"].as_array().unwrap() {
+        let first = q["labels"][0]["tool_id"].clone();
+        rec.insert(q["id"].as_str().unwrap().into(), json!([first]));
+    }
+    rec.insert("q-from-elsewhere".into(), json!(["git:git_status"]));
+    let p = write_json(dir, "rec.json", &Value::Object(rec));
+    let o = evalgate(
+        dir,
+        &[
+            "retrieval",
+            "--retriever",
+            "recorded",
+            "--recorded",
+            p.to_str().unwrap(),
+            "--no-baseline",
+            "--out",
+            "r",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "the recording has results for 1 query id(s) the golden set does not have, ignored: \"q-from-elsewhere\""
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

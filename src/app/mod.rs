@@ -212,6 +212,9 @@ pub async fn evaluate_with(
         let (obs, mut err) = measure::retrieval(r, &g.value, runs, limits, progress).await;
         let mut scored = score::retrieval(obs, &c.value, &g.value);
         scored.catalog = r.coverage();
+        let asked: std::collections::HashSet<&str> =
+            g.value.queries.iter().map(|q| q.id.as_str()).collect();
+        warnings.extend(r.warnings(&asked));
         if let Some(cov) = scored.catalog.as_ref().filter(|c| !c.complete()) {
             warnings.push(format!(
                 "measured over an incomplete catalog ([sut.catalog] allow_partial): {}",

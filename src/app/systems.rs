@@ -183,6 +183,9 @@ impl Retriever for Checked {
     fn coverage(&self) -> Option<crate::launch::catalog::Coverage> {
         Some(self.coverage.clone())
     }
+    fn warnings(&self, asked: &std::collections::HashSet<&str>) -> Vec<String> {
+        self.inner.warnings(asked)
+    }
 }
 
 /// Builds the detectors the settings ask for, in order, without duplicates.

@@ -109,6 +109,11 @@ pub trait Retriever: Send + Sync {
     fn coverage(&self) -> Option<crate::launch::catalog::Coverage> {
         None
     }
+    /// Things about the system a reader should know, given the queries that were asked
+    /// (a recording with results for queries the golden set does not have).
+    fn warnings(&self, _asked: &std::collections::HashSet<&str>) -> Vec<String> {
+        Vec::new()
+    }
     /// Answers a robustness probe: a search, with `extra` arguments the search tool does not
     /// declare. `None` when the system cannot be asked that way.
     async fn probe(

@@ -124,6 +124,35 @@ impl Retriever for RecordedRetriever {
     fn name(&self) -> &str {
         &self.name
     }
+    fn warnings(&self, asked: &std::collections::HashSet<&str>) -> Vec<String> {
+        let mut unknown: Vec<&str> = self
+            .runs
+            .iter()
+            .flat_map(|r| r.keys())
+            .map(|id| id.as_str())
+            .filter(|id| !asked.contains(id))
+            .collect();
+        unknown.sort_unstable();
+        unknown.dedup();
+        if unknown.is_empty() {
+            return Vec::new();
+        }
+        let shown: Vec<String> = unknown
+            .iter()
+            .take(10)
+            .map(|id| format!("{id:?}"))
+            .collect();
+        vec![format!(
+            "the recording has results for {} query id(s) the golden set does not have, ignored: {}{} (a recording of another golden set?)",
+            unknown.len(),
+            shown.join(", "),
+            if unknown.len() > shown.len() {
+                ", ..."
+            } else {
+                ""
+            }
+        )]
+    }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let run = &self.runs[(req.run.max(1) - 1) % self.runs.len()];
         match run.get(req.query_id) {
