@@ -191,6 +191,8 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
     let mut hn_flags: BTreeMap<Category, Vec<usize>> = BTreeMap::new();
     let mut entry_flags: HashMap<&str, usize> = HashMap::new();
     let mut entry_signals: HashMap<&str, BTreeSet<String>> = HashMap::new();
+    // entries the detector said it cannot judge (in any run)
+    let mut not_applicable: BTreeSet<&str> = BTreeSet::new();
     let cat_totals = count_by(entries.iter().map(|e| e.category));
     let hn_totals = count_by(
         entries
@@ -210,6 +212,10 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             let Some(v) = verdicts.get(e.id.as_str()) else {
                 continue;
             };
+            if v.not_applicable {
+                not_applicable.insert(e.id.as_str());
+                continue;
+            }
             let flagged = v.flagged;
             if flagged {
                 *entry_flags.entry(e.id.as_str()).or_default() += 1;
@@ -261,6 +267,16 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
     }
     let mut counts = Confusion::default();
     per_run_counts.iter().for_each(|c| counts.add(c));
+    // per-category rates count only the entries the detector could judge
+    let applicable = || {
+        entries
+            .iter()
+            .filter(|e| !not_applicable.contains(e.id.as_str()))
+    };
+    let applicable_cats = count_by(applicable().map(|e| e.category));
+    let applicable_hns = count_by(
+        applicable().filter_map(|e| e.resembles.filter(|_| e.category == Category::HardNegative)),
+    );
     let cat_report = |totals: &BTreeMap<Category, usize>,
                       flags: &BTreeMap<Category, Vec<usize>>|
      -> Vec<CategoryReport> {
@@ -287,7 +303,9 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
         .map(|e| {
             let flagged_runs = entry_flags.get(e.id.as_str()).copied().unwrap_or(0);
             let majority = runs > 0 && flagged_runs * 2 > runs;
-            let outcome = if !in_scope(e) {
+            let outcome = if not_applicable.contains(e.id.as_str()) {
+                "not_applicable"
+            } else if !in_scope(e) {
                 "out_of_scope"
             } else {
                 match (e.label, majority) {
@@ -315,6 +333,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
     DetectorReport {
         detector: obs.detector.clone(),
         scope,
+        not_applicable: not_applicable.len(),
         runs_completed: runs,
         counts,
         per_run_counts,
@@ -322,8 +341,8 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             .into_iter()
             .map(|(k, v)| (k.to_string(), Summary::of(v)))
             .collect(),
-        per_category: cat_report(&cat_totals, &cat_flags),
-        hard_negatives_by_resemblance: cat_report(&hn_totals, &hn_flags),
+        per_category: cat_report(&applicable_cats, &cat_flags),
+        hard_negatives_by_resemblance: cat_report(&applicable_hns, &hn_flags),
         entries: entries_out,
         live: live(obs, entries),
     }

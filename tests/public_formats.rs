@@ -447,3 +447,45 @@ fn a_recording_with_unknown_query_ids_warns() {
         stderr(&o)
     );
 }
+
+/// A rug-pull entry that carries no definitions (spec-065 entries have a description only)
+/// cannot be judged by `drift`: not applicable, shown as such, not a miss.
+#[test]
+fn drift_on_entries_without_definitions_is_not_applicable_not_a_miss() {
+    let f = root().join("tests/fixtures/spec065/security_corpus_v1.json");
+    let d = tempdir();
+    let o = evalgate(
+        d.path(),
+        &[
+            "security",
+            "--security-corpus",
+            f.to_str().unwrap(),
+            "--no-baseline",
+            "--out",
+            "r",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = read_json(&d.path().join("r/report.json"));
+    let drift = r["security"]["detectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["detector"] == "drift")
+        .unwrap();
+    assert_eq!(drift["not_applicable"], 6);
+    assert_eq!(drift["counts"]["tp"], 0);
+    assert_eq!(drift["counts"]["fn"], 0, "no miss counted");
+    // recall over nothing is undefined, not 0
+    assert!(drift["metrics"]["recall"]["mean"].is_null(), "{drift}");
+    assert!(
+        drift["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["outcome"] == "not_applicable")
+    );
+    assert!(stdout(&o).contains("n/a 6"), "{}", stdout(&o));
+    let md = std::fs::read_to_string(d.path().join("r/report.md")).unwrap();
+    assert!(md.contains("(not applicable: 6)"), "{md}");
+}

@@ -136,7 +136,7 @@ pub fn render(r: &Report) -> String {
             let c = &d.counts;
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} | {} | {} | {} | {} / {} / {} / {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} / {} / {} / {}{} | {} |",
                 md_code(&d.detector, 60),
                 md(&scope, 80),
                 mean_ci(d.metrics.get("precision")),
@@ -148,6 +148,11 @@ pub fn render(r: &Report) -> String {
                 c.fp,
                 c.tn,
                 c.fn_,
+                if d.not_applicable > 0 {
+                    format!(" (not applicable: {})", d.not_applicable)
+                } else {
+                    String::new()
+                },
                 gate
             );
         }

@@ -217,6 +217,10 @@ pub struct DetectorReport {
     /// Attack categories the detector covers; its precision/recall/F1 count malicious entries of
     /// these categories only (every benign entry always counts).
     pub scope: Vec<Category>,
+    /// Entries the detector cannot judge (drift: no `before`/`after`), left out of every count
+    /// (their outcome is `not_applicable`).
+    #[serde(default)]
+    pub not_applicable: usize,
     pub runs_completed: usize,
     /// Counts summed over runs.
     pub counts: Confusion,

@@ -119,7 +119,18 @@ pub fn render(r: &Report, color: bool) -> String {
                 Cell::new(mean_ci(d.metrics.get("f1"))),
                 Cell::new(mean_ci(d.metrics.get("fpr"))),
                 Cell::new(mean_ci(d.metrics.get("fpr_hard_negative"))),
-                Cell::new(format!("{}/{}/{}/{}", c.tp, c.fp, c.tn, c.fn_)),
+                Cell::new(format!(
+                    "{}/{}/{}/{}{}",
+                    c.tp,
+                    c.fp,
+                    c.tn,
+                    c.fn_,
+                    if d.not_applicable > 0 {
+                        format!("\nn/a {}", d.not_applicable)
+                    } else {
+                        String::new()
+                    }
+                )),
                 gate,
             ]);
         }

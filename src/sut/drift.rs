@@ -140,15 +140,17 @@ impl Detector for Drift {
         Ok(entries
             .iter()
             .map(|e| {
-                let signals = match (&e.before, &e.after) {
-                    (Some(b), Some(a)) => drift_signals(b, a),
-                    _ => Vec::new(),
+                // without both definitions there is nothing to compare: not applicable
+                let (signals, not_applicable) = match (&e.before, &e.after) {
+                    (Some(b), Some(a)) => (drift_signals(b, a), false),
+                    _ => (Vec::new(), true),
                 };
                 Verdict {
                     entry_id: e.id.clone(),
                     flagged: !signals.is_empty(),
                     signals,
                     live: None,
+                    not_applicable,
                 }
             })
             .collect())

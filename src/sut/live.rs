@@ -661,6 +661,7 @@ impl Detector for ProxyScan {
                     flagged: !s.is_empty(),
                     signals: s,
                     live: None,
+                    not_applicable: false,
                 }
             })
             .collect())
@@ -1003,6 +1004,7 @@ impl Detector for RugPullLive {
                         .map(|o| o.signals.clone())
                         .unwrap_or_default(),
                     live: outcome,
+                    not_applicable: false,
                 }
             })
             .collect())

@@ -139,6 +139,10 @@ pub struct Verdict {
     /// For a rug-pull played against a running proxy: what the proxy did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveOutcome>,
+    /// The detector cannot judge this entry (drift on an entry without definitions): it is
+    /// counted as not applicable, in no cell of the confusion matrix.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_applicable: bool,
 }
 
 /// What a running proxy did when a tool it had approved changed under it.

@@ -259,6 +259,7 @@ impl RecordedDetector {
                                 flagged,
                                 signals,
                                 live: None,
+                                not_applicable: false,
                             },
                         );
                     }
@@ -289,6 +290,7 @@ impl RecordedDetector {
                     flagged,
                     signals: vec![],
                     live: None,
+                    not_applicable: false,
                 },
             );
         }

@@ -246,6 +246,7 @@ impl Detector for Rules {
                     flagged: !signals.is_empty(),
                     signals,
                     live: None,
+                    not_applicable: false,
                 }
             })
             .collect())

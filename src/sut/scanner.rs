@@ -459,6 +459,7 @@ fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<Ve
                 flagged,
                 signals: signals.into_iter().collect(),
                 live: None,
+                not_applicable: false,
             }
         })
         .collect()
