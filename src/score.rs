@@ -180,10 +180,17 @@ fn split_summaries(per_query: &[QueryReport]) -> BTreeMap<String, SplitSummary> 
 
 /// Scores one detector's recorded verdicts against the labels.
 pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport {
-    let scope: Vec<Category> = obs
-        .scope
-        .clone()
-        .unwrap_or_else(|| Category::ATTACKS.to_vec());
+    // no declared scope: every attack category, the open ones of this corpus included (an
+    // open category is an attack where its entries are labelled malicious)
+    let scope: Vec<Category> = obs.scope.clone().unwrap_or_else(|| {
+        let mut all = Category::ATTACKS.to_vec();
+        for e in entries {
+            if e.label == Truth::Malicious && !all.contains(&e.category) {
+                all.push(e.category);
+            }
+        }
+        all
+    });
     let in_scope = |e: &Entry| e.label == Truth::Benign || scope.contains(&e.category);
     let mut per_run_counts = Vec::new();
     let mut per_run_metrics: BTreeMap<&str, Vec<Option<f64>>> = BTreeMap::new();

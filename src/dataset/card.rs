@@ -332,7 +332,7 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
             o,
             "| {} | {} | {} | {} |",
             cat.as_str(),
-            cat.expected_truth().as_str(),
+            cat.expected_truth().map_or("either", |t| t.as_str()),
             es.len(),
             if cat.is_attack() {
                 subtle.to_string()

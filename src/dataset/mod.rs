@@ -175,7 +175,8 @@ impl Profile {
 
 /// Rules about how a dataset was written rather than whether it holds together: errors under
 /// [`Profile::Strict`], warnings under [`Profile::Lenient`].
-pub const AUTHORING_RULES: [&str; 10] = [
+pub const AUTHORING_RULES: [&str; 11] = [
+    "security.open-category",
     "golden.names-tool",
     "golden.corpus-version",
     "golden.split",

@@ -182,10 +182,11 @@ pub enum Truth {
     Benign,
 }
 
-#[derive(
-    Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord,
-)]
-#[serde(rename_all = "snake_case")]
+/// A security entry's category: spec-065's four attack families, `benign` and `hard_negative`
+/// are known; any other string a corpus uses (mcpproxy's detect corpus has
+/// `unicode_smuggling`, `phrase_injection`, ...) is kept as it is, and whether it is an attack
+/// comes from the entries' labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Category {
     ToolPoisoning,
     PromptInjection,
@@ -193,7 +194,12 @@ pub enum Category {
     RugPull,
     Benign,
     HardNegative,
+    /// Another category, by its index in the process-wide table of category names.
+    Other(u32),
 }
+
+/// Names of the open categories met so far (leaked once each: a handful per corpus).
+static OTHER_NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
 
 impl Category {
     pub const ATTACKS: [Category; 4] = [
@@ -210,16 +216,38 @@ impl Category {
         Category::Benign,
         Category::HardNegative,
     ];
+    /// One of the four known attack families (an open category is an attack when its entries
+    /// are labelled malicious; see [`Category::is_known`]).
     pub fn is_attack(self) -> bool {
         Self::ATTACKS.contains(&self)
     }
-    /// The label an entry of this category must carry.
-    pub fn expected_truth(self) -> Truth {
-        if self.is_attack() {
-            Truth::Malicious
-        } else {
-            Truth::Benign
+    /// Whether this is one of spec-065's six categories.
+    pub fn is_known(self) -> bool {
+        !matches!(self, Category::Other(_))
+    }
+    /// The label an entry of a known category must carry (`None` for an open category: its
+    /// entries' labels say what it is).
+    pub fn expected_truth(self) -> Option<Truth> {
+        match self {
+            Category::Other(_) => None,
+            c if c.is_attack() => Some(Truth::Malicious),
+            _ => Some(Truth::Benign),
         }
+    }
+    /// The category named `name`: a known one, or an open one.
+    pub fn named(name: &str) -> Category {
+        if let Some(c) = Self::ALL.iter().find(|c| c.as_str() == name) {
+            return *c;
+        }
+        let mut names = OTHER_NAMES.lock().unwrap_or_else(|p| p.into_inner());
+        let i = match names.iter().position(|n| *n == name) {
+            Some(i) => i,
+            None => {
+                names.push(Box::leak(name.to_string().into_boxed_str()));
+                names.len() - 1
+            }
+        };
+        Category::Other(i as u32)
     }
     pub fn as_str(self) -> &'static str {
         match self {
@@ -229,7 +257,45 @@ impl Category {
             Category::RugPull => "rug_pull",
             Category::Benign => "benign",
             Category::HardNegative => "hard_negative",
+            Category::Other(i) => OTHER_NAMES
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(i as usize)
+                .copied()
+                .unwrap_or("unknown"),
         }
+    }
+}
+
+impl Serialize for Category {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Category {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        if name.trim().is_empty() {
+            return Err(serde::de::Error::custom(
+                "expected a category name, found an empty string",
+            ));
+        }
+        Ok(Category::named(&name))
+    }
+}
+
+impl JsonSchema for Category {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Category".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "minLength": 1,
+            "description": "tool_poisoning, prompt_injection, shadowing, rug_pull (attacks), benign, hard_negative, or any other category name (an attack when its entries are labelled malicious)",
+            "examples": ["tool_poisoning", "hard_negative", "unicode_smuggling"]
+        })
     }
 }
 
@@ -258,6 +324,7 @@ pub struct Provenance {
 
 /// One labeled tool definition.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "RawEntry")]
 pub struct Entry {
     pub id: String,
     /// The tool description under test (for a rug-pull: the description after the change).
@@ -293,6 +360,86 @@ pub struct Entry {
     /// check (shadowing) sees when the entry is scanned inside a proxy. No peers = scanned alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub peers: Vec<Peer>,
+}
+
+/// An entry as written: spec-065's and ours (`description`, `tool` as a name), or mcpproxy's
+/// detect corpus (`tool: {name, description, inputSchema?}` and no top-level `description`).
+#[derive(Deserialize, JsonSchema)]
+struct RawEntry {
+    id: String,
+    /// The tool description under test (may instead be `tool.description`).
+    #[serde(default)]
+    description: Option<String>,
+    label: Truth,
+    category: Category,
+    provenance: Provenance,
+    /// The server the tool belongs to (context for shadowing).
+    #[serde(default)]
+    server: Option<String>,
+    /// The tool's name, or its whole definition `{name, description, inputSchema?}` (mcpproxy's
+    /// detect corpus).
+    #[serde(default)]
+    tool: Option<ToolField>,
+    /// The tool's input schema (attacks hide in parameter descriptions).
+    #[serde(default, alias = "inputSchema")]
+    input_schema: Option<Value>,
+    /// Hard negatives only: the attack category this benign entry resembles.
+    #[serde(default)]
+    resembles: Option<Category>,
+    /// Rug-pulls: the definition as first approved.
+    #[serde(default)]
+    before: Option<Value>,
+    /// Rug-pulls: the definition served later; an array of definitions means the re-listing
+    /// repeated the name.
+    #[serde(default)]
+    after: Option<Value>,
+    /// Other servers' tools this entry is judged against (`[{server, tool: {name,
+    /// description, inputSchema?}}]`): the whole context a cross-server check (shadowing) sees
+    /// when the entry is scanned inside a proxy. No peers = scanned alone.
+    #[serde(default)]
+    peers: Vec<Peer>,
+}
+
+/// A tool's name, or its definition.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum ToolField {
+    Name(String),
+    Definition(PeerTool),
+}
+
+impl TryFrom<RawEntry> for Entry {
+    type Error = String;
+    fn try_from(r: RawEntry) -> Result<Entry, String> {
+        let (tool, tool_description, tool_schema) = match r.tool {
+            None => (None, None, None),
+            Some(ToolField::Name(n)) => (Some(n), None, None),
+            Some(ToolField::Definition(d)) => (Some(d.name), Some(d.description), d.input_schema),
+        };
+        let description = match (r.description, tool_description) {
+            (Some(d), _) => d,
+            (None, Some(d)) => d,
+            (None, None) => {
+                return Err(
+                    "missing field `description` (or a `tool` object with a description)".into(),
+                );
+            }
+        };
+        Ok(Entry {
+            id: r.id,
+            description,
+            label: r.label,
+            category: r.category,
+            provenance: r.provenance,
+            server: r.server,
+            tool,
+            input_schema: r.input_schema.or(tool_schema),
+            resembles: r.resembles,
+            before: r.before,
+            after: r.after,
+            peers: r.peers,
+        })
+    }
 }
 
 /// A tool on another server that an entry is judged against.

@@ -349,9 +349,8 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
                 ),
             ));
         }
-        let expected = en.category.expected_truth();
-        if en.label != expected {
-            out.push(s.violation(
+        match en.category.expected_truth() {
+            Some(expected) if en.label != expected => out.push(s.violation(
                 e,
                 &p.key("label"),
                 "security.label-category",
@@ -361,7 +360,17 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
                     expected.as_str(),
                     en.label.as_str()
                 ),
-            ));
+            )),
+            Some(_) => {}
+            None => out.push(s.violation(
+                e,
+                &p.key("category"),
+                "security.open-category",
+                format!(
+                    "category {:?} is not one of spec-065's (tool_poisoning, prompt_injection, shadowing, rug_pull, benign, hard_negative); it is kept as its own category, an attack where its entries are labelled malicious",
+                    en.category.as_str()
+                ),
+            )),
         }
         let lic = en.provenance.license.trim();
         let pp = p.key("provenance");
@@ -390,7 +399,7 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
         match (en.category, en.resembles) {
             (Category::HardNegative, Some(r)) => {
                 any_resembles = true;
-                if !r.is_attack() {
+                if !r.is_attack() && r.is_known() {
                     out.push(s.violation(e, &p.key("resembles"), "security.resembles", format!("expected an attack category (tool_poisoning, prompt_injection, shadowing, rug_pull), found {r}")));
                 } else {
                     hard_negatives.insert(r);

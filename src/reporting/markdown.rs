@@ -168,11 +168,13 @@ pub fn render(r: &Report) -> String {
         );
         let _ = writeln!(o, "|---|---:|{}", "---:|".repeat(s.detectors.len()));
         for (cat, n) in &s.categories {
+            // an open category is an attack when some detector counts it as one
+            let attack = cat.is_attack() || s.detectors.iter().any(|d| d.scope.contains(cat));
             let cells: Vec<String> = s
                 .detectors
                 .iter()
                 .map(|d| {
-                    if cat.is_attack() && !d.scope.contains(cat) {
+                    if attack && !d.scope.contains(cat) {
                         return "out of scope".to_string();
                     }
                     d.per_category
@@ -181,11 +183,7 @@ pub fn render(r: &Report) -> String {
                         .map_or("–".into(), |c| num(c.rate.mean))
                 })
                 .collect();
-            let what = if cat.is_attack() {
-                "recall"
-            } else {
-                "flag rate"
-            };
+            let what = if attack { "recall" } else { "flag rate" };
             let _ = writeln!(
                 o,
                 "| {} ({what}) | {n} | {} |",
