@@ -601,6 +601,41 @@ fn a_detect_corpus_loads_with_open_categories_each_with_its_own_recall() {
     let md = std::fs::read_to_string(dir.join("r/report.md")).unwrap();
     assert!(md.contains("| unicode_smuggling (recall) | 1 |"), "{md}");
 
+    // the same entries, served (peers beside them) to the reference proxy and scanned there,
+    // get the verdicts the rules give in-process
+    let o = evalgate(
+        dir,
+        &[
+            "security",
+            "--sut",
+            "reference",
+            "--detectors",
+            "proxy-scan,rules",
+            "--security-corpus",
+            p.to_str().unwrap(),
+            "--no-baseline",
+            "--out",
+            "proxy",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = read_json(&dir.join("proxy/report.json"));
+    let outcomes = |name: &str| -> Vec<(String, String)> {
+        r["security"]["detectors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["detector"] == name)
+            .unwrap()["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["id"].to_string(), e["outcome"].to_string()))
+            .collect()
+    };
+    assert_eq!(outcomes("proxy-scan"), outcomes("rules"));
+    assert_eq!(outcomes("proxy-scan").len(), 8);
+
     // strict: each open category is an authoring error at its path
     let o = evalgate(
         dir,
