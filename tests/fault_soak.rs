@@ -10,22 +10,6 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Waits (bounded) for orphans to be re-parented and reaped; fails naming any left.
-fn assert_no_survivors(what: &str) {
-    let start = Instant::now();
-    loop {
-        let left = survivors();
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(3),
-            "{what}: processes survived: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// A scenario: evalgate.toml contents, extra args, extra env.
 struct Case {
     name: &'static str,

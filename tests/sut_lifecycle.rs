@@ -18,34 +18,6 @@ use std::time::{Duration, Instant};
 /// once (its parent subshell exits), so it is re-parented away from the proxy.
 const FORKS: &str = "(sleep 7919 &); sleep 7920 &";
 
-/// Waits (bounded) until no descendant of this test is alive; fails naming those left.
-fn assert_no_survivors(what: &str) {
-    let start = Instant::now();
-    loop {
-        let left = survivors();
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "{what}: processes survived: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn dehydrator_bin() -> Option<PathBuf> {
-    let dir = root().join("target/mcp-servers/dehydrator/bin");
-    if dir.join("dehydrator-mcp").is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: dehydrator is not installed here (run tests/setup-mcp-servers.sh; .ci/run does)"
-        );
-        None
-    }
-}
-
 /// examples/dehydrator/evalgate.toml with the proxy started through `sh -c` that forks first.
 fn forking_dehydrator(dir: &Path) -> PathBuf {
     let example = std::fs::read_to_string(root().join("examples/dehydrator/evalgate.toml"))
@@ -260,7 +232,7 @@ fn no_wait_unbounded_no_child_survives_and_a_warming_index_is_waited_for() {
 
     // 4. a proxy (the real dehydrator) that forks background children: nothing survives a
     //    success, a gate failure, SIGTERM or SIGKILL of evalgate
-    let Some(bin) = dehydrator_bin() else {
+    let Some(bin) = installed_in("dehydrator", "bin", "dehydrator-mcp") else {
         return;
     };
     let config = forking_dehydrator(dir);

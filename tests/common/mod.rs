@@ -124,3 +124,35 @@ pub fn survivors() -> Vec<String> {
         })
         .collect()
 }
+
+/// Waits (bounded, 5 s) until no descendant of this test process is alive; fails naming those
+/// left. Meaningful in a test binary of its own that became a child subreaper.
+pub fn assert_no_survivors(what: &str) {
+    let start = std::time::Instant::now();
+    loop {
+        let left = survivors();
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "{what}: processes survived: {left:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The directory `sub` of a package installed by tests/setup-mcp-servers.sh under
+/// target/mcp-servers/`pkg` that holds `bin` (`bin` for a venv, `node_modules/.bin` for npm),
+/// or `None` after saying the test is skipped.
+pub fn installed_in(pkg: &str, sub: &str, bin: &str) -> Option<PathBuf> {
+    let dir = root().join("target/mcp-servers").join(pkg).join(sub);
+    if dir.join(bin).is_file() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "SKIPPED: {pkg} is not installed here (run tests/setup-mcp-servers.sh; .ci/run does)"
+        );
+        None
+    }
+}
