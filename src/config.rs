@@ -44,6 +44,22 @@ pub struct FileConfig {
     pub sut_keys: BTreeMap<String, Vec<String>>,
 }
 
+/// The longest wait any setting may ask for: a week.
+pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// A number of seconds from user input as a [`Duration`]: finite, above 0, at most
+/// [`MAX_SECONDS`]. Every timeout evalgate accepts goes through here, so none can overflow,
+/// be negative, or be NaN (which would otherwise panic or silently become 0).
+pub fn seconds(setting: &str, v: f64) -> anyhow::Result<Duration> {
+    if v.is_finite() && v > 0.0 && v <= MAX_SECONDS {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        anyhow::bail!(
+            "{setting}: expected a number of seconds above 0 and at most {MAX_SECONDS} (a week), found {v}"
+        )
+    }
+}
+
 /// The kind as written in evalgate.toml and on the command line.
 fn kind_name(k: SutKind) -> String {
     clap::ValueEnum::to_possible_value(&k)
@@ -322,9 +338,38 @@ impl Settings {
     pub fn resolve(a: &EvalArgs) -> anyhow::Result<Settings> {
         let (file_path, f) = FileConfig::load(a.config.as_deref())?;
         let base = file_path.as_deref();
-        let timeout = a.timeout.or(f.run.timeout).unwrap_or(30.0);
-        if !(timeout.is_finite() && timeout > 0.0) {
-            anyhow::bail!("the timeout must be a positive number of seconds, got {timeout}");
+        let timeout = match a.timeout {
+            Some(t) => seconds("--timeout (EVALGATE_TIMEOUT)", t)?,
+            None => seconds("[run] timeout", f.run.timeout.unwrap_or(30.0))?,
+        };
+        // every other wait, checked once here (the adapters read them as valid)
+        for (setting, v) in [
+            ("[sut.launch] ready_timeout", f.sut.launch.ready_timeout),
+            ("[proxy_scan] scan_timeout", f.proxy_scan.scan_timeout),
+            (
+                "[rug_pull_live] relist_timeout",
+                f.rug_pull_live.relist_timeout,
+            ),
+        ] {
+            if let Some(v) = v {
+                seconds(setting, v)?;
+            }
+        }
+        let mut scanner_names = std::collections::BTreeSet::new();
+        for (i, sc) in f.scanner.iter().enumerate() {
+            if let Some(t) = sc.timeout {
+                seconds(
+                    &format!("[[scanner]] {:?} (#{}) timeout", sc.name, i + 1),
+                    t,
+                )?;
+            }
+            if !scanner_names.insert(sc.name.as_str()) {
+                anyhow::bail!(
+                    "[[scanner]] #{}: the name {:?} is already used by another scanner; names tell detectors apart in reports and baselines",
+                    i + 1,
+                    sc.name
+                );
+            }
         }
         let runs = a.runs.or(f.run.runs).unwrap_or(1);
         if !(1..=1000).contains(&runs) {
@@ -418,7 +463,7 @@ impl Settings {
                 .unwrap_or_default(),
             runs: runs as usize,
             concurrency: concurrency as usize,
-            timeout: Duration::from_secs_f64(timeout),
+            timeout,
             out: a
                 .out
                 .clone()

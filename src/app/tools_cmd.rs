@@ -3,7 +3,6 @@
 use super::BadInput;
 use crate::dataset::{DatasetPaths, Datasets, Need};
 use anyhow::bail;
-use std::time::Duration;
 
 fn split_pair(s: &str, sep: char, what: &str) -> anyhow::Result<(String, String)> {
     s.split_once(sep)
@@ -39,12 +38,8 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
             "give the server command after `--`, or --url for a streamable-HTTP server".into()
         )),
     };
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        bail!(BadInput(format!(
-            "--timeout must be a positive number of seconds, got {}",
-            a.timeout
-        )));
-    }
+    let timeout =
+        crate::config::seconds("--timeout", a.timeout).map_err(|e| BadInput(format!("{e:#}")))?;
     let prov = snapshot::Provenance {
         registry: a.registry.clone(),
         package: a.package.clone(),
@@ -61,15 +56,7 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
         }
         _ => snapshot::empty(&a.corpus_version),
     };
-    let taken = match snapshot::take(
-        &a.server,
-        &ep,
-        &prov,
-        &taken_at,
-        Duration::from_secs_f64(a.timeout),
-    )
-    .await
-    {
+    let taken = match snapshot::take(&a.server, &ep, &prov, &taken_at, timeout).await {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: snapshot of server {:?} failed: {e:#}", a.server);
@@ -142,6 +129,7 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
             .and_then(|r| r.split_once(':'))
             && server == spec.server
             && let Ok(secs) = secs.parse::<f64>()
+            && crate::config::seconds("slow-start", secs).is_ok()
         {
             eprintln!("evalgate replay: injected fault: server {server:?} starts after {secs} s");
             tokio::time::sleep(std::time::Duration::from_secs_f64(secs)).await;

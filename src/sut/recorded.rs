@@ -76,6 +76,17 @@ impl RecordedRetriever {
     }
 
     fn from_observations(obs: RetrievalObservations) -> anyhow::Result<Self> {
+        let max_ms = crate::config::MAX_SECONDS * 1000.0;
+        for (i, r) in obs.runs.iter().enumerate() {
+            for (j, q) in r.queries.iter().enumerate() {
+                if !(q.latency_ms.is_finite() && (0.0..=max_ms).contains(&q.latency_ms)) {
+                    bail!(
+                        "at $.retrieval.observations.runs[{i}].queries[{j}].latency_ms: expected milliseconds between 0 and {max_ms}, found {}",
+                        q.latency_ms
+                    );
+                }
+            }
+        }
         let runs = obs
             .runs
             .into_iter()

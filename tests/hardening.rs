@@ -1,0 +1,132 @@
+//! Hostile and careless input (issue 17): every duration and number a user can give is bounded,
+//! each bad one is exit 2 naming the setting, and none panics (exit 101).
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+/// Values no timeout may take: too large for a `Duration`, infinite, negative, NaN, zero.
+const BAD: [&str; 5] = ["1e20", "inf", "-1", "nan", "0"];
+
+fn assert_refused(o: &std::process::Output, setting: &str, what: &str) {
+    let err = stderr(o);
+    assert!(!err.contains("panicked"), "{what}: {err}");
+    assert_eq!(code(o), 2, "{what}: {err}");
+    assert!(
+        err.contains(setting) && err.contains("expected a number of seconds above 0"),
+        "{what}: {err}"
+    );
+}
+
+#[test]
+fn every_duration_input_is_bounded_exit_2_never_a_panic() {
+    let d = tempdir();
+    let dir = d.path();
+    for v in BAD {
+        // the flag and its environment variable
+        let o = evalgate(dir, &["run", "-q", "--out", "x", &format!("--timeout={v}")]);
+        assert_refused(&o, "--timeout", &format!("--timeout {v}"));
+        let o = evalgate_env(
+            dir,
+            &["run", "-q", "--out", "x"],
+            &[("EVALGATE_TIMEOUT", v)],
+        );
+        assert_refused(&o, "EVALGATE_TIMEOUT", &format!("EVALGATE_TIMEOUT={v}"));
+        // corpus snapshot
+        let o = evalgate(
+            dir,
+            &[
+                "corpus",
+                "snapshot",
+                "--server",
+                "s",
+                &format!("--timeout={v}"),
+                "--",
+                "true",
+            ],
+        );
+        assert_refused(&o, "--timeout", &format!("snapshot --timeout {v}"));
+
+        // every timeout in evalgate.toml (TOML spells them inf, nan, -1.0, 1e20, 0.0)
+        let t = match v {
+            "-1" => "-1.0",
+            "0" => "0.0",
+            other => other,
+        };
+        let scanner = "[[scanner]]\nname = \"s\"\ncommand = [\"true\"]\nfilter = \".\"\n";
+        for (setting, toml) in [
+            ("[run] timeout", format!("[run]\ntimeout = {t}\n")),
+            (
+                "[sut.launch] ready_timeout",
+                format!("[sut]\nkind = \"reference\"\n[sut.launch]\nready_timeout = {t}\n"),
+            ),
+            (
+                "[[scanner]] \"s\" (#1) timeout",
+                format!("{scanner}timeout = {t}\n"),
+            ),
+            (
+                "[proxy_scan] scan_timeout",
+                format!("[proxy_scan]\nscan_timeout = {t}\n"),
+            ),
+            (
+                "[rug_pull_live] relist_timeout",
+                format!("[rug_pull_live]\nrelist_timeout = {t}\n"),
+            ),
+        ] {
+            std::fs::write(dir.join("evalgate.toml"), &toml).unwrap();
+            let o = evalgate(dir, &["run", "-q", "--out", "x"]);
+            assert_refused(&o, setting, &toml);
+            assert!(!dir.join("x").exists(), "{toml}: nothing is written");
+        }
+        std::fs::remove_file(dir.join("evalgate.toml")).unwrap();
+    }
+}
+
+#[test]
+fn recorded_latencies_and_scanner_names_are_checked() {
+    let d = tempdir();
+    let dir = d.path();
+    let o = evalgate(dir, &["retrieval", "--no-baseline", "-q", "--out", "live"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let report = read_json(&dir.join("live/report.json"));
+    for bad in [-1.0, 1e300] {
+        let mut r: Value = report.clone();
+        r["retrieval"]["observations"]["runs"][0]["queries"][3]["latency_ms"] = bad.into();
+        let p = write_json(dir, "rec.json", &r);
+        let o = evalgate(
+            dir,
+            &[
+                "retrieval",
+                "--retriever",
+                "recorded",
+                "--recorded",
+                p.to_str().unwrap(),
+                "--no-baseline",
+                "-q",
+                "--out",
+                "x",
+            ],
+        );
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(code(&o), 2, "{err}");
+        assert!(
+            err.contains("at $.retrieval.observations.runs[0].queries[3].latency_ms"),
+            "{err}"
+        );
+    }
+
+    // two scanners of one name would share one row of every report and baseline
+    std::fs::write(
+        dir.join("evalgate.toml"),
+        "[[scanner]]\nname = \"s\"\ncommand = [\"true\"]\nfilter = \".\"\n[[scanner]]\nname = \"s\"\ncommand = [\"false\"]\nfilter = \".\"\n",
+    )
+    .unwrap();
+    let o = evalgate(dir, &["run", "-q", "--out", "x"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[[scanner]] #2: the name \"s\" is already used"),
+        "{}",
+        stderr(&o)
+    );
+}
