@@ -4,6 +4,46 @@
 //! `observe` (what they returned) → `metrics` + `stats` (pure scoring) → `gate` (baseline
 //! comparison) → `report` (one model, many renderers).
 
+/// Writes to standard output without panicking: a closed pipe (`evalgate validate | head`)
+/// ends the output quietly, any other failure (`> /dev/full`) is reported once on stderr when
+/// the command ends, and the exit code stays the verdict's.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::stdout_write(format_args!($($arg)*)) };
+}
+
+/// [`out!`] with a newline.
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::out!("\n") };
+    ($($arg:tt)*) => { $crate::stdout_write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+static STDOUT_ERROR: std::sync::Mutex<Option<std::io::Error>> = std::sync::Mutex::new(None);
+
+#[doc(hidden)]
+pub fn stdout_write(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut failed = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+    if failed.is_some() {
+        return;
+    }
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_fmt(args).and_then(|_| o.flush()) {
+        *failed = Some(e);
+    }
+}
+
+/// Says on stderr that standard output could not be written (a closed pipe is not worth it).
+fn report_stdout_error() {
+    let failed = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = failed.as_ref()
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("warning: could not write to standard output: {e}");
+    }
+}
+
 pub mod app;
 pub mod baseline;
 pub mod cli;
@@ -90,6 +130,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     });
     drop(rt);
     process::watchdog::finish();
+    report_stdout_error();
     match result {
         Ok(code) => code,
         Err(e) => {

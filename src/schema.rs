@@ -28,7 +28,7 @@ pub fn write_all(dir: &Path) -> anyhow::Result<()> {
     for (name, body) in all() {
         let p = dir.join(name);
         std::fs::write(&p, body).with_context(|| format!("{}: cannot write", p.display()))?;
-        println!("wrote {}", p.display());
+        crate::outln!("wrote {}", p.display());
     }
     Ok(())
 }

@@ -130,3 +130,82 @@ fn recorded_latencies_and_scanner_names_are_checked() {
         stderr(&o)
     );
 }
+
+/// Standard output full or closed: the command still ends with its verdict's code, no panic.
+#[test]
+fn a_full_or_closed_standard_output_is_not_a_panic() {
+    let d = tempdir();
+    let dir = d.path();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = std::process::Command::new(evalgate_bin())
+        .args(["validate"])
+        .current_dir(dir)
+        .env("EVALGATE_DATASETS", root().join("datasets/v0"))
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("could not write to standard output: No space left on device"),
+        "{err}"
+    );
+
+    // a reader that went away: quiet, exit 0
+    let mut child = std::process::Command::new(evalgate_bin())
+        .args(["run", "--out", "r"])
+        .current_dir(dir)
+        .env("EVALGATE_DATASETS", root().join("datasets/v0"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("standard output"),
+        "{err}"
+    );
+    assert!(dir.join("r/report.json").is_file());
+}
+
+/// A token with a newline at its end (a secret written with `echo`) is trimmed; one with a
+/// control character inside is not used, without quoting it; neither panics.
+#[test]
+fn a_github_token_with_control_characters_is_not_a_panic() {
+    let d = tempdir();
+    let dir = d.path();
+    for (token, note) in [
+        ("ghp_secret123\n", None),
+        (
+            "ghp_sec\u{7}ret123",
+            Some("holds characters a token cannot have"),
+        ),
+    ] {
+        let o = evalgate_env(
+            dir,
+            &["run", "--publish", "always", "--out", "r", "-q"],
+            &[
+                ("GITHUB_TOKEN", token),
+                ("GITHUB_API_URL", "http://127.0.0.1:1"),
+                ("GITHUB_REPOSITORY", "o/r"),
+            ],
+        );
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{token:?}: {err}");
+        assert_eq!(code(&o), 0, "{token:?}: {err}");
+        assert!(
+            !err.contains("secret123"),
+            "the token is never quoted: {err}"
+        );
+        if let Some(n) = note {
+            assert!(err.contains(n), "{err}");
+        }
+    }
+}

@@ -48,15 +48,15 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     let new = Baseline::from_report(&report, previous.as_ref());
     let changes = baseline_changes(previous.as_ref(), &new);
     if changes.is_empty() {
-        println!("baseline {} is unchanged", output.display());
+        crate::outln!("baseline {} is unchanged", output.display());
         return Ok(0);
     }
-    println!("{} change(s) to {}:", changes.len(), output.display());
+    crate::outln!("{} change(s) to {}:", changes.len(), output.display());
     for c in &changes {
-        println!("  {c}");
+        crate::outln!("  {c}");
     }
     if a.dry_run {
-        println!("dry run: nothing written");
+        crate::outln!("dry run: nothing written");
         return Ok(0);
     }
     write(&output, &new)?;
@@ -73,7 +73,7 @@ fn write(output: &std::path::Path, b: &Baseline) -> anyhow::Result<()> {
     std::fs::write(&tmp, b.to_json())
         .with_context(|| format!("{}: cannot write", tmp.display()))?;
     std::fs::rename(&tmp, output).with_context(|| format!("{}: cannot write", output.display()))?;
-    println!("wrote {}", output.display());
+    crate::outln!("wrote {}", output.display());
     Ok(())
 }
 
@@ -87,10 +87,10 @@ pub fn cmd_baseline_import(a: &crate::cli::BaselineImportArgs) -> anyhow::Result
         ))
         .into());
     };
-    println!("{note}");
+    crate::outln!("{note}");
     if a.dry_run {
-        print!("{}", b.to_json());
-        println!("dry run: nothing written");
+        crate::out!("{}", b.to_json());
+        crate::outln!("dry run: nothing written");
         return Ok(0);
     }
     write(&a.output, &b)?;

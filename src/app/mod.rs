@@ -436,7 +436,7 @@ pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
     let (report, _) = evaluate(&s, part, true).await?;
     let written = reporting::write_all(&report, &s.out)?;
     if !s.quiet {
-        print!("{}", reporting::terminal::render(&report, color(s.color)));
+        crate::out!("{}", reporting::terminal::render(&report, color(s.color)));
         for w in &report.warnings {
             eprintln!("warning: {w}");
         }
@@ -466,6 +466,23 @@ pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
     Ok(code)
 }
 
+/// A GitHub token as given, minus the surrounding whitespace a secret file or `echo` leaves;
+/// one that still holds a character no token has (a control character, a space) is not used,
+/// with a warning that never quotes it.
+fn usable_token(t: Option<String>) -> Option<String> {
+    let t = t?.trim().to_string();
+    if t.is_empty() {
+        return None;
+    }
+    if !t.chars().all(|c| c.is_ascii_graphic()) {
+        eprintln!(
+            "warning: the GitHub token holds characters a token cannot have (a space or a control character); nothing is posted to GitHub"
+        );
+        return None;
+    }
+    Some(t)
+}
+
 fn publish_options(
     p: &crate::cli::PublishArgs,
     env: &crate::github::env::GhEnv,
@@ -481,11 +498,11 @@ fn publish_options(
             .or_else(|| env.job.clone())
             .unwrap_or_else(|| "evalgate".into()),
         artifact_name: p.artifact_name.clone(),
-        token: p
-            .github_token
-            .clone()
-            .or_else(|| std::env::var("GITHUB_TOKEN").ok())
-            .filter(|t| !t.is_empty()),
+        token: usable_token(
+            p.github_token
+                .clone()
+                .or_else(|| std::env::var("GITHUB_TOKEN").ok()),
+        ),
         act_post: p.act_post,
         pr,
     }
@@ -538,7 +555,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
         ds.security.as_ref().map(|l| &l.value),
     );
     let Some(file) = args.update.as_ref().or(args.check.as_ref()) else {
-        print!("{text}");
+        crate::out!("{text}");
         return Ok(0);
     };
     let doc = std::fs::read_to_string(file)
@@ -554,7 +571,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
     };
     if args.check.is_some() {
         if new == doc {
-            println!("ok  {}: the dataset card is current", file.display());
+            crate::outln!("ok  {}: the dataset card is current", file.display());
             return Ok(0);
         }
         eprintln!(
@@ -594,7 +611,7 @@ pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
         ds.warnings.len()
     );
     for d in dataset_refs(&ds) {
-        println!(
+        crate::outln!(
             "ok  {:<8} {} ({}, {} items)",
             d.kind,
             d.source,

@@ -76,7 +76,7 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
                 corpus.servers.len()
             );
         }
-        None => print!("{}", snapshot::to_json(&corpus)),
+        None => crate::out!("{}", snapshot::to_json(&corpus)),
     }
     Ok(0)
 }

@@ -282,7 +282,7 @@ pub async fn publish(
 
     // step outputs, ::error lines, job summary
     for l in runner::error_lines(&fails) {
-        println!("{l}");
+        crate::outln!("{l}");
     }
     if let Some(p) = &env.output {
         let abs = |n: &str| {
