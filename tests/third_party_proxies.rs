@@ -72,16 +72,6 @@ fn run_env(
 /// The tests of this binary check for surviving processes: they run one at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Every query's retrieved list, in order.
-fn lists(r: &Value) -> Vec<Value> {
-    r["retrieval"]["per_query"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|q| q["retrieved"].clone())
-        .collect()
-}
-
 fn metric(r: &Value, m: &str) -> f64 {
     r["retrieval"]["metrics"][m]["mean"].as_f64().unwrap()
 }
@@ -120,7 +110,7 @@ fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
     let (c2, r2, e2) = run(dir, &bin, &example, "b");
     assert_eq!(c2, 0, "{e2}");
     assert_eq!(r1["retrieval"]["metrics"], r2["retrieval"]["metrics"]);
-    assert_eq!(lists(&r1), lists(&r2));
+    assert_eq!(retrieved_lists(&r1), retrieved_lists(&r2));
     assert_eq!(survivors(), Vec::<String>::new(), "after success");
 
     // the same proxy with its default router: tools its search cannot reach are named, exit 3
@@ -181,7 +171,7 @@ fn dehydrator_measured_by_configuration_alone_and_its_start_failure_named() {
     let (c2, r2, e2) = run(dir, &bin, &example, "b");
     assert_eq!(c2, 0, "{e2}");
     assert_eq!(r1["retrieval"]["metrics"], r2["retrieval"]["metrics"]);
-    assert_eq!(lists(&r1), lists(&r2));
+    assert_eq!(retrieved_lists(&r1), retrieved_lists(&r2));
     assert_eq!(survivors(), Vec::<String>::new(), "after success");
 
     // the corpus names as they are: it stops at start, named with its stderr
@@ -233,7 +223,7 @@ fn slop_mcp_measured_from_kdl_or_its_own_cli_and_its_warming_index_waited_for() 
     let (c2, r2, e2) = run(dir, &bin, &ex.join("evalgate.setup.toml"), "cli");
     assert_eq!(c2, 0, "{e2}");
     assert_eq!(r1["retrieval"]["metrics"], r2["retrieval"]["metrics"]);
-    assert_eq!(lists(&r1), lists(&r2));
+    assert_eq!(retrieved_lists(&r1), retrieved_lists(&r2));
 
     // a slowly warming index: github's replay starts 5 s late; the probe keeps searching
     let started = Instant::now();
@@ -252,6 +242,6 @@ fn slop_mcp_measured_from_kdl_or_its_own_cli_and_its_warming_index_waited_for() 
     );
     assert!(r3["retrieval"]["catalog"]["rounds"].as_u64().unwrap() >= 4);
     assert_eq!(r1["retrieval"]["metrics"], r3["retrieval"]["metrics"]);
-    assert_eq!(lists(&r1), lists(&r3));
+    assert_eq!(retrieved_lists(&r1), retrieved_lists(&r3));
     assert_eq!(survivors(), Vec::<String>::new(), "after the runs");
 }

@@ -156,3 +156,13 @@ pub fn installed_in(pkg: &str, sub: &str, bin: &str) -> Option<PathBuf> {
         None
     }
 }
+
+/// Every query's retrieved list in a report, in order (two runs agree list for list).
+pub fn retrieved_lists(r: &Value) -> Vec<Value> {
+    r["retrieval"]["per_query"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["retrieved"].clone())
+        .collect()
+}
