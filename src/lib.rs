@@ -49,6 +49,7 @@ pub mod baseline;
 pub mod cli;
 pub mod config;
 pub mod dataset;
+pub mod files;
 pub mod gate;
 pub mod github;
 pub mod launch;

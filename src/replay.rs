@@ -202,13 +202,6 @@ pub struct Replay {
     control: Arc<Control>,
 }
 
-/// Writes `text` to `path` whole (a reader never sees half of it).
-fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
-}
-
 fn wants_after(path: &Path) -> bool {
     std::fs::read_to_string(path).is_ok_and(|t| t.trim() == "after")
 }
@@ -290,7 +283,7 @@ impl ServerHandler for Replay {
             self.spec.tools.clone()
         };
         if let Some(p) = &self.control.listed_file {
-            let _ = write_atomic(p, if switched { "after" } else { "before" });
+            let _ = crate::files::write_atomic(p, if switched { b"after" } else { b"before" });
         }
         if self.spec.rug_pull == RugPull::AfterList {
             self.pull_rug(&ctx).await;

@@ -27,7 +27,7 @@ pub fn write_all(dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     for (name, body) in all() {
         let p = dir.join(name);
-        std::fs::write(&p, body).with_context(|| format!("{}: cannot write", p.display()))?;
+        crate::files::write_atomic(&p, body.as_bytes())?;
         crate::outln!("wrote {}", p.display());
     }
     Ok(())

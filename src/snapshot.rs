@@ -186,10 +186,7 @@ pub fn to_json(c: &Corpus) -> String {
 
 /// Writes atomically.
 pub fn write(path: &Path, c: &Corpus) -> anyhow::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, to_json(c)).with_context(|| format!("{}: cannot write", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot write", path.display()))?;
-    Ok(())
+    crate::files::write_atomic(path, to_json(c).as_bytes())
 }
 
 /// A new, empty corpus.

@@ -209,3 +209,77 @@ fn a_github_token_with_control_characters_is_not_a_panic() {
         }
     }
 }
+
+/// Item 6: runs given the same `--out` take turns through an advisory lock on the directory,
+/// so its three reports always come from one run; temporary files have unique names, so one
+/// run never moves another's half-written file into place.
+#[test]
+fn item6_concurrent_runs_with_one_out_never_mix_their_reports() {
+    let d = tempdir();
+    let dir = d.path();
+    let out = dir.join("same");
+    std::fs::create_dir_all(out.join(".report.json.tmp")).unwrap();
+
+    // another process holds the lock: the run waits, says so, and writes nothing meanwhile
+    let lock = std::fs::File::create(out.join(".evalgate.lock")).unwrap();
+    lock.lock().unwrap();
+    let child = evalgate_command(dir, &["run", "-q", "--out", "same"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(8) && !out.join("report.json").exists() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        !out.join("report.json").exists(),
+        "a run wrote its reports while another held the directory's lock"
+    );
+    drop(lock);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("waiting for another evalgate run") && err.contains("same"),
+        "{err}"
+    );
+    assert!(out.join("report.json").is_file());
+
+    // alike runs end together; each is told apart by its measured latency, which all three
+    // reports print
+    for round in 0..2 {
+        let children: Vec<_> = (0..6)
+            .map(|_| {
+                evalgate_command(dir, &["run", "-q", "--out", "same"])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(0), "round {round}: {err}");
+        }
+        let json = read_json(&out.join("report.json"));
+        let p50 = json["retrieval"]["latency_ms"]["p50"].as_f64().unwrap();
+        let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+        let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+        assert!(
+            md.contains(&format!("Latency p50 {p50:.2} ms"))
+                && html.contains(&format!("p50 {p50:.4} ms")),
+            "round {round}: report.json's p50 is {p50} ms, report.md or report.html comes from another run"
+        );
+        let left: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp") && n != ".report.json.tmp")
+            .collect();
+        assert!(
+            left.is_empty(),
+            "round {round}: temporary files left: {left:?}"
+        );
+    }
+}

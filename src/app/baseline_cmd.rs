@@ -69,10 +69,7 @@ fn write(output: &std::path::Path, b: &Baseline) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
     }
-    let tmp = output.with_extension("json.tmp");
-    std::fs::write(&tmp, b.to_json())
-        .with_context(|| format!("{}: cannot write", tmp.display()))?;
-    std::fs::rename(&tmp, output).with_context(|| format!("{}: cannot write", output.display()))?;
+    crate::files::write_atomic(output, b.to_json().as_bytes())?;
     crate::outln!("wrote {}", output.display());
     Ok(())
 }

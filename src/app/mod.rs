@@ -430,10 +430,16 @@ fn color(c: ColorChoice) -> bool {
     }
 }
 
+/// How long a run waits for another one writing into the same report directory.
+const REPORT_LOCK_WAIT: Duration = Duration::from_secs(600);
+
 /// `run`, `retrieval`, `security`: returns the exit code.
 pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
     let s = Settings::resolve(args).map_err(|e| BadInput(format!("{e:#}")))?;
     let (report, _) = evaluate(&s, part, true).await?;
+    // held until the reports are written and published: a run given the same --out waits, so
+    // the directory's files always come from one run
+    let _lock = crate::files::lock_dir(&s.out, REPORT_LOCK_WAIT)?;
     let written = reporting::write_all(&report, &s.out)?;
     if !s.quiet {
         crate::out!("{}", reporting::terminal::render(&report, color(s.color)));
@@ -582,9 +588,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
         return Ok(1);
     }
     if new != doc {
-        let tmp = file.with_extension("md.tmp");
-        std::fs::write(&tmp, &new)?;
-        std::fs::rename(&tmp, file)?;
+        crate::files::write_atomic(file, new.as_bytes())?;
         eprintln!("updated the dataset card in {}", file.display());
     } else {
         eprintln!("{}: the dataset card was already current", file.display());

@@ -32,10 +32,7 @@ pub fn write_all(r: &Report, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for (name, body) in files {
         let path = dir.join(name);
-        let tmp = dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, body).with_context(|| format!("{}: cannot write", tmp.display()))?;
-        std::fs::rename(&tmp, &path)
-            .with_context(|| format!("{}: cannot move into place", path.display()))?;
+        crate::files::write_atomic(&path, body.as_bytes())?;
         written.push(path);
     }
     Ok(written)

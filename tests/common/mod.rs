@@ -20,6 +20,13 @@ pub fn evalgate(cwd: &Path, args: &[&str]) -> Output {
         .expect("evalgate runs")
 }
 
+/// The command [`evalgate`] runs, not started yet (to run several at once).
+pub fn evalgate_command(cwd: &Path, args: &[&str]) -> Command {
+    let mut c = base_command(args, cwd);
+    c.env("EVALGATE_DATASETS", root().join("datasets/v0"));
+    c
+}
+
 /// Runs `evalgate` as a user would: the embedded (v1) datasets unless flags say otherwise.
 pub fn evalgate_default(cwd: &Path, args: &[&str]) -> Output {
     base_command(args, cwd).output().expect("evalgate runs")

@@ -1,0 +1,153 @@
+//! Files written whole, and a lock on a report directory.
+//!
+//! Every output file is written to a uniquely named temporary file beside it and renamed into
+//! place: a reader never sees half a file, and two processes writing the same file never share a
+//! temporary one. Two runs given the same `--out` take turns through an advisory lock on the
+//! directory, so its files always come from one run.
+
+use anyhow::Context;
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Writes `body` to `path` whole: a unique temporary file in the same directory, renamed into
+/// place (the temporary file is removed if anything fails).
+pub fn write_atomic(path: &Path, body: &[u8]) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!(".{name}.");
+    let mut b = tempfile::Builder::new();
+    b.prefix(&prefix).suffix(".tmp");
+    // the mode `std::fs::write` gives a new file (0666 less the umask), not tempfile's 0600
+    #[cfg(unix)]
+    b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = b
+        .tempfile_in(dir)
+        .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;
+    tmp.write_all(body)
+        .and_then(|_| tmp.flush())
+        .with_context(|| format!("{}: cannot write", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("{}: cannot move into place", path.display()))?;
+    Ok(())
+}
+
+/// Holds a directory's advisory lock until dropped.
+#[derive(Debug)]
+pub struct DirLock {
+    _file: std::fs::File,
+    pub path: PathBuf,
+}
+
+/// Name of the lock file inside a locked directory.
+pub const LOCK_FILE: &str = ".evalgate.lock";
+
+/// Takes `dir`'s advisory lock (creating `dir`), waiting up to `wait` for another evalgate
+/// process that holds it. The holder's process id is kept in the lock file so a waiter can
+/// name it.
+pub fn lock_dir(dir: &Path, wait: Duration) -> anyhow::Result<DirLock> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("{}: cannot create the report directory", dir.display()))?;
+    let path = dir.join(LOCK_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("{}: cannot open the lock file", path.display()))?;
+    let start = Instant::now();
+    let mut said = false;
+    loop {
+        match file.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = holder(&mut file);
+                if start.elapsed() >= wait {
+                    anyhow::bail!(
+                        "{}: another evalgate run{holder} has been writing its reports here for {} s; give each run its own --out",
+                        dir.display(),
+                        wait.as_secs()
+                    );
+                }
+                if !said {
+                    eprintln!(
+                        "waiting for another evalgate run{holder} writing into {}",
+                        dir.display()
+                    );
+                    said = true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("{}: cannot lock", path.display()));
+            }
+        }
+    }
+    // the holder's pid, for a waiter's message (best effort: the lock is what matters)
+    let _ = file
+        .set_len(0)
+        .and_then(|_| file.rewind())
+        .and_then(|_| write!(file, "{}", std::process::id()));
+    Ok(DirLock { _file: file, path })
+}
+
+/// " (pid N)" when the lock file names its holder.
+fn holder(file: &mut std::fs::File) -> String {
+    let mut s = String::new();
+    let _ = file
+        .rewind()
+        .and_then(|_| file.take(32).read_to_string(&mut s));
+    match s.trim().parse::<u32>() {
+        Ok(pid) => format!(" (pid {pid})"),
+        Err(_) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_written_file_is_whole_and_leaves_no_temporary_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("report.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
+        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(
+                mode & 0o044,
+                0o044,
+                "readable by others as with a plain write: {mode:o}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_held_lock_makes_the_next_one_wait_then_give_up_naming_the_holder() {
+        let d = tempfile::tempdir().unwrap();
+        let held = lock_dir(d.path(), Duration::from_secs(1)).unwrap();
+        // a second open file description of the same lock file conflicts, as another process's
+        let e = lock_dir(d.path(), Duration::from_millis(200)).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains(&format!("(pid {})", std::process::id())) && msg.contains("--out"),
+            "{msg}"
+        );
+        drop(held);
+        lock_dir(d.path(), Duration::from_millis(200)).unwrap();
+    }
+}
