@@ -47,6 +47,22 @@ pub struct FileConfig {
 /// The longest wait any setting may ask for: a week.
 pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 
+/// A URL a system under test is reached at: absolute, http or https, with a host. Checked when
+/// the settings are read, so a typo is bad input (exit 2), not a system that failed (exit 3).
+pub fn http_url(setting: &str, u: &str) -> anyhow::Result<()> {
+    let shown = crate::secrets::redact_url(u);
+    match reqwest::Url::parse(u) {
+        Ok(p) if matches!(p.scheme(), "http" | "https") && p.host().is_some() => Ok(()),
+        Ok(p) => anyhow::bail!(
+            "{setting} {shown:?}: expected an http:// or https:// URL with a host, got scheme {:?}",
+            p.scheme()
+        ),
+        Err(e) => anyhow::bail!(
+            "{setting} {shown:?}: expected an http:// or https:// URL (e.g. http://127.0.0.1:8080/mcp): {e}"
+        ),
+    }
+}
+
 /// A number of seconds from user input as a [`Duration`]: finite, above 0, at most
 /// [`MAX_SECONDS`]. Every timeout evalgate accepts goes through here, so none can overflow,
 /// be negative, or be NaN (which would otherwise panic or silently become 0).
@@ -401,6 +417,19 @@ impl Settings {
                 .rest
                 .headers
                 .insert(k.trim().to_string(), v.trim_start().to_string());
+        }
+        for (what, url, headers) in [
+            ("[sut.mcp] url", &sut_file.mcp.url, &sut_file.mcp.headers),
+            ("[sut.rest] url", &sut_file.rest.url, &sut_file.rest.headers),
+        ] {
+            for v in headers.values() {
+                crate::secrets::register_header(v);
+            }
+            if let Some(u) = url {
+                crate::secrets::register_url(u);
+                let what = if a.url.is_some() { "--url" } else { what };
+                http_url(what, u)?;
+            }
         }
         // relative paths in the file are relative to the file: the template, and commands
         // given as a path (`./bin/proxy`, `tools/scan.py`); bare names are looked up on PATH

@@ -64,6 +64,7 @@ pub mod replay;
 pub mod reporting;
 pub mod schema;
 pub mod score;
+pub mod secrets;
 pub mod snapshot;
 pub mod stats;
 pub mod sut;
@@ -138,7 +139,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             if let Some(d) = e.downcast_ref::<dataset::DatasetErrors>() {
                 eprint!("{d}");
             } else {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", secrets::scrub(&format!("{e:#}")));
             }
             2
         }

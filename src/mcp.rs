@@ -46,7 +46,9 @@ impl Endpoint {
                     .trim_end()
                     .to_string()
             }
-            Endpoint::Http { url, .. } => format!("streamable HTTP: {url}"),
+            Endpoint::Http { url, .. } => {
+                format!("streamable HTTP: {}", crate::secrets::redact_url(url))
+            }
         }
     }
     pub fn transport_name(&self) -> &'static str {

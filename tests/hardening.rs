@@ -283,3 +283,114 @@ fn item6_concurrent_runs_with_one_out_never_mix_their_reports() {
         );
     }
 }
+
+/// A server on 127.0.0.1 that answers every request 401 and echoes the request back (its
+/// line and headers, credentials included), as careless servers and APIs do in their errors.
+fn echo_401_server() -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let mut r = BufReader::new(s);
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
+            }
+            let body =
+                serde_json::json!({ "message": format!("Bad credentials, you sent: {head}") })
+                    .to_string();
+            let mut s = r.into_inner();
+            let _ = write!(
+                s,
+                "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+/// Item 2: the credentials evalgate is given (a URL's user, password and query key, a header,
+/// the GitHub token) never reach the terminal, report.json, report.md, report.html or what is
+/// published, even when the system under test and the GitHub API echo them back.
+#[test]
+fn item2_credentials_never_reach_a_report_the_terminal_or_github() {
+    let d = tempdir();
+    let dir = d.path();
+    let port = echo_401_server();
+    let secrets = [
+        "urlUser77",
+        "urlPassword77",
+        "queryKey77",
+        "headerToken77",
+        "ghp_githubToken77",
+    ];
+    let url = format!("http://urlUser77:urlPassword77@127.0.0.1:{port}/search?apikey=queryKey77");
+    let api = format!("http://127.0.0.1:{port}");
+    for (kind, act) in [("rest", "false"), ("mcp", "false"), ("rest", "true")] {
+        let out = format!("out-{kind}-{act}");
+        let o = evalgate_env(
+            dir,
+            &[
+                "run",
+                "--sut",
+                kind,
+                "--url",
+                &url,
+                "--header",
+                "Authorization: Bearer headerToken77",
+                "--timeout",
+                "5",
+                "--publish",
+                "always",
+                "--out",
+                &out,
+            ],
+            &[
+                ("GITHUB_TOKEN", "ghp_githubToken77"),
+                ("GITHUB_API_URL", &api),
+                ("GITHUB_REPOSITORY", "o/r"),
+                ("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567"),
+                ("ACT", act),
+            ],
+        );
+        let err = stderr(&o);
+        assert_eq!(code(&o), 3, "{kind}: {err}");
+        // the echo reached evalgate: the failure and the GitHub note quote the servers
+        let terminal = format!("{}{err}", stdout(&o));
+        assert!(terminal.contains("Bad credentials"), "{kind}: {terminal}");
+        if act == "false" {
+            assert!(
+                err.contains("github: ") && err.contains("authorization: Bearer ***"),
+                "{kind}: the GitHub API's echo is shown, the token masked: {err}"
+            );
+        }
+        let mut texts = vec![("terminal".to_string(), format!("{}{err}", stdout(&o)))];
+        for e in std::fs::read_dir(dir.join(&out)).unwrap() {
+            let p = e.unwrap().path();
+            texts.push((
+                p.display().to_string(),
+                std::fs::read_to_string(&p).unwrap(),
+            ));
+        }
+        let names: Vec<&str> = texts.iter().map(|(n, _)| n.as_str()).collect();
+        for want in ["report.json", "report.md", "report.html"] {
+            assert!(names.iter().any(|n| n.ends_with(want)), "{names:?}");
+        }
+        for (name, text) in &texts {
+            for s in secrets {
+                assert!(!text.contains(s), "{kind}: {s} is in {name}");
+            }
+        }
+        let md = std::fs::read_to_string(dir.join(&out).join("report.md")).unwrap();
+        assert!(
+            md.contains("Bad credentials") && md.contains("apikey=\\*\\*\\*"),
+            "the failure is still shown, the key masked: {md}"
+        );
+    }
+}

@@ -437,6 +437,8 @@ const REPORT_LOCK_WAIT: Duration = Duration::from_secs(600);
 pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
     let s = Settings::resolve(args).map_err(|e| BadInput(format!("{e:#}")))?;
     let (report, _) = evaluate(&s, part, true).await?;
+    // no credential evalgate was given reaches a report, the terminal or GitHub
+    let report = crate::secrets::scrub_value(report);
     // held until the reports are written and published: a run given the same --out waits, so
     // the directory's files always come from one run
     let _lock = crate::files::lock_dir(&s.out, REPORT_LOCK_WAIT)?;
@@ -462,7 +464,7 @@ pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
         let opts = publish_options(&args.publish, &env, None);
         let out = crate::github::publish(&report, &s.out, &env, &opts).await;
         for n in out.notes {
-            eprintln!("github: {n}");
+            eprintln!("github: {}", github_note(&n));
         }
     }
     let code = crate::github::exit_code(&report, args.publish.fail_on);
@@ -470,6 +472,12 @@ pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
     // by piece (nothing is allocated after this point, so the peak is unchanged).
     std::mem::forget(report);
     Ok(code)
+}
+
+/// A note about publishing for the terminal: what the API answered may quote credentials and
+/// hold escape sequences.
+fn github_note(n: &str) -> String {
+    crate::reporting::sanitize::term_ends(&crate::secrets::scrub(n), 2000)
 }
 
 /// A GitHub token as given, minus the surrounding whitespace a secret file or `echo` leaves;
@@ -486,6 +494,7 @@ fn usable_token(t: Option<String>) -> Option<String> {
         );
         return None;
     }
+    crate::secrets::register(&t);
     Some(t)
 }
 
@@ -527,6 +536,7 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
             e.column()
         ))
     })?;
+    let report = crate::secrets::scrub_value(report);
     let env = crate::github::env::GhEnv::from_env();
     let pr = match (a.pr, &a.head_sha) {
         (Some(number), Some(sha)) => Some(crate::github::env::PullRequest {
@@ -539,7 +549,7 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
     let opts = publish_options(&a.publish, &env, pr);
     let out = crate::github::publish(&report, &a.report_dir, &env, &opts).await;
     for n in out.notes {
-        eprintln!("github: {n}");
+        eprintln!("github: {}", github_note(&n));
     }
     Ok(crate::github::exit_code(&report, a.publish.fail_on))
 }

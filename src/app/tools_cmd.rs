@@ -15,6 +15,12 @@ fn split_pair(s: &str, sep: char, what: &str) -> anyhow::Result<(String, String)
 pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
     use crate::mcp::Endpoint;
     use crate::snapshot;
+    if let Some(url) = &a.url {
+        crate::secrets::register_url(url);
+    }
+    for h in &a.headers {
+        crate::secrets::register_header(h.split_once(':').map_or(h.as_str(), |(_, v)| v));
+    }
     let ep = match (&a.url, a.command.split_first()) {
         (Some(url), _) => Endpoint::Http {
             url: url.clone(),
@@ -59,7 +65,11 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
     let taken = match snapshot::take(&a.server, &ep, &prov, &taken_at, timeout).await {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: snapshot of server {:?} failed: {e:#}", a.server);
+            eprintln!(
+                "error: snapshot of server {:?} failed: {}",
+                a.server,
+                crate::secrets::scrub(&format!("{e:#}"))
+            );
             return Ok(3);
         }
     };

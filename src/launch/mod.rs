@@ -49,7 +49,10 @@ pub fn random_key() -> String {
             .as_nanos();
         b = (t ^ (std::process::id() as u128) << 64).to_le_bytes();
     }
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    let key: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    // a key is a credential: masked wherever a proxy's message echoes it
+    crate::secrets::register(&key);
+    key
 }
 
 /// Every corpus server served from one corpus file.
