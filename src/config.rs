@@ -295,7 +295,7 @@ impl FileConfig {
         match path {
             None => Ok((None, FileConfig::default())),
             Some(p) => {
-                let text = std::fs::read_to_string(&p)
+                let text = crate::files::read_to_string(&p)
                     .with_context(|| format!("{}: cannot read the config", p.display()))?;
                 let cfg = FileConfig::parse(&p.display().to_string(), &text)?;
                 Ok((Some(p), cfg))

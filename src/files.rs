@@ -39,6 +39,55 @@ pub fn write_atomic(path: &Path, body: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The largest input file read (a dataset, a report, a configuration), in bytes.
+pub const MAX_INPUT: u64 = 1 << 30;
+
+/// Reads an input file whole, refusing what is not a regular file before opening it (a FIFO
+/// would block the open, `/dev/zero` never ends) and what is larger than [`MAX_INPUT`].
+pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind};
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "a FIFO, socket or device"
+        };
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("expected a regular file, found {what}"),
+        ));
+    }
+    let too_large = || {
+        Error::new(
+            ErrorKind::InvalidInput,
+            format!("larger than {} MiB", MAX_INPUT >> 20),
+        )
+    };
+    if meta.len() > MAX_INPUT {
+        return Err(too_large());
+    }
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    // a file still growing is cut at the limit
+    std::fs::File::open(path)?
+        .take(MAX_INPUT + 1)
+        .read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_INPUT {
+        return Err(too_large());
+    }
+    Ok(buf)
+}
+
+/// [`read`] as UTF-8 text (invalid UTF-8 is an `InvalidData` error, as with `std::fs`).
+pub fn read_to_string(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read(path)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
 /// Holds a directory's advisory lock until dropped.
 #[derive(Debug)]
 pub struct DirLock {

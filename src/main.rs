@@ -12,6 +12,13 @@ fn main() {
     {
         std::process::exit(evalgate::process::watchdog::run());
     }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == evalgate::sut::mapping::probe::ARG)
+    {
+        let filter = std::env::args().nth(2).unwrap_or_default();
+        std::process::exit(evalgate::sut::mapping::probe::run(&filter));
+    }
     evalgate::process::watchdog::enable();
     std::process::exit(evalgate::main_with_args(std::env::args_os()));
 }

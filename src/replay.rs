@@ -157,7 +157,7 @@ impl ReplaySpec {
 
     /// Reads a `--spec` file.
     pub fn from_file(path: &Path, rug_pull: RugPull) -> anyhow::Result<ReplaySpec> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::read_to_string(path)
             .with_context(|| format!("{}: cannot read the replay spec", path.display()))?;
         let mut spec: ReplaySpec = serde_json::from_str(&text).with_context(|| {
             format!(
@@ -203,7 +203,7 @@ pub struct Replay {
 }
 
 fn wants_after(path: &Path) -> bool {
-    std::fs::read_to_string(path).is_ok_and(|t| t.trim() == "after")
+    crate::files::read_to_string(path).is_ok_and(|t| t.trim() == "after")
 }
 
 impl Replay {

@@ -203,7 +203,7 @@ pub fn empty(version: &str) -> Corpus {
 
 /// Reads an existing corpus to merge into.
 pub fn read(path: &Path) -> anyhow::Result<Corpus> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::files::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
     serde_json::from_str(&text).map_err(|e| {
         anyhow::anyhow!(

@@ -394,3 +394,137 @@ fn item2_credentials_never_reach_a_report_the_terminal_or_github() {
         );
     }
 }
+
+/// Runs `cmd` to its end, failing the test if that takes longer than `limit`.
+fn output_within(
+    mut cmd: std::process::Command,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("still running after {limit:?}: {cmd:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A search endpoint on 127.0.0.1 that answers 200 and then streams JSON-looking bytes for
+/// ever (chunked, no length), as a broken proxy might.
+fn endless_body_server() -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(s);
+                let mut line = String::new();
+                while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    line.clear();
+                }
+                let mut s = r.into_inner();
+                let _ = s.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n",
+                );
+                let chunk = format!("{:x}\r\n{}\r\n", 65536, "[".repeat(65536));
+                while s.write_all(chunk.as_bytes()).is_ok() {}
+            });
+        }
+    });
+    port
+}
+
+/// Item 7: every external byte stream is read with a bound. A dataset that is a FIFO or
+/// `/dev/zero` is refused before it is opened; a search endpoint that never stops sending is
+/// cut at 16 MiB and named a broken answer (not a crash, not a timeout); a jq filter that
+/// never ends, or recurses until the stack is gone, is refused as bad input.
+#[test]
+fn item7_unbounded_inputs_are_cut_or_refused_in_bounded_time() {
+    let d = tempdir();
+    let dir = d.path();
+    let limit = std::time::Duration::from_secs(60);
+
+    let fifo = dir.join("corpus.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (path, found) in [
+        (fifo.to_str().unwrap(), "a FIFO, socket or device"),
+        ("/dev/zero", "a FIFO, socket or device"),
+        (".", "a directory"),
+    ] {
+        let o = output_within(
+            evalgate_command(dir, &["validate", "--corpus", path]),
+            limit,
+        );
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "{path}: {err}");
+        assert!(
+            err.contains(path) && err.contains(&format!("expected a regular file, found {found}")),
+            "{path}: {err}"
+        );
+    }
+
+    let port = endless_body_server();
+    let start = std::time::Instant::now();
+    let o = output_within(
+        evalgate_command(
+            dir,
+            &[
+                "retrieval",
+                "--sut",
+                "rest",
+                "--url",
+                &format!("http://127.0.0.1:{port}/search"),
+                "--timeout",
+                "50",
+                "-q",
+                "--out",
+                "endless",
+            ],
+        ),
+        limit,
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let failure = &read_json(&dir.join("endless/report.json"))["failure"];
+    assert_eq!(failure["kind"], "garbage", "{failure}");
+    assert!(
+        failure["detail"]
+            .as_str()
+            .unwrap()
+            .contains("the body is larger than 16 MiB"),
+        "{failure}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(40));
+
+    for filter in ["def f: f; f", "def f: [f]; f"] {
+        std::fs::write(
+            dir.join("evalgate.toml"),
+            format!("[sut]\nkind = \"rest\"\n[sut.rest]\nurl = \"http://127.0.0.1:{port}/s\"\nfilter = \"{filter}\"\n"),
+        )
+        .unwrap();
+        let o = output_within(
+            evalgate_command(dir, &["retrieval", "-q", "--out", "jq"]),
+            limit,
+        );
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "{filter}: {err}");
+        assert!(
+            err.contains(&format!("jq filter `{filter}` cannot be used")),
+            "{filter}: {err}"
+        );
+        assert!(!dir.join("jq").exists(), "{filter}: nothing is written");
+    }
+}

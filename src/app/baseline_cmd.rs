@@ -22,7 +22,7 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     };
     let report: Report = match &a.from {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
+            let text = crate::files::read_to_string(p)
                 .with_context(|| format!("{}: cannot read the report", p.display()))
                 .map_err(|e| BadInput(format!("{e:#}")))?;
             serde_json::from_str(&text).map_err(|e| {

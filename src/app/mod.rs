@@ -526,7 +526,7 @@ fn publish_options(
 /// `publish`: posts an existing report; returns the gate's exit code.
 pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> {
     let path = a.report_dir.join("report.json");
-    let text = std::fs::read_to_string(&path)
+    let text = crate::files::read_to_string(&path)
         .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
     let report: Report = serde_json::from_str(&text).map_err(|e| {
         BadInput(format!(
@@ -574,7 +574,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
         crate::out!("{text}");
         return Ok(0);
     };
-    let doc = std::fs::read_to_string(file)
+    let doc = crate::files::read_to_string(file)
         .map_err(|e| BadInput(format!("{}: cannot read: {e}", file.display())))?;
     let Some(new) = card::splice(&doc, &text) else {
         return Err(BadInput(format!(

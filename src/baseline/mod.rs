@@ -238,7 +238,7 @@ impl Baseline {
 
     /// [`Baseline::load`], with the note of an imported format.
     pub fn load_noted(path: &Path) -> anyhow::Result<(Baseline, Option<String>)> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::read_to_string(path)
             .with_context(|| format!("{}: cannot read the baseline", path.display()))?;
         Self::parse_noted(&path.display().to_string(), &text)
     }

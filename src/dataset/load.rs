@@ -184,7 +184,7 @@ pub fn read_file(path: &std::path::Path) -> Result<String, Violation> {
         embedded: false,
         sha256: String::new(),
     };
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = crate::files::read(path).map_err(|e| {
         whole_file(
             &source,
             "file.unreadable",

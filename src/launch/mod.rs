@@ -272,10 +272,11 @@ async fn catalog_ids(
         .await
         .map_err(|e| e.to_string())?;
     let status = resp.status();
-    let body: Value = resp
-        .json()
+    let text = crate::sut::rest::read_body(resp, crate::sut::rest::MAX_API_ANSWER)
         .await
-        .map_err(|e| format!("HTTP {status}, body is not JSON: {e}"))?;
+        .map_err(|e| format!("HTTP {status}: {e}"))?;
+    let body: Value =
+        serde_json::from_str(&text).map_err(|e| format!("HTTP {status}, body is not JSON: {e}"))?;
     let tools = body
         .pointer("/data/tools")
         .and_then(Value::as_array)
@@ -310,7 +311,10 @@ async fn servers_pending(
     if resp.status() == reqwest::StatusCode::NOT_FOUND {
         return Ok(None);
     }
-    let Ok(body) = resp.json::<Value>().await else {
+    let Ok(body) = crate::sut::rest::read_body(resp, crate::sut::rest::MAX_API_ANSWER).await else {
+        return Ok(None);
+    };
+    let Ok(body) = serde_json::from_str::<Value>(&body) else {
         return Ok(None);
     };
     let Some(servers) = body.pointer("/data/servers").and_then(Value::as_array) else {
@@ -586,7 +590,7 @@ async fn prepare(
             let t = l.template.as_ref().ok_or_else(|| {
                 fail("[sut.launch] config_format = \"template\" needs template = \"FILE\"".into())
             })?;
-            let src = std::fs::read_to_string(t)
+            let src = crate::files::read_to_string(t)
                 .map_err(|e| fail(format!("{}: cannot read the template: {e}", t.display())))?;
             Some(writers::render_template(t, &src, &ups, &vars).map_err(fail)?)
         }

@@ -170,7 +170,7 @@ impl State {
 /// background (like mcpproxy, the catalog fills as servers come up).
 pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Result<()> {
     crate::mcp::init_tls();
-    let text = std::fs::read_to_string(config_path)
+    let text = crate::files::read_to_string(config_path)
         .with_context(|| format!("{}: cannot read the proxy config", config_path.display()))?;
     let cfg = ProxyConfig::parse(&config_path.display().to_string(), &text)?;
     let listener = tokio::net::TcpListener::bind(listen)

@@ -288,8 +288,7 @@ async fn api(
         .await
         .map_err(|e| format!("{method} {path}: {e}"))?;
     let status = resp.status();
-    let text = resp
-        .text()
+    let text = crate::sut::rest::read_body(resp, crate::sut::rest::MAX_API_ANSWER)
         .await
         .map_err(|e| format!("{method} {path}: {e}"))?;
     let v: Value = serde_json::from_str(&text).map_err(|_| {

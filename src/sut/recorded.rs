@@ -22,7 +22,7 @@ use std::path::Path;
 use std::time::Duration;
 
 fn read_text(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path)
+    crate::files::read_to_string(path)
         .with_context(|| format!("{}: cannot read recorded observations", path.display()))
 }
 
