@@ -415,6 +415,10 @@ pub struct PublishArgs {
     /// Under act, post for real instead of writing the payloads to files.
     #[arg(long, env = "EVALGATE_ACT_POST", default_value_t = false, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub act_post: bool,
+    /// Connect, read and write time limit of each GitHub API request, in seconds; the whole
+    /// exchange with GitHub stops after ten times as long [default: 30].
+    #[arg(long, env = "EVALGATE_GITHUB_TIMEOUT", value_name = "SECONDS")]
+    pub github_timeout: Option<f64>,
 }
 
 #[derive(Debug, Args)]

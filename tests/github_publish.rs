@@ -61,7 +61,6 @@ impl Runner {
                 self.path().join("output.txt").display().to_string(),
             ),
             ("EVALGATE_GITHUB_TOKEN".into(), fake.token()),
-            ("EVALGATE_GITHUB_BACKOFF_MS".into(), "20".into()),
         ];
         for (k, val) in extra {
             v.push((k.to_string(), val.to_string()));

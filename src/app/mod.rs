@@ -436,6 +436,7 @@ const REPORT_LOCK_WAIT: Duration = Duration::from_secs(600);
 /// `run`, `retrieval`, `security`: returns the exit code.
 pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
     let s = Settings::resolve(args).map_err(|e| BadInput(format!("{e:#}")))?;
+    let github_timeout = github_timeout(&args.publish)?;
     let (report, _) = evaluate(&s, part, true).await?;
     // no credential evalgate was given reaches a report, the terminal or GitHub
     let report = crate::secrets::scrub_value(report);
@@ -461,7 +462,7 @@ pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
         crate::cli::PublishWhen::Auto => env.actions,
     };
     if publish {
-        let opts = publish_options(&args.publish, &env, None);
+        let opts = publish_options(&args.publish, &env, None, github_timeout);
         let out = crate::github::publish(&report, &s.out, &env, &opts).await;
         for n in out.notes {
             eprintln!("github: {}", github_note(&n));
@@ -498,10 +499,20 @@ fn usable_token(t: Option<String>) -> Option<String> {
     Some(t)
 }
 
+/// `--github-timeout` (`EVALGATE_GITHUB_TIMEOUT`), bounded like every other timeout.
+fn github_timeout(p: &crate::cli::PublishArgs) -> anyhow::Result<Duration> {
+    match p.github_timeout {
+        None => Ok(crate::github::DEFAULT_TIMEOUT),
+        Some(t) => crate::config::seconds("--github-timeout (EVALGATE_GITHUB_TIMEOUT)", t)
+            .map_err(|e| BadInput(format!("{e:#}")).into()),
+    }
+}
+
 fn publish_options(
     p: &crate::cli::PublishArgs,
     env: &crate::github::env::GhEnv,
     pr: Option<crate::github::env::PullRequest>,
+    timeout: Duration,
 ) -> crate::github::PublishOptions {
     crate::github::PublishOptions {
         comment: p.comment,
@@ -520,11 +531,13 @@ fn publish_options(
         ),
         act_post: p.act_post,
         pr,
+        timeout,
     }
 }
 
 /// `publish`: posts an existing report; returns the gate's exit code.
 pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> {
+    let timeout = github_timeout(&a.publish)?;
     let path = a.report_dir.join("report.json");
     let text = crate::files::read_to_string(&path)
         .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
@@ -546,7 +559,7 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
         }),
         _ => None,
     };
-    let opts = publish_options(&a.publish, &env, pr);
+    let opts = publish_options(&a.publish, &env, pr, timeout);
     let out = crate::github::publish(&report, &a.report_dir, &env, &opts).await;
     for n in out.notes {
         eprintln!("github: {}", github_note(&n));

@@ -3,22 +3,51 @@
 //! `GITHUB_API_URL`. Under `act` it is a dry run that writes the payloads to files.
 //!
 //! A publishing problem never changes the gate's exit code: a fork's read-only token (403) gets
-//! a hint with the exact `permissions:` block; 429/5xx are retried; anything else is explained.
+//! a hint with the exact `permissions:` block; anything else is explained in a note.
+//!
+//! Every text taken from the report (dataset and system-under-test text, possibly a hand-made
+//! or attacker-made `report.json`) goes through [`crate::reporting::sanitize`] before it reaches
+//! a GitHub sink: Markdown fields (comment, job summary, check-run summary and text) through
+//! `md`, plain-text fields (check-run title, annotations, step outputs, `::error` lines, the
+//! check name) through `line`, annotation paths through `repo_path`.
+//!
+//! Time and retries: each request has octocrab's connect, read and write timeouts
+//! (`--github-timeout`, `EVALGATE_GITHUB_TIMEOUT`, default 30 s), and the whole exchange with
+//! GitHub has a deadline of [`DEADLINE_FACTOR`] times that, after which publishing stops with a
+//! note; neither changes the exit code. octocrab's retry layer retries a request that got no
+//! answer (a transport error or a timeout), a 5xx, or a 429 (after its `retry-after`), whatever
+//! the method. That is safe only where repeating the request cannot add anything, so it is
+//! switched on only for reads and whole-resource updates (listing comments, updating the
+//! comment, completing the check run); requests that create something (a comment, a check run)
+//! or append (annotation batches) go through a client without retry: a POST that failed may
+//! still have been applied. A failed comment POST is followed by a look-up, and the comment
+//! found is updated instead of posting again (never two sticky comments); a failed check-run
+//! POST is reported, not repeated.
 
 pub mod body;
 pub mod env;
 pub mod runner;
 
 use crate::reporting::model::{CheckStatus, Report, Verdict};
+use crate::reporting::sanitize;
 use env::{GhEnv, PullRequest};
+use octocrab::Octocrab;
 use octocrab::params::checks::{
     CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
     CheckRunStatus,
 };
-use octocrab::{Octocrab, service::middleware::retry::RetryConfig};
+use octocrab::service::middleware::retry::{NoOpRateLimitMetrics, RetryConfig};
 use serde_json::json;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// The per-request timeout when none is set.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The whole exchange with GitHub may take this many per-request timeouts.
+pub const DEADLINE_FACTOR: u32 = 10;
+/// Retries of a request that may be repeated (octocrab's retry layer).
+const RETRIES: usize = 2;
 
 /// When to post the sticky comment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
@@ -57,6 +86,8 @@ pub struct PublishOptions {
     pub act_post: bool,
     /// Explicit PR (for `evalgate publish` in a `workflow_run` workflow).
     pub pr: Option<PullRequest>,
+    /// Connect, read and write timeout of each GitHub API request.
+    pub timeout: Duration,
 }
 
 /// What publishing did.
@@ -91,27 +122,61 @@ fn marker(key: &str) -> String {
     format!("<!-- evalgate:{key} -->")
 }
 
-/// The failed checks, as (title, message).
-fn failures(r: &Report) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = r
+/// A failed check or the system under test's failure, as the report has it (raw text).
+struct Failure {
+    /// `subject metric`, or `system under test failed`.
+    what: String,
+    message: String,
+    /// The message's end matters more than its start (a log).
+    ends: bool,
+}
+
+impl Failure {
+    /// (title, message) for plain-text sinks: annotations and `::error` lines.
+    fn plain(&self) -> (String, String) {
+        let message = if self.ends {
+            sanitize::line_ends(&self.message, 500)
+        } else {
+            sanitize::line(&self.message, 500)
+        };
+        (
+            format!("evalgate: {}", sanitize::line(&self.what, 200)),
+            message,
+        )
+    }
+
+    /// A Markdown list item for the check-run summary.
+    fn markdown(&self) -> String {
+        let message = if self.ends {
+            sanitize::md_ends(&self.message, 500)
+        } else {
+            sanitize::md(&self.message, 500)
+        };
+        format!("- evalgate: {}: {message}\n", sanitize::md(&self.what, 200))
+    }
+}
+
+/// The failed checks, the system under test's failure first.
+fn failures(r: &Report) -> Vec<Failure> {
+    let mut v: Vec<Failure> = r
         .gate
         .checks
         .iter()
         .filter(|c| c.status == CheckStatus::Fail)
-        .map(|c| {
-            (
-                format!("evalgate: {} {}", c.subject, c.metric),
-                crate::reporting::sanitize::term(&c.message, 500),
-            )
+        .map(|c| Failure {
+            what: format!("{} {}", c.subject, c.metric),
+            message: c.message.clone(),
+            ends: false,
         })
         .collect();
     if let Some(f) = &r.failure {
         v.insert(
             0,
-            (
-                "evalgate: system under test failed".into(),
-                crate::reporting::sanitize::term_ends(&f.to_string(), 500),
-            ),
+            Failure {
+                what: "system under test failed".into(),
+                message: f.to_string(),
+                ends: true,
+            },
         );
     }
     v
@@ -132,7 +197,31 @@ Give the job these permissions:\n\
 For fork pull requests use the two-workflow pattern in the README (a `pull_request` workflow uploads the report, a `workflow_run` workflow runs `evalgate publish`); never `pull_request_target` with a checkout of PR code.\n\
 The gate's result is unchanged and is in the job summary.";
 
-fn explain(e: &octocrab::Error) -> (bool, String) {
+/// True when `e` is a request that got no answer in time (octocrab's read, write or connect
+/// timeout).
+fn timed_out(e: &octocrab::Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(x) = cur {
+        if x.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+        {
+            return true;
+        }
+        cur = x.source();
+    }
+    false
+}
+
+fn explain(e: &octocrab::Error, timeout: Duration) -> (bool, String) {
+    if timed_out(e) {
+        return (
+            false,
+            format!(
+                "timed out: GitHub did not answer within {} s (--github-timeout, EVALGATE_GITHUB_TIMEOUT); the gate's result is unchanged",
+                timeout.as_secs_f64()
+            ),
+        );
+    }
     match e {
         octocrab::Error::GitHub { source, .. } => {
             let status = source.status_code.as_u16();
@@ -153,71 +242,63 @@ fn explain(e: &octocrab::Error) -> (bool, String) {
     }
 }
 
-fn retryable(e: &octocrab::Error) -> bool {
-    matches!(e, octocrab::Error::GitHub { source, .. } if matches!(source.status_code.as_u16(), 429 | 500 | 502 | 503 | 504))
-}
-
-/// Calls `f` up to 3 times while GitHub answers 429 or 5xx.
-async fn with_retry<T, F, Fut>(f: F) -> octocrab::Result<T>
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = octocrab::Result<T>>,
-{
-    let base = backoff_ms();
-    let mut attempt = 0;
-    loop {
-        match f().await {
-            Err(e) if attempt < 2 && retryable(&e) => {
-                attempt += 1;
-                tokio::time::sleep(Duration::from_millis(base * attempt)).await;
-            }
-            r => return r,
+/// An error after which a POST may or may not have been applied: anything but a 4xx other
+/// than 429 (no answer, a timeout, a 5xx, an answer octocrab could not read).
+fn uncertain(e: &octocrab::Error) -> bool {
+    match e {
+        octocrab::Error::GitHub { source, .. } => {
+            let s = source.status_code.as_u16();
+            s == 429 || s >= 500
         }
+        _ => true,
     }
 }
 
-fn client(api_url: &str, token: &str) -> octocrab::Result<Octocrab> {
-    Octocrab::builder()
-        .base_uri(api_url)?
-        .personal_token(token.to_string())
-        .add_retry_config(RetryConfig::None)
-        .build()
+/// The two clients: `(retrying, once)`. Both have the timeouts; only the first retries (see the
+/// module's documentation for which request uses which).
+fn clients(
+    api_url: &str,
+    token: &str,
+    timeout: Duration,
+) -> octocrab::Result<(Octocrab, Octocrab)> {
+    let build = |retry: RetryConfig| {
+        Octocrab::builder()
+            .base_uri(api_url)?
+            .personal_token(token.to_string())
+            .set_connect_timeout(Some(timeout))
+            .set_read_timeout(Some(timeout))
+            .set_write_timeout(Some(timeout))
+            .add_retry_config(retry)
+            .build()
+    };
+    let retrying = build(RetryConfig::HandleRateLimits {
+        metrics: Arc::new(NoOpRateLimitMetrics),
+        max_retries: RETRIES,
+        min_wait_seconds: 1,
+        retry_on_forbidden: false,
+    })?;
+    Ok((retrying, build(RetryConfig::None)?))
 }
 
-/// Creates the sticky comment. A create is not blindly retried: a 5xx may come after GitHub
-/// saved the comment, so before trying again the comments are listed and an existing one is
-/// updated instead (never two sticky comments).
+/// Creates the sticky comment with `once` (no blind retry: a 5xx or a lost answer may come
+/// after GitHub saved the comment). After such an error the comments are listed and an
+/// existing one is updated instead; only when none is there is the POST sent once more.
 async fn create_once(
     gh: &Octocrab,
+    once: &Octocrab,
     owner: &str,
     repo: &str,
     pr: u64,
     marker: &str,
     body: &str,
 ) -> octocrab::Result<octocrab::models::issues::Comment> {
-    let mut attempt = 0;
-    loop {
-        match gh.issues(owner, repo).create_comment(pr, body).await {
-            Err(e) if attempt < 2 && retryable(&e) => {
-                attempt += 1;
-                tokio::time::sleep(Duration::from_millis(backoff_ms() * attempt)).await;
-                if let Some((id, _)) = find_comment(gh, owner, repo, pr, marker).await? {
-                    return with_retry(|| async {
-                        gh.issues(owner, repo).update_comment(id.into(), body).await
-                    })
-                    .await;
-                }
-            }
-            r => return r,
-        }
+    match once.issues(owner, repo).create_comment(pr, body).await {
+        Err(e) if uncertain(&e) => match find_comment(gh, owner, repo, pr, marker).await? {
+            Some((id, _)) => gh.issues(owner, repo).update_comment(id.into(), body).await,
+            None => once.issues(owner, repo).create_comment(pr, body).await,
+        },
+        r => r,
     }
-}
-
-fn backoff_ms() -> u64 {
-    std::env::var("EVALGATE_GITHUB_BACKOFF_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000)
 }
 
 /// Finds our sticky comment (by marker, preferring a bot's) over every page.
@@ -231,15 +312,13 @@ async fn find_comment(
     let mut page = 1u32;
     let mut found: Option<(u64, String, bool)> = None;
     loop {
-        let p = with_retry(|| async {
-            gh.issues(owner, repo)
-                .list_comments(pr)
-                .per_page(100)
-                .page(page)
-                .send()
-                .await
-        })
-        .await?;
+        let p = gh
+            .issues(owner, repo)
+            .list_comments(pr)
+            .per_page(100)
+            .page(page)
+            .send()
+            .await?;
         let n = p.items.len();
         for c in p.items {
             let body = c.body.unwrap_or_default();
@@ -279,9 +358,10 @@ pub async fn publish(
         ),
     };
     let fails = failures(report);
+    let plain_fails: Vec<(String, String)> = fails.iter().map(Failure::plain).collect();
 
     // step outputs, ::error lines, job summary
-    for l in runner::error_lines(&fails) {
+    for l in runner::error_lines(&plain_fails) {
         crate::outln!("{l}");
     }
     if let Some(p) = &env.output {
@@ -291,12 +371,14 @@ pub async fn publish(
                 .display()
                 .to_string()
         };
+        // documented as one line of comma-separated `subject:metric`
+        let item = |s: &str| sanitize::line(s, 200).replace(',', "\u{201A}");
         let regressions: Vec<String> = report
             .gate
             .checks
             .iter()
             .filter(|c| c.status == CheckStatus::Fail)
-            .map(|c| format!("{}:{}", c.subject, c.metric))
+            .map(|c| format!("{}:{}", item(&c.subject), item(&c.metric)))
             .collect();
         let outputs = [
             ("verdict", report.gate.verdict.as_str().replace(' ', "_")),
@@ -321,7 +403,7 @@ pub async fn publish(
     }
 
     // what would be posted
-    let key = opts.key.clone();
+    let key = sanitize::line(&opts.key, 100);
     let comment_body = body::fit_comment(&format!("{}\n", marker(&key)), &md, &link);
     let pr = opts
         .pr
@@ -337,28 +419,26 @@ pub async fn publish(
         format!("evalgate ({key})")
     };
     let concl = conclusion(report, code);
-    let title = crate::reporting::sanitize::clip(
-        &format!(
-            "{}: {}",
-            crate::reporting::markdown::verdict_badge(report.gate.verdict),
-            report.gate.summary
-        ),
-        200,
+    let title = format!(
+        "{}: {}",
+        crate::reporting::markdown::verdict_badge(report.gate.verdict),
+        sanitize::line(&report.gate.summary, 160)
     );
     let summary_text = {
-        let mut s = format!("**{}**\n\n", report.gate.summary);
-        for (t, m) in &fails {
-            s.push_str(&format!("- {t}: {m}\n"));
+        let mut s = format!("**{}**\n\n", sanitize::md(&report.gate.summary, 600));
+        for f in &fails {
+            s.push_str(&f.markdown());
         }
         body::fit("", &s, "", body::CHECK_TEXT_MAX, |x| x.chars().count())
     };
+    // a file in the repository, or the config file evalgate reads by default
     let annotation_path = report
         .gate
         .baseline
-        .clone()
-        .filter(|b| !b.starts_with("embedded:"))
+        .as_deref()
+        .and_then(sanitize::repo_path)
         .unwrap_or_else(|| "evalgate.toml".into());
-    let annotations: Vec<CheckRunOutputAnnotation> = fails
+    let annotations: Vec<CheckRunOutputAnnotation> = plain_fails
         .iter()
         .map(|(t, m)| CheckRunOutputAnnotation {
             path: annotation_path.clone(),
@@ -389,8 +469,8 @@ pub async fn publish(
                 "github-check-run.json",
                 serde_json::to_string_pretty(&json!({
                     "create": {"name": check_name, "head_sha": head_sha, "status": "in_progress"},
-                    "complete": {"status": "completed", "conclusion": concl, "output": output(annotations.iter().take(50).map(clone_annotation).collect())},
-                    "more_annotation_batches": annotations.len().saturating_sub(1) / 50,
+                    "complete": {"status": "completed", "conclusion": concl, "output": output(vec![])},
+                    "annotation_batches": annotations.chunks(50).map(|b| output(b.iter().map(clone_annotation).collect())).collect::<Vec<_>>(),
                 }))
                 .unwrap_or_default(),
             ),
@@ -413,7 +493,7 @@ pub async fn publish(
         out.notes.push("no GitHub token or repository: the comment and check run are skipped (the job summary and outputs are written)".into());
         return out;
     };
-    let gh = match client(&env.api_url, token) {
+    let (gh, once) = match clients(&env.api_url, token, opts.timeout) {
         Ok(c) => c,
         Err(e) => {
             out.notes.push(format!(
@@ -423,136 +503,179 @@ pub async fn publish(
             return out;
         }
     };
-    let mut hinted = false;
-    let mut note = |out: &mut Published, what: &str, e: &octocrab::Error| {
-        let (forbidden, msg) = explain(e);
-        out.notes.push(format!("{what}: {msg}"));
-        if forbidden && !hinted {
-            out.notes.push(PERMISSIONS_HINT.to_string());
-            hinted = true;
-        }
+    let post = Post {
+        gh: &gh,
+        once: &once,
+        owner: &owner,
+        repo: &repo,
+        timeout: opts.timeout,
+        hinted: false,
     };
-
-    // the sticky comment
-    if let Some(pr) = &pr
-        && opts.comment != CommentMode::Off
-    {
-        match find_comment(&gh, &owner, &repo, pr.number, &marker(&key)).await {
-            Err(e) => note(&mut out, "listing PR comments failed", &e),
-            Ok(existing) => {
-                let wanted = match opts.comment {
-                    CommentMode::Always => true,
-                    CommentMode::OnChange => changed(report) || existing.is_some(),
-                    CommentMode::OnFailure => {
-                        matches!(report.gate.verdict, Verdict::Fail | Verdict::Error)
-                            || existing.is_some()
-                    }
-                    CommentMode::Off => false,
-                };
-                match (wanted, existing) {
-                    (false, _) => out
-                        .notes
-                        .push("comment: nothing changed, no comment posted (comment mode)".into()),
-                    (true, Some((id, old))) if old == comment_body => {
-                        out.comment_id = Some(id);
-                        out.notes
-                            .push(format!("comment {id} is already up to date"));
-                    }
-                    (true, Some((id, _))) => match with_retry(|| async {
-                        gh.issues(&owner, &repo)
-                            .update_comment(id.into(), &comment_body)
-                            .await
-                    })
-                    .await
-                    {
-                        Ok(c) => {
-                            out.comment_id = Some(c.id.into_inner());
-                            out.notes.push(format!("updated comment {}", c.html_url));
-                        }
-                        Err(e) => note(&mut out, "updating the PR comment failed", &e),
-                    },
-                    (true, None) => match create_once(
-                        &gh,
-                        &owner,
-                        &repo,
-                        pr.number,
-                        &marker(&key),
-                        &comment_body,
-                    )
-                    .await
-                    {
-                        Ok(c) => {
-                            out.comment_id = Some(c.id.into_inner());
-                            out.notes.push(format!("created comment {}", c.html_url));
-                        }
-                        Err(e) => note(&mut out, "creating the PR comment failed", &e),
-                    },
-                }
-            }
-        }
-    }
-
-    // the check run, on the PR's head commit
-    if opts.check_run
-        && let Some(sha) = &head_sha
-    {
-        let created = with_retry(|| async {
-            gh.checks(&owner, &repo)
-                .create_check_run(check_name.clone(), sha.clone())
-                .status(CheckRunStatus::InProgress)
-                .send()
-                .await
-        })
-        .await;
-        match created {
-            Err(e) => note(&mut out, "creating the check run failed", &e),
-            Ok(run) => {
-                let id = run.id;
-                out.check_run_id = Some(id.into_inner());
-                let mut batches = annotations
-                    .chunks(50)
-                    .map(|c| c.iter().map(clone_annotation).collect::<Vec<_>>());
-                let first = batches.next().unwrap_or_default();
-                let done = with_retry(|| async {
-                    gh.checks(&owner, &repo)
-                        .update_check_run(id)
-                        .status(CheckRunStatus::Completed)
-                        .conclusion(concl)
-                        .output(output(first.iter().map(clone_annotation).collect()))
-                        .send()
-                        .await
-                })
-                .await;
-                match done {
-                    Err(e) => note(&mut out, "completing the check run failed", &e),
-                    Ok(_) => {
-                        for batch in batches {
-                            if let Err(e) = with_retry(|| async {
-                                gh.checks(&owner, &repo)
-                                    .update_check_run(id)
-                                    .output(output(batch.iter().map(clone_annotation).collect()))
-                                    .send()
-                                    .await
-                            })
-                            .await
-                            {
-                                note(&mut out, "adding check-run annotations failed", &e);
-                                break;
-                            }
-                        }
-                        out.notes.push(format!(
-                            "check run {check_name:?} completed: {}",
-                            serde_json::to_value(concl)
-                                .ok()
-                                .and_then(|v| v.as_str().map(String::from))
-                                .unwrap_or_default()
-                        ));
-                    }
-                }
-            }
-        }
+    let deadline = opts.timeout.saturating_mul(DEADLINE_FACTOR);
+    let sent = post.send(
+        &mut out,
+        report,
+        opts,
+        pr.as_ref(),
+        head_sha.as_deref(),
+        &key,
+        &comment_body,
+        &check_name,
+        concl,
+        &annotations,
+        &output,
+    );
+    if tokio::time::timeout(deadline, sent).await.is_err() {
+        out.notes.push(format!(
+            "timed out: publishing to GitHub stopped after {} s ({DEADLINE_FACTOR} times --github-timeout / EVALGATE_GITHUB_TIMEOUT); what was not posted is in the job summary and the report, and the gate's result is unchanged",
+            deadline.as_secs_f64()
+        ));
     }
     out
+}
+
+/// The requests to GitHub, under one deadline.
+struct Post<'a> {
+    gh: &'a Octocrab,
+    once: &'a Octocrab,
+    owner: &'a str,
+    repo: &'a str,
+    timeout: Duration,
+    hinted: bool,
+}
+
+impl Post<'_> {
+    fn note(&mut self, out: &mut Published, what: &str, e: &octocrab::Error) {
+        let (forbidden, msg) = explain(e, self.timeout);
+        out.notes.push(format!("{what}: {msg}"));
+        if forbidden && !self.hinted {
+            out.notes.push(PERMISSIONS_HINT.to_string());
+            self.hinted = true;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn send(
+        mut self,
+        out: &mut Published,
+        report: &Report,
+        opts: &PublishOptions,
+        pr: Option<&PullRequest>,
+        head_sha: Option<&str>,
+        key: &str,
+        comment_body: &str,
+        check_name: &str,
+        concl: CheckRunConclusion,
+        annotations: &[CheckRunOutputAnnotation],
+        output: &dyn Fn(Vec<CheckRunOutputAnnotation>) -> CheckRunOutput,
+    ) {
+        let (gh, once, owner, repo) = (self.gh, self.once, self.owner, self.repo);
+        // the sticky comment
+        if let Some(pr) = pr
+            && opts.comment != CommentMode::Off
+        {
+            match find_comment(gh, owner, repo, pr.number, &marker(key)).await {
+                Err(e) => self.note(out, "listing PR comments failed", &e),
+                Ok(existing) => {
+                    let wanted = match opts.comment {
+                        CommentMode::Always => true,
+                        CommentMode::OnChange => changed(report) || existing.is_some(),
+                        CommentMode::OnFailure => {
+                            matches!(report.gate.verdict, Verdict::Fail | Verdict::Error)
+                                || existing.is_some()
+                        }
+                        CommentMode::Off => false,
+                    };
+                    match (wanted, existing) {
+                        (false, _) => out.notes.push(
+                            "comment: nothing changed, no comment posted (comment mode)".into(),
+                        ),
+                        (true, Some((id, old))) if old == comment_body => {
+                            out.comment_id = Some(id);
+                            out.notes
+                                .push(format!("comment {id} is already up to date"));
+                        }
+                        (true, Some((id, _))) => match gh
+                            .issues(owner, repo)
+                            .update_comment(id.into(), comment_body)
+                            .await
+                        {
+                            Ok(c) => {
+                                out.comment_id = Some(c.id.into_inner());
+                                out.notes.push(format!("updated comment {}", c.html_url));
+                            }
+                            Err(e) => self.note(out, "updating the PR comment failed", &e),
+                        },
+                        (true, None) => match create_once(
+                            gh,
+                            once,
+                            owner,
+                            repo,
+                            pr.number,
+                            &marker(key),
+                            comment_body,
+                        )
+                        .await
+                        {
+                            Ok(c) => {
+                                out.comment_id = Some(c.id.into_inner());
+                                out.notes.push(format!("created comment {}", c.html_url));
+                            }
+                            Err(e) => self.note(out, "creating the PR comment failed", &e),
+                        },
+                    }
+                }
+            }
+        }
+
+        // the check run, on the PR's head commit
+        let Some(sha) = head_sha.filter(|_| opts.check_run) else {
+            return;
+        };
+        let created = once
+            .checks(owner, repo)
+            .create_check_run(check_name, sha)
+            .status(CheckRunStatus::InProgress)
+            .send()
+            .await;
+        let id = match created {
+            Err(e) => return self.note(out, "creating the check run failed", &e),
+            Ok(run) => run.id,
+        };
+        out.check_run_id = Some(id.into_inner());
+        // completing is a whole-resource update (retried); annotations are appended by GitHub
+        // on every update, so they go in their own requests, without retry
+        let done = gh
+            .checks(owner, repo)
+            .update_check_run(id)
+            .status(CheckRunStatus::Completed)
+            .conclusion(concl)
+            .output(output(vec![]))
+            .send()
+            .await;
+        if let Err(e) = done {
+            return self.note(out, "completing the check run failed", &e);
+        }
+        for batch in annotations.chunks(50) {
+            if let Err(e) = once
+                .checks(owner, repo)
+                .update_check_run(id)
+                .output(output(batch.iter().map(clone_annotation).collect()))
+                .send()
+                .await
+            {
+                self.note(out, "adding check-run annotations failed", &e);
+                break;
+            }
+        }
+        out.notes.push(format!(
+            "check run {check_name:?} completed: {}",
+            serde_json::to_value(concl)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default()
+        ));
+    }
 }
 
 fn clone_annotation(a: &CheckRunOutputAnnotation) -> CheckRunOutputAnnotation {

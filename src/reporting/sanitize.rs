@@ -115,6 +115,68 @@ pub fn md_code(s: &str, max: usize) -> String {
     format!("`{t}`")
 }
 
+/// Dataset text for a GitHub plain-text field: a check-run title, an annotation's title and
+/// message, a step output, a workflow command (`::error`). One line, visible ([`visible`]:
+/// no control character, escape sequence or invisible character), clipped, and inert even where
+/// a workflow later pastes it into Markdown or prints it: the characters that would start an
+/// HTML tag, a link or image, a code span, a mention, an issue reference (`#45`, `GH-45`) or a
+/// workflow command (`::`) become look-alikes. Plain text has no escapes, hence look-alikes.
+pub fn line(s: &str, max: usize) -> String {
+    plain(&clip(&visible(s), max))
+}
+
+/// Failure text for a GitHub plain-text field: as [`line`], both ends kept ([`clip_ends`]).
+pub fn line_ends(s: &str, max: usize) -> String {
+    plain(&clip_ends(&visible(s), max))
+}
+
+/// A path for a check-run annotation: relative, inside the repository (no `..`, no leading
+/// `/`, no drive or URL), of plain characters only; anything else is `None` (dropped).
+pub fn repo_path(s: &str) -> Option<String> {
+    let ok = !s.is_empty()
+        && s.len() <= 255
+        && !s.starts_with('/')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c))
+        && s.split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..");
+    ok.then(|| s.to_string())
+}
+
+/// Visible one-line text with look-alikes for the characters that could make it live.
+fn plain(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let word_start = prev.is_none_or(|p| !p.is_alphanumeric());
+        match c {
+            '<' => out.push('\u{2039}'),
+            '>' => out.push('\u{203A}'),
+            '[' => out.push('\u{FF3B}'),
+            ']' => out.push('\u{FF3D}'),
+            '`' => out.push('\u{02CB}'),
+            '#' => out.push('\u{FF03}'),
+            // `recall@5` stays; a mention needs an `@` at the start of a word
+            '@' if word_start => out.push('\u{FF20}'),
+            ':' if prev == Some(':') => out.push('\u{FF1A}'),
+            // GH-45 is an issue reference: the hyphen becomes U+2010
+            '-' if i >= 2
+                && chars[i - 2..i]
+                    .iter()
+                    .collect::<String>()
+                    .eq_ignore_ascii_case("gh")
+                && (i == 2 || !chars[i - 3].is_alphanumeric())
+                && chars.get(i + 1).is_some_and(char::is_ascii_digit) =>
+            {
+                out.push('\u{2010}')
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The first `n` characters of a digest (whole characters: the text may not be hex).
 pub fn short_hash(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
@@ -168,6 +230,40 @@ mod tests {
         assert!(c.contains("chars cut"), "{c}");
         assert!(c.chars().count() < 160, "{c}");
         assert_eq!(clip_ends("short", 120), "short");
+    }
+
+    #[test]
+    fn plain_text_fields_are_one_inert_line() {
+        let hostile = "<img src=x onerror=alert(1)> [a](javascript:alert(1)) @octocat #45 gh-45 \
+                       ::error::x \u{1b}]0;t\u{7}\u{1b}[2J a\nb\u{202E}c\u{200B}d `x`";
+        let l = line(hostile, 10_000);
+        for bad in [
+            "<img", "[a]", "](", "@octocat", "#45", "gh-45", "::", "\u{1b}", "\u{7}", "\n",
+            "\u{202E}", "\u{200B}", "`",
+        ] {
+            assert!(!l.contains(bad), "{bad:?} survived in {l}");
+        }
+        assert_eq!(
+            line("recall@5 of a-b GH-x dev-1", 100),
+            "recall@5 of a-b GH-x dev-1"
+        );
+        assert!(line_ends(&"x".repeat(1000), 50).chars().count() < 80);
+        assert_eq!(
+            repo_path("baselines/v1.json").as_deref(),
+            Some("baselines/v1.json")
+        );
+        for bad in [
+            "/etc/passwd",
+            "../x",
+            "a/../b",
+            "a//b",
+            "a\nb",
+            "C:\\x",
+            "",
+            "a b",
+        ] {
+            assert_eq!(repo_path(bad), None, "{bad:?}");
+        }
     }
 
     // three findings of the fuzzers (fuzz/, scripts/fuzz.sh), kept as regressions
