@@ -528,3 +528,70 @@ fn item7_unbounded_inputs_are_cut_or_refused_in_bounded_time() {
         assert!(!dir.join("jq").exists(), "{filter}: nothing is written");
     }
 }
+
+/// `{"x": {"x": ... {}}}`, `depth` levels of objects.
+fn nested(depth: usize) -> Value {
+    let mut v = serde_json::json!({});
+    for _ in 1..depth {
+        v = serde_json::json!({ "x": v });
+    }
+    v
+}
+
+/// Item 4: a definition nested deeper than a run can carry is refused by `validate` and by
+/// `run` alike (exit 2 at its JSON path), never a panic; one at the limit runs through the
+/// reference proxy and its replay servers.
+#[test]
+fn item4_deep_schemas_are_refused_by_validate_and_run_alike() {
+    let d = tempdir();
+    let dir = d.path();
+    let mut corpus = shipped("corpus.json");
+    corpus["tools"][3]["schema"] = nested(127);
+    let p = write_json(dir, "deep.json", &corpus);
+    let path = p.to_str().unwrap();
+    for args in [
+        vec!["validate", "--corpus", path],
+        vec!["run", "-q", "--corpus", path, "--out", "x"],
+        vec![
+            "run",
+            "-q",
+            "--sut",
+            "reference",
+            "--corpus",
+            path,
+            "--out",
+            "x",
+        ],
+    ] {
+        let o = evalgate(dir, &args);
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(code(&o), 2, "{args:?}: {err}");
+        assert!(
+            err.contains("$.tools[3].schema") && err.contains("nests 127 levels deep"),
+            "{args:?}: {err}"
+        );
+        assert!(!dir.join("x").exists());
+    }
+
+    // at the limit: served, listed and searched without a failure
+    corpus["tools"][3]["schema"] = nested(100);
+    let p = write_json(dir, "limit.json", &corpus);
+    let o = evalgate(
+        dir,
+        &[
+            "retrieval",
+            "-q",
+            "--sut",
+            "reference",
+            "--corpus",
+            p.to_str().unwrap(),
+            "--out",
+            "y",
+        ],
+    );
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(matches!(code(&o), 0 | 1), "{err}");
+    assert!(read_json(&dir.join("y/report.json"))["failure"].is_null());
+}

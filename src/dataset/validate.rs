@@ -69,6 +69,52 @@ pub fn contains_word(text: &str, name: &str) -> bool {
     false
 }
 
+/// How deep a tool definition's JSON may nest. A served definition travels inside an MCP
+/// message (about six more levels), and JSON readers, evalgate's and rmcp's included, stop at
+/// 128 levels: a deeper schema would pass here and break the run.
+pub const MAX_DEFINITION_DEPTH: usize = 100;
+
+/// How deep JSON text nests (`{}` and `[]` levels), read without building it.
+pub fn json_text_depth(text: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// How deep a JSON value nests.
+pub fn json_depth(v: &serde_json::Value) -> usize {
+    match v {
+        serde_json::Value::Array(a) => 1 + a.iter().map(json_depth).max().unwrap_or(0),
+        serde_json::Value::Object(o) => 1 + o.values().map(json_depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn too_deep(depth: usize) -> String {
+    format!(
+        "nests {depth} levels deep; expected at most {MAX_DEFINITION_DEPTH} (a served definition travels inside an MCP message, and JSON readers stop at 128 levels)"
+    )
+}
+
 pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
     let e = Severity::Error;
     if c.value.version.trim().is_empty() {
@@ -117,6 +163,19 @@ pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
                         t.bare_name()
                     ),
                 ));
+            }
+        }
+        for (key, raw) in [
+            ("schema", &t.schema),
+            ("annotations", &t.annotations),
+            ("output_schema", &t.output_schema),
+            ("extra", &t.extra),
+        ] {
+            if let Some(raw) = raw {
+                let depth = json_text_depth(raw.get());
+                if depth > MAX_DEFINITION_DEPTH {
+                    out.push(c.violation(e, &p.key(key), "corpus.depth", too_deep(depth)));
+                }
             }
         }
         if let Some(first) = seen.insert(t.tool_id.as_str(), i) {
@@ -419,6 +478,11 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
         if en.category == Category::HardNegative {
             hard_negative_count += 1;
         }
+        if let Some(depth) = en.input_schema.as_ref().map(json_depth)
+            && depth > MAX_DEFINITION_DEPTH
+        {
+            out.push(s.violation(e, &p.key("input_schema"), "security.depth", too_deep(depth)));
+        }
         for (key, v) in [("before", &en.before), ("after", &en.after)] {
             if let Some(v) = v {
                 let defs: Vec<(JsonPath, &serde_json::Value)> = match v {
@@ -440,6 +504,10 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
                 for (dp, d) in defs {
                     if !d.get("name").is_some_and(|n| n.is_string()) {
                         out.push(s.violation(e, &dp, "security.definition", format!("expected a tool definition object with a string `name` (MCP shape: name, description, inputSchema...) in `{key}`")));
+                    }
+                    let depth = json_depth(d);
+                    if depth > MAX_DEFINITION_DEPTH {
+                        out.push(s.violation(e, &dp, "security.depth", too_deep(depth)));
                     }
                 }
             }
