@@ -595,3 +595,186 @@ fn item4_deep_schemas_are_refused_by_validate_and_run_alike() {
     assert!(matches!(code(&o), 0 | 1), "{err}");
     assert!(read_json(&dir.join("y/report.json"))["failure"].is_null());
 }
+
+/// Waits until `dir` holds an entry whose name starts with `prefix`.
+fn wait_for_entry(dir: &std::path::Path, prefix: &str) {
+    let start = std::time::Instant::now();
+    loop {
+        let found = std::fs::read_dir(dir)
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().starts_with(prefix));
+        if found {
+            return;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "no {prefix}* in {}",
+            dir.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Item 9, the small ones: duplicate keys are an error naming both places; a BOM is read past;
+/// a query of invisible characters is empty; a url that is not one is bad input (exit 2);
+/// a scanner that exits while a process it started holds its stdout is answered at once, not
+/// timed out; the scratch directories (configs with API keys, definitions under scan) are gone
+/// after SIGINT and SIGTERM. (Duplicate scanner names: recorded_latencies_and_scanner_names_are_checked;
+/// oversized answers: item7_unbounded_inputs_are_cut_or_refused_in_bounded_time.)
+#[test]
+fn item9_small_ones_duplicate_keys_bom_invisible_query_bad_url_held_stdout_scratch_dirs() {
+    let d = tempdir();
+    let dir = d.path();
+    let limit = std::time::Duration::from_secs(90);
+
+    // duplicate keys, decoded the same ("\u0064" is "d")
+    let corpus = std::fs::read_to_string(root().join("datasets/v0/corpus.json")).unwrap();
+    let dup = corpus.replacen(
+        "\"description\":",
+        "\"\\u0064escription\": \"first\",\n      \"description\":",
+        1,
+    );
+    std::fs::write(dir.join("dup.json"), &dup).unwrap();
+    let o = evalgate(dir, &["validate", "--corpus", "dup.json"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains("error[json.duplicate-key] at $.tools[0].description")
+            && err.contains("the key \"description\" is given twice in one object (first at line"),
+        "{err}"
+    );
+
+    // a byte order mark is read past
+    std::fs::write(dir.join("bom.json"), format!("\u{feff}{corpus}")).unwrap();
+    let o = evalgate(dir, &["validate", "--corpus", "bom.json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+
+    // zero-width and word-joiner characters are not a query
+    let mut golden = shipped("golden.json");
+    golden["queries"][2]["query"] = "\u{200b}\u{200b} \u{2060}\u{feff}".into();
+    write_json(dir, "zw.json", &golden);
+    let o = evalgate(dir, &["validate", "--golden", "zw.json"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains("error[golden.empty-query] at $.queries[2].query"),
+        "{err}"
+    );
+
+    // a url that is not one is the user's input, not a failing system
+    for kind in ["rest", "mcp"] {
+        let o = evalgate(
+            dir,
+            &[
+                "retrieval",
+                "-q",
+                "--sut",
+                kind,
+                "--url",
+                "not a url",
+                "--out",
+                "u",
+            ],
+        );
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "{kind}: {err}");
+        assert!(
+            err.contains("--url \"not a url\": expected an http:// or https:// URL"),
+            "{kind}: {err}"
+        );
+    }
+
+    // a scanner whose daemon keeps its stdout open: answered when it exits
+    std::fs::write(
+        dir.join("evalgate.toml"),
+        "[[scanner]]\nname = \"s\"\ncommand = [\"sh\", \"-c\", \"sleep 60 & echo []\", \"x\", \"{file}\"]\nfilter = \".[]\"\ntimeout = 30\n",
+    )
+    .unwrap();
+    let start = std::time::Instant::now();
+    let o = output_within(
+        evalgate_command(
+            dir,
+            &[
+                "security",
+                "-q",
+                "--detectors",
+                "scanner",
+                "--no-baseline",
+                "--out",
+                "held",
+            ],
+        ),
+        limit,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+
+    // scratch directories are removed on SIGINT and SIGTERM
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(
+        dir.join("evalgate.toml"),
+        "[[scanner]]\nname = \"s\"\ncommand = [\"sh\", \"-c\", \"sleep 60\", \"x\", \"{file}\"]\nfilter = \".[]\"\ntimeout = 120\n",
+    )
+    .unwrap();
+    for (signal, args, prefix, exit) in [
+        (
+            "-INT",
+            vec!["run", "-q", "--sut", "reference", "--out", "s1"],
+            "evalgate-launch-",
+            130,
+        ),
+        (
+            "-TERM",
+            vec!["run", "-q", "--sut", "reference", "--out", "s2"],
+            "evalgate-launch-",
+            143,
+        ),
+        (
+            "-TERM",
+            vec!["security", "-q", "--detectors", "scanner", "--out", "s3"],
+            "evalgate-scan-",
+            143,
+        ),
+    ] {
+        // the reference runs start where no evalgate.toml is (the scanner's would apply)
+        let cwd = if prefix == "evalgate-scan-" {
+            dir.to_path_buf()
+        } else {
+            dir.join("ref")
+        };
+        std::fs::create_dir_all(&cwd).unwrap();
+        let mut cmd = evalgate_command(&cwd, &args);
+        cmd.env("TMPDIR", &tmp);
+        let child = cmd
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for_entry(&tmp, prefix);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let pid = child.id().to_string();
+        assert!(
+            std::process::Command::new("kill")
+                .args([signal, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(exit), "{signal} {args:?}: {err}");
+        let left: Vec<String> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{signal} {args:?}: left in TMPDIR: {left:?}"
+        );
+    }
+}

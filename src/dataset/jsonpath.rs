@@ -243,9 +243,128 @@ impl Scanner<'_> {
     }
 }
 
+/// A key given twice in one object: JSON readers keep only the last value, so the first would
+/// be ignored without a word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateKey {
+    /// The second occurrence's path.
+    pub path: JsonPath,
+    /// Line and column of the first and the second occurrence of the key.
+    pub first: (usize, usize),
+    pub second: (usize, usize),
+}
+
+/// The first key given twice in one object of `text` (valid JSON), found in one pass without
+/// building the document. Keys are compared decoded (`"\u0076ersion"` is `"version"`).
+pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
+    enum Frame<'a> {
+        Object(HashMap<std::borrow::Cow<'a, str>, (usize, usize)>),
+        Array(usize),
+    }
+    let b = text.as_bytes();
+    let (mut i, mut line, mut col) = (0usize, 1usize, 1usize);
+    let mut stack: Vec<Frame> = Vec::new();
+    // the path to the current container; a key's segment is replaced as the object goes on
+    let mut path: Vec<Seg> = Vec::new();
+    let mut expect_key = false;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'"' => {
+                let (start_line, start_col) = (line, col);
+                let start = i;
+                let mut escaped = false;
+                i += 1;
+                col += 1;
+                while i < b.len() {
+                    let d = b[i];
+                    i += 1;
+                    if d & 0xC0 != 0x80 {
+                        col += 1;
+                    }
+                    if escaped {
+                        escaped = false;
+                    } else if d == b'\\' {
+                        escaped = true;
+                    } else if d == b'"' {
+                        break;
+                    }
+                }
+                if expect_key && let Some(Frame::Object(keys)) = stack.last_mut() {
+                    let raw = &text[start..i];
+                    let key: std::borrow::Cow<str> = if raw.contains('\\') {
+                        serde_json::from_str::<String>(raw)
+                            .map(std::borrow::Cow::Owned)
+                            .unwrap_or(std::borrow::Cow::Borrowed(raw))
+                    } else {
+                        std::borrow::Cow::Borrowed(&raw[1..raw.len() - 1])
+                    };
+                    if let Some(seg) = path.last_mut() {
+                        *seg = Seg::Key(key.to_string());
+                    }
+                    if let Some(first) = keys.get(&key) {
+                        return Some(DuplicateKey {
+                            path: JsonPath(path),
+                            first: *first,
+                            second: (start_line, start_col),
+                        });
+                    }
+                    keys.insert(key, (start_line, start_col));
+                    expect_key = false;
+                }
+                continue;
+            }
+            b'{' => {
+                stack.push(Frame::Object(HashMap::new()));
+                path.push(Seg::Key(String::new()));
+                expect_key = true;
+            }
+            b'[' => {
+                stack.push(Frame::Array(0));
+                path.push(Seg::Index(0));
+            }
+            b'}' | b']' => {
+                stack.pop();
+                path.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Object(_)) => expect_key = true,
+                Some(Frame::Array(n)) => {
+                    *n += 1;
+                    if let Some(seg) = path.last_mut() {
+                        *seg = Seg::Index(*n);
+                    }
+                }
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+        if c == b'\n' {
+            line += 1;
+            col = 1;
+        } else if c & 0xC0 != 0x80 {
+            col += 1;
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_given_twice_is_found_with_both_positions() {
+        let t = "{\"a\": [1, {\"x\": 1, \"y\": {\"x\": 2}},\n {\"b\": 1, \"\\u0062\": 2}]}";
+        let d = duplicate_key(t).unwrap();
+        assert_eq!(d.path.to_string(), "$.a[2].b");
+        assert_eq!((d.first, d.second), ((2, 3), (2, 11)));
+        assert_eq!(
+            duplicate_key("{\"a\": {\"a\": {\"a\": \"a,a\"}}, \"b\": [\"b\", \"b\"]}"),
+            None
+        );
+    }
 
     #[test]
     fn paths_print_like_jsonpath() {

@@ -191,6 +191,11 @@ pub fn read_file(path: &std::path::Path) -> Result<String, Violation> {
             format!("cannot read the file: {e}{}", missing_hint(path, &e)),
         )
     })?;
+    // a UTF-8 byte order mark (as some Windows editors write) is not JSON: read past it
+    let bytes = match bytes.strip_prefix("\u{feff}".as_bytes()) {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
     String::from_utf8(bytes).map_err(|e| {
         whole_file(
             &source,
@@ -332,6 +337,24 @@ items!(SecurityCorpus, super::model::Entry, entries);
 /// text into its types, with no intermediate JSON tree; only a file that fails to decode takes
 /// the item-by-item path of [`decode`], which finds every bad item and where it is.
 fn load<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<T>> {
+    if let Some(d) = super::jsonpath::duplicate_key(text) {
+        let key = match d.path.0.last() {
+            Some(super::jsonpath::Seg::Key(k)) => k.clone(),
+            _ => String::new(),
+        };
+        out.push(Violation {
+            severity: Severity::Error,
+            file: source.name.clone(),
+            path: d.path.to_string(),
+            line: d.second.0,
+            column: d.second.1,
+            rule: "json.duplicate-key",
+            message: format!(
+                "the key {key:?} is given twice in one object (first at line {}, column {}); a JSON reader keeps only the last value, so the first would be ignored: remove one",
+                d.first.0, d.first.1
+            ),
+        });
+    }
     if let Ok(value) = serde_json::from_str::<T>(text) {
         let n = value.item_count();
         return Some(Loaded {

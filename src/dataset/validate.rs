@@ -69,6 +69,11 @@ pub fn contains_word(text: &str, name: &str) -> bool {
     false
 }
 
+/// A character that shows nothing: white space, a control or an invisible format character.
+fn blank(c: char) -> bool {
+    c.is_whitespace() || c.is_control() || crate::sut::rules::is_hidden_char(c)
+}
+
 /// How deep a tool definition's JSON may nest. A served definition travels inside an MCP
 /// message (about six more levels), and JSON readers, evalgate's and rmcp's included, stop at
 /// 128 levels: a deeper schema would pass here and break the run.
@@ -241,12 +246,12 @@ pub fn golden(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut 
                 ),
             ));
         }
-        if q.query.trim().is_empty() {
+        if q.query.chars().all(blank) {
             out.push(g.violation(
                 e,
                 &p.key("query"),
                 "golden.empty-query",
-                "expected a non-empty query text",
+                "expected a query text with something visible in it (found only spaces, control or invisible characters)",
             ));
         }
         if !q.labels.iter().any(|l| l.relevance >= 1) {

@@ -27,6 +27,9 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 /// Largest stdout read from a batch scanner.
 const MAX_OUTPUT: usize = 64 * 1024 * 1024;
+/// After a scanner exits, how long its stdout may stay open (held by a process it started)
+/// before what it wrote is taken as its whole answer.
+const HELD_STDOUT_GRACE: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -214,6 +217,8 @@ impl Scanner {
                 system: self.cfg.name.clone(),
                 detail: format!("cannot create a scratch directory: {e}"),
             })?;
+        // it holds the definitions under scan: gone after SIGINT/SIGTERM too
+        crate::process::Supervisor::remove_on_signal(dir.path());
         let files = files(entries, self.cfg.per_server);
         let mut jobs = Vec::new();
         for (i, file) in files.iter().enumerate() {
@@ -294,7 +299,27 @@ impl Scanner {
             }
             Ok::<_, std::io::Error>(())
         };
-        if tokio::time::timeout(limit, read).await.is_err() {
+        // the scanner exited but its stdout stays open: a process it started (a daemon, a
+        // language server) holds the pipe; what it wrote before exiting is its answer
+        let exited = async {
+            while child.try_exited().is_none() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            tokio::time::sleep(HELD_STDOUT_GRACE).await;
+        };
+        let mut held = false;
+        let finished = tokio::time::timeout(limit, async {
+            tokio::select! {
+                _ = read => {}
+                _ = exited => held = true,
+            }
+        })
+        .await;
+        if held {
+            // stop whoever holds the pipe before reading what was written
+            sup.shutdown(Duration::from_millis(500)).await;
+        }
+        if finished.is_err() {
             sup.shutdown(Duration::from_millis(500)).await;
             return Err(SutError::Timeout {
                 system: self.cfg.name.clone(),
@@ -312,6 +337,11 @@ impl Scanner {
             });
         };
         let killed = child.try_exit_status().is_some_and(|s| s.code().is_none());
+        let status = if held {
+            format!("{status}, while a process it started still held its stdout")
+        } else {
+            status
+        };
         let text = String::from_utf8_lossy(&buf);
         match serde_json::from_str::<Value>(text.trim()) {
             Ok(v) if !killed => Ok(v),
