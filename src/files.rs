@@ -6,8 +6,8 @@
 //! directory, so its files always come from one run.
 
 use anyhow::Context;
-use std::io::{Read, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::io::{Read, Write};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Writes `body` to `path` whole: a unique temporary file in the same directory, renamed into
@@ -91,44 +91,33 @@ pub fn read_to_string(path: &Path) -> std::io::Result<String> {
 /// Holds a directory's advisory lock until dropped.
 #[derive(Debug)]
 pub struct DirLock {
-    _file: std::fs::File,
-    pub path: PathBuf,
+    _dir: std::fs::File,
 }
 
-/// Name of the lock file inside a locked directory.
-pub const LOCK_FILE: &str = ".evalgate.lock";
-
 /// Takes `dir`'s advisory lock (creating `dir`), waiting up to `wait` for another evalgate
-/// process that holds it. The holder's process id is kept in the lock file so a waiter can
-/// name it.
+/// process that holds it. The lock is on the directory itself (`flock` on its descriptor), so
+/// no lock file is left among the reports.
 pub fn lock_dir(dir: &Path, wait: Duration) -> anyhow::Result<DirLock> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("{}: cannot create the report directory", dir.display()))?;
-    let path = dir.join(LOCK_FILE);
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .with_context(|| format!("{}: cannot open the lock file", path.display()))?;
+    let file = std::fs::File::open(dir)
+        .with_context(|| format!("{}: cannot open the directory to lock it", dir.display()))?;
     let start = Instant::now();
     let mut said = false;
     loop {
         match file.try_lock() {
-            Ok(()) => break,
+            Ok(()) => return Ok(DirLock { _dir: file }),
             Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = holder(&mut file);
                 if start.elapsed() >= wait {
                     anyhow::bail!(
-                        "{}: another evalgate run{holder} has been writing its reports here for {} s; give each run its own --out",
+                        "{}: another evalgate run has been writing its reports here for {} s; give each run its own --out",
                         dir.display(),
                         wait.as_secs()
                     );
                 }
                 if !said {
                     eprintln!(
-                        "waiting for another evalgate run{holder} writing into {}",
+                        "waiting for another evalgate run writing into {}",
                         dir.display()
                     );
                     said = true;
@@ -136,27 +125,9 @@ pub fn lock_dir(dir: &Path, wait: Duration) -> anyhow::Result<DirLock> {
                 std::thread::sleep(Duration::from_millis(50));
             }
             Err(std::fs::TryLockError::Error(e)) => {
-                return Err(e).with_context(|| format!("{}: cannot lock", path.display()));
+                return Err(e).with_context(|| format!("{}: cannot lock", dir.display()));
             }
         }
-    }
-    // the holder's pid, for a waiter's message (best effort: the lock is what matters)
-    let _ = file
-        .set_len(0)
-        .and_then(|_| file.rewind())
-        .and_then(|_| write!(file, "{}", std::process::id()));
-    Ok(DirLock { _file: file, path })
-}
-
-/// " (pid N)" when the lock file names its holder.
-fn holder(file: &mut std::fs::File) -> String {
-    let mut s = String::new();
-    let _ = file
-        .rewind()
-        .and_then(|_| file.take(32).read_to_string(&mut s));
-    match s.trim().parse::<u32>() {
-        Ok(pid) => format!(" (pid {pid})"),
-        Err(_) => String::new(),
     }
 }
 
@@ -186,17 +157,22 @@ mod tests {
     }
 
     #[test]
-    fn a_held_lock_makes_the_next_one_wait_then_give_up_naming_the_holder() {
+    fn a_held_lock_makes_the_next_one_wait_then_give_up() {
         let d = tempfile::tempdir().unwrap();
         let held = lock_dir(d.path(), Duration::from_secs(1)).unwrap();
-        // a second open file description of the same lock file conflicts, as another process's
+        // a second open file description of the same directory conflicts, as another process's
         let e = lock_dir(d.path(), Duration::from_millis(200)).unwrap_err();
         let msg = format!("{e:#}");
         assert!(
-            msg.contains(&format!("(pid {})", std::process::id())) && msg.contains("--out"),
+            msg.contains("another evalgate run") && msg.contains("--out"),
             "{msg}"
         );
         drop(held);
         lock_dir(d.path(), Duration::from_millis(200)).unwrap();
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            0,
+            "no lock file"
+        );
     }
 }

@@ -221,7 +221,8 @@ fn item6_concurrent_runs_with_one_out_never_mix_their_reports() {
     std::fs::create_dir_all(out.join(".report.json.tmp")).unwrap();
 
     // another process holds the lock: the run waits, says so, and writes nothing meanwhile
-    let lock = std::fs::File::create(out.join(".evalgate.lock")).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    let lock = std::fs::File::open(&out).unwrap();
     lock.lock().unwrap();
     let child = evalgate_command(dir, &["run", "-q", "--out", "same"])
         .stdout(std::process::Stdio::null())
