@@ -74,6 +74,8 @@ pub struct ConnectOpts<'a> {
 pub struct Session<H: ClientHandler> {
     pub service: RunningService<RoleClient, H>,
     pub child: Option<Managed>,
+    /// What a stdio server wrote to stdout besides MCP messages.
+    pub stdout: Option<std::sync::Arc<watch::StdoutWatch>>,
     pub timeout: Duration,
     pub describe: String,
 }
@@ -98,6 +100,11 @@ impl<H: ClientHandler> Session<H> {
     /// A failure message with what the stdio child said and whether it is still alive.
     pub fn explain(&self, what: String) -> anyhow::Error {
         anyhow::anyhow!("{what}{}", child_story(self.child.as_ref()))
+    }
+
+    /// Said when the stdio server wrote something other than MCP messages to stdout.
+    pub fn garbage(&self) -> Option<String> {
+        self.stdout.as_ref().and_then(|w| w.note())
     }
 
     /// The stdio child's exit, if it has exited.
@@ -215,6 +222,129 @@ pub struct InitTimeout {
     pub detail: String,
 }
 
+/// A server that answered, but not with MCP messages (a caller names it garbage, not a timeout
+/// or a crash).
+#[derive(Debug, thiserror::Error)]
+#[error("{detail}")]
+pub struct Garbage {
+    pub detail: String,
+}
+
+/// Watching a stdio server's stdout on its way to the MCP client: lines that cannot be MCP
+/// messages are counted and the first is kept, so a server that logs to stdout (or prints
+/// nothing but noise) is named as such instead of as a timeout; a line beyond [`MAX_LINE`] ends
+/// the stream instead of growing without bound.
+pub mod watch {
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::task::{Context, Poll};
+    use tokio::io::{AsyncRead, ReadBuf};
+
+    /// The longest line (one MCP message) read from a stdio server, in bytes.
+    pub const MAX_LINE: usize = 256 << 20;
+    /// How much of the first stray line is quoted.
+    const SAMPLE: usize = 120;
+
+    /// What was seen on a stdout.
+    #[derive(Debug, Default)]
+    pub struct StdoutWatch {
+        stray: AtomicU64,
+        first: Mutex<String>,
+    }
+
+    impl StdoutWatch {
+        /// "it wrote N line(s) to stdout that are not MCP messages, the first: …", once any.
+        pub fn note(&self) -> Option<String> {
+            let n = self.stray.load(Ordering::Relaxed);
+            if n == 0 {
+                return None;
+            }
+            let first = self.first.lock().unwrap_or_else(|p| p.into_inner());
+            Some(format!(
+                "it wrote {n} line(s) to stdout that are not MCP messages (stdout carries only JSON-RPC; logs belong on stderr), the first: {:?}",
+                crate::reporting::sanitize::term(&first, SAMPLE)
+            ))
+        }
+    }
+
+    /// A stdout passed through unchanged while being watched.
+    pub struct Watched<R> {
+        inner: R,
+        seen: Arc<StdoutWatch>,
+        line_start: bool,
+        line_len: usize,
+        sampling: bool,
+    }
+
+    impl<R> Watched<R> {
+        pub fn new(inner: R, seen: Arc<StdoutWatch>) -> Self {
+            Watched {
+                inner,
+                seen,
+                line_start: true,
+                line_len: 0,
+                sampling: false,
+            }
+        }
+
+        fn inspect(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+            for &b in bytes {
+                if b == b'\n' {
+                    self.line_start = true;
+                    self.line_len = 0;
+                    self.sampling = false;
+                    continue;
+                }
+                self.line_len += 1;
+                if self.line_len > MAX_LINE {
+                    return Err(std::io::Error::other(format!(
+                        "a line of more than {} MiB on stdout",
+                        MAX_LINE >> 20
+                    )));
+                }
+                if self.line_start && !b.is_ascii_whitespace() {
+                    self.line_start = false;
+                    // every JSON-RPC message (or batch) starts with { or [
+                    if b != b'{' && b != b'[' {
+                        if self.seen.stray.fetch_add(1, Ordering::Relaxed) == 0 {
+                            self.sampling = true;
+                        }
+                    }
+                }
+                if self.sampling {
+                    let mut first = self.seen.first.lock().unwrap_or_else(|p| p.into_inner());
+                    if first.len() < SAMPLE * 4 {
+                        first.push(b as char);
+                    } else {
+                        self.sampling = false;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let this = self.get_mut();
+            let before = buf.filled().len();
+            let r = Pin::new(&mut this.inner).poll_read(cx, buf);
+            if let Poll::Ready(Ok(())) = r
+                && let Err(e) = this.inspect(&buf.filled()[before..])
+            {
+                return Poll::Ready(Err(e));
+            }
+            r
+        }
+    }
+}
+
 /// Connects and initializes, within `opts.timeout`. A stdio server is started by the supervisor
 /// (own process group, stderr kept for messages, killed with evalgate); when it fails to come
 /// up, the error quotes its exit status and the tail of its stderr, and it is stopped.
@@ -245,12 +375,15 @@ pub async fn connect<H: ClientHandler>(
             let (stdin, stdout) = child
                 .take_stdio()
                 .context("the stdio pipes of a just-started server are missing")?;
+            let seen = std::sync::Arc::new(watch::StdoutWatch::default());
+            let stdout = watch::Watched::new(stdout, seen.clone());
             let outcome = tokio::time::timeout(limit, handler.serve((stdout, stdin))).await;
             let what = match outcome {
                 Ok(Ok(service)) => {
                     return Ok(Session {
                         service,
                         child: Some(child),
+                        stdout: Some(seen),
                         timeout: limit,
                         describe,
                     });
@@ -263,6 +396,16 @@ pub async fn connect<H: ClientHandler>(
                 Err(_) => {
                     let story = child_story(Some(&child));
                     child.terminate(Duration::from_secs(1)).await;
+                    if let Some(note) = seen.note() {
+                        // it answered, just not in MCP: a broken server, not a slow one
+                        return Err(Garbage {
+                            detail: format!(
+                                "no MCP answer to initialize within {} s ({describe}): {note}{story}",
+                                limit.as_secs_f64()
+                            ),
+                        }
+                        .into());
+                    }
                     return Err(InitTimeout {
                         seconds: limit.as_secs_f64(),
                         detail: format!(
@@ -275,6 +418,12 @@ pub async fn connect<H: ClientHandler>(
             };
             let story = child_story(Some(&child));
             child.terminate(Duration::from_secs(1)).await;
+            if let Some(note) = seen.note() {
+                return Err(Garbage {
+                    detail: format!("{what}: {note}{story}"),
+                }
+                .into());
+            }
             bail!("{what}{story}")
         }
         Endpoint::Http { url, headers } => {
@@ -315,6 +464,7 @@ pub async fn connect<H: ClientHandler>(
             Ok(Session {
                 service,
                 child: None,
+                stdout: None,
                 timeout: limit,
                 describe,
             })

@@ -617,7 +617,8 @@ fn wait_for_entry(dir: &std::path::Path, prefix: &str) {
 }
 
 /// Item 9, the small ones: duplicate keys are an error naming both places; a BOM is read past;
-/// a query of invisible characters is empty; a url that is not one is bad input (exit 2);
+/// a query of invisible characters is empty; a url that is not one is bad input (exit 2); a
+/// stdio server printing noise instead of MCP is named a broken answer, not a timeout;
 /// a scanner that exits while a process it started holds its stdout is answered at once, not
 /// timed out; the scratch directories (configs with API keys, definitions under scan) are gone
 /// after SIGINT and SIGTERM. (Duplicate scanner names: recorded_latencies_and_scanner_names_are_checked;
@@ -684,6 +685,28 @@ fn item9_small_ones_duplicate_keys_bom_invisible_query_bad_url_held_stdout_scrat
             "{kind}: {err}"
         );
     }
+
+    // a stdio server that prints noise instead of MCP is a broken answer, not a slow one
+    let noisy = dir.join("noisy");
+    std::fs::create_dir_all(&noisy).unwrap();
+    std::fs::write(
+        noisy.join("evalgate.toml"),
+        "[sut]\nkind = \"mcp\"\n[sut.mcp]\ncommand = [\"sh\", \"-c\", \"yes 'INFO server ready'\"]\n",
+    )
+    .unwrap();
+    let o = output_within(
+        evalgate_command(&noisy, &["retrieval", "-q", "--timeout", "2", "--out", "r"]),
+        limit,
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let failure = &read_json(&noisy.join("r/report.json"))["failure"];
+    assert_eq!(failure["kind"], "garbage", "{failure}");
+    assert!(
+        failure["detail"].as_str().unwrap().contains(
+            "to stdout that are not MCP messages (stdout carries only JSON-RPC; logs belong on stderr), the first: \"INFO server ready\""
+        ),
+        "{failure}"
+    );
 
     // a scanner whose daemon keeps its stdout open: answered when it exits
     std::fs::write(

@@ -184,7 +184,14 @@ impl McpSearch {
         let latency = start.elapsed();
         let system = self.spec.name.clone();
         let result = attempt.map_err(|e| {
-            if Self::transport_failure(&e) {
+            if Self::transport_failure(&e)
+                && let Some(note) = self.session.garbage()
+            {
+                SutError::Garbage {
+                    system: system.clone(),
+                    detail: format!("query {:?}: {e}: {note}{}", req.query_id, self.story()),
+                }
+            } else if Self::transport_failure(&e) {
                 SutError::Crashed {
                     system: system.clone(),
                     detail: format!("query {:?}: {e}{}", req.query_id, self.story()),

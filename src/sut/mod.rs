@@ -54,6 +54,12 @@ impl SutError {
                 context: format!("{e:#}{extra}"),
             };
         }
+        if e.downcast_ref::<crate::mcp::Garbage>().is_some() {
+            return SutError::Garbage {
+                system,
+                detail: format!("{e:#}{extra}"),
+            };
+        }
         // nothing listening is not a crash: nothing ran there
         if e.downcast_ref::<crate::mcp::Unreachable>().is_some() {
             return SutError::Other {
