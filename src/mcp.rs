@@ -307,10 +307,11 @@ pub mod watch {
                 if self.line_start && !b.is_ascii_whitespace() {
                     self.line_start = false;
                     // every JSON-RPC message (or batch) starts with { or [
-                    if b != b'{' && b != b'[' {
-                        if self.seen.stray.fetch_add(1, Ordering::Relaxed) == 0 {
-                            self.sampling = true;
-                        }
+                    if b != b'{'
+                        && b != b'['
+                        && self.seen.stray.fetch_add(1, Ordering::Relaxed) == 0
+                    {
+                        self.sampling = true;
                     }
                 }
                 if self.sampling {
