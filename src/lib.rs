@@ -134,10 +134,12 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     match result {
         Ok(code) => code,
         Err(e) => {
+            // errors quote dataset and SUT text: shown visible (no escape sequences)
+            use reporting::sanitize::visible_lines;
             if let Some(d) = e.downcast_ref::<dataset::DatasetErrors>() {
-                eprint!("{d}");
+                eprint!("{}", visible_lines(&d.to_string()));
             } else {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", visible_lines(&format!("{e:#}")));
             }
             2
         }

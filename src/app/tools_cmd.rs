@@ -59,7 +59,12 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
     let taken = match snapshot::take(&a.server, &ep, &prov, &taken_at, timeout).await {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: snapshot of server {:?} failed: {e:#}", a.server);
+            // the error may quote the server's own text
+            eprintln!(
+                "error: snapshot of server {:?} failed: {}",
+                a.server,
+                crate::reporting::sanitize::visible_lines(&format!("{e:#}"))
+            );
             return Ok(3);
         }
     };
