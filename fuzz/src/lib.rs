@@ -195,7 +195,7 @@ fn entity_len(b: &[u8]) -> Option<usize> {
 /// characters and entities are text; a backtick run opens a code span only when the same run
 /// length closes it on the line; table pipes count even inside code spans; `mailto:` and email
 /// autolinks need an `@` followed by a letter or digit, which the mention check catches; `GH-`
-/// and a digit is an issue reference, like `#`; a code span with nothing in it is marked).
+/// and a digit is an issue reference, like `#`).
 /// Works on bytes: every construct is ASCII.
 pub fn md_skeleton(md: &str) -> Vec<String> {
     const AUTOLINKS: [&[u8]; 4] = [b"http://", b"https://", b"www.", b"ftp://"];
@@ -235,9 +235,6 @@ pub fn md_skeleton(md: &str) -> Vec<String> {
                 }
                 match close {
                     Some(j) => {
-                        if c[i + n..j].iter().all(|&x| x == b' ') {
-                            sk.push("empty code span".into());
-                        }
                         sk.push(format!("code{n}"));
                         sk.extend(
                             c[i + n..j]
@@ -282,14 +279,15 @@ pub fn md_skeleton(md: &str) -> Vec<String> {
     sk
 }
 
-/// Markdown whose code spans are whole: every backtick run is closed on its line and no code
-/// span is empty (`` ` ` `` or two bare backticks, which pair up with the next ones on the line).
+/// Markdown whose code spans are whole: every backtick run is closed on its line, and every
+/// code span is a single-backtick one as evalgate writes them (an empty value written as two
+/// bare backticks would open a double-backtick span with the next pair on the line, or stay
+/// unclosed). A span of spaces (`` ` ` ``) is a real, visible code span and is fine.
 pub fn md_well_formed(what: &str, md: &str) {
     for (line, text) in md.split('\n').enumerate() {
-        if let Some(t) = md_skeleton(text)
-            .into_iter()
-            .find(|t| t.starts_with("unclosed backticks") || t == "empty code span")
-        {
+        if let Some(t) = md_skeleton(text).into_iter().find(|t| {
+            t.starts_with("unclosed backticks") || (t.starts_with("code") && t != "code1")
+        }) {
             panic!("{what} line {}: {t}: {text:?}", line + 1);
         }
     }
