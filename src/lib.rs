@@ -137,10 +137,15 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     match result {
         Ok(code) => code,
         Err(e) => {
+            // errors quote dataset and SUT text: shown visible (no escape sequences)
+            use reporting::sanitize::visible_lines;
             if let Some(d) = e.downcast_ref::<dataset::DatasetErrors>() {
-                eprint!("{d}");
+                eprint!("{}", visible_lines(&d.to_string()));
             } else {
-                eprintln!("error: {}", secrets::scrub(&format!("{e:#}")));
+                eprintln!(
+                    "error: {}",
+                    visible_lines(&secrets::scrub(&format!("{e:#}")))
+                );
             }
             2
         }

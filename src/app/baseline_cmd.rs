@@ -41,7 +41,8 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     };
     if let Some(f) = &report.failure {
         eprintln!(
-            "error: the system under test could not be measured, the baseline is not written: {f}"
+            "error: the system under test could not be measured, the baseline is not written: {}",
+            crate::reporting::sanitize::visible_lines(&f.to_string())
         );
         return Ok(3);
     }
@@ -53,7 +54,7 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     }
     crate::outln!("{} change(s) to {}:", changes.len(), output.display());
     for c in &changes {
-        crate::outln!("  {c}");
+        crate::outln!("  {}", crate::reporting::sanitize::visible(&c.to_string()));
     }
     if a.dry_run {
         crate::outln!("dry run: nothing written");

@@ -7,7 +7,7 @@ use crate::config::Settings;
 use crate::dataset::{DatasetPaths, Datasets, Need};
 use crate::measure::{self, Limits, Progress};
 use crate::process::Supervisor;
-use crate::reporting::{self, model::*};
+use crate::reporting::{self, model::*, sanitize};
 use crate::score;
 use crate::sut::{Detector, Retriever, SutError};
 use std::io::IsTerminal;
@@ -447,7 +447,7 @@ pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
     if !s.quiet {
         crate::out!("{}", reporting::terminal::render(&report, color(s.color)));
         for w in &report.warnings {
-            eprintln!("warning: {w}");
+            eprintln!("warning: {}", sanitize::visible_lines(w));
         }
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         eprintln!("reports: {}", names.join(", "));
@@ -584,7 +584,8 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
         ds.security.as_ref().map(|l| &l.value),
     );
     let Some(file) = args.update.as_ref().or(args.check.as_ref()) else {
-        crate::out!("{text}");
+        // (the card is Markdown made of neutralised cells; shown visible all the same)
+        crate::out!("{}", sanitize::visible_lines(&text));
         return Ok(0);
     };
     let doc = crate::files::read_to_string(file)
@@ -629,8 +630,9 @@ pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
         },
         args.profile.unwrap_or_default(),
     )?;
+    // dataset text (ids, versions, file names) reaches the terminal only through `sanitize`
     for w in crate::dataset::summarize_warnings(&ds.warnings) {
-        eprintln!("{w}");
+        eprintln!("{}", sanitize::visible_lines(&w));
     }
     eprintln!(
         "profile {}: {} warning(s)",
@@ -641,8 +643,8 @@ pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
         crate::outln!(
             "ok  {:<8} {} ({}, {} items)",
             d.kind,
-            d.source,
-            d.version.as_deref().unwrap_or("unversioned"),
+            sanitize::term(&d.source, 500),
+            sanitize::term(d.version.as_deref().unwrap_or("unversioned"), 500),
             d.items
         );
     }

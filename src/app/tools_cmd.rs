@@ -65,10 +65,13 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
     let taken = match snapshot::take(&a.server, &ep, &prov, &taken_at, timeout).await {
         Ok(t) => t,
         Err(e) => {
+            // the error may quote the server's own text, and the credentials it was given
             eprintln!(
                 "error: snapshot of server {:?} failed: {}",
                 a.server,
-                crate::secrets::scrub(&format!("{e:#}"))
+                crate::reporting::sanitize::visible_lines(&crate::secrets::scrub(&format!(
+                    "{e:#}"
+                )))
             );
             return Ok(3);
         }

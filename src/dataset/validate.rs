@@ -71,7 +71,7 @@ pub fn contains_word(text: &str, name: &str) -> bool {
 
 /// A character that shows nothing: white space, a control or an invisible format character.
 fn blank(c: char) -> bool {
-    c.is_whitespace() || c.is_control() || crate::sut::rules::is_hidden_char(c)
+    c.is_whitespace() || crate::reporting::sanitize::is_invisible(c)
 }
 
 /// How deep a tool definition's JSON may nest. A served definition travels inside an MCP

@@ -127,9 +127,10 @@ pub fn render(r: &Report) -> String {
             let scope = if d.scope.len() == 4 {
                 "all".to_string()
             } else {
+                // (categories are dataset text: a corpus may name its own)
                 d.scope
                     .iter()
-                    .map(|c| c.as_str())
+                    .map(|c| category(*c))
                     .collect::<Vec<_>>()
                     .join(", ")
             };
@@ -187,7 +188,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 o,
                 "| {} ({what}) | {n} | {} |",
-                cat.as_str(),
+                category(*cat),
                 cells.join(" | ")
             );
         }
@@ -214,7 +215,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 o,
                 "| hard negatives like {} (flag rate) | {n} | {} |",
-                cat.as_str(),
+                category(cat),
                 cells.join(" | ")
             );
         }
@@ -233,12 +234,12 @@ pub fn render(r: &Report) -> String {
             for c in &live.per_category {
                 let like = c
                     .resembles
-                    .map(|r| format!(" like {}", r.as_str()))
+                    .map(|r| format!(" like {}", category(r)))
                     .unwrap_or_default();
                 let _ = writeln!(
                     o,
                     "| {}{like} | {} | {} | {} | {} | {} | {} |",
-                    c.category.as_str(),
+                    category(c.category),
                     c.played,
                     c.reported,
                     c.blocked,
@@ -384,6 +385,16 @@ pub fn render(r: &Report) -> String {
     o
 }
 
+/// A category name for Markdown: spec-065's six as they are, an open one (a name the security
+/// corpus chose: dataset text) neutralised.
+fn category(c: crate::dataset::model::Category) -> String {
+    if c.is_known() {
+        c.as_str().to_string()
+    } else {
+        md(c.as_str(), 60)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,5 +418,43 @@ mod tests {
         assert!(!outside_code.contains("<b>"), "{md}");
         assert!(md.contains("`<img src=y>`"), "{md}");
         assert!(md.contains("evalgate &lt;img src=x&gt;"), "{md}");
+    }
+
+    /// A security corpus may name its own categories (open categories): dataset text, printed
+    /// raw in the per-category rows until fuzz/published_report found `<` there (issue 17).
+    #[test]
+    fn open_category_names_are_neutralised_in_every_renderer() {
+        let hostile = "<img src=x onerror=alert(1)> @octocat GH-45 \u{3164}\u{1b}[2J";
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap();
+        let d = &mut v["security"]["detectors"][0];
+        d["scope"][0] = hostile.into();
+        d["per_category"][0]["category"] = hostile.into();
+        d["hard_negatives_by_resemblance"][0]["category"] = hostile.into();
+        d["entries"][0]["category"] = hostile.into();
+        let live = &mut v["security"]["detectors"][1]["live"];
+        live["per_category"][0]["category"] = hostile.into();
+        live["per_category"][0]["resembles"] = hostile.into();
+        let r: Report = serde_json::from_value(v).unwrap();
+        let md = render(&r);
+        assert!(
+            md.contains("&lt;img src=x onerror=alert\\(1\\)&gt;"),
+            "{md}"
+        );
+        let html = super::super::html::render(&r).unwrap();
+        assert!(
+            html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+            "{html}"
+        );
+        let term = super::super::terminal::render(&r, false);
+        for (name, out) in [("md", &md), ("html", &html), ("terminal", &term)] {
+            // (`<img` is plain text on a terminal)
+            assert!(name == "terminal" || !out.contains("<img"), "{name}: {out}");
+            assert!(
+                !out.contains('\u{3164}') && !out.contains('\u{1b}'),
+                "{name}: {out}"
+            );
+        }
+        assert!(!md.contains("@octocat") && !md.contains("GH-45"), "{md}");
     }
 }

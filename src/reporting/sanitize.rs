@@ -2,25 +2,82 @@
 //! injections by design: it must never become live HTML, Markdown, a mention, a link, an image
 //! or a terminal escape sequence, and it must not hide behind invisible characters.
 
-use crate::sut::rules::is_hidden_char;
+use std::sync::OnceLock;
 
 /// Longest dataset string shown in a table cell, in characters.
 pub const CELL_MAX: usize = 160;
 
-/// Makes invisible and control characters visible as `⟨U+XXXX⟩`; newlines and tabs become
-/// spaces.
+/// The characters a reader cannot see (or that act on the text around them), as a regex class
+/// over Unicode properties rather than a hand list:
+/// - `Default_Ignorable_Code_Point`: zero-width characters, joiners, bidi and other format
+///   controls, variation selectors, tags, Hangul fillers, the reserved ignorable ranges;
+/// - general categories `Cc` (controls: ESC, BEL, C1), `Cf` (format: bidi marks, interlinear
+///   annotation, Egyptian and musical format controls), `Co` (private use: no standard glyph),
+///   `Cn` (unassigned: no glyph yet; a future assignment may be anything), `Zl`/`Zp` (line and
+///   paragraph separators);
+/// - `Variation_Selector` (also in the ignorables; named for clarity);
+/// - characters whose glyph is blank although they are letters or symbols: U+2800 BRAILLE
+///   PATTERN BLANK and the Hangul fillers U+115F, U+1160, U+3164, U+FFA0.
+const INVISIBLE_CLASS: &str = r"[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Variation_Selector}\x{2800}\x{115F}\x{1160}\x{3164}\x{FFA0}]";
+
+/// [`INVISIBLE_CLASS`] as sorted, disjoint inclusive ranges (from regex-syntax's Unicode tables).
+fn invisible_ranges() -> &'static [(char, char)] {
+    static R: OnceLock<Vec<(char, char)>> = OnceLock::new();
+    R.get_or_init(|| {
+        use regex_syntax::hir::{Class, HirKind};
+        let hir = regex_syntax::Parser::new()
+            .parse(INVISIBLE_CLASS)
+            .expect("the invisible-character class parses");
+        match hir.kind() {
+            HirKind::Class(Class::Unicode(class)) => class
+                .ranges()
+                .iter()
+                .map(|r| (r.start(), r.end()))
+                .collect(),
+            other => unreachable!("a Unicode class, not {other:?}"),
+        }
+    })
+}
+
+/// Whether `c` is invisible or acts on the text around it (see [`INVISIBLE_CLASS`]): such a
+/// character is shown as `⟨U+XXXX⟩`, never passed to a reader.
+pub fn is_invisible(c: char) -> bool {
+    invisible_ranges()
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// Makes invisible and control characters visible as `⟨U+XXXX⟩` ([`is_invisible`]); newlines
+/// and tabs become spaces.
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if c == '\n' || c == '\t' || c == '\r' {
             out.push(' ');
-        } else if is_hidden_char(c) || c.is_control() || ('\u{2028}'..='\u{2029}').contains(&c) {
+        } else if is_invisible(c) {
             out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// Text of several lines for a terminal or a log (an error list, say): each line [`visible`],
+/// the line breaks kept.
+pub fn visible_lines(s: &str) -> String {
+    s.split('\n')
+        .map(|l| visible(l.strip_suffix('\r').unwrap_or(l)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Cuts `s` to `max` characters, saying how much was left out.
@@ -54,7 +111,8 @@ pub fn term_ends(s: &str, max: usize) -> String {
 }
 
 /// Dataset text for a Markdown table cell on GitHub: visible, clipped, and inert (no HTML,
-/// links, autolinks, images, mentions, issue references, emphasis or table breaks).
+/// links, autolinks, images, mentions, issue references (`#45`, `GH-45`), emphasis or table
+/// breaks).
 pub fn md(s: &str, max: usize) -> String {
     inert(&clip(&visible(s), max))
 }
@@ -78,6 +136,16 @@ fn inert(text: &str) -> String {
             // a zero-width space after @ and # stops mentions and issue/PR references
             '@' => out.push_str("@&#8203;"),
             '#' => out.push_str("&#35;&#8203;"),
+            // GH-45 is an issue reference too (any case)
+            '-' if i >= 2
+                && chars[i - 2..i]
+                    .iter()
+                    .collect::<String>()
+                    .eq_ignore_ascii_case("gh")
+                && chars.get(i + 1).is_some_and(char::is_ascii_digit) =>
+            {
+                out.push_str("-&#8203;")
+            }
             ':' if chars.get(i + 1) == Some(&'/') => out.push_str(":&#8203;"),
             '.' if i >= 3
                 && chars[i - 3..i]
@@ -264,6 +332,102 @@ mod tests {
         ] {
             assert_eq!(repo_path(bad), None, "{bad:?}");
         }
+    }
+
+    /// Issue 17 item 8: invisible characters that passed the old hand list.
+    const ITEM8_INVISIBLES: [char; 12] = [
+        '\u{3164}',  // HANGUL FILLER (Lo, blank glyph)
+        '\u{FE0F}',  // VARIATION SELECTOR-16
+        '\u{E0100}', // VARIATION SELECTOR-17
+        '\u{206A}',  // INHIBIT SYMMETRIC SWAPPING (Cf)
+        '\u{FFF9}',  // INTERLINEAR ANNOTATION ANCHOR (Cf, not ignorable)
+        '\u{2065}',  // unassigned, default ignorable
+        '\u{034F}',  // COMBINING GRAPHEME JOINER
+        '\u{115F}',  // HANGUL CHOSEONG FILLER
+        '\u{17B4}',  // KHMER VOWEL INHERENT AQ
+        '\u{180B}',  // MONGOLIAN FREE VARIATION SELECTOR ONE
+        '\u{1D173}', // MUSICAL SYMBOL BEGIN BEAM (Cf)
+        '\u{2800}',  // BRAILLE PATTERN BLANK (So, blank glyph)
+    ];
+
+    #[test]
+    fn invisible_characters_from_unicode_properties_are_shown_everywhere() {
+        for c in ITEM8_INVISIBLES {
+            let shown = format!("⟨U+{:04X}⟩", c as u32);
+            let text = format!("a{c}b");
+            assert!(is_invisible(c), "U+{:04X}", c as u32);
+            assert_eq!(visible(&text), format!("a{shown}b"));
+            for out in [
+                md(&text, 100),
+                md_code(&text, 100),
+                term(&text, 100),
+                md_ends(&text, 100),
+            ] {
+                assert!(!out.contains(c), "raw U+{:04X} in {out:?}", c as u32);
+                assert!(out.contains(&shown), "{out:?}");
+            }
+        }
+        // one of each property family
+        for c in [
+            '\u{0}',
+            '\u{7F}',
+            '\u{9B}',
+            '\u{AD}',
+            '\u{200D}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{E000}',
+            '\u{F0000}',
+            '\u{10FFFD}',
+            '\u{E0001}',
+            '\u{E01EF}',
+            '\u{FFA0}',
+            '\u{1160}',
+            '\u{13430}',
+            '\u{FFFB}',
+            '\u{0378}',
+            '\u{FFFE}',
+        ] {
+            assert!(is_invisible(c), "U+{:04X}", c as u32);
+        }
+        // visible text stays as it is
+        let plain = "Grüße, 天気, погода, مرحبا, שלום, ❤ 🦀 ½ – — “q” x\u{00A0}y";
+        assert_eq!(visible(plain), plain);
+        assert!(plain.chars().all(|c| !is_invisible(c)));
+        assert!(!is_invisible(' ') && !is_invisible('\u{3000}') && !is_invisible('\u{2801}'));
+    }
+
+    #[test]
+    fn terminal_escape_sequences_are_shown_not_sent() {
+        let hostile = "v1\u{1b}]0;title\u{7}\u{1b}[2J\u{1b}]8;;http://x\u{1b}\\link\u{1b}]8;;\u{1b}\\\u{9b}31m";
+        let t = term(hostile, 500);
+        assert!(!t.chars().any(|c| c.is_control()), "{t:?}");
+        assert_eq!(
+            t,
+            "v1⟨U+001B⟩]0;title⟨U+0007⟩⟨U+001B⟩[2J⟨U+001B⟩]8;;http://x⟨U+001B⟩\\link⟨U+001B⟩]8;;⟨U+001B⟩\\⟨U+009B⟩31m"
+        );
+        // an error list keeps its lines, each made visible
+        assert_eq!(
+            visible_lines("2 errors:\r\n  a\u{1b}[2J\n  b\u{3164}"),
+            "2 errors:\n  a⟨U+001B⟩[2J\n  b⟨U+3164⟩"
+        );
+    }
+
+    #[test]
+    fn gh_issue_references_are_inert_like_hash_references() {
+        for (text, live) in [
+            ("see GH-45 now", "GH-45"),
+            ("gh-7", "gh-7"),
+            ("(Gh-123)", "Gh-123"),
+            ("org/repo#45", "#45"),
+        ] {
+            let m = md(text, 100);
+            assert!(!m.contains(live), "{live:?} survived in {m:?}");
+        }
+        assert_eq!(md("GH-45", 100), "GH-&#8203;45");
+        // only a digit after the dash makes a reference
+        assert_eq!(md("gh-pages", 100), "gh-pages");
+        assert_eq!(md("GH-", 100), "GH-");
     }
 
     // three findings of the fuzzers (fuzz/, scripts/fuzz.sh), kept as regressions

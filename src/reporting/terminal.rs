@@ -158,10 +158,10 @@ pub fn render(r: &Report, color: bool) -> String {
             for c in &live.per_category {
                 let like = c
                     .resembles
-                    .map(|r| format!(" like {}", r.as_str()))
+                    .map(|r| format!(" like {}", term(r.as_str(), 60)))
                     .unwrap_or_default();
                 t.add_row(vec![
-                    Cell::new(format!("{}{like}", c.category.as_str())),
+                    Cell::new(format!("{}{like}", term(c.category.as_str(), 60))),
                     Cell::new(c.played),
                     Cell::new(c.reported),
                     Cell::new(c.blocked),
