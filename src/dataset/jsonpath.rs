@@ -249,7 +249,8 @@ impl Scanner<'_> {
 pub struct DuplicateKey {
     /// The second occurrence's path.
     pub path: JsonPath,
-    /// Line and column of the first and the second occurrence of the key.
+    /// Line and column of the first occurrence of the key, and of the second one's value
+    /// (where the path points).
     pub first: (usize, usize),
     pub second: (usize, usize),
 }
@@ -303,10 +304,22 @@ pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
                         *seg = Seg::Key(key.to_string());
                     }
                     if let Some(first) = keys.get(&key) {
+                        // the second value's start: past the colon and white space
+                        let (mut l, mut c) = (line, col);
+                        for &d in &b[i..] {
+                            match d {
+                                b'\n' => {
+                                    l += 1;
+                                    c = 1;
+                                }
+                                b':' | b' ' | b'\t' | b'\r' => c += 1,
+                                _ => break,
+                            }
+                        }
                         return Some(DuplicateKey {
                             path: JsonPath(path),
                             first: *first,
-                            second: (start_line, start_col),
+                            second: (l, c),
                         });
                     }
                     keys.insert(key, (start_line, start_col));
@@ -359,7 +372,7 @@ mod tests {
         let t = "{\"a\": [1, {\"x\": 1, \"y\": {\"x\": 2}},\n {\"b\": 1, \"\\u0062\": 2}]}";
         let d = duplicate_key(t).unwrap();
         assert_eq!(d.path.to_string(), "$.a[2].b");
-        assert_eq!((d.first, d.second), ((2, 3), (2, 11)));
+        assert_eq!((d.first, d.second), ((2, 3), (2, 21)));
         assert_eq!(
             duplicate_key("{\"a\": {\"a\": {\"a\": \"a,a\"}}, \"b\": [\"b\", \"b\"]}"),
             None
