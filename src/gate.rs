@@ -240,6 +240,30 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
             },
         });
     }
+    // measured parts with no gated check: with a baseline, a pass does not cover them
+    let mut subjects: Vec<String> = Vec::new();
+    if report.retrieval.is_some() {
+        subjects.push("retrieval".into());
+    }
+    if let Some(s) = &report.security {
+        subjects.extend(
+            s.detectors
+                .iter()
+                .map(|d| format!("detector:{}", d.detector)),
+        );
+    }
+    let ungated: Vec<String> = if baseline.is_some() {
+        subjects
+            .into_iter()
+            .filter(|s| {
+                !checks
+                    .iter()
+                    .any(|c| &c.subject == s && c.kind != CheckKind::Info)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let worst_queries = worst_queries(report, b);
     let failures: Vec<String> = checks
         .iter()
@@ -263,9 +287,18 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
             .iter()
             .filter(|c| c.status == CheckStatus::Pass)
             .count();
+        let not_covered = if ungated.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; not gated: {} (the baseline has no gated value for {}; `evalgate baseline update` writes one)",
+                ungated.join(", "),
+                if ungated.len() == 1 { "it" } else { "them" }
+            )
+        };
         (
             Verdict::Pass,
-            format!("gate passed: {gated} gated check(s) held"),
+            format!("gate passed: {gated} gated check(s) held{not_covered}"),
         )
     };
     GateReport {
@@ -273,6 +306,7 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
         baseline: baseline.map(|(n, _)| n.to_string()),
         summary,
         checks,
+        ungated,
         worst_queries,
     }
 }

@@ -305,6 +305,7 @@ pub async fn evaluate_with(
             baseline: None,
             summary: String::new(),
             checks: vec![],
+            ungated: vec![],
             worst_queries: vec![],
         },
         failure: None,

@@ -109,10 +109,14 @@ pub fn exit_code(r: &Report, fail_on: FailOn) -> i32 {
     }
 }
 
-/// The check-run conclusion for an exit code (they always agree).
+/// The check-run conclusion for an exit code (they always agree). Success only when the gate
+/// held and covered everything measured: a run with nothing gated (no baseline for these
+/// datasets) or with a part the baseline does not gate (a new detector) is neutral, so the
+/// gate switching off is never a silent green check.
 pub fn conclusion(r: &Report, code: i32) -> CheckRunConclusion {
     match (code, r.gate.verdict) {
-        (0, Verdict::Fail) => CheckRunConclusion::Neutral,
+        (0, Verdict::Fail | Verdict::NoBaseline) => CheckRunConclusion::Neutral,
+        (0, Verdict::Pass) if !r.gate.ungated.is_empty() => CheckRunConclusion::Neutral,
         (0, _) => CheckRunConclusion::Success,
         _ => CheckRunConclusion::Failure,
     }

@@ -352,6 +352,11 @@ pub struct GateReport {
     /// One line saying what happened.
     pub summary: String,
     pub checks: Vec<Check>,
+    /// What was measured but has no gated check (`retrieval`, `detector:NAME`): with a
+    /// baseline in use, a measured part it does not cover (a new or renamed detector, a section
+    /// the baseline lacks). A pass with such a part is a neutral check run, not a success.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ungated: Vec<String>,
     /// Queries whose per-query score dropped the most against the baseline (or, with no
     /// per-query baseline, scored lowest).
     pub worst_queries: Vec<QueryDelta>,

@@ -1,0 +1,120 @@
+//! The pull-request surface (issue 18): what a workflow author and a reviewer see must never
+//! be a green check while the gate is off.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `evalgate` as under `act` on a pull request's head commit, with none of the caller's GitHub
+/// or evalgate settings; the check run is written to `<out>/github-check-run.json`.
+fn under_act(cwd: &Path, args: &[&str]) -> Output {
+    let mut c = Command::new(evalgate_bin());
+    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("GITHUB_") || k.starts_with("EVALGATE_") || k == "ACT" || k == "CI" {
+            c.env_remove(k);
+        }
+    }
+    c.env("ACT", "true")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "octo/repo")
+        .env("GITHUB_SHA", "2222222222222222222222222222222222222222")
+        .env("GITHUB_API_URL", "http://127.0.0.1:1")
+        .env("GITHUB_TOKEN", "ghp_unused_under_act")
+        .env("GITHUB_STEP_SUMMARY", cwd.join("summary.md"));
+    c.output().expect("evalgate runs")
+}
+
+/// The check run's conclusion and title from an act dry run's payload.
+fn check_run(out: &Path) -> (String, String) {
+    let c: Value = read_json(&out.join("github-check-run.json"));
+    (
+        c["complete"]["conclusion"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        c["complete"]["output"]["title"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
+/// A scanner that flags nothing: a detector the baseline has never seen.
+const NEW_DETECTOR: &str = "[[scanner]]\nname = \"newscan\"\ncommand = [\"sh\", \"-c\", \"echo []\", \"x\", \"{file}\"]\nfilter = \".[]\"\n";
+
+/// Issue 18, item 2: the gate switching off is a neutral check with the reason in its title,
+/// never a silent success: a run on datasets no baseline is for (a dataset bump), and a pass
+/// that leaves a measured detector ungated. The same run fully gated is a success.
+#[test]
+fn a_gate_that_is_off_or_incomplete_is_a_neutral_check_never_a_silent_success() {
+    let d = tempdir();
+    let dir = d.path();
+    let v0 = root().join("datasets/v0");
+    let v0 = v0.to_str().unwrap();
+    let baseline = baseline_copy(dir);
+    let baseline = baseline.to_str().unwrap();
+
+    // fully gated: the starter datasets against their own baseline
+    let o = under_act(
+        dir,
+        &[
+            "run",
+            "-q",
+            "--datasets",
+            v0,
+            "--baseline",
+            baseline,
+            "--out",
+            "gated",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let (conclusion, _) = check_run(&dir.join("gated"));
+    assert_eq!(conclusion, "success");
+    assert!(read_json(&dir.join("gated/report.json"))["gate"]["ungated"].is_null());
+
+    // a dataset bump: the shipped v1 baseline is for other datasets, so nothing is gated
+    let o = under_act(dir, &["run", "-q", "--datasets", v0, "--out", "bump"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let (conclusion, title) = check_run(&dir.join("bump"));
+    assert_eq!(conclusion, "neutral", "{title}");
+    assert!(title.contains("no baseline"), "{title}");
+
+    // a new detector next to a baseline that does not know it
+    std::fs::write(dir.join("evalgate.toml"), NEW_DETECTOR).unwrap();
+    let o = under_act(
+        dir,
+        &[
+            "run",
+            "-q",
+            "--datasets",
+            v0,
+            "--baseline",
+            baseline,
+            "--detectors",
+            "rules,drift,scanner",
+            "--out",
+            "newdet",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let report = read_json(&dir.join("newdet/report.json"));
+    assert_eq!(report["gate"]["verdict"], "pass");
+    assert_eq!(
+        report["gate"]["ungated"],
+        serde_json::json!(["detector:newscan"])
+    );
+    let summary = report["gate"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("not gated: detector:newscan")
+            && summary.contains("evalgate baseline update"),
+        "{summary}"
+    );
+    let (conclusion, title) = check_run(&dir.join("newdet"));
+    assert_eq!(conclusion, "neutral", "{title}");
+    let md = std::fs::read_to_string(dir.join("newdet/report.md")).unwrap();
+    assert!(md.contains("not gated: detector:newscan"), "{md}");
+}
