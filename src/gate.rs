@@ -282,6 +282,14 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
         )
     } else if baseline.is_none() {
         (Verdict::NoBaseline, "no baseline: numbers are reported, nothing is gated (create one with `evalgate baseline update`)".to_string())
+    } else if !checks.iter().any(|c| c.kind != CheckKind::Info) {
+        (
+            Verdict::NoBaseline,
+            format!(
+                "no baseline for what was measured ({}): numbers are reported, nothing is gated (`evalgate baseline update` writes one)",
+                ungated.join(", ")
+            ),
+        )
     } else {
         let gated = checks
             .iter()
@@ -291,7 +299,7 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
             String::new()
         } else {
             format!(
-                "; not gated: {} (the baseline has no gated value for {}; `evalgate baseline update` writes one)",
+                "; not gated: {} (the baseline in use does not gate {}; `evalgate baseline update` writes one)",
                 ungated.join(", "),
                 if ungated.len() == 1 { "it" } else { "them" }
             )

@@ -118,3 +118,74 @@ fn a_gate_that_is_off_or_incomplete_is_a_neutral_check_never_a_silent_success() 
     let md = std::fs::read_to_string(dir.join("newdet/report.md")).unwrap();
     assert!(md.contains("not gated: detector:newscan"), "{md}");
 }
+
+/// Issue 18, item 2: a baseline found by default gates retrieval only for the system it was
+/// measured on. A run of another system (here a recorded run of "other-proxy") against the
+/// embedded baseline is reported, not gated, says why and is a neutral check; the same
+/// recording of the embedded system, or the baseline given explicitly, is gated.
+#[test]
+fn a_default_baseline_of_another_system_does_not_gate_retrieval() {
+    let d = tempdir();
+    let dir = d.path();
+    // the embedded datasets and system: gated against the embedded baseline
+    let o = under_act(dir, &["retrieval", "-q", "--out", "own"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let own = read_json(&dir.join("own/report.json"));
+    assert_eq!(own["gate"]["verdict"], "pass");
+    assert_eq!(check_run(&dir.join("own")).0, "success");
+
+    let mut other = own.clone();
+    other["retrieval"]["observations"]["system"] = "other-proxy".into();
+    let p = write_json(dir, "other.json", &other);
+    let recorded = [
+        "retrieval",
+        "-q",
+        "--retriever",
+        "recorded",
+        "--recorded",
+        p.to_str().unwrap(),
+    ];
+
+    let o = under_act(dir, &[&recorded[..], &["--out", "other"]].concat());
+    let err = stderr(&o);
+    assert_eq!(code(&o), 0, "{err}");
+    let r = read_json(&dir.join("other/report.json"));
+    assert_eq!(r["gate"]["verdict"], "no_baseline", "{}", r["gate"]);
+    assert!(
+        r["gate"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("nothing is gated"),
+        "{}",
+        r["gate"]
+    );
+    let warned = r["warnings"].as_array().unwrap().iter().any(|w| {
+        let w = w.as_str().unwrap();
+        w.contains("was measured on \"embedded\", this run measures \"other-proxy\"")
+            && w.contains("evalgate baseline update")
+    });
+    assert!(warned, "{}", r["warnings"]);
+    let (conclusion, title) = check_run(&dir.join("other"));
+    assert_eq!(conclusion, "neutral", "{title}");
+
+    // given explicitly, the same baseline gates it (comparing two systems on purpose)
+    let embedded = dir.join("embedded-baseline.json");
+    std::fs::copy(root().join("baselines/default.json"), &embedded).unwrap();
+    let o = under_act(
+        dir,
+        &[
+            &recorded[..],
+            &[
+                "--baseline",
+                embedded.to_str().unwrap(),
+                "--out",
+                "explicit",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = read_json(&dir.join("explicit/report.json"));
+    assert_eq!(r["gate"]["verdict"], "pass", "{}", r["gate"]);
+    assert_eq!(check_run(&dir.join("explicit")).0, "success");
+}

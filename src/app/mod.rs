@@ -66,6 +66,32 @@ fn paths(d: &DatasetArgs) -> DatasetPaths {
 pub struct ChosenBaseline {
     pub name: String,
     pub baseline: Baseline,
+    /// Given with `--baseline` (or `[run] baseline`), not found by default.
+    pub explicit: bool,
+}
+
+impl ChosenBaseline {
+    /// The baseline the gate may use for a run of `system`: a baseline found by default
+    /// (`baselines/default.json`, the embedded one) gates retrieval only when it was measured on
+    /// the same system, so a proxy's first run is not gated against another system's numbers.
+    /// A baseline given explicitly is used as it is (comparing two systems on purpose).
+    fn for_system(&self, system: Option<&str>, warnings: &mut Vec<String>) -> Baseline {
+        let mut b = self.baseline.clone();
+        let (Some(system), Some(rb)) = (system, b.retrieval.as_ref()) else {
+            return b;
+        };
+        let system = system.strip_prefix("recorded:").unwrap_or(system);
+        if !self.explicit && rb.retriever != system {
+            warnings.push(format!(
+                "the baseline {} was measured on {:?}, this run measures {system:?}: retrieval is reported, not gated; `evalgate baseline update` writes this system's own baseline to {}",
+                self.name,
+                rb.retriever,
+                baseline::DEFAULT_PATH
+            ));
+            b.retrieval = None;
+        }
+        b
+    }
 }
 
 /// Picks the baseline: an explicit file (errors are fatal), else `baselines/default.json` in the
@@ -122,7 +148,11 @@ pub fn choose_baseline(
         warnings.push(format!("{msg}; running without a baseline"));
         return Ok(None);
     }
-    Ok(Some(ChosenBaseline { name, baseline: b }))
+    Ok(Some(ChosenBaseline {
+        name,
+        baseline: b,
+        explicit,
+    }))
 }
 
 fn dataset_pins(ds: &Datasets) -> Vec<(&'static str, Option<String>, String)> {
@@ -323,11 +353,14 @@ pub async fn evaluate_with(
     }
     let failed = failure.is_some();
     report.failure = failure;
-    report.gate = crate::gate::evaluate(
-        &report,
-        baseline.map(|b| (b.name.as_str(), &b.baseline)),
-        failed,
-    );
+    let system = report.retrieval.as_ref().map(|r| r.retriever.clone());
+    let usable = baseline.map(|b| {
+        (
+            b.name.as_str(),
+            b.for_system(system.as_deref(), &mut report.warnings),
+        )
+    });
+    report.gate = crate::gate::evaluate(&report, usable.as_ref().map(|(n, b)| (*n, b)), failed);
     report
 }
 
