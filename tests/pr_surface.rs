@@ -189,3 +189,96 @@ fn a_default_baseline_of_another_system_does_not_gate_retrieval() {
     assert_eq!(r["gate"]["verdict"], "pass", "{}", r["gate"]);
     assert_eq!(check_run(&dir.join("explicit")).0, "success");
 }
+
+/// Issue 18, items 4 and 6: options that say "don't" are obeyed in every mode. Under act the
+/// dry run writes only what would be posted (`--comment off` or a passing `on-failure`: no
+/// comment file; `--check-run false`: no check-run file); `publish --publish never` posts and
+/// writes nothing and still exits with the verdict's code.
+#[test]
+fn comment_off_check_run_false_and_publish_never_are_obeyed() {
+    let d = tempdir();
+    let dir = d.path();
+    let v0 = root().join("datasets/v0");
+    let v0 = v0.to_str().unwrap();
+    let baseline = baseline_copy(dir);
+    let baseline = baseline.to_str().unwrap();
+    let base = ["run", "-q", "--datasets", v0, "--baseline", baseline];
+
+    let o = under_act(
+        dir,
+        &[&base[..], &["--out", "all", "--comment", "always"]].concat(),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    for f in [
+        "github-comment.md",
+        "github-summary.md",
+        "github-check-run.json",
+    ] {
+        assert!(dir.join("all").join(f).is_file(), "{f}");
+    }
+
+    for (out, extra, absent) in [
+        ("off", vec!["--comment", "off"], vec!["github-comment.md"]),
+        (
+            "onfail",
+            vec!["--comment", "on-failure"],
+            vec!["github-comment.md"],
+        ),
+        (
+            "nocheck",
+            vec!["--check-run", "false"],
+            vec!["github-check-run.json"],
+        ),
+    ] {
+        let o = under_act(dir, &[&base[..], &["--out", out], &extra[..]].concat());
+        assert_eq!(code(&o), 0, "{out}: {}", stderr(&o));
+        for f in absent {
+            assert!(!dir.join(out).join(f).exists(), "{out}: {f} was written");
+        }
+        assert!(dir.join(out).join("github-summary.md").is_file(), "{out}");
+    }
+
+    // publish --publish never: nothing posted or written, the verdict's exit code
+    let o = under_act(
+        dir,
+        &[
+            "run",
+            "-q",
+            "--datasets",
+            v0,
+            "--baseline",
+            baseline,
+            "--publish",
+            "never",
+            "--out",
+            "quiet",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!dir.join("quiet/github-comment.md").exists());
+    let o = under_act(
+        dir,
+        &[
+            "publish",
+            "--report-dir",
+            "quiet",
+            "--publish",
+            "never",
+            "--comment",
+            "always",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--publish never: nothing is posted or written"),
+        "{}",
+        stderr(&o)
+    );
+    for f in [
+        "github-comment.md",
+        "github-summary.md",
+        "github-check-run.json",
+    ] {
+        assert!(!dir.join("quiet").join(f).exists(), "{f} was written");
+    }
+}

@@ -593,6 +593,10 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
         }),
         _ => None,
     };
+    if a.publish.publish == crate::cli::PublishWhen::Never {
+        eprintln!("github: --publish never: nothing is posted or written");
+        return Ok(crate::github::exit_code(&report, a.publish.fail_on));
+    }
     let opts = publish_options(&a.publish, &env, pr, timeout);
     let out = crate::github::publish(&report, &a.report_dir, &env, &opts).await;
     for n in out.notes {

@@ -186,9 +186,15 @@ fn failures(r: &Report) -> Vec<Failure> {
     v
 }
 
-/// True when something worth a comment happened: the gate failed or a metric moved.
+/// True when something worth a comment happened: the gate failed, a metric moved, or the gate
+/// is off or incomplete.
 fn changed(r: &Report) -> bool {
-    matches!(r.gate.verdict, Verdict::Fail | Verdict::Error)
+    // a gate that is off or covers only part of the run is news for the reviewer too (the
+    // check run is neutral): the comment says what is not gated and how to gate it
+    matches!(
+        r.gate.verdict,
+        Verdict::Fail | Verdict::Error | Verdict::NoBaseline
+    ) || !r.gate.ungated.is_empty()
         || r.gate
             .checks
             .iter()
@@ -465,25 +471,42 @@ pub async fn publish(
     };
 
     if env.act && !opts.act_post {
-        // a local run under act: never post (act may have filled in a real token)
+        // a local run under act: never post (act may have filled in a real token); write what
+        // would be posted, as the options say (no earlier comment exists in a dry run)
+        let comment_wanted = match opts.comment {
+            CommentMode::Always => true,
+            CommentMode::OnChange => changed(report),
+            CommentMode::OnFailure => matches!(report.gate.verdict, Verdict::Fail | Verdict::Error),
+            CommentMode::Off => false,
+        };
         let files = [
-            ("github-comment.md", comment_body.clone()),
-            ("github-summary.md", body::fit_summary(&md, &link)),
+            (
+                "github-comment.md",
+                comment_wanted.then(|| comment_body.clone()),
+            ),
+            ("github-summary.md", Some(body::fit_summary(&md, &link))),
             (
                 "github-check-run.json",
+                opts.check_run.then(|| {
                 serde_json::to_string_pretty(&json!({
                     "create": {"name": check_name, "head_sha": head_sha, "status": "in_progress"},
                     "complete": {"status": "completed", "conclusion": concl, "output": output(vec![])},
                     "annotation_batches": annotations.chunks(50).map(|b| output(b.iter().map(clone_annotation).collect())).collect::<Vec<_>>(),
                 }))
-                .unwrap_or_default(),
+                .unwrap_or_default()
+                }),
             ),
         ];
         for (name, body) in files {
             let p = report_dir.join(name);
-            match std::fs::write(&p, body) {
+            let Some(body) = body else {
+                // not wanted this time: no stale file from an earlier dry run either
+                let _ = std::fs::remove_file(&p);
+                continue;
+            };
+            match crate::files::write_atomic(&p, body.as_bytes()) {
                 Ok(()) => out.dry_run_files.push(p),
-                Err(e) => out.notes.push(format!("cannot write {}: {e}", p.display())),
+                Err(e) => out.notes.push(format!("{e:#}")),
             }
         }
         out.notes.push(format!(
