@@ -337,7 +337,13 @@ items!(SecurityCorpus, super::model::Entry, entries);
 /// text into its types, with no intermediate JSON tree; only a file that fails to decode takes
 /// the item-by-item path of [`decode`], which finds every bad item and where it is.
 fn load<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<T>> {
-    if let Some(d) = super::jsonpath::duplicate_key(text) {
+    let fast = serde_json::from_str::<T>(text);
+    // keys are compared in well-formed JSON only (a syntax error is reported on its own)
+    let well_formed = fast.is_ok() || serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+    if let Some(d) = well_formed
+        .then(|| super::jsonpath::duplicate_key(text))
+        .flatten()
+    {
         let key = match d.path.0.last() {
             Some(super::jsonpath::Seg::Key(k)) => k.clone(),
             _ => String::new(),
@@ -355,7 +361,7 @@ fn load<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Optio
             ),
         });
     }
-    if let Ok(value) = serde_json::from_str::<T>(text) {
+    if let Ok(value) = fast {
         let n = value.item_count();
         return Some(Loaded {
             value,
