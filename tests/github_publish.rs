@@ -25,17 +25,7 @@ struct Runner {
 impl Runner {
     fn new() -> Runner {
         let dir = tempdir();
-        let event = json!({
-            "action": "synchronize",
-            "number": PR,
-            "pull_request": {
-                "number": PR,
-                "head": {"ref": "feature", "sha": HEAD, "repo": {"full_name": REPO}},
-                "base": {"ref": "main", "sha": "3333333333333333333333333333333333333333", "repo": {"full_name": REPO}}
-            },
-            "repository": {"full_name": REPO}
-        });
-        let event = write_json(dir.path(), "event.json", &event);
+        let event = pull_request_event(dir.path(), PR, HEAD, REPO);
         Runner { dir, event }
     }
     fn path(&self) -> &Path {

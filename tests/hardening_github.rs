@@ -12,7 +12,7 @@ use fake_github::{FakeGitHub, FakeOptions};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 const REPO: &str = "acme/widgets";
@@ -107,13 +107,7 @@ fn assert_markdown(what: &str, s: &str) {
 /// `evalgate` with none of the caller's GitHub or evalgate settings (a test run inside Actions
 /// must not write to the real runner's files), plus `env`.
 fn evalgate_clean(cwd: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
-    let mut c = Command::new(evalgate_bin());
-    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
-    for (k, _) in std::env::vars() {
-        if k.starts_with("GITHUB_") || k.starts_with("EVALGATE_") || k == "ACT" || k == "CI" {
-            c.env_remove(k);
-        }
-    }
+    let mut c = clean_command(cwd, args);
     c.env("EVALGATE_DATASETS", root().join("datasets/v0"));
     for (k, v) in env {
         c.env(k, v);
@@ -124,17 +118,7 @@ fn evalgate_clean(cwd: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
 /// The runner's environment for a pull_request event on `api` (the event file is written in
 /// `dir`).
 fn actions_env(dir: &Path, api: &str) -> Vec<(&'static str, String)> {
-    let event = json!({
-        "action": "synchronize",
-        "number": PR,
-        "pull_request": {
-            "number": PR,
-            "head": {"ref": "feature", "sha": HEAD, "repo": {"full_name": REPO}},
-            "base": {"ref": "main", "sha": "3333333333333333333333333333333333333333", "repo": {"full_name": REPO}}
-        },
-        "repository": {"full_name": REPO}
-    });
-    let event = write_json(dir, "event.json", &event);
+    let event = pull_request_event(dir, PR, HEAD, REPO);
     vec![
         ("GITHUB_ACTIONS", "true".into()),
         ("GITHUB_API_URL", api.into()),

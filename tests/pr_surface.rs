@@ -5,18 +5,12 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// `evalgate` as under `act` on a pull request's head commit, with none of the caller's GitHub
 /// or evalgate settings; the check run is written to `<out>/github-check-run.json`.
 fn under_act(cwd: &Path, args: &[&str]) -> Output {
-    let mut c = Command::new(evalgate_bin());
-    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
-    for (k, _) in std::env::vars() {
-        if k.starts_with("GITHUB_") || k.starts_with("EVALGATE_") || k == "ACT" || k == "CI" {
-            c.env_remove(k);
-        }
-    }
+    let mut c = clean_command(cwd, args);
     c.env("ACT", "true")
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_REPOSITORY", "octo/repo")
@@ -25,6 +19,24 @@ fn under_act(cwd: &Path, args: &[&str]) -> Output {
         .env("GITHUB_TOKEN", "ghp_unused_under_act")
         .env("GITHUB_STEP_SUMMARY", cwd.join("summary.md"));
     c.output().expect("evalgate runs")
+}
+
+/// [`under_act`] for `run -q` on the starter datasets against their own baseline (a copy in
+/// `cwd`), writing into `out`, with `extra` arguments.
+fn gated_run(cwd: &Path, out: &str, extra: &[&str]) -> Output {
+    let v0 = root().join("datasets/v0");
+    let baseline = baseline_copy(cwd);
+    let base = [
+        "run",
+        "-q",
+        "--datasets",
+        v0.to_str().unwrap(),
+        "--baseline",
+        baseline.to_str().unwrap(),
+        "--out",
+        out,
+    ];
+    under_act(cwd, &[&base[..], extra].concat())
 }
 
 /// The check run's conclusion and title from an act dry run's payload.
@@ -52,32 +64,26 @@ const NEW_DETECTOR: &str = "[[scanner]]\nname = \"newscan\"\ncommand = [\"sh\", 
 fn a_gate_that_is_off_or_incomplete_is_a_neutral_check_never_a_silent_success() {
     let d = tempdir();
     let dir = d.path();
-    let v0 = root().join("datasets/v0");
-    let v0 = v0.to_str().unwrap();
-    let baseline = baseline_copy(dir);
-    let baseline = baseline.to_str().unwrap();
-
     // fully gated: the starter datasets against their own baseline
-    let o = under_act(
-        dir,
-        &[
-            "run",
-            "-q",
-            "--datasets",
-            v0,
-            "--baseline",
-            baseline,
-            "--out",
-            "gated",
-        ],
-    );
+    let o = gated_run(dir, "gated", &[]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let (conclusion, _) = check_run(&dir.join("gated"));
     assert_eq!(conclusion, "success");
     assert!(read_json(&dir.join("gated/report.json"))["gate"]["ungated"].is_null());
 
     // a dataset bump: the shipped v1 baseline is for other datasets, so nothing is gated
-    let o = under_act(dir, &["run", "-q", "--datasets", v0, "--out", "bump"]);
+    let v0 = root().join("datasets/v0");
+    let o = under_act(
+        dir,
+        &[
+            "run",
+            "-q",
+            "--datasets",
+            v0.to_str().unwrap(),
+            "--out",
+            "bump",
+        ],
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let (conclusion, title) = check_run(&dir.join("bump"));
     assert_eq!(conclusion, "neutral", "{title}");
@@ -85,21 +91,7 @@ fn a_gate_that_is_off_or_incomplete_is_a_neutral_check_never_a_silent_success() 
 
     // a new detector next to a baseline that does not know it
     std::fs::write(dir.join("evalgate.toml"), NEW_DETECTOR).unwrap();
-    let o = under_act(
-        dir,
-        &[
-            "run",
-            "-q",
-            "--datasets",
-            v0,
-            "--baseline",
-            baseline,
-            "--detectors",
-            "rules,drift,scanner",
-            "--out",
-            "newdet",
-        ],
-    );
+    let o = gated_run(dir, "newdet", &["--detectors", "rules,drift,scanner"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let report = read_json(&dir.join("newdet/report.json"));
     assert_eq!(report["gate"]["verdict"], "pass");
@@ -198,16 +190,7 @@ fn a_default_baseline_of_another_system_does_not_gate_retrieval() {
 fn comment_off_check_run_false_and_publish_never_are_obeyed() {
     let d = tempdir();
     let dir = d.path();
-    let v0 = root().join("datasets/v0");
-    let v0 = v0.to_str().unwrap();
-    let baseline = baseline_copy(dir);
-    let baseline = baseline.to_str().unwrap();
-    let base = ["run", "-q", "--datasets", v0, "--baseline", baseline];
-
-    let o = under_act(
-        dir,
-        &[&base[..], &["--out", "all", "--comment", "always"]].concat(),
-    );
+    let o = gated_run(dir, "all", &["--comment", "always"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     for f in [
         "github-comment.md",
@@ -230,7 +213,7 @@ fn comment_off_check_run_false_and_publish_never_are_obeyed() {
             vec!["github-check-run.json"],
         ),
     ] {
-        let o = under_act(dir, &[&base[..], &["--out", out], &extra[..]].concat());
+        let o = gated_run(dir, out, &extra);
         assert_eq!(code(&o), 0, "{out}: {}", stderr(&o));
         for f in absent {
             assert!(!dir.join(out).join(f).exists(), "{out}: {f} was written");
@@ -239,21 +222,7 @@ fn comment_off_check_run_false_and_publish_never_are_obeyed() {
     }
 
     // publish --publish never: nothing posted or written, the verdict's exit code
-    let o = under_act(
-        dir,
-        &[
-            "run",
-            "-q",
-            "--datasets",
-            v0,
-            "--baseline",
-            baseline,
-            "--publish",
-            "never",
-            "--out",
-            "quiet",
-        ],
-    );
+    let o = gated_run(dir, "quiet", &["--publish", "never"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(!dir.join("quiet/github-comment.md").exists());
     let o = under_act(

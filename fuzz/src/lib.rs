@@ -279,6 +279,32 @@ pub fn md_skeleton(md: &str) -> Vec<String> {
     sk
 }
 
+/// Panics when `md` (rendered from fuzz strings) and `md_plain` (the same report with harmless
+/// tokens) differ in Markdown structure, quoting the first differing line of each.
+pub fn assert_same_structure(what: &str, md: &str, md_plain: &str) {
+    let sk = md_skeleton(md);
+    let sk_plain = md_skeleton(md_plain);
+    if sk == sk_plain {
+        return;
+    }
+    let i = sk
+        .iter()
+        .zip(&sk_plain)
+        .position(|(a, b)| a != b)
+        .unwrap_or(sk.len().min(sk_plain.len()));
+    let line = sk[..i.min(sk.len())]
+        .iter()
+        .filter(|t| t.as_str() == "\n")
+        .count();
+    panic!(
+        "{what}: the data changed the Markdown structure on line {line}: {:?} instead of {:?}\nline: {:?}\nharmless: {:?}",
+        sk.get(i),
+        sk_plain.get(i),
+        md.split('\n').nth(line.saturating_sub(1)),
+        md_plain.split('\n').nth(line.saturating_sub(1)),
+    );
+}
+
 /// Markdown whose code spans are whole: every backtick run is closed on its line, and every
 /// code span is a single-backtick one as evalgate writes them (an empty value written as two
 /// bare backticks would open a double-backtick span with the next pair on the line, or stay

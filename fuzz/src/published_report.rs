@@ -10,7 +10,8 @@
 //! messages stay one line each, with no unescaped `:` or `,` in the title property.
 
 use super::{
-    Tokens, md_skeleton, md_well_formed, no_hidden, report, split_strings, template, try_report,
+    Tokens, assert_same_structure, md_well_formed, no_hidden, report, split_strings, template,
+    try_report,
 };
 use evalgate::github::runner::error_lines;
 use evalgate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
@@ -118,26 +119,7 @@ pub fn run(data: &[u8]) {
 
     let m = markdown::render(&fuzzed);
     let m_plain = markdown::render(&plain);
-    let sk = md_skeleton(&m);
-    let sk_plain = md_skeleton(&m_plain);
-    if sk != sk_plain {
-        let i = sk
-            .iter()
-            .zip(&sk_plain)
-            .position(|(a, b)| a != b)
-            .unwrap_or(sk.len().min(sk_plain.len()));
-        let line = sk[..i.min(sk.len())]
-            .iter()
-            .filter(|t| t.as_str() == "\n")
-            .count();
-        panic!(
-            "report.json strings changed the published Markdown on line {line}: {:?} instead of {:?}\nline: {:?}\nharmless: {:?}",
-            sk.get(i),
-            sk_plain.get(i),
-            m.split('\n').nth(line.saturating_sub(1)),
-            m_plain.split('\n').nth(line.saturating_sub(1)),
-        );
-    }
+    assert_same_structure("published report.md", &m, &m_plain);
     no_hidden("published report.md", &m);
     md_well_formed("published report.md", &m);
 

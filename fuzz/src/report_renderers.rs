@@ -21,7 +21,8 @@
 //!   (invisible, format, private-use, unassigned... by ICU4X's Unicode data).
 
 use super::{
-    Tokens, md_skeleton, md_well_formed, no_hidden, report, split_strings, strip_sgr, template,
+    Tokens, assert_same_structure, md_well_formed, no_hidden, report, split_strings, strip_sgr,
+    template,
 };
 use evalgate::reporting::{html, markdown, terminal};
 
@@ -61,26 +62,7 @@ pub fn run(data: &[u8]) {
     let m_plain = markdown::render(&plain);
     // (`<script>` inside a code span is inert text: the structural comparison below looks at
     // raw HTML, links and images outside code spans)
-    let sk = md_skeleton(&m);
-    let sk_plain = md_skeleton(&m_plain);
-    if sk != sk_plain {
-        let i = sk
-            .iter()
-            .zip(&sk_plain)
-            .position(|(a, b)| a != b)
-            .unwrap_or(sk.len().min(sk_plain.len()));
-        let line = sk[..i.min(sk.len())]
-            .iter()
-            .filter(|t| t.as_str() == "\n")
-            .count();
-        panic!(
-            "data changed the Markdown structure on line {line}: {:?} instead of {:?}\nline: {:?}\nharmless: {:?}",
-            sk.get(i),
-            sk_plain.get(i),
-            m.split('\n').nth(line.saturating_sub(1)),
-            m_plain.split('\n').nth(line.saturating_sub(1)),
-        );
-    }
+    assert_same_structure("report.md", &m, &m_plain);
     no_hidden("report.md", &m);
     // an empty string makes no empty code span ("``" pairs up with the next backticks)
     md_well_formed("report.md", &m);

@@ -243,6 +243,32 @@ impl Scanner<'_> {
     }
 }
 
+/// How deep JSON text nests (`{}` and `[]` levels), read without building it.
+pub fn json_text_depth(text: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
 /// A key given twice in one object: JSON readers keep only the last value, so the first would
 /// be ignored without a word.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -79,32 +79,6 @@ fn blank(c: char) -> bool {
 /// 128 levels: a deeper schema would pass here and break the run.
 pub const MAX_DEFINITION_DEPTH: usize = 100;
 
-/// How deep JSON text nests (`{}` and `[]` levels), read without building it.
-pub fn json_text_depth(text: &str) -> usize {
-    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for b in text.bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
-}
-
 /// How deep a JSON value nests.
 pub fn json_depth(v: &serde_json::Value) -> usize {
     match v {
@@ -177,7 +151,7 @@ pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
             ("extra", &t.extra),
         ] {
             if let Some(raw) = raw {
-                let depth = json_text_depth(raw.get());
+                let depth = super::jsonpath::json_text_depth(raw.get());
                 if depth > MAX_DEFINITION_DEPTH {
                     out.push(c.violation(e, &p.key(key), "corpus.depth", too_deep(depth)));
                 }

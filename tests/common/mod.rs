@@ -104,6 +104,35 @@ pub fn mcp_memory() -> PathBuf {
     real_server("npm/node_modules/.bin/mcp-server-memory")
 }
 
+/// `evalgate` with none of the caller's GitHub, act or evalgate settings (a test run inside
+/// Actions must not write to the real runner's files), not started yet.
+pub fn clean_command(cwd: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(evalgate_bin());
+    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("GITHUB_") || k.starts_with("EVALGATE_") || k == "ACT" || k == "CI" {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+/// A `pull_request` (synchronize) event of PR `number` on `repo` whose head commit is `head`,
+/// written to `dir/event.json` as the runner's GITHUB_EVENT_PATH file.
+pub fn pull_request_event(dir: &Path, number: u64, head: &str, repo: &str) -> PathBuf {
+    let event = serde_json::json!({
+        "action": "synchronize",
+        "number": number,
+        "pull_request": {
+            "number": number,
+            "head": {"ref": "feature", "sha": head, "repo": {"full_name": repo}},
+            "base": {"ref": "main", "sha": "3333333333333333333333333333333333333333", "repo": {"full_name": repo}}
+        },
+        "repository": {"full_name": repo}
+    });
+    write_json(dir, "event.json", &event)
+}
+
 pub fn evalgate_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_evalgate"))
 }
