@@ -14,10 +14,17 @@
 #   INPUT_ARTIFACT_NAME   artifact name; empty: evalgate-report-<comment key>
 #   INPUT_REPORT_DIR      report directory (relative to the working directory; default
 #                         evalgate-report)                      -> --out
+#   INPUT_WORKING_DIRECTORY  directory to run in (relative to the workspace; default: here)
+#   INPUT_ARGS            extra arguments, whitespace-separated (no quoting, no expansion),
+#                         appended after the ones above
 #   EVALGATE_MATRIX_JSON  toJSON(matrix) of the calling job ("null" outside a matrix)
 # Passed through untouched to evalgate (it publishes by itself under GITHUB_ACTIONS=true):
 #   EVALGATE_GITHUB_TOKEN, EVALGATE_COMMENT, EVALGATE_CHECK_RUN, EVALGATE_FAIL_ON,
-#   EVALGATE_ACT_POST. Exported here: EVALGATE_COMMENT_KEY, EVALGATE_ARTIFACT_NAME.
+#   EVALGATE_ACT_POST.
+#   INPUT_DATASETS, INPUT_BASELINE, INPUT_DETECTORS -> EVALGATE_DATASETS, EVALGATE_BASELINE,
+#   EVALGATE_DETECTORS, exported only when the input is set: an empty input leaves a variable
+#   the caller set in the step's `env:` as it is.
+# Exported here: EVALGATE_COMMENT_KEY, EVALGATE_ARTIFACT_NAME.
 # Step outputs written here: report-dir, artifact-name, comment-key (and report-json/-html/-md
 # when evalgate did not write them itself). evalgate writes verdict, report-*, regressions.
 set -euo pipefail
@@ -59,6 +66,12 @@ config_chooses_sut() {
 
 bin="${EVALGATE_BIN:-}"
 if [ -z "$bin" ]; then bin=evalgate; fi
+
+workdir="${INPUT_WORKING_DIRECTORY:-}"
+if [ -n "$workdir" ]; then
+  cd -- "$workdir" 2>/dev/null || fail "input 'working-directory' must be a directory, got '${workdir}'"
+  echo "evalgate action: running in $(pwd)"
+fi
 
 args=(run)
 
@@ -123,6 +136,9 @@ args+=(--out "$out")
 for v in EVALGATE_GITHUB_TOKEN EVALGATE_COMMENT EVALGATE_CHECK_RUN EVALGATE_FAIL_ON EVALGATE_ACT_POST; do
   if [ -z "${!v:-}" ]; then unset "$v"; fi
 done
+if [ -n "${INPUT_DATASETS:-}" ]; then export EVALGATE_DATASETS="$INPUT_DATASETS"; fi
+if [ -n "${INPUT_BASELINE:-}" ]; then export EVALGATE_BASELINE="$INPUT_BASELINE"; fi
+if [ -n "${INPUT_DETECTORS:-}" ]; then export EVALGATE_DETECTORS="$INPUT_DETECTORS"; fi
 
 export EVALGATE_COMMENT_KEY="$key"
 export EVALGATE_ARTIFACT_NAME="$artifact"
@@ -133,6 +149,14 @@ if [ -n "${GITHUB_OUTPUT:-}" ]; then
     echo "artifact-name=$artifact"
     echo "comment-key=$key"
   } >>"$GITHUB_OUTPUT"
+fi
+
+# Extra arguments: split on whitespace only (read -a does no quote removal, no globbing and no
+# expansion), so an input can never run anything.
+extra_input="${INPUT_ARGS:-}"
+if [ -n "$extra_input" ]; then
+  read -r -a extra <<<"${extra_input//$'\n'/ }"
+  args+=("${extra[@]}")
 fi
 
 echo "evalgate action: $bin ${args[*]}"

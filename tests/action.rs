@@ -293,7 +293,8 @@ if [ "${1:-}" = --version ]; then echo "evalgate 0.1.0 (stub)"; exit 0; fi
 log="${STUB_LOG:?}"
 printf '%s\n' "$@" >"$log/evalgate-argv"
 for v in EVALGATE_GITHUB_TOKEN EVALGATE_COMMENT EVALGATE_CHECK_RUN EVALGATE_FAIL_ON \
-  EVALGATE_COMMENT_KEY EVALGATE_ARTIFACT_NAME EVALGATE_SUT EVALGATE_DATASETS GITHUB_ACTIONS; do
+  EVALGATE_COMMENT_KEY EVALGATE_ARTIFACT_NAME EVALGATE_SUT EVALGATE_DATASETS EVALGATE_BASELINE \
+  EVALGATE_DETECTORS GITHUB_ACTIONS; do
   printf '%s=%s\n' "$v" "${!v-<unset>}"
 done >"$log/evalgate-env"
 pwd >"$log/evalgate-cwd"
@@ -308,7 +309,7 @@ echo '# stub report' >"$out/report.md"
   echo "report-json=$out/report.json"
   echo "report-html=$out/report.html"
   echo "report-md=$out/report.md"
-  echo "regressions=discovery:recall@5,security:fpr"
+  echo 'regressions=[{"subject":"retrieval","metric":"recall_at_5","kind":"tolerance","current":0.4091,"baseline":0.5596,"limit":0.5396},{"subject":"detector:rules","metric":"fpr","kind":"ceiling","current":0.12,"baseline":null,"limit":0.09}]'
   echo "exit-code=${STUB_EXIT:-1}"
 } >>"$GITHUB_OUTPUT"
 echo "## evalgate (stub): fail" >>"$GITHUB_STEP_SUMMARY"
@@ -759,6 +760,10 @@ fn action_yml_declares_the_interface_and_keeps_the_logic_in_scripts() {
         "artifact-name",
         "retention-days",
         "fallback",
+        "baseline",
+        "detectors",
+        "working-directory",
+        "args",
     ] {
         assert!(inputs.contains_key(name), "input {name} missing");
         assert!(
@@ -1411,7 +1416,9 @@ fn the_run_step_turns_inputs_into_arguments_and_environment() {
     // The action's outputs come from the run step's (evalgate's) outputs.
     let o = &run.outputs;
     assert_eq!(o["verdict"], "fail");
-    assert_eq!(o["regressions"], "discovery:recall@5,security:fpr");
+    let regressions: Value = serde_json::from_str(&o["regressions"]).unwrap();
+    assert_eq!(regressions[1]["subject"], "detector:rules");
+    assert_eq!(regressions[1]["metric"], "fpr");
     assert_eq!(o["exit-code"], "1");
     assert_eq!(o["report-json"], format!("{out}/report.json"));
     assert_eq!(o["report-html"], format!("{out}/report.html"));
@@ -1426,6 +1433,85 @@ fn the_run_step_turns_inputs_into_arguments_and_environment() {
             PathBuf::from(&out)
         ))
     );
+}
+
+/// Issue 18, item 6: the common knobs are inputs. `working-directory` is where evalgate runs
+/// (report-dir is relative to it), `baseline` and `detectors` reach it as EVALGATE_* variables
+/// (an empty one leaves a variable the caller set in `env:` alone), and `args` is split on whitespace only: a `$(…)`
+/// or a glob in it stays one literal argument and runs nothing.
+#[test]
+fn working_directory_baseline_detectors_and_extra_args_reach_evalgate() {
+    let mut r = Runner::new();
+    r.publish_release(&r.stub(), "x86_64-unknown-linux-musl");
+    std::fs::create_dir_all(r.workspace.join("proxy/eval")).unwrap();
+    let marker = r.workspace.join("injected");
+    // as `env:` on the `uses:` step
+    r.set("EVALGATE_DATASETS", "from/env");
+    r.input("working-directory", "proxy/eval")
+        .input("baseline", "baselines/proxy.json")
+        .input("detectors", "rules,scanner")
+        .input(
+            "args",
+            &format!(
+                "--timeout 60\n  --robustness gate $(touch {}) *",
+                marker.display()
+            ),
+        );
+    let run = r.run();
+    let log = run.log();
+    assert_eq!(run.step("run").code, 1, "{log}");
+    let argv = r.log_file("evalgate-argv").unwrap();
+    let argv: Vec<&str> = argv.lines().collect();
+    let out = run.outputs["report-dir"].clone();
+    let wd = r.workspace.join("proxy/eval");
+    assert_eq!(out, wd.join("evalgate-report").display().to_string());
+    assert_eq!(
+        argv,
+        [
+            "run",
+            "--sut",
+            "reference",
+            "--out",
+            out.as_str(),
+            "--timeout",
+            "60",
+            "--robustness",
+            "gate",
+            "$(touch",
+            &format!("{})", marker.display()),
+            "*",
+        ]
+    );
+    assert!(!marker.exists(), "an input ran a command");
+    assert_eq!(
+        r.log_file("evalgate-cwd").unwrap().trim(),
+        wd.display().to_string()
+    );
+    let env = r.log_file("evalgate-env").unwrap();
+    for line in [
+        "EVALGATE_BASELINE=baselines/proxy.json",
+        "EVALGATE_DETECTORS=rules,scanner",
+    ] {
+        assert!(env.lines().any(|l| l == line), "{line} missing in\n{env}");
+    }
+    assert!(
+        env.lines().any(|l| l == "EVALGATE_DATASETS=from/env"),
+        "an empty input leaves the caller's env: value alone:\n{env}"
+    );
+
+    // a working directory that does not exist is a clear error, and evalgate never runs
+    let mut r = Runner::new();
+    r.publish_release(&r.stub(), "x86_64-unknown-linux-musl");
+    r.input("working-directory", "no/such/dir");
+    let run = r.run();
+    assert_eq!(run.step("run").code, 2, "{}", run.log());
+    assert!(
+        run.log()
+            .contains("input 'working-directory' must be a directory, got 'no/such/dir'"),
+        "{}",
+        run.log()
+    );
+    assert!(r.log_file("evalgate-argv").is_none());
 }
 
 #[test]

@@ -235,7 +235,8 @@ fn the_check_run_is_on_the_head_sha_and_its_conclusion_matches_the_exit_code() {
     // step outputs and the error lines agree
     let out = r.read("output.txt");
     assert!(
-        out.contains("verdict=fail") && out.contains("regressions=retrieval:recall_at_5"),
+        out.contains("verdict=fail")
+            && out.contains(r#"regressions=[{"subject":"retrieval","metric":"recall_at_5","kind":"tolerance","current":"#),
         "{out}"
     );
     assert!(

@@ -224,11 +224,19 @@ fn assert_outputs(what: &str, text: &str) {
         assert_plain(&format!("{what} {k}"), v);
     }
     let reg = lines[4].strip_prefix("regressions=").unwrap();
+    let reg: serde_json::Value = serde_json::from_str(reg)
+        .unwrap_or_else(|e| panic!("{what}: regressions is not JSON ({e}): {reg}"));
     assert_eq!(
-        reg.split(',').count(),
-        2,
-        "{what}: two regressions, a comma in a name does not make a third: {reg}"
+        reg.as_array().map(Vec::len),
+        Some(2),
+        "{what}: two regressions, a comma or a colon in a name does not make a third: {reg}"
     );
+    for item in reg.as_array().unwrap() {
+        assert!(
+            item["subject"].is_string() && item["metric"].is_string(),
+            "{what}: {item}"
+        );
+    }
     assert!(
         lines[0] == "verdict=fail" && lines[5] == "exit-code=1",
         "{text}"

@@ -381,21 +381,13 @@ pub async fn publish(
                 .display()
                 .to_string()
         };
-        // documented as one line of comma-separated `subject:metric`
-        let item = |s: &str| sanitize::line(s, 200).replace(',', "\u{201A}");
-        let regressions: Vec<String> = report
-            .gate
-            .checks
-            .iter()
-            .filter(|c| c.status == CheckStatus::Fail)
-            .map(|c| format!("{}:{}", item(&c.subject), item(&c.metric)))
-            .collect();
+        let regressions = regressions_output(report);
         let outputs = [
             ("verdict", report.gate.verdict.as_str().replace(' ', "_")),
             ("report-json", abs("report.json")),
             ("report-html", abs("report.html")),
             ("report-md", abs("report.md")),
-            ("regressions", regressions.join(",")),
+            ("regressions", regressions),
             ("exit-code", code.to_string()),
         ];
         if let Err(e) = runner::write_outputs(p, &outputs) {
@@ -717,4 +709,28 @@ fn clone_annotation(a: &CheckRunOutputAnnotation) -> CheckRunOutputAnnotation {
         title: a.title.clone(),
         raw_details: a.raw_details.clone(),
     }
+}
+
+/// The `regressions` step output: the failed checks as one line of JSON, an array of
+/// `{"subject", "metric", "kind", "current", "baseline", "limit"}` (`[]` when none), for
+/// `fromJSON(steps.<id>.outputs.regressions)`. A subject such as `detector:rules` holds a colon,
+/// so no `subject:metric` text format could be split reliably; JSON can.
+pub fn regressions_output(report: &Report) -> String {
+    let items: Vec<serde_json::Value> = report
+        .gate
+        .checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Fail)
+        .map(|c| {
+            serde_json::json!({
+                "subject": sanitize::line(&c.subject, 200),
+                "metric": sanitize::line(&c.metric, 80),
+                "kind": c.kind,
+                "current": c.current,
+                "baseline": c.baseline,
+                "limit": c.limit,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(items).to_string()
 }
