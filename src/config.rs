@@ -38,6 +38,9 @@ pub struct FileConfig {
     /// `[rug_pull_live]`: rug-pulls played against the proxy (detector kind `rug-pull-live`).
     #[serde(default)]
     pub rug_pull_live: crate::sut::live::LiveConfig,
+    /// `[gate]`: the limits of a detector the baseline has no entry for.
+    #[serde(default)]
+    pub gate: GateFile,
     /// The keys written under `[sut.mcp]`, `[sut.rest]`, `[sut.launch]` and `[sut.catalog]`
     /// (section → keys), to refuse those the chosen kind would never read.
     #[serde(skip)]
@@ -133,6 +136,53 @@ pub struct RunFile {
     pub recorded: Option<PathBuf>,
     /// `off`, `report` or `gate`: robustness probes of the search system.
     pub robustness: Option<crate::probes::RobustnessMode>,
+}
+
+/// A limit in `[gate]`: a number between 0 and 1, or `false` for none.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum LimitSetting {
+    Value(f64),
+    Off(bool),
+}
+
+/// `[gate]`: how a detector the baseline has no entry for (a new or renamed one) is gated.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateFile {
+    /// FPR ceiling of such a detector [default 0.10]; `false`: none.
+    pub new_detector_fpr_ceiling: Option<LimitSetting>,
+    /// Recall floor of such a detector [default 0.10]; `false`: none.
+    pub new_detector_recall_floor: Option<LimitSetting>,
+}
+
+impl GateFile {
+    fn limits(&self) -> anyhow::Result<crate::gate::NewDetectorLimits> {
+        let d = crate::gate::DEFAULT_NEW_DETECTOR;
+        let one = |key: &str, v: Option<LimitSetting>, default: Option<f64>| match v {
+            None => Ok(default),
+            Some(LimitSetting::Off(false)) => Ok(None),
+            Some(LimitSetting::Off(true)) => anyhow::bail!(
+                "[gate] {key}: expected a number between 0 and 1, or false for no limit, found true"
+            ),
+            Some(LimitSetting::Value(x)) if (0.0..=1.0).contains(&x) => Ok(Some(x)),
+            Some(LimitSetting::Value(x)) => anyhow::bail!(
+                "[gate] {key}: expected a number between 0 and 1, or false for no limit, found {x}"
+            ),
+        };
+        Ok(crate::gate::NewDetectorLimits {
+            fpr_ceiling: one(
+                "new_detector_fpr_ceiling",
+                self.new_detector_fpr_ceiling,
+                d.fpr_ceiling,
+            )?,
+            recall_floor: one(
+                "new_detector_recall_floor",
+                self.new_detector_recall_floor,
+                d.recall_floor,
+            )?,
+        })
+    }
 }
 
 /// `[sut]`: which system to measure and how to reach it.
@@ -327,6 +377,8 @@ pub struct Settings {
     pub rug_pull_live: crate::sut::live::LiveConfig,
     pub quiet: bool,
     pub color: ColorChoice,
+    /// `[gate]`: limits of a detector the baseline has no entry for.
+    pub new_detector: crate::gate::NewDetectorLimits,
 }
 
 /// Paths in the config file are relative to the file's directory.
@@ -514,6 +566,7 @@ impl Settings {
             rug_pull_live: f.rug_pull_live.clone(),
             quiet: a.quiet,
             color: a.color,
+            new_detector: f.gate.limits()?,
             config_file: file_path,
         })
     }

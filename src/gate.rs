@@ -159,10 +159,62 @@ fn threshold_check(
     }
 }
 
+/// The limits a detector the baseline has no entry for is held to (a new or renamed detector):
+/// `[gate] new_detector_fpr_ceiling` and `new_detector_recall_floor` in evalgate.toml.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NewDetectorLimits {
+    pub fpr_ceiling: Option<f64>,
+    pub recall_floor: Option<f64>,
+}
+
+/// A detector catching fewer than one attack in ten, or flagging more than one benign tool in
+/// ten, is no use as a gate; both limits are there to catch a detector that is misconfigured or
+/// cries wolf from its first pull request on.
+pub const DEFAULT_NEW_DETECTOR: NewDetectorLimits = NewDetectorLimits {
+    fpr_ceiling: Some(0.10),
+    recall_floor: Some(0.10),
+};
+
+/// What the gate needs besides the report and the baseline.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The system under test could not be measured.
+    pub failed: bool,
+    /// Why no baseline is in use although one was found (it was measured on other datasets).
+    pub why_no_baseline: Option<String>,
+    /// The command that writes a baseline for this run, quoted in every "not gated" headline.
+    pub update_command: String,
+    pub new_detector: NewDetectorLimits,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Context {
+            failed: false,
+            why_no_baseline: None,
+            update_command: "evalgate baseline update".into(),
+            new_detector: DEFAULT_NEW_DETECTOR,
+        }
+    }
+}
+
+/// Says on the check just added that its limit is the default for a detector new to the
+/// baseline, and where to change it.
+fn defaulted_note(checks: &mut [Check], key: &str) {
+    if let Some(c) = checks.last_mut() {
+        c.message.push_str(&format!(
+            " (the default for a detector the baseline has no entry for: [gate] new_detector_{key} in evalgate.toml)"
+        ));
+    }
+}
+
 /// Builds the gate section. `baseline` is `(name, baseline)` when one is in use.
-pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bool) -> GateReport {
+pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, cx: &Context) -> GateReport {
+    let failed = cx.failed;
     let mut checks = Vec::new();
     let b = baseline.map(|(_, b)| b);
+    // detectors held to the default limits only (the baseline has no entry for them)
+    let mut defaulted: Vec<String> = Vec::new();
     if let Some(r) = &report.retrieval {
         let rb = b.and_then(|b| b.retrieval.as_ref());
         for (key, _) in RETRIEVAL_METRICS {
@@ -180,6 +232,35 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
             let db = b
                 .and_then(|b| b.security.as_ref())
                 .and_then(|s| s.detectors.get(&d.detector));
+            if db.is_none() && b.is_some() {
+                let NewDetectorLimits {
+                    fpr_ceiling,
+                    recall_floor,
+                } = cx.new_detector;
+                if let Some(c) = fpr_ceiling {
+                    checks.push(threshold_check(
+                        &subject,
+                        "fpr",
+                        d.metrics.get("fpr"),
+                        c,
+                        CheckKind::Ceiling,
+                    ));
+                    defaulted_note(&mut checks, "fpr_ceiling");
+                }
+                if let Some(f) = recall_floor {
+                    checks.push(threshold_check(
+                        &subject,
+                        "recall",
+                        d.metrics.get("recall"),
+                        f,
+                        CheckKind::Floor,
+                    ));
+                    defaulted_note(&mut checks, "recall_floor");
+                }
+                if fpr_ceiling.is_some() || recall_floor.is_some() {
+                    defaulted.push(d.detector.clone());
+                }
+            }
             if let Some(db) = db {
                 if let Some(c) = db.fpr_ceiling {
                     checks.push(threshold_check(
@@ -265,28 +346,47 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
         Vec::new()
     };
     let worst_queries = worst_queries(report, b);
-    let failures: Vec<String> = checks
+    let failures: Vec<&Check> = checks
         .iter()
         .filter(|c| c.status == CheckStatus::Fail)
-        .map(|c| format!("{} {}", c.subject, c.metric))
         .collect();
+    let update = &cx.update_command;
     let (verdict, summary) = if failed {
+        let why = report
+            .failure
+            .as_ref()
+            .map(|f| format!(": {}", clip(&f.to_string(), 300)))
+            .unwrap_or_default();
         (
             Verdict::Error,
-            "the system under test could not be measured; the report is partial".to_string(),
+            format!(
+                "the system under test could not be measured{why}; the report is partial and nothing is gated"
+            ),
         )
     } else if !failures.is_empty() {
-        (
-            Verdict::Fail,
-            format!("gate failed: {}", failures.join(", ")),
-        )
+        const SHOWN: usize = 3;
+        let mut words: Vec<String> = failures.iter().take(SHOWN).map(|c| sentence(c)).collect();
+        if failures.len() > SHOWN {
+            words.push(format!(
+                "and {} more failed check(s)",
+                failures.len() - SHOWN
+            ));
+        }
+        (Verdict::Fail, format!("gate failed: {}", words.join("; ")))
     } else if baseline.is_none() {
-        (Verdict::NoBaseline, "no baseline: numbers are reported, nothing is gated (create one with `evalgate baseline update`)".to_string())
+        let why = cx.why_no_baseline.as_deref().map_or_else(
+            || "no baseline".to_string(),
+            |w| format!("no baseline for these datasets ({w})"),
+        );
+        (
+            Verdict::NoBaseline,
+            format!("{why}: numbers are reported, nothing is gated; `{update}` writes one"),
+        )
     } else if !checks.iter().any(|c| c.kind != CheckKind::Info) {
         (
             Verdict::NoBaseline,
             format!(
-                "no baseline for what was measured ({}): numbers are reported, nothing is gated (`evalgate baseline update` writes one)",
+                "the baseline does not cover what was measured ({}): numbers are reported, nothing is gated; `{update}` writes one",
                 ungated.join(", ")
             ),
         )
@@ -295,18 +395,26 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
             .iter()
             .filter(|c| c.status == CheckStatus::Pass)
             .count();
-        let not_covered = if ungated.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; not gated: {} (the baseline in use does not gate {}; `evalgate baseline update` writes one)",
+        let mut tail = String::new();
+        if !defaulted.is_empty() {
+            tail.push_str(&format!(
+                "; {} held to the default limits only (not in the baseline)",
+                defaulted.join(", ")
+            ));
+        }
+        if !ungated.is_empty() {
+            tail.push_str(&format!(
+                "; not gated: {} (the baseline does not cover {})",
                 ungated.join(", "),
                 if ungated.len() == 1 { "it" } else { "them" }
-            )
-        };
+            ));
+        }
+        if !tail.is_empty() {
+            tail.push_str(&format!("; `{update}` writes a baseline that does"));
+        }
         (
             Verdict::Pass,
-            format!("gate passed: {gated} gated check(s) held{not_covered}"),
+            format!("gate passed: all {gated} gated check(s) held{tail}"),
         )
     };
     GateReport {
@@ -316,6 +424,55 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, failed: bo
         checks,
         ungated,
         worst_queries,
+    }
+}
+
+/// At most `max` characters of `s`, with an ellipsis when cut.
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut c: String = s.chars().take(max).collect();
+        c.push('…');
+        c
+    }
+}
+
+/// Who a check is about, in words: nothing for retrieval, the detector's name otherwise.
+fn who(subject: &str) -> String {
+    match subject {
+        "retrieval" => String::new(),
+        s => format!("{} ", s.strip_prefix("detector:").unwrap_or(s)),
+    }
+}
+
+/// A failed check as a reviewer reads it: "Recall@5 fell 0.5596 → 0.4091 (−0.151;
+/// tolerance 0.020)", "rules FPR 0.1200 is above its ceiling 0.090".
+pub fn sentence(c: &Check) -> String {
+    let name = format!("{}{}", who(&c.subject), crate::metrics::label(&c.metric));
+    match (c.kind, c.current, c.baseline, c.limit) {
+        (CheckKind::Tolerance, Some(cur), Some(base), Some(limit)) => {
+            let verb = if (cur - base).abs() < EPS {
+                "stayed at"
+            } else if cur < base {
+                "fell"
+            } else {
+                "rose"
+            };
+            format!(
+                "{name} {verb} {base:.4} → {cur:.4} ({}; tolerance {:.3})",
+                crate::reporting::format::signed(cur - base, 3),
+                (base - limit).abs()
+            )
+        }
+        _ if c.subject == "robustness" => format!("robustness: {}", c.message),
+        (CheckKind::Ceiling, Some(cur), _, Some(limit)) => {
+            format!("{name} {cur:.4} is above its ceiling {limit:.3}")
+        }
+        (CheckKind::Floor, Some(cur), _, Some(limit)) => {
+            format!("{name} {cur:.4} is below its floor {limit:.3}")
+        }
+        _ => format!("{name}: {}", c.message),
     }
 }
 
@@ -375,4 +532,69 @@ fn worst_queries(report: &Report, b: Option<&Baseline>) -> Vec<QueryDelta> {
     });
     out.truncate(10);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(subject: &str, metric: &str, kind: CheckKind) -> Check {
+        Check {
+            subject: subject.into(),
+            metric: metric.into(),
+            kind,
+            direction: direction_of(metric),
+            baseline: None,
+            current: None,
+            ci95: None,
+            delta: None,
+            limit: None,
+            status: CheckStatus::Fail,
+            message: "the message".into(),
+        }
+    }
+
+    #[test]
+    fn a_failed_check_reads_as_a_sentence() {
+        let mut c = check("retrieval", "recall_at_5", CheckKind::Tolerance);
+        (c.baseline, c.current, c.limit) = (Some(0.5596), Some(0.4091), Some(0.5396));
+        assert_eq!(
+            sentence(&c),
+            "Recall@5 fell 0.5596 → 0.4091 (\u{2212}0.150; tolerance 0.020)"
+        );
+        // lower is better: a rise is the regression
+        let mut c = check("detector:rules", "fpr", CheckKind::Tolerance);
+        (c.baseline, c.current, c.limit) = (Some(0.03), Some(0.12), Some(0.08));
+        assert_eq!(
+            sentence(&c),
+            "rules FPR rose 0.0300 → 0.1200 (+0.090; tolerance 0.050)"
+        );
+        let mut c = check("detector:rules", "fpr", CheckKind::Ceiling);
+        (c.current, c.limit) = (Some(0.12), Some(0.09));
+        assert_eq!(sentence(&c), "rules FPR 0.1200 is above its ceiling 0.090");
+        let mut c = check("detector:x", "recall", CheckKind::Floor);
+        (c.current, c.limit) = (Some(0.0), Some(0.1));
+        assert_eq!(sentence(&c), "x Recall 0.0000 is below its floor 0.100");
+        // undefined numbers fall back to the check's own message
+        let c = check("retrieval", "mrr", CheckKind::Tolerance);
+        assert_eq!(sentence(&c), "MRR: the message");
+        let c = check("robustness", "probes_failed", CheckKind::Ceiling);
+        assert_eq!(sentence(&c), "robustness: the message");
+    }
+
+    #[test]
+    fn signed_numbers_have_a_real_minus_and_no_signed_zero() {
+        use crate::reporting::format::signed;
+        assert_eq!(signed(-0.15049, 3), "\u{2212}0.150");
+        assert_eq!(signed(0.02, 3), "+0.020");
+        assert_eq!(signed(-0.00001, 4), "0");
+        assert_eq!(signed(0.0, 4), "0");
+    }
+
+    #[test]
+    fn limits_for_a_new_detector_default_to_a_tenth() {
+        assert_eq!(DEFAULT_NEW_DETECTOR.fpr_ceiling, Some(0.10));
+        assert_eq!(DEFAULT_NEW_DETECTOR.recall_floor, Some(0.10));
+        assert_eq!(Context::default().new_detector, DEFAULT_NEW_DETECTOR);
+    }
 }

@@ -99,18 +99,14 @@ fn sc003_a_degraded_index_lowers_the_scores_and_fails_the_gate_naming_the_metric
     );
     assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    for m in [
-        "retrieval recall_at_5",
-        "retrieval mrr",
-        "retrieval ndcg_at_10",
-    ] {
+    // named in words, before the tables
+    assert!(
+        out.starts_with("evalgate: fail — gate failed: 3 checks\n"),
+        "{out}"
+    );
+    for m in ["Recall@5", "MRR", "nDCG@10"] {
         assert!(
-            out.contains(&format!(
-                "FAILED {}",
-                m.replace("recall_at_5", "Recall@5")
-                    .replace("mrr", "MRR")
-                    .replace("ndcg_at_10", "nDCG@10")
-            )),
+            out.contains(&format!("  ✗ {m} fell ")),
             "{m} not named: {out}"
         );
     }
@@ -183,7 +179,7 @@ fn sc004_a_detector_flagging_everything_breaks_its_fpr_ceiling_and_one_flagging_
             .any(|c| c["metric"] == "fpr" && c["kind"] == "ceiling"),
         "{failed:?}"
     );
-    assert!(stdout(&o).contains("above the ceiling"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("above its ceiling"), "{}", stdout(&o));
 
     let none = recorded_detector(d.path(), false);
     let o = evalgate(
@@ -563,7 +559,7 @@ fn a_system_that_cannot_answer_is_exit_3_with_a_partial_report() {
         1
     );
     assert!(
-        stdout(&o).contains("SYSTEM UNDER TEST FAILED"),
+        stdout(&o).contains("\n  system under test failed: "),
         "{}",
         stdout(&o)
     );

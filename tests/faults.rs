@@ -116,7 +116,7 @@ fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_
     );
     assert_eq!(code(&o), 3);
     assert!(
-        stdout(&o).contains("SYSTEM UNDER TEST FAILED") && stdout(&o).contains("crashed"),
+        stdout(&o).contains("system under test failed: ") && stdout(&o).contains("crashed"),
         "{}",
         stdout(&o)
     );

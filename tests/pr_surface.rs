@@ -89,11 +89,79 @@ fn a_gate_that_is_off_or_incomplete_is_a_neutral_check_never_a_silent_success() 
     assert_eq!(conclusion, "neutral", "{title}");
     assert!(title.contains("no baseline"), "{title}");
 
-    // a new detector next to a baseline that does not know it
+    // the same with the shipped v1 baseline in baselines/default.json: the headline names the
+    // datasets on both sides and the command that writes the right baseline
+    std::fs::create_dir_all(dir.join("baselines")).unwrap();
+    std::fs::copy(
+        root().join("baselines/default.json"),
+        dir.join("baselines/default.json"),
+    )
+    .unwrap();
+    let o = under_act(
+        dir,
+        &[
+            "run",
+            "-q",
+            "--datasets",
+            v0.to_str().unwrap(),
+            "--out",
+            "bump2",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let (conclusion, title) = check_run(&dir.join("bump2"));
+    assert_eq!(conclusion, "neutral", "{title}");
+    let summary = read_json(&dir.join("bump2/report.json"))["gate"]["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        summary.starts_with("no baseline for these datasets (baselines/default.json is for corpus_v1, golden_v1, security_v1; this run uses corpus_v0, golden_v0, security_v0)")
+            && summary.ends_with(&format!(
+                "`evalgate baseline update --datasets {}` writes one",
+                v0.display()
+            )),
+        "{summary}"
+    );
+    std::fs::remove_dir_all(dir.join("baselines")).unwrap();
+
+    // a new detector next to a baseline that does not know it: held to the default limits,
+    // which a scanner that flags nothing breaks (recall 0 < the default floor 0.10)
     std::fs::write(dir.join("evalgate.toml"), NEW_DETECTOR).unwrap();
     let o = gated_run(dir, "newdet", &["--detectors", "rules,drift,scanner"]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
     let report = read_json(&dir.join("newdet/report.json"));
+    assert_eq!(report["gate"]["verdict"], "fail");
+    assert_eq!(
+        report["gate"]["summary"],
+        "gate failed: newscan Recall 0.0000 is below its floor 0.100"
+    );
+    let floor = report["gate"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["subject"] == "detector:newscan" && c["kind"] == "floor")
+        .expect("a default floor check");
+    assert!(
+        floor["message"]
+            .as_str()
+            .unwrap()
+            .contains("[gate] new_detector_recall_floor"),
+        "{floor}"
+    );
+    assert_eq!(check_run(&dir.join("newdet")).0, "failure");
+
+    // with the default limits switched off it is reported, not gated: a neutral check
+    std::fs::write(
+        dir.join("evalgate.toml"),
+        format!(
+            "{NEW_DETECTOR}[gate]\nnew_detector_fpr_ceiling = false\nnew_detector_recall_floor = false\n"
+        ),
+    )
+    .unwrap();
+    let o = gated_run(dir, "ungated", &["--detectors", "rules,drift,scanner"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let report = read_json(&dir.join("ungated/report.json"));
     assert_eq!(report["gate"]["verdict"], "pass");
     assert_eq!(
         report["gate"]["ungated"],
@@ -102,13 +170,167 @@ fn a_gate_that_is_off_or_incomplete_is_a_neutral_check_never_a_silent_success() 
     let summary = report["gate"]["summary"].as_str().unwrap();
     assert!(
         summary.contains("not gated: detector:newscan")
-            && summary.contains("evalgate baseline update"),
+            && summary.contains("`evalgate baseline update --datasets ")
+            && summary.contains(" --detectors rules,drift,scanner` writes a baseline that does"),
         "{summary}"
     );
-    let (conclusion, title) = check_run(&dir.join("newdet"));
+    let (conclusion, title) = check_run(&dir.join("ungated"));
     assert_eq!(conclusion, "neutral", "{title}");
-    let md = std::fs::read_to_string(dir.join("newdet/report.md")).unwrap();
+    let md = std::fs::read_to_string(dir.join("ungated/report.md")).unwrap();
     assert!(md.contains("not gated: detector:newscan"), "{md}");
+
+    // a limit that means nothing is bad input
+    std::fs::write(
+        dir.join("evalgate.toml"),
+        "[gate]\nnew_detector_fpr_ceiling = 1.5\n",
+    )
+    .unwrap();
+    let o = gated_run(dir, "bad", &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[gate] new_detector_fpr_ceiling: expected a number between 0 and 1, or false for no limit, found 1.5"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(dir.join("evalgate.toml")).unwrap();
+}
+
+/// Issue 18, item 3: one reviewer-first layout. A run that breaks a retrieval tolerance, a
+/// detector ceiling and a detector tolerance (over 3 runs): every renderer opens with the
+/// headline and the failed checks in words, shows baseline, Δ, limit and gate for the
+/// detectors' numbers as for retrieval's, counts as per-run means, one symbol set, and no
+/// "±0.0000" noise.
+#[test]
+fn every_renderer_leads_with_the_failed_checks_and_shows_detector_deltas() {
+    let d = tempdir();
+    let dir = d.path();
+    let mut b = read_json(&root().join("baselines/v0.json"));
+    b["retrieval"]["metrics"]["recall_at_5"]["value"] = 0.95.into();
+    let rules = &mut b["security"]["detectors"]["rules"];
+    rules["fpr_ceiling"] = 0.0.into();
+    rules["metrics"]["recall"]["gated"] = true.into();
+    rules["metrics"]["recall"]["value"] = 0.99.into();
+    let bad = write_json(dir, "bad.json", &b);
+    let v0 = root().join("datasets/v0");
+    let o = clean_command(
+        dir,
+        &[
+            "run",
+            "--datasets",
+            v0.to_str().unwrap(),
+            "--baseline",
+            bad.to_str().unwrap(),
+            "--runs",
+            "3",
+            "--out",
+            "out",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let term = stdout(&o);
+    let r = read_json(&dir.join("out/report.json"));
+    let md = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    let html = std::fs::read_to_string(dir.join("out/report.html")).unwrap();
+
+    // the numbers the renderers must show, from report.json
+    let check = |subject: &str, metric: &str, kind: &str| {
+        r["gate"]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["subject"] == subject && c["metric"] == metric && c["kind"] == kind)
+            .unwrap_or_else(|| panic!("{subject} {metric} {kind}"))
+            .clone()
+    };
+    let recall = check("detector:rules", "recall", "tolerance");
+    let cur = recall["current"].as_f64().unwrap();
+    let delta = format!("\u{2212}{:.4}", 0.99 - cur);
+    let r5 = check("retrieval", "recall_at_5", "tolerance");
+    let r5_cur = r5["current"].as_f64().unwrap();
+    let sentence = format!(
+        "Recall@5 fell 0.9500 → {r5_cur:.4} (\u{2212}{:.3}; tolerance 0.020)",
+        0.95 - r5_cur
+    );
+    let fpr = check("detector:rules", "fpr", "ceiling")["current"]
+        .as_f64()
+        .unwrap();
+    let ceiling = format!("rules FPR {fpr:.4} is above its ceiling 0.000");
+    assert!(
+        r["gate"]["summary"].as_str().unwrap().starts_with(&format!(
+            "gate failed: {sentence}; {ceiling}; rules Recall fell 0.9900"
+        )),
+        "{}",
+        r["gate"]["summary"]
+    );
+    // per-run means of the confusion counts (summed over 3 runs in report.json)
+    let counts = &r["security"]["detectors"][0]["counts"];
+    assert_eq!(r["security"]["detectors"][0]["detector"], "rules");
+    let per_run = |k: &str| {
+        let n = counts[k].as_u64().unwrap();
+        assert_eq!(
+            n % 3,
+            0,
+            "a deterministic detector: the same counts every run"
+        );
+        (n / 3).to_string()
+    };
+    let (tp, fp, tn, fn_) = (per_run("tp"), per_run("fp"), per_run("tn"), per_run("fn"));
+
+    for (name, out, sentence_shown) in [
+        ("terminal", &term, sentence.clone()),
+        // Markdown keeps GitHub from reading `@5` as a mention and escapes parentheses
+        (
+            "md",
+            &md,
+            sentence
+                .replace('@', "@&#8203;")
+                .replace('(', "\\(")
+                .replace(')', "\\)"),
+        ),
+        ("html", &html, sentence.clone()),
+    ] {
+        // headline and failed checks come before any table
+        let first_table = ["Tool discovery"]
+            .iter()
+            .filter_map(|t| out.find(t))
+            .min()
+            .unwrap_or_else(|| panic!("{name}: no discovery section"));
+        for s in [&sentence_shown, &ceiling] {
+            let at = out
+                .find(s.as_str())
+                .unwrap_or_else(|| panic!("{name}: {s:?} missing:\n{out}"));
+            assert!(at < first_table, "{name}: {s:?} comes after the tables");
+        }
+        assert!(
+            out.contains("gate failed: 3 checks"),
+            "{name}: headline:\n{out}"
+        );
+        // the detector's numbers against the baseline: Δ, limit and the one symbol set
+        assert!(out.contains(&delta), "{name}: detector Δ {delta} missing");
+        assert!(out.contains("≥ 0.9400"), "{name}: the tolerance limit");
+        assert!(out.contains("≤ 0.000 ceiling"), "{name}: the ceiling");
+        for mark in ["✗ FAIL", "✓ pass", "· not gated"] {
+            assert!(out.contains(mark), "{name}: {mark} missing");
+        }
+        assert!(
+            !out.contains("±0.0000") && !out.contains("± 0.0000"),
+            "{name}: noise"
+        );
+        // confusion counts per run, not summed
+        let sep = if name == "terminal" { "/" } else { " / " };
+        let shown = [tp.as_str(), fp.as_str(), tn.as_str(), fn_.as_str()].join(sep);
+        assert!(
+            out.contains(&shown),
+            "{name}: per-run counts {shown} missing"
+        );
+    }
+    // terminal: the Gate column holds only the one symbol set
+    assert!(
+        !term.contains("┆ -    │") && !term.contains("┆ pass │"),
+        "{term}"
+    );
 }
 
 /// Issue 18, item 2: a baseline found by default gates retrieval only for the system it was

@@ -105,7 +105,7 @@ fn a_proxy_that_ignores_the_limit_fails_its_probe_and_the_gate_only_when_gated()
         report["gate"]["summary"]
             .as_str()
             .unwrap()
-            .contains("robustness probes_failed"),
+            .contains("robustness: failed probes: "),
         "{}",
         report["gate"]["summary"]
     );

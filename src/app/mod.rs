@@ -75,7 +75,12 @@ impl ChosenBaseline {
     /// (`baselines/default.json`, the embedded one) gates retrieval only when it was measured on
     /// the same system, so a proxy's first run is not gated against another system's numbers.
     /// A baseline given explicitly is used as it is (comparing two systems on purpose).
-    fn for_system(&self, system: Option<&str>, warnings: &mut Vec<String>) -> Baseline {
+    fn for_system(
+        &self,
+        system: Option<&str>,
+        update: &str,
+        warnings: &mut Vec<String>,
+    ) -> Baseline {
         let mut b = self.baseline.clone();
         let (Some(system), Some(rb)) = (system, b.retrieval.as_ref()) else {
             return b;
@@ -83,7 +88,7 @@ impl ChosenBaseline {
         let system = system.strip_prefix("recorded:").unwrap_or(system);
         if !self.explicit && rb.retriever != system {
             warnings.push(format!(
-                "the baseline {} was measured on {:?}, this run measures {system:?}: retrieval is reported, not gated; `evalgate baseline update` writes this system's own baseline to {}",
+                "the baseline {} was measured on {:?}, this run measures {system:?}: retrieval is reported, not gated; `{update}` writes this system's own baseline to {}",
                 self.name,
                 rb.retriever,
                 baseline::DEFAULT_PATH
@@ -101,6 +106,7 @@ pub fn choose_baseline(
     args: &Settings,
     ds: &Datasets,
     warnings: &mut Vec<String>,
+    why_none: &mut Option<String>,
 ) -> anyhow::Result<Option<ChosenBaseline>> {
     if args.no_baseline {
         return Ok(None);
@@ -121,9 +127,16 @@ pub fn choose_baseline(
         return Ok(None);
     };
     let mut mismatches = Vec::new();
+    let (mut theirs, mut ours) = (Vec::new(), Vec::new());
     for (kind, version, sha) in dataset_pins(ds) {
         if let Some(pin) = b.datasets.get(kind) {
             if pin.version != version {
+                let shown = |v: Option<&str>| match v {
+                    Some(v) => v.to_string(),
+                    None => format!("an unversioned {kind}"),
+                };
+                theirs.push(shown(pin.version.as_deref()));
+                ours.push(shown(version.as_deref()));
                 mismatches.push(format!(
                     "{kind}: baseline measured on {:?}, this run uses {:?}",
                     pin.version.as_deref().unwrap_or("unversioned"),
@@ -146,6 +159,11 @@ pub fn choose_baseline(
             return Err(BadInput(msg).into());
         }
         warnings.push(format!("{msg}; running without a baseline"));
+        *why_none = Some(format!(
+            "{name} is for {}; this run uses {}",
+            theirs.join(", "),
+            ours.join(", ")
+        ));
         return Ok(None);
     }
     Ok(Some(ChosenBaseline {
@@ -213,6 +231,8 @@ pub struct Plan<'a> {
     pub limits: Limits,
     pub baseline: Option<&'a ChosenBaseline>,
     pub robustness: crate::probes::RobustnessMode,
+    /// What the gate needs besides the report and the baseline (`failed` is set here).
+    pub gate: &'a crate::gate::Context,
 }
 
 /// Measures and scores with the given systems; the report's gate is evaluated against
@@ -231,6 +251,7 @@ pub async fn evaluate_with(
         limits,
         baseline,
         robustness: probing,
+        gate: gate_context,
     } = *plan;
     let mut robustness = None;
     let mut failure = None;
@@ -357,10 +378,18 @@ pub async fn evaluate_with(
     let usable = baseline.map(|b| {
         (
             b.name.as_str(),
-            b.for_system(system.as_deref(), &mut report.warnings),
+            b.for_system(
+                system.as_deref(),
+                &gate_context.update_command,
+                &mut report.warnings,
+            ),
         )
     });
-    report.gate = crate::gate::evaluate(&report, usable.as_ref().map(|(n, b)| (*n, b)), failed);
+    let cx = crate::gate::Context {
+        failed,
+        ..gate_context.clone()
+    };
+    report.gate = crate::gate::evaluate(&report, usable.as_ref().map(|(n, b)| (*n, b)), &cx);
     report
 }
 
@@ -374,10 +403,17 @@ pub async fn evaluate(
 ) -> anyhow::Result<(Report, Option<ChosenBaseline>)> {
     let ds = Datasets::load(&s.datasets, part.need(), s.profile)?;
     let mut warnings = Vec::new();
+    let mut why_none = None;
     let chosen = if use_baseline {
-        choose_baseline(s, &ds, &mut warnings)?
+        choose_baseline(s, &ds, &mut warnings, &mut why_none)?
     } else {
         None
+    };
+    let gate_context = crate::gate::Context {
+        failed: false,
+        why_no_baseline: why_none,
+        update_command: update_command(&std::env::args().collect::<Vec<_>>()),
+        new_detector: s.new_detector,
     };
     let limits = Limits {
         request_timeout: s.timeout,
@@ -402,6 +438,7 @@ pub async fn evaluate(
         limits,
         baseline: chosen.as_ref(),
         robustness: s.robustness,
+        gate: &gate_context,
     };
     let result = match built {
         None => Ok(evaluate_with(&plan, &ds, None, &mut detectors, &mut progress, warnings).await),
@@ -431,7 +468,7 @@ pub async fn evaluate(
                 warnings,
             )
             .await;
-            fail_report(&mut report, sut_error, chosen.as_ref());
+            fail_report(&mut report, sut_error, chosen.as_ref(), &gate_context);
             Ok(report)
         }
         Some(Err(e)) => Err(e),
@@ -445,13 +482,78 @@ pub async fn evaluate(
 }
 
 /// Marks a report as failed: the system under test could not be measured.
-fn fail_report(report: &mut Report, e: SutError, baseline: Option<&ChosenBaseline>) {
+fn fail_report(
+    report: &mut Report,
+    e: SutError,
+    baseline: Option<&ChosenBaseline>,
+    cx: &crate::gate::Context,
+) {
     report.failure = Some(e);
+    let cx = crate::gate::Context {
+        failed: true,
+        ..cx.clone()
+    };
     report.gate = crate::gate::evaluate(
         report,
         baseline.map(|b| (b.name.as_str(), &b.baseline)),
-        true,
+        &cx,
     );
+}
+
+/// `evalgate baseline update` with this invocation's options: what writes the baseline this run
+/// lacks. Options `baseline update` has no use for (reports, terminal, publishing) are left out,
+/// and so is every value that could hold a credential (headers, the GitHub token).
+pub fn update_command(argv: &[String]) -> String {
+    // options that take a value, and those without one, that are left out
+    const DROP_VALUE: [&str; 11] = [
+        "--out",
+        "--color",
+        "--publish",
+        "--comment",
+        "--check-run",
+        "--fail-on",
+        "--comment-key",
+        "--artifact-name",
+        "--github-token",
+        "--act-post",
+        "--github-timeout",
+    ];
+    const DROP_FLAG: [&str; 3] = ["-q", "--quiet", "--no-baseline"];
+    let mut out = vec!["evalgate".to_string(), "baseline".into(), "update".into()];
+    let mut args = argv.iter().skip(1).peekable();
+    // the subcommand itself (run, retrieval, security)
+    for a in args.by_ref() {
+        if matches!(a.as_str(), "run" | "retrieval" | "security") {
+            break;
+        }
+    }
+    while let Some(a) = args.next() {
+        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+        let inline = a.contains('=');
+        if DROP_VALUE.contains(&name) || name == "--header" {
+            if !inline {
+                args.next();
+            }
+            continue;
+        }
+        if DROP_FLAG.contains(&name) {
+            continue;
+        }
+        out.push(shell_word(a));
+    }
+    out.join(" ")
+}
+
+/// A word as a POSIX shell reads it back: bare when it is plain, else single-quoted.
+fn shell_word(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@+%".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
 }
 
 fn color(c: ColorChoice) -> bool {
@@ -687,4 +789,39 @@ pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split(' ').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn the_update_command_keeps_what_measures_and_drops_reports_publishing_and_credentials() {
+        assert_eq!(
+            update_command(&argv(
+                "/usr/bin/evalgate run -q --datasets datasets/v0 --out=x --runs 3 --header Authorization:secret --github-token ghp_x --comment off --sut reference"
+            )),
+            "evalgate baseline update --datasets datasets/v0 --runs 3 --sut reference"
+        );
+        assert_eq!(
+            update_command(&argv(
+                "evalgate security --detectors rules,scanner --no-baseline"
+            )),
+            "evalgate baseline update --detectors rules,scanner"
+        );
+        // a word the shell would split or expand is quoted
+        assert_eq!(
+            update_command(&argv("evalgate run --config a$b")),
+            "evalgate baseline update --config 'a$b'"
+        );
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(
+            update_command(&argv("evalgate")),
+            "evalgate baseline update"
+        );
+    }
 }

@@ -7,26 +7,32 @@ pub fn num(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), |x| format!("{x:.4}"))
 }
 
-/// A signed delta, or "–".
+/// A signed delta with a real minus sign (`+0.0123`, `−0.1505`), `0` when it rounds to
+/// nothing, or "–" when undefined.
 pub fn delta(v: Option<f64>) -> String {
-    v.map_or_else(
-        || "–".to_string(),
-        |x| {
-            if x.abs() < 5e-5 {
-                "±0.0000".to_string()
-            } else {
-                format!("{x:+.4}")
-            }
-        },
-    )
+    v.map_or_else(|| "–".to_string(), |x| signed(x, 4))
 }
 
-/// `mean ± half-width` (or just the mean with one run), "–" when undefined.
+/// A signed number with a real minus sign ("−0.151", "+0.020"); "0" with no sign for a value
+/// that rounds to zero.
+pub fn signed(v: f64, decimals: usize) -> String {
+    let s = format!("{:.*}", decimals, v.abs());
+    if !s.chars().any(|ch| ('1'..='9').contains(&ch)) {
+        "0".to_string()
+    } else if v < 0.0 {
+        format!("\u{2212}{s}")
+    } else {
+        format!("+{s}")
+    }
+}
+
+/// `mean ± half-width` (just the mean with one run, or when every run gave the same value),
+/// "–" when undefined.
 pub fn mean_ci(s: Option<&Summary>) -> String {
     match s {
         Some(s) => match (s.mean, s.half_width()) {
-            (Some(m), Some(h)) => format!("{m:.4} ± {h:.4}"),
-            (Some(m), None) => format!("{m:.4}"),
+            (Some(m), Some(h)) if h >= 5e-5 => format!("{m:.4} ± {h:.4}"),
+            (Some(m), _) => format!("{m:.4}"),
             _ => "–".into(),
         },
         None => "–".into(),

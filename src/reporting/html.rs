@@ -35,6 +35,11 @@ fn summary(v: &Value) -> Option<crate::stats::Summary> {
         .and_then(|j| serde_json::from_value(j).ok())
 }
 
+/// A value the template reads through serde.
+fn serde<T: serde::Serialize>(v: T) -> Value {
+    Value::from(minijinja::value::Serde(v))
+}
+
 pub fn render(r: &Report) -> anyhow::Result<String> {
     let mut env = Environment::new();
     env.add_filter("num", |v: Value| format::num(opt(&v)));
@@ -52,6 +57,17 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
     });
     env.add_filter("clip_ends", |v: Value, n: usize| {
         sanitize::term_ends(v.as_str().unwrap_or_default(), n)
+    });
+    env.add_filter("mark", |v: Value| {
+        match v.as_str() {
+            Some("pass") => super::view::Mark::Pass,
+            Some("fail") => super::view::Mark::Fail,
+            _ => super::view::Mark::NotGated,
+        }
+        .text()
+    });
+    env.add_filter("per_run", |v: Value, runs: usize| {
+        super::view::per_run(u64::try_from(v).unwrap_or(0), runs)
     });
     env.add_template("report.html", TEMPLATE)?;
     let labels: BTreeMap<&str, &str> = RETRIEVAL_METRICS
@@ -87,8 +103,27 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
             }
         })
         .collect();
+    let detector_rows: Vec<Value> = r
+        .security
+        .as_ref()
+        .map(|s| s.detectors.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|d| {
+            context! {
+                detector => d.detector.clone(),
+                mark => serde(super::view::subject_mark(&r.gate, &format!("detector:{}", d.detector))),
+                rows => serde(super::view::detector_rows(r, &d.detector)),
+            }
+        })
+        .collect();
     let html = env.get_template("report.html")?.render(context! {
         r => Value::from(minijinja::value::Serde(View::of(r))),
+        headline => super::view::headline(r),
+        failed => super::view::failed(r),
+        retrieval_rows => serde(super::view::retrieval_rows(r)),
+        detector_rows => detector_rows,
+        per_run_note => super::view::per_run_note(r.runs),
         labels => labels,
         failure_text => failure_text,
         query_svg => safe(query_svg),

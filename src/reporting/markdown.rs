@@ -4,6 +4,7 @@
 use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
 use super::sanitize::{CELL_MAX, md, md_code, md_ends};
+use super::view::{self, Row};
 use crate::metrics::label;
 use std::fmt::Write;
 
@@ -26,18 +27,50 @@ fn metric_name(key: &str) -> String {
     }
 }
 
-fn status(c: &Check) -> &'static str {
-    match c.status {
-        CheckStatus::Pass => "✅",
-        CheckStatus::Fail => "❌",
-        CheckStatus::Info => "·",
+/// The rows of an "against the baseline" table: `| first | Baseline | Current | Δ | Limit |
+/// Gate |`, `first` being the metric (or the detector and the metric).
+fn baseline_rows(o: &mut String, first: &str, rows: &[Row]) {
+    let _ = writeln!(
+        o,
+        "| {first} | Baseline | Current (mean ± 95% CI) | Δ | Limit | Gate |"
+    );
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|:---|");
+    for row in rows {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} |",
+            row.label,
+            num(row.baseline),
+            mean_ci(row.current.as_ref()),
+            delta(row.delta),
+            if row.limit.is_empty() {
+                "–"
+            } else {
+                &row.limit
+            },
+            row.mark.text()
+        );
     }
 }
 
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "## evalgate: {}\n", verdict_badge(r.gate.verdict));
-    let _ = writeln!(o, "{}\n", md(&r.gate.summary, 600));
+    let _ = writeln!(o, "**{}**\n", md(&view::headline(r), 600));
+    let failed = view::failed(r);
+    if failed.len() > 1 {
+        for f in &failed {
+            let _ = writeln!(o, "- ✗ {}", md(f, 400));
+        }
+        let _ = writeln!(o);
+    }
+    if let Some(f) = &r.failure {
+        let _ = writeln!(
+            o,
+            "> **System under test failed:** {}\n",
+            md_ends(&f.to_string(), 600)
+        );
+    }
     let base = r
         .gate
         .baseline
@@ -50,13 +83,6 @@ pub fn render(r: &Report) -> String {
         md(&r.evalgate_version, 40),
         r.dataset_profile.as_str()
     );
-    if let Some(f) = &r.failure {
-        let _ = writeln!(
-            o,
-            "> **System under test failed:** {}\n",
-            md_ends(&f.to_string(), 600)
-        );
-    }
     if let Some(rr) = &r.retrieval {
         let _ = writeln!(
             o,
@@ -65,35 +91,27 @@ pub fn render(r: &Report) -> String {
             rr.queries,
             md_code(&rr.corpus_version, 80)
         );
-        let _ = writeln!(
-            o,
-            "| Metric | Baseline | Current (mean ± 95% CI) | Δ | Gate |"
-        );
-        let _ = writeln!(o, "|---|---:|---:|---:|:---:|");
-        for c in r.gate.checks.iter().filter(|c| c.subject == "retrieval") {
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} | {} |",
-                metric_name(&c.metric),
-                num(c.baseline),
-                mean_ci(rr.metrics.get(&c.metric)),
-                delta(c.delta),
-                status(c)
-            );
-        }
+        baseline_rows(&mut o, "Metric", &view::retrieval_rows(r));
         let d = &rr.diagnostics;
+        let runs = rr.runs_completed;
+        let pr = |n: usize| view::per_run(n as u64, runs);
         let _ = writeln!(
             o,
-            "\nLatency p50 {} · p95 {} · max {} · off-corpus results {} · duplicates {} · starved queries {} · hard negatives in a top 5: {} · empty answers {}/{}{}{}\n",
+            "\nLatency p50 {} · p95 {} · max {} · off-corpus results {} · duplicates {} · starved queries {} · hard negatives in a top 5: {} · empty answers {}/{}{}{}{}\n",
             ms(rr.latency_ms.p50),
             ms(rr.latency_ms.p95),
             ms(rr.latency_ms.max),
-            d.off_corpus_results,
-            d.duplicate_results,
-            d.starved_queries,
-            d.hard_negatives_in_top_5,
-            d.empty_answers,
-            d.answers,
+            pr(d.off_corpus_results),
+            pr(d.duplicate_results),
+            pr(d.starved_queries),
+            pr(d.hard_negatives_in_top_5),
+            pr(d.empty_answers),
+            pr(d.answers),
+            if runs > 1 {
+                " (counts: mean per run)"
+            } else {
+                ""
+            },
             if r.runs > 1 {
                 format!(
                     " · answered differently across runs: {}",
@@ -115,15 +133,13 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "### Security detectors · {} entries\n", s.entries);
         let _ = writeln!(
             o,
-            "| Detector | Scope | Precision | Recall | F1 | FPR | FPR hard neg. | TP / FP / TN / FN | Gate |"
+            "| Detector | Scope | Precision | Recall | F1 | FPR | FPR hard neg. | TP / FP / TN / FN{} | Gate |",
+            view::per_run_note(r.runs)
         );
-        let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|:---:|");
+        let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|:---|");
         for d in &s.detectors {
-            let gate = match r.gate.detector_status(&d.detector) {
-                None => "·",
-                Some(CheckStatus::Fail) => "❌",
-                Some(_) => "✅",
-            };
+            let gate = view::subject_mark(&r.gate, &format!("detector:{}", d.detector)).text();
+            let pr = |n: u64| view::per_run(n, d.runs_completed);
             let scope = if d.scope.len() == 4 {
                 "all".to_string()
             } else {
@@ -145,10 +161,10 @@ pub fn render(r: &Report) -> String {
                 mean_ci(d.metrics.get("f1")),
                 mean_ci(d.metrics.get("fpr")),
                 mean_ci(d.metrics.get("fpr_hard_negative")),
-                c.tp,
-                c.fp,
-                c.tn,
-                c.fn_,
+                pr(c.tp),
+                pr(c.fp),
+                pr(c.tn),
+                pr(c.fn_),
                 if d.not_applicable > 0 {
                     format!(" (not applicable: {})", d.not_applicable)
                 } else {
@@ -156,6 +172,24 @@ pub fn render(r: &Report) -> String {
                 },
                 gate
             );
+        }
+        // every detector's numbers that have a baseline value or a limit
+        let against: Vec<Row> = s
+            .detectors
+            .iter()
+            .flat_map(|d| {
+                view::detector_rows(r, &d.detector)
+                    .into_iter()
+                    .map(|mut row| {
+                        row.label = format!("{} {}", md_code(&d.detector, 60), row.label);
+                        row
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        if !against.is_empty() {
+            let _ = writeln!(o);
+            baseline_rows(&mut o, "Detector metric", &against);
         }
         // per-category recall / flag rate, one column per detector
         let _ = writeln!(
@@ -223,8 +257,9 @@ pub fn render(r: &Report) -> String {
             let live = d.live.as_ref().expect("filtered");
             let _ = writeln!(
                 o,
-                "\n**{}**: rug-pulls played live (changed after approval, then put back; summed over runs)\n",
-                md(&d.detector, 40)
+                "\n**{}**: rug-pulls played live (changed after approval, then put back){}\n",
+                md(&d.detector, 40),
+                view::per_run_note(d.runs_completed)
             );
             let _ = writeln!(
                 o,
@@ -241,58 +276,13 @@ pub fn render(r: &Report) -> String {
                     "| {}{like} | {} | {} | {} | {} | {} | {} |",
                     category(c.category),
                     c.played,
-                    c.reported,
-                    c.blocked,
-                    c.restored,
+                    view::per_run(c.reported as u64, d.runs_completed),
+                    view::per_run(c.blocked as u64, d.runs_completed),
+                    view::per_run(c.restored as u64, d.runs_completed),
                     mean_ci(Some(&c.detection_rate)),
                     mean_ci(Some(&c.block_rate)),
                 );
             }
-        }
-        let _ = writeln!(o);
-        let thresholds: Vec<&Check> = r
-            .gate
-            .checks
-            .iter()
-            .filter(|c| matches!(c.kind, CheckKind::Ceiling | CheckKind::Floor))
-            .collect();
-        if !thresholds.is_empty() {
-            let _ = writeln!(o, "| Detector gate | Limit | Current | Result |");
-            let _ = writeln!(o, "|---|---:|---:|:---:|");
-            for c in thresholds {
-                let what = if c.kind == CheckKind::Ceiling {
-                    "FPR ≤ ceiling"
-                } else {
-                    "recall ≥ floor"
-                };
-                let _ = writeln!(
-                    o,
-                    "| {} {what} | {} | {} | {} |",
-                    md(c.subject.trim_start_matches("detector:"), 60),
-                    num(c.limit),
-                    num(c.current),
-                    status(c)
-                );
-            }
-            let _ = writeln!(o);
-        }
-    }
-    let failed: Vec<&Check> = r
-        .gate
-        .checks
-        .iter()
-        .filter(|c| c.status == CheckStatus::Fail)
-        .collect();
-    if !failed.is_empty() {
-        let _ = writeln!(o, "### Failed checks\n");
-        for c in failed {
-            let _ = writeln!(
-                o,
-                "- **{} · {}**: {}",
-                md(&c.subject, 80),
-                metric_name(&c.metric),
-                md(&c.message, 400)
-            );
         }
         let _ = writeln!(o);
     }
@@ -412,11 +402,11 @@ mod tests {
         v["gate"]["checks"][0]["status"] = "fail".into();
         let r: Report = serde_json::from_value(v).unwrap();
         let md = render(&r);
-        // the unknown metric name appears only inside code spans, where GitHub renders no HTML
+        // the unknown metric name is shown escaped (in the failed checks), never as markup
         let outside_code: String = md.split('`').step_by(2).collect();
         assert!(!outside_code.contains("<img"), "{md}");
         assert!(!outside_code.contains("<b>"), "{md}");
-        assert!(md.contains("`<img src=y>`"), "{md}");
+        assert!(md.contains("- ✗ &lt;img src=y&gt; fell"), "{md}");
         assert!(md.contains("evalgate &lt;img src=x&gt;"), "{md}");
     }
 

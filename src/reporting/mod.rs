@@ -8,6 +8,7 @@ pub mod markdown;
 pub mod model;
 pub mod sanitize;
 pub mod terminal;
+pub mod view;
 
 use anyhow::Context;
 use model::Report;

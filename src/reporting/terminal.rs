@@ -3,19 +3,51 @@
 use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
 use super::sanitize::{term, term_ends};
+use super::view::{self, Mark, Row};
 use crate::metrics::label;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
 use std::fmt::Write;
 
-fn status_cell(status: CheckStatus, color: bool) -> Cell {
-    let (t, col) = match status {
-        CheckStatus::Pass => ("pass", Color::Green),
-        CheckStatus::Fail => ("FAIL", Color::Red),
-        CheckStatus::Info => ("-", Color::Reset),
+fn mark_cell(mark: Mark, color: bool) -> Cell {
+    let col = match mark {
+        Mark::Pass => Color::Green,
+        Mark::Fail => Color::Red,
+        Mark::NotGated => Color::Reset,
     };
-    let cell = Cell::new(t);
+    let cell = Cell::new(mark.text());
     if color { cell.fg(col) } else { cell }
+}
+
+/// An "against the baseline" table: the first column, then Baseline, Current, Δ, Limit, Gate.
+fn baseline_table(first: &str, rows: &[Row], color: bool) -> Table {
+    let mut t = table(
+        &[
+            first,
+            "Baseline",
+            "Current (mean ± 95% CI)",
+            "Δ",
+            "Limit",
+            "Gate",
+        ],
+        color,
+    );
+    for row in rows {
+        t.add_row(vec![
+            Cell::new(&row.label),
+            Cell::new(num(row.baseline)),
+            Cell::new(mean_ci(row.current.as_ref())),
+            Cell::new(delta(row.delta)),
+            Cell::new(if row.limit.is_empty() {
+                "–"
+            } else {
+                &row.limit
+            }),
+            mark_cell(row.mark, color),
+        ]);
+    }
+    right(&mut t, 1..5);
+    t
 }
 
 fn table(headers: &[&str], color: bool) -> Table {
@@ -42,6 +74,27 @@ fn right(t: &mut Table, cols: std::ops::Range<usize>) {
 /// Renders the summary tables; `color` adds ANSI colours (only on a terminal).
 pub fn render(r: &Report, color: bool) -> String {
     let mut o = String::new();
+    // what a reviewer needs first: the verdict in words and every failed check
+    let _ = writeln!(
+        o,
+        "evalgate: {} — {}",
+        r.gate.verdict.as_str(),
+        term(&view::headline(r), 600)
+    );
+    let failed = view::failed(r);
+    if failed.len() > 1 {
+        for f in &failed {
+            let _ = writeln!(o, "  ✗ {}", term(f, 300));
+        }
+    }
+    if let Some(f) = &r.failure {
+        let _ = writeln!(
+            o,
+            "  system under test failed: {}",
+            term_ends(&f.to_string(), 600)
+        );
+    }
+    let _ = writeln!(o);
     if let Some(rr) = &r.retrieval {
         let _ = writeln!(
             o,
@@ -51,29 +104,17 @@ pub fn render(r: &Report, color: bool) -> String {
             term(&rr.corpus_version, 60),
             rr.runs_completed
         );
-        let mut t = table(
-            &["Metric", "Baseline", "Current (mean ± 95% CI)", "Δ", "Gate"],
-            color,
-        );
-        for c in r.gate.checks.iter().filter(|c| c.subject == "retrieval") {
-            t.add_row(vec![
-                Cell::new(label(&c.metric)),
-                Cell::new(num(c.baseline)),
-                Cell::new(mean_ci(rr.metrics.get(&c.metric))),
-                Cell::new(delta(c.delta)),
-                status_cell(c.status, color),
-            ]);
-        }
-        right(&mut t, 1..4);
+        let t = baseline_table("Metric", &view::retrieval_rows(r), color);
         let _ = writeln!(o, "{t}");
         let _ = writeln!(
             o,
-            "latency p50 {} · p95 {} · max {} · empty answers {}/{}{}{}\n",
+            "latency p50 {} · p95 {} · max {} · empty answers {}/{}{}{}{}\n",
             ms(rr.latency_ms.p50),
             ms(rr.latency_ms.p95),
             ms(rr.latency_ms.max),
-            rr.diagnostics.empty_answers,
-            rr.diagnostics.answers,
+            view::per_run(rr.diagnostics.empty_answers as u64, rr.runs_completed),
+            view::per_run(rr.diagnostics.answers as u64, rr.runs_completed),
+            view::per_run_note(rr.runs_completed),
             if r.runs > 1 {
                 format!(
                     " · queries answered differently across runs {}",
@@ -93,6 +134,7 @@ pub fn render(r: &Report, color: bool) -> String {
     }
     if let Some(s) = &r.security {
         let _ = writeln!(o, "Security detectors: {} entries", s.entries);
+        let counts = format!("TP/FP/TN/FN{}", view::per_run_note(r.runs));
         let mut t = table(
             &[
                 "Detector",
@@ -101,17 +143,18 @@ pub fn render(r: &Report, color: bool) -> String {
                 "F1",
                 "FPR",
                 "FPR hard neg.",
-                "TP/FP/TN/FN",
+                &counts,
                 "Gate",
             ],
             color,
         );
         for d in &s.detectors {
-            let gate = match r.gate.detector_status(&d.detector) {
-                None => Cell::new("-"),
-                Some(st) => status_cell(st, color),
-            };
+            let gate = mark_cell(
+                view::subject_mark(&r.gate, &format!("detector:{}", d.detector)),
+                color,
+            );
             let c = &d.counts;
+            let pr = |n: u64| view::per_run(n, d.runs_completed);
             t.add_row(vec![
                 Cell::new(term(&d.detector, 40)),
                 Cell::new(mean_ci(d.metrics.get("precision"))),
@@ -121,10 +164,10 @@ pub fn render(r: &Report, color: bool) -> String {
                 Cell::new(mean_ci(d.metrics.get("fpr_hard_negative"))),
                 Cell::new(format!(
                     "{}/{}/{}/{}{}",
-                    c.tp,
-                    c.fp,
-                    c.tn,
-                    c.fn_,
+                    pr(c.tp),
+                    pr(c.fp),
+                    pr(c.tn),
+                    pr(c.fn_),
                     if d.not_applicable > 0 {
                         format!("\nn/a {}", d.not_applicable)
                     } else {
@@ -136,12 +179,34 @@ pub fn render(r: &Report, color: bool) -> String {
         }
         right(&mut t, 1..7);
         let _ = writeln!(o, "{t}\n");
+        let against: Vec<Row> = s
+            .detectors
+            .iter()
+            .flat_map(|d| {
+                view::detector_rows(r, &d.detector)
+                    .into_iter()
+                    .map(|mut row| {
+                        row.label = format!("{} {}", term(&d.detector, 40), row.label);
+                        row
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        if !against.is_empty() {
+            let _ = writeln!(o, "Detectors against the baseline");
+            let _ = writeln!(
+                o,
+                "{}\n",
+                baseline_table("Detector metric", &against, color)
+            );
+        }
         for d in s.detectors.iter().filter(|d| d.live.is_some()) {
             let live = d.live.as_ref().expect("filtered");
             let _ = writeln!(
                 o,
-                "{}: rug-pulls played live (summed over runs)",
-                term(&d.detector, 40)
+                "{}: rug-pulls played live{}",
+                term(&d.detector, 40),
+                view::per_run_note(d.runs_completed)
             );
             let mut t = table(
                 &[
@@ -163,9 +228,9 @@ pub fn render(r: &Report, color: bool) -> String {
                 t.add_row(vec![
                     Cell::new(format!("{}{like}", term(c.category.as_str(), 60))),
                     Cell::new(c.played),
-                    Cell::new(c.reported),
-                    Cell::new(c.blocked),
-                    Cell::new(c.restored),
+                    Cell::new(view::per_run(c.reported as u64, d.runs_completed)),
+                    Cell::new(view::per_run(c.blocked as u64, d.runs_completed)),
+                    Cell::new(view::per_run(c.restored as u64, d.runs_completed)),
                     Cell::new(mean_ci(Some(&c.detection_rate))),
                     Cell::new(mean_ci(Some(&c.block_rate))),
                 ]);
@@ -203,7 +268,6 @@ pub fn render(r: &Report, color: bool) -> String {
         }
         let _ = writeln!(o);
     }
-    o.push_str(&failures(r));
     let _ = writeln!(
         o,
         "verdict: {} — {}",
