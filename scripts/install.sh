@@ -50,9 +50,10 @@ warn() {
 }
 # The reason the prebuilt path failed (set by install_release, reported once).
 reason=""
+# 1 when the table has no entry for the version (the message then already says what to do).
+no_entry=0
 problem() {
   reason="$*"
-  echo "evalgate install: $*" >&2
 }
 
 raw_version="${INPUT_VERSION:-}"
@@ -169,6 +170,37 @@ target_triple() {
   esac
 }
 
+# The table has no line for this version's asset: say plainly that no verified release of it is
+# known to this copy of the action, which releases are, and the ways to get evalgate anyway.
+not_listed() {
+  local table="$1" asset="$2" known latest pin listed
+  known="$(awk '$1 !~ /^#/ && NF == 2 {
+      n = $2; sub(/^\*/, "", n)
+      if (sub(/^evalgate-/, "", n) && sub(/-[a-z0-9_]+-[a-z0-9_]+-[a-z0-9_]+(-[a-z0-9_]+)?\.tar\.gz$/, "", n)) print n
+    }' "$table" | sort -u -t. -k1,1n -k2,2n -k3,3n | tr '\n' ' ')"
+  known="${known% }"
+  if [[ " $known " == *" $version "* ]]; then
+    problem "the action's checksum table ($table) lists evalgate ${version} but has no sha256 for ${asset}, the asset for this runner (${target}): refusing to download a binary it cannot verify"
+    return
+  fi
+  if [ -n "$known" ]; then
+    latest="${known##* }"
+    listed="it lists evalgate ${known// /, }"
+    pin="uses: evalgate/evalgate@v${latest} (or that release's commit SHA)"
+  else
+    listed="it lists no release at all: this copy of the action comes from a commit made before any release"
+    pin="uses: evalgate/evalgate@vX.Y.Z with a released X.Y.Z (or that release's commit SHA)"
+  fi
+  problem "no verified release of evalgate ${version} is listed in the action's checksum table, so nothing was downloaded (${table} has no sha256 for ${asset}; ${listed}).
+evalgate ${version} has not been released yet, or this copy of the action predates its release. To install evalgate:
+  - pin a released version of the action: ${pin}, leaving the version input at its default (the release that action was cut with)${known:+, or set version: to a release listed above};
+  - in evalgate's own repository: uses: ./ builds the checkout from source;
+  - fallback: cargo-install builds evalgate ${version} with cargo from crates.io, once that version is published there;
+  - a mirror: set EVALGATE_RELEASE_BASE_URL to it and EVALGATE_CHECKSUMS_FILE to a checksum table you trust.
+See docs/releasing.md in evalgate's repository."
+  no_entry=1
+}
+
 # Downloads, verifies and installs the release asset. Runs inside `if`, so errexit is off here:
 # every command is checked by hand.
 install_release() {
@@ -196,7 +228,7 @@ install_release() {
   n="$(awk -v f="$asset" '$1 !~ /^#/ && ($2 == f || $2 == "*" f) {n++} END {print n+0}' "$table")"
   expected="$(awk -v f="$asset" '$1 !~ /^#/ && ($2 == f || $2 == "*" f) {print tolower($1); exit}' "$table")"
   if [ "$n" = 0 ]; then
-    problem "the action's checksum table ($table) has no entry for $asset: this action release does not know evalgate ${version} (use the version input's default, or fallback: cargo-install)"
+    not_listed "$table" "$asset"
     return 1
   fi
   if [ "$n" != 1 ] || ! [[ "$expected" =~ ^[0-9a-f]{64}$ ]]; then
@@ -244,7 +276,7 @@ cargo_install() {
     fail "fallback cargo-install needs cargo on PATH (add a Rust toolchain step before this action)"
   echo "evalgate install: cargo install --locked evalgate --version $version"
   "$cargo_cmd" install --locked evalgate --version "$version" --root "$root" ||
-    fail "cargo install --locked evalgate --version $version failed"
+    fail "cargo install --locked evalgate --version $version failed (is evalgate $version published on crates.io? see docs/releasing.md)"
   publish "$root/bin" cargo-install
 }
 
@@ -263,5 +295,8 @@ if [ "$fallback" = cargo-install ]; then
   warn "prebuilt evalgate ${version} not installed (${reason}); falling back to cargo install"
   cargo_install
   exit 0
+fi
+if [ "$no_entry" = 1 ]; then
+  fail "$reason"
 fi
 fail "${reason} (set the input fallback: cargo-install to build it with cargo instead)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packages one release asset (used by .github/workflows/release.yml and by tests/action.rs):
+# Packages one release asset (scripts/release-assets.sh runs it for every target; tests/action.rs too):
 #   scripts/package.sh VERSION TARGET BINARY OUTDIR
 # writes OUTDIR/evalgate-VERSION-TARGET.tar.gz (the binary as `evalgate` at the root, plus
 # LICENSE/README.md when present) and OUTDIR/evalgate-VERSION-TARGET.tar.gz.sha256 in sha256sum's

@@ -1122,7 +1122,9 @@ fn a_tampered_tarball_or_a_wrong_checksum_installs_nothing() {
     let log = run.log();
     assert_ne!(run.code(), 0, "{log}");
     assert!(
-        log.contains("has no entry for evalgate-0.0.1-x86_64-unknown-linux-musl.tar.gz"),
+        log.contains(
+            "no verified release of evalgate 0.0.1 is listed in the action's checksum table"
+        ) && log.contains("has no sha256 for evalgate-0.0.1-x86_64-unknown-linux-musl.tar.gz"),
         "{log}"
     );
     assert!(
