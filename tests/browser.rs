@@ -527,7 +527,25 @@ fn hostile(port: u16) -> (Vec<String>, Vec<String>, Vec<String>) {
 /// Builds the hostile datasets in `dir` and runs `evalgate run` over them (3 runs, no baseline).
 /// Returns the report directory.
 fn hostile_report(dir: &Path, port: u16) -> PathBuf {
-    let (tool_ids, query_ids, texts) = hostile(port);
+    report_of(dir, port, &Extra::default())
+}
+
+/// What [`report_of`] adds to the hostile datasets and run.
+#[derive(Default)]
+struct Extra {
+    /// More tool ids, after the hostile ones.
+    tool_ids: Vec<String>,
+    /// More texts (queries, notes, descriptions), after the hostile ones.
+    texts: Vec<String>,
+    /// Gate against this baseline (else `--no-baseline`).
+    baseline: Option<PathBuf>,
+}
+
+/// [`hostile_report`] with `extra`'s tool ids and texts in the datasets and its baseline.
+fn report_of(dir: &Path, port: u16, extra: &Extra) -> PathBuf {
+    let (mut tool_ids, query_ids, mut texts) = hostile(port);
+    tool_ids.extend(extra.tool_ids.iter().cloned());
+    texts.extend(extra.texts.iter().cloned());
     let mut corpus = shipped("corpus.json");
     for (i, id) in tool_ids.iter().enumerate() {
         corpus["tools"].as_array_mut().unwrap().push(json!({
@@ -568,28 +586,35 @@ fn hostile_report(dir: &Path, port: u16) -> PathBuf {
     let gp = write_json(dir, "golden.json", &golden);
     let sp = write_json(dir, "security.json", &sec);
     let out = dir.join("report");
-    let o = evalgate(
-        dir,
-        &[
-            "run",
-            "--corpus",
-            cp.to_str().unwrap(),
-            "--golden",
-            gp.to_str().unwrap(),
-            "--security-corpus",
-            sp.to_str().unwrap(),
-            "--runs",
-            "3",
-            "--no-baseline",
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ],
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "evalgate run failed:\n{}",
+    let mut args = vec![
+        "run",
+        "--corpus",
+        cp.to_str().unwrap(),
+        "--golden",
+        gp.to_str().unwrap(),
+        "--security-corpus",
+        sp.to_str().unwrap(),
+        "--runs",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    match &extra.baseline {
+        Some(b) => args.extend(["--baseline", b.to_str().unwrap()]),
+        None => args.push("--no-baseline"),
+    }
+    let o = evalgate(dir, &args);
+    // against a baseline the added queries may fail the gate (exit 1): the report is written
+    let ok: &[i32] = if extra.baseline.is_some() {
+        &[0, 1]
+    } else {
+        &[0]
+    };
+    assert!(
+        o.status.code().is_some_and(|c| ok.contains(&c)),
+        "evalgate run failed ({}):\n{}",
+        o.status,
         String::from_utf8_lossy(&o.stderr)
     );
     out
@@ -866,6 +891,309 @@ fn hostile_report_is_inert_in_chromium_and_its_charts_render() {
         elements.values().sum::<usize>(),
         png.len(),
         keep.join("report.png").display(),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// layout: a phone's width and a wide screen's
+
+/// The harness page: the report in an `<iframe srcdoc>` exactly `{WIDTH}` CSS px wide (headless
+/// Chromium's own window is never narrower than 500 px). A srcdoc frame is same-origin with the
+/// harness, so the harness's script measures the report from outside once it has loaded; the
+/// report keeps its own CSP and runs nothing. The numbers are written as JSON into
+/// `<pre id="evalgate-layout">`.
+const HARNESS: &str = r#"<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>layout harness</title>
+<script>
+function measure(frame) {
+  const d = frame.contentDocument, w = frame.contentWindow;
+  const rect = (e) => { const r = e.getBoundingClientRect(); return { left: r.left, right: r.right, width: r.width }; };
+  const scrolls = (e) => ["auto", "scroll", "hidden"].includes(w.getComputedStyle(e).overflowX);
+  const out = {
+    inner: w.innerWidth, vw: d.documentElement.clientWidth,
+    scroll_width: d.scrollingElement.scrollWidth,
+    height: d.scrollingElement.scrollHeight,
+    tables: [], texts: [], charts: [], every_query: null,
+  };
+  for (const t of d.querySelectorAll("table")) {
+    // the box the table scrolls in: the nearest scroll container below <body>, else the table
+    let box = t;
+    for (let e = t; e && e !== d.body; e = e.parentElement) { if (scrolls(e)) { box = e; break; } }
+    const cells = t.rows[0].cells;
+    out.tables.push({
+      head: t.rows[0].textContent.trim().slice(0, 80),
+      box: rect(box), overflow_x: w.getComputedStyle(box).overflowX,
+      client_width: box.clientWidth, scroll_width: box.scrollWidth,
+      table: rect(t), last_column: rect(cells[cells.length - 1]),
+    });
+  }
+  for (const s of d.querySelectorAll("svg")) {
+    if (s.getClientRects().length === 0) continue;
+    const sb = rect(s);
+    out.charts.push({ chart: s.dataset.chart || "", box: sb });
+    for (const t of s.querySelectorAll("text")) {
+      if (t.getClientRects().length === 0 || !t.textContent.trim()) continue;
+      const m = t.getScreenCTM();
+      const px = parseFloat(w.getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+      out.texts.push({ chart: s.dataset.chart || "", text: t.textContent.slice(0, 60), px, box: rect(t), svg: sb });
+    }
+  }
+  const every = [...d.querySelectorAll("details")]
+    .find((x) => x.querySelector("summary").textContent.trim().startsWith("Every query"));
+  if (every) {
+    const cells = every.querySelector("table").rows[0].cells;
+    const last = cells[cells.length - 1];
+    out.every_query = { last_column: rect(last), last_header: last.textContent };
+  }
+  // the page as a reader first sees it: every fold closed
+  for (const x of d.querySelectorAll("details")) x.open = false;
+  out.height_closed = d.scrollingElement.scrollHeight;
+  const pre = document.createElement("pre");
+  pre.id = "evalgate-layout";
+  pre.textContent = JSON.stringify(out);
+  document.body.append(pre);
+}
+</script></head>
+<body style="margin:0">
+<iframe onload="measure(this)" style="display:block; border:0; width:{WIDTH}px; height:2000px" srcdoc="{SRCDOC}"></iframe>
+</body></html>
+"#;
+
+/// report.html with every `<details>` open (what a reader sees after opening them all).
+fn opened(html: &str) -> String {
+    let n = html.matches("<details>").count();
+    assert!(n >= 2, "expected folded sections in report.html, found {n}");
+    html.replace("<details>", "<details open>")
+}
+
+/// Lays `html` out `width` CSS px wide in Chromium and returns the harness's measurements.
+fn measure(dir: &Path, html: &str, width: u32) -> Value {
+    let srcdoc = html.replace('&', "&amp;").replace('"', "&quot;");
+    let page = HARNESS
+        .replace("{WIDTH}", &width.to_string())
+        .replace("{SRCDOC}", &srcdoc);
+    let path = dir.join(format!("layout-{width}.html"));
+    std::fs::write(&path, page).unwrap();
+    let dump = run_chromium(
+        &file_url(&path),
+        &["--dump-dom", &format!("--window-size={},2200", width + 100)],
+    );
+    let toks = tokens(&dump);
+    let at = toks
+        .iter()
+        .position(|t| matches!(t, Tok::Start(n, a) if n == "pre" && attr(a, "id") == Some("evalgate-layout")))
+        .expect("the harness did not measure (no <pre id=evalgate-layout> in its DOM)");
+    let Some(Tok::Text(json)) = toks.get(at + 1) else {
+        panic!("the harness wrote no measurements")
+    };
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Layout faults at `width`; empty when the page fits.
+fn layout_faults(m: &Value, width: u32) -> Vec<String> {
+    let mut faults = Vec::new();
+    let vw = f(&m["vw"]);
+    const EPS: f64 = 0.5;
+    if f(&m["scroll_width"]) > vw + EPS {
+        faults.push(format!(
+            "the page scrolls sideways: {} px wide in a {vw} px viewport",
+            m["scroll_width"]
+        ));
+    }
+    let tables = m["tables"].as_array().unwrap();
+    for t in tables {
+        let head = t["head"].as_str().unwrap();
+        let (left, right) = (f(&t["box"]["left"]), f(&t["box"]["right"]));
+        if left < -EPS || right > vw + EPS {
+            faults.push(format!(
+                "table [{head}]: its box spans {left:.0}..{right:.0} px, outside the {vw} px viewport"
+            ));
+        }
+        let scrolls = ["auto", "scroll"].contains(&t["overflow_x"].as_str().unwrap());
+        let overflowing = f(&t["table"]["right"]) > right + EPS
+            || f(&t["scroll_width"]) > f(&t["client_width"]) + 1.0;
+        if overflowing && !scrolls {
+            faults.push(format!(
+                "table [{head}]: wider than its box ({:.0} > {:.0} px) and the box does not scroll",
+                f(&t["table"]["right"]),
+                right
+            ));
+        }
+        if width >= 1400 && overflowing {
+            faults.push(format!(
+                "table [{head}]: clipped at {width} px (content {} px in a {} px box; last column ends at {:.0}, the box at {right:.0})",
+                t["scroll_width"],
+                t["client_width"],
+                f(&t["last_column"]["right"])
+            ));
+        }
+    }
+    for c in m["charts"].as_array().unwrap() {
+        let (left, right) = (f(&c["box"]["left"]), f(&c["box"]["right"]));
+        if left < -EPS || right > vw + EPS {
+            faults.push(format!(
+                "chart {}: spans {left:.0}..{right:.0} px, outside the {vw} px viewport",
+                c["chart"]
+            ));
+        }
+    }
+    for t in m["texts"].as_array().unwrap() {
+        let (chart, text, px) = (&t["chart"], &t["text"], f(&t["px"]));
+        if px < 9.0 {
+            faults.push(format!(
+                "chart {chart}: text {text} is drawn at {px:.1} px (under 9 px)"
+            ));
+        }
+        if f(&t["box"]["left"]) < f(&t["svg"]["left"]) - 1.0
+            || f(&t["box"]["right"]) > f(&t["svg"]["right"]) + 1.0
+        {
+            faults.push(format!(
+                "chart {chart}: text {text} spans {:.0}..{:.0} px, outside its chart {:.0}..{:.0} px (cut off)",
+                f(&t["box"]["left"]),
+                f(&t["box"]["right"]),
+                f(&t["svg"]["left"]),
+                f(&t["svg"]["right"])
+            ));
+        }
+    }
+    let every = &m["every_query"];
+    if every.is_null() {
+        faults.push("no 'Every query' table".into());
+    } else if width >= 1400 && f(&every["last_column"]["right"]) > vw + EPS {
+        faults.push(format!(
+            "the 'Every query' table's last column ({}) ends at {:.0} px, past the {vw} px viewport",
+            every["last_header"],
+            f(&every["last_column"]["right"])
+        ));
+    }
+    faults
+}
+
+#[test]
+fn report_fits_a_phone_and_a_wide_screen_screenshots_at_both() {
+    let started = Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let listener = Listener::start();
+    // long text without a space to break at: a tool id, a query, notes and descriptions
+    let long_tool = format!(
+        "very_long_server_name:{}",
+        "tool_name_without_spaces_".repeat(6)
+    );
+    let long_text = format!(
+        "zebracorn {}",
+        "a_query_or_description_that_never_offers_a_space_to_break_at_".repeat(6)
+    );
+    let report_dir = report_of(
+        tmp.path(),
+        listener.port(),
+        &Extra {
+            tool_ids: vec![long_tool],
+            texts: vec![long_text.clone(), format!("{long_text} again")],
+            baseline: Some(root().join("baselines/v0.json")),
+        },
+    );
+    let html = std::fs::read_to_string(report_dir.join("report.html")).unwrap();
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(report_dir.join("report.json")).unwrap())
+            .unwrap();
+    let runs = report["runs"].as_u64().unwrap();
+    assert_eq!(runs, 3);
+    assert!(
+        report["gate"]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["subject"] == "retrieval" && !c["delta"].is_null()),
+        "the report has no Δ against the baseline"
+    );
+    let open = opened(&html);
+
+    let keep = PathBuf::from(env!("CARGO_BIN_EXE_evalgate"))
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| root().join("target"))
+        .join("browser");
+    std::fs::create_dir_all(&keep).unwrap();
+    std::fs::copy(
+        report_dir.join("report.html"),
+        keep.join("layout-report.html"),
+    )
+    .unwrap();
+    let mut faults = Vec::new();
+    for width in [400u32, 1400] {
+        let m = measure(tmp.path(), &open, width);
+        assert_eq!(
+            f(&m["inner"]),
+            f64::from(width),
+            "Chromium's viewport is not {width} px wide: {m}"
+        );
+        assert!(
+            m["texts"].as_array().unwrap().len() > 20 && m["tables"].as_array().unwrap().len() > 5,
+            "the harness measured too little: {m}"
+        );
+        std::fs::write(
+            keep.join(format!("layout-{width}.json")),
+            serde_json::to_string_pretty(&m).unwrap(),
+        )
+        .unwrap();
+        faults.extend(
+            layout_faults(&m, width)
+                .into_iter()
+                .map(|s| format!("at {width} px: {s}")),
+        );
+
+        // screenshots of the report itself (its own CSP, no script): the whole page as written
+        // (folds closed), and the top of it with every fold open
+        for (name, html, height) in [
+            (format!("report-{width}"), &html, &m["height_closed"]),
+            (format!("report-{width}-open"), &open, &m["height"]),
+        ] {
+            let page = tmp.path().join(format!("{name}.html"));
+            std::fs::write(&page, html).unwrap();
+            let height = (f(height).ceil() as u32).clamp(600, 12_000);
+            let shot = keep.join(format!("{name}.png"));
+            let _ = std::fs::remove_file(&shot);
+            run_chromium(
+                &file_url(&page),
+                &[
+                    &format!("--screenshot={}", shot.display()),
+                    &format!("--window-size={width},{height}"),
+                ],
+            );
+            let png = std::fs::read(&shot).expect("Chromium wrote the screenshot");
+            assert_eq!(
+                png_size(&png),
+                Some((width, height)),
+                "not a {width}×{height} PNG"
+            );
+            assert!(png.len() > 20_000, "screenshot is only {} bytes", png.len());
+            eprintln!(
+                "layout test: screenshot {width}×{height} px: {}",
+                shot.display()
+            );
+        }
+    }
+    assert_eq!(
+        listener.connections(),
+        0,
+        "the report connected to the test's listener: {:?}",
+        listener.requests()
+    );
+    assert!(
+        faults.is_empty(),
+        "report.html does not fit ({} faults; measurements in {}):\n{}",
+        faults.len(),
+        keep.display(),
+        faults.join("\n")
+    );
+    eprintln!(
+        "layout test: 400 px and 1400 px fit, {:.1} s",
         started.elapsed().as_secs_f64()
     );
 }

@@ -83,6 +83,7 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
             spread_chart(
                 "spread-retrieval",
                 "Retrieval metrics",
+                rr.runs_completed,
                 &retrieval_rows(rr, &r.gate.checks),
             ),
         ),
@@ -99,7 +100,12 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
             let rows = metric_rows(&DETECTION_METRICS, &d.metrics, &r.gate.checks, &subject);
             context! {
                 confusion => Value::from_safe_string(confusion_chart(d)),
-                spread => safe(spread_chart("spread-detector", "Detector metrics", &rows)),
+                spread => safe(spread_chart(
+                    "spread-detector",
+                    "Detector metrics",
+                    d.runs_completed,
+                    &rows
+                )),
             }
         })
         .collect();
@@ -281,16 +287,36 @@ fn value(v: Option<f64>) -> String {
     format::num(v)
 }
 
+/// A horizontal position in a fluid chart: a percentage of the chart's width, two decimals.
+fn pct(x: f64) -> String {
+    let x = if x.is_finite() { x } else { 0.0 };
+    let s = format!("{x:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}
+
 /// Opens an `<svg>` with its text alternative: `aria-label` and `<title>` carry `label`, `<desc>`
 /// the longer `desc`. `kind` names the chart (`data-chart`) for tests and styles.
-fn open_svg(kind: &str, w: f64, h: f64, label: &str, desc: &str) -> String {
+///
+/// With a width `w` the chart is a fixed drawing (a `viewBox`) that scales down in a narrow
+/// page. Without one it is fluid: as wide as the page, `h` px high, no `viewBox`; it places
+/// its marks at percentages of its width ([`pct`]) and its text at the page's own size, so a
+/// phone gets a narrower chart with the same readable labels, not a shrunken picture.
+fn open_svg(kind: &str, w: Option<f64>, h: f64, label: &str, desc: &str) -> String {
     let mut s = String::new();
+    let size = match w {
+        Some(w) => format!(
+            r#"width="{w}" height="{h}" viewBox="0 0 {w} {h}""#,
+            w = n(w),
+            h = n(h)
+        ),
+        None => format!(r#"width="100%" height="{h}""#, h = n(h)),
+    };
     let _ = write!(
         s,
-        r#"<svg class="chart" data-chart="{kind}" xmlns="http://www.w3.org/2000/svg" role="img" width="{w}" height="{h}" viewBox="0 0 {w} {h}" aria-label="{label}"><title>{label}</title>"#,
+        r#"<svg class="chart{fluid}" data-chart="{kind}" xmlns="http://www.w3.org/2000/svg" role="img" {size} aria-label="{label}"><title>{label}</title>"#,
+        fluid = if w.is_none() { " fluid" } else { "" },
         kind = esc(kind),
-        w = n(w),
-        h = n(h),
         label = esc(label),
     );
     if !desc.is_empty() {
@@ -299,19 +325,30 @@ fn open_svg(kind: &str, w: f64, h: f64, label: &str, desc: &str) -> String {
     s
 }
 
+/// `n` run(s), for chart text.
+fn runs_text(runs: usize) -> String {
+    if runs == 1 {
+        "1 run".to_string()
+    } else {
+        format!("{runs} runs")
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-query recall
 
-const QUERY_W: f64 = 1160.0;
-const QUERY_LEFT: f64 = 44.0;
-const QUERY_RIGHT: f64 = 12.0;
+/// Left edge of the per-query plot, in % of the chart's width: room for the y axis's labels
+/// (`0.75` at 11 px) in a chart as narrow as a phone's page.
+const QUERY_LEFT: f64 = 8.0;
+const QUERY_RIGHT: f64 = 99.0;
 const QUERY_TOP: f64 = 14.0;
 const QUERY_PLOT_H: f64 = 140.0;
-const QUERY_SLOT_MAX: f64 = 28.0;
+/// Widest slot per query (% of the chart): a handful of queries are not drawn as slabs.
+const QUERY_SLOT_MAX: f64 = 2.5;
 
 /// One bar per query, sorted by Recall@5 (dark) with Recall@10 behind it (light); a red stub under
 /// the axis marks a query that found nothing in its top 5, an orange dot a query the runs
-/// disagreed on. `None` without queries.
+/// disagreed on. A fluid chart ([`open_svg`]). `None` without queries.
 fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     if rr.per_query.is_empty() {
         return None;
@@ -334,11 +371,12 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
             .then_with(|| a.id.cmp(&b.id))
     });
     let count = qs.len();
-    let plot_w = QUERY_W - QUERY_LEFT - QUERY_RIGHT;
-    let slot = (plot_w / count as f64).min(QUERY_SLOT_MAX);
-    let bar_w = if slot >= 3.0 { slot * 0.8 } else { slot };
+    let slot = ((QUERY_RIGHT - QUERY_LEFT) / count as f64).min(QUERY_SLOT_MAX);
+    // gaps between bars while they stay wider than ~3 px on a desktop page (~1300 px)
+    let bar_w = if slot >= 0.25 { slot * 0.8 } else { slot };
+    let right = QUERY_LEFT + slot * count as f64;
     let base = QUERY_TOP + QUERY_PLOT_H;
-    let height = base + 44.0;
+    let height = base + 30.0;
     let y = |v: f64| base - v.clamp(0.0, 1.0) * QUERY_PLOT_H;
 
     let r5: Vec<f64> = qs.iter().filter_map(|q| get(q, "recall_at_5")).collect();
@@ -354,16 +392,15 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     let desc = format!(
         "Dark bars: Recall@5. Light bars behind them: Recall@10. Red marks under the axis: Recall@5 of 0. Orange dots: {unstable} queries whose runs disagreed. Each bar's title names its query."
     );
-    let mut s = open_svg("per-query", QUERY_W, height, &label, &desc);
+    let mut s = open_svg("per-query", None, height, &label, &desc);
     // grid and y axis
     for t in [0.0, 0.25, 0.5, 0.75, 1.0] {
         let _ = write!(
             s,
-            r#"<line class="grid" x1="{x0}" x2="{x1}" y1="{y}" y2="{y}"/><text class="tick" x="{tx}" y="{ty}" text-anchor="end">{t}</text>"#,
-            x0 = n(QUERY_LEFT),
-            x1 = n(QUERY_LEFT + slot * count as f64),
+            r#"<line class="grid" x1="{x0}" x2="{x1}" y1="{y}" y2="{y}"/><text class="tick" x="{x0}" dx="-5" y="{ty}" text-anchor="end">{t}</text>"#,
+            x0 = pct(QUERY_LEFT),
+            x1 = pct(right),
             y = n(y(t)),
-            tx = n(QUERY_LEFT - 6.0),
             ty = n(y(t) + 4.0),
             t = if t == 0.0 || t == 1.0 {
                 format!("{t:.0}")
@@ -391,9 +428,9 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
                 let _ = write!(
                     s,
                     r#"<rect class="{class}" x="{x}" y="{y}" width="{w}" height="{h}"/>"#,
-                    x = n(x),
+                    x = pct(x),
                     y = n(y(v)),
-                    w = n(bar_w),
+                    w = pct(bar_w),
                     h = n(v * QUERY_PLOT_H),
                 );
             }
@@ -402,18 +439,17 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
             let _ = write!(
                 s,
                 r#"<rect class="q0" x="{x}" y="{y}" width="{w}" height="5"/>"#,
-                x = n(x),
+                x = pct(x),
                 y = n(base + 2.0),
-                w = n(bar_w),
+                w = pct(bar_w),
             );
         }
         if q.unstable {
             let _ = write!(
                 s,
-                r#"<circle class="qu" cx="{cx}" cy="{cy}" r="{r}"/>"#,
-                cx = n(x + bar_w / 2.0),
+                r#"<circle class="qu" cx="{cx}" cy="{cy}" r="3"/>"#,
+                cx = pct(x + bar_w / 2.0),
                 cy = n(QUERY_TOP - 6.0),
-                r = n((bar_w / 2.0).clamp(1.5, 4.0)),
             );
         }
         s.push_str("</g>");
@@ -421,20 +457,19 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     if let Some(m) = mean {
         let _ = write!(
             s,
-            r#"<line class="mean" x1="{x0}" x2="{x1}" y1="{y}" y2="{y}"/><text class="tick" x="{tx}" y="{ty}" text-anchor="end">mean Recall@5 {m}</text>"#,
-            x0 = n(QUERY_LEFT),
-            x1 = n(QUERY_LEFT + slot * count as f64),
+            r#"<line class="mean" x1="{x0}" x2="{x1}" y1="{y}" y2="{y}"/><text class="tick" x="{x1}" dx="-2" y="{ty}" text-anchor="end">mean Recall@5 {m}</text>"#,
+            x0 = pct(QUERY_LEFT),
+            x1 = pct(right),
             y = n(y(m)),
-            tx = n(QUERY_LEFT + slot * count as f64 - 2.0),
             ty = n(y(m) - 4.0),
             m = value(Some(m)),
         );
     }
     let _ = write!(
         s,
-        r#"<text class="axis" x="{x}" y="{y}">{count} queries, best to worst · dark: Recall@5 · light: Recall@10 · red: nothing relevant in the top 5</text></svg>"#,
-        x = n(QUERY_LEFT),
-        y = n(base + 30.0),
+        r#"<text class="axis" x="{x}" y="{y}">{count} queries, best to worst</text></svg>"#,
+        x = pct(QUERY_LEFT),
+        y = n(base + 24.0),
     );
     Some(s)
 }
@@ -480,16 +515,21 @@ fn metric_rows<'a>(
         .collect()
 }
 
-const SPREAD_W: f64 = 1160.0;
-const SPREAD_X0: f64 = 150.0;
-const SPREAD_X1: f64 = 990.0;
-const SPREAD_TOP: f64 = 8.0;
-const SPREAD_ROW: f64 = 30.0;
+/// The spread chart's axis runs from `SPREAD_X0` % to `SPREAD_X1` % of its width (the margins
+/// hold the end ticks' labels and a dot on the axis's ends).
+const SPREAD_X0: f64 = 3.0;
+const SPREAD_X1: f64 = 97.0;
+const SPREAD_TOP: f64 = 4.0;
+/// One metric: its label and value on a line, its track under them.
+const SPREAD_ROW: f64 = 46.0;
+/// The track's height under the top of its row.
+const SPREAD_TRACK: f64 = 31.0;
 
 /// Each metric's per-run values as dots, the mean as a bar, the 95 % CI as a band, the baseline as
 /// a diamond and the gate's limit as a red tick, on one shared axis (0.1 steps covering every
-/// value). `None` without rows.
-fn spread_chart(kind: &str, what: &str, rows: &[SpreadRow]) -> Option<String> {
+/// value); each metric's name and mean ± CI above its track. A fluid chart ([`open_svg`]).
+/// `runs` is the number of complete runs (each metric has a dot per run). `None` without rows.
+fn spread_chart(kind: &str, what: &str, runs: usize, rows: &[SpreadRow]) -> Option<String> {
     if rows.is_empty() {
         return None;
     }
@@ -520,16 +560,11 @@ fn spread_chart(kind: &str, what: &str, rows: &[SpreadRow]) -> Option<String> {
         }
     }
     let x = |v: f64| SPREAD_X0 + (v.clamp(lo, hi) - lo) / (hi - lo) * (SPREAD_X1 - SPREAD_X0);
-    let runs = rows
-        .iter()
-        .map(|r| r.summary.per_run.len())
-        .max()
-        .unwrap_or(0);
-    let dots: usize = rows.iter().map(|r| r.summary.n).sum();
     let axis_y = SPREAD_TOP + rows.len() as f64 * SPREAD_ROW;
-    let height = axis_y + 40.0;
+    let height = axis_y + 48.0;
     let label = format!(
-        "{what}, run spread over {runs} run(s): each run's value as a dot, the mean as a bar, the 95% confidence interval as a band; axis from {lo:.1} to {hi:.1}"
+        "{what}, run spread over {}: each run's value as a dot, the mean as a bar, the 95% confidence interval as a band; axis from {lo:.1} to {hi:.1}",
+        runs_text(runs)
     );
     let desc = rows
         .iter()
@@ -547,7 +582,7 @@ fn spread_chart(kind: &str, what: &str, rows: &[SpreadRow]) -> Option<String> {
         })
         .collect::<Vec<_>>()
         .join("; ");
-    let mut s = open_svg(kind, SPREAD_W, height, &label, &desc);
+    let mut s = open_svg(kind, None, height, &label, &desc);
     // vertical grid every 0.1
     let steps = ((hi - lo) * 10.0).round() as usize;
     for i in 0..=steps {
@@ -555,31 +590,32 @@ fn spread_chart(kind: &str, what: &str, rows: &[SpreadRow]) -> Option<String> {
         let _ = write!(
             s,
             r#"<line class="grid" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"/><text class="tick" x="{x}" y="{ty}" text-anchor="middle">{t:.1}</text>"#,
-            x = n(x(t)),
-            y0 = n(SPREAD_TOP),
+            x = pct(x(t)),
+            y0 = n(SPREAD_TOP + SPREAD_TRACK - 14.0),
             y1 = n(axis_y),
             ty = n(axis_y + 14.0),
         );
     }
     for (i, r) in rows.iter().enumerate() {
-        let yc = SPREAD_TOP + (i as f64 + 0.5) * SPREAD_ROW;
+        let top = SPREAD_TOP + i as f64 * SPREAD_ROW;
+        let yc = top + SPREAD_TRACK;
         let _ = write!(
             s,
-            r#"<g class="metric"><text class="label" x="{lx}" y="{ty}" text-anchor="end">{label}</text><line class="track" x1="{x0}" x2="{x1}" y1="{yc}" y2="{yc}"/>"#,
-            lx = n(SPREAD_X0 - 10.0),
-            ty = n(yc + 4.0),
+            r#"<g class="metric"><text class="label" x="0" y="{ty}">{label}</text><text class="value" x="100%" y="{ty}" text-anchor="end">{t}</text><line class="track" x1="{x0}" x2="{x1}" y1="{yc}" y2="{yc}"/>"#,
+            ty = n(top + 10.0),
             label = esc(r.label),
-            x0 = n(SPREAD_X0),
-            x1 = n(SPREAD_X1),
+            t = esc(&format::mean_ci(Some(r.summary))),
+            x0 = pct(SPREAD_X0),
+            x1 = pct(SPREAD_X1),
             yc = n(yc),
         );
         if let Some([a, b]) = r.summary.ci95 {
             let _ = write!(
                 s,
                 r#"<rect class="ci" x="{x}" y="{y}" width="{w}" height="16"><title>{label}: 95% CI {a} to {b}</title></rect>"#,
-                x = n(x(a) - 1.0),
+                x = pct(x(a)),
                 y = n(yc - 8.0),
-                w = n((x(b) - x(a)).max(0.0) + 2.0),
+                w = pct((x(b) - x(a)).max(0.0)),
                 label = esc(r.label),
                 a = value(Some(a)),
                 b = value(Some(b)),
@@ -589,7 +625,7 @@ fn spread_chart(kind: &str, what: &str, rows: &[SpreadRow]) -> Option<String> {
             let _ = write!(
                 s,
                 r#"<line class="limit" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"><title>{label}: gate limit {l}</title></line>"#,
-                x = n(x(l)),
+                x = pct(x(l)),
                 y0 = n(yc - 12.0),
                 y1 = n(yc + 12.0),
                 label = esc(r.label),
@@ -597,11 +633,12 @@ fn spread_chart(kind: &str, what: &str, rows: &[SpreadRow]) -> Option<String> {
             );
         }
         if let Some(b) = r.baseline {
+            // a square at the baseline, turned into a diamond by the page's style
             let _ = write!(
                 s,
-                r#"<path class="base" d="M{x} {y0}l6 7-6 7-6-7z"><title>{label}: baseline {b}</title></path>"#,
-                x = n(x(b)),
-                y0 = n(yc - 7.0),
+                r#"<rect class="base" x="{x}" y="{y}" width="10" height="10"><title>{label}: baseline {b}</title></rect>"#,
+                x = pct(x(b)),
+                y = n(yc - 5.0),
                 label = esc(r.label),
                 b = value(Some(b)),
             );
@@ -609,9 +646,10 @@ fn spread_chart(kind: &str, what: &str, rows: &[SpreadRow]) -> Option<String> {
         if let Some(m) = r.summary.mean {
             let _ = write!(
                 s,
-                r#"<rect class="mean" x="{x}" y="{y}" width="3" height="24"><title>{label}: mean {m}</title></rect>"#,
-                x = n(x(m) - 1.5),
-                y = n(yc - 12.0),
+                r#"<line class="mean" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"><title>{label}: mean {m}</title></line>"#,
+                x = pct(x(m)),
+                y0 = n(yc - 12.0),
+                y1 = n(yc + 12.0),
                 label = esc(r.label),
                 m = value(Some(m)),
             );
@@ -623,26 +661,27 @@ fn spread_chart(kind: &str, what: &str, rows: &[SpreadRow]) -> Option<String> {
             let _ = write!(
                 s,
                 r#"<circle class="run" cx="{cx}" cy="{cy}" r="4"><title>{label}, run {run}: {v}</title></circle>"#,
-                cx = n(x(*v)),
+                cx = pct(x(*v)),
                 cy = n(yc + (run as f64 - (k - 1.0) / 2.0) * step),
                 label = esc(r.label),
                 run = run + 1,
                 v = value(Some(*v)),
             );
         }
-        let _ = write!(
-            s,
-            r#"<text class="value" x="{x}" y="{y}">{t}</text></g>"#,
-            x = n(SPREAD_X1 + 12.0),
-            y = n(yc + 4.0),
-            t = esc(&format::mean_ci(Some(r.summary))),
-        );
+        s.push_str("</g>");
     }
+    // the key, on two short lines (a phone's chart is ~370 px wide); it counts runs, not dots
+    // (a dot per metric per run)
     let _ = write!(
         s,
-        r#"<text class="axis" x="{x}" y="{y}">dots: {dots} run values · bar: mean · band: 95% CI · diamond: baseline · red: gate limit</text></svg>"#,
-        x = n(SPREAD_X0),
-        y = n(axis_y + 32.0),
+        r#"<text class="axis" x="0" y="{y1}">dots: {runs} · bar: mean · band: 95% CI</text><text class="axis" x="0" y="{y2}">diamond: baseline · red tick: gate limit</text></svg>"#,
+        runs = if runs == 1 {
+            "the one run".to_string()
+        } else {
+            format!("each of the {runs} runs")
+        },
+        y1 = n(axis_y + 30.0),
+        y2 = n(axis_y + 44.0),
     );
     Some(s)
 }
@@ -658,7 +697,7 @@ fn confusion_chart(d: &DetectorReport) -> String {
         "Confusion matrix summed over {} run(s): {} true positives, {} false negatives, {} false positives, {} true negatives",
         d.runs_completed, c.tp, c.fn_, c.fp, c.tn
     );
-    let mut s = open_svg("confusion", 360.0, 172.0, &label, "");
+    let mut s = open_svg("confusion", Some(360.0), 172.0, &label, "");
     s.push_str(r#"<text class="label" x="185" y="18" text-anchor="middle">flagged</text><text class="label" x="295" y="18" text-anchor="middle">not flagged</text><text class="label" x="120" y="66" text-anchor="end">malicious</text><text class="label" x="120" y="134" text-anchor="end">benign</text>"#);
     let malicious = c.tp + c.fn_;
     let benign = c.fp + c.tn;
@@ -718,9 +757,100 @@ mod tests {
             baseline: Some(0.7),
             limit: Some(0.68),
         }];
-        let svg = spread_chart("spread-retrieval", "Retrieval metrics", &rows).unwrap();
+        let svg = spread_chart("spread-retrieval", "Retrieval metrics", 3, &rows).unwrap();
         assert_eq!(svg.matches(r#"<circle class="run""#).count(), 2);
         assert!(svg.contains("axis from 0.4 to 0.8"), "{svg}");
         assert!(svg.contains("baseline 0.7000") && svg.contains("gate limit 0.6800"));
+    }
+
+    /// The spread charts' key and text alternative count runs; they said "dots: 21 run values"
+    /// for 7 metrics × 3 runs.
+    #[test]
+    fn spread_chart_counts_runs_not_metrics_times_runs() {
+        let s = Summary::of(vec![Some(0.5), Some(0.52), Some(0.51)]);
+        let rows: Vec<SpreadRow> = RETRIEVAL_METRICS
+            .iter()
+            .map(|(_, label)| SpreadRow {
+                label,
+                summary: &s,
+                baseline: None,
+                limit: None,
+            })
+            .collect();
+        assert_eq!(rows.len(), 7);
+        let svg = spread_chart("spread-retrieval", "Retrieval metrics", 3, &rows).unwrap();
+        assert_eq!(svg.matches(r#"<circle class="run""#).count(), 21);
+        assert!(
+            svg.contains(">dots: each of the 3 runs · bar: mean"),
+            "{svg}"
+        );
+        assert!(svg.contains("run spread over 3 runs:"), "{svg}");
+        assert!(!svg.contains("21 run"), "{svg}");
+        let one = Summary::of(vec![Some(0.5)]);
+        let rows = [SpreadRow {
+            label: "Recall@5",
+            summary: &one,
+            baseline: None,
+            limit: None,
+        }];
+        let svg = spread_chart("spread-retrieval", "Retrieval metrics", 1, &rows).unwrap();
+        assert!(svg.contains(">dots: the one run · bar: mean"), "{svg}");
+        assert!(svg.contains("run spread over 1 run:"), "{svg}");
+    }
+
+    /// Through the page: each spread chart counts its own runs (`runs_completed`: 2 in the
+    /// fixture, with 7 retrieval and 5 detector metrics), never metrics × runs.
+    #[test]
+    fn report_spread_captions_count_runs() {
+        let r: Report =
+            serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap();
+        let rr = r.retrieval.as_ref().unwrap();
+        assert_eq!((r.runs, rr.runs_completed, rr.metrics.len()), (2, 2, 7));
+        let detectors = &r.security.as_ref().unwrap().detectors;
+        let html = render(&r).unwrap();
+        let keys: Vec<&str> = html
+            .match_indices(">dots: ")
+            .map(|(i, _)| html[i + 1..].split('<').next().unwrap())
+            .collect();
+        assert_eq!(keys.len(), 1 + detectors.len(), "{keys:?}");
+        for k in &keys {
+            assert!(k.starts_with("dots: each of the 2 runs · "), "{k}");
+        }
+        // in each chart's aria-label and <title>
+        assert_eq!(
+            html.matches("run spread over 2 runs:").count(),
+            2 * (1 + detectors.len())
+        );
+        for bad in ["14 run", "10 run"] {
+            assert!(!html.contains(bad), "{bad}");
+        }
+    }
+
+    /// Fluid charts carry no `viewBox` (a phone's page would shrink their text with it) and
+    /// place marks at percentages; the confusion matrix is a fixed drawing.
+    #[test]
+    fn charts_are_fluid_except_the_confusion_matrix() {
+        let r: Report =
+            serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap();
+        let html = render(&r).unwrap();
+        let svgs: Vec<&str> = html
+            .match_indices("<svg ")
+            .map(|(i, _)| html[i..].split('>').next().unwrap())
+            .collect();
+        assert!(svgs.len() >= 4, "{svgs:?}");
+        for svg in svgs {
+            if svg.contains(r#"data-chart="confusion""#) {
+                assert!(svg.contains(r#"viewBox="0 0 360 172""#), "{svg}");
+            } else {
+                assert!(svg.contains(r#"class="chart fluid""#), "{svg}");
+                assert!(
+                    svg.contains(r#"width="100%""#) && !svg.contains("viewBox"),
+                    "{svg}"
+                );
+            }
+        }
+        assert_eq!(pct(12.345), "12.35%");
+        assert_eq!(pct(50.0), "50%");
+        assert_eq!(pct(f64::NAN), "0%");
     }
 }
