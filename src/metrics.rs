@@ -1,5 +1,5 @@
 //! Retrieval and detection metrics as pure functions (normative: shared/reference/metrics.md,
-//! restated in the README). No I/O, no clocks.
+//! restated in docs/metrics.md). No I/O, no clocks.
 
 use crate::dataset::Label;
 use crate::text::Text;

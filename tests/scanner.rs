@@ -168,7 +168,7 @@ fn a_scanner_without_configuration_or_with_a_bad_filter_is_bad_input() {
 #[test]
 fn a_real_scanner_from_pypi_runs_offline_as_a_detector() {
     // mcp-guard-audit 0.13.1, installed pinned by tests/setup-mcp-servers.sh; the configuration
-    // is the README's worked example
+    // is the worked example in docs/systems-under-test.md
     let bin = real_server("scanners/bin/mcp-guard");
     let table = format!(
         "name = \"mcp-guard\"\ncommand = [{:?}, \"inspect\", \"{{file}}\", \"--format\", \"json\"]\nfilter = '''[ .[] | select(.kind == \"tool\")\n  | {{ tool: .name,\n      flagged: any(.findings[]; .category == \"tool-poisoning\"),\n      severity: .risk,\n      reason: ([.findings[] | \"\\(.category) [\\(.risk)]: \\(.evidence)\"] | join(\"; \")) }} ]'''\ntimeout = 120\n",

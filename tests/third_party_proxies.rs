@@ -15,7 +15,8 @@ fn installed(pkg: &str, bin: &str) -> Option<PathBuf> {
     installed_in(pkg, "bin", bin)
 }
 
-/// A run that saw the whole v0 catalog (112/112) and measured the README's figures.
+/// A run that saw the whole v0 catalog (112/112) and measured the figures of the worked example
+/// in docs/systems-under-test.md.
 fn assert_measured(r: &Value, recall_at_5: f64, mrr: f64) {
     let cat = &r["retrieval"]["catalog"];
     assert_eq!(
@@ -101,7 +102,8 @@ fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
     );
     assert_eq!(cat["method"], "search");
     let r5 = metric(&r1, "recall_at_5");
-    // figures of the README's worked example (v0, beam width 10): R@5 0.5183, MRR 0.4226
+    // figures of the worked example in docs/systems-under-test.md (v0, beam width 10):
+    // R@5 0.5183, MRR 0.4226
     assert!((r5 - 0.5183).abs() < 0.02, "Recall@5 {r5}");
     assert!((metric(&r1, "mrr") - 0.4226).abs() < 0.02);
     assert_eq!(r1["retrieval"]["diagnostics"]["empty_answers"], 0);
@@ -166,7 +168,7 @@ fn dehydrator_measured_by_configuration_alone_and_its_start_failure_named() {
 
     let (c1, r1, e1) = run(dir, &bin, &example, "a");
     assert_eq!(c1, 0, "{e1}");
-    // figures of the README's worked example (v0): R@5 0.4587, MRR 0.3135
+    // figures of the worked example in docs/systems-under-test.md (v0): R@5 0.4587, MRR 0.3135
     assert_measured(&r1, 0.4587, 0.3135);
     let (c2, r2, e2) = run(dir, &bin, &example, "b");
     assert_eq!(c2, 0, "{e2}");
@@ -216,7 +218,7 @@ fn slop_mcp_measured_from_kdl_or_its_own_cli_and_its_warming_index_waited_for() 
 
     let (c1, r1, e1) = run(dir, &bin, &ex.join("evalgate.toml"), "kdl");
     assert_eq!(c1, 0, "{e1}");
-    // figures of the README's worked example (v0): R@5 0.3028, MRR 0.2281
+    // figures of the worked example in docs/systems-under-test.md (v0): R@5 0.3028, MRR 0.2281
     assert_measured(&r1, 0.3028, 0.2281);
 
     // registered by its own CLI instead: `slop-mcp mcp add` once per server

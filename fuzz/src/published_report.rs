@@ -1,6 +1,6 @@
-//! `evalgate publish` reads `report.json` from a report directory. In the fork workflow the README
-//! recommends, that file is an artifact uploaded by the untrusted pull-request job. So here
-//! *every* free-form string of the report is arbitrary, not only the dataset ones:
+//! `evalgate publish` reads `report.json` from a report directory. In the fork workflow that
+//! docs/github.md recommends, that file is an artifact uploaded by the untrusted pull-request
+//! job. So here *every* free-form string of the report is arbitrary, not only the dataset ones:
 //! `evalgate_version`, `command`, dataset `kind` / `sha256`, check `metric` / `subject`,
 //! entry `outcome`... The Markdown that `publish` posts as the PR comment is rendered from it.
 //!

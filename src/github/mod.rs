@@ -204,7 +204,7 @@ fn changed(r: &Report) -> bool {
 const PERMISSIONS_HINT: &str = "The token cannot write here (on a pull request from a fork GITHUB_TOKEN is read-only).\n\
 Give the job these permissions:\n\
   permissions:\n    contents: read\n    pull-requests: write\n    checks: write\n\
-For fork pull requests use the two-workflow pattern in the README (a `pull_request` workflow uploads the report, a `workflow_run` workflow runs `evalgate publish`); never `pull_request_target` with a checkout of PR code.\n\
+For fork pull requests use the two-workflow pattern in evalgate's docs/github.md (a `pull_request` workflow uploads the report, a `workflow_run` workflow runs `evalgate publish`); never `pull_request_target` with a checkout of PR code.\n\
 The gate's result is unchanged and is in the job summary.";
 
 /// True when `e` is a request that got no answer in time (octocrab's read, write or connect
