@@ -174,19 +174,7 @@ pub fn render(r: &Report) -> String {
             );
         }
         // every detector's numbers that have a baseline value or a limit
-        let against: Vec<Row> = s
-            .detectors
-            .iter()
-            .flat_map(|d| {
-                view::detector_rows(r, &d.detector)
-                    .into_iter()
-                    .map(|mut row| {
-                        row.label = format!("{} {}", md_code(&d.detector, 60), row.label);
-                        row
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        let against = view::all_detector_rows(r, |d| md_code(d, 60));
         if !against.is_empty() {
             let _ = writeln!(o);
             baseline_rows(&mut o, "Detector metric", &against);

@@ -179,19 +179,7 @@ pub fn render(r: &Report, color: bool) -> String {
         }
         right(&mut t, 1..7);
         let _ = writeln!(o, "{t}\n");
-        let against: Vec<Row> = s
-            .detectors
-            .iter()
-            .flat_map(|d| {
-                view::detector_rows(r, &d.detector)
-                    .into_iter()
-                    .map(|mut row| {
-                        row.label = format!("{} {}", term(&d.detector, 40), row.label);
-                        row
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        let against = view::all_detector_rows(r, |d| term(d, 40));
         if !against.is_empty() {
             let _ = writeln!(o, "Detectors against the baseline");
             let _ = writeln!(

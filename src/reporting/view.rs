@@ -135,6 +135,24 @@ pub fn detector_rows(r: &Report, detector: &str) -> Vec<Row> {
     )
 }
 
+/// [`detector_rows`] of every detector, each row's label led by the detector's name as `name`
+/// renders it (code span, terminal text).
+pub fn all_detector_rows(r: &Report, name: impl Fn(&str) -> String) -> Vec<Row> {
+    r.security
+        .iter()
+        .flat_map(|s| &s.detectors)
+        .flat_map(|d| {
+            let shown = name(&d.detector);
+            detector_rows(r, &d.detector)
+                .into_iter()
+                .map(move |mut row| {
+                    row.label = format!("{shown} {}", row.label);
+                    row
+                })
+        })
+        .collect()
+}
+
 /// The failed checks in words, worst first as the gate found them ("Recall@5 fell 0.5596 →
 /// 0.4091 (−0.151; tolerance 0.020)").
 pub fn failed(r: &Report) -> Vec<String> {
