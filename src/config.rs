@@ -523,11 +523,11 @@ impl Settings {
         Ok(Settings {
             datasets: DatasetPaths::files_then_dir(
                 DatasetPaths {
-                    corpus: a.datasets.corpus.clone(),
-                    golden: a.datasets.golden.clone(),
-                    security: a.datasets.security.clone(),
+                    corpus: a.datasets.retrieval.corpus.clone(),
+                    golden: a.datasets.retrieval.golden.clone(),
+                    security: a.datasets.security.security.clone(),
                 },
-                a.datasets.dir.as_deref(),
+                a.datasets.dir.dir.as_deref(),
             )
             .or(DatasetPaths::files_then_dir(
                 DatasetPaths {
@@ -539,6 +539,7 @@ impl Settings {
             )),
             profile: a
                 .datasets
+                .profile
                 .profile
                 .or(f.datasets.profile)
                 .unwrap_or_default(),

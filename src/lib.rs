@@ -72,9 +72,8 @@ pub mod text;
 
 /// Runs the command line and returns the process exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
-    use clap::Parser;
     sut::mapping::probe::enable();
-    let cli = match cli::Cli::try_parse_from(args) {
+    let cli = match cli::parse(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -115,9 +114,13 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     }
     let result = rt.block_on(async {
         match &cli.command {
-            cli::Command::Run(a) => app::cmd_eval(a, app::Part::Both).await,
-            cli::Command::Retrieval(a) => app::cmd_eval(a, app::Part::Retrieval).await,
-            cli::Command::Security(a) => app::cmd_eval(a, app::Part::Security).await,
+            cli::Command::Run(a) => app::cmd_eval(&a.eval(), &a.publish, app::Part::Both).await,
+            cli::Command::Retrieval(a) => {
+                app::cmd_eval(&a.eval(), &a.publish, app::Part::Retrieval).await
+            }
+            cli::Command::Security(a) => {
+                app::cmd_eval(&a.eval(), &a.publish, app::Part::Security).await
+            }
             cli::Command::Validate(a) => app::cmd_validate(a),
             cli::Command::Card(a) => app::cmd_card(a),
             cli::Command::Baseline(cli::BaselineCommand::Update(a)) => {
@@ -142,9 +145,10 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             if let Some(d) = e.downcast_ref::<dataset::DatasetErrors>() {
                 eprint!("{}", visible_lines(&d.to_string()));
             } else {
+                // (its causes joined, any Rust type name a library put in them left out)
                 eprintln!(
                     "error: {}",
-                    visible_lines(&secrets::scrub(&format!("{e:#}")))
+                    visible_lines(&secrets::scrub(&mcp::readable(e.as_ref())))
                 );
             }
             2

@@ -88,7 +88,11 @@ impl<H: ClientHandler> Session<H> {
     pub async fn list_all_tools(&self) -> anyhow::Result<Vec<McpTool>> {
         match tokio::time::timeout(self.timeout, self.service.peer().list_all_tools()).await {
             Ok(Ok(t)) => Ok(t),
-            Ok(Err(e)) => Err(self.explain(format!("tools/list failed ({}): {e}", self.describe))),
+            Ok(Err(e)) => Err(self.explain(format!(
+                "tools/list failed ({}): {}",
+                self.describe,
+                readable(&e)
+            ))),
             Err(_) => Err(self.explain(format!(
                 "no answer to tools/list within {} s ({})",
                 self.timeout.as_secs_f64(),
@@ -197,7 +201,8 @@ pub struct Unreachable {
     pub detail: String,
 }
 
-/// `host:port: why` when a TCP connection to the URL's host is refused or fails at once.
+/// Why a TCP connection to the URL's host is refused or fails at once, in words (`connection
+/// refused`); `None` when it connects or the attempt is still pending after two seconds.
 async fn unreachable(url: &str) -> Option<String> {
     let u = reqwest::Url::parse(url).ok()?;
     let host = u.host_str()?.to_string();
@@ -208,9 +213,43 @@ async fn unreachable(url: &str) -> Option<String> {
     )
     .await
     {
-        Ok(Err(e)) => Some(format!("{host}:{port}: {e}")),
+        Ok(Err(e)) => Some(io_words(&e)),
         _ => None,
     }
+}
+
+/// A connection failure in plain words: `connection refused`, not `Connection refused (os
+/// error 111)` or a library's wrapper of it.
+pub fn io_words(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::ConnectionRefused => "connection refused".into(),
+        K::ConnectionReset => "connection reset".into(),
+        K::ConnectionAborted => "connection aborted".into(),
+        K::TimedOut => "timed out".into(),
+        K::HostUnreachable => "host unreachable".into(),
+        K::NetworkUnreachable => "network unreachable".into(),
+        K::AddrNotAvailable => "address not available".into(),
+        _ => {
+            let t = e.to_string();
+            match t.find(" (os error") {
+                Some(i) => t[..i].to_lowercase(),
+                None => t,
+            }
+        }
+    }
+}
+
+/// The I/O error in `e`'s chain of causes, in plain words ([`io_words`]), if there is one.
+pub fn io_cause(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return Some(io_words(io));
+        }
+        cur = err.source();
+    }
+    None
 }
 
 /// A server that did not answer MCP `initialize` within the time allowed (a caller names it a
@@ -455,7 +494,10 @@ pub async fn connect<H: ClientHandler>(
                     // name the usual cause plainly: nothing listening there
                     if let Some(why) = unreachable(url).await {
                         return Err(Unreachable {
-                            detail: format!("nothing accepts connections at {why}"),
+                            detail: format!(
+                                "could not connect to {}: {why}",
+                                crate::secrets::redact_url(url)
+                            ),
                         }
                         .into());
                     }

@@ -332,7 +332,7 @@ fn start_proxy(dir: &Path) -> (KillOnDrop, String, String) {
         let child = Command::new(evalgate_bin())
             .args([
                 "proxy",
-                "--config",
+                "--mcpproxy-config",
                 cfg_path.to_str().unwrap(),
                 "--listen",
                 &listen,
@@ -562,7 +562,7 @@ fn a_generic_launch_from_evalgate_toml_measures_like_the_reference_proxy() {
     let d = tempdir();
     let me = evalgate_bin();
     let toml = format!(
-        "[run]\nruns = 1\n\n[sut]\nkind = \"launch\"\nname = \"my-proxy\"\n\n[sut.launch]\ncommand = [{:?}, \"proxy\", \"--config\", \"{{config}}\", \"--listen\", \"{{listen}}\"]\nready_timeout = 30\n",
+        "[run]\nruns = 1\n\n[sut]\nkind = \"launch\"\nname = \"my-proxy\"\n\n[sut.launch]\ncommand = [{:?}, \"proxy\", \"--mcpproxy-config\", \"{{config}}\", \"--listen\", \"{{listen}}\"]\nready_timeout = 30\n",
         me.display().to_string()
     );
     std::fs::write(d.path().join("evalgate.toml"), toml).unwrap();
@@ -767,7 +767,7 @@ fn the_reference_proxy_scans_a_server_like_mcpproxy_and_agrees_with_the_rules_in
     let child = Command::new(evalgate_bin())
         .args([
             "proxy",
-            "--config",
+            "--mcpproxy-config",
             cfg_path.to_str().unwrap(),
             "--listen",
             &listen,

@@ -182,7 +182,7 @@ fn no_wait_unbounded_no_child_survives_and_a_warming_index_is_waited_for() {
     //    in the background; `github` (the largest server) takes 6 s to start. The coverage probe
     //    waits for it, and the numbers equal a warm run's.
     let proxy = format!(
-        "[sut]\nkind = \"launch\"\nname = \"reference\"\n\n[sut.launch]\ncommand = [{:?}, \"proxy\", \"--config\", \"{{config}}\", \"--listen\", \"{{listen}}\"]\n\n[sut.catalog]\ncheck = \"search\"\n",
+        "[sut]\nkind = \"launch\"\nname = \"reference\"\n\n[sut.launch]\ncommand = [{:?}, \"proxy\", \"--mcpproxy-config\", \"{{config}}\", \"--listen\", \"{{listen}}\"]\n\n[sut.catalog]\ncheck = \"search\"\n",
         evalgate_bin().display().to_string()
     );
     std::fs::write(dir.join("reference.toml"), proxy).unwrap();
@@ -235,7 +235,7 @@ fn no_wait_unbounded_no_child_survives_and_a_warming_index_is_waited_for() {
     assert_no_survivors("after success");
 
     // the embedded retriever's v0 baseline is above dehydrator: a gate failure, exit 1, and -q
-    // names each failed check on its own line
+    // names each failed check on its own line, then the verdict
     let baseline = root().join("baselines/v0.json");
     let o = eval_command(
         dir,
@@ -248,10 +248,17 @@ fn no_wait_unbounded_no_child_survives_and_a_warming_index_is_waited_for() {
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     let err = stderr(&o);
     assert!(!err.is_empty());
+    let (verdict, checks) = err
+        .lines()
+        .collect::<Vec<_>>()
+        .split_last()
+        .map(|(v, c)| (*v, c.to_vec()))
+        .unwrap();
     assert!(
-        err.lines().all(|l| l.starts_with("FAILED ")),
+        checks.iter().all(|l| l.starts_with("FAILED ")),
         "one line per failed check: {err}"
     );
+    assert!(verdict.starts_with("verdict: fail"), "{err}");
     assert!(err.contains("FAILED retrieval Recall@5"), "{err}");
     assert_no_survivors("after a gate failure");
 

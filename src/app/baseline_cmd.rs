@@ -10,10 +10,27 @@ use std::path::PathBuf;
 
 /// `baseline update`.
 pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> {
+    let eval = a.eval();
+    if a.from.is_some() {
+        // the numbers come from the report: a flag choosing how to measure cannot apply
+        let measuring: Vec<&str> = eval
+            .given
+            .iter()
+            .map(String::as_str)
+            .filter(|f| !["--from", "--output", "--baseline", "--dry-run", "--quiet"].contains(f))
+            .collect();
+        if !measuring.is_empty() {
+            return Err(BadInput(format!(
+                "--from takes the numbers from a report, so {} cannot apply (they choose how to measure)",
+                measuring.join(", ")
+            ))
+            .into());
+        }
+    }
     let output: PathBuf = a
         .output
         .clone()
-        .or_else(|| a.eval.baseline.clone())
+        .or_else(|| a.baseline.clone())
         .unwrap_or_else(|| PathBuf::from(baseline::DEFAULT_PATH));
     let previous = if output.is_file() {
         Some(Baseline::load(&output).map_err(|e| BadInput(format!("{e:#}")))?)
@@ -35,7 +52,8 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
             })?
         }
         None => {
-            let s = Settings::resolve(&a.eval).map_err(|e| BadInput(format!("{e:#}")))?;
+            let s = Settings::resolve(&eval).map_err(|e| BadInput(format!("{e:#}")))?;
+            super::refuse_inapplicable(&eval, &s, Part::Both)?;
             evaluate(&s, Part::Both, false).await?.0
         }
     };

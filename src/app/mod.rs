@@ -54,11 +54,11 @@ pub struct BadInput(pub String);
 fn paths(d: &DatasetArgs) -> DatasetPaths {
     DatasetPaths::files_then_dir(
         DatasetPaths {
-            corpus: d.corpus.clone(),
-            golden: d.golden.clone(),
-            security: d.security.clone(),
+            corpus: d.retrieval.corpus.clone(),
+            golden: d.retrieval.golden.clone(),
+            security: d.security.security.clone(),
         },
-        d.dir.as_deref(),
+        d.dir.dir.as_deref(),
     )
 }
 
@@ -569,10 +569,65 @@ fn color(c: ColorChoice) -> bool {
 /// How long a run waits for another one writing into the same report directory.
 const REPORT_LOCK_WAIT: Duration = Duration::from_secs(600);
 
+/// Refuses a flag given on the command line that cannot apply to the settings as resolved
+/// (`--url` when the system under test is embedded, say). A variable or an evalgate.toml value
+/// that does not apply is ignored: a job's environment serves several commands.
+pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(), BadInput> {
+    use crate::cli::{DetectorKind, SutKind};
+    let sut = s.sut.name();
+    let given = |flags: &[&'static str]| flags.iter().copied().find(|f| a.given(f));
+    if part != Part::Security
+        && !matches!(s.sut, SutKind::Mcp | SutKind::Rest)
+        && let Some(f) = given(&["--url", "--header"])
+    {
+        return Err(BadInput(format!(
+            "{f} is for a system already running (--sut mcp or --sut rest); the system under test here is `{sut}`"
+        )));
+    }
+    if part == Part::Security {
+        if a.given("--sut") && !s.sut.launched() {
+            return Err(BadInput(format!(
+                "security --sut chooses the proxy launched for the proxy-scan and rug-pull-live detectors: reference, mcpproxy or launch, not `{sut}`"
+            )));
+        }
+        if !s.detectors.iter().any(|d| d.live())
+            && let Some(f) = given(&["--sut", "--mcpproxy-bin"])
+        {
+            return Err(BadInput(format!(
+                "{f} chooses the proxy the proxy-scan and rug-pull-live detectors play against, and neither is among the detectors (add --detectors proxy-scan or rug-pull-live)"
+            )));
+        }
+    }
+    if a.given("--mcpproxy-bin") && s.sut != SutKind::Mcpproxy {
+        return Err(BadInput(format!(
+            "--mcpproxy-bin launches mcpproxy, but the system under test here is `{sut}` (leave --sut out, or --sut mcpproxy)"
+        )));
+    }
+    if a.given("--recorded") {
+        let used = (part != Part::Security && s.sut == SutKind::Recorded)
+            || (part != Part::Retrieval && s.detectors.contains(&DetectorKind::Recorded));
+        if !used {
+            return Err(BadInput(match part {
+                Part::Retrieval => format!(
+                    "--recorded is replayed by --sut recorded, and the system under test here is `{sut}`"
+                ),
+                Part::Security => "--recorded is replayed by --detectors recorded, and it is not among the detectors".into(),
+                Part::Both => "--recorded is replayed by --sut recorded or --detectors recorded, and neither is used here".into(),
+            }));
+        }
+    }
+    Ok(())
+}
+
 /// `run`, `retrieval`, `security`: returns the exit code.
-pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
+pub async fn cmd_eval(
+    args: &EvalArgs,
+    publish_args: &crate::cli::PublishArgs,
+    part: Part,
+) -> anyhow::Result<i32> {
     let s = Settings::resolve(args).map_err(|e| BadInput(format!("{e:#}")))?;
-    let github_timeout = github_timeout(&args.publish)?;
+    refuse_inapplicable(args, &s, part)?;
+    let github_timeout = github_timeout(publish_args)?;
     let (report, _) = evaluate(&s, part, true).await?;
     // no credential evalgate was given reaches a report, the terminal or GitHub
     let report = crate::secrets::scrub_value(report);
@@ -588,23 +643,23 @@ pub async fn cmd_eval(args: &EvalArgs, part: Part) -> anyhow::Result<i32> {
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         eprintln!("reports: {}", names.join(", "));
     } else {
-        // quiet: nothing on success, but a failure still says why, one line each
-        eprint!("{}", reporting::terminal::failures(&report));
+        // quiet: nothing on success, but a failure still says why
+        eprint!("{}", reporting::terminal::quiet(&report));
     }
     let env = crate::github::env::GhEnv::from_env();
-    let publish = match args.publish.publish {
+    let publish = match publish_args.publish {
         crate::cli::PublishWhen::Always => true,
         crate::cli::PublishWhen::Never => false,
         crate::cli::PublishWhen::Auto => env.actions,
     };
     if publish {
-        let opts = publish_options(&args.publish, &env, None, github_timeout);
+        let opts = publish_options(publish_args, &env, None, github_timeout);
         let out = crate::github::publish(&report, &s.out, &env, &opts).await;
         for n in out.notes {
             eprintln!("github: {}", github_note(&n));
         }
     }
-    let code = crate::github::exit_code(&report, args.publish.fail_on);
+    let code = crate::github::exit_code(&report, publish_args.fail_on);
     // The process exits next: the report's memory goes with it instead of being freed piece
     // by piece (nothing is allocated after this point, so the peak is unchanged).
     std::mem::forget(report);
@@ -716,7 +771,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
             retrieval: true,
             security: true,
         },
-        args.datasets.profile.unwrap_or_default(),
+        args.datasets.profile.profile.unwrap_or_default(),
     )?;
     let text = card::render(
         ds.corpus.as_ref().map(|l| &l.value),
@@ -768,7 +823,7 @@ pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
             retrieval: true,
             security: true,
         },
-        args.profile.unwrap_or_default(),
+        args.profile.profile.unwrap_or_default(),
     )?;
     // dataset text (ids, versions, file names) reaches the terminal only through `sanitize`
     for w in crate::dataset::summarize_warnings(&ds.warnings) {

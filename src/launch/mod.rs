@@ -659,10 +659,16 @@ async fn prepare(
         }
         _ => (
             me.clone(),
-            ["proxy", "--config", "{config}", "--listen", "{listen}"]
-                .iter()
-                .map(|a| vars.fill(a))
-                .collect(),
+            [
+                "proxy",
+                "--mcpproxy-config",
+                "{config}",
+                "--listen",
+                "{listen}",
+            ]
+            .iter()
+            .map(|a| vars.fill(a))
+            .collect(),
         ),
     };
     if s.sut == SutKind::Launch {

@@ -76,7 +76,7 @@ impl Upstreams {
         drop(inner);
         peer.call_tool(params)
             .await
-            .map_err(|e| format!("upstream {server:?} failed: {e}"))
+            .map_err(|e| format!("upstream {server:?} failed: {}", mcp::readable(&e)))
     }
 }
 
@@ -132,7 +132,7 @@ async fn list(
         .peer()
         .list_all_tools()
         .await
-        .map_err(|e| format!("tools/list failed: {e}"))?;
+        .map_err(|e| format!("tools/list failed: {}", mcp::readable(&e)))?;
     let mut tools: Vec<Tool> = Vec::with_capacity(listed.len());
     let mut definitions = Vec::with_capacity(listed.len());
     for t in &listed {

@@ -292,3 +292,51 @@ pub fn failures(r: &Report) -> String {
     }
     o
 }
+
+/// What `-q` prints (on stderr): nothing when the gate holds or there is no baseline; one line
+/// naming the failure's kind and cause when the system under test could not be measured (exit
+/// 3); else one line per failed check (subject, metric, current value against the baseline and
+/// the limit, the gate's message) and the verdict line.
+pub fn quiet(r: &Report) -> String {
+    let mut o = String::new();
+    if let Some(f) = &r.failure {
+        let _ = writeln!(
+            o,
+            "SYSTEM UNDER TEST FAILED: {}: {}",
+            f.kind(),
+            term_ends(&f.to_string(), 600)
+        );
+        return o;
+    }
+    let failed: Vec<&Check> = r
+        .gate
+        .checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Fail)
+        .collect();
+    if failed.is_empty() && r.gate.verdict != Verdict::Fail {
+        return o;
+    }
+    for c in failed {
+        let against = match (c.baseline, c.limit) {
+            (Some(b), Some(l)) => format!("baseline {}, limit {}", num(Some(b)), num(Some(l))),
+            (Some(b), None) => format!("baseline {}", num(Some(b))),
+            (None, l) => format!("limit {}", num(l)),
+        };
+        let _ = writeln!(
+            o,
+            "FAILED {} {}: {} ({against}): {}",
+            term(&c.subject, 60),
+            label(&c.metric),
+            num(c.current),
+            term(&c.message, 300)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "verdict: {} — {}",
+        r.gate.verdict.as_str(),
+        term(&r.gate.summary, 600)
+    );
+    o
+}

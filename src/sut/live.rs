@@ -833,7 +833,7 @@ impl RugPullLive {
                         text,
                     )
                 }
-                Ok(Err(e)) => (false, e.to_string()),
+                Ok(Err(e)) => (false, crate::mcp::readable(&e)),
                 Err(_) => (false, "no answer within the request timeout".into()),
             };
             let short: String = text.chars().take(160).collect();
@@ -879,9 +879,12 @@ impl RugPullLive {
             },
         )
         .await
-        .map_err(|e| SutError::Crashed {
-            system: running.name.clone(),
-            detail: format!("cannot connect to /mcp: {e:#}"),
+        .map_err(|e| {
+            SutError::connect_failed(
+                running.name.clone(),
+                &e.context("cannot connect to /mcp"),
+                "",
+            )
         })?
         .service;
         let (args_before, args_after) = layout.call_args();

@@ -183,15 +183,17 @@ impl McpSearch {
         }
         let latency = start.elapsed();
         let system = self.spec.name.clone();
-        let result = attempt.map_err(|e| {
-            if Self::transport_failure(&e)
+        let result = attempt.map_err(|err| {
+            // rmcp's errors name its Rust types (`Transport [rmcp::…<…>]`): said in words
+            let e = crate::mcp::readable(&err);
+            if Self::transport_failure(&err)
                 && let Some(note) = self.session.garbage()
             {
                 SutError::Garbage {
                     system: system.clone(),
                     detail: format!("query {:?}: {e}: {note}{}", req.query_id, self.story()),
                 }
-            } else if Self::transport_failure(&e) {
+            } else if Self::transport_failure(&err) {
                 SutError::Crashed {
                     system: system.clone(),
                     detail: format!("query {:?}: {e}{}", req.query_id, self.story()),

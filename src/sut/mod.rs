@@ -41,9 +41,24 @@ pub enum SutError {
     },
     #[error("{system} failed: {detail}")]
     Other { system: String, detail: String },
+    /// Nothing accepted a connection at the system's address: not a crash, nothing ran there.
+    #[error("{system}: {detail}")]
+    Unreachable { system: String, detail: String },
 }
 
 impl SutError {
+    /// The kind, as `failure.kind` names it in report.json.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SutError::Timeout { .. } => "timeout",
+            SutError::Crashed { .. } => "crashed",
+            SutError::Garbage { .. } => "garbage",
+            SutError::Missing { .. } => "missing",
+            SutError::Other { .. } => "other",
+            SutError::Unreachable { .. } => "unreachable",
+        }
+    }
+
     /// A system that could not be connected to: a timeout when it never answered `initialize`
     /// in time, a plain failure when nothing listens at its address, else a crash; `extra` (a log tail) is appended to the detail.
     pub fn connect_failed(system: String, e: &anyhow::Error, extra: &str) -> SutError {
@@ -61,10 +76,10 @@ impl SutError {
             };
         }
         // nothing listening is not a crash: nothing ran there
-        if e.downcast_ref::<crate::mcp::Unreachable>().is_some() {
-            return SutError::Other {
+        if let Some(u) = e.downcast_ref::<crate::mcp::Unreachable>() {
+            return SutError::Unreachable {
                 system,
-                detail: format!("{e:#}{extra}"),
+                detail: format!("{}{extra}", u.detail),
             };
         }
         SutError::Crashed {

@@ -88,6 +88,31 @@ impl RestSearch {
         Ok(RestSearch { spec, client })
     }
 
+    /// A request that failed twice: nothing accepting connections is `unreachable` (nothing
+    /// ran there), anything else broke on the way and is a crash; said in words, without the
+    /// whole query URL or the HTTP stack's wrappers.
+    fn transport_error(&self, req: &SearchRequest<'_>, e: &reqwest::Error) -> SutError {
+        let system = self.spec.name.clone();
+        let url = crate::secrets::redact_url(&self.spec.url);
+        let why = crate::mcp::io_cause(e)
+            .or_else(|| std::error::Error::source(e).map(crate::mcp::readable))
+            .unwrap_or_else(|| e.to_string());
+        if e.is_connect() {
+            SutError::Unreachable {
+                system,
+                detail: format!("could not connect to {url}: {why}"),
+            }
+        } else {
+            SutError::Crashed {
+                system,
+                detail: format!(
+                    "query {:?}: the request to {url} failed: {why} (after one retry)",
+                    req.query_id
+                ),
+            }
+        }
+    }
+
     async fn get(&self, req: &SearchRequest<'_>) -> Result<reqwest::Response, reqwest::Error> {
         let mut q: Vec<(String, String)> =
             vec![(self.spec.query_param.clone(), req.text.to_string())];
@@ -113,12 +138,10 @@ impl Retriever for RestSearch {
         let resp = match self.get(&req).await {
             Ok(r) => r,
             // a transport error is retried once
-            Err(e) if e.is_connect() || e.is_request() => {
-                self.get(&req).await.map_err(|e| SutError::Crashed {
-                    system: system.clone(),
-                    detail: format!("query {:?}: {e} (after one retry)", req.query_id),
-                })?
-            }
+            Err(e) if e.is_connect() || e.is_request() => self
+                .get(&req)
+                .await
+                .map_err(|e| self.transport_error(&req, &e))?,
             Err(e) if e.is_timeout() => {
                 return Err(SutError::Timeout {
                     system,
