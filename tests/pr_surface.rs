@@ -123,6 +123,11 @@ fn a_gate_that_is_off_or_incomplete_is_a_neutral_check_never_a_silent_success() 
             )),
         "{summary}"
     );
+    // and that command is one `baseline update` accepts as it stands
+    let cmd = summary.split('`').nth(1).unwrap();
+    let words: Vec<&str> = cmd.split(' ').skip(1).chain(["--dry-run"]).collect();
+    let o = clean_command(dir, &words).output().unwrap();
+    assert_eq!(code(&o), 0, "{cmd}: {}", stderr(&o));
     std::fs::remove_dir_all(dir.join("baselines")).unwrap();
 
     // a new detector next to a baseline that does not know it: held to the default limits,

@@ -505,8 +505,9 @@ fn fail_report(
 /// and so is every value that could hold a credential (headers, the GitHub token).
 pub fn update_command(argv: &[String]) -> String {
     // options that take a value, and those without one, that are left out
-    const DROP_VALUE: [&str; 11] = [
+    const DROP_VALUE: [&str; 12] = [
         "--out",
+        "--robustness",
         "--color",
         "--publish",
         "--comment",
