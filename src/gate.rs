@@ -591,6 +591,105 @@ mod tests {
         assert_eq!(signed(0.0, 4), "0");
     }
 
+    /// A whole report (the fuzz fixture's: retrieval, two detectors, robustness) with its
+    /// failure cleared.
+    fn report() -> Report {
+        let mut r: Report =
+            serde_json::from_str(include_str!("../fuzz/fixtures/report_template.json")).unwrap();
+        r.failure = None;
+        r.robustness = None;
+        r
+    }
+
+    fn verdict_of(r: &Report, b: Option<&Baseline>) -> GateReport {
+        evaluate(r, b.map(|b| ("b.json", b)), &Context::default())
+    }
+
+    #[test]
+    fn a_report_against_its_own_baseline_passes_and_a_regression_fails_by_name() {
+        let r = report();
+        let none = verdict_of(&r, None);
+        assert_eq!(none.verdict, Verdict::NoBaseline);
+        assert!(none.checks.iter().all(|c| c.status == CheckStatus::Info));
+
+        let b = Baseline::from_report(&r, None);
+        let own = verdict_of(&r, Some(&b));
+        assert_eq!(own.verdict, Verdict::Pass, "{}", own.summary);
+        assert!(own.ungated.is_empty(), "{:?}", own.ungated);
+        // the default gated retrieval metrics and each detector's ceiling and floor
+        let gated: Vec<(&str, &str)> = own
+            .checks
+            .iter()
+            .filter(|c| c.kind != CheckKind::Info)
+            .map(|c| (c.subject.as_str(), c.metric.as_str()))
+            .collect();
+        for want in [
+            ("retrieval", "recall_at_5"),
+            ("retrieval", "mrr"),
+            ("retrieval", "ndcg_at_10"),
+        ] {
+            assert!(gated.contains(&want), "{want:?} not gated: {gated:?}");
+        }
+        assert_eq!(
+            gated
+                .iter()
+                .filter(|(s, _)| s.starts_with("detector:"))
+                .count(),
+            4
+        );
+
+        // Recall@5 0.10 below a baseline with tolerance 0.02: one failed check, in words
+        let mut worse = r.clone();
+        let m = worse
+            .retrieval
+            .as_mut()
+            .unwrap()
+            .metrics
+            .get_mut("recall_at_5")
+            .unwrap();
+        m.mean = m.mean.map(|v| v - 0.1);
+        let g = verdict_of(&worse, Some(&b));
+        assert_eq!(g.verdict, Verdict::Fail);
+        assert_eq!(
+            g.summary,
+            "gate failed: Recall@5 fell 0.5000 → 0.4000 (\u{2212}0.100; tolerance 0.020)"
+        );
+    }
+
+    #[test]
+    fn a_detector_new_to_the_baseline_is_held_to_the_default_limits() {
+        let r = report();
+        let mut b = Baseline::from_report(&r, None);
+        let sec = b.security.as_mut().unwrap();
+        let name = r.security.as_ref().unwrap().detectors[1].detector.clone();
+        sec.detectors.remove(&name);
+        let g = verdict_of(&r, Some(&b));
+        let subject = format!("detector:{name}");
+        let limits: Vec<(CheckKind, Option<f64>)> = g
+            .checks
+            .iter()
+            .filter(|c| c.subject == subject && c.kind != CheckKind::Info)
+            .map(|c| (c.kind, c.limit))
+            .collect();
+        assert_eq!(
+            limits,
+            [
+                (CheckKind::Ceiling, Some(0.10)),
+                (CheckKind::Floor, Some(0.10))
+            ]
+        );
+        // with the defaults switched off it is measured but not gated
+        let cx = Context {
+            new_detector: NewDetectorLimits {
+                fpr_ceiling: None,
+                recall_floor: None,
+            },
+            ..Context::default()
+        };
+        let g = evaluate(&r, Some(("b.json", &b)), &cx);
+        assert_eq!(g.ungated, [subject]);
+    }
+
     #[test]
     fn limits_for_a_new_detector_default_to_a_tenth() {
         assert_eq!(DEFAULT_NEW_DETECTOR.fpr_ceiling, Some(0.10));

@@ -7,6 +7,7 @@ use crate::text::Text;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// What the system under test answered, raw: every run's ranked ids per query (for re-scoring).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct RetrievalObservations {
     /// The retriever's name.
@@ -16,6 +17,7 @@ pub struct RetrievalObservations {
     pub runs: Vec<RetrievalRun>,
 }
 
+/// One run of every query.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct RetrievalRun {
     /// 1-based run number.
@@ -23,6 +25,7 @@ pub struct RetrievalRun {
     pub queries: Vec<QueryObservation>,
 }
 
+/// One query in one run: the ranked tool ids as returned and how long the answer took.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct QueryObservation {
     pub id: Text,
@@ -31,6 +34,7 @@ pub struct QueryObservation {
     pub latency_ms: f64,
 }
 
+/// What a detector decided, raw: every run's decision per entry.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorObservations {
     pub detector: String,
@@ -40,6 +44,7 @@ pub struct DetectorObservations {
     pub runs: Vec<DetectorRun>,
 }
 
+/// One run of a detector over every entry.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorRun {
     pub run: usize,

@@ -36,6 +36,8 @@ pub struct Probe {
     pub extra: Map<String, Value>,
 }
 
+/// How the system handled a probe: answered sensibly, refused with a clear error, failed, or
+/// the probe did not apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProbeOutcome {
@@ -60,6 +62,7 @@ impl ProbeOutcome {
     }
 }
 
+/// One probe: what was asked, how the system answered and why that counts as it does.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ProbeResult {
     pub id: String,
@@ -73,6 +76,7 @@ pub struct ProbeResult {
     pub latency_ms: Option<f64>,
 }
 
+/// Robustness probes of the search system after the measured runs: odd queries and limits.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RobustnessReport {
     pub system: String,

@@ -46,4 +46,24 @@ mod tests {
             );
         }
     }
+
+    /// The schemas are public API: every type in them says what it is (from its doc comment).
+    #[test]
+    fn every_schema_type_has_a_description() {
+        for (name, body) in super::all() {
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+            assert!(v["description"].is_string(), "{name}: the root type");
+            let undocumented: Vec<&String> = v["$defs"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(_, d)| !d["description"].is_string())
+                .map(|(k, _)| k)
+                .collect();
+            assert!(
+                undocumented.is_empty(),
+                "{name}: no description for {undocumented:?}"
+            );
+        }
+    }
 }

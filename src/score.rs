@@ -462,3 +462,152 @@ pub fn security(
         observations: obs.to_vec(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::{DatasetPaths, Datasets, Need, Profile};
+    use crate::observe::{DetectorRun, QueryObservation, RetrievalRun};
+    use crate::text::Text;
+
+    fn v0() -> Datasets {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/v0");
+        Datasets::load(
+            &DatasetPaths::in_dir(&dir),
+            Need {
+                retrieval: true,
+                security: true,
+            },
+            Profile::Lenient,
+        )
+        .unwrap()
+    }
+
+    /// Every query answered with its relevant tools, best grade first, then `extra`.
+    fn oracle(golden: &GoldenSet, extra: &[&str]) -> RetrievalRun {
+        RetrievalRun {
+            run: 1,
+            queries: golden
+                .queries
+                .iter()
+                .map(|q| {
+                    let mut labels: Vec<_> = q.labels.iter().filter(|l| l.relevance > 0).collect();
+                    labels.sort_by_key(|l| std::cmp::Reverse(l.relevance));
+                    let mut ranked: Vec<Text> = labels.iter().map(|l| l.tool_id.clone()).collect();
+                    ranked.extend(extra.iter().map(|e| Text::from(*e)));
+                    QueryObservation {
+                        id: q.id.clone(),
+                        ranked,
+                        latency_ms: 1.0,
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    fn mean(r: &RetrievalReport, m: &str) -> f64 {
+        r.metrics[m].mean.unwrap()
+    }
+
+    #[test]
+    fn a_perfect_ranking_scores_one_and_noise_is_dropped_and_counted() {
+        let ds = v0();
+        let (c, g) = (
+            &ds.corpus.as_ref().unwrap().value,
+            &ds.golden.as_ref().unwrap().value,
+        );
+        let obs = RetrievalObservations {
+            system: "oracle".into(),
+            requested: 20,
+            runs: vec![{
+                // after the relevant tools: one id outside the corpus, then the best one again
+                let mut run = oracle(g, &["nowhere:tool"]);
+                for q in &mut run.queries {
+                    let first = q.ranked[0].clone();
+                    q.ranked.push(first);
+                }
+                run
+            }],
+        };
+        let r = retrieval(obs, c, g);
+        for m in ["mrr", "ndcg_at_10", "map", "recall_at_10"] {
+            assert!((mean(&r, m) - 1.0).abs() < 1e-9, "{m} = {}", mean(&r, m));
+        }
+        assert_eq!(r.runs_completed, 1);
+        let n = g.queries.len();
+        assert_eq!(r.diagnostics.off_corpus_results, n);
+        assert_eq!(r.diagnostics.duplicate_results, n);
+        assert_eq!(r.per_query.len(), n);
+    }
+
+    #[test]
+    fn a_removed_tool_drops_its_queries_and_an_incomplete_run_is_not_counted() {
+        let ds = v0();
+        let (c, g) = (
+            &ds.corpus.as_ref().unwrap().value,
+            &ds.golden.as_ref().unwrap().value,
+        );
+        let mut run = oracle(g, &[]);
+        // the first query's relevant tools all vanish from the answers
+        let gone: Vec<Text> = run.queries[0].ranked.clone();
+        for q in &mut run.queries {
+            q.ranked.retain(|id| !gone.contains(id));
+        }
+        let mut short = run.clone();
+        short.run = 2;
+        short.queries.pop();
+        let obs = RetrievalObservations {
+            system: "degraded".into(),
+            requested: 20,
+            runs: vec![run, short],
+        };
+        let r = retrieval(obs, c, g);
+        assert_eq!(
+            r.runs_completed, 1,
+            "a run missing a query is not a complete run"
+        );
+        let first = &r.per_query[0];
+        assert_eq!(first.metrics.get("recall_at_10"), Some(0.0));
+        assert!(mean(&r, "recall_at_10") < 1.0);
+    }
+
+    #[test]
+    fn a_perfect_detector_and_one_that_flags_everything() {
+        let ds = v0();
+        let sec = &ds.security.as_ref().unwrap().value;
+        let run = |flag: &dyn Fn(&crate::dataset::model::Entry) -> bool| DetectorObservations {
+            detector: "d".into(),
+            scope: None,
+            runs: vec![DetectorRun {
+                run: 1,
+                verdicts: sec
+                    .entries
+                    .iter()
+                    .map(|e| crate::sut::Verdict {
+                        entry_id: e.id.clone(),
+                        flagged: flag(e),
+                        signals: vec![],
+                        live: None,
+                        not_applicable: false,
+                    })
+                    .collect(),
+            }],
+        };
+        let perfect = detector(&run(&|e| e.label == Truth::Malicious), &sec.entries);
+        let m = |d: &DetectorReport, k: &str| d.metrics[k].mean.unwrap();
+        assert_eq!(
+            (m(&perfect, "precision"), m(&perfect, "recall")),
+            (1.0, 1.0)
+        );
+        assert_eq!(m(&perfect, "fpr"), 0.0);
+        assert_eq!(perfect.counts.fp + perfect.counts.fn_, 0);
+        let noisy = detector(&run(&|_| true), &sec.entries);
+        assert_eq!((m(&noisy, "fpr"), m(&noisy, "recall")), (1.0, 1.0));
+        let benign = sec
+            .entries
+            .iter()
+            .filter(|e| e.label == Truth::Benign)
+            .count();
+        assert_eq!(noisy.counts.fp as usize, benign);
+    }
+}

@@ -478,3 +478,47 @@ fn comment_off_check_run_false_and_publish_never_are_obeyed() {
         assert!(!dir.join("quiet").join(f).exists(), "{f} was written");
     }
 }
+
+/// Issue 19, item 7: the test helpers never hand evalgate the caller's GitHub environment.
+/// Under GitHub Actions a test's run would otherwise publish into the real job summary and
+/// outputs (and try the real pull request). Here this test process plays the runner.
+#[test]
+fn test_helpers_never_publish_into_the_callers_github_job() {
+    let d = tempdir();
+    let dir = d.path();
+    let summary = dir.join("job-summary.md");
+    let outputs = dir.join("job-outputs.txt");
+    std::fs::write(&summary, "").unwrap();
+    std::fs::write(&outputs, "").unwrap();
+    // SAFETY: nextest runs every test in a process of its own; nothing else reads the
+    // environment concurrently here.
+    unsafe {
+        std::env::set_var("GITHUB_ACTIONS", "true");
+        std::env::set_var("GITHUB_STEP_SUMMARY", &summary);
+        std::env::set_var("GITHUB_OUTPUT", &outputs);
+        std::env::set_var("EVALGATE_RUNS", "not a number");
+    }
+    for o in [
+        evalgate(dir, &["run", "-q", "--out", "a"]),
+        clean_command(dir, &["run", "-q", "--out", "b"])
+            .output()
+            .unwrap(),
+    ] {
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_to_string(&summary).unwrap(), "");
+    assert_eq!(std::fs::read_to_string(&outputs).unwrap(), "");
+    // without the scrub the very same run publishes: the caller's environment is live
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_evalgate"));
+    c.args(["run", "-q", "--out", "c"])
+        .current_dir(dir)
+        .env_remove("EVALGATE_RUNS");
+    let o = c.output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(&summary)
+            .unwrap()
+            .contains("evalgate"),
+        "the unscrubbed run did not publish, so this test proves nothing"
+    );
+}

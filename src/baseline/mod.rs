@@ -21,6 +21,9 @@ pub const DEFAULT_PATH: &str = "baselines/default.json";
 pub const DEFAULT_GATED: [&str; 3] = ["recall_at_5", "mrr", "ndcg_at_10"];
 pub const DEFAULT_TOLERANCE: f64 = 0.02;
 
+/// A committed baseline (`baselines/*.json`): the datasets it was measured on, the values of
+/// the last accepted run and the thresholds the gate holds new runs to. Written by `evalgate
+/// baseline update`; tolerances, `gated` flags, ceilings and floors may be edited by hand.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Baseline {
     pub schema_version: u32,
@@ -35,12 +38,15 @@ pub struct Baseline {
     pub security: Option<SecurityBaseline>,
 }
 
+/// A dataset the baseline was measured on: its version and sha256.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct DatasetPin {
     pub version: Option<String>,
     pub sha256: String,
 }
 
+/// Discovery's baseline: the system it was measured on, per-metric values and thresholds, and
+/// per-query values.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RetrievalBaseline {
     pub retriever: String,
@@ -51,6 +57,7 @@ pub struct RetrievalBaseline {
     pub per_query: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
+/// One metric's baseline value, its direction, its tolerance and whether it is gated.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct MetricBaseline {
     /// `null` when the metric was undefined in the baseline run.
@@ -62,11 +69,13 @@ pub struct MetricBaseline {
     pub gated: bool,
 }
 
+/// Detectors' baselines by detector name.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SecurityBaseline {
     pub detectors: BTreeMap<String, DetectorBaseline>,
 }
 
+/// One detector's baseline: an FPR ceiling, a recall floor and per-metric values.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorBaseline {
     /// Fail when the mean FPR is above this.
@@ -357,4 +366,105 @@ impl Baseline {
 
 fn round6(v: f64) -> f64 {
     (v * 1e6).round() / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped() -> Baseline {
+        Baseline::parse("default.json", EMBEDDED_DEFAULT).unwrap()
+    }
+
+    fn error(v: serde_json::Value) -> String {
+        format!(
+            "{:#}",
+            Baseline::parse("b.json", &v.to_string()).unwrap_err()
+        )
+    }
+
+    #[test]
+    fn the_shipped_baseline_parses_and_gates_the_default_metrics() {
+        let b = shipped();
+        let r = b.retrieval.as_ref().unwrap();
+        let gated: Vec<&str> = r
+            .metrics
+            .iter()
+            .filter(|(_, m)| m.gated)
+            .map(|(k, _)| k.as_str())
+            .collect();
+        let mut want = DEFAULT_GATED.to_vec();
+        want.sort();
+        assert_eq!(gated, want);
+        assert_eq!(r.retriever, "embedded");
+        assert!(b.datasets.contains_key("corpus") && b.datasets.contains_key("security"));
+    }
+
+    #[test]
+    fn a_threshold_that_would_silently_drop_a_gate_is_refused_at_its_path() {
+        let mut v: serde_json::Value = serde_json::from_str(EMBEDDED_DEFAULT).unwrap();
+        let m = v["retrieval"]["metrics"]
+            .as_object_mut()
+            .unwrap()
+            .remove("mrr")
+            .unwrap();
+        v["retrieval"]["metrics"]["MRR"] = m;
+        let e = error(v.clone());
+        assert!(
+            e.contains("at $.retrieval.metrics.MRR: unknown retrieval metric \"MRR\" (did you mean \"mrr\"?)"),
+            "{e}"
+        );
+        let mut v: serde_json::Value = serde_json::from_str(EMBEDDED_DEFAULT).unwrap();
+        v["retrieval"]["metrics"]["mrr"]["tolerance"] = (-0.1).into();
+        v["security"]["detectors"]["rules"]["fpr_ceiling"] = 1.5.into();
+        let e = error(v);
+        assert!(
+            e.contains("at $.retrieval.metrics.mrr.tolerance: expected a tolerance of 0 or more, found -0.1"),
+            "{e}"
+        );
+        assert!(
+            e.contains("at $.security.detectors.rules.fpr_ceiling: expected a rate between 0 and 1, found 1.5"),
+            "{e}"
+        );
+        let e = error(serde_json::json!({"schema_version": 9}));
+        assert!(
+            e.contains("at $.schema_version: expected 1, found 9"),
+            "{e}"
+        );
+        let e = error(serde_json::json!([]));
+        assert!(e.contains("at $: expected an object"), "{e}");
+    }
+
+    #[test]
+    fn an_update_keeps_hand_set_thresholds_and_replaces_values() {
+        let mut previous = shipped();
+        let r = previous.retrieval.as_mut().unwrap();
+        let mrr = r.metrics.get_mut("mrr").unwrap();
+        mrr.tolerance = 0.07;
+        mrr.gated = false;
+        previous
+            .security
+            .as_mut()
+            .unwrap()
+            .detectors
+            .get_mut("rules")
+            .unwrap()
+            .fpr_ceiling = Some(0.33);
+        let report: crate::reporting::model::Report =
+            serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap();
+        let b = Baseline::from_report(&report, Some(&previous));
+        let mrr = &b.retrieval.as_ref().unwrap().metrics["mrr"];
+        assert_eq!((mrr.tolerance, mrr.gated), (0.07, false));
+        assert_eq!(
+            mrr.value,
+            report.retrieval.as_ref().unwrap().metrics["mrr"].mean
+        );
+        // the report's detectors are new to `previous`: they get limits from their own numbers
+        for d in &report.security.as_ref().unwrap().detectors {
+            let db = &b.security.as_ref().unwrap().detectors[&d.detector];
+            let fpr = d.metrics["fpr"].mean.unwrap();
+            let c = db.fpr_ceiling.unwrap();
+            assert!(c >= fpr && c <= fpr + 0.06, "{c} for fpr {fpr}");
+        }
+    }
 }

@@ -139,6 +139,8 @@ pub struct GoldenSet {
 /// The golden-set splits (`queries[].split`).
 pub const SPLITS: [&str; 2] = ["dev", "held_out"];
 
+/// A labelled query of the golden set: the text a user would type and the graded tools that
+/// answer it.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Query {
     pub id: Text,
@@ -152,6 +154,8 @@ pub struct Query {
     pub split: Option<Text>,
 }
 
+/// A graded tool for a query: 2 primary, 1 acceptable, 0 explicitly not relevant (a hard
+/// negative).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Label {
     pub tool_id: Text,
@@ -176,6 +180,7 @@ pub struct SecurityCorpus {
 #[derive(
     Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord,
 )]
+/// The label of a security entry: `malicious` or `benign`.
 #[serde(rename_all = "snake_case")]
 pub enum Truth {
     Malicious,
@@ -314,6 +319,7 @@ impl Truth {
     }
 }
 
+/// Where a security entry came from: its source and that source's license.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Provenance {
     pub source: String,

@@ -12,6 +12,9 @@ use std::collections::BTreeMap;
 
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
+/// `report.json`: everything one `evalgate run` (or `retrieval`, `security`) measured, the
+/// gate's verdict and the raw observations to re-score from. Markdown, HTML and the terminal
+/// render this one model.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     /// Version of this report format.
@@ -42,6 +45,7 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
+/// One dataset file the run read: where from, which version, its sha256 and size.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DatasetRef {
     /// `corpus`, `golden` or `security`.
@@ -54,6 +58,8 @@ pub struct DatasetRef {
     pub items: usize,
 }
 
+/// Tool discovery: every labelled query sent through the system under test, scored against
+/// the graded labels.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RetrievalReport {
     pub retriever: String,
@@ -84,6 +90,7 @@ pub struct RetrievalReport {
     pub observations: RetrievalObservations,
 }
 
+/// Search latency in milliseconds over every answer of every run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Latency {
     pub p50: Option<f64>,
@@ -116,6 +123,8 @@ pub struct RetrievalDiagnostics {
     pub unstable_queries: usize,
 }
 
+/// A graded label: a tool id and its relevance (2 primary, 1 acceptable, 0 explicitly not
+/// relevant).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LabelRef {
     pub tool_id: Text,
@@ -129,6 +138,7 @@ pub struct SplitSummary {
     pub metrics: BTreeMap<String, f64>,
 }
 
+/// One query: its labels, what the system returned (first run) and its run-averaged metrics.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct QueryReport {
     pub id: Text,
@@ -201,6 +211,7 @@ impl QueryMetrics {
     }
 }
 
+/// Security detectors: each detector over the labelled malicious and benign tool definitions.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SecurityReport {
     pub corpus_version: Option<String>,
@@ -211,6 +222,7 @@ pub struct SecurityReport {
     pub observations: Vec<DetectorObservations>,
 }
 
+/// One detector: confusion counts, precision/recall/F1/FPR over runs, per category, per entry.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorReport {
     pub detector: String,
@@ -248,6 +260,7 @@ pub struct LiveReport {
     pub entries: Vec<LiveEntry>,
 }
 
+/// Rug-pulls played live, per category: how often the proxy reported, blocked and restored.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveCategory {
     pub category: Category,
@@ -267,6 +280,7 @@ pub struct LiveCategory {
     pub restore_rate: Summary,
 }
 
+/// One rug-pull played live against the proxy, over every run.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveEntry {
     pub id: String,
@@ -287,6 +301,7 @@ pub struct LiveEntry {
     pub note: Option<String>,
 }
 
+/// One category of the security corpus: recall for attacks, flag rate for benign entries.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CategoryReport {
     pub category: Category,
@@ -298,6 +313,8 @@ pub struct CategoryReport {
     pub rate: Summary,
 }
 
+/// One security entry as a detector judged it: the truth, the outcome (tp/fp/tn/fn or
+/// not_applicable) and the signals that fired.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct EntryOutcome {
     pub id: String,
@@ -313,6 +330,7 @@ pub struct EntryOutcome {
     pub description: String,
 }
 
+/// The gate's verdict; the exit code follows from it (0, 1, 0, 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
@@ -344,6 +362,8 @@ impl Verdict {
     }
 }
 
+/// The gate's result: the verdict, the baseline compared with, a one-line summary in words
+/// and every check.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct GateReport {
     pub verdict: Verdict,
@@ -382,6 +402,7 @@ impl GateReport {
     }
 }
 
+/// Which way is better for a metric: `higher` (recall, MRR) or `lower` (false-positive rates).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
@@ -389,6 +410,8 @@ pub enum Direction {
     Lower,
 }
 
+/// What a check compares with: the baseline within a tolerance, a ceiling, a floor, or
+/// nothing (`info`: reported only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckKind {
@@ -402,6 +425,7 @@ pub enum CheckKind {
     Info,
 }
 
+/// How a check came out: `pass`, `fail`, or `info` when nothing is gated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckStatus {
@@ -410,6 +434,7 @@ pub enum CheckStatus {
     Info,
 }
 
+/// One comparison of a measured number with its baseline value, tolerance, ceiling or floor.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Check {
     /// `retrieval` or `detector:<name>`.
@@ -428,6 +453,8 @@ pub struct Check {
     pub message: String,
 }
 
+/// A query whose score dropped against the baseline (or, without per-query baseline values,
+/// scored lowest).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct QueryDelta {
     pub id: Text,

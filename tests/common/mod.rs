@@ -34,15 +34,27 @@ pub fn evalgate_default(cwd: &Path, args: &[&str]) -> Output {
 
 fn base_command(args: &[&str], cwd: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_evalgate"));
-    c.args(args)
-        .current_dir(cwd)
-        .env_remove("EVALGATE_BASELINE")
-        .env_remove("EVALGATE_CORPUS")
-        .env_remove("EVALGATE_GOLDEN")
-        .env_remove("EVALGATE_SECURITY_CORPUS")
-        .env_remove("EVALGATE_DATASETS")
-        .env("NO_COLOR", "1");
+    c.args(args).current_dir(cwd).env("NO_COLOR", "1");
+    scrub_caller_env(&mut c);
     c
+}
+
+/// Removes what the caller's environment would otherwise hand every evalgate a test starts:
+/// under GitHub Actions (or act) the `GITHUB_*`, `RUNNER_*`, `ACT` and `CI` variables, which
+/// would make it publish into the real job summary, outputs and pull request; and any
+/// `EVALGATE_*` setting. A test sets what it needs after this.
+pub fn scrub_caller_env(c: &mut Command) {
+    for (k, _) in std::env::vars_os() {
+        let Some(k) = k.to_str() else { continue };
+        if k.starts_with("GITHUB_")
+            || k.starts_with("RUNNER_")
+            || k.starts_with("EVALGATE_")
+            || k == "ACT"
+            || k == "CI"
+        {
+            c.env_remove(k);
+        }
+    }
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -109,11 +121,7 @@ pub fn mcp_memory() -> PathBuf {
 pub fn clean_command(cwd: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(evalgate_bin());
     c.args(args).current_dir(cwd).env("NO_COLOR", "1");
-    for (k, _) in std::env::vars() {
-        if k.starts_with("GITHUB_") || k.starts_with("EVALGATE_") || k == "ACT" || k == "CI" {
-            c.env_remove(k);
-        }
-    }
+    scrub_caller_env(&mut c);
     c
 }
 
