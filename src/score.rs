@@ -311,15 +311,15 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             let flagged_runs = entry_flags.get(e.id.as_str()).copied().unwrap_or(0);
             let majority = runs > 0 && flagged_runs * 2 > runs;
             let outcome = if not_applicable.contains(e.id.as_str()) {
-                "not_applicable"
+                Outcome::NotApplicable
             } else if !in_scope(e) {
-                "out_of_scope"
+                Outcome::OutOfScope
             } else {
                 match (e.label, majority) {
-                    (Truth::Malicious, true) => "tp",
-                    (Truth::Malicious, false) => "fn",
-                    (Truth::Benign, true) => "fp",
-                    (Truth::Benign, false) => "tn",
+                    (Truth::Malicious, true) => Outcome::Tp,
+                    (Truth::Malicious, false) => Outcome::Fn,
+                    (Truth::Benign, true) => Outcome::Fp,
+                    (Truth::Benign, false) => Outcome::Tn,
                 }
             };
             EntryOutcome {
@@ -332,7 +332,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
                     .unwrap_or_default()
                     .into_iter()
                     .collect(),
-                outcome: outcome.to_string(),
+                outcome,
                 description: e.description.clone(),
             }
         })

@@ -7,7 +7,7 @@ use evalgate::app::{self, ChosenBaseline, Part};
 use evalgate::baseline::Baseline;
 use evalgate::dataset::{Category, Corpus, DatasetPaths, Datasets, Entry, Need};
 use evalgate::measure::{Limits, Progress};
-use evalgate::reporting::model::{CheckStatus, Report, Verdict};
+use evalgate::reporting::model::{CheckStatus, Outcome, Report, Verdict};
 use evalgate::sut::{
     Detector, Ranked, Retriever, SearchRequest, SutError, embedded::Embedded, rules::Rules,
 };
@@ -224,7 +224,7 @@ async fn canonical_poisoning_is_a_true_positive_and_a_plain_benign_tool_is_not_f
     let r = evaluate(Part::Security, &ds, None, &mut dets, None).await;
     let d = &r.security.as_ref().unwrap().detectors[0];
     let tp = d.entries.iter().find(|e| e.id == "tp-001").unwrap();
-    assert_eq!(tp.outcome, "tp");
+    assert_eq!(tp.outcome, Outcome::Tp);
     assert!(
         tp.signals.contains(&"hidden-instruction-tag".to_string()),
         "{:?}",
@@ -233,10 +233,10 @@ async fn canonical_poisoning_is_a_true_positive_and_a_plain_benign_tool_is_not_f
     let benign = d.entries.iter().filter(|e| e.category == Category::Benign);
     assert!(benign.clone().count() >= 20);
     assert!(
-        benign.clone().all(|e| e.outcome == "tn"),
+        benign.clone().all(|e| e.outcome == Outcome::Tn),
         "benign flagged: {:?}",
         benign
-            .filter(|e| e.outcome != "tn")
+            .filter(|e| e.outcome != Outcome::Tn)
             .map(|e| &e.id)
             .collect::<Vec<_>>()
     );

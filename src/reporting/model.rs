@@ -324,10 +324,27 @@ pub struct EntryOutcome {
     pub flagged_runs: usize,
     /// Signals seen in any run (rule ids, changed aspects).
     pub signals: Vec<String>,
-    /// `tp`, `fp`, `tn`, `fn` by majority over runs; `out_of_scope` for attacks the detector
-    /// does not claim to cover.
-    pub outcome: String,
+    /// By majority over runs.
+    pub outcome: Outcome,
     pub description: String,
+}
+
+/// How a detector's decision on one entry came out, by majority over runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A malicious entry, flagged.
+    Tp,
+    /// A benign entry, flagged.
+    Fp,
+    /// A benign entry, not flagged.
+    Tn,
+    /// A malicious entry, missed.
+    Fn,
+    /// An attack of a category the detector does not claim to cover (counted nowhere).
+    OutOfScope,
+    /// An entry the detector cannot judge (drift without definitions; counted nowhere).
+    NotApplicable,
 }
 
 /// The gate's verdict; the exit code follows from it (0, 1, 0, 3).
