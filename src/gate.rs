@@ -232,54 +232,35 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, cx: &Conte
             let db = b
                 .and_then(|b| b.security.as_ref())
                 .and_then(|s| s.detectors.get(&d.detector));
-            if db.is_none() && b.is_some() {
-                let NewDetectorLimits {
-                    fpr_ceiling,
-                    recall_floor,
-                } = cx.new_detector;
-                if let Some(c) = fpr_ceiling {
+            // the baseline's limits, or the defaults for a detector new to a baseline in use
+            let (ceiling, floor, by_default) = match db {
+                Some(db) => (db.fpr_ceiling, db.recall_floor, false),
+                None if b.is_some() => (
+                    cx.new_detector.fpr_ceiling,
+                    cx.new_detector.recall_floor,
+                    true,
+                ),
+                None => (None, None, false),
+            };
+            for (limit, metric, kind, key) in [
+                (ceiling, "fpr", CheckKind::Ceiling, "fpr_ceiling"),
+                (floor, "recall", CheckKind::Floor, "recall_floor"),
+            ] {
+                if let Some(l) = limit {
                     checks.push(threshold_check(
                         &subject,
-                        "fpr",
-                        d.metrics.get("fpr"),
-                        c,
-                        CheckKind::Ceiling,
+                        metric,
+                        d.metrics.get(metric),
+                        l,
+                        kind,
                     ));
-                    defaulted_note(&mut checks, "fpr_ceiling");
-                }
-                if let Some(f) = recall_floor {
-                    checks.push(threshold_check(
-                        &subject,
-                        "recall",
-                        d.metrics.get("recall"),
-                        f,
-                        CheckKind::Floor,
-                    ));
-                    defaulted_note(&mut checks, "recall_floor");
-                }
-                if fpr_ceiling.is_some() || recall_floor.is_some() {
-                    defaulted.push(d.detector.clone());
+                    if by_default {
+                        defaulted_note(&mut checks, key);
+                    }
                 }
             }
-            if let Some(db) = db {
-                if let Some(c) = db.fpr_ceiling {
-                    checks.push(threshold_check(
-                        &subject,
-                        "fpr",
-                        d.metrics.get("fpr"),
-                        c,
-                        CheckKind::Ceiling,
-                    ));
-                }
-                if let Some(f) = db.recall_floor {
-                    checks.push(threshold_check(
-                        &subject,
-                        "recall",
-                        d.metrics.get("recall"),
-                        f,
-                        CheckKind::Floor,
-                    ));
-                }
+            if by_default && (ceiling.is_some() || floor.is_some()) {
+                defaulted.push(d.detector.clone());
             }
             for (key, _) in DETECTION_METRICS {
                 checks.push(tolerance_check(

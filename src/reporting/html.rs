@@ -89,7 +89,9 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
         ),
         None => (None, None),
     };
-    let detector_svgs: Vec<Value> = r
+    // per detector (in the report's order): its charts, its gate mark and its rows against
+    // the baseline
+    let detectors: Vec<Value> = r
         .security
         .as_ref()
         .map(|s| s.detectors.as_slice())
@@ -99,6 +101,9 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
             let subject = format!("detector:{}", d.detector);
             let rows = metric_rows(&DETECTION_METRICS, &d.metrics, &r.gate.checks, &subject);
             context! {
+                detector => d.detector.clone(),
+                mark => serde(super::view::subject_mark(&r.gate, &subject)),
+                rows => serde(super::view::detector_rows(r, &d.detector)),
                 confusion => Value::from_safe_string(confusion_chart(d)),
                 spread => safe(spread_chart(
                     "spread-detector",
@@ -109,32 +114,17 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
             }
         })
         .collect();
-    let detector_rows: Vec<Value> = r
-        .security
-        .as_ref()
-        .map(|s| s.detectors.as_slice())
-        .unwrap_or_default()
-        .iter()
-        .map(|d| {
-            context! {
-                detector => d.detector.clone(),
-                mark => serde(super::view::subject_mark(&r.gate, &format!("detector:{}", d.detector))),
-                rows => serde(super::view::detector_rows(r, &d.detector)),
-            }
-        })
-        .collect();
     let html = env.get_template("report.html")?.render(context! {
         r => Value::from(minijinja::value::Serde(View::of(r))),
         headline => super::view::headline(r),
         failed => super::view::failed(r),
         retrieval_rows => serde(super::view::retrieval_rows(r)),
-        detector_rows => detector_rows,
+        detectors => detectors,
         per_run_note => super::view::per_run_note(r.runs),
         labels => labels,
         failure_text => failure_text,
         query_svg => safe(query_svg),
         spread_svg => safe(spread_svg),
-        detector_svgs => detector_svgs,
     })?;
     Ok(html)
 }
