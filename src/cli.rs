@@ -1029,13 +1029,7 @@ fn given(cmd: &clap::Command, m: &ArgMatches, path: &[&str]) -> Vec<String> {
         .collect()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PublishWhen {
-    /// Inside GitHub Actions (GITHUB_ACTIONS=true).
-    Auto,
-    Always,
-    Never,
-}
+pub use crate::github::PublishWhen;
 
 /// Publishing to GitHub (comment, check run, job summary, outputs).
 #[derive(Debug, Clone, Args)]

@@ -648,12 +648,7 @@ pub async fn cmd_eval(
         eprint!("{}", reporting::terminal::quiet(&report));
     }
     let env = crate::github::env::GhEnv::from_env();
-    let publish = match publish_args.publish {
-        crate::cli::PublishWhen::Always => true,
-        crate::cli::PublishWhen::Never => false,
-        crate::cli::PublishWhen::Auto => env.actions,
-    };
-    if publish {
+    if crate::github::plan::publishes(publish_args.publish, env.actions) {
         let opts = publish_options(publish_args, &env, None, github_timeout);
         let out = crate::github::publish(&report, &s.out, &env, &opts).await;
         for n in out.notes {
@@ -751,7 +746,8 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
         }),
         _ => None,
     };
-    if a.publish.publish == crate::cli::PublishWhen::Never {
+    // publishing is this command's whole job: `auto` publishes, on a runner or not
+    if !crate::github::plan::publishes(a.publish.publish, true) {
         eprintln!("github: --publish never: nothing is posted or written");
         return Ok(crate::github::exit_code(&report, a.publish.fail_on));
     }
