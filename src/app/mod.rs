@@ -297,7 +297,7 @@ pub async fn evaluate_with(
         retrieval = Some(scored);
         if err.is_none()
             && probing != crate::probes::RobustnessMode::Off
-            && !r.name().starts_with("recorded")
+            && r.replays().is_none()
             && let Some(q) = g.value.queries.first()
         {
             let ids: std::collections::HashSet<&str> =

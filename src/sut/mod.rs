@@ -130,6 +130,11 @@ pub trait Retriever: Send + Sync {
     fn coverage(&self) -> Option<crate::launch::catalog::Coverage> {
         None
     }
+    /// The system of a recording this replays (`recorded:<system>` reports it), `None` for a
+    /// system that answers live. A replay is not probed: it has no behaviour of its own.
+    fn replays(&self) -> Option<&str> {
+        None
+    }
     /// Things about the system a reader should know, given the queries that were asked
     /// (a recording with results for queries the golden set does not have).
     fn warnings(&self, _asked: &std::collections::HashSet<&str>) -> Vec<String> {

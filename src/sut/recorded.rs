@@ -135,6 +135,9 @@ impl Retriever for RecordedRetriever {
     fn name(&self) -> &str {
         &self.name
     }
+    fn replays(&self) -> Option<&str> {
+        Some(self.name.strip_prefix("recorded:").unwrap_or(""))
+    }
     fn warnings(&self, asked: &std::collections::HashSet<&str>) -> Vec<String> {
         let mut unknown: Vec<&str> = self
             .runs
