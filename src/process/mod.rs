@@ -30,9 +30,10 @@
 //!
 //! Exceptions, each deliberate: the [`watchdog`] helper (it must outlive a SIGKILLed evalgate,
 //! so no supervisor of ours may own it) and the jq-filter probe in `sut::mapping` (a bounded,
-//! synchronous self-exec that is killed and waited for on its own timeout). Stdio MCP servers
-//! are started here too: `mcp::connect` spawns them with [`Spec::stdin_piped`] and
-//! [`Spec::take_stdout`] and hands [`Managed::take_stdio`] to rmcp.
+//! synchronous self-exec that evalgate kills and waits for after its own 3 s limit). Stdio MCP
+//! servers are started here too: `mcp` spawns them with [`Spec::stdin_piped`] and
+//! [`Spec::take_stdout`] and hands [`Managed::take_stdio`] to rmcp (rmcp's own child-process
+//! transport is not even compiled in).
 //!
 //! Layout, one concern per file:
 //!
