@@ -21,6 +21,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::Signal;
+
 /// The hidden command line argument that runs [`run`].
 pub const ARG: &str = "__watchdog";
 
@@ -105,8 +107,8 @@ pub fn run() -> i32 {
         }
     }
     for &pgid in &live {
-        let _ = super::sys::signal_group(pgid, super::sys::SIGKILL);
-        let _ = super::sys::signal_group(pgid, super::sys::SIGCONT);
+        let _ = super::sys::signal_group(pgid, Some(Signal::SIGKILL));
+        let _ = super::sys::signal_group(pgid, Some(Signal::SIGCONT));
     }
     0
 }

@@ -1,0 +1,296 @@
+//! One child: what to launch ([`Spec`]), how it is started (leader of its own process group,
+//! parent-death signal, output captured), and the handle callers hold ([`Managed`]).
+
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use super::log::{LogRing, STDERR, STDOUT, spawn_reader};
+use super::procfs::{ProcStat, descendants_in};
+use super::stop::{deadline_after, stop};
+use super::{lock, sys, watchdog};
+
+/// How long `wait_exit` waits, after the leader exited, for the output readers to drain.
+const DRAIN_WAIT: Duration = Duration::from_millis(250);
+
+/// What to launch.
+#[derive(Clone, Debug, Default)]
+pub struct Spec {
+    /// Used in error messages ("cannot start <name>").
+    pub name: String,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Added to (and overriding) the inherited environment.
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+    /// Give the child a pipe as stdin (otherwise `/dev/null`). The write end stays open until
+    /// taken with [`Managed::take_stdio`] or the last handle is dropped, so servers that exit
+    /// on stdin EOF keep running.
+    pub stdin_piped: bool,
+    /// Hand stdout to the caller ([`Managed::take_stdio`]) instead of capturing it; for stdio
+    /// MCP servers (set `stdin_piped` too). Stderr is always captured.
+    pub take_stdout: bool,
+}
+
+impl Spec {
+    pub fn new(name: impl Into<String>, program: impl Into<PathBuf>) -> Self {
+        Spec {
+            name: name.into(),
+            program: program.into(),
+            ..Spec::default()
+        }
+    }
+}
+
+pub(super) struct ChildState {
+    child: Child,
+    /// Set once the leader has been reaped: its status (if known) and a description.
+    exit: Option<(Option<ExitStatus>, String)>,
+}
+
+pub(super) struct Slot {
+    name: String,
+    /// The leader's pid, which is also the process group id.
+    pub(super) pid: u32,
+    state: Mutex<ChildState>,
+    /// Leader reaped and no live member left: never signal this group again.
+    finished: AtomicBool,
+    /// Descendants seen outside the group (`setsid`), as (pid, start time).
+    escaped: Mutex<Vec<(u32, u64)>>,
+    log: Arc<Mutex<LogRing>>,
+    readers_open: Arc<AtomicUsize>,
+}
+
+impl Slot {
+    pub(super) fn finished(&self) -> bool {
+        self.finished.load(Ordering::SeqCst)
+    }
+
+    /// Non-blocking check of the leader; reaps it if it has exited.
+    pub(super) fn poll_exit(&self) -> Option<(Option<ExitStatus>, String)> {
+        let mut st = lock(&self.state);
+        if st.exit.is_none() {
+            st.exit = match st.child.try_wait() {
+                Ok(Some(status)) => Some((Some(status), status.to_string())),
+                Ok(None) => None,
+                Err(e) => Some((None, format!("exit status unavailable: {e}"))),
+            };
+        }
+        st.exit.clone()
+    }
+
+    /// Records descendants of the leader that left its process group.
+    pub(super) fn note_escaped(&self, table: Option<&[ProcStat]>) {
+        let Some(table) = table else { return };
+        if self.poll_exit().is_some() {
+            // The leader is reaped: its pid no longer names our process, so its "children"
+            // could be anyone's. (Its own children were re-parented when it exited.)
+            return;
+        }
+        let mut escaped = lock(&self.escaped);
+        for p in descendants_in(table, self.pid) {
+            if p.pgrp != self.pid && !escaped.contains(&(p.pid, p.start)) {
+                escaped.push((p.pid, p.start));
+            }
+        }
+    }
+
+    pub(super) fn signal(&self, sig: Signal, table: Option<&[ProcStat]>) {
+        if self.finished() {
+            return;
+        }
+        let _ = sys::signal_group(self.pid, Some(sig));
+        if let Some(table) = table {
+            for &(pid, start) in lock(&self.escaped).iter() {
+                if table
+                    .iter()
+                    .any(|p| p.pid == pid && p.start == start && !p.dead)
+                {
+                    let _ = sys::signal_pid(pid, Some(sig));
+                }
+            }
+        }
+    }
+
+    /// Reaps what can be reaped and reports whether this child is completely gone (marking it
+    /// finished if so).
+    pub(super) fn settle(&self, table: Option<&[ProcStat]>) -> bool {
+        if self.finished() {
+            return true;
+        }
+        let escaped = lock(&self.escaped).clone();
+        let ours = |p: &ProcStat| p.pgrp == self.pid || escaped.contains(&(p.pid, p.start));
+        let alive = match table {
+            Some(table) => {
+                let me = std::process::id();
+                for p in table {
+                    // Zombies of our groups that were re-parented to us (subreaper or PID 1).
+                    // The leader itself belongs to tokio and is reaped by `poll_exit`.
+                    if p.dead && p.ppid == me && p.pid != self.pid && ours(p) {
+                        sys::reap(p.pid);
+                    }
+                }
+                table.iter().any(|p| !p.dead && ours(p))
+            }
+            None => {
+                sys::signal_group(self.pid, None).is_ok()
+                    || escaped
+                        .iter()
+                        .any(|&(pid, _)| sys::signal_pid(pid, None).is_ok())
+            }
+        };
+        let leader_gone = self.poll_exit().is_some();
+        if leader_gone && !alive {
+            if !self.finished.swap(true, Ordering::SeqCst) {
+                watchdog::note('-', self.pid);
+            }
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Starts `spec` (labelled `label` in errors) as the leader of a new process group, with its
+/// output readers running. The caller registers the returned slot with its supervisor.
+pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .process_group(0)
+        .stdin(if spec.stdin_piped {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(cwd) = &spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    let parent = Pid::this();
+    // SAFETY: the closure runs in the forked child before exec. `die_with_parent` makes only
+    // async-signal-safe system calls (prctl, getppid, getpid, kill) through nix's thin,
+    // allocation-free wrappers, and its error is a bare errno (see `sys`).
+    unsafe {
+        cmd.pre_exec(move || sys::die_with_parent(parent));
+    }
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {label} ({})", spec.program.display()))?;
+    let Some(pid) = child.id() else {
+        let _ = child.start_kill();
+        bail!("cannot start {label}: it vanished before its pid could be read");
+    };
+
+    let log = Arc::new(Mutex::new(LogRing::default()));
+    let readers_open = Arc::new(AtomicUsize::new(0));
+    if let Some(err) = child.stderr.take() {
+        spawn_reader(err, STDERR, log.clone(), readers_open.clone());
+    }
+    if !spec.take_stdout
+        && let Some(out) = child.stdout.take()
+    {
+        spawn_reader(out, STDOUT, log.clone(), readers_open.clone());
+    }
+    let slot = Arc::new(Slot {
+        name: label.to_string(),
+        pid,
+        state: Mutex::new(ChildState { child, exit: None }),
+        finished: AtomicBool::new(false),
+        escaped: Mutex::new(Vec::new()),
+        log,
+        readers_open,
+    });
+    Ok(slot)
+}
+
+/// Handle to one spawned child. Cheap to clone; dropping it does not stop the child (the
+/// [`Supervisor`](super::Supervisor) does).
+#[derive(Clone)]
+pub struct Managed {
+    pub(super) slot: Arc<Slot>,
+}
+
+impl std::fmt::Debug for Managed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Managed")
+            .field("name", &self.slot.name)
+            .field("pid", &self.slot.pid)
+            .finish()
+    }
+}
+
+impl Managed {
+    /// The child's pid, which is also its process group id.
+    pub fn pid(&self) -> u32 {
+        self.slot.pid
+    }
+
+    pub fn name(&self) -> &str {
+        &self.slot.name
+    }
+
+    /// Non-blocking: `Some(description)` (e.g. "exit status: 3", "signal: 9 (SIGKILL)") once
+    /// the child has exited. Its own children may still be running.
+    pub fn try_exited(&self) -> Option<String> {
+        self.slot.poll_exit().map(|(_, desc)| desc)
+    }
+
+    /// Like [`Managed::try_exited`], with the raw status for callers that need the code.
+    pub fn try_exit_status(&self) -> Option<ExitStatus> {
+        self.slot.poll_exit().and_then(|(status, _)| status)
+    }
+
+    /// Waits up to `timeout` for the child to exit. On exit, also waits briefly for its
+    /// output to be drained so that [`Managed::log_tail`] includes the last lines.
+    pub async fn wait_exit(&self, timeout: Duration) -> Option<String> {
+        let deadline = deadline_after(timeout);
+        let mut pause = Duration::from_millis(1);
+        let exit = loop {
+            if let Some(exit) = self.try_exited() {
+                break exit;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            tokio::time::sleep(pause.min(deadline - now)).await;
+            pause = (pause * 2).min(Duration::from_millis(20));
+        };
+        let drain_deadline = Instant::now() + DRAIN_WAIT;
+        while self.slot.readers_open.load(Ordering::SeqCst) > 0 && Instant::now() < drain_deadline {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        Some(exit)
+    }
+
+    /// The last `n` lines the child (and anything sharing its pipes) wrote to stderr and, if
+    /// captured, stdout, in arrival order. The two pipes are read independently, so the
+    /// interleaving of lines written to both within a few milliseconds is best effort.
+    pub fn log_tail(&self, n: usize) -> String {
+        lock(&self.slot.log).tail(n)
+    }
+
+    /// Stops this child's process group: SIGTERM, wait up to `grace`, SIGKILL, reap.
+    pub async fn terminate(&self, grace: Duration) {
+        stop(vec![self.slot.clone()], grace).await;
+    }
+
+    /// The child's stdin and stdout, once, if it was spawned with both `stdin_piped` and
+    /// `take_stdout`.
+    pub fn take_stdio(&self) -> Option<(ChildStdin, ChildStdout)> {
+        let mut st = lock(&self.slot.state);
+        if st.child.stdin.is_none() || st.child.stdout.is_none() {
+            return None;
+        }
+        Some((st.child.stdin.take()?, st.child.stdout.take()?))
+    }
+}

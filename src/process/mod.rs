@@ -1,0 +1,72 @@
+//! Child-process supervision: one [`Supervisor`] owns every process evalgate launches.
+//!
+//! Every child is started as the leader of a new process group (`setpgid(0, 0)` in the child),
+//! so the group id equals the child's pid and everything the child forks stays in that group
+//! unless it deliberately leaves it. Stopping a child therefore signals the whole group, which
+//! takes grandchildren (a proxy's upstream servers) down with it:
+//!
+//! * [`Supervisor::shutdown`] / [`Managed::terminate`]: `SIGTERM` (+ `SIGCONT`, so stopped
+//!   processes can act on it) to each group, wait up to `grace` for every member to be gone,
+//!   then `SIGKILL`, then reap.
+//! * [`Supervisor::kill_all_now`]: `SIGKILL` to each group, then a short bounded reap. Safe to
+//!   call from `Drop`, panic unwinding and signal handlers; it never panics.
+//! * Dropping the last [`Supervisor`] clone runs `kill_all_now`, so an early `?` return or a
+//!   panic does not leave processes behind.
+//! * [`Supervisor::install_signal_handlers`]: on `SIGINT`/`SIGTERM`, kill every live
+//!   supervisor's children and exit with 130/143. Because children lead their own groups, a
+//!   terminal's Ctrl-C reaches only evalgate, so this handler is what stops them.
+//!
+//! Descendants that escape the group (`setsid`) are found through `/proc` parent links while
+//! their parent is still alive and are signalled individually (identified by pid *and* start
+//! time, so a recycled pid is never hit). A group is only signalled while it can still hold a
+//! process of ours: once the leader is reaped and the group is observed empty, its slot is
+//! marked finished and never signalled again.
+//!
+//! Zombies: the leader is reaped through tokio's `Child`. Grandchildren that outlive their
+//! parent are re-parented to the nearest "child subreaper" or to PID 1; if that is a minimal
+//! init that never reaps (some containers and sandboxes), they stay zombies forever. Call
+//! [`become_child_subreaper`] once at startup to have them re-parented to evalgate instead;
+//! the supervisor then reaps every zombie of its own groups.
+//!
+//! Exceptions, each deliberate: the [`watchdog`] helper (it must outlive a SIGKILLed evalgate,
+//! so no supervisor of ours may own it) and the jq-filter probe in `sut::mapping` (a bounded,
+//! synchronous self-exec that evalgate kills and waits for after its own 3 s limit). Stdio MCP
+//! servers are started here too: `mcp` spawns them with [`Spec::stdin_piped`] and
+//! [`Spec::take_stdout`] and hands [`Managed::take_stdio`] to rmcp (rmcp's own child-process
+//! transport is not even compiled in).
+//!
+//! Layout, one concern per file:
+//!
+//! * `supervisor`: the owner and its registry ([`Supervisor`]).
+//! * `child`: what to launch ([`Spec`]), starting one group leader, the handle ([`Managed`]).
+//! * `stop`: SIGTERM / grace / SIGKILL and reaping of whole groups; [`become_child_subreaper`].
+//! * `signals`: the SIGINT/SIGTERM handler and scratch-directory removal.
+//! * `procfs`: the `/proc` process table ([`descendants`]).
+//! * `log`: the bounded capture of a child's output ([`Managed::log_tail`]).
+//! * `sys`: the system calls, through `nix`.
+//! * [`watchdog`]: the helper that outlives a SIGKILLed evalgate.
+
+use std::sync::{Mutex, MutexGuard};
+
+mod child;
+mod log;
+mod procfs;
+mod signals;
+mod stop;
+mod supervisor;
+mod sys;
+pub mod watchdog;
+
+pub use child::{Managed, Spec};
+pub use procfs::descendants;
+pub use stop::become_child_subreaper;
+pub use supervisor::Supervisor;
+
+/// Locks a mutex, ignoring poisoning: these locks guard plain data that stays consistent, and
+/// the kill paths must keep working while a panic unwinds.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,94 @@
+//! Stopping and reaping whole process groups: SIGTERM, grace, SIGKILL, and reaping the zombies
+//! of our groups (also those re-parented to us as a child subreaper).
+
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+
+use super::child::Slot;
+use super::procfs::proc_table;
+use super::sys;
+
+/// After `SIGKILL`, how long `shutdown`/`terminate` wait for the kernel to finish the job.
+pub(super) const KILL_WAIT: Duration = Duration::from_secs(5);
+/// How long `kill_all_now` (synchronous) spends reaping after `SIGKILL`.
+const KILL_NOW_REAP: Duration = Duration::from_millis(250);
+
+/// Makes this process a "child subreaper" (Linux `PR_SET_CHILD_SUBREAPER`): orphaned
+/// descendants are re-parented to it instead of PID 1. The supervisor then sees (through
+/// [`descendants`](super::descendants)) grandchildren whose parent died, and reaps the zombies
+/// of its groups itself, which matters where PID 1 never reaps. Process-wide and irreversible; call once,
+/// early in `main`. Orphans not from a supervised group are not reaped (they stay zombies
+/// until evalgate exits), so other code that spawns processes is unaffected.
+pub fn become_child_subreaper() -> io::Result<()> {
+    sys::set_child_subreaper()
+}
+
+pub(super) fn settle_all(slots: &[Arc<Slot>]) -> bool {
+    let table = proc_table();
+    slots
+        .iter()
+        .fold(true, |done, s| s.settle(table.as_deref()) & done)
+}
+
+fn signal_all(slots: &[Arc<Slot>], sigs: &[Signal]) {
+    let table = proc_table();
+    for s in slots {
+        s.note_escaped(table.as_deref());
+        for &sig in sigs {
+            s.signal(sig, table.as_deref());
+        }
+    }
+}
+
+/// `now + d`, saturating far in the future instead of overflowing on huge durations.
+pub(super) fn deadline_after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
+}
+
+async fn wait_settled(slots: &[Arc<Slot>], limit: Duration) -> bool {
+    let deadline = deadline_after(limit);
+    let mut pause = Duration::from_millis(2);
+    loop {
+        if settle_all(slots) {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        tokio::time::sleep(pause.min(deadline - now)).await;
+        pause = (pause * 2).min(Duration::from_millis(25));
+    }
+}
+
+/// SIGTERM, wait up to `grace`, SIGKILL, reap.
+pub(super) async fn stop(slots: Vec<Arc<Slot>>, grace: Duration) {
+    let slots: Vec<Arc<Slot>> = slots.into_iter().filter(|s| !s.finished()).collect();
+    if slots.is_empty() {
+        return;
+    }
+    signal_all(&slots, &[Signal::SIGTERM, Signal::SIGCONT]);
+    if wait_settled(&slots, grace).await {
+        return;
+    }
+    signal_all(&slots, &[Signal::SIGKILL]);
+    wait_settled(&slots, KILL_WAIT).await;
+}
+
+/// SIGKILL and a short, bounded, blocking reap. Never panics.
+pub(super) fn kill_now(slots: &[Arc<Slot>]) {
+    let slots: Vec<Arc<Slot>> = slots.iter().filter(|s| !s.finished()).cloned().collect();
+    if slots.is_empty() {
+        return;
+    }
+    signal_all(&slots, &[Signal::SIGKILL]);
+    let deadline = Instant::now() + KILL_NOW_REAP;
+    while !settle_all(&slots) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}

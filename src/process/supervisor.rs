@@ -1,0 +1,115 @@
+//! The owner: a [`Supervisor`] registers every child it spawns and stops them all on
+//! `shutdown`, `kill_all_now` or when its last clone is dropped.
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use anyhow::bail;
+
+use super::child::{self, Managed, Slot, Spec};
+use super::stop::{kill_now, stop};
+use super::{lock, watchdog};
+
+#[derive(Default)]
+struct Registry {
+    slots: Vec<Arc<Slot>>,
+    /// Set by `Drop` and the signal handler: spawning afterwards kills the new child at once.
+    closed: bool,
+}
+
+pub(super) struct Inner {
+    registry: Mutex<Registry>,
+}
+
+impl Inner {
+    pub(super) fn snapshot(&self, close: bool) -> Vec<Arc<Slot>> {
+        let mut reg = lock(&self.registry);
+        reg.closed |= close;
+        reg.slots.clone()
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let reg = self.registry.get_mut().unwrap_or_else(|e| e.into_inner());
+        reg.closed = true;
+        kill_now(&reg.slots);
+    }
+}
+
+/// Every supervisor alive in this process, for the signal handler.
+pub(super) static ALL: Mutex<Vec<Weak<Inner>>> = Mutex::new(Vec::new());
+
+/// Owns every child process it spawns. Clones share the same children; when the last clone
+/// is dropped, every remaining child group is killed.
+#[derive(Clone)]
+pub struct Supervisor {
+    inner: Arc<Inner>,
+}
+
+impl Default for Supervisor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = lock(&self.inner.registry).slots.len();
+        f.debug_struct("Supervisor").field("children", &n).finish()
+    }
+}
+
+impl Supervisor {
+    pub fn new() -> Self {
+        let inner = Arc::new(Inner {
+            registry: Mutex::new(Registry::default()),
+        });
+        let mut all = lock(&ALL);
+        all.retain(|w| w.strong_count() > 0);
+        all.push(Arc::downgrade(&inner));
+        Supervisor { inner }
+    }
+
+    /// Starts `spec` as the leader of a new process group. Stderr (and stdout unless
+    /// `take_stdout`) is captured for [`Managed::log_tail`]. Must be called inside a Tokio
+    /// runtime.
+    pub fn spawn(&self, spec: Spec) -> anyhow::Result<Managed> {
+        let label = if spec.name.is_empty() {
+            spec.program.display().to_string()
+        } else {
+            spec.name.clone()
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            bail!("cannot start {label}: process supervision needs a Tokio runtime");
+        }
+        if lock(&self.inner.registry).closed {
+            bail!("cannot start {label}: evalgate is shutting down");
+        }
+        let slot = child::start(&spec, &label)?;
+
+        let mut reg = lock(&self.inner.registry);
+        if reg.closed {
+            drop(reg);
+            kill_now(std::slice::from_ref(&slot));
+            bail!("cannot start {label}: evalgate is shutting down");
+        }
+        reg.slots.retain(|s| !s.finished());
+        reg.slots.push(slot.clone());
+        watchdog::note('+', slot.pid);
+        Ok(Managed { slot })
+    }
+
+    /// Stops every live child's process group: SIGTERM, wait up to `grace` for all members to
+    /// be gone, SIGKILL the rest, reap. The supervisor stays usable.
+    pub async fn shutdown(&self, grace: Duration) {
+        stop(self.inner.snapshot(false), grace).await;
+        lock(&self.inner.registry).slots.retain(|s| !s.finished());
+    }
+
+    /// SIGKILL to every live child group, then a short bounded reap. Blocking, never panics;
+    /// usable from `Drop`, panic paths and signal handlers. The supervisor stays usable.
+    pub fn kill_all_now(&self) {
+        kill_now(&self.inner.snapshot(false));
+    }
+}
