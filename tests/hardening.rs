@@ -802,3 +802,61 @@ fn item9_small_ones_duplicate_keys_bom_invisible_query_bad_url_held_stdout_scrat
         );
     }
 }
+
+/// The jq filter probe is started before any supervisor exists: it must still die with
+/// evalgate. SIGKILL evalgate while its probe runs a filter that never ends, and the probe is
+/// gone within a second (before this, it ran on forever).
+#[test]
+fn a_jq_probe_never_outlives_a_killed_evalgate() {
+    let d = tempdir();
+    let dir = d.path();
+    std::fs::write(
+        dir.join("evalgate.toml"),
+        "[sut]\nkind = \"rest\"\n[sut.rest]\nurl = \"http://127.0.0.1:9/s\"\nfilter = \"def f: f; f\"\n",
+    )
+    .unwrap();
+    let mut child = evalgate_command(dir, &["retrieval", "-q", "--out", "jq"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let parent = child.id();
+    // a live (not zombie) process: /proc/<pid>/stat's state after the command name
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+            .unwrap_or(false)
+    };
+    let probe = || -> Option<u32> {
+        std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let ppid: u32 = stat.rsplit_once(") ")?.1.split(' ').nth(1)?.parse().ok()?;
+            (ppid == parent && String::from_utf8_lossy(&cmdline).contains("__evalgate-jq-probe"))
+                .then_some(pid)
+        })
+    };
+    let start = std::time::Instant::now();
+    let pid = loop {
+        if let Some(p) = probe() {
+            break p;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "the probe never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    child.kill().unwrap(); // SIGKILL: evalgate cannot clean up
+    child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while alive(pid) {
+        assert!(
+            killed.elapsed() < std::time::Duration::from_secs(1),
+            "the jq probe {pid} outlived the evalgate that started it"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

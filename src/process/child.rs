@@ -158,6 +158,21 @@ impl Slot {
     }
 }
 
+/// Makes a short-lived helper started outside a [`super::Supervisor`] (a synchronous check that
+/// must run before any runtime exists) die with evalgate: its own process group, and killed by
+/// the kernel when evalgate goes, even by SIGKILL. The caller still waits for it and kills it
+/// on its own time limit.
+pub fn die_with_evalgate(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = Pid::this();
+    cmd.process_group(0);
+    // SAFETY: as in `start`: only async-signal-safe, allocation-free system calls run between
+    // fork and exec.
+    unsafe {
+        cmd.pre_exec(move || sys::die_with_parent(parent));
+    }
+}
+
 /// Starts `spec` (labelled `label` in errors) as the leader of a new process group, with its
 /// output readers running. The caller registers the returned slot with its supervisor.
 pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {

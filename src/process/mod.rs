@@ -57,7 +57,7 @@ mod supervisor;
 mod sys;
 pub mod watchdog;
 
-pub use child::{Managed, Spec};
+pub use child::{Managed, Spec, die_with_evalgate};
 pub use procfs::descendants;
 pub use stop::become_child_subreaper;
 pub use supervisor::Supervisor;

@@ -565,14 +565,15 @@ pub mod probe {
         let Ok(exe) = std::env::current_exe() else {
             return Ok(());
         };
-        let mut child = match std::process::Command::new(exe)
-            .arg(ARG)
+        let mut cmd = std::process::Command::new(exe);
+        cmd.arg(ARG)
             .arg(filter)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-        {
+            .stderr(std::process::Stdio::piped());
+        // a filter that never ends must not outlive an evalgate that is killed meanwhile
+        crate::process::die_with_evalgate(&mut cmd);
+        let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(_) => return Ok(()),
         };
