@@ -272,7 +272,7 @@ async fn catalog_ids(
         .await
         .map_err(|e| e.to_string())?;
     let status = resp.status();
-    let text = crate::sut::rest::read_body(resp, crate::sut::rest::MAX_API_ANSWER)
+    let text = crate::http::read_body(resp, crate::http::MAX_API_ANSWER)
         .await
         .map_err(|e| format!("HTTP {status}: {e}"))?;
     let body: Value =
@@ -311,7 +311,7 @@ async fn servers_pending(
     if resp.status() == reqwest::StatusCode::NOT_FOUND {
         return Ok(None);
     }
-    let Ok(body) = crate::sut::rest::read_body(resp, crate::sut::rest::MAX_API_ANSWER).await else {
+    let Ok(body) = crate::http::read_body(resp, crate::http::MAX_API_ANSWER).await else {
         return Ok(None);
     };
     let Ok(body) = serde_json::from_str::<Value>(&body) else {
