@@ -183,8 +183,38 @@ pub(super) async fn prepare(
             .map_err(|e| fail(format!("cannot write {}: {e}", cfg_path.display())))?;
     }
 
+    let env = proxy_env(&home, &api_key, &l.env, &vars);
+    let cwd = l
+        .cwd
+        .as_deref()
+        .filter(|_| s.sut == SutKind::Launch)
+        .map(|c| vars.path(c))
+        .unwrap_or_else(|| dir.to_path_buf());
+    let (program, args) = proxy_command(s, &me, &vars).map_err(fail)?;
+    if s.sut == SutKind::Launch {
+        run_setup(s, &l.setup, &ups, &vars, &env, &cwd, sup).await?;
+    }
+    Ok(Prepared {
+        program,
+        args,
+        env,
+        cwd,
+        vars,
+        listen,
+        api_key,
+    })
+}
+
+/// The proxy's environment: its API key, a fresh HOME and XDG directories under `home`, then
+/// `extra` (`[sut.launch] env`, placeholders filled).
+fn proxy_env(
+    home: &Path,
+    api_key: &str,
+    extra: &BTreeMap<String, String>,
+    vars: &Vars,
+) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = vec![
-        ("MCPPROXY_API_KEY".into(), api_key.clone()),
+        ("MCPPROXY_API_KEY".into(), api_key.to_string()),
         // a fresh HOME: no user configuration, cache, keyring or shell profile reaches the
         // proxy, and nothing it stores survives into the next run. (mcpproxy starts every stdio
         // upstream through the user's login shell; a profile that did work at login once made a
@@ -203,19 +233,19 @@ pub(super) async fn prepare(
             home.join(".local/share").display().to_string(),
         ),
     ];
-    for (k, v) in &l.env {
+    for (k, v) in extra {
         env.push((k.clone(), vars.fill(v)));
     }
-    let cwd = l
-        .cwd
-        .as_deref()
-        .filter(|_| s.sut == SutKind::Launch)
-        .map(|c| vars.path(c))
-        .unwrap_or_else(|| dir.to_path_buf());
-    let (program, args): (PathBuf, Vec<String>) = match s.sut {
+    env
+}
+
+/// The proxy's program and arguments, placeholders filled: mcpproxy's `serve`, a `launch`
+/// proxy's `command`, else evalgate's own reference proxy.
+fn proxy_command(s: &Settings, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec<String>), String> {
+    Ok(match s.sut {
         SutKind::Mcpproxy => {
             let bin = s.sut_file.mcpproxy_bin.clone().ok_or_else(|| {
-                fail("--sut mcpproxy needs --mcpproxy-bin PATH (or [sut] mcpproxy_bin)".into())
+                "--sut mcpproxy needs --mcpproxy-bin PATH (or [sut] mcpproxy_bin)".to_string()
             })?;
             let args = [
                 "serve",
@@ -231,16 +261,22 @@ pub(super) async fn prepare(
             (bin, args.iter().map(|a| vars.fill(a)).collect())
         }
         SutKind::Launch => {
-            let cmd = l.command.clone().filter(|c| !c.is_empty()).ok_or_else(|| {
-                fail("--sut launch needs [sut.launch] command = [...] in evalgate.toml".into())
-            })?;
+            let cmd = s
+                .sut_file
+                .launch
+                .command
+                .clone()
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| {
+                    "--sut launch needs [sut.launch] command = [...] in evalgate.toml".to_string()
+                })?;
             (
                 vars.path(&cmd[0]),
                 cmd[1..].iter().map(|a| vars.fill(a)).collect(),
             )
         }
         _ => (
-            me.clone(),
+            me.to_path_buf(),
             [
                 "proxy",
                 "--mcpproxy-config",
@@ -252,18 +288,6 @@ pub(super) async fn prepare(
             .map(|a| vars.fill(a))
             .collect(),
         ),
-    };
-    if s.sut == SutKind::Launch {
-        run_setup(s, &l.setup, &ups, &vars, &env, &cwd, sup).await?;
-    }
-    Ok(Prepared {
-        program,
-        args,
-        env,
-        cwd,
-        vars,
-        listen,
-        api_key,
     })
 }
 
@@ -327,4 +351,29 @@ async fn run_setup(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_proxy_gets_its_key_a_fresh_home_then_the_configured_env_filled() {
+        let mut vars = Vars::default();
+        vars.set("port", "4242");
+        let extra = BTreeMap::from([("PROXY_PORT".to_string(), "{port}".to_string())]);
+        let env = proxy_env(Path::new("/s/home"), "k3y", &extra, &vars);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            env,
+            [
+                ("MCPPROXY_API_KEY", "k3y"),
+                ("HOME", "/s/home"),
+                ("XDG_CONFIG_HOME", "/s/home/.config"),
+                ("XDG_CACHE_HOME", "/s/home/.cache"),
+                ("XDG_DATA_HOME", "/s/home/.local/share"),
+                ("PROXY_PORT", "4242"),
+            ]
+        );
+    }
 }
