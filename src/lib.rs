@@ -52,6 +52,7 @@ pub mod dataset;
 pub mod files;
 pub mod gate;
 pub mod github;
+pub mod http;
 pub mod launch;
 pub mod mcp;
 pub mod measure;

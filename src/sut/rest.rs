@@ -3,57 +3,10 @@
 
 use super::mapping::Mapper;
 use super::{Ranked, Retriever, SearchRequest, SutError};
+use crate::http::{BodyError, MAX_ANSWER, read_body};
 use crate::text::Text;
 use async_trait::async_trait;
 use std::time::{Duration, Instant};
-
-/// The largest search answer read, in bytes: a body still growing past it is a broken answer,
-/// not one to buffer until memory runs out.
-pub const MAX_ANSWER: usize = 16 << 20;
-
-/// The largest answer of a proxy's own REST API (its whole catalog at scale), in bytes.
-pub const MAX_API_ANSWER: usize = 512 << 20;
-
-/// Why a body could not be read whole.
-#[derive(Debug)]
-pub enum BodyError {
-    /// It grew past the limit (bytes); reading stopped there.
-    TooLarge(usize),
-    /// The transfer failed or timed out.
-    Read(reqwest::Error),
-}
-
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BodyError::TooLarge(max) => write!(
-                f,
-                "the body is larger than {} MiB (reading stopped there)",
-                max >> 20
-            ),
-            BodyError::Read(e) => write!(f, "reading the body: {e}"),
-        }
-    }
-}
-
-/// Reads a response body of at most `max` bytes (decoded as UTF-8, lossily), chunk by chunk:
-/// a declared or actual larger body is refused without being buffered.
-pub async fn read_body(mut resp: reqwest::Response, max: usize) -> Result<String, BodyError> {
-    if resp.content_length().is_some_and(|n| n > max as u64) {
-        return Err(BodyError::TooLarge(max));
-    }
-    let mut buf = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(BodyError::Read)? {
-        if buf.len() + chunk.len() > max {
-            return Err(BodyError::TooLarge(max));
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(match String::from_utf8(buf) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    })
-}
 
 #[derive(Debug, Clone)]
 pub struct RestSearchSpec {
