@@ -2,7 +2,7 @@
 //! run can be re-scored offline (the `recorded` system) and compared with another scorer.
 
 use crate::dataset::Category;
-use crate::sut::Verdict;
+use crate::sut::Decision;
 use crate::text::Text;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -48,5 +48,5 @@ pub struct DetectorObservations {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorRun {
     pub run: usize,
-    pub verdicts: Vec<Verdict>,
+    pub verdicts: Vec<Decision>,
 }

@@ -207,7 +207,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             .filter_map(|e| e.resembles.filter(|_| e.category == Category::HardNegative)),
     );
     for run in &obs.runs {
-        let verdicts: HashMap<&str, &crate::sut::Verdict> = run
+        let verdicts: HashMap<&str, &crate::sut::Decision> = run
             .verdicts
             .iter()
             .map(|v| (v.entry_id.as_str(), v))
@@ -583,7 +583,7 @@ mod tests {
                 verdicts: sec
                     .entries
                     .iter()
-                    .map(|e| crate::sut::Verdict {
+                    .map(|e| crate::sut::Decision {
                         entry_id: e.id.clone(),
                         flagged: flag(e),
                         signals: vec![],

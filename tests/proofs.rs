@@ -178,7 +178,7 @@ impl Detector for Noisy {
         &mut self,
         entries: &[Entry],
         run: usize,
-    ) -> Result<Vec<evalgate::sut::Verdict>, SutError> {
+    ) -> Result<Vec<evalgate::sut::Decision>, SutError> {
         let mut v = self.0.detect(entries, run).await?;
         for (e, verdict) in entries.iter().zip(v.iter_mut()) {
             if e.category == Category::HardNegative {

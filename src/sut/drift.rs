@@ -5,7 +5,7 @@
 //! name (an `after` array of several definitions) is ambiguous and counts as drift
 //! (aspect `duplicate`), whatever the order.
 
-use super::{Detector, SutError, Verdict};
+use super::{Decision, Detector, SutError};
 use crate::dataset::{Category, Entry};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -136,7 +136,7 @@ impl Detector for Drift {
     fn scope(&self) -> Option<Vec<Category>> {
         Some(vec![Category::RugPull])
     }
-    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Verdict>, SutError> {
+    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
         Ok(entries
             .iter()
             .map(|e| {
@@ -145,7 +145,7 @@ impl Detector for Drift {
                     (Some(b), Some(a)) => (drift_signals(b, a), false),
                     _ => (Vec::new(), true),
                 };
-                Verdict {
+                Decision {
                     entry_id: e.id.clone(),
                     flagged: !signals.is_empty(),
                     signals,

@@ -156,7 +156,7 @@ pub trait Retriever: Send + Sync {
 
 /// A detector's decision on one entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Verdict {
+pub struct Decision {
     pub entry_id: String,
     pub flagged: bool,
     /// Ids of the rules that fired, or the changed aspects for drift.
@@ -208,5 +208,5 @@ pub trait Detector: Send {
         per_request
     }
     /// `run` is the 1-based run number.
-    async fn detect(&mut self, entries: &[Entry], run: usize) -> Result<Vec<Verdict>, SutError>;
+    async fn detect(&mut self, entries: &[Entry], run: usize) -> Result<Vec<Decision>, SutError>;
 }

@@ -9,7 +9,7 @@
 //!
 //! Run `r` replays the report's run `r` (cycling when the report has fewer runs).
 
-use super::{Detector, Ranked, Retriever, SearchRequest, SutError, Verdict};
+use super::{Decision, Detector, Ranked, Retriever, SearchRequest, SutError};
 use crate::dataset::{Category, Entry};
 use crate::observe::{DetectorObservations, RetrievalObservations};
 use crate::text::Text;
@@ -187,7 +187,7 @@ impl Retriever for RecordedRetriever {
 pub struct RecordedDetector {
     name: String,
     scope: Option<Vec<Category>>,
-    runs: Vec<HashMap<String, Verdict>>,
+    runs: Vec<HashMap<String, Decision>>,
 }
 
 impl RecordedDetector {
@@ -268,7 +268,7 @@ impl RecordedDetector {
                             .unwrap_or_default();
                         run.insert(
                             id.to_string(),
-                            Verdict {
+                            Decision {
                                 entry_id: id.to_string(),
                                 flagged,
                                 signals,
@@ -299,7 +299,7 @@ impl RecordedDetector {
                 .with_context(|| format!("at {id:?}: expected true or false"))?;
             run.insert(
                 id.clone(),
-                Verdict {
+                Decision {
                     entry_id: id.clone(),
                     flagged,
                     signals: vec![],
@@ -324,7 +324,7 @@ impl Detector for RecordedDetector {
     fn scope(&self) -> Option<Vec<Category>> {
         self.scope.clone()
     }
-    async fn detect(&mut self, entries: &[Entry], run: usize) -> Result<Vec<Verdict>, SutError> {
+    async fn detect(&mut self, entries: &[Entry], run: usize) -> Result<Vec<Decision>, SutError> {
         if self.runs.is_empty() {
             return Err(SutError::Missing {
                 system: self.name.clone(),

@@ -5,7 +5,7 @@
 //! Each rule has a stable id; a verdict lists the ids that fired. Decoded payloads (base64, hex)
 //! are scanned again with the text rules and reported as `encoded-payload` plus the inner ids.
 
-use super::{Detector, SutError, Verdict};
+use super::{Decision, Detector, SutError};
 use crate::dataset::Entry;
 use async_trait::async_trait;
 use base64::Engine as _;
@@ -239,12 +239,12 @@ impl Detector for Rules {
     fn name(&self) -> &str {
         "rules"
     }
-    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Verdict>, SutError> {
+    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
         Ok(entries
             .iter()
             .map(|e| {
                 let signals = scan_text(&visible_text(e));
-                Verdict {
+                Decision {
                     entry_id: e.id.clone(),
                     flagged: !signals.is_empty(),
                     signals,

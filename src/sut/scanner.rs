@@ -15,7 +15,7 @@
 //! of the system under test (exit code 3), never "nothing flagged".
 
 use super::mapping::{IdStyle, Mapper};
-use super::{Detector, SutError, Verdict};
+use super::{Decision, Detector, SutError};
 use crate::dataset::{Category, Entry};
 use crate::process::{Spec, Supervisor};
 use async_trait::async_trait;
@@ -209,7 +209,7 @@ impl Scanner {
         })
     }
 
-    async fn batch(&self, entries: &[Entry]) -> Result<Vec<Verdict>, SutError> {
+    async fn batch(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
         let dir = tempfile::Builder::new()
             .prefix("evalgate-scan-")
             .tempdir()
@@ -365,7 +365,7 @@ impl Scanner {
         }
     }
 
-    async fn lines(&self, entries: &[Entry]) -> Result<Vec<Verdict>, SutError> {
+    async fn lines(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
         let sup = Supervisor::new();
         let child = self.spawn(&sup, self.cfg.command.clone())?;
         let (mut stdin, stdout) = child.take_stdio().ok_or_else(|| SutError::Other {
@@ -463,7 +463,7 @@ impl Detector for Scanner {
     fn scope(&self) -> Option<Vec<Category>> {
         self.cfg.scope.clone()
     }
-    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Verdict>, SutError> {
+    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
         match self.cfg.mode {
             ScannerMode::Batch => self.batch(entries).await,
             ScannerMode::Lines => self.lines(entries).await,
@@ -471,7 +471,7 @@ impl Detector for Scanner {
     }
 }
 
-fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<Verdict> {
+fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<Decision> {
     entries
         .iter()
         .map(|e| {
@@ -484,7 +484,7 @@ fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<Ve
                 .filter_map(|f| f.reason.clone())
                 .map(|r| clip(&r))
                 .collect();
-            Verdict {
+            Decision {
                 entry_id: e.id.clone(),
                 flagged,
                 signals: signals.into_iter().collect(),

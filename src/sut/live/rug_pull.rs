@@ -12,7 +12,7 @@ use crate::config::Settings;
 use crate::dataset::{Category, Entry};
 use crate::launch::{self, Quarantine, Running};
 use crate::process::Supervisor;
-use crate::sut::{Detector, LiveOutcome, SutError, Verdict};
+use crate::sut::{Decision, Detector, LiveOutcome, SutError};
 use async_trait::async_trait;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
@@ -371,7 +371,7 @@ impl Detector for RugPullLive {
         let played = entries.iter().filter(|e| Self::played(e).is_some()).count() as u32;
         ready + (self.relist_timeout + Duration::from_secs(5)) * 3 + per_request * (3 * played + 3)
     }
-    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Verdict>, SutError> {
+    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
         let layout = layout(entries, Self::played).map_err(|detail| SutError::Other {
             system: launch::system_name(&self.settings),
             detail,
@@ -386,7 +386,7 @@ impl Detector for RugPullLive {
             .enumerate()
             .map(|(i, e)| {
                 let outcome = live.remove(&i);
-                Verdict {
+                Decision {
                     entry_id: e.id.clone(),
                     flagged: outcome.as_ref().is_some_and(|o| o.reported),
                     signals: outcome

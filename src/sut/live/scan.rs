@@ -10,7 +10,7 @@ use crate::config::Settings;
 use crate::dataset::Entry;
 use crate::launch::{self, Quarantine, Running};
 use crate::process::Supervisor;
-use crate::sut::{Detector, SutError, Verdict};
+use crate::sut::{Decision, Detector, SutError};
 use async_trait::async_trait;
 use rmcp::model::Tool as McpTool;
 use serde_json::{Value, json};
@@ -304,7 +304,7 @@ impl Detector for ProxyScan {
         let scans: usize = launches.iter().map(|l| l.scanned.len()).sum();
         ready + per_request + self.scan_timeout() * scans.max(1) as u32
     }
-    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Verdict>, SutError> {
+    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
         let launches = scan_launches(entries).map_err(|detail| SutError::Other {
             system: launch::system_name(&self.settings),
             detail,
@@ -354,7 +354,7 @@ impl Detector for ProxyScan {
             .enumerate()
             .map(|(i, e)| {
                 let s: Vec<String> = signals.remove(&i).unwrap_or_default().into_iter().collect();
-                Verdict {
+                Decision {
                     entry_id: e.id.clone(),
                     flagged: !s.is_empty(),
                     signals: s,
