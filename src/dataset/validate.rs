@@ -5,6 +5,26 @@ use super::load::{Loaded, Severity, Violation};
 use super::model::{Category, Corpus, GoldenSet, SPLITS, SecurityCorpus, Truth, bare_name};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+/// Item `i`'s id (at `key`, called `noun` in the message) is remembered in `seen`; a second
+/// item with the same id is an error naming the first.
+fn unique_id<'a, T>(
+    l: &Loaded<T>,
+    seen: &mut HashMap<&'a str, usize>,
+    i: usize,
+    id: &'a str,
+    (key, noun): (&str, &str),
+    rule: &'static str,
+    out: &mut Vec<Violation>,
+) {
+    if let Some(first) = seen.insert(id, i) {
+        let message = format!(
+            "duplicate {noun} {id:?}: already used by {}",
+            l.item_path(first)
+        );
+        out.push(l.violation(Severity::Error, &l.item_path(i).key(key), rule, message));
+    }
+}
+
 /// Licences whose texts may be redistributed inside this repository (CN-005).
 pub const LICENSE_ALLOWLIST: [&str; 7] = [
     "MIT",
@@ -157,18 +177,15 @@ pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
                 }
             }
         }
-        if let Some(first) = seen.insert(t.tool_id.as_str(), i) {
-            out.push(c.violation(
-                e,
-                &p.key("tool_id"),
-                "corpus.duplicate-id",
-                format!(
-                    "duplicate tool_id {:?}: already used by {}",
-                    t.tool_id,
-                    c.item_path(first)
-                ),
-            ));
-        }
+        unique_id(
+            c,
+            &mut seen,
+            i,
+            &t.tool_id,
+            ("tool_id", "tool_id"),
+            "corpus.duplicate-id",
+            out,
+        );
     }
     if c.items_in_file == 0 {
         out.push(c.violation(
@@ -208,18 +225,15 @@ pub fn golden(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut 
                 "expected a non-empty query id",
             ));
         }
-        if let Some(first) = seen.insert(q.id.as_str(), i) {
-            out.push(g.violation(
-                e,
-                &p.key("id"),
-                "golden.duplicate-id",
-                format!(
-                    "duplicate query id {:?}: already used by {}",
-                    q.id,
-                    g.item_path(first)
-                ),
-            ));
-        }
+        unique_id(
+            g,
+            &mut seen,
+            i,
+            &q.id,
+            ("id", "query id"),
+            "golden.duplicate-id",
+            out,
+        );
         if q.query.chars().all(blank) {
             out.push(g.violation(
                 e,
@@ -375,18 +389,15 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
                 "expected a non-empty entry id",
             ));
         }
-        if let Some(first) = seen.insert(en.id.as_str(), i) {
-            out.push(s.violation(
-                e,
-                &p.key("id"),
-                "security.duplicate-id",
-                format!(
-                    "duplicate entry id {:?}: already used by {}",
-                    en.id,
-                    s.item_path(first)
-                ),
-            ));
-        }
+        unique_id(
+            s,
+            &mut seen,
+            i,
+            &en.id,
+            ("id", "entry id"),
+            "security.duplicate-id",
+            out,
+        );
         match en.category.expected_truth() {
             Some(expected) if en.label != expected => out.push(s.violation(
                 e,
