@@ -321,14 +321,9 @@ pub struct ProxyArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches, drop-tool=SERVER:TOOL, ignore-list-changed, ignore-limit, slow=MS.
-    #[arg(
-        long,
-        hide = true,
-        env = "EVALGATE_PROXY_FAULT",
-        default_value = "none"
-    )]
-    pub fault: crate::proxy::Fault,
+    /// Test builds only (feature `fault-injection`): the hidden `--fault` hook.
+    #[command(flatten)]
+    pub fault: crate::proxy::fault::FaultArg,
 }
 
 #[derive(Debug, Subcommand)]

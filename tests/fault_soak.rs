@@ -92,6 +92,10 @@ fn run(dir: &Path, c: &Case) -> Value {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "needs --features fault-injection"
+)]
 fn every_injected_fault_is_named_exit_3_partial_and_100_failing_runs_leave_no_process_behind() {
     evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let d = tempdir();

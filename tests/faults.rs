@@ -35,6 +35,10 @@ fn run_fault(dir: &std::path::Path, out: &str, fault: &str, extra: &[&str]) -> V
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "needs --features fault-injection"
+)]
 fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_orphan() {
     evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let d = tempdir();

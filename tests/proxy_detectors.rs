@@ -215,6 +215,10 @@ fn a_proxy_in_log_mode_shows_the_change_without_blocking_the_call() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "needs --features fault-injection"
+)]
 fn a_proxy_that_never_relists_has_missed_every_rug_pull_and_says_why() {
     let dir = tempdir();
     std::fs::write(
@@ -253,6 +257,10 @@ fn a_proxy_that_never_relists_has_missed_every_rug_pull_and_says_why() {
 /// mcpproxy's scan status `cancelled` is final: evalgate names it at once instead of polling
 /// until `scan_timeout` (the reference proxy cancels every scan under this fault).
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "needs --features fault-injection"
+)]
 fn a_cancelled_scan_is_a_named_failure_at_once_not_a_wait_for_the_timeout() {
     let d = tempdir();
     std::fs::write(

@@ -70,6 +70,10 @@ fn the_reference_proxy_answers_or_refuses_every_probe_and_survives_them() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "needs --features fault-injection"
+)]
 fn a_proxy_that_ignores_the_limit_fails_its_probe_and_the_gate_only_when_gated() {
     let dir = tempdir();
     let args = |mode: &'static str| {

@@ -93,6 +93,10 @@ fn metrics(r: &Value) -> Value {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "needs --features fault-injection"
+)]
 fn no_wait_unbounded_no_child_survives_and_a_warming_index_is_waited_for() {
     evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let d = tempdir();

@@ -206,6 +206,10 @@ fn dehydrator_measured_by_configuration_alone_and_its_start_failure_named() {
 /// index starts empty; with one upstream (github, 26 of the 112 tools) 5 s late, evalgate waits
 /// and measures exactly what it measures warm.
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "needs --features fault-injection"
+)]
 fn slop_mcp_measured_from_kdl_or_its_own_cli_and_its_warming_index_waited_for() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");

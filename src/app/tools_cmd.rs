@@ -127,27 +127,7 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
             .map_err(|e| BadInput(format!("{e:#}")))?
         }
     };
-    // testing hooks: a replay server that dies as it starts (an upstream that never comes up),
-    // or one that takes SECS seconds before it speaks (a slowly warming index)
-    if let Ok(f) = std::env::var("EVALGATE_REPLAY_FAULT") {
-        if f.strip_prefix("exit-on-start=") == Some(spec.server.as_str()) {
-            eprintln!(
-                "evalgate replay: injected fault: server {:?} exits on start",
-                spec.server
-            );
-            std::process::exit(1);
-        }
-        if let Some((server, secs)) = f
-            .strip_prefix("slow-start=")
-            .and_then(|r| r.split_once(':'))
-            && server == spec.server
-            && let Ok(secs) = secs.parse::<f64>()
-            && crate::config::seconds("slow-start", secs).is_ok()
-        {
-            eprintln!("evalgate replay: injected fault: server {server:?} starts after {secs} s");
-            tokio::time::sleep(std::time::Duration::from_secs_f64(secs)).await;
-        }
-    }
+    replay_fault(&spec.server).await;
     if a.names == crate::replay::ServedNames::Prefixed {
         spec.prefix_names();
     }
@@ -155,9 +135,37 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// Testing hooks (feature `fault-injection`, env `EVALGATE_REPLAY_FAULT`): a replay server that
+/// dies as it starts (`exit-on-start=SERVER`: an upstream that never comes up), or one that takes
+/// SECS seconds before it speaks (`slow-start=SERVER:SECS`: a slowly warming index).
+#[cfg(feature = "fault-injection")]
+async fn replay_fault(served: &str) {
+    let Ok(f) = std::env::var("EVALGATE_REPLAY_FAULT") else {
+        return;
+    };
+    if f.strip_prefix("exit-on-start=") == Some(served) {
+        eprintln!("evalgate replay: injected fault: server {served:?} exits on start");
+        std::process::exit(1);
+    }
+    if let Some((server, secs)) = f
+        .strip_prefix("slow-start=")
+        .and_then(|r| r.split_once(':'))
+        && server == served
+        && let Ok(secs) = secs.parse::<f64>()
+        && crate::config::seconds("slow-start", secs).is_ok()
+    {
+        eprintln!("evalgate replay: injected fault: server {server:?} starts after {secs} s");
+        tokio::time::sleep(std::time::Duration::from_secs_f64(secs)).await;
+    }
+}
+
+/// Without the feature `fault-injection`, `EVALGATE_REPLAY_FAULT` is ignored.
+#[cfg(not(feature = "fault-injection"))]
+async fn replay_fault(_served: &str) {}
+
 /// `proxy`: serves until killed.
 pub async fn cmd_proxy(a: &crate::cli::ProxyArgs) -> anyhow::Result<i32> {
-    crate::proxy::run(&a.config, &a.listen, a.fault.clone())
+    crate::proxy::run(&a.config, &a.listen, a.fault.fault())
         .await
         .map_err(|e| BadInput(format!("{e:#}")))?;
     Ok(0)

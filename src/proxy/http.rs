@@ -324,7 +324,7 @@ impl ProxyMcp {
             return tool_error("`query` is required: a non-empty string describing the task");
         };
         let limit = match args.get("limit") {
-            _ if self.state.fault == super::Fault::IgnoreLimit => self.state.tools_limit,
+            _ if self.state.fault.ignores_limit() => self.state.tools_limit,
             None | Some(Value::Null) => self.state.tools_limit,
             Some(v) => match v.as_u64() {
                 Some(n) => (n as usize).min(MAX_LIMIT),
@@ -451,7 +451,7 @@ impl ServerHandler for ProxyMcp {
 mod tests {
     use super::super::config::ProxyConfig;
     use super::super::drift::DriftTracker;
-    use super::super::{Fault, ServerStatus, scan, upstream};
+    use super::super::{ServerStatus, scan, upstream};
     use super::*;
     use tokio::sync::{Mutex, RwLock};
 
@@ -480,7 +480,7 @@ mod tests {
             reindexing: Mutex::new(()),
             servers: RwLock::new(servers),
             upstreams: upstream::Upstreams::default(),
-            fault: Fault::None,
+            fault: Default::default(),
             searches: Default::default(),
             scans: Mutex::new(scan::Jobs::new()),
             drift: std::sync::Mutex::new(DriftTracker::from_config(&cfg)),

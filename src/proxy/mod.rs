@@ -22,6 +22,7 @@
 pub mod catalog;
 pub mod config;
 pub mod drift;
+pub mod fault;
 mod http;
 pub mod scan;
 mod upstream;
@@ -29,63 +30,11 @@ mod upstream;
 use anyhow::Context;
 use catalog::Catalog;
 use config::ProxyConfig;
+pub use fault::Fault;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::{Mutex, RwLock};
-
-/// Faults the proxy can be told to inject (testing hook for the launcher's failure handling).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fault {
-    None,
-    /// Exit with status 101 on the Nth search.
-    CrashAfter(usize),
-    /// Never answer the Nth and later searches.
-    HangAfter(usize),
-    /// Answer the Nth and later searches with text that is not JSON.
-    GarbageAfter(usize),
-    /// Leave this `server:tool` out of the catalog (a catalog that never matches the corpus).
-    DropTool(String),
-    /// Never re-list an upstream on `notifications/tools/list_changed` (a proxy blind to
-    /// rug-pulls).
-    IgnoreListChanged,
-    /// Answer every search after this many milliseconds.
-    SlowMs(u64),
-    /// Ignore `limit` in searches: always answer with up to `tools_limit` tools.
-    IgnoreLimit,
-    /// Cancel every security scan right after accepting it (status `cancelled`, final).
-    CancelScans,
-}
-
-impl std::str::FromStr for Fault {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "none" => return Ok(Fault::None),
-            "ignore-list-changed" => return Ok(Fault::IgnoreListChanged),
-            "ignore-limit" => return Ok(Fault::IgnoreLimit),
-            "cancel-scans" => return Ok(Fault::CancelScans),
-            _ => {}
-        }
-        let expected = "expected none, ignore-list-changed, ignore-limit, cancel-scans, slow=MS, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
-        let (kind, arg) = s
-            .split_once('=')
-            .ok_or_else(|| format!("{expected}, got {s:?}"))?;
-        if kind == "drop-tool" {
-            return Ok(Fault::DropTool(arg.to_string()));
-        }
-        let n: usize = arg
-            .parse()
-            .map_err(|_| format!("expected a number after '=' in {s:?}"))?;
-        match kind {
-            "crash-after" => Ok(Fault::CrashAfter(n)),
-            "hang-after" => Ok(Fault::HangAfter(n)),
-            "garbage-after" => Ok(Fault::GarbageAfter(n)),
-            "slow" => Ok(Fault::SlowMs(n as u64)),
-            _ => Err(format!("unknown fault {kind:?}: {expected}")),
-        }
-    }
-}
 
 /// Connection state of one upstream, as `/api/v1/servers` reports it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -124,9 +73,9 @@ impl State {
     pub async fn reindex(&self) -> anyhow::Result<()> {
         let _one_at_a_time = self.reindexing.lock().await;
         let (mut tools, mut listing, mode) = self.upstreams.view(&self.drift).await;
-        if let Fault::DropTool(id) = &self.fault {
-            tools.retain(|t| &t.tool_id != id);
-            listing.retain(|t| &t.id() != id);
+        if let Some(id) = self.fault.dropped_tool() {
+            tools.retain(|t| t.tool_id != id);
+            listing.retain(|t| t.id() != id);
         }
         if mode == config::OnToolDrift::Block {
             let held: std::collections::HashSet<String> = listing
@@ -147,22 +96,7 @@ impl State {
             .searches
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
             + 1;
-        match self.fault {
-            Fault::CrashAfter(k) if n >= k => {
-                eprintln!("evalgate proxy: injected fault: crashing on search {n}");
-                std::process::exit(101);
-            }
-            Fault::HangAfter(k) if n >= k => {
-                std::future::pending::<()>().await;
-                None
-            }
-            Fault::GarbageAfter(k) if n >= k => Some("<<garbage: this is not JSON>>".into()),
-            Fault::SlowMs(ms) => {
-                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-                None
-            }
-            _ => None,
-        }
+        self.fault.on_search(n).await
     }
 }
 

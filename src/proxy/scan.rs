@@ -101,7 +101,7 @@ pub async fn start(state: std::sync::Arc<State>, server: String) -> ScanJob {
     let first = job.clone();
     let id = job.job_id.clone();
     state.scans.lock().await.insert(server.clone(), job);
-    if matches!(state.fault, super::Fault::CancelScans) {
+    if state.fault.cancels_scans() {
         eprintln!("evalgate proxy: injected fault: cancelling the scan of {server:?}");
         if let Some(j) = state.scans.lock().await.get_mut(&server) {
             j.status = "cancelled";

@@ -90,7 +90,7 @@ pub struct UpstreamClient {
 impl ClientHandler for UpstreamClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(state) = self.state.upgrade() {
-            if state.fault == super::Fault::IgnoreListChanged {
+            if state.fault.ignores_list_changed() {
                 eprintln!(
                     "evalgate proxy: injected fault: ignoring list_changed from {:?}",
                     self.name

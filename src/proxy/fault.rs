@@ -1,0 +1,254 @@
+//! Faults the proxy can be told to inject: a testing hook for the launcher's failure handling
+//! (`evalgate proxy --fault …`, env `EVALGATE_PROXY_FAULT`).
+//!
+//! Test-only: the hook exists only in builds with the cargo feature `fault-injection` (the
+//! tests enable it). Without it, [`Fault`] is a zero-sized no-op, [`FaultArg`] adds no
+//! argument (`--fault` is an unknown argument and the environment variable is never read), and
+//! every branch on a fault folds away, so a release binary cannot be made to misbehave.
+//!
+//! The proxy asks the fault one question per hook point: [`Fault::dropped_tool`] (reindex),
+//! [`Fault::on_search`] (every search), [`Fault::ignores_limit`] (search limit),
+//! [`Fault::ignores_list_changed`] (upstream re-listing), [`Fault::cancels_scans`] (scans).
+
+#[cfg(feature = "fault-injection")]
+pub use enabled::{Fault, FaultArg};
+
+#[cfg(not(feature = "fault-injection"))]
+pub use disabled::{Fault, FaultArg};
+
+#[cfg(feature = "fault-injection")]
+mod enabled {
+    /// `evalgate proxy`'s hidden `--fault` argument.
+    #[derive(Debug, Clone, clap::Args)]
+    pub struct FaultArg {
+        /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches, drop-tool=SERVER:TOOL, ignore-list-changed, ignore-limit, slow=MS.
+        #[arg(
+            long,
+            hide = true,
+            env = "EVALGATE_PROXY_FAULT",
+            default_value = "none"
+        )]
+        fault: Fault,
+    }
+
+    impl FaultArg {
+        /// The fault asked for (`none` unless `--fault` or `EVALGATE_PROXY_FAULT` is given).
+        pub fn fault(&self) -> Fault {
+            self.fault.clone()
+        }
+    }
+
+    /// A fault to inject.
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub enum Fault {
+        #[default]
+        None,
+        /// Exit with status 101 on the Nth search.
+        CrashAfter(usize),
+        /// Never answer the Nth and later searches.
+        HangAfter(usize),
+        /// Answer the Nth and later searches with text that is not JSON.
+        GarbageAfter(usize),
+        /// Leave this `server:tool` out of the catalog (a catalog that never matches the corpus).
+        DropTool(String),
+        /// Never re-list an upstream on `notifications/tools/list_changed` (a proxy blind to
+        /// rug-pulls).
+        IgnoreListChanged,
+        /// Answer every search after this many milliseconds.
+        SlowMs(u64),
+        /// Ignore `limit` in searches: always answer with up to `tools_limit` tools.
+        IgnoreLimit,
+        /// Cancel every security scan right after accepting it (status `cancelled`, final).
+        CancelScans,
+    }
+
+    impl std::str::FromStr for Fault {
+        type Err = String;
+        fn from_str(s: &str) -> Result<Self, String> {
+            match s {
+                "none" => return Ok(Fault::None),
+                "ignore-list-changed" => return Ok(Fault::IgnoreListChanged),
+                "ignore-limit" => return Ok(Fault::IgnoreLimit),
+                "cancel-scans" => return Ok(Fault::CancelScans),
+                _ => {}
+            }
+            let expected = "expected none, ignore-list-changed, ignore-limit, cancel-scans, slow=MS, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
+            let (kind, arg) = s
+                .split_once('=')
+                .ok_or_else(|| format!("{expected}, got {s:?}"))?;
+            if kind == "drop-tool" {
+                return Ok(Fault::DropTool(arg.to_string()));
+            }
+            let n: usize = arg
+                .parse()
+                .map_err(|_| format!("expected a number after '=' in {s:?}"))?;
+            match kind {
+                "crash-after" => Ok(Fault::CrashAfter(n)),
+                "hang-after" => Ok(Fault::HangAfter(n)),
+                "garbage-after" => Ok(Fault::GarbageAfter(n)),
+                "slow" => Ok(Fault::SlowMs(n as u64)),
+                _ => Err(format!("unknown fault {kind:?}: {expected}")),
+            }
+        }
+    }
+
+    impl Fault {
+        /// The `server:tool` to leave out of the catalog.
+        pub fn dropped_tool(&self) -> Option<&str> {
+            match self {
+                Fault::DropTool(id) => Some(id),
+                _ => None,
+            }
+        }
+
+        /// Applies the fault to the `n`th search (1-based): may exit the process, never return,
+        /// or delay. `Some(text)` = answer with this garbage instead of the results.
+        pub async fn on_search(&self, n: usize) -> Option<String> {
+            match *self {
+                Fault::CrashAfter(k) if n >= k => {
+                    eprintln!("evalgate proxy: injected fault: crashing on search {n}");
+                    std::process::exit(101);
+                }
+                Fault::HangAfter(k) if n >= k => {
+                    std::future::pending::<()>().await;
+                    None
+                }
+                Fault::GarbageAfter(k) if n >= k => Some("<<garbage: this is not JSON>>".into()),
+                Fault::SlowMs(ms) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                    None
+                }
+                _ => None,
+            }
+        }
+
+        /// Searches answer with up to `tools_limit` tools whatever `limit` they ask for.
+        pub fn ignores_limit(&self) -> bool {
+            *self == Fault::IgnoreLimit
+        }
+
+        /// `notifications/tools/list_changed` does not re-list the upstream.
+        pub fn ignores_list_changed(&self) -> bool {
+            *self == Fault::IgnoreListChanged
+        }
+
+        /// Every accepted security scan is cancelled at once.
+        pub fn cancels_scans(&self) -> bool {
+            *self == Fault::CancelScans
+        }
+    }
+}
+
+#[cfg(not(feature = "fault-injection"))]
+mod disabled {
+    /// No `--fault` argument: this build has no fault injection.
+    #[derive(Debug, Clone, clap::Args)]
+    pub struct FaultArg {}
+
+    impl FaultArg {
+        /// Always [`Fault`], the no-op.
+        pub fn fault(&self) -> Fault {
+            Fault
+        }
+    }
+
+    /// No fault: every hook answers "behave normally".
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Fault;
+
+    impl Fault {
+        pub fn dropped_tool(&self) -> Option<&str> {
+            None
+        }
+
+        pub async fn on_search(&self, _n: usize) -> Option<String> {
+            None
+        }
+
+        pub fn ignores_limit(&self) -> bool {
+            false
+        }
+
+        pub fn ignores_list_changed(&self) -> bool {
+            false
+        }
+
+        pub fn cancels_scans(&self) -> bool {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fault;
+
+    #[cfg(feature = "fault-injection")]
+    #[test]
+    fn every_fault_parses_from_its_command_line_spelling() {
+        let parse = |s: &str| s.parse::<Fault>();
+        assert_eq!(parse("none"), Ok(Fault::None));
+        assert_eq!(parse("ignore-list-changed"), Ok(Fault::IgnoreListChanged));
+        assert_eq!(parse("ignore-limit"), Ok(Fault::IgnoreLimit));
+        assert_eq!(parse("cancel-scans"), Ok(Fault::CancelScans));
+        assert_eq!(parse("crash-after=3"), Ok(Fault::CrashAfter(3)));
+        assert_eq!(parse("hang-after=1"), Ok(Fault::HangAfter(1)));
+        assert_eq!(parse("garbage-after=2"), Ok(Fault::GarbageAfter(2)));
+        assert_eq!(parse("slow=250"), Ok(Fault::SlowMs(250)));
+        assert_eq!(parse("drop-tool=a:b"), Ok(Fault::DropTool("a:b".into())));
+        assert!(parse("crash-after=x").unwrap_err().contains("number"));
+        assert!(parse("explode=1").unwrap_err().contains("unknown fault"));
+        assert!(parse("explode").unwrap_err().contains("expected none"));
+    }
+
+    #[cfg(feature = "fault-injection")]
+    #[tokio::test]
+    async fn each_hook_answers_only_for_its_own_fault() {
+        let drop = Fault::DropTool("s:t".into());
+        assert_eq!(drop.dropped_tool(), Some("s:t"));
+        assert_eq!(Fault::None.dropped_tool(), None);
+        assert!(Fault::IgnoreLimit.ignores_limit());
+        assert!(Fault::IgnoreListChanged.ignores_list_changed());
+        assert!(Fault::CancelScans.cancels_scans());
+        for f in [Fault::None, drop.clone()] {
+            assert!(!f.ignores_limit() && !f.ignores_list_changed() && !f.cancels_scans());
+        }
+        let garbage = Fault::GarbageAfter(2);
+        assert_eq!(garbage.on_search(1).await, None);
+        assert!(garbage.on_search(2).await.unwrap().contains("not JSON"));
+        assert_eq!(Fault::None.on_search(100).await, None);
+    }
+
+    #[cfg(feature = "fault-injection")]
+    #[test]
+    fn with_the_feature_proxy_has_a_hidden_fault_argument_read_from_the_environment() {
+        use clap::{Args, Command};
+        let cmd = super::FaultArg::augment_args(Command::new("proxy"));
+        let args: Vec<_> = cmd.get_arguments().collect();
+        assert_eq!(args.len(), 1);
+        assert_eq!(args[0].get_long(), Some("fault"));
+        assert!(args[0].is_hide_set());
+        assert_eq!(
+            args[0].get_env(),
+            Some(std::ffi::OsStr::new("EVALGATE_PROXY_FAULT"))
+        );
+    }
+
+    #[cfg(not(feature = "fault-injection"))]
+    #[tokio::test]
+    async fn without_the_feature_the_fault_is_a_zero_sized_no_op() {
+        assert_eq!(std::mem::size_of::<Fault>(), 0);
+        let f = Fault;
+        assert_eq!(f.dropped_tool(), None);
+        assert_eq!(f.on_search(1).await, None);
+        assert!(!f.ignores_limit() && !f.ignores_list_changed() && !f.cancels_scans());
+    }
+
+    #[cfg(not(feature = "fault-injection"))]
+    #[test]
+    fn without_the_feature_proxy_has_no_fault_argument() {
+        use clap::{Args, Command};
+        let cmd = super::FaultArg::augment_args(Command::new("proxy"));
+        assert_eq!(cmd.get_arguments().count(), 0);
+    }
+}
