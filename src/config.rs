@@ -1,10 +1,12 @@
 //! `evalgate.toml` and the resolved settings of one evaluation.
 //!
-//! Precedence: command-line flag > `EVALGATE_*` environment variable (clap reads both) >
+//! Precedence: command-line flag > `EVALGATE_*` environment variable (the command line reads both) >
 //! `evalgate.toml` (`--config FILE`, else `./evalgate.toml` when present) > built-in default.
 
-use crate::cli::{ColorChoice, DetectorKind, EvalArgs, SutKind};
+use crate::cli::EvalArgs;
 use crate::dataset::DatasetPaths;
+use crate::reporting::color::ColorChoice;
+use crate::sut::kind::{DetectorKind, SutKind};
 use crate::sut::mapping::IdStyle;
 use anyhow::Context;
 use serde::Deserialize;
@@ -81,9 +83,7 @@ pub fn seconds(setting: &str, v: f64) -> anyhow::Result<Duration> {
 
 /// The kind as written in evalgate.toml and on the command line.
 fn kind_name(k: SutKind) -> String {
-    clap::ValueEnum::to_possible_value(&k)
-        .map(|v| v.get_name().to_string())
-        .unwrap_or_default()
+    k.name()
 }
 
 /// Keys of `[sut.<section>]` that `kind` never reads, as `[sut.section] key` names.

@@ -2,15 +2,15 @@
 //! gate, render. The CLI module only parses; tests drive these functions directly too.
 
 use crate::baseline::{self, Baseline};
-use crate::cli::{ColorChoice, DatasetArgs, EvalArgs};
+use crate::cli::{DatasetArgs, EvalArgs};
 use crate::config::Settings;
 use crate::dataset::{DatasetPaths, Datasets, Need};
 use crate::measure::{self, Limits, Progress};
 use crate::process::Supervisor;
+use crate::reporting::color::ColorChoice;
 use crate::reporting::{self, model::*, sanitize};
 use crate::score;
 use crate::sut::{Detector, Retriever, SutError};
-use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
@@ -558,13 +558,7 @@ fn shell_word(w: &str) -> String {
 }
 
 fn color(c: ColorChoice) -> bool {
-    match c {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-        }
-    }
+    c.enabled()
 }
 
 /// How long a run waits for another one writing into the same report directory.
@@ -574,7 +568,7 @@ const REPORT_LOCK_WAIT: Duration = Duration::from_secs(600);
 /// (`--url` when the system under test is embedded, say). A variable or an evalgate.toml value
 /// that does not apply is ignored: a job's environment serves several commands.
 pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(), BadInput> {
-    use crate::cli::{DetectorKind, SutKind};
+    use crate::sut::kind::{DetectorKind, SutKind};
     let sut = s.sut.name();
     let given = |flags: &[&'static str]| flags.iter().copied().find(|f| a.given(f));
     if part != Part::Security

@@ -1,11 +1,11 @@
 //! Building the systems under test the settings ask for: in-process, connected, or launched.
 
 use super::BadInput;
-use crate::cli::{DetectorKind, SutKind};
 use crate::config::{McpFile, RestFile, Settings};
 use crate::dataset::Datasets;
 use crate::mcp::Endpoint;
 use crate::process::Supervisor;
+use crate::sut::kind::{DetectorKind, SutKind};
 use crate::sut::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
 use crate::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::sut::rest::{RestSearch, RestSearchSpec};

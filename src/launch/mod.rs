@@ -22,11 +22,11 @@ pub use upstreams::{
     write_server_corpora,
 };
 
-use crate::cli::SutKind;
 use crate::config::{LaunchTransport, Settings};
 use crate::dataset::{Corpus, GoldenSet, Loaded};
 use crate::mcp::Endpoint;
 use crate::process::{Managed, Supervisor};
+use crate::sut::kind::SutKind;
 use crate::sut::mapping::Mapper;
 use crate::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::sut::{Ranked, Retriever, SearchRequest, SutError};

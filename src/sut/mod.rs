@@ -3,6 +3,7 @@
 
 pub mod drift;
 pub mod embedded;
+pub mod kind;
 pub mod live;
 pub mod mapping;
 pub mod mcp_search;

@@ -171,7 +171,7 @@ impl RugPullLive {
     pub fn new(settings: &Settings, sup: &Supervisor) -> RugPullLive {
         let cfg = &settings.rug_pull_live;
         let call_tool = cfg.call_tool.clone().unwrap_or_else(|| {
-            if settings.sut == crate::cli::SutKind::Mcpproxy {
+            if settings.sut == crate::sut::kind::SutKind::Mcpproxy {
                 // the one variant mcpproxy never refuses for the tool's annotations
                 // (`call_tool_read`/`_write` on a destructiveHint tool are refused by
                 // internal/contracts/intent.go, whatever the rug-pull did)
