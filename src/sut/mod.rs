@@ -12,6 +12,7 @@ pub mod rest;
 pub mod rules;
 pub mod sample_args;
 pub mod scanner;
+pub mod spec;
 
 use crate::dataset::Entry;
 use crate::text::Text;

@@ -7,13 +7,17 @@ use crate::cli::EvalArgs;
 use crate::dataset::DatasetPaths;
 use crate::reporting::color::ColorChoice;
 use crate::sut::kind::{DetectorKind, SutKind};
-use crate::sut::mapping::IdStyle;
+use crate::sut::spec::{DetectorSpec, SutSpec};
 use anyhow::Context;
 use serde::Deserialize;
-use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+mod specs;
+
+pub use crate::launch::spec::{CatalogFile, LaunchFile, LaunchTransport};
+pub use crate::sut::spec::{McpFile, RestFile};
 
 pub const DEFAULT_CONFIG: &str = "evalgate.toml";
 
@@ -208,110 +212,6 @@ pub struct SutFile {
     pub catalog: CatalogFile,
 }
 
-/// `[sut.catalog]`: the catalog guarantee checked before any number.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CatalogFile {
-    /// `auto` (default), `mcpproxy`, `tools-list` or `search`.
-    pub check: Option<crate::launch::catalog::CatalogCheck>,
-    /// For `tools-list`: jq filter from the listed tools (an array) to `server:tool` ids.
-    pub filter: Option<String>,
-    pub id_style: Option<IdStyle>,
-    /// Measure even when some corpus tools never appear (the coverage is then printed in
-    /// every report). Default false: an incomplete catalog is exit 3.
-    #[serde(default)]
-    pub allow_partial: bool,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct McpFile {
-    /// `mcpproxy` fills tool, arguments and filter with mcpproxy's `retrieve_tools` shapes.
-    pub preset: Option<String>,
-    /// Streamable-HTTP endpoint (`{port}` is replaced when launched).
-    pub url: Option<String>,
-    /// Or a stdio command.
-    pub command: Option<Vec<String>>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    pub tool: Option<String>,
-    pub query_arg: Option<String>,
-    /// Set to "" to send no limit argument.
-    pub limit_arg: Option<String>,
-    #[serde(default)]
-    pub extra_args: Map<String, Value>,
-    /// jq filter from the result payload to the ranked elements.
-    pub filter: Option<String>,
-    pub id_style: Option<IdStyle>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RestFile {
-    pub preset: Option<String>,
-    pub url: Option<String>,
-    pub query_param: Option<String>,
-    pub limit_param: Option<String>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    pub filter: Option<String>,
-    pub id_style: Option<IdStyle>,
-}
-
-/// `[sut.launch]`: a launched proxy, whatever its config language.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LaunchFile {
-    /// Command and arguments; placeholders `{config}`, `{data_dir}`, `{home}`, `{workdir}`,
-    /// `{port}`, `{listen}`, `{url}`, `{api_key}`, `{servers_json}` are filled in (also in
-    /// `env` values and `cwd`).
-    pub command: Option<Vec<String>>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Working directory of the proxy (default: the scratch directory, `{workdir}`).
-    pub cwd: Option<String>,
-    /// `mcpproxy` (default), `mcp-servers`, `servers`, `template` or `none`.
-    pub config_format: Option<crate::launch::writers::ConfigFormat>,
-    /// File name of `{config}` inside the scratch directory.
-    pub config_name: Option<String>,
-    /// minijinja template for `config_format = "template"` (relative to evalgate.toml).
-    pub template: Option<PathBuf>,
-    /// Commands run, in order, before the proxy starts; one that mentions `{server}` runs once
-    /// per served server (`{server_command}`, and `{server_args}` as a whole argument expands
-    /// to the server's arguments).
-    #[serde(default)]
-    pub setup: Vec<Vec<String>>,
-    /// `http` (default: the proxy listens, searched at `url`) or `stdio` (the command itself
-    /// speaks MCP on stdin/stdout).
-    pub transport: Option<LaunchTransport>,
-    /// MCP endpoint of an `http` proxy [default: `http://{listen}/mcp`].
-    pub url: Option<String>,
-    /// Headers sent to an `http` proxy (placeholders filled).
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// Seconds to wait for the catalog to match the corpus.
-    pub ready_timeout: Option<f64>,
-    /// How the replayed servers name their tools: `bare` (default, the corpus names) or
-    /// `prefixed` (`<server>__<tool>`, for proxies that need tool names unique across servers;
-    /// read back by the `__` id style).
-    pub served_names: Option<crate::replay::ServedNames>,
-    /// Keys merged into the top level of every generated proxy config (e.g.
-    /// `on_tool_drift = "log"` for the reference proxy's observe mode).
-    #[serde(default)]
-    pub proxy_config: serde_json::Map<String, serde_json::Value>,
-}
-
-/// How evalgate talks to a launched proxy.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LaunchTransport {
-    #[default]
-    Http,
-    Stdio,
-}
-
 impl FileConfig {
     pub fn parse(name: &str, text: &str) -> anyhow::Result<FileConfig> {
         let mut f: FileConfig = toml::from_str(text).map_err(|e| {
@@ -371,10 +271,10 @@ pub struct Settings {
     pub robustness: crate::probes::RobustnessMode,
     pub detectors: Vec<DetectorKind>,
     pub sut: SutKind,
-    pub sut_file: SutFile,
-    pub scanners: Vec<crate::sut::scanner::ScannerConfig>,
-    pub proxy_scan: crate::sut::live::ProxyScanConfig,
-    pub rug_pull_live: crate::sut::live::LiveConfig,
+    /// The system under test, with the settings of its kind only.
+    pub sut_spec: SutSpec,
+    /// The detectors under test in order, each once, with their own settings only.
+    pub detector_specs: Vec<DetectorSpec>,
     pub quiet: bool,
     pub color: ColorChoice,
     /// `[gate]`: limits of a detector the baseline has no entry for.
@@ -520,6 +420,23 @@ impl Settings {
                 if unread.len() == 1 { "it" } else { "them" },
             );
         }
+        let detectors = a
+            .detectors
+            .clone()
+            .or(f.detectors)
+            .unwrap_or_else(|| vec![DetectorKind::Rules, DetectorKind::Drift]);
+        let recorded = a.recorded.clone().or(rel(base, f.run.recorded));
+        let check = specs::catalog_spec(&sut_file, timeout, concurrency as usize, a.quiet);
+        let live_proxy = specs::launch_spec(sut, &sut_file, check.clone());
+        let sut_spec = specs::sut_spec(sut, &sut_file, recorded.clone(), check);
+        let detector_specs = specs::detector_specs(
+            &detectors,
+            recorded.clone(),
+            &scanners,
+            &f.proxy_scan,
+            &f.rug_pull_live,
+            &live_proxy,
+        );
         Ok(Settings {
             datasets: DatasetPaths::files_then_dir(
                 DatasetPaths {
@@ -553,18 +470,12 @@ impl Settings {
                 .unwrap_or_else(|| PathBuf::from("evalgate-report")),
             baseline: a.baseline.clone().or(rel(base, f.run.baseline)),
             no_baseline: a.no_baseline,
-            recorded: a.recorded.clone().or(rel(base, f.run.recorded)),
+            recorded,
             robustness: a.robustness.or(f.run.robustness).unwrap_or_default(),
-            detectors: a
-                .detectors
-                .clone()
-                .or(f.detectors)
-                .unwrap_or_else(|| vec![DetectorKind::Rules, DetectorKind::Drift]),
+            detectors,
             sut,
-            sut_file,
-            scanners,
-            proxy_scan: f.proxy_scan.clone(),
-            rug_pull_live: f.rug_pull_live.clone(),
+            sut_spec,
+            detector_specs,
             quiet: a.quiet,
             color: a.color,
             new_detector: f.gate.limits()?,
