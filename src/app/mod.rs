@@ -103,7 +103,7 @@ impl ChosenBaseline {
 /// working directory, else the embedded one when the embedded datasets are in use. An implicit
 /// baseline measured on other datasets is ignored with a warning; an explicit one is an error.
 pub fn choose_baseline(
-    args: &Settings,
+    args: &crate::config::GateSpec,
     ds: &Datasets,
     warnings: &mut Vec<String>,
     why_none: &mut Option<String>,
@@ -405,7 +405,7 @@ pub async fn evaluate(
     let mut warnings = Vec::new();
     let mut why_none = None;
     let chosen = if use_baseline {
-        choose_baseline(s, &ds, &mut warnings, &mut why_none)?
+        choose_baseline(&s.gate, &ds, &mut warnings, &mut why_none)?
     } else {
         None
     };
@@ -413,11 +413,11 @@ pub async fn evaluate(
         failed: false,
         why_no_baseline: why_none,
         update_command: update_command(&std::env::args().collect::<Vec<_>>()),
-        new_detector: s.new_detector,
+        new_detector: s.gate.new_detector,
     };
     let limits = Limits {
-        request_timeout: s.timeout,
-        concurrency: s.concurrency,
+        request_timeout: s.measure.timeout,
+        concurrency: s.measure.concurrency,
     };
     let sup = Supervisor::new();
     let mut detectors = if part != Part::Retrieval {
@@ -431,13 +431,13 @@ pub async fn evaluate(
     } else {
         None
     };
-    let mut progress = Progress::new(!s.quiet);
+    let mut progress = Progress::new(!s.report.quiet);
     let plan = Plan {
         part,
-        runs: s.runs,
+        runs: s.measure.runs,
         limits,
         baseline: chosen.as_ref(),
-        robustness: s.robustness,
+        robustness: s.measure.robustness,
         gate: &gate_context,
     };
     let result = match built {
@@ -628,10 +628,13 @@ pub async fn cmd_eval(
     let report = crate::secrets::scrub_value(report);
     // held until the reports are written and published: a run given the same --out waits, so
     // the directory's files always come from one run
-    let _lock = crate::files::lock_dir(&s.out, REPORT_LOCK_WAIT)?;
-    let written = reporting::write_all(&report, &s.out)?;
-    if !s.quiet {
-        crate::out!("{}", reporting::terminal::render(&report, color(s.color)));
+    let _lock = crate::files::lock_dir(&s.report.out, REPORT_LOCK_WAIT)?;
+    let written = reporting::write_all(&report, &s.report.out)?;
+    if !s.report.quiet {
+        crate::out!(
+            "{}",
+            reporting::terminal::render(&report, color(s.report.color))
+        );
         for w in &report.warnings {
             eprintln!("warning: {}", sanitize::visible_lines(w));
         }
@@ -644,7 +647,7 @@ pub async fn cmd_eval(
     let env = crate::github::env::GhEnv::from_env();
     if crate::github::plan::publishes(publish_args.publish, env.actions) {
         let opts = publish_options(publish_args, &env, None, github_timeout);
-        let out = crate::github::publish(&report, &s.out, &env, &opts).await;
+        let out = crate::github::publish(&report, &s.report.out, &env, &opts).await;
         for n in out.notes {
             eprintln!("github: {}", github_note(&n));
         }

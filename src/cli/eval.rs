@@ -318,125 +318,108 @@ pub struct BaselineUpdateArgs {
     pub given: Vec<String>,
 }
 
-/// Everything an evaluating command was given, as one set of settings for
-/// [`crate::config::Settings::resolve`]; a command without a flag leaves its setting unset.
-#[derive(Debug, Clone, Default)]
-pub struct EvalArgs {
-    pub config: Option<PathBuf>,
-    pub datasets: DatasetArgs,
-    pub sut: Option<SutKind>,
-    pub mcpproxy_bin: Option<PathBuf>,
-    pub url: Option<String>,
-    pub headers: Vec<String>,
-    pub detectors: Option<Vec<DetectorKind>>,
-    pub recorded: Option<PathBuf>,
-    pub runs: Option<u32>,
-    pub baseline: Option<PathBuf>,
-    pub no_baseline: bool,
-    pub out: Option<PathBuf>,
-    pub timeout: Option<f64>,
-    pub concurrency: Option<u32>,
-    pub robustness: Option<crate::probes::RobustnessMode>,
-    pub quiet: bool,
-    pub color: ColorChoice,
-    /// The flags given on the command line (`--sut`, ...), not by a variable or a default.
-    pub given: Vec<String>,
+pub use crate::config::EvalArgs;
+
+/// The dataset flags as [`EvalArgs`] holds them.
+fn datasets(
+    mut a: EvalArgs,
+    dir: &DirFlag,
+    r: &RetrievalFiles,
+    s: &SecurityFile,
+    p: &ProfileFlag,
+) -> EvalArgs {
+    a.datasets = crate::dataset::DatasetPaths {
+        corpus: r.corpus.clone(),
+        golden: r.golden.clone(),
+        security: s.security.clone(),
+    };
+    a.dataset_dir = dir.dir.clone();
+    a.profile = p.profile;
+    a
 }
 
-impl EvalArgs {
-    /// Whether `flag` (`--url`) was given on the command line.
-    pub fn given(&self, flag: &str) -> bool {
-        self.given.iter().any(|g| g == flag)
-    }
+fn with_system(mut a: EvalArgs, s: &SystemFlags) -> EvalArgs {
+    a.sut = s.sut;
+    a.mcpproxy_bin = s.mcpproxy_bin.clone();
+    a.url = s.url.clone();
+    a.headers = s.headers.clone();
+    a.concurrency = s.concurrency;
+    a
+}
 
-    fn with_system(mut self, s: &SystemFlags) -> EvalArgs {
-        self.sut = s.sut;
-        self.mcpproxy_bin = s.mcpproxy_bin.clone();
-        self.url = s.url.clone();
-        self.headers = s.headers.clone();
-        self.concurrency = s.concurrency;
-        self
-    }
+fn with_measure(mut a: EvalArgs, m: &MeasureFlags) -> EvalArgs {
+    a.recorded = m.recorded.clone();
+    a.runs = m.runs;
+    a.timeout = m.timeout;
+    a
+}
 
-    fn with_measure(mut self, m: &MeasureFlags) -> EvalArgs {
-        self.recorded = m.recorded.clone();
-        self.runs = m.runs;
-        self.timeout = m.timeout;
-        self
-    }
-
-    fn with_report(mut self, g: &GateFlags, r: &ReportFlags, q: &QuietFlag) -> EvalArgs {
-        self.baseline = g.baseline.clone();
-        self.no_baseline = g.no_baseline;
-        self.out = r.out.clone();
-        self.color = r.color;
-        self.quiet = q.quiet;
-        self
-    }
+fn with_report(mut a: EvalArgs, g: &GateFlags, r: &ReportFlags, q: &QuietFlag) -> EvalArgs {
+    a.baseline = g.baseline.clone();
+    a.no_baseline = g.no_baseline;
+    a.out = r.out.clone();
+    a.color = r.color;
+    a.quiet = q.quiet;
+    a
 }
 
 impl RunArgs {
     pub fn eval(&self) -> EvalArgs {
-        EvalArgs {
+        let d = &self.datasets;
+        let a = EvalArgs {
             config: self.config.config.clone(),
-            datasets: self.datasets.clone(),
             detectors: self.detectors.detectors.clone(),
             robustness: self.robustness.robustness,
             given: self.given.clone(),
             ..EvalArgs::default()
-        }
-        .with_system(&self.system)
-        .with_measure(&self.measure)
-        .with_report(&self.gate, &self.report, &self.quiet)
+        };
+        let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
+        let a = with_measure(with_system(a, &self.system), &self.measure);
+        with_report(a, &self.gate, &self.report, &self.quiet)
     }
 }
 
 impl RetrievalArgs {
     pub fn eval(&self) -> EvalArgs {
-        EvalArgs {
+        let a = EvalArgs {
             config: self.config.config.clone(),
-            datasets: DatasetArgs {
-                dir: self.dir.clone(),
-                retrieval: self.files.clone(),
-                security: SecurityFile::default(),
-                profile: self.profile.clone(),
-            },
             robustness: self.robustness.robustness,
             given: self.given.clone(),
             ..EvalArgs::default()
-        }
-        .with_system(&self.system)
-        .with_measure(&self.measure)
-        .with_report(&self.gate, &self.report, &self.quiet)
+        };
+        let none = SecurityFile::default();
+        let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
+        let a = with_measure(with_system(a, &self.system), &self.measure);
+        with_report(a, &self.gate, &self.report, &self.quiet)
     }
 }
 
 impl SecurityArgs {
     pub fn eval(&self) -> EvalArgs {
-        EvalArgs {
+        let a = EvalArgs {
             config: self.config.config.clone(),
-            datasets: DatasetArgs {
-                dir: self.dir.clone(),
-                retrieval: RetrievalFiles::default(),
-                security: self.file.clone(),
-                profile: self.profile.clone(),
-            },
             sut: self.proxy.sut.map(|k| k.0),
             mcpproxy_bin: self.proxy.mcpproxy_bin.clone(),
             detectors: self.detectors.detectors.clone(),
             given: self.given.clone(),
             ..EvalArgs::default()
-        }
-        .with_measure(&self.measure)
-        .with_report(&self.gate, &self.report, &self.quiet)
+        };
+        let none = RetrievalFiles::default();
+        let a = datasets(a, &self.dir, &none, &self.file, &self.profile);
+        with_report(
+            with_measure(a, &self.measure),
+            &self.gate,
+            &self.report,
+            &self.quiet,
+        )
     }
 }
 
 impl BaselineUpdateArgs {
     pub fn eval(&self) -> EvalArgs {
-        EvalArgs {
+        let d = &self.datasets;
+        let a = EvalArgs {
             config: self.config.config.clone(),
-            datasets: self.datasets.clone(),
             detectors: self.detectors.detectors.clone(),
             baseline: self.baseline.clone(),
             // probes are not part of a baseline
@@ -444,8 +427,47 @@ impl BaselineUpdateArgs {
             quiet: self.quiet.quiet,
             given: self.given.clone(),
             ..EvalArgs::default()
-        }
-        .with_system(&self.system)
-        .with_measure(&self.measure)
+        };
+        let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
+        with_measure(with_system(a, &self.system), &self.measure)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Command, parse};
+    use super::*;
+
+    #[test]
+    fn an_evaluating_command_hands_over_what_it_was_given_and_nothing_else() {
+        let argv = [
+            "evalgate",
+            "security",
+            "--sut",
+            "mcpproxy",
+            "--mcpproxy-bin",
+            "bin/mcpproxy",
+            "--runs",
+            "4",
+            "--detectors",
+            "rug-pull-live,rules",
+            "--security-corpus",
+            "s.json",
+        ];
+        let cli = parse(argv.iter().map(Into::into)).unwrap();
+        let Command::Security(a) = cli.command else {
+            panic!("{:?}", cli.command)
+        };
+        let e = a.eval();
+        assert_eq!(e.sut, Some(SutKind::Mcpproxy));
+        assert_eq!(e.mcpproxy_bin, Some(PathBuf::from("bin/mcpproxy")));
+        assert_eq!(e.runs, Some(4));
+        assert_eq!(
+            e.detectors,
+            Some(vec![DetectorKind::RugPullLive, DetectorKind::Rules])
+        );
+        assert_eq!(e.datasets.security, Some(PathBuf::from("s.json")));
+        assert_eq!(e.datasets.corpus, None);
+        assert!(e.given("--sut") && e.given("--runs") && !e.given("--timeout"));
     }
 }

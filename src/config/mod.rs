@@ -3,9 +3,7 @@
 //! Precedence: command-line flag > `EVALGATE_*` environment variable (the command line reads both) >
 //! `evalgate.toml` (`--config FILE`, else `./evalgate.toml` when present) > built-in default.
 
-use crate::cli::EvalArgs;
 use crate::dataset::DatasetPaths;
-use crate::reporting::color::ColorChoice;
 use crate::sut::kind::{DetectorKind, SutKind};
 use crate::sut::spec::{DetectorSpec, SutSpec};
 use anyhow::Context;
@@ -14,7 +12,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod args;
 mod specs;
+
+pub use args::EvalArgs;
+pub use specs::{GateSpec, MeasureSpec, ReportSpec};
 
 pub use crate::launch::spec::{CatalogFile, LaunchFile, LaunchTransport};
 pub use crate::sut::spec::{McpFile, RestFile};
@@ -261,24 +263,18 @@ pub struct Settings {
     pub datasets: DatasetPaths,
     /// How strictly the datasets are held to the authoring rules.
     pub profile: crate::dataset::Profile,
-    pub runs: usize,
-    pub concurrency: usize,
-    pub timeout: Duration,
-    pub out: PathBuf,
-    pub baseline: Option<PathBuf>,
-    pub no_baseline: bool,
-    pub recorded: Option<PathBuf>,
-    pub robustness: crate::probes::RobustnessMode,
+    /// How the measurement is taken.
+    pub measure: MeasureSpec,
+    /// The baseline and the limits the run is gated by.
+    pub gate: GateSpec,
+    /// Where the reports go and how the terminal shows them.
+    pub report: ReportSpec,
     pub detectors: Vec<DetectorKind>,
     pub sut: SutKind,
     /// The system under test, with the settings of its kind only.
     pub sut_spec: SutSpec,
     /// The detectors under test in order, each once, with their own settings only.
     pub detector_specs: Vec<DetectorSpec>,
-    pub quiet: bool,
-    pub color: ColorChoice,
-    /// `[gate]`: limits of a detector the baseline has no entry for.
-    pub new_detector: crate::gate::NewDetectorLimits,
 }
 
 /// Paths in the config file are relative to the file's directory.
@@ -438,47 +434,40 @@ impl Settings {
             &live_proxy,
         );
         Ok(Settings {
-            datasets: DatasetPaths::files_then_dir(
-                DatasetPaths {
-                    corpus: a.datasets.retrieval.corpus.clone(),
-                    golden: a.datasets.retrieval.golden.clone(),
-                    security: a.datasets.security.security.clone(),
-                },
-                a.datasets.dir.dir.as_deref(),
-            )
-            .or(DatasetPaths::files_then_dir(
-                DatasetPaths {
-                    corpus: rel(base, f.datasets.corpus),
-                    golden: rel(base, f.datasets.golden),
-                    security: rel(base, f.datasets.security),
-                },
-                rel(base, f.datasets.dir).as_deref(),
-            )),
-            profile: a
-                .datasets
-                .profile
-                .profile
-                .or(f.datasets.profile)
-                .unwrap_or_default(),
-            runs: runs as usize,
-            concurrency: concurrency as usize,
-            timeout,
-            out: a
-                .out
-                .clone()
-                .or(rel(base, f.run.out))
-                .unwrap_or_else(|| PathBuf::from("evalgate-report")),
-            baseline: a.baseline.clone().or(rel(base, f.run.baseline)),
-            no_baseline: a.no_baseline,
-            recorded,
-            robustness: a.robustness.or(f.run.robustness).unwrap_or_default(),
+            datasets: DatasetPaths::files_then_dir(a.datasets.clone(), a.dataset_dir.as_deref())
+                .or(DatasetPaths::files_then_dir(
+                    DatasetPaths {
+                        corpus: rel(base, f.datasets.corpus),
+                        golden: rel(base, f.datasets.golden),
+                        security: rel(base, f.datasets.security),
+                    },
+                    rel(base, f.datasets.dir).as_deref(),
+                )),
+            profile: a.profile.or(f.datasets.profile).unwrap_or_default(),
+            measure: MeasureSpec {
+                runs: runs as usize,
+                timeout,
+                concurrency: concurrency as usize,
+                robustness: a.robustness.or(f.run.robustness).unwrap_or_default(),
+            },
+            report: ReportSpec {
+                out: a
+                    .out
+                    .clone()
+                    .or(rel(base, f.run.out))
+                    .unwrap_or_else(|| PathBuf::from("evalgate-report")),
+                quiet: a.quiet,
+                color: a.color,
+            },
             detectors,
             sut,
             sut_spec,
             detector_specs,
-            quiet: a.quiet,
-            color: a.color,
-            new_detector: f.gate.limits()?,
+            gate: GateSpec {
+                baseline: a.baseline.clone().or(rel(base, f.run.baseline)),
+                no_baseline: a.no_baseline,
+                new_detector: f.gate.limits()?,
+            },
             config_file: file_path,
         })
     }

@@ -4,12 +4,45 @@
 
 use super::SutFile;
 use crate::launch::spec::{CatalogSpec, LaunchSpec};
+use crate::probes::RobustnessMode;
+use crate::reporting::color::ColorChoice;
 use crate::sut::kind::{DetectorKind, SutKind};
 use crate::sut::live::{LiveConfig, ProxyScanConfig};
 use crate::sut::scanner::ScannerConfig;
 use crate::sut::spec::{DetectorSpec, SutSpec};
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// How the measurement is taken (`[run]`, `--runs`, `--timeout`, ...).
+#[derive(Debug, Clone)]
+pub struct MeasureSpec {
+    /// Repetitions of every measurement.
+    pub runs: usize,
+    /// Per-request time limit for the system under test.
+    pub timeout: Duration,
+    /// Queries sent at once.
+    pub concurrency: usize,
+    pub robustness: RobustnessMode,
+}
+
+/// What the run is gated against.
+#[derive(Debug, Clone)]
+pub struct GateSpec {
+    /// `--baseline` (else the default one, see `app::choose_baseline`).
+    pub baseline: Option<PathBuf>,
+    /// `--no-baseline`: report only.
+    pub no_baseline: bool,
+    /// `[gate]`: limits of a detector the baseline has no entry for.
+    pub new_detector: crate::gate::NewDetectorLimits,
+}
+
+/// Where the reports go and how the terminal shows them.
+#[derive(Debug, Clone)]
+pub struct ReportSpec {
+    pub out: PathBuf,
+    pub quiet: bool,
+    pub color: ColorChoice,
+}
 
 /// How the catalog of a connected or launched system is checked (the waits were validated
 /// when the file was read).
@@ -107,4 +140,143 @@ pub(super) fn detector_specs(
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{EvalArgs, Settings};
+    use super::*;
+    use crate::sut::spec::SutSpec;
+
+    /// The settings resolved from `toml` (as the --config file) and `a`.
+    fn resolve(toml: &str, mut a: EvalArgs) -> (tempfile::TempDir, Settings) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("evalgate.toml");
+        std::fs::write(&path, toml).unwrap();
+        a.config = Some(path);
+        let s = Settings::resolve(&a).unwrap();
+        (dir, s)
+    }
+
+    const FILE: &str = r#"
+detectors = ["rules", "proxy_scan", "rules"]
+[run]
+runs = 3
+timeout = 5
+out = "o"
+[sut]
+kind = "mcp"
+name = "mine"
+[sut.mcp]
+url = "http://file.example/mcp"
+[sut.launch]
+ready_timeout = 7
+[gate]
+new_detector_fpr_ceiling = 0.2
+[proxy_scan]
+scan_timeout = 9
+"#;
+
+    #[test]
+    fn each_spec_takes_a_setting_from_the_file_over_the_default() {
+        let (dir, s) = resolve(FILE, EvalArgs::default());
+        assert_eq!(s.measure.runs, 3);
+        assert_eq!(s.measure.timeout, Duration::from_secs(5));
+        assert_eq!(s.report.out, dir.path().join("o"));
+        assert_eq!(s.gate.new_detector.fpr_ceiling, Some(0.2));
+        let SutSpec::Mcp { name, mcp, check } = &s.sut_spec else {
+            panic!("{:?}", s.sut_spec)
+        };
+        assert_eq!(name, "mine");
+        assert_eq!(mcp.url.as_deref(), Some("http://file.example/mcp"));
+        assert_eq!(check.ready_timeout, Some(Duration::from_secs(7)));
+        assert_eq!(check.request_timeout, Duration::from_secs(5));
+        // each detector once, in order, with its own settings
+        let kinds: Vec<DetectorKind> = s.detector_specs.iter().map(|d| d.kind()).collect();
+        assert_eq!(kinds, [DetectorKind::Rules, DetectorKind::ProxyScan]);
+        let DetectorSpec::ProxyScan { proxy, cfg } = &s.detector_specs[1] else {
+            panic!("{:?}", s.detector_specs)
+        };
+        assert_eq!(cfg.scan_timeout, Some(9.0));
+        // the system under test is not launched: the live detectors launch the reference proxy
+        assert_eq!(proxy.kind, SutKind::Reference);
+        assert_eq!(proxy.check.request_timeout, Duration::from_secs(5));
+
+        let (_dir, s) = resolve("", EvalArgs::default());
+        assert_eq!(s.measure.runs, 1);
+        assert_eq!(s.measure.timeout, Duration::from_secs(30));
+        assert_eq!(s.report.out, PathBuf::from("evalgate-report"));
+        assert_eq!(s.gate.new_detector, crate::gate::DEFAULT_NEW_DETECTOR);
+        assert!(matches!(s.sut_spec, SutSpec::Embedded), "{:?}", s.sut_spec);
+        let kinds: Vec<DetectorKind> = s.detector_specs.iter().map(|d| d.kind()).collect();
+        assert_eq!(kinds, [DetectorKind::Rules, DetectorKind::Drift]);
+    }
+
+    #[test]
+    fn each_spec_takes_a_flag_or_variable_over_the_file() {
+        let a = EvalArgs {
+            runs: Some(5),
+            timeout: Some(2.0),
+            url: Some("http://flag.example/mcp".into()),
+            out: Some(PathBuf::from("x")),
+            baseline: Some(PathBuf::from("b.json")),
+            detectors: Some(vec![DetectorKind::Drift]),
+            ..EvalArgs::default()
+        };
+        let (_dir, s) = resolve(FILE, a);
+        assert_eq!(s.measure.runs, 5);
+        assert_eq!(s.measure.timeout, Duration::from_secs(2));
+        assert_eq!(s.report.out, PathBuf::from("x"));
+        assert_eq!(s.gate.baseline, Some(PathBuf::from("b.json")));
+        let SutSpec::Mcp { mcp, check, .. } = &s.sut_spec else {
+            panic!("{:?}", s.sut_spec)
+        };
+        assert_eq!(mcp.url.as_deref(), Some("http://flag.example/mcp"));
+        assert_eq!(check.request_timeout, Duration::from_secs(2));
+        let kinds: Vec<DetectorKind> = s.detector_specs.iter().map(|d| d.kind()).collect();
+        assert_eq!(kinds, [DetectorKind::Drift]);
+    }
+
+    #[test]
+    fn a_launched_system_and_the_live_detectors_get_the_same_launch_spec() {
+        let a = EvalArgs {
+            mcpproxy_bin: Some(PathBuf::from("/opt/mcpproxy")),
+            detectors: Some(vec![DetectorKind::RugPullLive]),
+            ..EvalArgs::default()
+        };
+        let (_dir, s) = resolve(
+            "[sut]\nname = \"mp\"\n[sut.launch]\nserved_names = \"prefixed\"\n",
+            a,
+        );
+        let SutSpec::Launched(l) = &s.sut_spec else {
+            panic!("{:?}", s.sut_spec)
+        };
+        assert_eq!(l.kind, SutKind::Mcpproxy);
+        assert_eq!(l.name.as_deref(), Some("mp"));
+        assert_eq!(l.mcpproxy_bin, Some(PathBuf::from("/opt/mcpproxy")));
+        assert_eq!(
+            l.launch.served_names,
+            Some(crate::replay::ServedNames::Prefixed)
+        );
+        let [DetectorSpec::RugPullLive { proxy, .. }] = s.detector_specs.as_slice() else {
+            panic!("{:?}", s.detector_specs)
+        };
+        assert_eq!(proxy.kind, SutKind::Mcpproxy);
+        assert_eq!(proxy.mcpproxy_bin, l.mcpproxy_bin);
+        // a REST system gets [sut.rest] and nothing of [sut.mcp]
+        let a = EvalArgs {
+            sut: Some(SutKind::Rest),
+            url: Some("http://h.example/api/v1/index/search".into()),
+            ..EvalArgs::default()
+        };
+        let (_dir, s) = resolve("", a);
+        let SutSpec::Rest { name, rest, .. } = &s.sut_spec else {
+            panic!("{:?}", s.sut_spec)
+        };
+        assert_eq!(name, "rest");
+        assert_eq!(
+            rest.url.as_deref(),
+            Some("http://h.example/api/v1/index/search")
+        );
+    }
 }
