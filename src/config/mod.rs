@@ -55,8 +55,7 @@ pub struct FileConfig {
     pub sut_keys: BTreeMap<String, Vec<String>>,
 }
 
-/// The longest wait any setting may ask for: a week.
-pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+pub use crate::sut::spec::MAX_SECONDS;
 
 /// A URL a system under test is reached at: absolute, http or https, with a host. Checked when
 /// the settings are read, so a typo is bad input (exit 2), not a system that failed (exit 3).

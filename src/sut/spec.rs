@@ -13,6 +13,10 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// The longest wait any setting may ask for: a week (`config::seconds` holds every timeout
+/// to it; a recorded latency above it is not a latency).
+pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpFile {
