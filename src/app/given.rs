@@ -10,10 +10,13 @@ use crate::config::Settings;
 /// that does not apply is ignored: a job's environment serves several commands.
 pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(), BadInput> {
     use crate::sut::kind::{DetectorKind, SutKind};
-    let sut = s.sut.name();
+    // the kinds, as the specs were resolved
+    let kind = s.sut.kind();
+    let detectors: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
+    let sut = kind.name();
     let given = |flags: &[&'static str]| flags.iter().copied().find(|f| a.given(f));
     if part != Part::Security
-        && !matches!(s.sut, SutKind::Mcp | SutKind::Rest)
+        && !matches!(kind, SutKind::Mcp | SutKind::Rest)
         && let Some(f) = given(&["--url", "--header"])
     {
         return Err(BadInput(format!(
@@ -21,12 +24,12 @@ pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(),
         )));
     }
     if part == Part::Security {
-        if a.given("--sut") && !s.sut.launched() {
+        if a.given("--sut") && !kind.launched() {
             return Err(BadInput(format!(
                 "security --sut chooses the proxy launched for the proxy-scan and rug-pull-live detectors: reference, mcpproxy or launch, not `{sut}`"
             )));
         }
-        if !s.detectors.iter().any(|d| d.live())
+        if !detectors.iter().any(|d| d.live())
             && let Some(f) = given(&["--sut", "--mcpproxy-bin"])
         {
             return Err(BadInput(format!(
@@ -34,14 +37,14 @@ pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(),
             )));
         }
     }
-    if a.given("--mcpproxy-bin") && s.sut != SutKind::Mcpproxy {
+    if a.given("--mcpproxy-bin") && kind != SutKind::Mcpproxy {
         return Err(BadInput(format!(
             "--mcpproxy-bin launches mcpproxy, but the system under test here is `{sut}` (leave --sut out, or --sut mcpproxy)"
         )));
     }
     if a.given("--recorded") {
-        let used = (part != Part::Security && s.sut == SutKind::Recorded)
-            || (part != Part::Retrieval && s.detectors.contains(&DetectorKind::Recorded));
+        let used = (part != Part::Security && kind == SutKind::Recorded)
+            || (part != Part::Retrieval && detectors.contains(&DetectorKind::Recorded));
         if !used {
             return Err(BadInput(match part {
                 Part::Retrieval => format!(

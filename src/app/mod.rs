@@ -417,13 +417,13 @@ pub async fn evaluate(
     };
     let sup = Supervisor::new();
     let mut detectors = if part != Part::Retrieval {
-        make_detectors(&s.detector_specs, &sup)?
+        make_detectors(&s.detectors, &sup)?
     } else {
         Vec::new()
     };
     sup.install_signal_handlers();
     let built = if part != Part::Security {
-        Some(make_retriever(&s.sut_spec, &ds, &sup).await)
+        Some(make_retriever(&s.sut, &ds, &sup).await)
     } else {
         None
     };

@@ -268,12 +268,10 @@ pub struct Settings {
     pub gate: GateSpec,
     /// Where the reports go and how the terminal shows them.
     pub report: ReportSpec,
-    pub detectors: Vec<DetectorKind>,
-    pub sut: SutKind,
     /// The system under test, with the settings of its kind only.
-    pub sut_spec: SutSpec,
+    pub sut: SutSpec,
     /// The detectors under test in order, each once, with their own settings only.
-    pub detector_specs: Vec<DetectorSpec>,
+    pub detectors: Vec<DetectorSpec>,
 }
 
 /// Paths in the config file are relative to the file's directory.
@@ -458,10 +456,8 @@ impl Settings {
                 quiet: a.quiet,
                 color: a.color,
             },
-            detectors,
-            sut,
-            sut_spec,
-            detector_specs,
+            sut: sut_spec,
+            detectors: detector_specs,
             gate: GateSpec {
                 baseline: a.baseline.clone().or(rel(base, f.run.baseline)),
                 no_baseline: a.no_baseline,

@@ -184,18 +184,18 @@ scan_timeout = 9
         assert_eq!(s.measure.timeout, Duration::from_secs(5));
         assert_eq!(s.report.out, dir.path().join("o"));
         assert_eq!(s.gate.new_detector.fpr_ceiling, Some(0.2));
-        let SutSpec::Mcp { name, mcp, check } = &s.sut_spec else {
-            panic!("{:?}", s.sut_spec)
+        let SutSpec::Mcp { name, mcp, check } = &s.sut else {
+            panic!("{:?}", s.sut)
         };
         assert_eq!(name, "mine");
         assert_eq!(mcp.url.as_deref(), Some("http://file.example/mcp"));
         assert_eq!(check.ready_timeout, Some(Duration::from_secs(7)));
         assert_eq!(check.request_timeout, Duration::from_secs(5));
         // each detector once, in order, with its own settings
-        let kinds: Vec<DetectorKind> = s.detector_specs.iter().map(|d| d.kind()).collect();
+        let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
         assert_eq!(kinds, [DetectorKind::Rules, DetectorKind::ProxyScan]);
-        let DetectorSpec::ProxyScan { proxy, cfg } = &s.detector_specs[1] else {
-            panic!("{:?}", s.detector_specs)
+        let DetectorSpec::ProxyScan { proxy, cfg } = &s.detectors[1] else {
+            panic!("{:?}", s.detectors)
         };
         assert_eq!(cfg.scan_timeout, Some(9.0));
         // the system under test is not launched: the live detectors launch the reference proxy
@@ -207,8 +207,8 @@ scan_timeout = 9
         assert_eq!(s.measure.timeout, Duration::from_secs(30));
         assert_eq!(s.report.out, PathBuf::from("evalgate-report"));
         assert_eq!(s.gate.new_detector, crate::gate::DEFAULT_NEW_DETECTOR);
-        assert!(matches!(s.sut_spec, SutSpec::Embedded), "{:?}", s.sut_spec);
-        let kinds: Vec<DetectorKind> = s.detector_specs.iter().map(|d| d.kind()).collect();
+        assert!(matches!(s.sut, SutSpec::Embedded), "{:?}", s.sut);
+        let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
         assert_eq!(kinds, [DetectorKind::Rules, DetectorKind::Drift]);
     }
 
@@ -228,12 +228,12 @@ scan_timeout = 9
         assert_eq!(s.measure.timeout, Duration::from_secs(2));
         assert_eq!(s.report.out, PathBuf::from("x"));
         assert_eq!(s.gate.baseline, Some(PathBuf::from("b.json")));
-        let SutSpec::Mcp { mcp, check, .. } = &s.sut_spec else {
-            panic!("{:?}", s.sut_spec)
+        let SutSpec::Mcp { mcp, check, .. } = &s.sut else {
+            panic!("{:?}", s.sut)
         };
         assert_eq!(mcp.url.as_deref(), Some("http://flag.example/mcp"));
         assert_eq!(check.request_timeout, Duration::from_secs(2));
-        let kinds: Vec<DetectorKind> = s.detector_specs.iter().map(|d| d.kind()).collect();
+        let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
         assert_eq!(kinds, [DetectorKind::Drift]);
     }
 
@@ -248,8 +248,8 @@ scan_timeout = 9
             "[sut]\nname = \"mp\"\n[sut.launch]\nserved_names = \"prefixed\"\n",
             a,
         );
-        let SutSpec::Launched(l) = &s.sut_spec else {
-            panic!("{:?}", s.sut_spec)
+        let SutSpec::Launched(l) = &s.sut else {
+            panic!("{:?}", s.sut)
         };
         assert_eq!(l.kind, SutKind::Mcpproxy);
         assert_eq!(l.name.as_deref(), Some("mp"));
@@ -258,8 +258,8 @@ scan_timeout = 9
             l.launch.served_names,
             Some(crate::replay::ServedNames::Prefixed)
         );
-        let [DetectorSpec::RugPullLive { proxy, .. }] = s.detector_specs.as_slice() else {
-            panic!("{:?}", s.detector_specs)
+        let [DetectorSpec::RugPullLive { proxy, .. }] = s.detectors.as_slice() else {
+            panic!("{:?}", s.detectors)
         };
         assert_eq!(proxy.kind, SutKind::Mcpproxy);
         assert_eq!(proxy.mcpproxy_bin, l.mcpproxy_bin);
@@ -270,8 +270,8 @@ scan_timeout = 9
             ..EvalArgs::default()
         };
         let (_dir, s) = resolve("", a);
-        let SutSpec::Rest { name, rest, .. } = &s.sut_spec else {
-            panic!("{:?}", s.sut_spec)
+        let SutSpec::Rest { name, rest, .. } = &s.sut else {
+            panic!("{:?}", s.sut)
         };
         assert_eq!(name, "rest");
         assert_eq!(
