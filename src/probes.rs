@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 /// Whether probes run and whether they gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RobustnessMode {
     /// Do not probe.

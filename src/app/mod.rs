@@ -2,23 +2,30 @@
 //! gate, render. The CLI module only parses; tests drive these functions directly too.
 
 use crate::baseline::{self, Baseline};
-use crate::cli::{ColorChoice, DatasetArgs, EvalArgs};
+use crate::cli::EvalArgs;
 use crate::config::Settings;
-use crate::dataset::{DatasetPaths, Datasets, Need};
+use crate::dataset::{Datasets, Need};
 use crate::measure::{self, Limits, Progress};
 use crate::process::Supervisor;
+use crate::reporting::color::ColorChoice;
 use crate::reporting::{self, model::*, sanitize};
 use crate::score;
 use crate::sut::{Detector, Retriever, SutError};
-use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
 mod baseline_cmd;
+mod dataset_cmd;
+mod given;
+mod publish_cmd;
 mod systems;
 mod tools_cmd;
 
 pub use baseline_cmd::{baseline_changes, cmd_baseline_import, cmd_baseline_update};
+pub use dataset_cmd::{cmd_card, cmd_validate};
+pub use given::{refuse_inapplicable, update_command};
+pub use publish_cmd::cmd_publish;
+use publish_cmd::{github_note, github_timeout, publish_options};
 pub use systems::{make_detectors, make_retriever, mcp_spec, rest_spec};
 pub use tools_cmd::{cmd_proxy, cmd_replay, cmd_snapshot};
 
@@ -50,17 +57,6 @@ impl Part {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct BadInput(pub String);
-
-fn paths(d: &DatasetArgs) -> DatasetPaths {
-    DatasetPaths::files_then_dir(
-        DatasetPaths {
-            corpus: d.retrieval.corpus.clone(),
-            golden: d.retrieval.golden.clone(),
-            security: d.security.security.clone(),
-        },
-        d.dir.dir.as_deref(),
-    )
-}
 
 /// The baseline in use and where it came from.
 pub struct ChosenBaseline {
@@ -103,7 +99,7 @@ impl ChosenBaseline {
 /// working directory, else the embedded one when the embedded datasets are in use. An implicit
 /// baseline measured on other datasets is ignored with a warning; an explicit one is an error.
 pub fn choose_baseline(
-    args: &Settings,
+    args: &crate::config::GateSpec,
     ds: &Datasets,
     warnings: &mut Vec<String>,
     why_none: &mut Option<String>,
@@ -405,7 +401,7 @@ pub async fn evaluate(
     let mut warnings = Vec::new();
     let mut why_none = None;
     let chosen = if use_baseline {
-        choose_baseline(s, &ds, &mut warnings, &mut why_none)?
+        choose_baseline(&s.gate, &ds, &mut warnings, &mut why_none)?
     } else {
         None
     };
@@ -413,31 +409,31 @@ pub async fn evaluate(
         failed: false,
         why_no_baseline: why_none,
         update_command: update_command(&std::env::args().collect::<Vec<_>>()),
-        new_detector: s.new_detector,
+        new_detector: s.gate.new_detector,
     };
     let limits = Limits {
-        request_timeout: s.timeout,
-        concurrency: s.concurrency,
+        request_timeout: s.measure.timeout,
+        concurrency: s.measure.concurrency,
     };
     let sup = Supervisor::new();
     let mut detectors = if part != Part::Retrieval {
-        make_detectors(s, &sup)?
+        make_detectors(&s.detectors, &sup)?
     } else {
         Vec::new()
     };
     sup.install_signal_handlers();
     let built = if part != Part::Security {
-        Some(make_retriever(s, &ds, &sup).await)
+        Some(make_retriever(&s.sut, &ds, &sup).await)
     } else {
         None
     };
-    let mut progress = Progress::new(!s.quiet);
+    let mut progress = Progress::new(!s.report.quiet);
     let plan = Plan {
         part,
-        runs: s.runs,
+        runs: s.measure.runs,
         limits,
         baseline: chosen.as_ref(),
-        robustness: s.robustness,
+        robustness: s.measure.robustness,
         gate: &gate_context,
     };
     let result = match built {
@@ -500,125 +496,12 @@ fn fail_report(
     );
 }
 
-/// `evalgate baseline update` with this invocation's options: what writes the baseline this run
-/// lacks. Options `baseline update` has no use for (reports, terminal, publishing) are left out,
-/// and so is every value that could hold a credential (headers, the GitHub token).
-pub fn update_command(argv: &[String]) -> String {
-    // options that take a value, and those without one, that are left out
-    const DROP_VALUE: [&str; 12] = [
-        "--out",
-        "--robustness",
-        "--color",
-        "--publish",
-        "--comment",
-        "--check-run",
-        "--fail-on",
-        "--comment-key",
-        "--artifact-name",
-        "--github-token",
-        "--act-post",
-        "--github-timeout",
-    ];
-    const DROP_FLAG: [&str; 3] = ["-q", "--quiet", "--no-baseline"];
-    let mut out = vec!["evalgate".to_string(), "baseline".into(), "update".into()];
-    let mut args = argv.iter().skip(1).peekable();
-    // the subcommand itself (run, retrieval, security)
-    for a in args.by_ref() {
-        if matches!(a.as_str(), "run" | "retrieval" | "security") {
-            break;
-        }
-    }
-    while let Some(a) = args.next() {
-        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
-        let inline = a.contains('=');
-        if DROP_VALUE.contains(&name) || name == "--header" {
-            if !inline {
-                args.next();
-            }
-            continue;
-        }
-        if DROP_FLAG.contains(&name) {
-            continue;
-        }
-        out.push(shell_word(a));
-    }
-    out.join(" ")
-}
-
-/// A word as a POSIX shell reads it back: bare when it is plain, else single-quoted.
-fn shell_word(w: &str) -> String {
-    let plain = !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@+%".contains(c));
-    if plain {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', r"'\''"))
-    }
-}
-
 fn color(c: ColorChoice) -> bool {
-    match c {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-        }
-    }
+    c.enabled()
 }
 
 /// How long a run waits for another one writing into the same report directory.
 const REPORT_LOCK_WAIT: Duration = Duration::from_secs(600);
-
-/// Refuses a flag given on the command line that cannot apply to the settings as resolved
-/// (`--url` when the system under test is embedded, say). A variable or an evalgate.toml value
-/// that does not apply is ignored: a job's environment serves several commands.
-pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(), BadInput> {
-    use crate::cli::{DetectorKind, SutKind};
-    let sut = s.sut.name();
-    let given = |flags: &[&'static str]| flags.iter().copied().find(|f| a.given(f));
-    if part != Part::Security
-        && !matches!(s.sut, SutKind::Mcp | SutKind::Rest)
-        && let Some(f) = given(&["--url", "--header"])
-    {
-        return Err(BadInput(format!(
-            "{f} is for a system already running (--sut mcp or --sut rest); the system under test here is `{sut}`"
-        )));
-    }
-    if part == Part::Security {
-        if a.given("--sut") && !s.sut.launched() {
-            return Err(BadInput(format!(
-                "security --sut chooses the proxy launched for the proxy-scan and rug-pull-live detectors: reference, mcpproxy or launch, not `{sut}`"
-            )));
-        }
-        if !s.detectors.iter().any(|d| d.live())
-            && let Some(f) = given(&["--sut", "--mcpproxy-bin"])
-        {
-            return Err(BadInput(format!(
-                "{f} chooses the proxy the proxy-scan and rug-pull-live detectors play against, and neither is among the detectors (add --detectors proxy-scan or rug-pull-live)"
-            )));
-        }
-    }
-    if a.given("--mcpproxy-bin") && s.sut != SutKind::Mcpproxy {
-        return Err(BadInput(format!(
-            "--mcpproxy-bin launches mcpproxy, but the system under test here is `{sut}` (leave --sut out, or --sut mcpproxy)"
-        )));
-    }
-    if a.given("--recorded") {
-        let used = (part != Part::Security && s.sut == SutKind::Recorded)
-            || (part != Part::Retrieval && s.detectors.contains(&DetectorKind::Recorded));
-        if !used {
-            return Err(BadInput(match part {
-                Part::Retrieval => format!(
-                    "--recorded is replayed by --sut recorded, and the system under test here is `{sut}`"
-                ),
-                Part::Security => "--recorded is replayed by --detectors recorded, and it is not among the detectors".into(),
-                Part::Both => "--recorded is replayed by --sut recorded or --detectors recorded, and neither is used here".into(),
-            }));
-        }
-    }
-    Ok(())
-}
 
 /// `run`, `retrieval`, `security`: returns the exit code.
 pub async fn cmd_eval(
@@ -634,10 +517,13 @@ pub async fn cmd_eval(
     let report = crate::secrets::scrub_value(report);
     // held until the reports are written and published: a run given the same --out waits, so
     // the directory's files always come from one run
-    let _lock = crate::files::lock_dir(&s.out, REPORT_LOCK_WAIT)?;
-    let written = reporting::write_all(&report, &s.out)?;
-    if !s.quiet {
-        crate::out!("{}", reporting::terminal::render(&report, color(s.color)));
+    let _lock = crate::files::lock_dir(&s.report.out, REPORT_LOCK_WAIT)?;
+    let written = reporting::write_all(&report, &s.report.out)?;
+    if !s.report.quiet {
+        crate::out!(
+            "{}",
+            reporting::terminal::render(&report, color(s.report.color))
+        );
         for w in &report.warnings {
             eprintln!("warning: {}", sanitize::visible_lines(w));
         }
@@ -650,7 +536,7 @@ pub async fn cmd_eval(
     let env = crate::github::env::GhEnv::from_env();
     if crate::github::plan::publishes(publish_args.publish, env.actions) {
         let opts = publish_options(publish_args, &env, None, github_timeout);
-        let out = crate::github::publish(&report, &s.out, &env, &opts).await;
+        let out = crate::github::publish(&report, &s.report.out, &env, &opts).await;
         for n in out.notes {
             eprintln!("github: {}", github_note(&n));
         }
@@ -660,220 +546,4 @@ pub async fn cmd_eval(
     // by piece (nothing is allocated after this point, so the peak is unchanged).
     std::mem::forget(report);
     Ok(code)
-}
-
-/// A note about publishing for the terminal: what the API answered may quote credentials and
-/// hold escape sequences.
-fn github_note(n: &str) -> String {
-    crate::reporting::sanitize::term_ends(&crate::secrets::scrub(n), 2000)
-}
-
-/// A GitHub token as given, minus the surrounding whitespace a secret file or `echo` leaves;
-/// one that still holds a character no token has (a control character, a space) is not used,
-/// with a warning that never quotes it.
-fn usable_token(t: Option<String>) -> Option<String> {
-    let t = t?.trim().to_string();
-    if t.is_empty() {
-        return None;
-    }
-    if !t.chars().all(|c| c.is_ascii_graphic()) {
-        eprintln!(
-            "warning: the GitHub token holds characters a token cannot have (a space or a control character); nothing is posted to GitHub"
-        );
-        return None;
-    }
-    crate::secrets::register(&t);
-    Some(t)
-}
-
-/// `--github-timeout` (`EVALGATE_GITHUB_TIMEOUT`), bounded like every other timeout.
-fn github_timeout(p: &crate::cli::PublishArgs) -> anyhow::Result<Duration> {
-    match p.github_timeout {
-        None => Ok(crate::github::DEFAULT_TIMEOUT),
-        Some(t) => crate::config::seconds("--github-timeout (EVALGATE_GITHUB_TIMEOUT)", t)
-            .map_err(|e| BadInput(format!("{e:#}")).into()),
-    }
-}
-
-fn publish_options(
-    p: &crate::cli::PublishArgs,
-    env: &crate::github::env::GhEnv,
-    pr: Option<crate::github::env::PullRequest>,
-    timeout: Duration,
-) -> crate::github::PublishOptions {
-    crate::github::PublishOptions {
-        comment: p.comment,
-        check_run: p.check_run,
-        fail_on: p.fail_on,
-        key: p
-            .comment_key
-            .clone()
-            .or_else(|| env.job.clone())
-            .unwrap_or_else(|| "evalgate".into()),
-        artifact_name: p.artifact_name.clone(),
-        token: usable_token(
-            p.github_token
-                .clone()
-                .or_else(|| std::env::var("GITHUB_TOKEN").ok()),
-        ),
-        act_post: p.act_post,
-        pr,
-        timeout,
-    }
-}
-
-/// `publish`: posts an existing report; returns the gate's exit code.
-pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> {
-    let timeout = github_timeout(&a.publish)?;
-    let path = a.report_dir.join("report.json");
-    let text = crate::files::read_to_string(&path)
-        .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
-    let report: Report = serde_json::from_str(&text).map_err(|e| {
-        BadInput(format!(
-            "{}:{}:{}: expected an evalgate report.json: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
-    })?;
-    let report = crate::secrets::scrub_value(report);
-    let env = crate::github::env::GhEnv::from_env();
-    let pr = match (a.pr, &a.head_sha) {
-        (Some(number), Some(sha)) => Some(crate::github::env::PullRequest {
-            number,
-            head_sha: sha.clone(),
-            from_fork: false,
-        }),
-        _ => None,
-    };
-    // publishing is this command's whole job: `auto` publishes, on a runner or not
-    if !crate::github::plan::publishes(a.publish.publish, true) {
-        eprintln!("github: --publish never: nothing is posted or written");
-        return Ok(crate::github::exit_code(&report, a.publish.fail_on));
-    }
-    let opts = publish_options(&a.publish, &env, pr, timeout);
-    let out = crate::github::publish(&report, &a.report_dir, &env, &opts).await;
-    for n in out.notes {
-        eprintln!("github: {}", github_note(&n));
-    }
-    Ok(crate::github::exit_code(&report, a.publish.fail_on))
-}
-
-/// `card`: the dataset card, printed, checked against a file, or spliced into one.
-pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
-    use crate::dataset::card;
-    let ds = Datasets::load(
-        &paths(&args.datasets),
-        Need {
-            retrieval: true,
-            security: true,
-        },
-        args.datasets.profile.profile.unwrap_or_default(),
-    )?;
-    let text = card::render(
-        ds.corpus.as_ref().map(|l| &l.value),
-        ds.golden.as_ref().map(|l| &l.value),
-        ds.security.as_ref().map(|l| &l.value),
-    );
-    let Some(file) = args.update.as_ref().or(args.check.as_ref()) else {
-        // (the card is Markdown made of neutralised cells; shown visible all the same)
-        crate::out!("{}", sanitize::visible_lines(&text));
-        return Ok(0);
-    };
-    let doc = crate::files::read_to_string(file)
-        .map_err(|e| BadInput(format!("{}: cannot read: {e}", file.display())))?;
-    let Some(new) = card::splice(&doc, &text) else {
-        return Err(BadInput(format!(
-            "{}: no generated block; add the two lines\n{}\n{}\nwhere the card belongs",
-            file.display(),
-            card::BEGIN,
-            card::END
-        ))
-        .into());
-    };
-    if args.check.is_some() {
-        if new == doc {
-            crate::outln!("ok  {}: the dataset card is current", file.display());
-            return Ok(0);
-        }
-        eprintln!(
-            "{}: the dataset card is stale; run `evalgate card --update {}`",
-            file.display(),
-            file.display()
-        );
-        return Ok(1);
-    }
-    if new != doc {
-        crate::files::write_atomic(file, new.as_bytes())?;
-        eprintln!("updated the dataset card in {}", file.display());
-    } else {
-        eprintln!("{}: the dataset card was already current", file.display());
-    }
-    Ok(0)
-}
-
-/// `validate`: exit 0 when valid; dataset errors propagate (exit 2).
-pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
-    let ds = Datasets::load(
-        &paths(args),
-        Need {
-            retrieval: true,
-            security: true,
-        },
-        args.profile.profile.unwrap_or_default(),
-    )?;
-    // dataset text (ids, versions, file names) reaches the terminal only through `sanitize`
-    for w in crate::dataset::summarize_warnings(&ds.warnings) {
-        eprintln!("{}", sanitize::visible_lines(&w));
-    }
-    eprintln!(
-        "profile {}: {} warning(s)",
-        ds.profile.as_str(),
-        ds.warnings.len()
-    );
-    for d in dataset_refs(&ds) {
-        crate::outln!(
-            "ok  {:<8} {} ({}, {} items)",
-            d.kind,
-            sanitize::term(&d.source, 500),
-            sanitize::term(d.version.as_deref().unwrap_or("unversioned"), 500),
-            d.items
-        );
-    }
-    Ok(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn argv(s: &str) -> Vec<String> {
-        s.split(' ').map(str::to_string).collect()
-    }
-
-    #[test]
-    fn the_update_command_keeps_what_measures_and_drops_reports_publishing_and_credentials() {
-        assert_eq!(
-            update_command(&argv(
-                "/usr/bin/evalgate run -q --datasets datasets/v0 --out=x --runs 3 --header Authorization:secret --github-token ghp_x --comment off --sut reference"
-            )),
-            "evalgate baseline update --datasets datasets/v0 --runs 3 --sut reference"
-        );
-        assert_eq!(
-            update_command(&argv(
-                "evalgate security --detectors rules,scanner --no-baseline"
-            )),
-            "evalgate baseline update --detectors rules,scanner"
-        );
-        // a word the shell would split or expand is quoted
-        assert_eq!(
-            update_command(&argv("evalgate run --config a$b")),
-            "evalgate baseline update --config 'a$b'"
-        );
-        assert_eq!(shell_word("it's"), r"'it'\''s'");
-        assert_eq!(
-            update_command(&argv("evalgate")),
-            "evalgate baseline update"
-        );
-    }
 }

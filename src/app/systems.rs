@@ -1,20 +1,22 @@
-//! Building the systems under test the settings ask for: in-process, connected, or launched.
+//! Building the systems under test and the detectors from their specs: in-process, connected,
+//! or launched. The one place that matches on the kind; each adapter is given its spec only.
 
 use super::BadInput;
-use crate::cli::{DetectorKind, SutKind};
-use crate::config::{McpFile, RestFile, Settings};
 use crate::dataset::Datasets;
+use crate::launch::spec::LaunchSpec;
 use crate::mcp::Endpoint;
 use crate::process::Supervisor;
+use crate::sut::kind::SutKind;
 use crate::sut::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
 use crate::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::sut::rest::{RestSearch, RestSearchSpec};
+use crate::sut::spec::{DetectorSpec, McpFile, RestFile, SutSpec};
 use crate::sut::{Detector, Retriever, SutError, embedded::Embedded, recorded};
 use anyhow::Context;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-fn need_recorded(s: &Settings) -> anyhow::Result<&Path> {
-    s.recorded
+fn need_recorded(recorded: &Option<PathBuf>) -> anyhow::Result<&Path> {
+    recorded
         .as_deref()
         .ok_or_else(|| BadInput("the `recorded` system needs --recorded FILE (a report.json or a plain JSON file of observations)".into()).into())
 }
@@ -61,42 +63,42 @@ pub fn rest_spec(
 /// Builds (connects, launches) the retriever. `Ok(Err(_))` = the system could not be brought up
 /// (exit 3); `Err(_)` = bad settings (exit 2).
 pub async fn make_retriever(
-    s: &Settings,
+    spec: &SutSpec,
     ds: &Datasets,
     sup: &Supervisor,
 ) -> anyhow::Result<Result<Box<dyn Retriever>, SutError>> {
     let corpus = ds.corpus.as_ref().context("no corpus loaded")?;
-    let name = |d: &str| s.sut_file.name.clone().unwrap_or_else(|| d.to_string());
-    Ok(match s.sut {
-        SutKind::Embedded => Ok(Box::new(
+    Ok(match spec {
+        SutSpec::Embedded => Ok(Box::new(
             Embedded::new(&corpus.value).context("building the BM25 index")?,
         )),
-        SutKind::Recorded => Ok(Box::new(
-            recorded::RecordedRetriever::from_file(need_recorded(s)?)
+        SutSpec::Recorded { path } => Ok(Box::new(
+            recorded::RecordedRetriever::from_file(need_recorded(path)?)
                 .map_err(|e| bad(format!("{e:#}")))?,
         )),
-        SutKind::Mcp => {
-            let spec = mcp_spec(&name("mcp"), &s.sut_file.mcp)?;
+        SutSpec::Mcp { name, mcp, check } => {
+            let spec = mcp_spec(name, mcp)?;
             let what = spec.endpoint.describe();
-            match McpSearch::connect(spec, sup, s.timeout).await {
-                Ok(m) => match crate::launch::check_catalog(s, &m, Some(&m), &corpus.value).await {
-                    Ok(coverage) => Ok(Box::new(Checked {
-                        inner: Box::new(m),
-                        coverage,
-                    })),
-                    Err(e) => Err(e),
-                },
+            match McpSearch::connect(spec, sup, check.request_timeout).await {
+                Ok(m) => {
+                    match crate::launch::check_catalog(check, &m, Some(&m), &corpus.value).await {
+                        Ok(coverage) => Ok(Box::new(Checked {
+                            inner: Box::new(m),
+                            coverage,
+                        })),
+                        Err(e) => Err(e),
+                    }
+                }
                 Err(e) => Err(SutError::connect_failed(
-                    name("mcp"),
+                    name.clone(),
                     &e.context(format!("cannot connect ({what})")),
                     "",
                 )),
             }
         }
-        SutKind::Rest => {
-            let r = RestSearch::new(rest_spec(&name("rest"), &s.sut_file.rest, s.timeout)?)
-                .map_err(bad)?;
-            match crate::launch::check_catalog(s, &r, None, &corpus.value).await {
+        SutSpec::Rest { name, rest, check } => {
+            let r = RestSearch::new(rest_spec(name, rest, check.request_timeout)?).map_err(bad)?;
+            match crate::launch::check_catalog(check, &r, None, &corpus.value).await {
                 Ok(coverage) => Ok(Box::new(Checked {
                     inner: Box::new(r),
                     coverage,
@@ -104,52 +106,58 @@ pub async fn make_retriever(
                 Err(e) => Err(e),
             }
         }
-        SutKind::Mcpproxy | SutKind::Reference | SutKind::Launch => {
-            if s.sut == SutKind::Mcpproxy && s.sut_file.mcpproxy_bin.is_none() {
-                return Err(bad(
-                    "--sut mcpproxy needs --mcpproxy-bin PATH (a mcpproxy binary built earlier in the workflow)",
-                ));
-            }
-            if s.sut == SutKind::Launch {
-                let l = &s.sut_file.launch;
-                if l.command.as_ref().is_none_or(|c| c.is_empty()) {
-                    return Err(bad(
-                        "--sut launch needs [sut.launch] command = [\"my-proxy\", \"--config\", \"{config}\", ...] in evalgate.toml",
-                    ));
-                }
-                // the search settings are checked now (exit 2), not after the proxy started
-                McpSearchSpec::from_file(
-                    "launch",
-                    &s.sut_file.mcp,
-                    Some(Endpoint::Http {
-                        url: String::new(),
-                        headers: vec![],
-                    }),
-                )
-                .map_err(bad)?;
-                if l.config_format == Some(crate::launch::writers::ConfigFormat::Template) {
-                    match &l.template {
-                        None => {
-                            return Err(bad(
-                                "[sut.launch] config_format = \"template\" needs template = \"FILE\" (a minijinja template of the proxy's config)",
-                            ));
-                        }
-                        Some(t) if !t.is_file() => {
-                            return Err(bad(format!(
-                                "[sut.launch] template: {} is not a file",
-                                t.display()
-                            )));
-                        }
-                        Some(_) => {}
-                    }
-                }
-            }
+        SutSpec::Launched(l) => {
+            check_launch(l)?;
             let golden = &ds.golden.as_ref().context("no golden set loaded")?.value;
-            crate::launch::launch(s, corpus, golden, sup)
+            crate::launch::launch(l, corpus, golden, sup)
                 .await
                 .map(|l| Box::new(l) as Box<dyn Retriever>)
         }
     })
+}
+
+/// What a launch needs, checked before anything starts (exit 2, not a proxy that failed).
+fn check_launch(s: &LaunchSpec) -> anyhow::Result<()> {
+    if s.kind == SutKind::Mcpproxy && s.mcpproxy_bin.is_none() {
+        return Err(bad(
+            "--sut mcpproxy needs --mcpproxy-bin PATH (a mcpproxy binary built earlier in the workflow)",
+        ));
+    }
+    if s.kind == SutKind::Launch {
+        let l = &s.launch;
+        if l.command.as_ref().is_none_or(|c| c.is_empty()) {
+            return Err(bad(
+                "--sut launch needs [sut.launch] command = [\"my-proxy\", \"--config\", \"{config}\", ...] in evalgate.toml",
+            ));
+        }
+        // the search settings are checked now (exit 2), not after the proxy started
+        McpSearchSpec::from_file(
+            "launch",
+            &s.mcp,
+            Some(Endpoint::Http {
+                url: String::new(),
+                headers: vec![],
+            }),
+        )
+        .map_err(bad)?;
+        if l.config_format == Some(crate::launch::writers::ConfigFormat::Template) {
+            match &l.template {
+                None => {
+                    return Err(bad(
+                        "[sut.launch] config_format = \"template\" needs template = \"FILE\" (a minijinja template of the proxy's config)",
+                    ));
+                }
+                Some(t) if !t.is_file() => {
+                    return Err(bad(format!(
+                        "[sut.launch] template: {} is not a file",
+                        t.display()
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A connected system whose catalog was checked: searches pass through, the coverage travels
@@ -188,36 +196,35 @@ impl Retriever for Checked {
     }
 }
 
-/// Builds the detectors the settings ask for, in order, without duplicates.
-pub fn make_detectors(s: &Settings, sup: &Supervisor) -> anyhow::Result<Vec<Box<dyn Detector>>> {
+/// Builds the detectors of `specs`, in order (the specs hold each kind once).
+pub fn make_detectors(
+    specs: &[DetectorSpec],
+    sup: &Supervisor,
+) -> anyhow::Result<Vec<Box<dyn Detector>>> {
     let mut out: Vec<Box<dyn Detector>> = Vec::new();
-    let mut seen = Vec::new();
-    for k in &s.detectors {
-        if seen.contains(k) {
-            continue;
-        }
-        seen.push(*k);
-        match k {
-            DetectorKind::Rules => out.push(Box::new(crate::sut::rules::Rules)),
-            DetectorKind::Drift => out.push(Box::new(crate::sut::drift::Drift)),
-            DetectorKind::Recorded => {
-                let recs = recorded::RecordedDetector::from_file(need_recorded(s)?)
+    for spec in specs {
+        match spec {
+            DetectorSpec::Rules => out.push(Box::new(crate::sut::rules::Rules)),
+            DetectorSpec::Drift => out.push(Box::new(crate::sut::drift::Drift)),
+            DetectorSpec::Recorded { path } => {
+                let recs = recorded::RecordedDetector::from_file(need_recorded(path)?)
                     .map_err(|e| bad(format!("{e:#}")))?;
                 out.extend(recs.into_iter().map(|r| Box::new(r) as Box<dyn Detector>));
             }
-            DetectorKind::ProxyScan => out.push(Box::new(
-                crate::sut::live::ProxyScan::new(s, sup).map_err(|e| bad(format!("{e:#}")))?,
+            DetectorSpec::ProxyScan { proxy, cfg } => out.push(Box::new(
+                crate::sut::live::ProxyScan::new(proxy, cfg, sup)
+                    .map_err(|e| bad(format!("{e:#}")))?,
             )),
-            DetectorKind::RugPullLive => {
-                out.push(Box::new(crate::sut::live::RugPullLive::new(s, sup)))
-            }
-            DetectorKind::Scanner => {
-                if s.scanners.is_empty() {
+            DetectorSpec::RugPullLive { proxy, cfg } => out.push(Box::new(
+                crate::sut::live::RugPullLive::new(proxy, cfg, sup),
+            )),
+            DetectorSpec::Scanner(scanners) => {
+                if scanners.is_empty() {
                     return Err(bad(
                         "the scanner detector needs at least one [[scanner]] table in evalgate.toml (name, command, filter)",
                     ));
                 }
-                for cfg in &s.scanners {
+                for cfg in scanners {
                     let sc = crate::sut::scanner::Scanner::new(cfg.clone())
                         .map_err(|e| bad(format!("{e:#}")))?;
                     out.push(Box::new(sc));

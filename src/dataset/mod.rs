@@ -151,7 +151,6 @@ pub struct Need {
     serde::Serialize,
     serde::Deserialize,
     schemars::JsonSchema,
-    clap::ValueEnum,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Profile {

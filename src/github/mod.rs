@@ -47,7 +47,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEADLINE_FACTOR: u32 = 10;
 
 /// Whether to publish at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PublishWhen {
     /// Inside GitHub Actions (GITHUB_ACTIONS=true).
     Auto,
@@ -56,7 +56,7 @@ pub enum PublishWhen {
 }
 
 /// When to post the sticky comment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CommentMode {
     /// On every run.
@@ -70,7 +70,7 @@ pub enum CommentMode {
 }
 
 /// Whether a failed gate fails the job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailOn {
     /// A regression fails the job (exit 1).

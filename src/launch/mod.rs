@@ -11,6 +11,7 @@
 pub mod catalog;
 mod prepare;
 mod ready;
+pub mod spec;
 mod start;
 mod upstreams;
 pub mod writers;
@@ -22,11 +23,10 @@ pub use upstreams::{
     write_server_corpora,
 };
 
-use crate::cli::SutKind;
-use crate::config::{LaunchTransport, Settings};
 use crate::dataset::{Corpus, GoldenSet, Loaded};
 use crate::mcp::Endpoint;
 use crate::process::{Managed, Supervisor};
+use crate::sut::kind::SutKind;
 use crate::sut::mapping::Mapper;
 use crate::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::sut::{Ranked, Retriever, SearchRequest, SutError};
@@ -34,6 +34,7 @@ use async_trait::async_trait;
 use catalog::{CatalogCheck, CheckSpec, Coverage};
 use prepare::{prepare, shape};
 use serde_json::Value;
+use spec::{CatalogSpec, LaunchSpec, LaunchTransport};
 use std::time::Duration;
 use writers::ConfigFormat;
 
@@ -130,10 +131,10 @@ impl Retriever for Launched {
 
 /// The MCP search of a launched proxy: mcpproxy's `retrieve_tools` for its family, else
 /// `[sut.mcp]` (tool, arguments, filter, or a preset) at the launch's endpoint.
-fn search_spec(s: &Settings, endpoint: Endpoint) -> Result<McpSearchSpec, SutError> {
+fn search_spec(s: &LaunchSpec, endpoint: Endpoint) -> Result<McpSearchSpec, SutError> {
     let name = system_name(s);
-    if s.sut == SutKind::Launch {
-        return McpSearchSpec::from_file(&name, &s.sut_file.mcp, Some(endpoint)).map_err(|e| {
+    if s.kind == SutKind::Launch {
+        return McpSearchSpec::from_file(&name, &s.mcp, Some(endpoint)).map_err(|e| {
             SutError::Other {
                 system: name.clone(),
                 detail: format!("{e:#}"),
@@ -153,20 +154,20 @@ fn search_spec(s: &Settings, endpoint: Endpoint) -> Result<McpSearchSpec, SutErr
 
 /// The catalog check for a connected system (`search` or `tools-list`).
 pub async fn check_catalog(
-    s: &Settings,
+    s: &CatalogSpec,
     r: &dyn Retriever,
     mcp: Option<&McpSearch>,
     corpus: &Corpus,
 ) -> Result<Coverage, SutError> {
     let spec = CheckSpec {
         system: r.name().to_string(),
-        ready_timeout: ready_timeout(s, 0),
-        request_timeout: s.timeout,
+        ready_timeout: s.ready_timeout.unwrap_or(READY_TIMEOUT),
+        request_timeout: s.request_timeout,
         concurrency: s.concurrency,
-        allow_partial: s.sut_file.catalog.allow_partial,
+        allow_partial: s.catalog.allow_partial,
         quiet: s.quiet,
     };
-    let c = &s.sut_file.catalog;
+    let c = &s.catalog;
     let cov = match (c.check.unwrap_or_default(), mcp) {
         (CatalogCheck::ToolsList, Some(m)) => {
             catalog::by_tools_list(
@@ -195,7 +196,7 @@ pub async fn check_catalog(
 
 /// Starts the proxy over the corpus, establishes its catalog, and returns it as a retriever.
 pub async fn launch(
-    s: &Settings,
+    s: &LaunchSpec,
     corpus: &Loaded<Corpus>,
     golden: &GoldenSet,
     sup: &Supervisor,
@@ -210,10 +211,7 @@ pub async fn launch(
             }
         })?;
     let plan = Plan {
-        upstreams: corpus_upstreams(
-            &corpus_files,
-            s.sut_file.launch.served_names.unwrap_or_default(),
-        ),
+        upstreams: corpus_upstreams(&corpus_files, s.launch.served_names.unwrap_or_default()),
         want: corpus
             .value
             .tools
@@ -226,7 +224,7 @@ pub async fn launch(
     let (search, proxy, dir) = match shape.transport {
         LaunchTransport::Stdio => {
             let p = prepare(s, &plan, dir.path(), sup, &shape).await?;
-            if !s.quiet {
+            if !s.check.quiet {
                 eprintln!(
                     "{name}: starting {} (stdio) over {} replayed server(s)",
                     p.program.display(),
@@ -248,7 +246,6 @@ pub async fn launch(
         LaunchTransport::Http => {
             let running = start(s, &plan, dir, sup).await?;
             let mut headers: Vec<(String, String)> = s
-                .sut_file
                 .launch
                 .headers
                 .iter()
@@ -293,7 +290,7 @@ pub async fn launch(
         }
     } else {
         // through the launched retriever, which watches the process while probing
-        check_catalog(s, &launched, Some(&launched.search), &corpus.value)
+        check_catalog(&s.check, &launched, Some(&launched.search), &corpus.value)
             .await
             .map_err(|e| launched.explain(e))?
     });
@@ -302,7 +299,7 @@ pub async fn launch(
 }
 
 /// The index may still be settling: probe until two rounds of the first golden queries agree.
-async fn settle(s: &Settings, launched: &Launched, golden: &GoldenSet) -> Result<(), SutError> {
+async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Result<(), SutError> {
     let probes: Vec<&crate::dataset::Query> = golden.queries.iter().take(3).collect();
     let mut previous: Option<Vec<Vec<crate::text::Text>>> = None;
     for _ in 0..20 {
@@ -310,7 +307,7 @@ async fn settle(s: &Settings, launched: &Launched, golden: &GoldenSet) -> Result
         for q in &probes {
             // bounded like every measured query: a proxy that hangs here is named, not waited on
             let r = tokio::time::timeout(
-                s.timeout,
+                s.check.request_timeout,
                 launched.search(SearchRequest {
                     run: 0,
                     query_id: &q.id,
@@ -321,7 +318,7 @@ async fn settle(s: &Settings, launched: &Launched, golden: &GoldenSet) -> Result
             .await
             .map_err(|_| SutError::Timeout {
                 system: launched.name.clone(),
-                seconds: s.timeout.as_secs_f64(),
+                seconds: s.check.request_timeout.as_secs_f64(),
                 context: format!(
                     "stability probe query {:?} before the measured runs{}",
                     q.id,

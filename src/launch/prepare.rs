@@ -6,17 +6,17 @@ use super::catalog::CatalogCheck;
 use super::upstreams::{free_port, proxy_config, random_key};
 use super::writers::{self, ConfigFormat, UpstreamCmd, Vars};
 use super::{LOG_LINES, Plan};
-use crate::cli::SutKind;
-use crate::config::{LaunchTransport, Settings};
+use crate::launch::spec::{LaunchSpec, LaunchTransport};
 use crate::process::{Spec, Supervisor};
 use crate::sut::SutError;
+use crate::sut::kind::SutKind;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The system's display name for a launch.
-pub fn system_name(s: &Settings) -> String {
-    s.sut_file.name.clone().unwrap_or_else(|| match s.sut {
+pub fn system_name(s: &LaunchSpec) -> String {
+    s.name.clone().unwrap_or_else(|| match s.kind {
         SutKind::Mcpproxy => "mcpproxy".into(),
         SutKind::Reference => "reference-proxy".into(),
         SutKind::Launch => "launched-proxy".into(),
@@ -27,11 +27,9 @@ pub fn system_name(s: &Settings) -> String {
 /// How long a launch waits for the catalog (`[sut.launch] ready_timeout`, else 60 s plus one
 /// second per served server: a proxy starts its upstreams at once, and a hundred of them on a
 /// small CI machine take a while).
-pub fn ready_timeout(s: &Settings, servers: usize) -> Duration {
-    s.sut_file
-        .launch
+pub fn ready_timeout(s: &LaunchSpec, servers: usize) -> Duration {
+    s.check
         .ready_timeout
-        .map(Duration::from_secs_f64)
         .unwrap_or(super::READY_TIMEOUT + Duration::from_secs(servers as u64))
 }
 
@@ -57,10 +55,10 @@ pub(super) struct LaunchShape {
     pub(super) rest_ready: bool,
 }
 
-pub(super) fn shape(s: &Settings) -> LaunchShape {
-    let l = &s.sut_file.launch;
-    let check = s.sut_file.catalog.check.unwrap_or_default();
-    match s.sut {
+pub(super) fn shape(s: &LaunchSpec) -> LaunchShape {
+    let l = &s.launch;
+    let check = s.check.catalog.check.unwrap_or_default();
+    match s.kind {
         SutKind::Launch => {
             let format = l.config_format.unwrap_or_default();
             LaunchShape {
@@ -104,7 +102,7 @@ fn upstream_cmds(plan: &Plan, me: &Path) -> Vec<UpstreamCmd> {
 }
 
 pub(super) async fn prepare(
-    s: &Settings,
+    s: &LaunchSpec,
     plan: &Plan,
     dir: &Path,
     sup: &Supervisor,
@@ -115,7 +113,7 @@ pub(super) async fn prepare(
         system: name.clone(),
         detail,
     };
-    let l = &s.sut_file.launch;
+    let l = &s.launch;
     let data_dir = dir.join("data");
     let home = dir.join("home");
     for d in [&data_dir, &home] {
@@ -130,7 +128,7 @@ pub(super) async fn prepare(
     let cfg_path = dir.join(
         l.config_name
             .clone()
-            .filter(|_| s.sut == SutKind::Launch)
+            .filter(|_| s.kind == SutKind::Launch)
             .unwrap_or_else(|| shape.format.default_name().to_string()),
     );
     let ups = upstream_cmds(plan, &me);
@@ -187,11 +185,11 @@ pub(super) async fn prepare(
     let cwd = l
         .cwd
         .as_deref()
-        .filter(|_| s.sut == SutKind::Launch)
+        .filter(|_| s.kind == SutKind::Launch)
         .map(|c| vars.path(c))
         .unwrap_or_else(|| dir.to_path_buf());
     let (program, args) = proxy_command(s, &me, &vars).map_err(fail)?;
-    if s.sut == SutKind::Launch {
+    if s.kind == SutKind::Launch {
         run_setup(s, &l.setup, &ups, &vars, &env, &cwd, sup).await?;
     }
     Ok(Prepared {
@@ -241,10 +239,10 @@ fn proxy_env(
 
 /// The proxy's program and arguments, placeholders filled: mcpproxy's `serve`, a `launch`
 /// proxy's `command`, else evalgate's own reference proxy.
-fn proxy_command(s: &Settings, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec<String>), String> {
-    Ok(match s.sut {
+fn proxy_command(s: &LaunchSpec, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec<String>), String> {
+    Ok(match s.kind {
         SutKind::Mcpproxy => {
-            let bin = s.sut_file.mcpproxy_bin.clone().ok_or_else(|| {
+            let bin = s.mcpproxy_bin.clone().ok_or_else(|| {
                 "--sut mcpproxy needs --mcpproxy-bin PATH (or [sut] mcpproxy_bin)".to_string()
             })?;
             let args = [
@@ -262,7 +260,6 @@ fn proxy_command(s: &Settings, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec<S
         }
         SutKind::Launch => {
             let cmd = s
-                .sut_file
                 .launch
                 .command
                 .clone()
@@ -293,7 +290,7 @@ fn proxy_command(s: &Settings, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec<S
 
 /// Runs the `setup` commands (one that names `{server}` once per server), each bounded.
 async fn run_setup(
-    s: &Settings,
+    s: &LaunchSpec,
     setup: &[Vec<String>],
     ups: &[UpstreamCmd],
     vars: &Vars,

@@ -4,7 +4,7 @@
 
 use super::prepare::{LaunchShape, Prepared};
 use super::{LOG_LINES, Plan, ready_timeout};
-use crate::config::Settings;
+use crate::launch::spec::LaunchSpec;
 use crate::process::Managed;
 use crate::sut::SutError;
 use serde_json::Value;
@@ -22,7 +22,7 @@ pub(super) enum Waited {
 /// Waits until the proxy `p` describes is ready, it exits, or the launch's ready timeout
 /// passes (an error naming what was still missing and the proxy's log tail).
 pub(super) async fn wait_ready(
-    s: &Settings,
+    s: &LaunchSpec,
     name: &str,
     plan: &Plan,
     shape: &LaunchShape,

@@ -5,7 +5,7 @@ use super::prepare::{Prepared, prepare, shape, system_name};
 use super::ready::{Waited, wait_ready};
 use super::upstreams::Quarantine;
 use super::writers::Vars;
-use crate::config::Settings;
+use crate::launch::spec::LaunchSpec;
 use crate::process::{Managed, Spec, Supervisor};
 use crate::sut::SutError;
 use std::collections::{BTreeMap, BTreeSet};
@@ -49,7 +49,7 @@ impl Running {
 /// ready (a proxy that lost its port to another process is started again, at most three
 /// times) → hand it over as [`Running`].
 pub async fn start(
-    s: &Settings,
+    s: &LaunchSpec,
     plan: &Plan,
     dir: tempfile::TempDir,
     sup: &Supervisor,
@@ -76,7 +76,7 @@ pub async fn start(
                 });
             }
         };
-        if !s.quiet && shape.rest_ready {
+        if !s.check.quiet && shape.rest_ready {
             eprintln!(
                 "{name}: catalog ready ({} tools) after {:.1} s",
                 plan.want.len(),
@@ -97,7 +97,7 @@ pub async fn start(
 
 /// Starts the prepared proxy under the supervisor.
 fn spawn(
-    s: &Settings,
+    s: &LaunchSpec,
     name: &str,
     plan: &Plan,
     p: &Prepared,
@@ -107,7 +107,7 @@ fn spawn(
     spec.args = p.args.clone();
     spec.env = p.env.clone();
     spec.cwd = Some(p.cwd.clone());
-    if !s.quiet {
+    if !s.check.quiet {
         eprintln!(
             "{name}: starting {} on {} over {} replayed server(s)",
             spec.program.display(),

@@ -2,6 +2,7 @@
 //! Files are rendered in memory first and then moved into place, so a failed render never
 //! leaves half-written output.
 
+pub mod color;
 pub mod format;
 pub mod html;
 pub mod markdown;

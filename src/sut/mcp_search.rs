@@ -37,7 +37,7 @@ impl McpSearchSpec {
     /// the user's keys. `endpoint` replaces `url`/`command` (a launched proxy's endpoint).
     pub fn from_file(
         name: &str,
-        m: &crate::config::McpFile,
+        m: &super::spec::McpFile,
         endpoint: Option<Endpoint>,
     ) -> Result<McpSearchSpec, String> {
         let preset = m.preset.as_deref().unwrap_or("mcpproxy");

@@ -3,6 +3,7 @@
 
 pub mod drift;
 pub mod embedded;
+pub mod kind;
 pub mod live;
 pub mod mapping;
 pub mod mcp_search;
@@ -11,6 +12,7 @@ pub mod rest;
 pub mod rules;
 pub mod sample_args;
 pub mod scanner;
+pub mod spec;
 
 use crate::dataset::Entry;
 use crate::text::Text;

@@ -76,7 +76,7 @@ impl RecordedRetriever {
     }
 
     fn from_observations(obs: RetrievalObservations) -> anyhow::Result<Self> {
-        let max_ms = crate::config::MAX_SECONDS * 1000.0;
+        let max_ms = super::spec::MAX_SECONDS * 1000.0;
         for (i, r) in obs.runs.iter().enumerate() {
             for (j, q) in r.queries.iter().enumerate() {
                 if !(q.latency_ms.is_finite() && (0.0..=max_ms).contains(&q.latency_ms)) {

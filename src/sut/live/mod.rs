@@ -17,7 +17,7 @@ mod scan;
 pub use rug_pull::RugPullLive;
 pub use scan::ProxyScan;
 
-use crate::config::Settings;
+use crate::launch::spec::LaunchSpec;
 use crate::launch::{self, Plan, Quarantine, Running};
 use crate::process::Supervisor;
 use crate::sut::SutError;
@@ -54,7 +54,7 @@ pub struct LiveConfig {
 
 /// Launches the proxy over `layout` (fresh scratch directory).
 async fn launch_over(
-    s: &Settings,
+    s: &LaunchSpec,
     sup: &Supervisor,
     layout: &Layout,
     quarantine: Quarantine,

@@ -6,10 +6,11 @@
 //! A proxy that never re-lists has missed the change, with that reason. Each run launches a
 //! fresh proxy.
 
+use super::LiveConfig;
 use super::client::{client, get};
 use super::layout::{CallArgs, Layout, layout};
-use crate::config::Settings;
 use crate::dataset::{Category, Entry};
+use crate::launch::spec::LaunchSpec;
 use crate::launch::{self, Quarantine, Running};
 use crate::process::Supervisor;
 use crate::sut::{Decision, Detector, LiveOutcome, SutError};
@@ -22,7 +23,8 @@ use std::time::{Duration, Instant};
 
 /// Rug-pulls played against the running proxy.
 pub struct RugPullLive {
-    settings: Settings,
+    /// The proxy launched for each measurement.
+    proxy: LaunchSpec,
     sup: Supervisor,
     call_tool: String,
     relist_timeout: Duration,
@@ -168,10 +170,9 @@ fn judge(
 }
 
 impl RugPullLive {
-    pub fn new(settings: &Settings, sup: &Supervisor) -> RugPullLive {
-        let cfg = &settings.rug_pull_live;
+    pub fn new(proxy: &LaunchSpec, cfg: &LiveConfig, sup: &Supervisor) -> RugPullLive {
         let call_tool = cfg.call_tool.clone().unwrap_or_else(|| {
-            if settings.sut == crate::cli::SutKind::Mcpproxy {
+            if proxy.kind == crate::sut::kind::SutKind::Mcpproxy {
                 // the one variant mcpproxy never refuses for the tool's annotations
                 // (`call_tool_read`/`_write` on a destructiveHint tool are refused by
                 // internal/contracts/intent.go, whatever the rug-pull did)
@@ -181,7 +182,7 @@ impl RugPullLive {
             }
         });
         RugPullLive {
-            settings: settings.clone(),
+            proxy: proxy.clone(),
             sup: sup.clone(),
             call_tool,
             relist_timeout: Duration::from_secs_f64(cfg.relist_timeout.unwrap_or(10.0)),
@@ -263,8 +264,11 @@ impl RugPullLive {
             args.insert("name".into(), json!(id));
             args.insert("args_json".into(), json!(args_json));
             let params = CallToolRequestParams::new(self.call_tool.clone()).with_arguments(args);
-            let r =
-                tokio::time::timeout(self.settings.timeout, service.peer().call_tool(params)).await;
+            let r = tokio::time::timeout(
+                self.proxy.check.request_timeout,
+                service.peer().call_tool(params),
+            )
+            .await;
             let (through, text) = match r {
                 Ok(Ok(res)) => {
                     let text = serde_json::to_string(&res).unwrap_or_default();
@@ -283,21 +287,16 @@ impl RugPullLive {
     }
 
     async fn play(&self, layout: &Layout) -> Result<BTreeMap<usize, LiveOutcome>, SutError> {
-        let running = super::launch_over(
-            &self.settings,
-            &self.sup,
-            layout,
-            Quarantine::On,
-            |i, root| {
+        let running =
+            super::launch_over(&self.proxy, &self.sup, layout, Quarantine::On, |i, root| {
                 vec![
                     "--switch-file".into(),
                     root.join("switch").display().to_string(),
                     "--listed-file".into(),
                     root.join(format!("listed-{i:04}")).display().to_string(),
                 ]
-            },
-        )
-        .await?;
+            })
+            .await?;
         let root = running.dir.path().to_path_buf();
         let ctrl = root.join("switch");
         let listed: Vec<(String, PathBuf)> = layout
@@ -314,7 +313,7 @@ impl RugPullLive {
             (),
             &crate::mcp::ConnectOpts {
                 sup: &self.sup,
-                timeout: self.settings.timeout,
+                timeout: self.proxy.check.request_timeout,
                 name: &running.name,
             },
         )
@@ -367,13 +366,13 @@ impl Detector for RugPullLive {
     }
     fn time_limit(&self, per_request: Duration, entries: &[Entry]) -> Duration {
         let servers = layout(entries, Self::played).map_or(1, |l| l.specs.len());
-        let ready = launch::ready_timeout(&self.settings, servers);
+        let ready = launch::ready_timeout(&self.proxy, servers);
         let played = entries.iter().filter(|e| Self::played(e).is_some()).count() as u32;
         ready + (self.relist_timeout + Duration::from_secs(5)) * 3 + per_request * (3 * played + 3)
     }
     async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
         let layout = layout(entries, Self::played).map_err(|detail| SutError::Other {
-            system: launch::system_name(&self.settings),
+            system: launch::system_name(&self.proxy),
             detail,
         })?;
         let mut live = if layout.specs.is_empty() {

@@ -6,8 +6,8 @@
 use super::ProxyScanConfig;
 use super::client::{api, client, get, url_part};
 use super::layout::{Layout, as_tool, definitions, empty_spec, safe, served_name};
-use crate::config::Settings;
 use crate::dataset::Entry;
+use crate::launch::spec::LaunchSpec;
 use crate::launch::{self, Quarantine, Running};
 use crate::process::Supervisor;
 use crate::sut::{Decision, Detector, SutError};
@@ -41,15 +41,20 @@ fn scan_state(st: &Value) -> ScanState {
 
 /// The proxy's own security scan, triggered per server over its REST API.
 pub struct ProxyScan {
-    settings: Settings,
+    /// The proxy launched for each measurement.
+    proxy: LaunchSpec,
     sup: Supervisor,
     cfg: ProxyScanConfig,
     threshold: Option<f64>,
 }
 
 impl ProxyScan {
-    pub fn new(settings: &Settings, sup: &Supervisor) -> anyhow::Result<ProxyScan> {
-        let cfg = settings.proxy_scan.clone();
+    pub fn new(
+        proxy: &LaunchSpec,
+        cfg: &ProxyScanConfig,
+        sup: &Supervisor,
+    ) -> anyhow::Result<ProxyScan> {
+        let cfg = cfg.clone();
         let threshold = match &cfg.severity_threshold {
             None => None,
             Some(v) => Some(crate::sut::scanner::severity_rank(v).ok_or_else(|| {
@@ -59,7 +64,7 @@ impl ProxyScan {
             })?),
         };
         Ok(ProxyScan {
-            settings: settings.clone(),
+            proxy: proxy.clone(),
             sup: sup.clone(),
             cfg,
             threshold,
@@ -299,20 +304,20 @@ impl Detector for ProxyScan {
         let launches = scan_launches(entries).unwrap_or_default();
         let ready: Duration = launches
             .iter()
-            .map(|l| launch::ready_timeout(&self.settings, l.layout.specs.len()) + per_request)
+            .map(|l| launch::ready_timeout(&self.proxy, l.layout.specs.len()) + per_request)
             .sum();
         let scans: usize = launches.iter().map(|l| l.scanned.len()).sum();
         ready + per_request + self.scan_timeout() * scans.max(1) as u32
     }
     async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
         let launches = scan_launches(entries).map_err(|detail| SutError::Other {
-            system: launch::system_name(&self.settings),
+            system: launch::system_name(&self.proxy),
             detail,
         })?;
         let mut signals: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
         let mut unplaced = 0;
         for (k, l) in launches.iter().enumerate() {
-            if !self.settings.quiet {
+            if !self.proxy.check.quiet {
                 eprintln!(
                     "proxy-scan: launch {}/{} ({} entries that cannot see each other, with their declared peers)",
                     k + 1,
@@ -321,7 +326,7 @@ impl Detector for ProxyScan {
                 );
             }
             let running = super::launch_over(
-                &self.settings,
+                &self.proxy,
                 &self.sup,
                 &l.layout,
                 Quarantine::Off,
@@ -344,7 +349,7 @@ impl Detector for ProxyScan {
             }
             running.proxy.terminate(Duration::from_secs(2)).await;
         }
-        if unplaced > 0 && !self.settings.quiet {
+        if unplaced > 0 && !self.proxy.check.quiet {
             eprintln!(
                 "proxy-scan: {unplaced} finding(s) located at no entry's tool (server-level findings, peers) were not counted"
             );

@@ -1,17 +1,25 @@
 //! `evalgate.toml` and the resolved settings of one evaluation.
 //!
-//! Precedence: command-line flag > `EVALGATE_*` environment variable (clap reads both) >
+//! Precedence: command-line flag > `EVALGATE_*` environment variable (the command line reads both) >
 //! `evalgate.toml` (`--config FILE`, else `./evalgate.toml` when present) > built-in default.
 
-use crate::cli::{ColorChoice, DetectorKind, EvalArgs, SutKind};
 use crate::dataset::DatasetPaths;
-use crate::sut::mapping::IdStyle;
+use crate::sut::kind::{DetectorKind, SutKind};
+use crate::sut::spec::{DetectorSpec, SutSpec};
 use anyhow::Context;
 use serde::Deserialize;
-use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+mod args;
+mod specs;
+
+pub use args::EvalArgs;
+pub use specs::{GateSpec, MeasureSpec, ReportSpec};
+
+pub use crate::launch::spec::{CatalogFile, LaunchFile, LaunchTransport};
+pub use crate::sut::spec::{McpFile, RestFile};
 
 pub const DEFAULT_CONFIG: &str = "evalgate.toml";
 
@@ -47,8 +55,7 @@ pub struct FileConfig {
     pub sut_keys: BTreeMap<String, Vec<String>>,
 }
 
-/// The longest wait any setting may ask for: a week.
-pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+pub use crate::sut::spec::MAX_SECONDS;
 
 /// A URL a system under test is reached at: absolute, http or https, with a host. Checked when
 /// the settings are read, so a typo is bad input (exit 2), not a system that failed (exit 3).
@@ -81,9 +88,7 @@ pub fn seconds(setting: &str, v: f64) -> anyhow::Result<Duration> {
 
 /// The kind as written in evalgate.toml and on the command line.
 fn kind_name(k: SutKind) -> String {
-    clap::ValueEnum::to_possible_value(&k)
-        .map(|v| v.get_name().to_string())
-        .unwrap_or_default()
+    k.name()
 }
 
 /// Keys of `[sut.<section>]` that `kind` never reads, as `[sut.section] key` names.
@@ -208,110 +213,6 @@ pub struct SutFile {
     pub catalog: CatalogFile,
 }
 
-/// `[sut.catalog]`: the catalog guarantee checked before any number.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CatalogFile {
-    /// `auto` (default), `mcpproxy`, `tools-list` or `search`.
-    pub check: Option<crate::launch::catalog::CatalogCheck>,
-    /// For `tools-list`: jq filter from the listed tools (an array) to `server:tool` ids.
-    pub filter: Option<String>,
-    pub id_style: Option<IdStyle>,
-    /// Measure even when some corpus tools never appear (the coverage is then printed in
-    /// every report). Default false: an incomplete catalog is exit 3.
-    #[serde(default)]
-    pub allow_partial: bool,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct McpFile {
-    /// `mcpproxy` fills tool, arguments and filter with mcpproxy's `retrieve_tools` shapes.
-    pub preset: Option<String>,
-    /// Streamable-HTTP endpoint (`{port}` is replaced when launched).
-    pub url: Option<String>,
-    /// Or a stdio command.
-    pub command: Option<Vec<String>>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    pub tool: Option<String>,
-    pub query_arg: Option<String>,
-    /// Set to "" to send no limit argument.
-    pub limit_arg: Option<String>,
-    #[serde(default)]
-    pub extra_args: Map<String, Value>,
-    /// jq filter from the result payload to the ranked elements.
-    pub filter: Option<String>,
-    pub id_style: Option<IdStyle>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RestFile {
-    pub preset: Option<String>,
-    pub url: Option<String>,
-    pub query_param: Option<String>,
-    pub limit_param: Option<String>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    pub filter: Option<String>,
-    pub id_style: Option<IdStyle>,
-}
-
-/// `[sut.launch]`: a launched proxy, whatever its config language.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LaunchFile {
-    /// Command and arguments; placeholders `{config}`, `{data_dir}`, `{home}`, `{workdir}`,
-    /// `{port}`, `{listen}`, `{url}`, `{api_key}`, `{servers_json}` are filled in (also in
-    /// `env` values and `cwd`).
-    pub command: Option<Vec<String>>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Working directory of the proxy (default: the scratch directory, `{workdir}`).
-    pub cwd: Option<String>,
-    /// `mcpproxy` (default), `mcp-servers`, `servers`, `template` or `none`.
-    pub config_format: Option<crate::launch::writers::ConfigFormat>,
-    /// File name of `{config}` inside the scratch directory.
-    pub config_name: Option<String>,
-    /// minijinja template for `config_format = "template"` (relative to evalgate.toml).
-    pub template: Option<PathBuf>,
-    /// Commands run, in order, before the proxy starts; one that mentions `{server}` runs once
-    /// per served server (`{server_command}`, and `{server_args}` as a whole argument expands
-    /// to the server's arguments).
-    #[serde(default)]
-    pub setup: Vec<Vec<String>>,
-    /// `http` (default: the proxy listens, searched at `url`) or `stdio` (the command itself
-    /// speaks MCP on stdin/stdout).
-    pub transport: Option<LaunchTransport>,
-    /// MCP endpoint of an `http` proxy [default: `http://{listen}/mcp`].
-    pub url: Option<String>,
-    /// Headers sent to an `http` proxy (placeholders filled).
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// Seconds to wait for the catalog to match the corpus.
-    pub ready_timeout: Option<f64>,
-    /// How the replayed servers name their tools: `bare` (default, the corpus names) or
-    /// `prefixed` (`<server>__<tool>`, for proxies that need tool names unique across servers;
-    /// read back by the `__` id style).
-    pub served_names: Option<crate::replay::ServedNames>,
-    /// Keys merged into the top level of every generated proxy config (e.g.
-    /// `on_tool_drift = "log"` for the reference proxy's observe mode).
-    #[serde(default)]
-    pub proxy_config: serde_json::Map<String, serde_json::Value>,
-}
-
-/// How evalgate talks to a launched proxy.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LaunchTransport {
-    #[default]
-    Http,
-    Stdio,
-}
-
 impl FileConfig {
     pub fn parse(name: &str, text: &str) -> anyhow::Result<FileConfig> {
         let mut f: FileConfig = toml::from_str(text).map_err(|e| {
@@ -361,24 +262,16 @@ pub struct Settings {
     pub datasets: DatasetPaths,
     /// How strictly the datasets are held to the authoring rules.
     pub profile: crate::dataset::Profile,
-    pub runs: usize,
-    pub concurrency: usize,
-    pub timeout: Duration,
-    pub out: PathBuf,
-    pub baseline: Option<PathBuf>,
-    pub no_baseline: bool,
-    pub recorded: Option<PathBuf>,
-    pub robustness: crate::probes::RobustnessMode,
-    pub detectors: Vec<DetectorKind>,
-    pub sut: SutKind,
-    pub sut_file: SutFile,
-    pub scanners: Vec<crate::sut::scanner::ScannerConfig>,
-    pub proxy_scan: crate::sut::live::ProxyScanConfig,
-    pub rug_pull_live: crate::sut::live::LiveConfig,
-    pub quiet: bool,
-    pub color: ColorChoice,
-    /// `[gate]`: limits of a detector the baseline has no entry for.
-    pub new_detector: crate::gate::NewDetectorLimits,
+    /// How the measurement is taken.
+    pub measure: MeasureSpec,
+    /// The baseline and the limits the run is gated by.
+    pub gate: GateSpec,
+    /// Where the reports go and how the terminal shows them.
+    pub report: ReportSpec,
+    /// The system under test, with the settings of its kind only.
+    pub sut: SutSpec,
+    /// The detectors under test in order, each once, with their own settings only.
+    pub detectors: Vec<DetectorSpec>,
 }
 
 /// Paths in the config file are relative to the file's directory.
@@ -520,54 +413,56 @@ impl Settings {
                 if unread.len() == 1 { "it" } else { "them" },
             );
         }
+        let detectors = a
+            .detectors
+            .clone()
+            .or(f.detectors)
+            .unwrap_or_else(|| vec![DetectorKind::Rules, DetectorKind::Drift]);
+        let recorded = a.recorded.clone().or(rel(base, f.run.recorded));
+        let check = specs::catalog_spec(&sut_file, timeout, concurrency as usize, a.quiet);
+        let live_proxy = specs::launch_spec(sut, &sut_file, check.clone());
+        let sut_spec = specs::sut_spec(sut, &sut_file, recorded.clone(), check);
+        let detector_specs = specs::detector_specs(
+            &detectors,
+            recorded.clone(),
+            &scanners,
+            &f.proxy_scan,
+            &f.rug_pull_live,
+            &live_proxy,
+        );
         Ok(Settings {
-            datasets: DatasetPaths::files_then_dir(
-                DatasetPaths {
-                    corpus: a.datasets.retrieval.corpus.clone(),
-                    golden: a.datasets.retrieval.golden.clone(),
-                    security: a.datasets.security.security.clone(),
-                },
-                a.datasets.dir.dir.as_deref(),
-            )
-            .or(DatasetPaths::files_then_dir(
-                DatasetPaths {
-                    corpus: rel(base, f.datasets.corpus),
-                    golden: rel(base, f.datasets.golden),
-                    security: rel(base, f.datasets.security),
-                },
-                rel(base, f.datasets.dir).as_deref(),
-            )),
-            profile: a
-                .datasets
-                .profile
-                .profile
-                .or(f.datasets.profile)
-                .unwrap_or_default(),
-            runs: runs as usize,
-            concurrency: concurrency as usize,
-            timeout,
-            out: a
-                .out
-                .clone()
-                .or(rel(base, f.run.out))
-                .unwrap_or_else(|| PathBuf::from("evalgate-report")),
-            baseline: a.baseline.clone().or(rel(base, f.run.baseline)),
-            no_baseline: a.no_baseline,
-            recorded: a.recorded.clone().or(rel(base, f.run.recorded)),
-            robustness: a.robustness.or(f.run.robustness).unwrap_or_default(),
-            detectors: a
-                .detectors
-                .clone()
-                .or(f.detectors)
-                .unwrap_or_else(|| vec![DetectorKind::Rules, DetectorKind::Drift]),
-            sut,
-            sut_file,
-            scanners,
-            proxy_scan: f.proxy_scan.clone(),
-            rug_pull_live: f.rug_pull_live.clone(),
-            quiet: a.quiet,
-            color: a.color,
-            new_detector: f.gate.limits()?,
+            datasets: DatasetPaths::files_then_dir(a.datasets.clone(), a.dataset_dir.as_deref())
+                .or(DatasetPaths::files_then_dir(
+                    DatasetPaths {
+                        corpus: rel(base, f.datasets.corpus),
+                        golden: rel(base, f.datasets.golden),
+                        security: rel(base, f.datasets.security),
+                    },
+                    rel(base, f.datasets.dir).as_deref(),
+                )),
+            profile: a.profile.or(f.datasets.profile).unwrap_or_default(),
+            measure: MeasureSpec {
+                runs: runs as usize,
+                timeout,
+                concurrency: concurrency as usize,
+                robustness: a.robustness.or(f.run.robustness).unwrap_or_default(),
+            },
+            report: ReportSpec {
+                out: a
+                    .out
+                    .clone()
+                    .or(rel(base, f.run.out))
+                    .unwrap_or_else(|| PathBuf::from("evalgate-report")),
+                quiet: a.quiet,
+                color: a.color,
+            },
+            sut: sut_spec,
+            detectors: detector_specs,
+            gate: GateSpec {
+                baseline: a.baseline.clone().or(rel(base, f.run.baseline)),
+                no_baseline: a.no_baseline,
+                new_detector: f.gate.limits()?,
+            },
             config_file: file_path,
         })
     }

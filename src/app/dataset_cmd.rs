@@ -1,0 +1,101 @@
+//! `card` and `validate`: the dataset files on their own, nothing measured.
+
+use super::{BadInput, dataset_refs};
+use crate::cli::DatasetArgs;
+use crate::dataset::{DatasetPaths, Datasets, Need};
+use crate::reporting::sanitize;
+
+fn paths(d: &DatasetArgs) -> DatasetPaths {
+    DatasetPaths::files_then_dir(
+        DatasetPaths {
+            corpus: d.retrieval.corpus.clone(),
+            golden: d.retrieval.golden.clone(),
+            security: d.security.security.clone(),
+        },
+        d.dir.dir.as_deref(),
+    )
+}
+
+/// `card`: the dataset card, printed, checked against a file, or spliced into one.
+pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
+    use crate::dataset::card;
+    let ds = Datasets::load(
+        &paths(&args.datasets),
+        Need {
+            retrieval: true,
+            security: true,
+        },
+        args.datasets.profile.profile.unwrap_or_default(),
+    )?;
+    let text = card::render(
+        ds.corpus.as_ref().map(|l| &l.value),
+        ds.golden.as_ref().map(|l| &l.value),
+        ds.security.as_ref().map(|l| &l.value),
+    );
+    let Some(file) = args.update.as_ref().or(args.check.as_ref()) else {
+        // (the card is Markdown made of neutralised cells; shown visible all the same)
+        crate::out!("{}", sanitize::visible_lines(&text));
+        return Ok(0);
+    };
+    let doc = crate::files::read_to_string(file)
+        .map_err(|e| BadInput(format!("{}: cannot read: {e}", file.display())))?;
+    let Some(new) = card::splice(&doc, &text) else {
+        return Err(BadInput(format!(
+            "{}: no generated block; add the two lines\n{}\n{}\nwhere the card belongs",
+            file.display(),
+            card::BEGIN,
+            card::END
+        ))
+        .into());
+    };
+    if args.check.is_some() {
+        if new == doc {
+            crate::outln!("ok  {}: the dataset card is current", file.display());
+            return Ok(0);
+        }
+        eprintln!(
+            "{}: the dataset card is stale; run `evalgate card --update {}`",
+            file.display(),
+            file.display()
+        );
+        return Ok(1);
+    }
+    if new != doc {
+        crate::files::write_atomic(file, new.as_bytes())?;
+        eprintln!("updated the dataset card in {}", file.display());
+    } else {
+        eprintln!("{}: the dataset card was already current", file.display());
+    }
+    Ok(0)
+}
+
+/// `validate`: exit 0 when valid; dataset errors propagate (exit 2).
+pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
+    let ds = Datasets::load(
+        &paths(args),
+        Need {
+            retrieval: true,
+            security: true,
+        },
+        args.profile.profile.unwrap_or_default(),
+    )?;
+    // dataset text (ids, versions, file names) reaches the terminal only through `sanitize`
+    for w in crate::dataset::summarize_warnings(&ds.warnings) {
+        eprintln!("{}", sanitize::visible_lines(&w));
+    }
+    eprintln!(
+        "profile {}: {} warning(s)",
+        ds.profile.as_str(),
+        ds.warnings.len()
+    );
+    for d in dataset_refs(&ds) {
+        crate::outln!(
+            "ok  {:<8} {} ({}, {} items)",
+            d.kind,
+            sanitize::term(&d.source, 500),
+            sanitize::term(d.version.as_deref().unwrap_or("unversioned"), 500),
+            d.items
+        );
+    }
+    Ok(0)
+}

@@ -1,0 +1,102 @@
+//! `publish`, and what `run` shares with it: the GitHub options and their credentials.
+
+use super::BadInput;
+use crate::reporting::model::Report;
+use std::time::Duration;
+
+/// A note about publishing for the terminal: what the API answered may quote credentials and
+/// hold escape sequences.
+pub(super) fn github_note(n: &str) -> String {
+    crate::reporting::sanitize::term_ends(&crate::secrets::scrub(n), 2000)
+}
+
+/// A GitHub token as given, minus the surrounding whitespace a secret file or `echo` leaves;
+/// one that still holds a character no token has (a control character, a space) is not used,
+/// with a warning that never quotes it.
+fn usable_token(t: Option<String>) -> Option<String> {
+    let t = t?.trim().to_string();
+    if t.is_empty() {
+        return None;
+    }
+    if !t.chars().all(|c| c.is_ascii_graphic()) {
+        eprintln!(
+            "warning: the GitHub token holds characters a token cannot have (a space or a control character); nothing is posted to GitHub"
+        );
+        return None;
+    }
+    crate::secrets::register(&t);
+    Some(t)
+}
+
+/// `--github-timeout` (`EVALGATE_GITHUB_TIMEOUT`), bounded like every other timeout.
+pub(super) fn github_timeout(p: &crate::cli::PublishArgs) -> anyhow::Result<Duration> {
+    match p.github_timeout {
+        None => Ok(crate::github::DEFAULT_TIMEOUT),
+        Some(t) => crate::config::seconds("--github-timeout (EVALGATE_GITHUB_TIMEOUT)", t)
+            .map_err(|e| BadInput(format!("{e:#}")).into()),
+    }
+}
+
+pub(super) fn publish_options(
+    p: &crate::cli::PublishArgs,
+    env: &crate::github::env::GhEnv,
+    pr: Option<crate::github::env::PullRequest>,
+    timeout: Duration,
+) -> crate::github::PublishOptions {
+    crate::github::PublishOptions {
+        comment: p.comment,
+        check_run: p.check_run,
+        fail_on: p.fail_on,
+        key: p
+            .comment_key
+            .clone()
+            .or_else(|| env.job.clone())
+            .unwrap_or_else(|| "evalgate".into()),
+        artifact_name: p.artifact_name.clone(),
+        token: usable_token(
+            p.github_token
+                .clone()
+                .or_else(|| std::env::var("GITHUB_TOKEN").ok()),
+        ),
+        act_post: p.act_post,
+        pr,
+        timeout,
+    }
+}
+
+/// `publish`: posts an existing report; returns the gate's exit code.
+pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> {
+    let timeout = github_timeout(&a.publish)?;
+    let path = a.report_dir.join("report.json");
+    let text = crate::files::read_to_string(&path)
+        .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
+    let report: Report = serde_json::from_str(&text).map_err(|e| {
+        BadInput(format!(
+            "{}:{}:{}: expected an evalgate report.json: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })?;
+    let report = crate::secrets::scrub_value(report);
+    let env = crate::github::env::GhEnv::from_env();
+    let pr = match (a.pr, &a.head_sha) {
+        (Some(number), Some(sha)) => Some(crate::github::env::PullRequest {
+            number,
+            head_sha: sha.clone(),
+            from_fork: false,
+        }),
+        _ => None,
+    };
+    // publishing is this command's whole job: `auto` publishes, on a runner or not
+    if !crate::github::plan::publishes(a.publish.publish, true) {
+        eprintln!("github: --publish never: nothing is posted or written");
+        return Ok(crate::github::exit_code(&report, a.publish.fail_on));
+    }
+    let opts = publish_options(&a.publish, &env, pr, timeout);
+    let out = crate::github::publish(&report, &a.report_dir, &env, &opts).await;
+    for n in out.notes {
+        eprintln!("github: {}", github_note(&n));
+    }
+    Ok(crate::github::exit_code(&report, a.publish.fail_on))
+}

@@ -1,0 +1,473 @@
+//! The flag groups of the evaluating commands (`run`, `retrieval`, `security`,
+//! `baseline update`), the commands built from them, and [`EvalArgs`], what one of them was
+//! given.
+
+use super::{ProxyKind, PublishArgs};
+use crate::reporting::color::ColorChoice;
+use crate::sut::kind::{DetectorKind, SutKind};
+use clap::Args;
+use std::path::PathBuf;
+
+// ---- dataset flags ------------------------------------------------------------------------
+
+/// `--datasets DIR`.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Datasets")]
+pub struct DirFlag {
+    /// Dataset directory with corpus.json, golden.json and security.json, e.g. datasets/v0
+    /// [default: the embedded v1 datasets]. A file flag below wins for its own file.
+    #[arg(long = "datasets", env = "EVALGATE_DATASETS", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// The files tool discovery is scored on.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Datasets")]
+pub struct RetrievalFiles {
+    /// Tool corpus file {version, tools[...]} [default: the embedded v1 corpus].
+    #[arg(long, env = "EVALGATE_CORPUS", value_name = "FILE")]
+    pub corpus: Option<PathBuf>,
+    /// Retrieval golden set {corpus_version, queries[...]} [default: embedded].
+    #[arg(long, env = "EVALGATE_GOLDEN", value_name = "FILE")]
+    pub golden: Option<PathBuf>,
+}
+
+/// The file detectors are scored on.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Datasets")]
+pub struct SecurityFile {
+    /// Security corpus {version, entries[...]} [default: embedded].
+    #[arg(
+        long = "security-corpus",
+        env = "EVALGATE_SECURITY_CORPUS",
+        value_name = "FILE"
+    )]
+    pub security: Option<PathBuf>,
+}
+
+/// `--profile`.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Datasets")]
+pub struct ProfileFlag {
+    /// How strictly the files are held to evalgate's authoring rules: `lenient` (authoring
+    /// rules are warnings, integrity rules errors) or `strict` (all errors, as for the shipped
+    /// datasets) [default: lenient, or [datasets] profile in evalgate.toml].
+    #[arg(long, env = "EVALGATE_PROFILE", value_enum, value_name = "PROFILE")]
+    pub profile: Option<crate::dataset::Profile>,
+}
+
+/// All three dataset files (`validate`, `card`, `run`, `baseline update`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct DatasetArgs {
+    #[command(flatten)]
+    pub dir: DirFlag,
+    #[command(flatten)]
+    pub retrieval: RetrievalFiles,
+    #[command(flatten)]
+    pub security: SecurityFile,
+    #[command(flatten)]
+    pub profile: ProfileFlag,
+}
+
+// ---- systems and detectors -----------------------------------------------------------------
+
+/// The search system under test (`run`, `retrieval`, `baseline update`).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "System under test")]
+pub struct SystemFlags {
+    /// The search system under test [default: embedded; mcpproxy when --mcpproxy-bin is given].
+    #[arg(long = "sut", alias = "retriever", env = "EVALGATE_SUT", value_enum)]
+    pub sut: Option<SutKind>,
+    /// mcpproxy binary to launch (implies --sut mcpproxy).
+    #[arg(long, env = "EVALGATE_MCPPROXY_BIN", value_name = "PATH")]
+    pub mcpproxy_bin: Option<PathBuf>,
+    /// Endpoint of a running system for --sut mcp (streamable-HTTP URL) or --sut rest (search URL).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// HTTP header `Name:Value` sent to --url (repeatable).
+    #[arg(long = "header", value_name = "K:V")]
+    pub headers: Vec<String>,
+    /// Queries sent to the system under test at once [default: 4].
+    #[arg(long, env = "EVALGATE_CONCURRENCY")]
+    pub concurrency: Option<u32>,
+}
+
+/// `--robustness` (`run`, `retrieval`).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "System under test")]
+pub struct RobustnessFlag {
+    /// Robustness probes of the search system after the runs (empty, 10 kB, non-Latin, emoji,
+    /// control-character and injection-looking queries, limits 0/1/1000, an unknown argument)
+    /// [default: report].
+    #[arg(long, env = "EVALGATE_ROBUSTNESS", value_enum)]
+    pub robustness: Option<crate::probes::RobustnessMode>,
+}
+
+/// The proxy the live detectors play against (`security`).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Proxy for proxy-scan and rug-pull-live")]
+pub struct ProxyFlags {
+    /// The proxy launched for the proxy-scan and rug-pull-live detectors [default: reference;
+    /// mcpproxy when --mcpproxy-bin is given].
+    #[arg(long = "sut", env = "EVALGATE_SUT", value_enum, value_name = "PROXY")]
+    pub sut: Option<ProxyKind>,
+    /// mcpproxy binary to launch (implies --sut mcpproxy).
+    #[arg(long, env = "EVALGATE_MCPPROXY_BIN", value_name = "PATH")]
+    pub mcpproxy_bin: Option<PathBuf>,
+}
+
+/// `--detectors` (`run`, `security`, `baseline update`).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Detectors")]
+pub struct DetectorFlag {
+    /// Detectors under test, comma-separated [default: rules,drift].
+    #[arg(long, env = "EVALGATE_DETECTORS", value_enum, value_delimiter = ',')]
+    pub detectors: Option<Vec<DetectorKind>>,
+}
+
+/// How the measurement is taken.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Measurement")]
+pub struct MeasureFlags {
+    /// Recorded observations for the `recorded` system or detector.
+    #[arg(long, env = "EVALGATE_RECORDED", value_name = "FILE")]
+    pub recorded: Option<PathBuf>,
+    /// Repeat every measurement N times; report mean ± 95% CI [default: 1].
+    #[arg(long, env = "EVALGATE_RUNS")]
+    pub runs: Option<u32>,
+    /// Per-request time limit for the system under test, in seconds [default: 30].
+    #[arg(long, env = "EVALGATE_TIMEOUT", value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+}
+
+/// The baseline a run is gated against.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Gate")]
+pub struct GateFlags {
+    /// Baseline to gate against [default: baselines/default.json if present, else the embedded
+    /// one when the embedded datasets are used].
+    #[arg(
+        long,
+        env = "EVALGATE_BASELINE",
+        value_name = "FILE",
+        conflicts_with = "no_baseline"
+    )]
+    pub baseline: Option<PathBuf>,
+    /// Report only: do not compare with any baseline.
+    #[arg(long)]
+    pub no_baseline: bool,
+}
+
+/// Where the reports go and how the terminal shows them.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Output")]
+pub struct ReportFlags {
+    /// Directory for report.json, report.md and report.html [default: evalgate-report].
+    #[arg(long, env = "EVALGATE_OUT", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Colour in the terminal table.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+/// `-q`.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Output")]
+pub struct QuietFlag {
+    /// No progress and no tables. Silent when the gate holds; otherwise one line per failed
+    /// check and the verdict, or why the system under test could not be measured (on stderr;
+    /// the reports are still written).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `--config`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConfigFlag {
+    /// Settings file [default: ./evalgate.toml when present]. Flags and EVALGATE_* variables win
+    /// over it; its settings a command has no use for are ignored.
+    #[arg(long, env = "EVALGATE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+// ---- the evaluating commands ---------------------------------------------------------------
+
+/// `run`: everything.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub config: ConfigFlag,
+    #[command(flatten)]
+    pub datasets: DatasetArgs,
+    #[command(flatten)]
+    pub system: SystemFlags,
+    #[command(flatten)]
+    pub robustness: RobustnessFlag,
+    #[command(flatten)]
+    pub detectors: DetectorFlag,
+    #[command(flatten)]
+    pub measure: MeasureFlags,
+    #[command(flatten)]
+    pub gate: GateFlags,
+    #[command(flatten)]
+    pub report: ReportFlags,
+    #[command(flatten)]
+    pub quiet: QuietFlag,
+    #[command(flatten)]
+    pub publish: PublishArgs,
+    /// The flags given on the command line (filled by [`parse`]).
+    #[arg(skip)]
+    pub given: Vec<String>,
+}
+
+/// `retrieval`: no detector and no security-corpus flags.
+#[derive(Debug, Clone, Args)]
+pub struct RetrievalArgs {
+    #[command(flatten)]
+    pub config: ConfigFlag,
+    #[command(flatten)]
+    pub dir: DirFlag,
+    #[command(flatten)]
+    pub files: RetrievalFiles,
+    #[command(flatten)]
+    pub profile: ProfileFlag,
+    #[command(flatten)]
+    pub system: SystemFlags,
+    #[command(flatten)]
+    pub robustness: RobustnessFlag,
+    #[command(flatten)]
+    pub measure: MeasureFlags,
+    #[command(flatten)]
+    pub gate: GateFlags,
+    #[command(flatten)]
+    pub report: ReportFlags,
+    #[command(flatten)]
+    pub quiet: QuietFlag,
+    #[command(flatten)]
+    pub publish: PublishArgs,
+    #[arg(skip)]
+    pub given: Vec<String>,
+}
+
+/// `security`: no corpus, golden set or search-system flags; `--sut` and `--mcpproxy-bin` only
+/// choose the proxy the live detectors launch.
+#[derive(Debug, Clone, Args)]
+pub struct SecurityArgs {
+    #[command(flatten)]
+    pub config: ConfigFlag,
+    #[command(flatten)]
+    pub dir: DirFlag,
+    #[command(flatten)]
+    pub file: SecurityFile,
+    #[command(flatten)]
+    pub profile: ProfileFlag,
+    #[command(flatten)]
+    pub detectors: DetectorFlag,
+    #[command(flatten)]
+    pub proxy: ProxyFlags,
+    #[command(flatten)]
+    pub measure: MeasureFlags,
+    #[command(flatten)]
+    pub gate: GateFlags,
+    #[command(flatten)]
+    pub report: ReportFlags,
+    #[command(flatten)]
+    pub quiet: QuietFlag,
+    #[command(flatten)]
+    pub publish: PublishArgs,
+    #[arg(skip)]
+    pub given: Vec<String>,
+}
+
+/// `baseline update`: measures like `run` (no report directory, no robustness probes, nothing
+/// published), or reads a report with --from.
+#[derive(Debug, Clone, Args)]
+pub struct BaselineUpdateArgs {
+    #[command(flatten)]
+    pub config: ConfigFlag,
+    /// Build the baseline from an existing report.json instead of measuring (no measurement
+    /// flag applies then).
+    #[arg(long, value_name = "REPORT", help_heading = "Baseline")]
+    pub from: Option<PathBuf>,
+    /// Baseline file to write [default: --baseline, else baselines/default.json].
+    #[arg(long, value_name = "FILE", help_heading = "Baseline")]
+    pub output: Option<PathBuf>,
+    /// The baseline in use (as `run --baseline`): thresholds are kept from it, and it is the
+    /// file written unless --output names another.
+    #[arg(
+        long,
+        env = "EVALGATE_BASELINE",
+        value_name = "FILE",
+        help_heading = "Baseline"
+    )]
+    pub baseline: Option<PathBuf>,
+    /// Show what would change without writing.
+    #[arg(long, help_heading = "Baseline")]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub datasets: DatasetArgs,
+    #[command(flatten)]
+    pub system: SystemFlags,
+    #[command(flatten)]
+    pub detectors: DetectorFlag,
+    #[command(flatten)]
+    pub measure: MeasureFlags,
+    #[command(flatten)]
+    pub quiet: QuietFlag,
+    #[arg(skip)]
+    pub given: Vec<String>,
+}
+
+pub use crate::config::EvalArgs;
+
+/// The dataset flags as [`EvalArgs`] holds them.
+fn datasets(
+    mut a: EvalArgs,
+    dir: &DirFlag,
+    r: &RetrievalFiles,
+    s: &SecurityFile,
+    p: &ProfileFlag,
+) -> EvalArgs {
+    a.datasets = crate::dataset::DatasetPaths {
+        corpus: r.corpus.clone(),
+        golden: r.golden.clone(),
+        security: s.security.clone(),
+    };
+    a.dataset_dir = dir.dir.clone();
+    a.profile = p.profile;
+    a
+}
+
+fn with_system(mut a: EvalArgs, s: &SystemFlags) -> EvalArgs {
+    a.sut = s.sut;
+    a.mcpproxy_bin = s.mcpproxy_bin.clone();
+    a.url = s.url.clone();
+    a.headers = s.headers.clone();
+    a.concurrency = s.concurrency;
+    a
+}
+
+fn with_measure(mut a: EvalArgs, m: &MeasureFlags) -> EvalArgs {
+    a.recorded = m.recorded.clone();
+    a.runs = m.runs;
+    a.timeout = m.timeout;
+    a
+}
+
+fn with_report(mut a: EvalArgs, g: &GateFlags, r: &ReportFlags, q: &QuietFlag) -> EvalArgs {
+    a.baseline = g.baseline.clone();
+    a.no_baseline = g.no_baseline;
+    a.out = r.out.clone();
+    a.color = r.color;
+    a.quiet = q.quiet;
+    a
+}
+
+impl RunArgs {
+    pub fn eval(&self) -> EvalArgs {
+        let d = &self.datasets;
+        let a = EvalArgs {
+            config: self.config.config.clone(),
+            detectors: self.detectors.detectors.clone(),
+            robustness: self.robustness.robustness,
+            given: self.given.clone(),
+            ..EvalArgs::default()
+        };
+        let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
+        let a = with_measure(with_system(a, &self.system), &self.measure);
+        with_report(a, &self.gate, &self.report, &self.quiet)
+    }
+}
+
+impl RetrievalArgs {
+    pub fn eval(&self) -> EvalArgs {
+        let a = EvalArgs {
+            config: self.config.config.clone(),
+            robustness: self.robustness.robustness,
+            given: self.given.clone(),
+            ..EvalArgs::default()
+        };
+        let none = SecurityFile::default();
+        let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
+        let a = with_measure(with_system(a, &self.system), &self.measure);
+        with_report(a, &self.gate, &self.report, &self.quiet)
+    }
+}
+
+impl SecurityArgs {
+    pub fn eval(&self) -> EvalArgs {
+        let a = EvalArgs {
+            config: self.config.config.clone(),
+            sut: self.proxy.sut.map(|k| k.0),
+            mcpproxy_bin: self.proxy.mcpproxy_bin.clone(),
+            detectors: self.detectors.detectors.clone(),
+            given: self.given.clone(),
+            ..EvalArgs::default()
+        };
+        let none = RetrievalFiles::default();
+        let a = datasets(a, &self.dir, &none, &self.file, &self.profile);
+        with_report(
+            with_measure(a, &self.measure),
+            &self.gate,
+            &self.report,
+            &self.quiet,
+        )
+    }
+}
+
+impl BaselineUpdateArgs {
+    pub fn eval(&self) -> EvalArgs {
+        let d = &self.datasets;
+        let a = EvalArgs {
+            config: self.config.config.clone(),
+            detectors: self.detectors.detectors.clone(),
+            baseline: self.baseline.clone(),
+            // probes are not part of a baseline
+            robustness: Some(crate::probes::RobustnessMode::Off),
+            quiet: self.quiet.quiet,
+            given: self.given.clone(),
+            ..EvalArgs::default()
+        };
+        let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
+        with_measure(with_system(a, &self.system), &self.measure)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Command, parse};
+    use super::*;
+
+    #[test]
+    fn an_evaluating_command_hands_over_what_it_was_given_and_nothing_else() {
+        let argv = [
+            "evalgate",
+            "security",
+            "--sut",
+            "mcpproxy",
+            "--mcpproxy-bin",
+            "bin/mcpproxy",
+            "--runs",
+            "4",
+            "--detectors",
+            "rug-pull-live,rules",
+            "--security-corpus",
+            "s.json",
+        ];
+        let cli = parse(argv.iter().map(Into::into)).unwrap();
+        let Command::Security(a) = cli.command else {
+            panic!("{:?}", cli.command)
+        };
+        let e = a.eval();
+        assert_eq!(e.sut, Some(SutKind::Mcpproxy));
+        assert_eq!(e.mcpproxy_bin, Some(PathBuf::from("bin/mcpproxy")));
+        assert_eq!(e.runs, Some(4));
+        assert_eq!(
+            e.detectors,
+            Some(vec![DetectorKind::RugPullLive, DetectorKind::Rules])
+        );
+        assert_eq!(e.datasets.security, Some(PathBuf::from("s.json")));
+        assert_eq!(e.datasets.corpus, None);
+        assert!(e.given("--sut") && e.given("--runs") && !e.given("--timeout"));
+    }
+}

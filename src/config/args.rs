@@ -1,0 +1,44 @@
+//! What an evaluating command was given: the input of [`super::Settings::resolve`], filled by
+//! the command line (flags and their `EVALGATE_*` variables). A setting not given is unset.
+
+use crate::dataset::{DatasetPaths, Profile};
+use crate::probes::RobustnessMode;
+use crate::reporting::color::ColorChoice;
+use crate::sut::kind::{DetectorKind, SutKind};
+use std::path::PathBuf;
+
+/// Everything an evaluating command was given, as one set of settings for
+/// [`super::Settings::resolve`]; a command without a flag leaves its setting unset.
+#[derive(Debug, Clone, Default)]
+pub struct EvalArgs {
+    pub config: Option<PathBuf>,
+    /// `--corpus`, `--golden`, `--security-corpus`.
+    pub datasets: DatasetPaths,
+    /// `--datasets DIR`.
+    pub dataset_dir: Option<PathBuf>,
+    pub profile: Option<Profile>,
+    pub sut: Option<SutKind>,
+    pub mcpproxy_bin: Option<PathBuf>,
+    pub url: Option<String>,
+    pub headers: Vec<String>,
+    pub detectors: Option<Vec<DetectorKind>>,
+    pub recorded: Option<PathBuf>,
+    pub runs: Option<u32>,
+    pub baseline: Option<PathBuf>,
+    pub no_baseline: bool,
+    pub out: Option<PathBuf>,
+    pub timeout: Option<f64>,
+    pub concurrency: Option<u32>,
+    pub robustness: Option<RobustnessMode>,
+    pub quiet: bool,
+    pub color: ColorChoice,
+    /// The flags given on the command line (`--sut`, ...), not by a variable or a default.
+    pub given: Vec<String>,
+}
+
+impl EvalArgs {
+    /// Whether `flag` (`--url`) was given on the command line.
+    pub fn given(&self, flag: &str) -> bool {
+        self.given.iter().any(|g| g == flag)
+    }
+}

@@ -1,0 +1,282 @@
+//! The resolved settings cut into the typed specs the adapters take: each system and detector
+//! gets the settings its kind reads and nothing else. The arrows point from here to the
+//! domains that own the spec types (`sut::spec`, `launch::spec`), never back.
+
+use super::SutFile;
+use crate::launch::spec::{CatalogSpec, LaunchSpec};
+use crate::probes::RobustnessMode;
+use crate::reporting::color::ColorChoice;
+use crate::sut::kind::{DetectorKind, SutKind};
+use crate::sut::live::{LiveConfig, ProxyScanConfig};
+use crate::sut::scanner::ScannerConfig;
+use crate::sut::spec::{DetectorSpec, SutSpec};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How the measurement is taken (`[run]`, `--runs`, `--timeout`, ...).
+#[derive(Debug, Clone)]
+pub struct MeasureSpec {
+    /// Repetitions of every measurement.
+    pub runs: usize,
+    /// Per-request time limit for the system under test.
+    pub timeout: Duration,
+    /// Queries sent at once.
+    pub concurrency: usize,
+    pub robustness: RobustnessMode,
+}
+
+/// What the run is gated against.
+#[derive(Debug, Clone)]
+pub struct GateSpec {
+    /// `--baseline` (else the default one, see `app::choose_baseline`).
+    pub baseline: Option<PathBuf>,
+    /// `--no-baseline`: report only.
+    pub no_baseline: bool,
+    /// `[gate]`: limits of a detector the baseline has no entry for.
+    pub new_detector: crate::gate::NewDetectorLimits,
+}
+
+/// Where the reports go and how the terminal shows them.
+#[derive(Debug, Clone)]
+pub struct ReportSpec {
+    pub out: PathBuf,
+    pub quiet: bool,
+    pub color: ColorChoice,
+}
+
+/// How the catalog of a connected or launched system is checked (the waits were validated
+/// when the file was read).
+pub(super) fn catalog_spec(
+    sut: &SutFile,
+    request_timeout: Duration,
+    concurrency: usize,
+    quiet: bool,
+) -> CatalogSpec {
+    CatalogSpec {
+        catalog: sut.catalog.clone(),
+        ready_timeout: sut.launch.ready_timeout.map(Duration::from_secs_f64),
+        request_timeout,
+        concurrency,
+        quiet,
+    }
+}
+
+/// The proxy evalgate launches for `kind`: that kind when it is a launched one, else the
+/// reference proxy (the proxy the live detectors play against when the system under test is
+/// not launched).
+pub(super) fn launch_spec(kind: SutKind, sut: &SutFile, check: CatalogSpec) -> LaunchSpec {
+    LaunchSpec {
+        kind: if kind.launched() {
+            kind
+        } else {
+            SutKind::Reference
+        },
+        name: sut.name.clone(),
+        mcpproxy_bin: sut.mcpproxy_bin.clone(),
+        launch: sut.launch.clone(),
+        mcp: sut.mcp.clone(),
+        check,
+    }
+}
+
+/// The system under test of `kind`.
+pub(super) fn sut_spec(
+    kind: SutKind,
+    sut: &SutFile,
+    recorded: Option<PathBuf>,
+    check: CatalogSpec,
+) -> SutSpec {
+    let name = |d: &str| sut.name.clone().unwrap_or_else(|| d.to_string());
+    match kind {
+        SutKind::Embedded => SutSpec::Embedded,
+        SutKind::Recorded => SutSpec::Recorded { path: recorded },
+        SutKind::Mcp => SutSpec::Mcp {
+            name: name("mcp"),
+            mcp: sut.mcp.clone(),
+            check,
+        },
+        SutKind::Rest => SutSpec::Rest {
+            name: name("rest"),
+            rest: sut.rest.clone(),
+            check,
+        },
+        SutKind::Mcpproxy | SutKind::Reference | SutKind::Launch => {
+            SutSpec::Launched(Box::new(launch_spec(kind, sut, check)))
+        }
+    }
+}
+
+/// The detectors of `kinds`, in order, each once.
+pub(super) fn detector_specs(
+    kinds: &[DetectorKind],
+    recorded: Option<PathBuf>,
+    scanners: &[ScannerConfig],
+    proxy_scan: &ProxyScanConfig,
+    rug_pull_live: &LiveConfig,
+    proxy: &LaunchSpec,
+) -> Vec<DetectorSpec> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for &k in kinds {
+        if seen.contains(&k) {
+            continue;
+        }
+        seen.push(k);
+        out.push(match k {
+            DetectorKind::Rules => DetectorSpec::Rules,
+            DetectorKind::Drift => DetectorSpec::Drift,
+            DetectorKind::Recorded => DetectorSpec::Recorded {
+                path: recorded.clone(),
+            },
+            DetectorKind::Scanner => DetectorSpec::Scanner(scanners.to_vec()),
+            DetectorKind::ProxyScan => DetectorSpec::ProxyScan {
+                proxy: proxy.clone(),
+                cfg: proxy_scan.clone(),
+            },
+            DetectorKind::RugPullLive => DetectorSpec::RugPullLive {
+                proxy: proxy.clone(),
+                cfg: rug_pull_live.clone(),
+            },
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{EvalArgs, Settings};
+    use super::*;
+    use crate::sut::spec::SutSpec;
+
+    /// The settings resolved from `toml` (as the --config file) and `a`.
+    fn resolve(toml: &str, mut a: EvalArgs) -> (tempfile::TempDir, Settings) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("evalgate.toml");
+        std::fs::write(&path, toml).unwrap();
+        a.config = Some(path);
+        let s = Settings::resolve(&a).unwrap();
+        (dir, s)
+    }
+
+    const FILE: &str = r#"
+detectors = ["rules", "proxy_scan", "rules"]
+[run]
+runs = 3
+timeout = 5
+out = "o"
+[sut]
+kind = "mcp"
+name = "mine"
+[sut.mcp]
+url = "http://file.example/mcp"
+[sut.launch]
+ready_timeout = 7
+[gate]
+new_detector_fpr_ceiling = 0.2
+[proxy_scan]
+scan_timeout = 9
+"#;
+
+    #[test]
+    fn each_spec_takes_a_setting_from_the_file_over_the_default() {
+        let (dir, s) = resolve(FILE, EvalArgs::default());
+        assert_eq!(s.measure.runs, 3);
+        assert_eq!(s.measure.timeout, Duration::from_secs(5));
+        assert_eq!(s.report.out, dir.path().join("o"));
+        assert_eq!(s.gate.new_detector.fpr_ceiling, Some(0.2));
+        let SutSpec::Mcp { name, mcp, check } = &s.sut else {
+            panic!("{:?}", s.sut)
+        };
+        assert_eq!(name, "mine");
+        assert_eq!(mcp.url.as_deref(), Some("http://file.example/mcp"));
+        assert_eq!(check.ready_timeout, Some(Duration::from_secs(7)));
+        assert_eq!(check.request_timeout, Duration::from_secs(5));
+        // each detector once, in order, with its own settings
+        let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
+        assert_eq!(kinds, [DetectorKind::Rules, DetectorKind::ProxyScan]);
+        let DetectorSpec::ProxyScan { proxy, cfg } = &s.detectors[1] else {
+            panic!("{:?}", s.detectors)
+        };
+        assert_eq!(cfg.scan_timeout, Some(9.0));
+        // the system under test is not launched: the live detectors launch the reference proxy
+        assert_eq!(proxy.kind, SutKind::Reference);
+        assert_eq!(proxy.check.request_timeout, Duration::from_secs(5));
+
+        let (_dir, s) = resolve("", EvalArgs::default());
+        assert_eq!(s.measure.runs, 1);
+        assert_eq!(s.measure.timeout, Duration::from_secs(30));
+        assert_eq!(s.report.out, PathBuf::from("evalgate-report"));
+        assert_eq!(s.gate.new_detector, crate::gate::DEFAULT_NEW_DETECTOR);
+        assert!(matches!(s.sut, SutSpec::Embedded), "{:?}", s.sut);
+        let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
+        assert_eq!(kinds, [DetectorKind::Rules, DetectorKind::Drift]);
+    }
+
+    #[test]
+    fn each_spec_takes_a_flag_or_variable_over_the_file() {
+        let a = EvalArgs {
+            runs: Some(5),
+            timeout: Some(2.0),
+            url: Some("http://flag.example/mcp".into()),
+            out: Some(PathBuf::from("x")),
+            baseline: Some(PathBuf::from("b.json")),
+            detectors: Some(vec![DetectorKind::Drift]),
+            ..EvalArgs::default()
+        };
+        let (_dir, s) = resolve(FILE, a);
+        assert_eq!(s.measure.runs, 5);
+        assert_eq!(s.measure.timeout, Duration::from_secs(2));
+        assert_eq!(s.report.out, PathBuf::from("x"));
+        assert_eq!(s.gate.baseline, Some(PathBuf::from("b.json")));
+        let SutSpec::Mcp { mcp, check, .. } = &s.sut else {
+            panic!("{:?}", s.sut)
+        };
+        assert_eq!(mcp.url.as_deref(), Some("http://flag.example/mcp"));
+        assert_eq!(check.request_timeout, Duration::from_secs(2));
+        let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
+        assert_eq!(kinds, [DetectorKind::Drift]);
+    }
+
+    #[test]
+    fn a_launched_system_and_the_live_detectors_get_the_same_launch_spec() {
+        let a = EvalArgs {
+            mcpproxy_bin: Some(PathBuf::from("/opt/mcpproxy")),
+            detectors: Some(vec![DetectorKind::RugPullLive]),
+            ..EvalArgs::default()
+        };
+        let (_dir, s) = resolve(
+            "[sut]\nname = \"mp\"\n[sut.launch]\nserved_names = \"prefixed\"\n",
+            a,
+        );
+        let SutSpec::Launched(l) = &s.sut else {
+            panic!("{:?}", s.sut)
+        };
+        assert_eq!(l.kind, SutKind::Mcpproxy);
+        assert_eq!(l.name.as_deref(), Some("mp"));
+        assert_eq!(l.mcpproxy_bin, Some(PathBuf::from("/opt/mcpproxy")));
+        assert_eq!(
+            l.launch.served_names,
+            Some(crate::replay::ServedNames::Prefixed)
+        );
+        let [DetectorSpec::RugPullLive { proxy, .. }] = s.detectors.as_slice() else {
+            panic!("{:?}", s.detectors)
+        };
+        assert_eq!(proxy.kind, SutKind::Mcpproxy);
+        assert_eq!(proxy.mcpproxy_bin, l.mcpproxy_bin);
+        // a REST system gets [sut.rest] and nothing of [sut.mcp]
+        let a = EvalArgs {
+            sut: Some(SutKind::Rest),
+            url: Some("http://h.example/api/v1/index/search".into()),
+            ..EvalArgs::default()
+        };
+        let (_dir, s) = resolve("", a);
+        let SutSpec::Rest { name, rest, .. } = &s.sut else {
+            panic!("{:?}", s.sut)
+        };
+        assert_eq!(name, "rest");
+        assert_eq!(
+            rest.url.as_deref(),
+            Some("http://h.example/api/v1/index/search")
+        );
+    }
+}
