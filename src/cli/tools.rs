@@ -93,7 +93,7 @@ pub struct ProxyArgs {
     pub listen: String,
     /// Test builds only (feature `fault-injection`): the hidden `--fault` hook.
     #[command(flatten)]
-    pub fault: crate::proxy::fault::FaultArg,
+    pub fault: FaultArg,
 }
 
 #[derive(Debug, Args)]
@@ -124,4 +124,60 @@ pub struct CardArgs {
     /// Exit 1 when this Markdown file's generated block differs from the card (for CI).
     #[arg(long, value_name = "FILE", help_heading = "Card")]
     pub check: Option<PathBuf>,
+}
+
+/// `evalgate proxy`'s hidden `--fault` argument: only in test builds (feature `fault-injection`).
+#[cfg(feature = "fault-injection")]
+#[derive(Debug, Clone, Args)]
+pub struct FaultArg {
+    /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches, drop-tool=SERVER:TOOL, ignore-list-changed, ignore-limit, slow=MS.
+    #[arg(
+        long,
+        hide = true,
+        env = "EVALGATE_PROXY_FAULT",
+        default_value = "none"
+    )]
+    fault: crate::proxy::Fault,
+}
+
+/// No `--fault` argument: this build has no fault injection.
+#[cfg(not(feature = "fault-injection"))]
+#[derive(Debug, Clone, Args)]
+pub struct FaultArg {}
+
+impl FaultArg {
+    /// The fault asked for (`none` unless `--fault` or `EVALGATE_PROXY_FAULT` is given; always
+    /// none without the feature).
+    pub fn fault(&self) -> crate::proxy::Fault {
+        #[cfg(feature = "fault-injection")]
+        return self.fault.clone();
+        #[cfg(not(feature = "fault-injection"))]
+        crate::proxy::Fault
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(feature = "fault-injection")]
+    #[test]
+    fn with_the_feature_proxy_has_a_hidden_fault_argument_read_from_the_environment() {
+        use clap::{Args, Command};
+        let cmd = super::FaultArg::augment_args(Command::new("proxy"));
+        let args: Vec<_> = cmd.get_arguments().collect();
+        assert_eq!(args.len(), 1);
+        assert_eq!(args[0].get_long(), Some("fault"));
+        assert!(args[0].is_hide_set());
+        assert_eq!(
+            args[0].get_env(),
+            Some(std::ffi::OsStr::new("EVALGATE_PROXY_FAULT"))
+        );
+    }
+
+    #[cfg(not(feature = "fault-injection"))]
+    #[test]
+    fn without_the_feature_proxy_has_no_fault_argument() {
+        use clap::{Args, Command};
+        let cmd = super::FaultArg::augment_args(Command::new("proxy"));
+        assert_eq!(cmd.get_arguments().count(), 0);
+    }
 }

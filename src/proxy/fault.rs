@@ -2,42 +2,23 @@
 //! (`evalgate proxy --fault …`, env `EVALGATE_PROXY_FAULT`).
 //!
 //! Test-only: the hook exists only in builds with the cargo feature `fault-injection` (the
-//! tests enable it). Without it, [`Fault`] is a zero-sized no-op, [`FaultArg`] adds no
-//! argument (`--fault` is an unknown argument and the environment variable is never read), and
-//! every branch on a fault folds away, so a release binary cannot be made to misbehave.
+//! tests enable it). Without it, [`Fault`] is a zero-sized no-op, the command line
+//! (`cli::tools::FaultArg`) has no `--fault` argument and never reads the environment
+//! variable, and every branch on a fault folds away, so a release binary cannot be made to
+//! misbehave.
 //!
 //! The proxy asks the fault one question per hook point: [`Fault::dropped_tool`] (reindex),
 //! [`Fault::on_search`] (every search), [`Fault::ignores_limit`] (search limit),
 //! [`Fault::ignores_list_changed`] (upstream re-listing), [`Fault::cancels_scans`] (scans).
 
 #[cfg(feature = "fault-injection")]
-pub use enabled::{Fault, FaultArg};
+pub use enabled::Fault;
 
 #[cfg(not(feature = "fault-injection"))]
-pub use disabled::{Fault, FaultArg};
+pub use disabled::Fault;
 
 #[cfg(feature = "fault-injection")]
 mod enabled {
-    /// `evalgate proxy`'s hidden `--fault` argument.
-    #[derive(Debug, Clone, clap::Args)]
-    pub struct FaultArg {
-        /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches, drop-tool=SERVER:TOOL, ignore-list-changed, ignore-limit, slow=MS.
-        #[arg(
-            long,
-            hide = true,
-            env = "EVALGATE_PROXY_FAULT",
-            default_value = "none"
-        )]
-        fault: Fault,
-    }
-
-    impl FaultArg {
-        /// The fault asked for (`none` unless `--fault` or `EVALGATE_PROXY_FAULT` is given).
-        pub fn fault(&self) -> Fault {
-            self.fault.clone()
-        }
-    }
-
     /// A fault to inject.
     #[derive(Debug, Clone, Default, PartialEq, Eq)]
     pub enum Fault {
@@ -141,17 +122,6 @@ mod enabled {
 
 #[cfg(not(feature = "fault-injection"))]
 mod disabled {
-    /// No `--fault` argument: this build has no fault injection.
-    #[derive(Debug, Clone, clap::Args)]
-    pub struct FaultArg {}
-
-    impl FaultArg {
-        /// Always [`Fault`], the no-op.
-        pub fn fault(&self) -> Fault {
-            Fault
-        }
-    }
-
     /// No fault: every hook answers "behave normally".
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     pub struct Fault;
@@ -219,21 +189,6 @@ mod tests {
         assert_eq!(Fault::None.on_search(100).await, None);
     }
 
-    #[cfg(feature = "fault-injection")]
-    #[test]
-    fn with_the_feature_proxy_has_a_hidden_fault_argument_read_from_the_environment() {
-        use clap::{Args, Command};
-        let cmd = super::FaultArg::augment_args(Command::new("proxy"));
-        let args: Vec<_> = cmd.get_arguments().collect();
-        assert_eq!(args.len(), 1);
-        assert_eq!(args[0].get_long(), Some("fault"));
-        assert!(args[0].is_hide_set());
-        assert_eq!(
-            args[0].get_env(),
-            Some(std::ffi::OsStr::new("EVALGATE_PROXY_FAULT"))
-        );
-    }
-
     #[cfg(not(feature = "fault-injection"))]
     #[tokio::test]
     async fn without_the_feature_the_fault_is_a_zero_sized_no_op() {
@@ -242,13 +197,5 @@ mod tests {
         assert_eq!(f.dropped_tool(), None);
         assert_eq!(f.on_search(1).await, None);
         assert!(!f.ignores_limit() && !f.ignores_list_changed() && !f.cancels_scans());
-    }
-
-    #[cfg(not(feature = "fault-injection"))]
-    #[test]
-    fn without_the_feature_proxy_has_no_fault_argument() {
-        use clap::{Args, Command};
-        let cmd = super::FaultArg::augment_args(Command::new("proxy"));
-        assert_eq!(cmd.get_arguments().count(), 0);
     }
 }
