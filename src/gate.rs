@@ -1,8 +1,8 @@
 //! The gate: compare a report with a baseline and reach a verdict. The exit code is derived from
 //! the verdict alone, so they always agree.
 
-use crate::baseline::{Baseline, MetricBaseline, direction_of};
-use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
+use crate::baseline::{Baseline, MetricBaseline};
+use crate::metrics::{DETECTION_METRICS, Metric, RETRIEVAL_METRICS};
 use crate::reporting::model::*;
 use crate::stats::Summary;
 use std::collections::BTreeMap;
@@ -12,14 +12,14 @@ const EPS: f64 = 1e-6;
 
 fn tolerance_check(
     subject: &str,
-    metric: &str,
+    metric: Metric,
     s: Option<&Summary>,
     b: Option<&MetricBaseline>,
 ) -> Check {
-    let name = crate::metrics::label(metric);
+    let name = metric.label();
     let current = s.and_then(|s| s.mean);
     let ci95 = s.and_then(|s| s.ci95);
-    let direction = b.map_or_else(|| direction_of(metric), |b| b.direction);
+    let direction = b.map_or_else(|| metric.direction(), |b| b.direction);
     let baseline = b.and_then(|b| b.value);
     let delta = match (current, baseline) {
         (Some(c), Some(v)) => Some(c - v),
@@ -27,7 +27,7 @@ fn tolerance_check(
     };
     let mut check = Check {
         subject: subject.into(),
-        metric: metric.into(),
+        metric: metric.key().into(),
         kind: CheckKind::Info,
         direction,
         baseline,
@@ -91,12 +91,12 @@ fn tolerance_check(
 
 fn threshold_check(
     subject: &str,
-    metric: &str,
+    metric: Metric,
     s: Option<&Summary>,
     limit: f64,
     kind: CheckKind,
 ) -> Check {
-    let name = crate::metrics::label(metric);
+    let name = metric.label();
     let current = s.and_then(|s| s.mean);
     let direction = if kind == CheckKind::Ceiling {
         Direction::Lower
@@ -146,7 +146,7 @@ fn threshold_check(
     };
     Check {
         subject: subject.into(),
-        metric: metric.into(),
+        metric: metric.key().into(),
         kind,
         direction,
         baseline: None,
@@ -217,12 +217,12 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, cx: &Conte
     let mut defaulted: Vec<String> = Vec::new();
     if let Some(r) = &report.retrieval {
         let rb = b.and_then(|b| b.retrieval.as_ref());
-        for (key, _) in RETRIEVAL_METRICS {
+        for m in RETRIEVAL_METRICS {
             checks.push(tolerance_check(
                 "retrieval",
-                key,
-                r.metrics.get(key),
-                rb.and_then(|rb| rb.metrics.get(key)),
+                m,
+                r.metrics.get(m.key()),
+                rb.and_then(|rb| rb.metrics.get(m.key())),
             ));
         }
     }
@@ -243,14 +243,14 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, cx: &Conte
                 None => (None, None, false),
             };
             for (limit, metric, kind, key) in [
-                (ceiling, "fpr", CheckKind::Ceiling, "fpr_ceiling"),
-                (floor, "recall", CheckKind::Floor, "recall_floor"),
+                (ceiling, Metric::Fpr, CheckKind::Ceiling, "fpr_ceiling"),
+                (floor, Metric::Recall, CheckKind::Floor, "recall_floor"),
             ] {
                 if let Some(l) = limit {
                     checks.push(threshold_check(
                         &subject,
                         metric,
-                        d.metrics.get(metric),
+                        d.metrics.get(metric.key()),
                         l,
                         kind,
                     ));
@@ -262,12 +262,12 @@ pub fn evaluate(report: &Report, baseline: Option<(&str, &Baseline)>, cx: &Conte
             if by_default && (ceiling.is_some() || floor.is_some()) {
                 defaulted.push(d.detector.clone());
             }
-            for (key, _) in DETECTION_METRICS {
+            for m in DETECTION_METRICS {
                 checks.push(tolerance_check(
                     &subject,
-                    key,
-                    d.metrics.get(key),
-                    db.and_then(|db| db.metrics.get(key)),
+                    m,
+                    d.metrics.get(m.key()),
+                    db.and_then(|db| db.metrics.get(m.key())),
                 ));
             }
         }
@@ -477,8 +477,8 @@ fn worst_queries(report: &Report, b: Option<&Baseline>) -> Vec<QueryDelta> {
                 };
                 // the larger of the two drops decides
                 let mut worst: Option<QueryDelta> = None;
-                for m in ["recall_at_5", "ndcg_at_10"] {
-                    let (Some(bv), Some(cv)) = (base.get(m), q.metrics.get(m)) else {
+                for m in [Metric::RecallAt5, Metric::NdcgAt10] {
+                    let (Some(bv), Some(cv)) = (base.get(m.key()), q.metrics.get(m)) else {
                         continue;
                     };
                     let d = cv - bv;
@@ -486,7 +486,7 @@ fn worst_queries(report: &Report, b: Option<&Baseline>) -> Vec<QueryDelta> {
                         worst = Some(QueryDelta {
                             id: q.id.clone(),
                             query: q.query.clone(),
-                            metric: m.into(),
+                            metric: m.key().into(),
                             baseline: Some(*bv),
                             current: cv,
                             delta: Some(d),
@@ -498,7 +498,7 @@ fn worst_queries(report: &Report, b: Option<&Baseline>) -> Vec<QueryDelta> {
             None if cur < 1.0 - EPS => out.push(QueryDelta {
                 id: q.id.clone(),
                 query: q.query.clone(),
-                metric: "ndcg_at_10".into(),
+                metric: Metric::NdcgAt10.key().into(),
                 baseline: None,
                 current: cur,
                 delta: None,
@@ -518,6 +518,7 @@ fn worst_queries(report: &Report, b: Option<&Baseline>) -> Vec<QueryDelta> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::baseline::direction_of;
 
     fn check(subject: &str, metric: &str, kind: CheckKind) -> Check {
         Check {

@@ -101,24 +101,129 @@ pub struct QueryScores {
     pub ap: f64,
 }
 
-/// The retrieval metric names, in report order, with what their aggregate is called.
-pub const RETRIEVAL_METRICS: [(&str, &str); 7] = [
-    ("recall_at_1", "Recall@1"),
-    ("recall_at_3", "Recall@3"),
-    ("recall_at_5", "Recall@5"),
-    ("recall_at_10", "Recall@10"),
-    ("mrr", "MRR"),
-    ("ndcg_at_10", "nDCG@10"),
-    ("map", "MAP"),
-];
+/// Which way is better for a metric: `higher` (recall, MRR) or `lower` (false-positive rates).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Higher,
+    Lower,
+}
 
-/// The display name of a retrieval or detection metric key (`recall_at_5` → `Recall@5`).
+/// Every metric evalgate reports: the retrieval metrics (aggregated over queries) and the
+/// detection metrics (per detector). Reports and baselines key their maps by [`Metric::key`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Metric {
+    RecallAt1,
+    RecallAt3,
+    RecallAt5,
+    RecallAt10,
+    Mrr,
+    NdcgAt10,
+    /// Mean average precision (a single query's value is its AP).
+    Map,
+    Precision,
+    Recall,
+    F1,
+    Fpr,
+    /// FPR over the hard negatives only.
+    FprHardNegative,
+}
+
+impl Metric {
+    /// The retrieval metrics, in report order.
+    pub const RETRIEVAL: [Metric; 7] = [
+        Metric::RecallAt1,
+        Metric::RecallAt3,
+        Metric::RecallAt5,
+        Metric::RecallAt10,
+        Metric::Mrr,
+        Metric::NdcgAt10,
+        Metric::Map,
+    ];
+    /// The detection metrics, in report order.
+    pub const DETECTION: [Metric; 5] = [
+        Metric::Precision,
+        Metric::Recall,
+        Metric::F1,
+        Metric::Fpr,
+        Metric::FprHardNegative,
+    ];
+    /// The retrieval metrics gated by default in a new baseline.
+    pub const DEFAULT_GATED: [Metric; 3] = [Metric::RecallAt5, Metric::Mrr, Metric::NdcgAt10];
+    /// The per-query values a baseline keeps to name the queries that regressed.
+    pub const PER_QUERY_BASELINE: [Metric; 3] = [Metric::RecallAt5, Metric::Mrr, Metric::NdcgAt10];
+
+    /// The key of the metric in report.json and baselines (`recall_at_5`).
+    pub const fn key(self) -> &'static str {
+        match self {
+            Metric::RecallAt1 => "recall_at_1",
+            Metric::RecallAt3 => "recall_at_3",
+            Metric::RecallAt5 => "recall_at_5",
+            Metric::RecallAt10 => "recall_at_10",
+            Metric::Mrr => "mrr",
+            Metric::NdcgAt10 => "ndcg_at_10",
+            Metric::Map => "map",
+            Metric::Precision => "precision",
+            Metric::Recall => "recall",
+            Metric::F1 => "f1",
+            Metric::Fpr => "fpr",
+            Metric::FprHardNegative => "fpr_hard_negative",
+        }
+    }
+
+    /// What the metric is called in reports (`Recall@5`).
+    pub const fn label(self) -> &'static str {
+        match self {
+            Metric::RecallAt1 => "Recall@1",
+            Metric::RecallAt3 => "Recall@3",
+            Metric::RecallAt5 => "Recall@5",
+            Metric::RecallAt10 => "Recall@10",
+            Metric::Mrr => "MRR",
+            Metric::NdcgAt10 => "nDCG@10",
+            Metric::Map => "MAP",
+            Metric::Precision => "Precision",
+            Metric::Recall => "Recall",
+            Metric::F1 => "F1",
+            Metric::Fpr => "FPR",
+            Metric::FprHardNegative => "FPR (hard neg.)",
+        }
+    }
+
+    /// Which way is better: lower for the false-positive rates, higher for everything else.
+    pub const fn direction(self) -> Direction {
+        match self {
+            Metric::Fpr | Metric::FprHardNegative => Direction::Lower,
+            _ => Direction::Higher,
+        }
+    }
+
+    /// The metric with this exact key; `None` for any other string.
+    pub fn from_key(key: &str) -> Option<Metric> {
+        Self::RETRIEVAL
+            .into_iter()
+            .chain(Self::DETECTION)
+            .find(|m| m.key() == key)
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// The retrieval metrics, in report order (see [`Metric::RETRIEVAL`]).
+pub const RETRIEVAL_METRICS: [Metric; 7] = Metric::RETRIEVAL;
+
+/// The display name of a retrieval or detection metric key (`recall_at_5` → `Recall@5`); an
+/// unknown key is its own label.
 pub fn label(key: &str) -> &str {
-    RETRIEVAL_METRICS
-        .iter()
-        .chain(DETECTION_METRICS.iter())
-        .find(|(k, _)| *k == key)
-        .map_or(key, |(_, l)| l)
+    match Metric::from_key(key) {
+        Some(m) => m.label(),
+        None => key,
+    }
 }
 
 impl QueryScores {
@@ -135,16 +240,17 @@ impl QueryScores {
         ]
     }
 
-    /// Value by aggregate metric name (`map` is the per-query AP).
-    pub fn get(&self, key: &str) -> Option<f64> {
-        Some(match key {
-            "recall_at_1" => self.recall_at_1,
-            "recall_at_3" => self.recall_at_3,
-            "recall_at_5" => self.recall_at_5,
-            "recall_at_10" => self.recall_at_10,
-            "mrr" => self.mrr,
-            "ndcg_at_10" => self.ndcg_at_10,
-            "map" | "ap" => self.ap,
+    /// The value of a retrieval metric (`Map` is the per-query AP); `None` for a detection
+    /// metric.
+    pub fn get(&self, m: Metric) -> Option<f64> {
+        Some(match m {
+            Metric::RecallAt1 => self.recall_at_1,
+            Metric::RecallAt3 => self.recall_at_3,
+            Metric::RecallAt5 => self.recall_at_5,
+            Metric::RecallAt10 => self.recall_at_10,
+            Metric::Mrr => self.mrr,
+            Metric::NdcgAt10 => self.ndcg_at_10,
+            Metric::Map => self.ap,
             _ => return None,
         })
     }
@@ -297,22 +403,18 @@ pub struct DetectionScores {
     pub fpr_hard_negative: Option<f64>,
 }
 
-pub const DETECTION_METRICS: [(&str, &str); 5] = [
-    ("precision", "Precision"),
-    ("recall", "Recall"),
-    ("f1", "F1"),
-    ("fpr", "FPR"),
-    ("fpr_hard_negative", "FPR (hard neg.)"),
-];
+/// The detection metrics, in report order (see [`Metric::DETECTION`]).
+pub const DETECTION_METRICS: [Metric; 5] = Metric::DETECTION;
 
 impl DetectionScores {
-    pub fn get(&self, key: &str) -> Option<f64> {
-        match key {
-            "precision" => self.precision,
-            "recall" => self.recall,
-            "f1" => self.f1,
-            "fpr" => self.fpr,
-            "fpr_hard_negative" => self.fpr_hard_negative,
+    /// The value of a detection metric; `None` when undefined or for a retrieval metric.
+    pub fn get(&self, m: Metric) -> Option<f64> {
+        match m {
+            Metric::Precision => self.precision,
+            Metric::Recall => self.recall,
+            Metric::F1 => self.f1,
+            Metric::Fpr => self.fpr,
+            Metric::FprHardNegative => self.fpr_hard_negative,
             _ => None,
         }
     }
@@ -541,7 +643,7 @@ mod tests {
             assert_eq!(f.off_corpus + f.duplicates + f.ids.len(), raw.len());
             let fast = score_query(&l, &f.ids);
             let plain = reference_score(&l, &raw, &plain_corpus);
-            for (key, _) in RETRIEVAL_METRICS {
+            for key in RETRIEVAL_METRICS {
                 let (a, b) = (fast.get(key).unwrap(), plain.get(key).unwrap());
                 assert!(
                     (a - b).abs() < 1e-12,
@@ -566,6 +668,74 @@ mod tests {
         }
         // the random lists did hit labelled tools often, so the comparison meant something
         assert!(checked_hits > 1_000, "{checked_hits}");
+    }
+
+    #[test]
+    fn every_metric_round_trips_through_its_key_and_keeps_its_label() {
+        let all: Vec<Metric> = Metric::RETRIEVAL
+            .into_iter()
+            .chain(Metric::DETECTION)
+            .collect();
+        assert_eq!(all.len(), 12);
+        for m in &all {
+            assert_eq!(Metric::from_key(m.key()), Some(*m));
+            assert_eq!(label(m.key()), m.label());
+            assert_eq!(m.to_string(), m.key());
+        }
+        let keys: HashSet<&str> = all.iter().map(|m| m.key()).collect();
+        assert_eq!(keys.len(), all.len(), "keys are unique");
+        assert_eq!(
+            Metric::RETRIEVAL.map(Metric::key),
+            [
+                "recall_at_1",
+                "recall_at_3",
+                "recall_at_5",
+                "recall_at_10",
+                "mrr",
+                "ndcg_at_10",
+                "map"
+            ]
+        );
+        assert_eq!(
+            Metric::DETECTION.map(Metric::key),
+            ["precision", "recall", "f1", "fpr", "fpr_hard_negative"]
+        );
+        assert_eq!(label("recall_at_5"), "Recall@5");
+        assert_eq!(label("fpr_hard_negative"), "FPR (hard neg.)");
+        // an unknown key is no metric and is its own label
+        assert_eq!(Metric::from_key("Recall@5"), None);
+        assert_eq!(Metric::from_key("ap"), None);
+        assert_eq!(label("probes_failed"), "probes_failed");
+    }
+
+    #[test]
+    fn false_positive_rates_are_the_only_lower_is_better_metrics() {
+        for m in Metric::RETRIEVAL.into_iter().chain(Metric::DETECTION) {
+            let want = if m.key().starts_with("fpr") {
+                Direction::Lower
+            } else {
+                Direction::Higher
+            };
+            assert_eq!(m.direction(), want, "{m}");
+        }
+    }
+
+    #[test]
+    fn a_query_and_a_detector_answer_only_their_own_metrics() {
+        let q = QueryScores {
+            recall_at_5: 0.5,
+            ap: 0.25,
+            ..Default::default()
+        };
+        assert_eq!(q.get(Metric::RecallAt5), Some(0.5));
+        assert_eq!(q.get(Metric::Map), Some(0.25));
+        assert_eq!(q.get(Metric::Fpr), None);
+        let d = DetectionScores {
+            fpr: Some(0.1),
+            ..Default::default()
+        };
+        assert_eq!(d.get(Metric::Fpr), Some(0.1));
+        assert_eq!(d.get(Metric::Mrr), None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Number formatting shared by the renderers.
 
+use crate::metrics::Metric;
 use crate::stats::Summary;
 
 /// A value with 4 decimals, or "–" when undefined.
@@ -55,13 +56,13 @@ pub fn splits_line(
     let parts: Vec<String> = splits
         .iter()
         .map(|(name, s)| {
-            let m = |k: &str| num(s.metrics.get(k).copied());
+            let m = |k: Metric| num(s.metrics.get(k.key()).copied());
             format!(
                 "{name} ({} queries) Recall@5 {} · MRR {} · nDCG@10 {}",
                 s.queries,
-                m("recall_at_5"),
-                m("mrr"),
-                m("ndcg_at_10")
+                m(Metric::RecallAt5),
+                m(Metric::Mrr),
+                m(Metric::NdcgAt10)
             )
         })
         .collect();

@@ -10,7 +10,7 @@
 use super::format;
 use super::model::{Check, CheckKind, DetectorReport, Report, RetrievalReport};
 use super::sanitize;
-use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
+use crate::metrics::{DETECTION_METRICS, Metric, RETRIEVAL_METRICS};
 use crate::stats::Summary;
 use minijinja::{Environment, HtmlEscape, Value, context};
 use std::collections::BTreeMap;
@@ -73,7 +73,7 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
     let labels: BTreeMap<&str, &str> = RETRIEVAL_METRICS
         .iter()
         .chain(DETECTION_METRICS.iter())
-        .copied()
+        .map(|m| (m.key(), m.label()))
         .collect();
     let failure_text = r.failure.as_ref().map(|f| f.to_string());
     let safe = |s: Option<String>| s.map_or(Value::from(()), Value::from_safe_string);
@@ -343,14 +343,14 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     if rr.per_query.is_empty() {
         return None;
     }
-    let get = |q: &super::model::QueryReport, k: &str| q.metrics.get(k);
+    let get = |q: &super::model::QueryReport, k: Metric| q.metrics.get(k);
     let mut qs: Vec<_> = rr.per_query.iter().collect();
     qs.sort_by(|a, b| {
         let k = |q: &super::model::QueryReport| {
             (
-                get(q, "recall_at_5").unwrap_or(-1.0),
-                get(q, "recall_at_10").unwrap_or(-1.0),
-                get(q, "ndcg_at_10").unwrap_or(-1.0),
+                get(q, Metric::RecallAt5).unwrap_or(-1.0),
+                get(q, Metric::RecallAt10).unwrap_or(-1.0),
+                get(q, Metric::NdcgAt10).unwrap_or(-1.0),
             )
         };
         let (a5, a10, an) = k(a);
@@ -369,7 +369,10 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     let height = base + 30.0;
     let y = |v: f64| base - v.clamp(0.0, 1.0) * QUERY_PLOT_H;
 
-    let r5: Vec<f64> = qs.iter().filter_map(|q| get(q, "recall_at_5")).collect();
+    let r5: Vec<f64> = qs
+        .iter()
+        .filter_map(|q| get(q, Metric::RecallAt5))
+        .collect();
     let full = r5.iter().filter(|v| **v >= 1.0 - 1e-9).count();
     let zero = r5.iter().filter(|v| **v <= 1e-9).count();
     let partial = r5.len() - full - zero;
@@ -401,8 +404,8 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     }
     for (i, q) in qs.iter().enumerate() {
         let x = QUERY_LEFT + i as f64 * slot + (slot - bar_w) / 2.0;
-        let v5 = get(q, "recall_at_5");
-        let v10 = get(q, "recall_at_10");
+        let v5 = get(q, Metric::RecallAt5);
+        let v10 = get(q, Metric::RecallAt10);
         let _ = write!(
             s,
             r#"<g class="q"><title>{id}: Recall@5 {a}, Recall@10 {b}{u} · {text}</title>"#,
@@ -480,20 +483,20 @@ fn retrieval_rows<'a>(rr: &'a RetrievalReport, checks: &'a [Check]) -> Vec<Sprea
 }
 
 fn metric_rows<'a>(
-    order: &'a [(&'a str, &'a str)],
+    order: &'a [Metric],
     metrics: &'a BTreeMap<String, Summary>,
     checks: &'a [Check],
     subject: &str,
 ) -> Vec<SpreadRow<'a>> {
     order
         .iter()
-        .filter_map(|(key, label)| {
-            let summary = metrics.get(*key)?;
+        .filter_map(|m| {
+            let summary = metrics.get(m.key())?;
             let check = checks
                 .iter()
-                .find(|c| c.subject == subject && c.metric == *key);
+                .find(|c| c.subject == subject && c.metric == m.key());
             Some(SpreadRow {
-                label,
+                label: m.label(),
                 summary,
                 baseline: check.and_then(|c| c.baseline),
                 // an ungated (info) check has no limit worth drawing
@@ -760,8 +763,8 @@ mod tests {
         let s = Summary::of(vec![Some(0.5), Some(0.52), Some(0.51)]);
         let rows: Vec<SpreadRow> = RETRIEVAL_METRICS
             .iter()
-            .map(|(_, label)| SpreadRow {
-                label,
+            .map(|m| SpreadRow {
+                label: m.label(),
                 summary: &s,
                 baseline: None,
                 limit: None,

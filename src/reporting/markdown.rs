@@ -5,7 +5,7 @@ use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
 use super::sanitize::{CELL_MAX, md, md_code, md_ends};
 use super::view::{self, Row};
-use crate::metrics::label;
+use crate::metrics::{Metric, label};
 use std::fmt::Write;
 
 pub fn verdict_badge(v: Verdict) -> &'static str {
@@ -156,11 +156,11 @@ pub fn render(r: &Report) -> String {
                 "| {} | {} | {} | {} | {} | {} | {} | {} / {} / {} / {}{} | {} |",
                 md_code(&d.detector, 60),
                 md(&scope, 80),
-                mean_ci(d.metrics.get("precision")),
-                mean_ci(d.metrics.get("recall")),
-                mean_ci(d.metrics.get("f1")),
-                mean_ci(d.metrics.get("fpr")),
-                mean_ci(d.metrics.get("fpr_hard_negative")),
+                mean_ci(d.metrics.get(Metric::Precision.key())),
+                mean_ci(d.metrics.get(Metric::Recall.key())),
+                mean_ci(d.metrics.get(Metric::F1.key())),
+                mean_ci(d.metrics.get(Metric::Fpr.key())),
+                mean_ci(d.metrics.get(Metric::FprHardNegative.key())),
                 pr(c.tp),
                 pr(c.fp),
                 pr(c.tn),

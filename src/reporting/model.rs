@@ -1,7 +1,8 @@
 //! The one report model. Built once per invocation; every output format renders it.
 
 use crate::dataset::{Category, Truth};
-use crate::metrics::Confusion;
+pub use crate::metrics::Direction;
+use crate::metrics::{Confusion, Metric};
 use crate::observe::{DetectorObservations, RetrievalObservations};
 use crate::stats::Summary;
 use crate::sut::SutError;
@@ -173,16 +174,16 @@ pub struct QueryMetrics {
 }
 
 impl QueryMetrics {
-    /// Value by aggregate metric name (`recall_at_5`, `map`, ...); `None` for an unknown name.
-    pub fn get(&self, key: &str) -> Option<f64> {
-        Some(match key {
-            "map" | "ap" => self.map,
-            "mrr" => self.mrr,
-            "ndcg_at_10" => self.ndcg_at_10,
-            "recall_at_1" => self.recall_at_1,
-            "recall_at_10" => self.recall_at_10,
-            "recall_at_3" => self.recall_at_3,
-            "recall_at_5" => self.recall_at_5,
+    /// The value of a retrieval metric (`Map` is this query's AP); `None` for a detection metric.
+    pub fn get(&self, m: Metric) -> Option<f64> {
+        Some(match m {
+            Metric::Map => self.map,
+            Metric::Mrr => self.mrr,
+            Metric::NdcgAt10 => self.ndcg_at_10,
+            Metric::RecallAt1 => self.recall_at_1,
+            Metric::RecallAt10 => self.recall_at_10,
+            Metric::RecallAt3 => self.recall_at_3,
+            Metric::RecallAt5 => self.recall_at_5,
             _ => return None,
         })
     }
@@ -417,14 +418,6 @@ impl GateReport {
             Some(CheckStatus::Pass)
         }
     }
-}
-
-/// Which way is better for a metric: `higher` (recall, MRR) or `lower` (false-positive rates).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    Higher,
-    Lower,
 }
 
 /// What a check compares with: the baseline within a tolerance, a ceiling, a floor, or

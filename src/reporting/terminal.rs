@@ -4,7 +4,7 @@ use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
 use super::sanitize::{term, term_ends};
 use super::view::{self, Mark, Row};
-use crate::metrics::label;
+use crate::metrics::{Metric, label};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
 use std::fmt::Write;
@@ -157,11 +157,11 @@ pub fn render(r: &Report, color: bool) -> String {
             let pr = |n: u64| view::per_run(n, d.runs_completed);
             t.add_row(vec![
                 Cell::new(term(&d.detector, 40)),
-                Cell::new(mean_ci(d.metrics.get("precision"))),
-                Cell::new(mean_ci(d.metrics.get("recall"))),
-                Cell::new(mean_ci(d.metrics.get("f1"))),
-                Cell::new(mean_ci(d.metrics.get("fpr"))),
-                Cell::new(mean_ci(d.metrics.get("fpr_hard_negative"))),
+                Cell::new(mean_ci(d.metrics.get(Metric::Precision.key()))),
+                Cell::new(mean_ci(d.metrics.get(Metric::Recall.key()))),
+                Cell::new(mean_ci(d.metrics.get(Metric::F1.key()))),
+                Cell::new(mean_ci(d.metrics.get(Metric::Fpr.key()))),
+                Cell::new(mean_ci(d.metrics.get(Metric::FprHardNegative.key()))),
                 Cell::new(format!(
                     "{}/{}/{}/{}{}",
                     pr(c.tp),

@@ -4,7 +4,7 @@
 //! out, so a reviewer reads the same numbers and symbols in all three.
 
 use super::model::{Check, CheckKind, CheckStatus, Direction, GateReport, Report};
-use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS, label};
+use crate::metrics::{DETECTION_METRICS, Metric, RETRIEVAL_METRICS};
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 
@@ -78,16 +78,17 @@ fn limit_text(c: &Check) -> Option<String> {
 fn rows(
     gate: &GateReport,
     subject: &str,
-    keys: &[(&str, &str)],
+    keys: &[Metric],
     metrics: &BTreeMap<String, Summary>,
     all: bool,
 ) -> Vec<Row> {
     keys.iter()
-        .filter_map(|(key, _)| {
+        .filter_map(|m| {
+            let key = m.key();
             let checks: Vec<&Check> = gate
                 .checks
                 .iter()
-                .filter(|c| c.subject == subject && c.metric == *key)
+                .filter(|c| c.subject == subject && c.metric == key)
                 .collect();
             let tol = checks
                 .iter()
@@ -98,9 +99,9 @@ fn rows(
                 return None;
             }
             Some(Row {
-                label: label(key).to_string(),
+                label: m.label().to_string(),
                 baseline,
-                current: metrics.get(*key).cloned(),
+                current: metrics.get(key).cloned(),
                 delta: tol.and_then(|c| c.delta),
                 limit: limits.join("; "),
                 mark: Mark::of(checks.iter().copied()),
