@@ -14,18 +14,7 @@ pub fn delta(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), |x| signed(x, 4))
 }
 
-/// A signed number with a real minus sign ("−0.151", "+0.020"); "0" with no sign for a value
-/// that rounds to zero.
-pub fn signed(v: f64, decimals: usize) -> String {
-    let s = format!("{:.*}", decimals, v.abs());
-    if !s.chars().any(|ch| ('1'..='9').contains(&ch)) {
-        "0".to_string()
-    } else if v < 0.0 {
-        format!("\u{2212}{s}")
-    } else {
-        format!("+{s}")
-    }
-}
+pub use crate::gate::signed;
 
 /// `mean ± half-width` (just the mean with one run, or when every run gave the same value),
 /// "–" when undefined.
