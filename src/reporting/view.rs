@@ -59,6 +59,12 @@ pub struct Row {
     /// The limits that apply, in words (`≥ 0.5396`, `≤ 0.090 ceiling`); empty when none does.
     pub limit: String,
     pub mark: Mark,
+    /// What a chart marks on the metric's axis: the first check's baseline value and its
+    /// limit when it is gated (a ceiling or a floor comes before the tolerance check).
+    #[serde(skip)]
+    pub chart_baseline: Option<f64>,
+    #[serde(skip)]
+    pub chart_limit: Option<f64>,
 }
 
 /// A limit in words: which side is allowed, and what kind of limit it is.
@@ -80,10 +86,9 @@ fn rows(
     subject: &str,
     keys: &[Metric],
     metrics: &BTreeMap<String, Summary>,
-    all: bool,
 ) -> Vec<Row> {
     keys.iter()
-        .filter_map(|m| {
+        .map(|m| {
             let key = m.key();
             let checks: Vec<&Check> = gate
                 .checks
@@ -95,17 +100,20 @@ fn rows(
                 .find(|c| matches!(c.kind, CheckKind::Tolerance | CheckKind::Info));
             let baseline = tol.and_then(|c| c.baseline);
             let limits: Vec<String> = checks.iter().filter_map(|c| limit_text(c)).collect();
-            if !all && baseline.is_none() && limits.is_empty() {
-                return None;
-            }
-            Some(Row {
+            let first = checks.first();
+            Row {
                 label: m.label().to_string(),
                 baseline,
                 current: metrics.get(key).cloned(),
                 delta: tol.and_then(|c| c.delta),
                 limit: limits.join("; "),
                 mark: Mark::of(checks.iter().copied()),
-            })
+                chart_baseline: first.and_then(|c| c.baseline),
+                // an ungated (info) check has no limit worth drawing
+                chart_limit: first
+                    .filter(|c| c.kind != CheckKind::Info)
+                    .and_then(|c| c.limit),
+            }
         })
         .collect()
 }
@@ -113,13 +121,12 @@ fn rows(
 /// Every retrieval metric against the baseline.
 pub fn retrieval_rows(r: &Report) -> Vec<Row> {
     r.retrieval.as_ref().map_or_else(Vec::new, |rr| {
-        rows(&r.gate, "retrieval", &RETRIEVAL_METRICS, &rr.metrics, true)
+        rows(&r.gate, "retrieval", &RETRIEVAL_METRICS, &rr.metrics)
     })
 }
 
-/// The detection metrics of one detector that have a baseline value or a limit (the others are
-/// in the detectors' overview table).
-pub fn detector_rows(r: &Report, detector: &str) -> Vec<Row> {
+/// Every detection metric of one detector against the baseline (empty for an unknown detector).
+pub fn detector_metric_rows(r: &Report, detector: &str) -> Vec<Row> {
     let Some(d) = r
         .security
         .as_ref()
@@ -132,8 +139,16 @@ pub fn detector_rows(r: &Report, detector: &str) -> Vec<Row> {
         &format!("detector:{detector}"),
         &DETECTION_METRICS,
         &d.metrics,
-        false,
     )
+}
+
+/// The detection metrics of one detector that have a baseline value or a limit (the others are
+/// in the detectors' overview table).
+pub fn detector_rows(r: &Report, detector: &str) -> Vec<Row> {
+    detector_metric_rows(r, detector)
+        .into_iter()
+        .filter(|row| row.baseline.is_some() || !row.limit.is_empty())
+        .collect()
 }
 
 /// [`detector_rows`] of every detector, each row's label led by the detector's name as `name`
