@@ -1,6 +1,5 @@
 //! Number formatting shared by the renderers.
 
-use crate::metrics::Metric;
 use crate::stats::Summary;
 
 /// A value with 4 decimals, or "–" when undefined.
@@ -36,23 +35,19 @@ pub fn ms(v: Option<f64>) -> String {
 
 /// One line comparing the golden-set splits on the headline metrics, e.g.
 /// `Splits: dev (448 queries) Recall@5 0.61 · MRR 0.45 | held_out (112) ...`; `None` without splits.
-pub fn splits_line(
-    splits: &std::collections::BTreeMap<String, crate::reporting::model::SplitSummary>,
-) -> Option<String> {
+pub fn splits_line(splits: &[super::view::SplitRow]) -> Option<String> {
     if splits.is_empty() {
         return None;
     }
     let parts: Vec<String> = splits
         .iter()
-        .map(|(name, s)| {
-            let m = |k: Metric| num(s.metrics.get(k.key()).copied());
-            format!(
-                "{name} ({} queries) Recall@5 {} · MRR {} · nDCG@10 {}",
-                s.queries,
-                m(Metric::RecallAt5),
-                m(Metric::Mrr),
-                m(Metric::NdcgAt10)
-            )
+        .map(|s| {
+            let values: Vec<String> = super::view::SPLIT_METRICS
+                .iter()
+                .zip(s.values)
+                .map(|(m, v)| format!("{} {}", m.label(), num(v)))
+                .collect();
+            format!("{} ({} queries) {}", s.name, s.queries, values.join(" · "))
         })
         .collect();
     Some(format!("Splits: {}", parts.join(" | ")))
