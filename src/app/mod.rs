@@ -626,9 +626,15 @@ pub async fn cmd_eval(
     // held until the reports are written and published: a run given the same --out waits, so
     // the directory's files always come from one run
     let _lock = crate::files::lock_dir(&s.out, REPORT_LOCK_WAIT)?;
-    let written = reporting::write_all(&report, &s.out)?;
+    // every section computed once, laid out by each format
+    let view = reporting::view::View::of(&report);
+    let written = reporting::write_all(&report, &view, &s.out)?;
     if !s.quiet {
-        crate::out!("{}", reporting::terminal::render(&report, color(s.color)));
+        let terminal = reporting::terminal::Terminal {
+            color: color(s.color),
+        };
+        use reporting::Exporter as _;
+        crate::out!("{}", terminal.render(&report, &view)?);
         for w in &report.warnings {
             eprintln!("warning: {}", sanitize::visible_lines(w));
         }

@@ -41,14 +41,17 @@ pub fn splits_line(splits: &[super::view::SplitRow]) -> Option<String> {
     }
     let parts: Vec<String> = splits
         .iter()
-        .map(|s| {
-            let values: Vec<String> = super::view::SPLIT_METRICS
-                .iter()
-                .zip(s.values)
-                .map(|(m, v)| format!("{} {}", m.label(), num(v)))
-                .collect();
-            format!("{} ({} queries) {}", s.name, s.queries, values.join(" · "))
-        })
+        .map(|s| format!("{} ({} queries) {}", s.name, s.queries, split_values(s)))
         .collect();
     Some(format!("Splits: {}", parts.join(" | ")))
+}
+
+/// A split's headline metrics: `Recall@5 0.6100 · MRR 0.4500 · nDCG@10 0.5000`.
+pub fn split_values(s: &super::view::SplitRow) -> String {
+    let values: Vec<String> = super::view::SPLIT_METRICS
+        .iter()
+        .zip(s.values)
+        .map(|(m, v)| format!("{} {}", m.label(), num(v)))
+        .collect();
+    values.join(" · ")
 }

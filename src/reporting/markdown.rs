@@ -42,6 +42,18 @@ fn baseline_rows(o: &mut String, first: &str, rows: &[Row]) {
     }
 }
 
+/// `report.md`: the delta table a pull-request reviewer reads.
+pub struct Markdown;
+
+impl super::Exporter for Markdown {
+    fn file_name(&self) -> Option<&'static str> {
+        Some("report.md")
+    }
+    fn render(&self, report: &Report, view: &View) -> anyhow::Result<String> {
+        Ok(render_view(report, view))
+    }
+}
+
 /// `report.md` of `r`.
 pub fn render(r: &Report) -> String {
     render_view(r, &View::of(r))

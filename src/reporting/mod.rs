@@ -1,4 +1,6 @@
-//! Reports: one model ([`model::Report`]), many renderers (JSON, Markdown, HTML, terminal).
+//! Reports: one model ([`model::Report`]), one view of it ([`view::View`], every section's
+//! numbers computed once) and many [`Exporter`]s (JSON, Markdown, HTML, terminal) that only lay
+//! the view out. A new format is one file implementing [`Exporter`] and one line in [`FILES`].
 //! Files are rendered in memory first and then moved into place, so a failed render never
 //! leaves half-written output.
 
@@ -13,6 +15,31 @@ pub mod view;
 use anyhow::Context;
 use model::Report;
 use std::path::{Path, PathBuf};
+use view::View;
+
+/// One output format of a report.
+pub trait Exporter {
+    /// The file it is written to in the report directory; `None` for a format that is only
+    /// shown (the terminal).
+    fn file_name(&self) -> Option<&'static str>;
+    /// The report in this format, laid out from its view.
+    fn render(&self, report: &Report, view: &View) -> anyhow::Result<String>;
+}
+
+/// The formats written into the report directory, in this order.
+pub const FILES: &[&dyn Exporter] = &[&Json, &markdown::Markdown, &html::Html];
+
+/// `report.json`: the model itself, pretty-printed (it needs no view).
+pub struct Json;
+
+impl Exporter for Json {
+    fn file_name(&self) -> Option<&'static str> {
+        Some("report.json")
+    }
+    fn render(&self, report: &Report, _: &View) -> anyhow::Result<String> {
+        Ok(json(report))
+    }
+}
 
 /// `report.json`: the model itself, pretty-printed.
 pub fn json(r: &Report) -> String {
@@ -21,13 +48,15 @@ pub fn json(r: &Report) -> String {
     s
 }
 
-/// Renders every file format and writes them into `dir` (created if needed). Returns the paths.
-pub fn write_all(r: &Report, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let files = [
-        ("report.json", json(r)),
-        ("report.md", markdown::render(r)),
-        ("report.html", html::render(r)?),
-    ];
+/// Renders every file format of [`FILES`] and writes them into `dir` (created if needed).
+/// Returns the paths.
+pub fn write_all(r: &Report, view: &View, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for e in FILES {
+        if let Some(name) = e.file_name() {
+            files.push((name, e.render(r, view)?));
+        }
+    }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("{}: cannot create the report directory", dir.display()))?;
     let mut written = Vec::new();

@@ -72,7 +72,7 @@ pub struct DetectorView {
 }
 
 /// One category of rug-pulls played live, counts as per-run means.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LiveRow {
     pub category: Category,
     pub resembles: Option<Category>,
@@ -108,7 +108,7 @@ pub enum CategoryCell {
 }
 
 /// The queries that regressed most against the baseline, or scored lowest without one.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Regressions {
     /// `Most regressed queries` or `Lowest-scoring queries`.
     pub title: &'static str,
@@ -116,7 +116,7 @@ pub struct Regressions {
 }
 
 /// One query of [`Regressions`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct RegressionRow {
     pub id: Text,
     pub query: Text,

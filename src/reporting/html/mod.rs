@@ -12,7 +12,7 @@ mod charts;
 use super::format;
 use super::model::{DetectorReport, Report, RetrievalReport};
 use super::sanitize;
-use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
+use super::view::View;
 use crate::stats::Summary;
 use charts::{SpreadRow, confusion_chart, per_query_chart, spread_chart};
 use minijinja::{Environment, Value, context};
@@ -42,7 +42,25 @@ fn serde<T: serde::Serialize>(v: T) -> Value {
     Value::from(minijinja::value::Serde(v))
 }
 
+/// `report.html`: one self-contained page with charts.
+pub struct Html;
+
+impl super::Exporter for Html {
+    fn file_name(&self) -> Option<&'static str> {
+        Some("report.html")
+    }
+    fn render(&self, report: &Report, view: &View) -> anyhow::Result<String> {
+        render_view(report, view)
+    }
+}
+
+/// `report.html` of `r`.
 pub fn render(r: &Report) -> anyhow::Result<String> {
+    render_view(r, &View::of(r))
+}
+
+/// `report.html` of `r` from its view.
+pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     let mut env = Environment::new();
     env.add_filter("num", |v: Value| format::num(opt(&v)));
     env.add_filter("delta", |v: Value| format::delta(opt(&v)));
@@ -72,11 +90,6 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
         super::view::per_run(u64::try_from(v).unwrap_or(0), runs)
     });
     env.add_template("report.html", TEMPLATE)?;
-    let labels: BTreeMap<&str, &str> = RETRIEVAL_METRICS
-        .iter()
-        .chain(DETECTION_METRICS.iter())
-        .map(|m| (m.key(), m.label()))
-        .collect();
     let failure_text = r.failure.as_ref().map(|f| f.to_string());
     let safe = |s: Option<String>| s.map_or(Value::from(()), Value::from_safe_string);
     let (query_svg, spread_svg) = match &r.retrieval {
@@ -86,44 +99,56 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
                 "spread-retrieval",
                 "Retrieval metrics",
                 rr.runs_completed,
-                &SpreadRow::of(&super::view::retrieval_rows(r)),
+                &SpreadRow::of(&v.retrieval_rows),
             ),
         ),
         None => (None, None),
     };
-    // per detector (in the report's order): its charts, its gate mark and its rows against
-    // the baseline
+    // per detector (in the report's order): its view (gate mark, metrics, counts, rows against
+    // the baseline, live rug-pulls) and its charts
     let detectors: Vec<Value> = r
         .security
-        .as_ref()
-        .map(|s| s.detectors.as_slice())
-        .unwrap_or_default()
         .iter()
-        .map(|d| {
-            let subject = format!("detector:{}", d.detector);
-            let measured = super::view::detector_metric_rows(r, &d.detector);
+        .flat_map(|s| &s.detectors)
+        .zip(&v.detectors)
+        .map(|(d, dv)| {
             context! {
-                detector => d.detector.clone(),
-                mark => serde(super::view::subject_mark(&r.gate, &subject)),
-                rows => serde(super::view::detector_rows(r, &d.detector)),
+                detector => dv.name.clone(),
+                mark => serde(dv.mark),
+                metrics => serde(&dv.metrics),
+                counts => serde(&dv.counts),
+                rows => serde(&dv.against),
+                live => serde(&dv.live),
                 confusion => Value::from_safe_string(confusion_chart(d)),
                 spread => safe(spread_chart(
                     "spread-detector",
                     "Detector metrics",
                     d.runs_completed,
-                    &SpreadRow::of(&measured)
+                    &SpreadRow::of(&dv.all_rows)
                 )),
             }
         })
         .collect();
+    let splits: Vec<Value> = v
+        .splits
+        .iter()
+        .map(|s| {
+            context! {
+                name => s.name.clone(),
+                queries => s.queries,
+                values => format::split_values(s),
+            }
+        })
+        .collect();
     let html = env.get_template("report.html")?.render(context! {
-        r => Value::from(minijinja::value::Serde(View::of(r))),
-        headline => super::view::headline(r),
-        failed => super::view::failed(r),
-        retrieval_rows => serde(super::view::retrieval_rows(r)),
+        r => Value::from(minijinja::value::Serde(Page::of(r))),
+        headline => &v.headline,
+        failed => &v.failed,
+        retrieval_rows => serde(&v.retrieval_rows),
         detectors => detectors,
+        splits => splits,
+        regressions => serde(&v.regressions),
         per_run_note => super::view::per_run_note(r.runs),
-        labels => labels,
         failure_text => failure_text,
         query_svg => safe(query_svg),
         spread_svg => safe(spread_svg),
@@ -136,7 +161,7 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
 /// re-score). The destructuring is exhaustive, so a field added to the model is a compile
 /// error here until the view decides about it.
 #[derive(serde::Serialize)]
-struct View<'a> {
+struct Page<'a> {
     schema_version: u32,
     evalgate_version: &'a str,
     command: &'a str,
@@ -176,8 +201,8 @@ struct SecurityView<'a> {
     detectors: &'a [DetectorReport],
 }
 
-impl<'a> View<'a> {
-    fn of(r: &'a Report) -> View<'a> {
+impl<'a> Page<'a> {
+    fn of(r: &'a Report) -> Page<'a> {
         let Report {
             schema_version,
             evalgate_version,
@@ -192,7 +217,7 @@ impl<'a> View<'a> {
             failure,
             warnings,
         } = r;
-        View {
+        Page {
             schema_version: *schema_version,
             evalgate_version,
             command,
