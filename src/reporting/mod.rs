@@ -67,3 +67,46 @@ pub fn write_all(r: &Report, view: &View, dir: &Path) -> anyhow::Result<Vec<Path
     }
     Ok(written)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> Report {
+        serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap()
+    }
+
+    #[test]
+    fn the_files_are_json_markdown_and_html_and_the_terminal_is_shown_only() {
+        let names: Vec<Option<&str>> = FILES.iter().map(|e| e.file_name()).collect();
+        assert_eq!(
+            names,
+            [Some("report.json"), Some("report.md"), Some("report.html")]
+        );
+        assert_eq!(terminal::Terminal { color: false }.file_name(), None);
+    }
+
+    #[test]
+    fn every_exporter_renders_what_its_format_function_does() {
+        let r = fixture();
+        let v = View::of(&r);
+        let out: Vec<String> = FILES.iter().map(|e| e.render(&r, &v).unwrap()).collect();
+        assert_eq!(out[0], json(&r));
+        assert_eq!(out[1], markdown::render(&r));
+        assert_eq!(out[2], html::render(&r).unwrap());
+        assert_eq!(
+            terminal::Terminal { color: false }.render(&r, &v).unwrap(),
+            terminal::render(&r, false)
+        );
+    }
+
+    #[test]
+    fn the_report_files_are_written_through_the_exporters() {
+        let r = fixture();
+        let dir = tempfile::tempdir().unwrap();
+        let written = write_all(&r, &View::of(&r), dir.path()).unwrap();
+        assert_eq!(written.len(), FILES.len());
+        let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+        assert_eq!(md, markdown::render(&r));
+    }
+}

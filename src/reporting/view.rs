@@ -475,33 +475,6 @@ pub fn detector_metric_rows(r: &Report, detector: &str) -> Vec<Row> {
     )
 }
 
-/// The detection metrics of one detector that have a baseline value or a limit (the others are
-/// in the detectors' overview table).
-pub fn detector_rows(r: &Report, detector: &str) -> Vec<Row> {
-    detector_metric_rows(r, detector)
-        .into_iter()
-        .filter(|row| row.baseline.is_some() || !row.limit.is_empty())
-        .collect()
-}
-
-/// [`detector_rows`] of every detector, each row's label led by the detector's name as `name`
-/// renders it (code span, terminal text).
-pub fn all_detector_rows(r: &Report, name: impl Fn(&str) -> String) -> Vec<Row> {
-    r.security
-        .iter()
-        .flat_map(|s| &s.detectors)
-        .flat_map(|d| {
-            let shown = name(&d.detector);
-            detector_rows(r, &d.detector)
-                .into_iter()
-                .map(move |mut row| {
-                    row.label = format!("{shown} {}", row.label);
-                    row
-                })
-        })
-        .collect()
-}
-
 /// The failed checks in words, worst first as the gate found them ("Recall@5 fell 0.5596 →
 /// 0.4091 (−0.151; tolerance 0.020)").
 pub fn failed(r: &Report) -> Vec<String> {
@@ -580,5 +553,108 @@ mod tests {
         assert_eq!(per_run(13u64, 5), "2.6");
         assert_eq!(per_run(0u64, 5), "0");
         assert_eq!(per_run_note(1), "");
+    }
+
+    fn fixture() -> Report {
+        serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap()
+    }
+
+    #[test]
+    fn the_view_computes_every_section_once_from_the_report() {
+        let r = fixture();
+        let v = View::of(&r);
+        assert_eq!(v.headline, headline(&r));
+        assert_eq!(v.failed, failed(&r));
+        assert_eq!(v.retrieval_rows.len(), RETRIEVAL_METRICS.len());
+        // splits in the report's order, on Recall@5, MRR and nDCG@10
+        let names: Vec<&str> = v.splits.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["dev", "held_out"]);
+        let dev = &r.retrieval.as_ref().unwrap().splits["dev"];
+        assert_eq!(v.splits[0].values[1], dev.metrics.get("mrr").copied());
+        // detectors: metrics in DETECTION_METRICS order, counts as per-run means over 2 runs
+        let ds = &r.security.as_ref().unwrap().detectors;
+        assert_eq!(v.detectors.len(), ds.len());
+        let d = &v.detectors[0];
+        assert_eq!(d.metrics.len(), DETECTION_METRICS.len());
+        assert_eq!(
+            d.metrics[3].as_ref().and_then(|s| s.mean),
+            ds[0].metrics["fpr"].mean
+        );
+        assert_eq!(d.counts, ["1.5", "0.5", "2.5", "1"]);
+        assert!(d.live.is_none());
+        // the rows against the baseline are the measured rows with a baseline or a limit
+        assert!(
+            d.against
+                .iter()
+                .all(|a| d.all_rows.iter().any(|b| b.label == a.label))
+        );
+        assert!(
+            d.against
+                .iter()
+                .all(|row| row.baseline.is_some() || !row.limit.is_empty())
+        );
+        let live = v.detectors[1].live.as_ref().unwrap();
+        assert_eq!(live[0].category, Category::RugPull);
+        assert_eq!(
+            (live[0].relisted.as_str(), live[0].reported.as_str()),
+            ("1", "0.5")
+        );
+        // the corpus's three categories, then the hard negatives resembling tool poisoning
+        let rows: Vec<(Category, bool)> = v
+            .categories
+            .iter()
+            .map(|c| (c.category, c.hard_negatives))
+            .collect();
+        assert_eq!(rows.len(), 4, "{rows:?}");
+        assert_eq!(rows[3], (Category::ToolPoisoning, true));
+        // shadowing is an attack only the second detector covers
+        let shadowing = v
+            .categories
+            .iter()
+            .find(|c| c.category == Category::Shadowing)
+            .unwrap();
+        assert!(shadowing.attack);
+        assert_eq!(shadowing.cells[0], CategoryCell::OutOfScope);
+        assert!(matches!(shadowing.cells[1], CategoryCell::Rate(_)));
+        // one query dropped against the baseline: the table says "regressed"
+        let reg = v.regressions.as_ref().unwrap();
+        assert_eq!(reg.title, "Most regressed queries");
+        assert_eq!(reg.rows.len(), r.gate.worst_queries.len());
+        assert_eq!(reg.rows[0].label, Some("nDCG@10"));
+        assert_eq!(
+            v.probes
+                .map(|p| p.answered + p.refused + p.failed + p.not_applicable),
+            r.robustness.as_ref().map(|rb| rb.probes.len())
+        );
+    }
+
+    #[test]
+    fn without_a_per_query_baseline_the_queries_are_the_lowest_scoring_and_unknown_metrics_have_no_label()
+     {
+        let mut r = fixture();
+        for q in &mut r.gate.worst_queries {
+            q.delta = None;
+            q.metric = "not_a_metric".into();
+        }
+        let reg = View::of(&r).regressions.unwrap();
+        assert_eq!(reg.title, "Lowest-scoring queries");
+        assert!(reg.rows.iter().all(|q| q.label.is_none()));
+        r.gate.worst_queries.clear();
+        assert!(View::of(&r).regressions.is_none());
+    }
+
+    #[test]
+    fn a_detectors_rows_are_led_by_its_name() {
+        let r = fixture();
+        let v = View::of(&r);
+        let rows = v.detector_rows(|d| format!("<{d}>"));
+        let want: usize = v.detectors.iter().map(|d| d.against.len()).sum();
+        assert_eq!(rows.len(), want);
+        assert!(want > 0);
+        let first = &v.detectors.iter().find(|d| !d.against.is_empty()).unwrap();
+        assert_eq!(
+            rows[0].label,
+            format!("<{}> {}", first.name, first.against[0].label)
+        );
     }
 }

@@ -252,6 +252,20 @@ impl<'a> SpreadRow<'a> {
     }
 }
 
+/// A vertical tick across a spread chart's row centred on `yc`, at `x` % of the width, titled
+/// `label: what value`.
+fn tick(s: &mut String, class: &str, x: f64, yc: f64, label: &str, what: &str, v: f64) {
+    let _ = write!(
+        s,
+        r#"<line class="{class}" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"><title>{label}: {what} {v}</title></line>"#,
+        x = pct(x),
+        y0 = n(yc - 12.0),
+        y1 = n(yc + 12.0),
+        label = esc(label),
+        v = value(Some(v)),
+    );
+}
+
 /// The spread chart's axis runs from `SPREAD_X0` % to `SPREAD_X1` % of its width (the margins
 /// hold the end ticks' labels and a dot on the axis's ends).
 const SPREAD_X0: f64 = 3.0;
@@ -364,15 +378,7 @@ pub(super) fn spread_chart(
             );
         }
         if let Some(l) = r.limit {
-            let _ = write!(
-                s,
-                r#"<line class="limit" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"><title>{label}: gate limit {l}</title></line>"#,
-                x = pct(x(l)),
-                y0 = n(yc - 12.0),
-                y1 = n(yc + 12.0),
-                label = esc(r.label),
-                l = value(Some(l)),
-            );
+            tick(&mut s, "limit", x(l), yc, r.label, "gate limit", l);
         }
         if let Some(b) = r.baseline {
             // a square at the baseline, turned into a diamond by the page's style
@@ -386,15 +392,7 @@ pub(super) fn spread_chart(
             );
         }
         if let Some(m) = r.summary.mean {
-            let _ = write!(
-                s,
-                r#"<line class="mean" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"><title>{label}: mean {m}</title></line>"#,
-                x = pct(x(m)),
-                y0 = n(yc - 12.0),
-                y1 = n(yc + 12.0),
-                label = esc(r.label),
-                m = value(Some(m)),
-            );
+            tick(&mut s, "mean", x(m), yc, r.label, "mean", m);
         }
         let k = r.summary.per_run.len().max(1) as f64;
         let step = (16.0 / k).min(4.0);
