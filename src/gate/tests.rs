@@ -59,8 +59,7 @@ fn signed_numbers_have_a_real_minus_and_no_signed_zero() {
 /// A whole report (the fuzz fixture's: retrieval, two detectors, robustness) with its
 /// failure cleared.
 fn report() -> Report {
-    let mut r: Report =
-        serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap();
+    let mut r: Report = crate::reporting::model::fixture();
     r.failure = None;
     r.robustness = None;
     r

@@ -72,9 +72,7 @@ pub fn write_all(r: &Report, view: &View, dir: &Path) -> anyhow::Result<Vec<Path
 mod tests {
     use super::*;
 
-    fn fixture() -> Report {
-        serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap()
-    }
+    use model::fixture;
 
     #[test]
     fn the_files_are_json_markdown_and_html_and_the_terminal_is_shown_only() {

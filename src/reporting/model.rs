@@ -341,3 +341,10 @@ impl Report {
         )
     }
 }
+
+/// The fuzz fixture's report (retrieval with splits, two detectors, one playing rug-pulls live,
+/// robustness probes), for unit tests.
+#[cfg(test)]
+pub(crate) fn fixture() -> Report {
+    serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap()
+}
