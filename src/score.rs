@@ -2,6 +2,8 @@
 //! Pure functions over data; the metric definitions live in `metrics`.
 
 use crate::dataset::{Category, Corpus, Entry, GoldenSet, Truth};
+#[cfg(test)]
+use crate::metrics::Metric;
 use crate::metrics::{self, Confusion, DEPTH, DETECTION_METRICS, RETRIEVAL_METRICS};
 use crate::observe::{DetectorObservations, RetrievalObservations};
 use crate::reporting::model::*;
@@ -64,7 +66,7 @@ pub fn retrieval(
     let metrics = RETRIEVAL_METRICS
         .iter()
         .zip(per_run_means)
-        .map(|((k, _), v)| (k.to_string(), Summary::of(v)))
+        .map(|(m, v)| (m.key().to_string(), Summary::of(v)))
         .collect();
     let per_query = golden
         .queries
@@ -162,9 +164,9 @@ fn split_summaries(per_query: &[QueryReport]) -> BTreeMap<String, SplitSummary> 
         .map(|(split, qs)| {
             let metrics = RETRIEVAL_METRICS
                 .iter()
-                .map(|(key, _)| {
-                    let sum: f64 = qs.iter().filter_map(|q| q.metrics.get(key)).sum();
-                    (key.to_string(), sum / qs.len() as f64)
+                .map(|&m| {
+                    let sum: f64 = qs.iter().filter_map(|q| q.metrics.get(m)).sum();
+                    (m.key().to_string(), sum / qs.len() as f64)
                 })
                 .collect();
             (
@@ -255,8 +257,8 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             }
         }
         let s = metrics::detection_scores(&c);
-        for (key, _) in DETECTION_METRICS {
-            per_run_metrics.entry(key).or_default().push(s.get(key));
+        for m in DETECTION_METRICS {
+            per_run_metrics.entry(m.key()).or_default().push(s.get(m));
         }
         for cat in cat_totals.keys() {
             cat_flags
@@ -567,7 +569,7 @@ mod tests {
             "a run missing a query is not a complete run"
         );
         let first = &r.per_query[0];
-        assert_eq!(first.metrics.get("recall_at_10"), Some(0.0));
+        assert_eq!(first.metrics.get(Metric::RecallAt10), Some(0.0));
         assert!(mean(&r, "recall_at_10") < 1.0);
     }
 

@@ -98,7 +98,7 @@ fn keep() -> &'static [&'static str] {
             RETRIEVAL_METRICS
                 .iter()
                 .chain(DETECTION_METRICS.iter())
-                .map(|(key, _)| *key),
+                .map(|m| m.key()),
         );
         // spec-065's category names are printed as they are (open ones are neutralised)
         k.extend(evalgate::dataset::Category::ALL.iter().map(|c| c.as_str()));

@@ -227,8 +227,8 @@ pub struct Plan<'a> {
     pub limits: Limits,
     pub baseline: Option<&'a ChosenBaseline>,
     pub robustness: crate::probes::RobustnessMode,
-    /// What the gate needs besides the report and the baseline (`failed` is set here).
-    pub gate: &'a crate::gate::Context,
+    /// How the gate judges besides the baseline.
+    pub gate: &'a crate::gate::Policy,
 }
 
 /// Measures and scores with the given systems; the report's gate is evaluated against
@@ -337,7 +337,39 @@ pub async fn evaluate_with(
             b.name, rb.retriever, r.retriever
         ));
     }
-    let mut report = Report {
+    if let (Some(s), Some(b)) = (
+        &security,
+        baseline.and_then(|b| b.baseline.security.as_ref()),
+    ) {
+        for d in &s.detectors {
+            if !b.detectors.contains_key(&d.detector) {
+                warnings.push(format!("the baseline has no entry for detector {:?}: its numbers are reported, not gated", d.detector));
+            }
+        }
+    }
+    let system = retrieval.as_ref().map(|r| r.retriever.clone());
+    let usable = baseline.map(|b| {
+        (
+            b.name.as_str(),
+            b.for_system(
+                system.as_deref(),
+                &gate_context.update_command,
+                &mut warnings,
+            ),
+        )
+    });
+    // the gate first, over what was measured; the report is assembled with its outcome
+    let gate = crate::gate::evaluate(
+        &crate::reporting::model::gate_inputs(
+            retrieval.as_ref(),
+            security.as_ref(),
+            robustness.as_ref(),
+            failure.as_ref(),
+        ),
+        usable.as_ref().map(|(n, b)| (*n, b)),
+        gate_context,
+    );
+    Report {
         schema_version: REPORT_SCHEMA_VERSION,
         evalgate_version: env!("CARGO_PKG_VERSION").to_string(),
         command: part.command().to_string(),
@@ -347,46 +379,10 @@ pub async fn evaluate_with(
         retrieval,
         security,
         robustness,
-        gate: GateReport {
-            verdict: Verdict::NoBaseline,
-            baseline: None,
-            summary: String::new(),
-            checks: vec![],
-            ungated: vec![],
-            worst_queries: vec![],
-        },
-        failure: None,
+        gate,
+        failure,
         warnings,
-    };
-    if let (Some(s), Some(b)) = (
-        &report.security,
-        baseline.and_then(|b| b.baseline.security.as_ref()),
-    ) {
-        for d in &s.detectors {
-            if !b.detectors.contains_key(&d.detector) {
-                report.warnings.push(format!("the baseline has no entry for detector {:?}: its numbers are reported, not gated", d.detector));
-            }
-        }
     }
-    let failed = failure.is_some();
-    report.failure = failure;
-    let system = report.retrieval.as_ref().map(|r| r.retriever.clone());
-    let usable = baseline.map(|b| {
-        (
-            b.name.as_str(),
-            b.for_system(
-                system.as_deref(),
-                &gate_context.update_command,
-                &mut report.warnings,
-            ),
-        )
-    });
-    let cx = crate::gate::Context {
-        failed,
-        ..gate_context.clone()
-    };
-    report.gate = crate::gate::evaluate(&report, usable.as_ref().map(|(n, b)| (*n, b)), &cx);
-    report
 }
 
 /// Loads, validates, builds the systems, measures and gates. Dataset, settings and baseline
@@ -405,8 +401,7 @@ pub async fn evaluate(
     } else {
         None
     };
-    let gate_context = crate::gate::Context {
-        failed: false,
+    let gate_context = crate::gate::Policy {
         why_no_baseline: why_none,
         update_command: update_command(&std::env::args().collect::<Vec<_>>()),
         new_detector: s.gate.new_detector,
@@ -482,17 +477,13 @@ fn fail_report(
     report: &mut Report,
     e: SutError,
     baseline: Option<&ChosenBaseline>,
-    cx: &crate::gate::Context,
+    cx: &crate::gate::Policy,
 ) {
     report.failure = Some(e);
-    let cx = crate::gate::Context {
-        failed: true,
-        ..cx.clone()
-    };
     report.gate = crate::gate::evaluate(
-        report,
+        &report.gate_inputs(),
         baseline.map(|b| (b.name.as_str(), &b.baseline)),
-        &cx,
+        cx,
     );
 }
 
@@ -518,12 +509,15 @@ pub async fn cmd_eval(
     // held until the reports are written and published: a run given the same --out waits, so
     // the directory's files always come from one run
     let _lock = crate::files::lock_dir(&s.report.out, REPORT_LOCK_WAIT)?;
-    let written = reporting::write_all(&report, &s.report.out)?;
+    // every section computed once, laid out by each format
+    let view = reporting::view::View::of(&report);
+    let written = reporting::write_all(&report, &view, &s.report.out)?;
     if !s.report.quiet {
-        crate::out!(
-            "{}",
-            reporting::terminal::render(&report, color(s.report.color))
-        );
+        let terminal = reporting::terminal::Terminal {
+            color: color(s.report.color),
+        };
+        use reporting::Exporter as _;
+        crate::out!("{}", terminal.render(&report, &view)?);
         for w in &report.warnings {
             eprintln!("warning: {}", sanitize::visible_lines(w));
         }

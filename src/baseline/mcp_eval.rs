@@ -10,7 +10,7 @@ use super::{
     BASELINE_SCHEMA_VERSION, Baseline, DEFAULT_TOLERANCE, DatasetPin, DetectorBaseline,
     MetricBaseline, RetrievalBaseline, SecurityBaseline, direction_of,
 };
-use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
+use crate::metrics::{DETECTION_METRICS, Metric, RETRIEVAL_METRICS};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -68,17 +68,22 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
     })?;
     let mut metrics = BTreeMap::new();
     for (k, v) in &m.recall_at {
-        let key = format!("recall_at_{k}");
-        if !RETRIEVAL_METRICS.iter().any(|(m, _)| *m == key) {
+        let Some(metric) =
+            Metric::from_key(&format!("recall_at_{k}")).filter(|m| RETRIEVAL_METRICS.contains(m))
+        else {
             anyhow::bail!(
                 "{name}: at $.recall_at.{k}: expected a cut-off of 1, 3, 5 or 10, found {k:?}"
             );
-        }
-        metrics.insert(key, *v);
+        };
+        metrics.insert(metric.key().to_string(), *v);
     }
-    for (key, v) in [("mrr", m.mrr), ("ndcg_at_10", m.ndcg_at_10), ("map", m.map)] {
+    for (metric, v) in [
+        (Metric::Mrr, m.mrr),
+        (Metric::NdcgAt10, m.ndcg_at_10),
+        (Metric::Map, m.map),
+    ] {
         if let Some(v) = v {
-            metrics.insert(key.to_string(), v);
+            metrics.insert(metric.key().to_string(), v);
         }
     }
     for k in m.tolerance.keys() {
@@ -123,20 +128,20 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
                 .iter()
                 .map(|d| {
                     let values = [
-                        ("precision", d.precision),
-                        ("recall", d.recall),
-                        ("f1", d.f1),
-                        ("fpr", d.fpr),
+                        (Metric::Precision, d.precision),
+                        (Metric::Recall, d.recall),
+                        (Metric::F1, d.f1),
+                        (Metric::Fpr, d.fpr),
                     ];
                     let metrics = DETECTION_METRICS
                         .iter()
-                        .filter_map(|(k, _)| {
+                        .filter_map(|k| {
                             let v = values.iter().find(|(n, _)| n == k)?.1;
                             Some((
-                                k.to_string(),
+                                k.key().to_string(),
                                 MetricBaseline {
                                     value: v,
-                                    direction: direction_of(k),
+                                    direction: k.direction(),
                                     tolerance: 0.05,
                                     gated: false,
                                 },

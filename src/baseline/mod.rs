@@ -3,8 +3,8 @@
 
 pub mod mcp_eval;
 
-use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
-use crate::reporting::model::{Direction, Report};
+use crate::metrics::{DETECTION_METRICS, Direction, Metric, RETRIEVAL_METRICS};
+use crate::reporting::model::Report;
 use anyhow::Context;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -18,7 +18,7 @@ pub const EMBEDDED_DEFAULT_NAME: &str = "embedded:baselines/default.json";
 /// Where `evalgate run` looks for a baseline when none is named.
 pub const DEFAULT_PATH: &str = "baselines/default.json";
 /// Metrics gated by default in a new baseline.
-pub const DEFAULT_GATED: [&str; 3] = ["recall_at_5", "mrr", "ndcg_at_10"];
+pub const DEFAULT_GATED: [Metric; 3] = Metric::DEFAULT_GATED;
 pub const DEFAULT_TOLERANCE: f64 = 0.02;
 
 /// A committed baseline (`baselines/*.json`): the datasets it was measured on, the values of
@@ -85,9 +85,12 @@ pub struct DetectorBaseline {
     pub metrics: BTreeMap<String, MetricBaseline>,
 }
 
-/// Direction of a metric: lower is better for false-positive rates and latency.
+/// Direction of a metric by its key: the [`Metric`]'s own for a known key; for any other name,
+/// lower is better for false-positive rates and latency.
 pub fn direction_of(metric: &str) -> Direction {
-    if metric.starts_with("fpr") || metric.contains("latency") {
+    if let Some(m) = Metric::from_key(metric) {
+        m.direction()
+    } else if metric.starts_with("fpr") || metric.contains("latency") {
         Direction::Lower
     } else {
         Direction::Higher
@@ -110,12 +113,21 @@ fn without_position(msg: &str) -> String {
 }
 
 /// `did you mean` for a metric key written as its display name or in other case.
-fn metric_hint(key: &str, known: &[(&str, &str)]) -> String {
+fn metric_hint(key: &str, known: &[Metric]) -> String {
     known
         .iter()
-        .find(|(k, label)| k.eq_ignore_ascii_case(key) || label.eq_ignore_ascii_case(key))
-        .map(|(k, _)| format!(" (did you mean {k:?}?)"))
+        .find(|m| m.key().eq_ignore_ascii_case(key) || m.label().eq_ignore_ascii_case(key))
+        .map(|m| format!(" (did you mean {:?}?)", m.key()))
         .unwrap_or_default()
+}
+
+/// The known keys of `metrics`, for an error message.
+fn keys(metrics: &[Metric]) -> String {
+    metrics
+        .iter()
+        .map(|m| m.key())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Problems of one metric entry: a tolerance below 0, a value outside 0..=1.
@@ -196,11 +208,11 @@ impl Baseline {
         if let Some(r) = &self.retrieval {
             for (k, m) in &r.metrics {
                 let path = format!("$.retrieval.metrics.{k}");
-                if !RETRIEVAL_METRICS.iter().any(|(known, _)| known == k) {
+                if !RETRIEVAL_METRICS.iter().any(|known| known.key() == k) {
                     out.push(format!(
                         "{name}: at {path}: unknown retrieval metric {k:?}{}; expected one of {}",
                         metric_hint(k, &RETRIEVAL_METRICS),
-                        RETRIEVAL_METRICS.map(|(k, _)| k).join(", ")
+                        keys(&RETRIEVAL_METRICS)
                     ));
                 }
                 metric_problems(name, &path, m, &mut out);
@@ -211,11 +223,11 @@ impl Baseline {
                 let base = format!("$.security.detectors.{d}");
                 for (k, m) in &det.metrics {
                     let path = format!("{base}.metrics.{k}");
-                    if !DETECTION_METRICS.iter().any(|(known, _)| known == k) {
+                    if !DETECTION_METRICS.iter().any(|known| known.key() == k) {
                         out.push(format!(
                             "{name}: at {path}: unknown detection metric {k:?}{}; expected one of {}",
                             metric_hint(k, &DETECTION_METRICS),
-                            DETECTION_METRICS.map(|(k, _)| k).join(", ")
+                            keys(&DETECTION_METRICS)
                         ));
                     }
                     metric_problems(name, &path, m, &mut out);
@@ -272,16 +284,17 @@ impl Baseline {
             let prev = previous.and_then(|p| p.retrieval.as_ref());
             let metrics = RETRIEVAL_METRICS
                 .iter()
-                .map(|(k, _)| {
-                    let value = r.metrics.get(*k).and_then(|s| s.mean).map(round6);
-                    let old = prev.and_then(|p| p.metrics.get(*k));
+                .map(|m| {
+                    let k = m.key();
+                    let value = r.metrics.get(k).and_then(|s| s.mean).map(round6);
+                    let old = prev.and_then(|p| p.metrics.get(k));
                     (
                         k.to_string(),
                         MetricBaseline {
                             value,
-                            direction: direction_of(k),
+                            direction: m.direction(),
                             tolerance: old.map_or(DEFAULT_TOLERANCE, |o| o.tolerance),
-                            gated: old.map_or(DEFAULT_GATED.contains(k), |o| o.gated),
+                            gated: old.map_or(DEFAULT_GATED.contains(m), |o| o.gated),
                         },
                     )
                 })
@@ -290,9 +303,9 @@ impl Baseline {
                 .per_query
                 .iter()
                 .map(|q| {
-                    let m = ["recall_at_5", "mrr", "ndcg_at_10"]
+                    let m = Metric::PER_QUERY_BASELINE
                         .iter()
-                        .filter_map(|k| q.metrics.get(k).map(|v| (k.to_string(), round6(v))))
+                        .filter_map(|&k| q.metrics.get(k).map(|v| (k.key().to_string(), round6(v))))
                         .collect();
                     (q.id.to_string(), m)
                 })
@@ -311,16 +324,16 @@ impl Baseline {
                 .iter()
                 .map(|d| {
                     let old = prev.and_then(|p| p.detectors.get(&d.detector));
-                    let mean = |k: &str| d.metrics.get(k).and_then(|s| s.mean);
+                    let mean = |m: Metric| d.metrics.get(m.key()).and_then(|s| s.mean);
                     let metrics = DETECTION_METRICS
                         .iter()
-                        .map(|(k, _)| {
-                            let o = old.and_then(|o| o.metrics.get(*k));
+                        .map(|&m| {
+                            let o = old.and_then(|o| o.metrics.get(m.key()));
                             (
-                                k.to_string(),
+                                m.key().to_string(),
                                 MetricBaseline {
-                                    value: mean(k).map(round6),
-                                    direction: direction_of(k),
+                                    value: mean(m).map(round6),
+                                    direction: m.direction(),
                                     tolerance: o.map_or(0.05, |o| o.tolerance),
                                     gated: o.is_some_and(|o| o.gated),
                                 },
@@ -328,10 +341,10 @@ impl Baseline {
                         })
                         .collect();
                     let fpr_ceiling = old.map(|o| o.fpr_ceiling).unwrap_or_else(|| {
-                        mean("fpr").map(|f| ((f + 0.05) * 100.0).ceil().min(100.0) / 100.0)
+                        mean(Metric::Fpr).map(|f| ((f + 0.05) * 100.0).ceil().min(100.0) / 100.0)
                     });
                     let recall_floor = old.map(|o| o.recall_floor).unwrap_or_else(|| {
-                        mean("recall").map(|r| ((r - 0.05) * 100.0).floor().max(0.0) / 100.0)
+                        mean(Metric::Recall).map(|r| ((r - 0.05) * 100.0).floor().max(0.0) / 100.0)
                     });
                     (
                         d.detector.clone(),
@@ -393,7 +406,7 @@ mod tests {
             .filter(|(_, m)| m.gated)
             .map(|(k, _)| k.as_str())
             .collect();
-        let mut want = DEFAULT_GATED.to_vec();
+        let mut want = DEFAULT_GATED.map(Metric::key).to_vec();
         want.sort();
         assert_eq!(gated, want);
         assert_eq!(r.retriever, "embedded");

@@ -8,6 +8,7 @@
 
 use super::env::{GhEnv, PullRequest};
 use super::{CommentMode, FailOn, PublishOptions, PublishWhen, body, runner};
+use crate::gate::Conclusion;
 use crate::reporting::model::{CheckStatus, Report, Verdict};
 use crate::reporting::sanitize;
 use octocrab::params::checks::{
@@ -164,22 +165,16 @@ pub fn conclusion_name(c: CheckRunConclusion) -> String {
 
 /// The job's exit code: the verdict's, except that `fail-on: never` turns a failed gate into 0.
 pub fn exit_code(r: &Report, fail_on: FailOn) -> i32 {
-    match (r.gate.verdict, fail_on) {
-        (Verdict::Fail, FailOn::Never) => 0,
-        (v, _) => v.exit_code(),
-    }
+    r.gate.exit_code_with(fail_on == FailOn::Regression)
 }
 
-/// The check-run conclusion for an exit code (they always agree). Success only when the gate
-/// held and covered everything measured: a run with nothing gated (no baseline for these
-/// datasets) or with a part the baseline does not gate (a new detector) is neutral, so the
-/// gate switching off is never a silent green check.
+/// The check-run conclusion for an exit code: the gate's [`crate::gate::GateReport::conclusion`]
+/// in GitHub's terms.
 pub fn conclusion(r: &Report, code: i32) -> CheckRunConclusion {
-    match (code, r.gate.verdict) {
-        (0, Verdict::Fail | Verdict::NoBaseline) => CheckRunConclusion::Neutral,
-        (0, Verdict::Pass) if !r.gate.ungated.is_empty() => CheckRunConclusion::Neutral,
-        (0, _) => CheckRunConclusion::Success,
-        _ => CheckRunConclusion::Failure,
+    match r.gate.conclusion(code) {
+        Conclusion::Success => CheckRunConclusion::Success,
+        Conclusion::Neutral => CheckRunConclusion::Neutral,
+        Conclusion::Failure => CheckRunConclusion::Failure,
     }
 }
 

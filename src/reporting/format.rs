@@ -13,18 +13,7 @@ pub fn delta(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), |x| signed(x, 4))
 }
 
-/// A signed number with a real minus sign ("−0.151", "+0.020"); "0" with no sign for a value
-/// that rounds to zero.
-pub fn signed(v: f64, decimals: usize) -> String {
-    let s = format!("{:.*}", decimals, v.abs());
-    if !s.chars().any(|ch| ('1'..='9').contains(&ch)) {
-        "0".to_string()
-    } else if v < 0.0 {
-        format!("\u{2212}{s}")
-    } else {
-        format!("+{s}")
-    }
-}
+pub use crate::gate::signed;
 
 /// `mean ± half-width` (just the mean with one run, or when every run gave the same value),
 /// "–" when undefined.
@@ -46,24 +35,23 @@ pub fn ms(v: Option<f64>) -> String {
 
 /// One line comparing the golden-set splits on the headline metrics, e.g.
 /// `Splits: dev (448 queries) Recall@5 0.61 · MRR 0.45 | held_out (112) ...`; `None` without splits.
-pub fn splits_line(
-    splits: &std::collections::BTreeMap<String, crate::reporting::model::SplitSummary>,
-) -> Option<String> {
+pub fn splits_line(splits: &[super::view::SplitRow]) -> Option<String> {
     if splits.is_empty() {
         return None;
     }
     let parts: Vec<String> = splits
         .iter()
-        .map(|(name, s)| {
-            let m = |k: &str| num(s.metrics.get(k).copied());
-            format!(
-                "{name} ({} queries) Recall@5 {} · MRR {} · nDCG@10 {}",
-                s.queries,
-                m("recall_at_5"),
-                m("mrr"),
-                m("ndcg_at_10")
-            )
-        })
+        .map(|s| format!("{} ({} queries) {}", s.name, s.queries, split_values(s)))
         .collect();
     Some(format!("Splits: {}", parts.join(" | ")))
+}
+
+/// A split's headline metrics: `Recall@5 0.6100 · MRR 0.4500 · nDCG@10 0.5000`.
+pub fn split_values(s: &super::view::SplitRow) -> String {
+    let values: Vec<String> = super::view::SPLIT_METRICS
+        .iter()
+        .zip(s.values)
+        .map(|(m, v)| format!("{} {}", m.label(), num(v)))
+        .collect();
+    values.join(" · ")
 }

@@ -4,8 +4,7 @@
 use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
 use super::sanitize::{CELL_MAX, md, md_code, md_ends};
-use super::view::{self, Row};
-use crate::metrics::label;
+use super::view::{self, CategoryCell, Row, View};
 use std::fmt::Write;
 
 pub fn verdict_badge(v: Verdict) -> &'static str {
@@ -14,16 +13,6 @@ pub fn verdict_badge(v: Verdict) -> &'static str {
         Verdict::Fail => "❌ fail",
         Verdict::NoBaseline => "⚪ no baseline (report only)",
         Verdict::Error => "⚠️ error: system under test failed",
-    }
-}
-
-/// A metric's label; a name evalgate does not know (a hand-made report.json) stays inert.
-fn metric_name(key: &str) -> String {
-    let l = label(key);
-    if l == key {
-        md_code(key, 60)
-    } else {
-        l.to_string()
     }
 }
 
@@ -53,13 +42,30 @@ fn baseline_rows(o: &mut String, first: &str, rows: &[Row]) {
     }
 }
 
+/// `report.md`: the delta table a pull-request reviewer reads.
+pub struct Markdown;
+
+impl super::Exporter for Markdown {
+    fn file_name(&self) -> Option<&'static str> {
+        Some("report.md")
+    }
+    fn render(&self, report: &Report, view: &View) -> anyhow::Result<String> {
+        Ok(render_view(report, view))
+    }
+}
+
+/// `report.md` of `r`.
 pub fn render(r: &Report) -> String {
+    render_view(r, &View::of(r))
+}
+
+/// `report.md` of `r` from its view.
+pub fn render_view(r: &Report, v: &View) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "## evalgate: {}\n", verdict_badge(r.gate.verdict));
-    let _ = writeln!(o, "**{}**\n", md(&view::headline(r), 600));
-    let failed = view::failed(r);
-    if failed.len() > 1 {
-        for f in &failed {
+    let _ = writeln!(o, "**{}**\n", md(&v.headline, 600));
+    if v.failed.len() > 1 {
+        for f in &v.failed {
             let _ = writeln!(o, "- ✗ {}", md(f, 400));
         }
         let _ = writeln!(o);
@@ -91,7 +97,7 @@ pub fn render(r: &Report) -> String {
             rr.queries,
             md_code(&rr.corpus_version, 80)
         );
-        baseline_rows(&mut o, "Metric", &view::retrieval_rows(r));
+        baseline_rows(&mut o, "Metric", &v.retrieval_rows);
         let d = &rr.diagnostics;
         let runs = rr.runs_completed;
         let pr = |n: usize| view::per_run(n as u64, runs);
@@ -125,7 +131,7 @@ pub fn render(r: &Report) -> String {
                 .map(|c| format!(" · catalog {}", md(&c.summary(), 400)))
                 .unwrap_or_default()
         );
-        if let Some(line) = splits_line(&rr.splits) {
+        if let Some(line) = splits_line(&v.splits) {
             let _ = writeln!(o, "{line}\n");
         }
     }
@@ -137,9 +143,7 @@ pub fn render(r: &Report) -> String {
             view::per_run_note(r.runs)
         );
         let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|:---|");
-        for d in &s.detectors {
-            let gate = view::subject_mark(&r.gate, &format!("detector:{}", d.detector)).text();
-            let pr = |n: u64| view::per_run(n, d.runs_completed);
+        for d in &v.detectors {
             let scope = if d.scope.len() == 4 {
                 "all".to_string()
             } else {
@@ -150,31 +154,24 @@ pub fn render(r: &Report) -> String {
                     .collect::<Vec<_>>()
                     .join(", ")
             };
-            let c = &d.counts;
+            let metrics: Vec<String> = d.metrics.iter().map(|m| mean_ci(m.as_ref())).collect();
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} | {} | {} | {} | {} / {} / {} / {}{} | {} |",
-                md_code(&d.detector, 60),
+                "| {} | {} | {} | {}{} | {} |",
+                md_code(&d.name, 60),
                 md(&scope, 80),
-                mean_ci(d.metrics.get("precision")),
-                mean_ci(d.metrics.get("recall")),
-                mean_ci(d.metrics.get("f1")),
-                mean_ci(d.metrics.get("fpr")),
-                mean_ci(d.metrics.get("fpr_hard_negative")),
-                pr(c.tp),
-                pr(c.fp),
-                pr(c.tn),
-                pr(c.fn_),
+                metrics.join(" | "),
+                d.counts.join(" / "),
                 if d.not_applicable > 0 {
                     format!(" (not applicable: {})", d.not_applicable)
                 } else {
                     String::new()
                 },
-                gate
+                d.mark.text()
             );
         }
         // every detector's numbers that have a baseline value or a limit
-        let against = view::all_detector_rows(r, |d| md_code(d, 60));
+        let against = v.detector_rows(|d| md_code(d, 60));
         if !against.is_empty() {
             let _ = writeln!(o);
             baseline_rows(&mut o, "Detector metric", &against);
@@ -190,71 +187,48 @@ pub fn render(r: &Report) -> String {
                 .join(" | ")
         );
         let _ = writeln!(o, "|---|---:|{}", "---:|".repeat(s.detectors.len()));
-        for (cat, n) in &s.categories {
-            // an open category is an attack when some detector counts it as one
-            let attack = cat.is_attack() || s.detectors.iter().any(|d| d.scope.contains(cat));
-            let cells: Vec<String> = s
-                .detectors
+        for row in &v.categories {
+            let cells: Vec<String> = row
+                .cells
                 .iter()
-                .map(|d| {
-                    if attack && !d.scope.contains(cat) {
-                        return "out of scope".to_string();
-                    }
-                    d.per_category
-                        .iter()
-                        .find(|c| c.category == *cat)
-                        .map_or("–".into(), |c| num(c.rate.mean))
+                .map(|c| match c {
+                    CategoryCell::OutOfScope => "out of scope".to_string(),
+                    CategoryCell::Rate(rate) => num(*rate),
                 })
                 .collect();
-            let what = if attack { "recall" } else { "flag rate" };
-            let _ = writeln!(
-                o,
-                "| {} ({what}) | {n} | {} |",
-                category(*cat),
-                cells.join(" | ")
-            );
+            let _ = if row.hard_negatives {
+                writeln!(
+                    o,
+                    "| hard negatives like {} (flag rate) | {} | {} |",
+                    category(row.category),
+                    row.entries,
+                    cells.join(" | ")
+                )
+            } else {
+                let what = if row.attack { "recall" } else { "flag rate" };
+                writeln!(
+                    o,
+                    "| {} ({what}) | {} | {} |",
+                    category(row.category),
+                    row.entries,
+                    cells.join(" | ")
+                )
+            };
         }
-        let resembled: std::collections::BTreeSet<_> = s
-            .detectors
-            .iter()
-            .flat_map(|d| {
-                d.hard_negatives_by_resemblance
-                    .iter()
-                    .map(|c| (c.category, c.total))
-            })
-            .collect();
-        for (cat, n) in resembled {
-            let cells: Vec<String> = s
-                .detectors
-                .iter()
-                .map(|d| {
-                    d.hard_negatives_by_resemblance
-                        .iter()
-                        .find(|c| c.category == cat)
-                        .map_or("–".into(), |c| num(c.rate.mean))
-                })
-                .collect();
-            let _ = writeln!(
-                o,
-                "| hard negatives like {} (flag rate) | {n} | {} |",
-                category(cat),
-                cells.join(" | ")
-            );
-        }
-        for d in s.detectors.iter().filter(|d| d.live.is_some()) {
-            let live = d.live.as_ref().expect("filtered");
+        for d in &v.detectors {
+            let Some(live) = &d.live else { continue };
             let _ = writeln!(
                 o,
                 "\n**{}**: rug-pulls played live (changed after approval, then put back){}\n",
-                md(&d.detector, 40),
-                view::per_run_note(d.runs_completed)
+                md(&d.name, 40),
+                view::per_run_note(d.runs)
             );
             let _ = writeln!(
                 o,
                 "| Category | Played | Reported | Blocked | Restored | Detection rate | Block rate |"
             );
             let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|");
-            for c in &live.per_category {
+            for c in live {
                 let like = c
                     .resembles
                     .map(|r| format!(" like {}", category(r)))
@@ -264,9 +238,9 @@ pub fn render(r: &Report) -> String {
                     "| {}{like} | {} | {} | {} | {} | {} | {} |",
                     category(c.category),
                     c.played,
-                    view::per_run(c.reported as u64, d.runs_completed),
-                    view::per_run(c.blocked as u64, d.runs_completed),
-                    view::per_run(c.restored as u64, d.runs_completed),
+                    c.reported,
+                    c.blocked,
+                    c.restored,
                     mean_ci(Some(&c.detection_rate)),
                     mean_ci(Some(&c.block_rate)),
                 );
@@ -274,26 +248,19 @@ pub fn render(r: &Report) -> String {
         }
         let _ = writeln!(o);
     }
-    if !r.gate.worst_queries.is_empty() {
-        let regressed = r.gate.worst_queries.iter().any(|q| q.delta.is_some());
-        let _ = writeln!(
-            o,
-            "<details><summary>{}</summary>\n",
-            if regressed {
-                "Most regressed queries"
-            } else {
-                "Lowest-scoring queries"
-            }
-        );
+    if let Some(reg) = &v.regressions {
+        let _ = writeln!(o, "<details><summary>{}</summary>\n", reg.title);
         let _ = writeln!(o, "| Query | Text | Metric | Baseline | Current | Δ |");
         let _ = writeln!(o, "|---|---|---|---:|---:|---:|");
-        for q in &r.gate.worst_queries {
+        for q in &reg.rows {
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} | {} | {} |",
                 md_code(&q.id, 40),
                 md(&q.query, CELL_MAX),
-                metric_name(&q.metric),
+                // a name evalgate does not know (a hand-made report.json) stays inert
+                q.label
+                    .map_or_else(|| md_code(&q.metric, 60), str::to_string),
                 num(q.baseline),
                 num(Some(q.current)),
                 delta(q.delta)

@@ -1,7 +1,9 @@
 //! The one report model. Built once per invocation; every output format renders it.
 
 use crate::dataset::{Category, Truth};
+pub use crate::gate::{Check, CheckKind, CheckStatus, GateReport, QueryDelta, Verdict};
 use crate::metrics::Confusion;
+pub use crate::metrics::{Direction, QueryMetrics};
 use crate::observe::{DetectorObservations, RetrievalObservations};
 use crate::stats::Summary;
 use crate::sut::SutError;
@@ -157,60 +159,6 @@ pub struct QueryReport {
     pub unstable: bool,
 }
 
-/// One query's metrics, averaged over runs. A plain struct rather than a map: 20,000 queries
-/// score without 140,000 key strings. Fields are in the order a sorted map would write them,
-/// so the JSON is the same as a map's.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct QueryMetrics {
-    /// Average precision of this query (its mean over queries is MAP).
-    pub map: f64,
-    pub mrr: f64,
-    pub ndcg_at_10: f64,
-    pub recall_at_1: f64,
-    pub recall_at_10: f64,
-    pub recall_at_3: f64,
-    pub recall_at_5: f64,
-}
-
-impl QueryMetrics {
-    /// Value by aggregate metric name (`recall_at_5`, `map`, ...); `None` for an unknown name.
-    pub fn get(&self, key: &str) -> Option<f64> {
-        Some(match key {
-            "map" | "ap" => self.map,
-            "mrr" => self.mrr,
-            "ndcg_at_10" => self.ndcg_at_10,
-            "recall_at_1" => self.recall_at_1,
-            "recall_at_10" => self.recall_at_10,
-            "recall_at_3" => self.recall_at_3,
-            "recall_at_5" => self.recall_at_5,
-            _ => return None,
-        })
-    }
-
-    /// The mean of several runs' scores of one query.
-    /// From values in `RETRIEVAL_METRICS` order (see [`crate::metrics::QueryScores::values`]).
-    pub fn from_values(v: [f64; crate::metrics::RETRIEVAL_METRICS.len()]) -> QueryMetrics {
-        let [
-            recall_at_1,
-            recall_at_3,
-            recall_at_5,
-            recall_at_10,
-            mrr,
-            ndcg_at_10,
-            map,
-        ] = v;
-        QueryMetrics {
-            map,
-            mrr,
-            ndcg_at_10,
-            recall_at_1,
-            recall_at_10,
-            recall_at_3,
-            recall_at_5,
-        }
-    }
-}
-
 /// Security detectors: each detector over the labelled malicious and benign tool definitions.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SecurityReport {
@@ -347,137 +295,56 @@ pub enum Outcome {
     NotApplicable,
 }
 
-/// The gate's verdict; the exit code follows from it (0, 1, 0, 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Every gated check held.
-    Pass,
-    /// At least one gated check failed (exit 1).
-    Fail,
-    /// No baseline: numbers are reported, nothing is gated (exit 0).
-    NoBaseline,
-    /// The system under test could not be measured (exit 3).
-    Error,
-}
-
-impl Verdict {
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Verdict::Pass | Verdict::NoBaseline => 0,
-            Verdict::Fail => 1,
-            Verdict::Error => 3,
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::NoBaseline => "no baseline",
-            Verdict::Error => "error",
-        }
-    }
-}
-
-/// The gate's result: the verdict, the baseline compared with, a one-line summary in words
-/// and every check.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct GateReport {
-    pub verdict: Verdict,
-    /// The baseline file compared with (`embedded:...` for the compiled-in one).
-    pub baseline: Option<String>,
-    /// One line saying what happened.
-    pub summary: String,
-    pub checks: Vec<Check>,
-    /// What was measured but has no gated check (`retrieval`, `detector:NAME`): with a
-    /// baseline in use, a measured part it does not cover (a new or renamed detector, a section
-    /// the baseline lacks). A pass with such a part is a neutral check run, not a success.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ungated: Vec<String>,
-    /// Queries whose per-query score dropped the most against the baseline (or, with no
-    /// per-query baseline, scored lowest).
-    pub worst_queries: Vec<QueryDelta>,
-}
-
-impl GateReport {
-    /// The outcome of a detector's gated checks: `None` when none is gated, `Fail` when any
-    /// failed, else `Pass`.
-    pub fn detector_status(&self, detector: &str) -> Option<CheckStatus> {
-        let subject = format!("detector:{detector}");
-        let gated: Vec<&Check> = self
-            .checks
+/// What the gate reads of a run's sections (see [`crate::gate::GateInputs`]): the measured
+/// summaries, borrowed.
+pub fn gate_inputs<'a>(
+    retrieval: Option<&'a RetrievalReport>,
+    security: Option<&'a SecurityReport>,
+    robustness: Option<&'a crate::probes::RobustnessReport>,
+    failure: Option<&SutError>,
+) -> crate::gate::GateInputs<'a> {
+    crate::gate::GateInputs {
+        retrieval: retrieval.map(|r| crate::gate::RetrievalInputs {
+            metrics: &r.metrics,
+            per_query: r
+                .per_query
+                .iter()
+                .map(|q| crate::gate::QueryInput {
+                    id: &q.id,
+                    query: &q.query,
+                    metrics: &q.metrics,
+                })
+                .collect(),
+        }),
+        detectors: security
+            .map(|s| s.detectors.as_slice())
+            .unwrap_or_default()
             .iter()
-            .filter(|c| c.subject == subject && c.kind != CheckKind::Info)
-            .collect();
-        if gated.is_empty() {
-            None
-        } else if gated.iter().any(|c| c.status == CheckStatus::Fail) {
-            Some(CheckStatus::Fail)
-        } else {
-            Some(CheckStatus::Pass)
-        }
+            .map(|d| crate::gate::DetectorInputs {
+                name: &d.detector,
+                metrics: &d.metrics,
+            })
+            .collect(),
+        robustness,
+        failure: failure.map(ToString::to_string),
     }
 }
 
-/// Which way is better for a metric: `higher` (recall, MRR) or `lower` (false-positive rates).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    Higher,
-    Lower,
+impl Report {
+    /// What the gate reads of this report.
+    pub fn gate_inputs(&self) -> crate::gate::GateInputs<'_> {
+        gate_inputs(
+            self.retrieval.as_ref(),
+            self.security.as_ref(),
+            self.robustness.as_ref(),
+            self.failure.as_ref(),
+        )
+    }
 }
 
-/// What a check compares with: the baseline within a tolerance, a ceiling, a floor, or
-/// nothing (`info`: reported only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckKind {
-    /// Fails when worse than baseline by more than the tolerance.
-    Tolerance,
-    /// Fails when above the ceiling (FPR).
-    Ceiling,
-    /// Fails when below the floor (recall).
-    Floor,
-    /// Reported, not gated.
-    Info,
-}
-
-/// How a check came out: `pass`, `fail`, or `info` when nothing is gated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckStatus {
-    Pass,
-    Fail,
-    Info,
-}
-
-/// One comparison of a measured number with its baseline value, tolerance, ceiling or floor.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Check {
-    /// `retrieval` or `detector:<name>`.
-    pub subject: String,
-    pub metric: String,
-    pub kind: CheckKind,
-    pub direction: Direction,
-    pub baseline: Option<f64>,
-    pub current: Option<f64>,
-    pub ci95: Option<[f64; 2]>,
-    /// current − baseline.
-    pub delta: Option<f64>,
-    /// The limit applied: baseline ∓ tolerance, the ceiling or the floor.
-    pub limit: Option<f64>,
-    pub status: CheckStatus,
-    pub message: String,
-}
-
-/// A query whose score dropped against the baseline (or, without per-query baseline values,
-/// scored lowest).
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct QueryDelta {
-    pub id: Text,
-    pub query: Text,
-    pub metric: String,
-    pub baseline: Option<f64>,
-    pub current: f64,
-    pub delta: Option<f64>,
+/// The fuzz fixture's report (retrieval with splits, two detectors, one playing rug-pulls live,
+/// robustness probes), for unit tests.
+#[cfg(test)]
+pub(crate) fn fixture() -> Report {
+    serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap()
 }

@@ -3,7 +3,7 @@
 use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
 use super::sanitize::{term, term_ends};
-use super::view::{self, Mark, Row};
+use super::view::{self, Mark, Row, View};
 use crate::metrics::label;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
@@ -71,19 +71,37 @@ fn right(t: &mut Table, cols: std::ops::Range<usize>) {
     }
 }
 
+/// The summary tables printed to stdout; `color` adds ANSI colours (only on a terminal).
+pub struct Terminal {
+    pub color: bool,
+}
+
+impl super::Exporter for Terminal {
+    fn file_name(&self) -> Option<&'static str> {
+        None
+    }
+    fn render(&self, report: &Report, view: &View) -> anyhow::Result<String> {
+        Ok(render_view(report, view, self.color))
+    }
+}
+
 /// Renders the summary tables; `color` adds ANSI colours (only on a terminal).
 pub fn render(r: &Report, color: bool) -> String {
+    render_view(r, &View::of(r), color)
+}
+
+/// [`render`] from the report's view.
+pub fn render_view(r: &Report, v: &View, color: bool) -> String {
     let mut o = String::new();
     // what a reviewer needs first: the verdict in words and every failed check
     let _ = writeln!(
         o,
         "evalgate: {} — {}",
         r.gate.verdict.as_str(),
-        term(&view::headline(r), 600)
+        term(&v.headline, 600)
     );
-    let failed = view::failed(r);
-    if failed.len() > 1 {
-        for f in &failed {
+    if v.failed.len() > 1 {
+        for f in &v.failed {
             let _ = writeln!(o, "  ✗ {}", term(f, 300));
         }
     }
@@ -104,7 +122,7 @@ pub fn render(r: &Report, color: bool) -> String {
             term(&rr.corpus_version, 60),
             rr.runs_completed
         );
-        let t = baseline_table("Metric", &view::retrieval_rows(r), color);
+        let t = baseline_table("Metric", &v.retrieval_rows, color);
         let _ = writeln!(o, "{t}");
         let _ = writeln!(
             o,
@@ -128,7 +146,7 @@ pub fn render(r: &Report, color: bool) -> String {
                 .map(|c| format!("\ncatalog {}", term(&c.summary(), 400)))
                 .unwrap_or_default()
         );
-        if let Some(line) = splits_line(&rr.splits) {
+        if let Some(line) = splits_line(&v.splits) {
             let _ = writeln!(o, "{line}\n");
         }
     }
@@ -148,38 +166,24 @@ pub fn render(r: &Report, color: bool) -> String {
             ],
             color,
         );
-        for d in &s.detectors {
-            let gate = mark_cell(
-                view::subject_mark(&r.gate, &format!("detector:{}", d.detector)),
-                color,
-            );
-            let c = &d.counts;
-            let pr = |n: u64| view::per_run(n, d.runs_completed);
-            t.add_row(vec![
-                Cell::new(term(&d.detector, 40)),
-                Cell::new(mean_ci(d.metrics.get("precision"))),
-                Cell::new(mean_ci(d.metrics.get("recall"))),
-                Cell::new(mean_ci(d.metrics.get("f1"))),
-                Cell::new(mean_ci(d.metrics.get("fpr"))),
-                Cell::new(mean_ci(d.metrics.get("fpr_hard_negative"))),
-                Cell::new(format!(
-                    "{}/{}/{}/{}{}",
-                    pr(c.tp),
-                    pr(c.fp),
-                    pr(c.tn),
-                    pr(c.fn_),
-                    if d.not_applicable > 0 {
-                        format!("\nn/a {}", d.not_applicable)
-                    } else {
-                        String::new()
-                    }
-                )),
-                gate,
-            ]);
+        for d in &v.detectors {
+            let mut row = vec![Cell::new(term(&d.name, 40))];
+            row.extend(d.metrics.iter().map(|m| Cell::new(mean_ci(m.as_ref()))));
+            row.push(Cell::new(format!(
+                "{}{}",
+                d.counts.join("/"),
+                if d.not_applicable > 0 {
+                    format!("\nn/a {}", d.not_applicable)
+                } else {
+                    String::new()
+                }
+            )));
+            row.push(mark_cell(d.mark, color));
+            t.add_row(row);
         }
         right(&mut t, 1..7);
         let _ = writeln!(o, "{t}\n");
-        let against = view::all_detector_rows(r, |d| term(d, 40));
+        let against = v.detector_rows(|d| term(d, 40));
         if !against.is_empty() {
             let _ = writeln!(o, "Detectors against the baseline");
             let _ = writeln!(
@@ -188,13 +192,13 @@ pub fn render(r: &Report, color: bool) -> String {
                 baseline_table("Detector metric", &against, color)
             );
         }
-        for d in s.detectors.iter().filter(|d| d.live.is_some()) {
-            let live = d.live.as_ref().expect("filtered");
+        for d in &v.detectors {
+            let Some(live) = &d.live else { continue };
             let _ = writeln!(
                 o,
                 "{}: rug-pulls played live{}",
-                term(&d.detector, 40),
-                view::per_run_note(d.runs_completed)
+                term(&d.name, 40),
+                view::per_run_note(d.runs)
             );
             let mut t = table(
                 &[
@@ -208,7 +212,7 @@ pub fn render(r: &Report, color: bool) -> String {
                 ],
                 color,
             );
-            for c in &live.per_category {
+            for c in live {
                 let like = c
                     .resembles
                     .map(|r| format!(" like {}", term(r.as_str(), 60)))
@@ -216,9 +220,9 @@ pub fn render(r: &Report, color: bool) -> String {
                 t.add_row(vec![
                     Cell::new(format!("{}{like}", term(c.category.as_str(), 60))),
                     Cell::new(c.played),
-                    Cell::new(view::per_run(c.reported as u64, d.runs_completed)),
-                    Cell::new(view::per_run(c.blocked as u64, d.runs_completed)),
-                    Cell::new(view::per_run(c.restored as u64, d.runs_completed)),
+                    Cell::new(&c.reported),
+                    Cell::new(&c.blocked),
+                    Cell::new(&c.restored),
                     Cell::new(mean_ci(Some(&c.detection_rate))),
                     Cell::new(mean_ci(Some(&c.block_rate))),
                 ]);
@@ -227,16 +231,15 @@ pub fn render(r: &Report, color: bool) -> String {
             let _ = writeln!(o, "{t}\n");
         }
     }
-    if let Some(rb) = &r.robustness {
-        let count = |k| rb.probes.iter().filter(|p| p.outcome == k).count();
+    if let (Some(rb), Some(n)) = (&r.robustness, &v.probes) {
         use crate::probes::ProbeOutcome as P;
         let _ = writeln!(
             o,
             "Robustness probes: {} answered, {} refused with a clear error, {} failed{}; {}",
-            count(P::Answered),
-            count(P::Refused),
-            count(P::Failed),
-            match count(P::NotApplicable) {
+            n.answered,
+            n.refused,
+            n.failed,
+            match n.not_applicable {
                 0 => String::new(),
                 n => format!(", {n} not applicable"),
             },

@@ -1,257 +1,15 @@
-//! `report.html`: one self-contained page (no scripts, no network: a CSP forbids both).
-//! minijinja auto-escapes every value because the template name ends in `.html`; the `clip`
-//! filter also makes invisible characters visible and caps lengths.
-//!
-//! The charts are inline SVG built here from numbers. Dataset text reaches them only through
-//! [`data`] (visible, clipped, then escaped with minijinja's own HTML escaper), and only as the
-//! text of `<title>`/`<desc>`/`<text>` elements or an `aria-label`: never as markup, an `href`
-//! or a style. Everything else written into the SVG is a number or a literal of this file.
+//! The charts of `report.html`: inline SVG built from numbers (see the module above for what
+//! may reach them). The per-query recall bars, the run spread of a subject's metrics and a
+//! detector's confusion matrix.
 
-use super::format;
-use super::model::{Check, CheckKind, DetectorReport, Report, RetrievalReport};
-use super::sanitize;
-use crate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
+use super::super::format;
+use super::super::model::{DetectorReport, RetrievalReport};
+use super::super::sanitize;
+use super::super::view::Row;
+use crate::metrics::Metric;
 use crate::stats::Summary;
-use minijinja::{Environment, HtmlEscape, Value, context};
-use std::collections::BTreeMap;
+use minijinja::HtmlEscape;
 use std::fmt::Write as _;
-
-const TEMPLATE: &str = include_str!("templates/report.html");
-
-fn opt(v: &Value) -> Option<f64> {
-    if v.is_none() || v.is_undefined() {
-        None
-    } else {
-        f64::try_from(v.clone()).ok()
-    }
-}
-
-fn summary(v: &Value) -> Option<crate::stats::Summary> {
-    if v.is_none() || v.is_undefined() {
-        return None;
-    }
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|j| serde_json::from_value(j).ok())
-}
-
-/// A value the template reads through serde.
-fn serde<T: serde::Serialize>(v: T) -> Value {
-    Value::from(minijinja::value::Serde(v))
-}
-
-pub fn render(r: &Report) -> anyhow::Result<String> {
-    let mut env = Environment::new();
-    env.add_filter("num", |v: Value| format::num(opt(&v)));
-    env.add_filter("delta", |v: Value| format::delta(opt(&v)));
-    env.add_filter("pct", |v: Value| {
-        format!("{:.1}", (opt(&v).unwrap_or(0.0) * 100.0).clamp(0.0, 100.0))
-    });
-    env.add_filter("meanci", |v: Value| format::mean_ci(summary(&v).as_ref()));
-    env.add_filter("clip", |v: Value, n: usize| {
-        let s = v
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| v.to_string());
-        sanitize::clip(&sanitize::visible(&s), n)
-    });
-    env.add_filter("clip_ends", |v: Value, n: usize| {
-        sanitize::term_ends(v.as_str().unwrap_or_default(), n)
-    });
-    env.add_filter("mark", |v: Value| {
-        match v.as_str() {
-            Some("pass") => super::view::Mark::Pass,
-            Some("fail") => super::view::Mark::Fail,
-            _ => super::view::Mark::NotGated,
-        }
-        .text()
-    });
-    env.add_filter("per_run", |v: Value, runs: usize| {
-        super::view::per_run(u64::try_from(v).unwrap_or(0), runs)
-    });
-    env.add_template("report.html", TEMPLATE)?;
-    let labels: BTreeMap<&str, &str> = RETRIEVAL_METRICS
-        .iter()
-        .chain(DETECTION_METRICS.iter())
-        .copied()
-        .collect();
-    let failure_text = r.failure.as_ref().map(|f| f.to_string());
-    let safe = |s: Option<String>| s.map_or(Value::from(()), Value::from_safe_string);
-    let (query_svg, spread_svg) = match &r.retrieval {
-        Some(rr) => (
-            per_query_chart(rr),
-            spread_chart(
-                "spread-retrieval",
-                "Retrieval metrics",
-                rr.runs_completed,
-                &retrieval_rows(rr, &r.gate.checks),
-            ),
-        ),
-        None => (None, None),
-    };
-    // per detector (in the report's order): its charts, its gate mark and its rows against
-    // the baseline
-    let detectors: Vec<Value> = r
-        .security
-        .as_ref()
-        .map(|s| s.detectors.as_slice())
-        .unwrap_or_default()
-        .iter()
-        .map(|d| {
-            let subject = format!("detector:{}", d.detector);
-            let rows = metric_rows(&DETECTION_METRICS, &d.metrics, &r.gate.checks, &subject);
-            context! {
-                detector => d.detector.clone(),
-                mark => serde(super::view::subject_mark(&r.gate, &subject)),
-                rows => serde(super::view::detector_rows(r, &d.detector)),
-                confusion => Value::from_safe_string(confusion_chart(d)),
-                spread => safe(spread_chart(
-                    "spread-detector",
-                    "Detector metrics",
-                    d.runs_completed,
-                    &rows
-                )),
-            }
-        })
-        .collect();
-    let html = env.get_template("report.html")?.render(context! {
-        r => Value::from(minijinja::value::Serde(View::of(r))),
-        headline => super::view::headline(r),
-        failed => super::view::failed(r),
-        retrieval_rows => serde(super::view::retrieval_rows(r)),
-        detectors => detectors,
-        per_run_note => super::view::per_run_note(r.runs),
-        labels => labels,
-        failure_text => failure_text,
-        query_svg => safe(query_svg),
-        spread_svg => safe(spread_svg),
-    })?;
-    Ok(html)
-}
-
-/// What the template reads: the report without its raw observations. The page never shows
-/// them, and turning them into template values was a third of the render's time (perf, a v1
-/// re-score). The destructuring is exhaustive, so a field added to the model is a compile
-/// error here until the view decides about it.
-#[derive(serde::Serialize)]
-struct View<'a> {
-    schema_version: u32,
-    evalgate_version: &'a str,
-    command: &'a str,
-    runs: usize,
-    datasets: &'a [super::model::DatasetRef],
-    dataset_profile: &'static str,
-    retrieval: Option<RetrievalView<'a>>,
-    security: Option<SecurityView<'a>>,
-    robustness: &'a Option<crate::probes::RobustnessReport>,
-    gate: &'a super::model::GateReport,
-    failure: &'a Option<crate::sut::SutError>,
-    warnings: &'a [String],
-}
-
-#[derive(serde::Serialize)]
-struct RetrievalView<'a> {
-    retriever: &'a str,
-    corpus_version: &'a str,
-    golden_version: &'a Option<String>,
-    queries: usize,
-    depth: usize,
-    requested: usize,
-    runs_completed: usize,
-    metrics: &'a BTreeMap<String, Summary>,
-    latency_ms: &'a super::model::Latency,
-    diagnostics: &'a super::model::RetrievalDiagnostics,
-    splits: &'a BTreeMap<String, super::model::SplitSummary>,
-    per_query: &'a [super::model::QueryReport],
-    catalog: Option<String>,
-}
-
-#[derive(serde::Serialize)]
-struct SecurityView<'a> {
-    corpus_version: &'a Option<String>,
-    entries: usize,
-    categories: &'a BTreeMap<crate::dataset::Category, usize>,
-    detectors: &'a [DetectorReport],
-}
-
-impl<'a> View<'a> {
-    fn of(r: &'a Report) -> View<'a> {
-        let Report {
-            schema_version,
-            evalgate_version,
-            command,
-            runs,
-            datasets,
-            dataset_profile,
-            retrieval,
-            security,
-            robustness,
-            gate,
-            failure,
-            warnings,
-        } = r;
-        View {
-            schema_version: *schema_version,
-            evalgate_version,
-            command,
-            runs: *runs,
-            datasets,
-            dataset_profile: dataset_profile.as_str(),
-            retrieval: retrieval.as_ref().map(|rr| {
-                let RetrievalReport {
-                    retriever,
-                    corpus_version,
-                    golden_version,
-                    queries,
-                    depth,
-                    requested,
-                    runs_completed,
-                    metrics,
-                    latency_ms,
-                    diagnostics,
-                    splits,
-                    per_query,
-                    catalog,
-                    observations: _,
-                } = rr;
-                RetrievalView {
-                    retriever,
-                    corpus_version,
-                    golden_version,
-                    queries: *queries,
-                    depth: *depth,
-                    requested: *requested,
-                    runs_completed: *runs_completed,
-                    metrics,
-                    latency_ms,
-                    diagnostics,
-                    splits,
-                    per_query,
-                    catalog: catalog.as_ref().map(|c| c.summary()),
-                }
-            }),
-            security: security.as_ref().map(|s| {
-                let super::model::SecurityReport {
-                    corpus_version,
-                    entries,
-                    categories,
-                    detectors,
-                    observations: _,
-                } = s;
-                SecurityView {
-                    corpus_version,
-                    entries: *entries,
-                    categories,
-                    detectors,
-                }
-            }),
-            robustness,
-            gate,
-            failure,
-            warnings,
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // SVG helpers
@@ -339,18 +97,18 @@ const QUERY_SLOT_MAX: f64 = 2.5;
 /// One bar per query, sorted by Recall@5 (dark) with Recall@10 behind it (light); a red stub under
 /// the axis marks a query that found nothing in its top 5, an orange dot a query the runs
 /// disagreed on. A fluid chart ([`open_svg`]). `None` without queries.
-fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
+pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     if rr.per_query.is_empty() {
         return None;
     }
-    let get = |q: &super::model::QueryReport, k: &str| q.metrics.get(k);
+    let get = |q: &super::super::model::QueryReport, k: Metric| q.metrics.get(k);
     let mut qs: Vec<_> = rr.per_query.iter().collect();
     qs.sort_by(|a, b| {
-        let k = |q: &super::model::QueryReport| {
+        let k = |q: &super::super::model::QueryReport| {
             (
-                get(q, "recall_at_5").unwrap_or(-1.0),
-                get(q, "recall_at_10").unwrap_or(-1.0),
-                get(q, "ndcg_at_10").unwrap_or(-1.0),
+                get(q, Metric::RecallAt5).unwrap_or(-1.0),
+                get(q, Metric::RecallAt10).unwrap_or(-1.0),
+                get(q, Metric::NdcgAt10).unwrap_or(-1.0),
             )
         };
         let (a5, a10, an) = k(a);
@@ -369,7 +127,10 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     let height = base + 30.0;
     let y = |v: f64| base - v.clamp(0.0, 1.0) * QUERY_PLOT_H;
 
-    let r5: Vec<f64> = qs.iter().filter_map(|q| get(q, "recall_at_5")).collect();
+    let r5: Vec<f64> = qs
+        .iter()
+        .filter_map(|q| get(q, Metric::RecallAt5))
+        .collect();
     let full = r5.iter().filter(|v| **v >= 1.0 - 1e-9).count();
     let zero = r5.iter().filter(|v| **v <= 1e-9).count();
     let partial = r5.len() - full - zero;
@@ -401,8 +162,8 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     }
     for (i, q) in qs.iter().enumerate() {
         let x = QUERY_LEFT + i as f64 * slot + (slot - bar_w) / 2.0;
-        let v5 = get(q, "recall_at_5");
-        let v10 = get(q, "recall_at_10");
+        let v5 = get(q, Metric::RecallAt5);
+        let v10 = get(q, Metric::RecallAt10);
         let _ = write!(
             s,
             r#"<g class="q"><title>{id}: Recall@5 {a}, Recall@10 {b}{u} · {text}</title>"#,
@@ -468,41 +229,41 @@ fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
 // Run spread
 
 /// One metric of a spread chart.
-struct SpreadRow<'a> {
+pub(super) struct SpreadRow<'a> {
     label: &'a str,
     summary: &'a Summary,
     baseline: Option<f64>,
     limit: Option<f64>,
 }
 
-fn retrieval_rows<'a>(rr: &'a RetrievalReport, checks: &'a [Check]) -> Vec<SpreadRow<'a>> {
-    metric_rows(&RETRIEVAL_METRICS, &rr.metrics, checks, "retrieval")
+impl<'a> SpreadRow<'a> {
+    /// The rows of a spread chart: the view's rows of one subject that were measured.
+    pub(super) fn of(rows: &'a [Row]) -> Vec<SpreadRow<'a>> {
+        rows.iter()
+            .filter_map(|row| {
+                Some(SpreadRow {
+                    label: &row.label,
+                    summary: row.current.as_ref()?,
+                    baseline: row.chart_baseline,
+                    limit: row.chart_limit,
+                })
+            })
+            .collect()
+    }
 }
 
-fn metric_rows<'a>(
-    order: &'a [(&'a str, &'a str)],
-    metrics: &'a BTreeMap<String, Summary>,
-    checks: &'a [Check],
-    subject: &str,
-) -> Vec<SpreadRow<'a>> {
-    order
-        .iter()
-        .filter_map(|(key, label)| {
-            let summary = metrics.get(*key)?;
-            let check = checks
-                .iter()
-                .find(|c| c.subject == subject && c.metric == *key);
-            Some(SpreadRow {
-                label,
-                summary,
-                baseline: check.and_then(|c| c.baseline),
-                // an ungated (info) check has no limit worth drawing
-                limit: check
-                    .filter(|c| c.kind != CheckKind::Info)
-                    .and_then(|c| c.limit),
-            })
-        })
-        .collect()
+/// A vertical tick across a spread chart's row centred on `yc`, at `x` % of the width, titled
+/// `label: what value`.
+fn tick(s: &mut String, class: &str, x: f64, yc: f64, label: &str, what: &str, v: f64) {
+    let _ = write!(
+        s,
+        r#"<line class="{class}" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"><title>{label}: {what} {v}</title></line>"#,
+        x = pct(x),
+        y0 = n(yc - 12.0),
+        y1 = n(yc + 12.0),
+        label = esc(label),
+        v = value(Some(v)),
+    );
 }
 
 /// The spread chart's axis runs from `SPREAD_X0` % to `SPREAD_X1` % of its width (the margins
@@ -519,7 +280,12 @@ const SPREAD_TRACK: f64 = 31.0;
 /// a diamond and the gate's limit as a red tick, on one shared axis (0.1 steps covering every
 /// value); each metric's name and mean ± CI above its track. A fluid chart ([`open_svg`]).
 /// `runs` is the number of complete runs (each metric has a dot per run). `None` without rows.
-fn spread_chart(kind: &str, what: &str, runs: usize, rows: &[SpreadRow]) -> Option<String> {
+pub(super) fn spread_chart(
+    kind: &str,
+    what: &str,
+    runs: usize,
+    rows: &[SpreadRow],
+) -> Option<String> {
     if rows.is_empty() {
         return None;
     }
@@ -612,15 +378,7 @@ fn spread_chart(kind: &str, what: &str, runs: usize, rows: &[SpreadRow]) -> Opti
             );
         }
         if let Some(l) = r.limit {
-            let _ = write!(
-                s,
-                r#"<line class="limit" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"><title>{label}: gate limit {l}</title></line>"#,
-                x = pct(x(l)),
-                y0 = n(yc - 12.0),
-                y1 = n(yc + 12.0),
-                label = esc(r.label),
-                l = value(Some(l)),
-            );
+            tick(&mut s, "limit", x(l), yc, r.label, "gate limit", l);
         }
         if let Some(b) = r.baseline {
             // a square at the baseline, turned into a diamond by the page's style
@@ -634,15 +392,7 @@ fn spread_chart(kind: &str, what: &str, runs: usize, rows: &[SpreadRow]) -> Opti
             );
         }
         if let Some(m) = r.summary.mean {
-            let _ = write!(
-                s,
-                r#"<line class="mean" x1="{x}" x2="{x}" y1="{y0}" y2="{y1}"><title>{label}: mean {m}</title></line>"#,
-                x = pct(x(m)),
-                y0 = n(yc - 12.0),
-                y1 = n(yc + 12.0),
-                label = esc(r.label),
-                m = value(Some(m)),
-            );
+            tick(&mut s, "mean", x(m), yc, r.label, "mean", m);
         }
         let k = r.summary.per_run.len().max(1) as f64;
         let step = (16.0 / k).min(4.0);
@@ -681,7 +431,7 @@ fn spread_chart(kind: &str, what: &str, runs: usize, rows: &[SpreadRow]) -> Opti
 
 /// A 2×2 heat grid: rows are the truth (malicious, benign), columns the verdict (flagged, not);
 /// green cells are right, red cells wrong, and the shade is the share of the row.
-fn confusion_chart(d: &DetectorReport) -> String {
+pub(super) fn confusion_chart(d: &DetectorReport) -> String {
     let c = &d.counts;
     let label = format!(
         "Confusion matrix summed over {} run(s): {} true positives, {} false negatives, {} false positives, {} true negatives",
@@ -724,7 +474,10 @@ fn confusion_chart(d: &DetectorReport) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::render;
     use super::*;
+    use crate::metrics::RETRIEVAL_METRICS;
+    use crate::reporting::model::Report;
 
     #[test]
     fn svg_text_is_escaped_and_visible() {
@@ -760,8 +513,8 @@ mod tests {
         let s = Summary::of(vec![Some(0.5), Some(0.52), Some(0.51)]);
         let rows: Vec<SpreadRow> = RETRIEVAL_METRICS
             .iter()
-            .map(|(_, label)| SpreadRow {
-                label,
+            .map(|m| SpreadRow {
+                label: m.label(),
                 summary: &s,
                 baseline: None,
                 limit: None,
@@ -793,7 +546,8 @@ mod tests {
     #[test]
     fn report_spread_captions_count_runs() {
         let r: Report =
-            serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap();
+            serde_json::from_str(include_str!("../../../fuzz/fixtures/report_template.json"))
+                .unwrap();
         let rr = r.retrieval.as_ref().unwrap();
         assert_eq!((r.runs, rr.runs_completed, rr.metrics.len()), (2, 2, 7));
         let detectors = &r.security.as_ref().unwrap().detectors;
@@ -821,7 +575,8 @@ mod tests {
     #[test]
     fn charts_are_fluid_except_the_confusion_matrix() {
         let r: Report =
-            serde_json::from_str(include_str!("../../fuzz/fixtures/report_template.json")).unwrap();
+            serde_json::from_str(include_str!("../../../fuzz/fixtures/report_template.json"))
+                .unwrap();
         let html = render(&r).unwrap();
         let svgs: Vec<&str> = html
             .match_indices("<svg ")
