@@ -47,7 +47,7 @@ async fn evaluate(
         limits: Limits::default(),
         baseline: b,
         robustness: evalgate::probes::RobustnessMode::Off,
-        gate: &evalgate::gate::Context::default(),
+        gate: &evalgate::gate::Policy::default(),
     };
     app::evaluate_with(&plan, ds, r, dets, &mut Progress::silent(), vec![]).await
 }
