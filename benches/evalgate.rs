@@ -15,12 +15,14 @@
 //! `python3 scripts/scale-set.py` when missing.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use evalgate::dataset::{Corpus, DatasetPaths, Datasets, GoldenSet, Need, Source, load, validate};
-use evalgate::measure::{self, Limits, Progress};
-use evalgate::metrics;
-use evalgate::observe::RetrievalObservations;
-use evalgate::score;
-use evalgate::sut::embedded::{self, Embedded};
+use evalgate::pipeline::dataset::{
+    Corpus, DatasetPaths, Datasets, GoldenSet, Need, Source, load, validate,
+};
+use evalgate::pipeline::measure::{self, Limits, Progress};
+use evalgate::pipeline::score;
+use evalgate::pipeline::score::metrics;
+use evalgate::pipeline::sut::embedded::{self, Embedded};
+use evalgate::pipeline::sut::observe::RetrievalObservations;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::hint::black_box;
@@ -37,9 +39,9 @@ fn root() -> &'static Path {
 
 fn v1_text(name: &str) -> &'static str {
     match name {
-        "corpus" => evalgate::dataset::embedded::CORPUS,
-        "golden" => evalgate::dataset::embedded::GOLDEN,
-        _ => evalgate::dataset::embedded::SECURITY,
+        "corpus" => evalgate::pipeline::dataset::embedded::CORPUS,
+        "golden" => evalgate::pipeline::dataset::embedded::GOLDEN,
+        _ => evalgate::pipeline::dataset::embedded::SECURITY,
     }
 }
 
@@ -71,7 +73,7 @@ fn load_dir(dir: &Path) -> Datasets {
             retrieval: true,
             security: true,
         },
-        evalgate::dataset::Profile::Strict,
+        evalgate::pipeline::dataset::Profile::Strict,
     )
     .unwrap_or_else(|e| panic!("{}: invalid datasets: {e}", dir.display()))
 }
@@ -85,7 +87,7 @@ fn v1() -> &'static Datasets {
                 retrieval: true,
                 security: true,
             },
-            evalgate::dataset::Profile::Strict,
+            evalgate::pipeline::dataset::Profile::Strict,
         )
         .expect("the embedded v1 datasets load")
     })
@@ -244,7 +246,7 @@ fn bench_load_v1(c: &mut Criterion) {
                         retrieval: true,
                         security: true,
                     },
-                    evalgate::dataset::Profile::Strict,
+                    evalgate::pipeline::dataset::Profile::Strict,
                 )
                 .unwrap(),
             )
@@ -262,7 +264,7 @@ fn bench_load_v1(c: &mut Criterion) {
 
 fn bench_load_scale(c: &mut Criterion) {
     let dir = scale_dir();
-    let files: Vec<PathBuf> = evalgate::dataset::DIR_FILES
+    let files: Vec<PathBuf> = evalgate::pipeline::dataset::DIR_FILES
         .iter()
         .map(|f| dir.join(f))
         .collect();

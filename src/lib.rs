@@ -45,35 +45,15 @@ fn report_stdout_error() {
 }
 
 pub mod app;
-pub mod baseline;
 pub mod cli;
 pub mod config;
-pub mod dataset;
-pub mod files;
-pub mod gate;
-pub mod github;
-pub mod http;
-pub mod launch;
-pub mod mcp;
-pub mod measure;
-pub mod metrics;
-pub mod observe;
-pub mod probes;
-pub mod process;
-pub mod proxy;
-pub mod replay;
-pub mod reporting;
-pub mod schema;
-pub mod score;
-pub mod secrets;
-pub mod snapshot;
-pub mod stats;
-pub mod sut;
-pub mod text;
+pub mod infra;
+pub mod pipeline;
+pub mod tools;
 
 /// Runs the command line and returns the process exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
-    sut::mapping::probe::enable();
+    pipeline::sut::mapping::probe::enable();
     let cli = match cli::parse(args) {
         Ok(c) => c,
         Err(e) => {
@@ -81,7 +61,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    mcp::init_tls();
+    infra::mcp::init_tls();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -103,7 +83,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     if evaluates {
         // orphaned grandchildren of a launched proxy are re-parented to us, so the supervisor
         // sees and reaps them (best effort: not every kernel allows it)
-        let _ = process::become_child_subreaper();
+        let _ = infra::process::become_child_subreaper();
     }
     if evaluates
         || matches!(
@@ -111,7 +91,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             cli::Command::Proxy(_) | cli::Command::Corpus(_)
         )
     {
-        process::watchdog::start();
+        infra::process::watchdog::start();
     }
     let result = rt.block_on(async {
         match &cli.command {
@@ -128,7 +108,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
                 app::cmd_baseline_update(a).await
             }
             cli::Command::Baseline(cli::BaselineCommand::Import(a)) => app::cmd_baseline_import(a),
-            cli::Command::Schema { out } => schema::write_all(out).map(|_| 0),
+            cli::Command::Schema { out } => app::schema::write_all(out).map(|_| 0),
             cli::Command::Corpus(cli::CorpusCommand::Snapshot(a)) => app::cmd_snapshot(a).await,
             cli::Command::Replay(a) => app::cmd_replay(a).await,
             cli::Command::Proxy(a) => app::cmd_proxy(a).await,
@@ -136,20 +116,20 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
         }
     });
     drop(rt);
-    process::watchdog::finish();
+    infra::process::watchdog::finish();
     report_stdout_error();
     match result {
         Ok(code) => code,
         Err(e) => {
             // errors quote dataset and SUT text: shown visible (no escape sequences)
-            use reporting::sanitize::visible_lines;
-            if let Some(d) = e.downcast_ref::<dataset::DatasetErrors>() {
+            use infra::text::sanitize::visible_lines;
+            if let Some(d) = e.downcast_ref::<pipeline::dataset::DatasetErrors>() {
                 eprint!("{}", visible_lines(&d.to_string()));
             } else {
                 // (its causes joined, any Rust type name a library put in them left out)
                 eprintln!(
                     "error: {}",
-                    visible_lines(&secrets::scrub(&mcp::readable(e.as_ref())))
+                    visible_lines(&infra::secrets::scrub(&infra::mcp::readable(e.as_ref())))
                 );
             }
             2

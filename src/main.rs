@@ -8,17 +8,17 @@ fn main() {
     }
     if std::env::args_os()
         .nth(1)
-        .is_some_and(|a| a == evalgate::process::watchdog::ARG)
+        .is_some_and(|a| a == evalgate::infra::process::watchdog::ARG)
     {
-        std::process::exit(evalgate::process::watchdog::run());
+        std::process::exit(evalgate::infra::process::watchdog::run());
     }
     if std::env::args_os()
         .nth(1)
-        .is_some_and(|a| a == evalgate::sut::mapping::probe::ARG)
+        .is_some_and(|a| a == evalgate::pipeline::sut::mapping::probe::ARG)
     {
         let filter = std::env::args().nth(2).unwrap_or_default();
-        std::process::exit(evalgate::sut::mapping::probe::run(&filter));
+        std::process::exit(evalgate::pipeline::sut::mapping::probe::run(&filter));
     }
-    evalgate::process::watchdog::enable();
+    evalgate::infra::process::watchdog::enable();
     std::process::exit(evalgate::main_with_args(std::env::args_os()));
 }

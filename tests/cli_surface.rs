@@ -499,7 +499,7 @@ fn quiet_prints_each_failed_check_and_the_verdict_and_nothing_on_a_pass() {
         let num = |v: &Value| format!("{:.4}", v.as_f64().unwrap());
         let want = format!(
             "FAILED retrieval {}: {} (baseline {}, limit {}): {}",
-            evalgate::metrics::label(c["metric"].as_str().unwrap()),
+            evalgate::pipeline::score::metrics::label(c["metric"].as_str().unwrap()),
             num(&c["current"]),
             num(&c["baseline"]),
             num(&c["limit"]),

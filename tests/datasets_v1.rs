@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use evalgate::snapshot;
+use evalgate::tools::snapshot;
 use serde_json::Value;
 use std::collections::BTreeSet;
 

@@ -97,7 +97,7 @@ fn run(dir: &Path, c: &Case) -> Value {
     ignore = "needs --features fault-injection"
 )]
 fn every_injected_fault_is_named_exit_3_partial_and_100_failing_runs_leave_no_process_behind() {
-    evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+    evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let d = tempdir();
     let dir = d.path();
 
@@ -169,7 +169,7 @@ fn every_injected_fault_is_named_exit_3_partial_and_100_failing_runs_leave_no_pr
         .unwrap();
     let pid = child.id();
     let start = Instant::now();
-    while evalgate::process::descendants(pid).len() < 15 {
+    while evalgate::infra::process::descendants(pid).len() < 15 {
         assert!(start.elapsed() < Duration::from_secs(60), "never came up");
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -40,7 +40,7 @@ fn run_fault(dir: &std::path::Path, out: &str, fault: &str, extra: &[&str]) -> V
     ignore = "needs --features fault-injection"
 )]
 fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_orphan() {
-    evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+    evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let d = tempdir();
     // only the mismatch case waits briefly: the others must come up even on a loaded machine
     std::fs::write(
@@ -154,11 +154,11 @@ fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_
     // wait until the proxy and its replay servers run under evalgate
     let start = std::time::Instant::now();
     // the proxy and its 14 replay servers, all up (the first search then hangs)
-    while evalgate::process::descendants(pid).len() < 15 {
+    while evalgate::infra::process::descendants(pid).len() < 15 {
         assert!(
             start.elapsed() < std::time::Duration::from_secs(60),
             "the proxy and its replay servers never came up: {:?}",
-            evalgate::process::descendants(pid)
+            evalgate::infra::process::descendants(pid)
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }

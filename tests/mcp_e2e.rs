@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use evalgate::mcp::{self, Endpoint};
+use evalgate::infra::mcp::{self, Endpoint};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Child, Command};
@@ -18,7 +18,7 @@ fn stdio(program: &Path, args: &[&str]) -> Endpoint {
     }
 }
 
-fn opts(sup: &evalgate::process::Supervisor) -> mcp::ConnectOpts<'_> {
+fn opts(sup: &evalgate::infra::process::Supervisor) -> mcp::ConnectOpts<'_> {
     mcp::ConnectOpts {
         sup,
         timeout: Duration::from_secs(30),
@@ -27,7 +27,7 @@ fn opts(sup: &evalgate::process::Supervisor) -> mcp::ConnectOpts<'_> {
 }
 
 async fn list_canonical(ep: &Endpoint) -> String {
-    let sup = evalgate::process::Supervisor::new();
+    let sup = evalgate::infra::process::Supervisor::new();
     let c = mcp::connect(ep, (), &opts(&sup)).await.expect("connects");
     let mut tools = c.service.peer().list_all_tools().await.expect("lists");
     let _ = c.service.cancel().await;
@@ -312,20 +312,21 @@ impl Drop for KillOnDrop {
 /// A port taken between choosing and binding makes the proxy exit: then it is retried.
 fn start_proxy(dir: &Path) -> (KillOnDrop, String, String) {
     let corpus_path = root().join("datasets/v0/corpus.json");
-    let corpus: evalgate::dataset::Corpus = serde_json::from_value(shipped("corpus.json")).unwrap();
+    let corpus: evalgate::pipeline::dataset::Corpus =
+        serde_json::from_value(shipped("corpus.json")).unwrap();
     for attempt in 0..3 {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
-        let cfg = evalgate::launch::proxy_config(
-            &evalgate::launch::corpus_upstreams(
-                &evalgate::launch::one_file_per_corpus(&corpus, &corpus_path),
-                evalgate::replay::ServedNames::Bare,
+        let cfg = evalgate::pipeline::sut::launch::proxy_config(
+            &evalgate::pipeline::sut::launch::corpus_upstreams(
+                &evalgate::pipeline::sut::launch::one_file_per_corpus(&corpus, &corpus_path),
+                evalgate::pipeline::replay::ServedNames::Bare,
             ),
             &evalgate_bin(),
             &listen,
             dir,
             "sekret",
-            evalgate::launch::Quarantine::Off,
+            evalgate::pipeline::sut::launch::Quarantine::Off,
         );
         let cfg_path = write_json(dir, "proxy.json", &cfg);
         let log = std::fs::File::create(dir.join(format!("proxy-{attempt}.log"))).unwrap();
@@ -505,7 +506,7 @@ async fn the_rug_pull_replay_sends_list_changed_and_serves_the_new_definition() 
                 mode,
             ],
         );
-        let sup = evalgate::process::Supervisor::new();
+        let sup = evalgate::infra::process::Supervisor::new();
         let c = mcp::connect(&ep, Watch(notify.clone()), &opts(&sup))
             .await
             .unwrap();
@@ -514,8 +515,8 @@ async fn the_rug_pull_replay_sends_list_changed_and_serves_the_new_definition() 
         };
         let first = c.service.peer().list_tools(None).await.unwrap().tools;
         assert_eq!(
-            evalgate::sut::drift::canonical_json(&find(&first)),
-            evalgate::sut::drift::canonical_json(
+            evalgate::pipeline::sut::drift::canonical_json(&find(&first)),
+            evalgate::pipeline::sut::drift::canonical_json(
                 &serde_json::to_value(
                     serde_json::from_value::<rmcp::model::Tool>(entry["before"].clone()).unwrap()
                 )
@@ -854,11 +855,11 @@ fn the_reference_proxy_scans_a_server_like_mcpproxy_and_agrees_with_the_rules_in
     // the same rules, run in-process on the same definitions, flag the same tools
     let mut expected = std::collections::BTreeSet::new();
     for e in security["entries"].as_array().unwrap() {
-        let text = evalgate::sut::rules::tool_text(
+        let text = evalgate::pipeline::sut::rules::tool_text(
             e["description"].as_str().unwrap(),
             Some(&e["input_schema"]),
         );
-        if !evalgate::sut::rules::scan_text(&text).is_empty() {
+        if !evalgate::pipeline::sut::rules::scan_text(&text).is_empty() {
             expected.insert(format!("acme:{}", e["tool"].as_str().unwrap()));
         }
     }

@@ -117,15 +117,17 @@ impl Drop for Up {
     }
 }
 
-fn corpus_of(path: &Path) -> evalgate::dataset::Corpus {
+fn corpus_of(path: &Path) -> evalgate::pipeline::dataset::Corpus {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// Starts `bin serve` over replays of `corpus` (quarantine off) and waits until its catalog is
 /// exactly the corpus and REST answers to a few queries are the same twice in a row.
-fn start(bin: &Path, corpus: &evalgate::dataset::Corpus) -> Up {
+fn start(bin: &Path, corpus: &evalgate::pipeline::dataset::Corpus) -> Up {
     let dir = tempdir();
-    let files = evalgate::launch::write_server_corpora(corpus, &dir.path().join("replay")).unwrap();
+    let files =
+        evalgate::pipeline::sut::launch::write_server_corpora(corpus, &dir.path().join("replay"))
+            .unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -134,13 +136,16 @@ fn start(bin: &Path, corpus: &evalgate::dataset::Corpus) -> Up {
     let listen = format!("127.0.0.1:{port}");
     let key = "evalgate-test-key".to_string();
     let data = dir.path().join("data");
-    let cfg = evalgate::launch::proxy_config(
-        &evalgate::launch::corpus_upstreams(&files, evalgate::replay::ServedNames::Bare),
+    let cfg = evalgate::pipeline::sut::launch::proxy_config(
+        &evalgate::pipeline::sut::launch::corpus_upstreams(
+            &files,
+            evalgate::pipeline::replay::ServedNames::Bare,
+        ),
         &evalgate_bin(),
         &listen,
         &data,
         &key,
-        evalgate::launch::Quarantine::Off,
+        evalgate::pipeline::sut::launch::Quarantine::Off,
     );
     let cfg_path = write_json(dir.path(), "mcpproxy.json", &cfg);
     let log = std::fs::File::create(dir.path().join("mcpproxy.log")).unwrap();
@@ -297,7 +302,7 @@ fn figures(label: &str, r: &Value) {
 }
 
 /// Every ranked id is a corpus id, no list repeats one, none is starved.
-fn assert_sound(r: &Value, corpus: &evalgate::dataset::Corpus) {
+fn assert_sound(r: &Value, corpus: &evalgate::pipeline::dataset::Corpus) {
     let ids: BTreeSet<String> = corpus.tools.iter().map(|t| t.tool_id.to_string()).collect();
     for (q, list) in ranked(r) {
         let set: BTreeSet<&String> = list.iter().collect();

@@ -4,11 +4,11 @@ mod common;
 use async_trait::async_trait;
 use common::*;
 use evalgate::app::{self, ChosenBaseline, Part};
-use evalgate::baseline::Baseline;
-use evalgate::dataset::{Category, Corpus, DatasetPaths, Datasets, Entry, Need};
-use evalgate::measure::{Limits, Progress};
-use evalgate::reporting::model::{CheckStatus, Outcome, Report, Verdict};
-use evalgate::sut::{
+use evalgate::pipeline::baseline::Baseline;
+use evalgate::pipeline::dataset::{Category, Corpus, DatasetPaths, Datasets, Entry, Need};
+use evalgate::pipeline::measure::{Limits, Progress};
+use evalgate::pipeline::report::model::{CheckStatus, Outcome, Report, Verdict};
+use evalgate::pipeline::sut::{
     Detector, Ranked, Retriever, SearchRequest, SutError, embedded::Embedded, rules::Rules,
 };
 
@@ -19,7 +19,7 @@ fn datasets() -> Datasets {
             retrieval: true,
             security: true,
         },
-        evalgate::dataset::Profile::Strict,
+        evalgate::pipeline::dataset::Profile::Strict,
     )
     .unwrap()
 }
@@ -46,8 +46,8 @@ async fn evaluate(
         runs: 1,
         limits: Limits::default(),
         baseline: b,
-        robustness: evalgate::probes::RobustnessMode::Off,
-        gate: &evalgate::gate::Policy::default(),
+        robustness: evalgate::pipeline::measure::probes::RobustnessMode::Off,
+        gate: &evalgate::pipeline::gate::Policy::default(),
     };
     app::evaluate_with(&plan, ds, r, dets, &mut Progress::silent(), vec![]).await
 }
@@ -88,8 +88,8 @@ async fn inv2_removing_a_labeled_tool_drives_that_querys_recall_to_zero() {
         let sut = Embedded::new(&reduced).unwrap();
         let r = sut.rank(&q.query, 20).unwrap();
         assert!(r.iter().all(|(id, _)| id != relevant[0]));
-        let ids: Vec<evalgate::text::Text> = r.into_iter().map(|(id, _)| id).collect();
-        let s = evalgate::metrics::score_query(&q.labels, &ids);
+        let ids: Vec<evalgate::infra::text::Text> = r.into_iter().map(|(id, _)| id).collect();
+        let s = evalgate::pipeline::score::metrics::score_query(&q.labels, &ids);
         assert_eq!(
             (
                 s.recall_at_1,
@@ -178,7 +178,7 @@ impl Detector for Noisy {
         &mut self,
         entries: &[Entry],
         run: usize,
-    ) -> Result<Vec<evalgate::sut::Decision>, SutError> {
+    ) -> Result<Vec<evalgate::pipeline::sut::Decision>, SutError> {
         let mut v = self.0.detect(entries, run).await?;
         for (e, verdict) in entries.iter().zip(v.iter_mut()) {
             if e.category == Category::HardNegative {

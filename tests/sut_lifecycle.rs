@@ -67,10 +67,12 @@ fn kill_mid_run(dir: &Path, bin: &Path, config: &Path, signal: &str) -> std::pro
     let pid = child.id();
     let start = Instant::now();
     loop {
-        let forked = evalgate::process::descendants(pid).into_iter().any(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
-                .is_ok_and(|c| c.starts_with("sleep\u{0}7920"))
-        });
+        let forked = evalgate::infra::process::descendants(pid)
+            .into_iter()
+            .any(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.starts_with("sleep\u{0}7920"))
+            });
         if forked {
             break;
         }
@@ -98,7 +100,7 @@ fn metrics(r: &Value) -> Value {
     ignore = "needs --features fault-injection"
 )]
 fn no_wait_unbounded_no_child_survives_and_a_warming_index_is_waited_for() {
-    evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+    evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let d = tempdir();
     let dir = d.path();
 

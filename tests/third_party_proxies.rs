@@ -84,7 +84,7 @@ fn metric(r: &Value, m: &str) -> f64 {
 #[test]
 fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+    evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let Some(bin) = installed("contextweaver", "contextweaver") else {
         return;
     };
@@ -158,7 +158,7 @@ fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
 #[test]
 fn dehydrator_measured_by_configuration_alone_and_its_start_failure_named() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+    evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let Some(bin) = installed("dehydrator", "dehydrator-mcp") else {
         return;
     };
@@ -212,7 +212,7 @@ fn dehydrator_measured_by_configuration_alone_and_its_start_failure_named() {
 )]
 fn slop_mcp_measured_from_kdl_or_its_own_cli_and_its_warming_index_waited_for() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    evalgate::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+    evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let Some(bin) = installed_in("slop-mcp", "node_modules/.bin", "slop-mcp") else {
         return;
     };

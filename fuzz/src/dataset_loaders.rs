@@ -16,7 +16,7 @@
 //! line:column points at the start of the value the path names (or of its nearest existing
 //! ancestor when the path names a missing field).
 
-use evalgate::dataset::{
+use evalgate::pipeline::dataset::{
     DatasetErrors, DatasetPaths, Datasets, Need, Profile, Severity, Violation,
 };
 use serde_json::Value;

@@ -6,7 +6,7 @@
 //! the same bodies over every file in `seeds/<name>/`.
 //!
 //! The hidden-character oracle ([`hidden`]) is independent of evalgate's own predicate
-//! (`evalgate::reporting::sanitize::is_invisible`, built from regex-syntax's Unicode tables): it
+//! (`evalgate::infra::text::sanitize::is_invisible`, built from regex-syntax's Unicode tables): it
 //! asks ICU4X's property data (`icu_properties`), and its test compares the two over every
 //! code point.
 
@@ -26,7 +26,7 @@ pub const TARGETS: [(&str, Target); 4] = [
     ("published_report", published_report::run),
 ];
 
-use evalgate::reporting::model::Report;
+use evalgate::pipeline::report::model::Report;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -384,7 +384,7 @@ mod replay {
     /// Unicode versions do (a character assigned in the newer one is unassigned in the older).
     #[test]
     fn evalgate_shows_every_character_the_oracle_calls_hidden() {
-        use evalgate::reporting::sanitize::is_invisible;
+        use evalgate::infra::text::sanitize::is_invisible;
         let missed: Vec<String> = (0..=0x10FFFFu32)
             .filter_map(char::from_u32)
             .filter(|&c| c != '\n' && super::hidden(c) && !is_invisible(c))

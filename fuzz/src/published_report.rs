@@ -13,10 +13,10 @@ use super::{
     Tokens, assert_same_structure, md_well_formed, no_hidden, report, split_strings, template,
     try_report,
 };
-use evalgate::github::runner::error_lines;
-use evalgate::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
-use evalgate::reporting::markdown;
-use evalgate::reporting::model::Report;
+use evalgate::pipeline::publish::runner::error_lines;
+use evalgate::pipeline::report::markdown;
+use evalgate::pipeline::report::model::Report;
+use evalgate::pipeline::score::metrics::{DETECTION_METRICS, RETRIEVAL_METRICS};
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -101,7 +101,11 @@ fn keep() -> &'static [&'static str] {
                 .map(|m| m.key()),
         );
         // spec-065's category names are printed as they are (open ones are neutralised)
-        k.extend(evalgate::dataset::Category::ALL.iter().map(|c| c.as_str()));
+        k.extend(
+            evalgate::pipeline::dataset::Category::ALL
+                .iter()
+                .map(|c| c.as_str()),
+        );
         k
     })
 }

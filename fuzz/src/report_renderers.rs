@@ -24,7 +24,7 @@ use super::{
     Tokens, assert_same_structure, md_well_formed, no_hidden, report, split_strings, strip_sgr,
     template,
 };
-use evalgate::reporting::{html, markdown, terminal};
+use evalgate::pipeline::report::{html, markdown, terminal};
 
 /// One fuzz input (the body of the `report_renderers` fuzz target; the seed replay test calls it too).
 pub fn run(data: &[u8]) {

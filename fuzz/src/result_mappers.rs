@@ -9,7 +9,7 @@
 //! other and `success: false` is a `ToolError`; `isError: true` always gives `ToolError`; error
 //! messages that promise truncation are bounded.
 
-use evalgate::sut::mapping::{MapError, Mapper};
+use evalgate::pipeline::sut::mapping::{MapError, Mapper};
 use serde_json::{Value, json};
 use std::sync::OnceLock;
 

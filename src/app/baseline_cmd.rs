@@ -1,10 +1,10 @@
 //! `evalgate baseline update` and `evalgate baseline import`.
 
 use super::{BadInput, Part, evaluate};
-use crate::baseline::{self, Baseline};
 use crate::cli::BaselineUpdateArgs;
 use crate::config::Settings;
-use crate::reporting::model::Report;
+use crate::pipeline::baseline::{self, Baseline};
+use crate::pipeline::report::model::Report;
 use anyhow::Context;
 use std::path::PathBuf;
 
@@ -39,7 +39,7 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     };
     let report: Report = match &a.from {
         Some(p) => {
-            let text = crate::files::read_to_string(p)
+            let text = crate::infra::files::read_to_string(p)
                 .with_context(|| format!("{}: cannot read the report", p.display()))
                 .map_err(|e| BadInput(format!("{e:#}")))?;
             serde_json::from_str(&text).map_err(|e| {
@@ -60,7 +60,7 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     if let Some(f) = &report.failure {
         eprintln!(
             "error: the system under test could not be measured, the baseline is not written: {}",
-            crate::reporting::sanitize::visible_lines(&f.to_string())
+            crate::infra::text::sanitize::visible_lines(&f.to_string())
         );
         return Ok(3);
     }
@@ -72,7 +72,10 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     }
     crate::outln!("{} change(s) to {}:", changes.len(), output.display());
     for c in &changes {
-        crate::outln!("  {}", crate::reporting::sanitize::visible(&c.to_string()));
+        crate::outln!(
+            "  {}",
+            crate::infra::text::sanitize::visible(&c.to_string())
+        );
     }
     if a.dry_run {
         crate::outln!("dry run: nothing written");
@@ -88,7 +91,7 @@ fn write(output: &std::path::Path, b: &Baseline) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
     }
-    crate::files::write_atomic(output, b.to_json().as_bytes())?;
+    crate::infra::files::write_atomic(output, b.to_json().as_bytes())?;
     crate::outln!("wrote {}", output.display());
     Ok(())
 }
@@ -123,11 +126,11 @@ pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
     for (kind, pin) in &new.datasets {
         let o = old.and_then(|o| o.datasets.get(kind));
         if o != Some(pin) {
-            let show = |p: Option<&crate::baseline::DatasetPin>| match p {
+            let show = |p: Option<&crate::pipeline::baseline::DatasetPin>| match p {
                 Some(p) => format!(
                     "{} (sha256 {})",
                     p.version.as_deref().unwrap_or("unversioned"),
-                    crate::reporting::sanitize::short_hash(&p.sha256, 12)
+                    crate::infra::text::sanitize::short_hash(&p.sha256, 12)
                 ),
                 None => "none".into(),
             };

@@ -2,8 +2,8 @@
 
 use super::{BadInput, dataset_refs};
 use crate::cli::DatasetArgs;
-use crate::dataset::{DatasetPaths, Datasets, Need};
-use crate::reporting::sanitize;
+use crate::infra::text::sanitize;
+use crate::pipeline::dataset::{DatasetPaths, Datasets, Need};
 
 fn paths(d: &DatasetArgs) -> DatasetPaths {
     DatasetPaths::files_then_dir(
@@ -18,7 +18,7 @@ fn paths(d: &DatasetArgs) -> DatasetPaths {
 
 /// `card`: the dataset card, printed, checked against a file, or spliced into one.
 pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
-    use crate::dataset::card;
+    use crate::pipeline::dataset::card;
     let ds = Datasets::load(
         &paths(&args.datasets),
         Need {
@@ -37,7 +37,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
         crate::out!("{}", sanitize::visible_lines(&text));
         return Ok(0);
     };
-    let doc = crate::files::read_to_string(file)
+    let doc = crate::infra::files::read_to_string(file)
         .map_err(|e| BadInput(format!("{}: cannot read: {e}", file.display())))?;
     let Some(new) = card::splice(&doc, &text) else {
         return Err(BadInput(format!(
@@ -61,7 +61,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
         return Ok(1);
     }
     if new != doc {
-        crate::files::write_atomic(file, new.as_bytes())?;
+        crate::infra::files::write_atomic(file, new.as_bytes())?;
         eprintln!("updated the dataset card in {}", file.display());
     } else {
         eprintln!("{}: the dataset card was already current", file.display());
@@ -80,7 +80,7 @@ pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
         args.profile.profile.unwrap_or_default(),
     )?;
     // dataset text (ids, versions, file names) reaches the terminal only through `sanitize`
-    for w in crate::dataset::summarize_warnings(&ds.warnings) {
+    for w in crate::pipeline::dataset::summarize_warnings(&ds.warnings) {
         eprintln!("{}", sanitize::visible_lines(&w));
     }
     eprintln!(

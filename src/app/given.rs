@@ -9,7 +9,7 @@ use crate::config::Settings;
 /// (`--url` when the system under test is embedded, say). A variable or an evalgate.toml value
 /// that does not apply is ignored: a job's environment serves several commands.
 pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(), BadInput> {
-    use crate::sut::kind::{DetectorKind, SutKind};
+    use crate::pipeline::sut::kind::{DetectorKind, SutKind};
     // the kinds, as the specs were resolved
     let kind = s.sut.kind();
     let detectors: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();

@@ -1,16 +1,17 @@
 //! What each command does: load and validate, pick the systems under test, measure, score,
 //! gate, render. The CLI module only parses; tests drive these functions directly too.
 
-use crate::baseline::{self, Baseline};
 use crate::cli::EvalArgs;
 use crate::config::Settings;
-use crate::dataset::{Datasets, Need};
-use crate::measure::{self, Limits, Progress};
-use crate::process::Supervisor;
-use crate::reporting::color::ColorChoice;
-use crate::reporting::{self, model::*, sanitize};
-use crate::score;
-use crate::sut::{Detector, Retriever, SutError};
+use crate::infra::process::Supervisor;
+use crate::infra::text::sanitize;
+use crate::pipeline::baseline::{self, Baseline};
+use crate::pipeline::dataset::{Datasets, Need};
+use crate::pipeline::measure::{self, Limits, Progress};
+use crate::pipeline::report::color::ColorChoice;
+use crate::pipeline::report::{self, model::*};
+use crate::pipeline::score;
+use crate::pipeline::sut::{Detector, Retriever, SutError};
 use std::path::Path;
 use std::time::Duration;
 
@@ -18,6 +19,7 @@ mod baseline_cmd;
 mod dataset_cmd;
 mod given;
 mod publish_cmd;
+pub mod schema;
 mod systems;
 mod tools_cmd;
 
@@ -226,9 +228,9 @@ pub struct Plan<'a> {
     pub runs: usize,
     pub limits: Limits,
     pub baseline: Option<&'a ChosenBaseline>,
-    pub robustness: crate::probes::RobustnessMode,
+    pub robustness: crate::pipeline::measure::probes::RobustnessMode,
     /// How the gate judges besides the baseline.
-    pub gate: &'a crate::gate::Policy,
+    pub gate: &'a crate::pipeline::gate::Policy,
 }
 
 /// Measures and scores with the given systems; the report's gate is evaluated against
@@ -270,7 +272,7 @@ pub async fn evaluate_with(
         }
         let d = &scored.diagnostics;
         if err.is_none() && d.answers > 0 && d.empty_answers == d.answers {
-            err = Some(crate::sut::SutError::Garbage {
+            err = Some(crate::pipeline::sut::SutError::Garbage {
                 system: r.name().to_string(),
                 detail: format!(
                     "every one of its {} answers was empty: a system that finds nothing is not measured (is its index built? does the search tool read the query argument?)",
@@ -292,18 +294,18 @@ pub async fn evaluate_with(
         }
         retrieval = Some(scored);
         if err.is_none()
-            && probing != crate::probes::RobustnessMode::Off
+            && probing != crate::pipeline::measure::probes::RobustnessMode::Off
             && r.replays().is_none()
             && let Some(q) = g.value.queries.first()
         {
             let ids: std::collections::HashSet<&str> =
                 c.value.tools.iter().map(|t| t.tool_id.as_str()).collect();
-            let rep = crate::probes::run(
+            let rep = crate::pipeline::measure::probes::run(
                 r,
                 &q.query,
                 &ids,
                 limits.request_timeout,
-                probing == crate::probes::RobustnessMode::Gate,
+                probing == crate::pipeline::measure::probes::RobustnessMode::Gate,
             )
             .await;
             robustness = Some(rep);
@@ -326,7 +328,7 @@ pub async fn evaluate_with(
         }
         security = Some(score::security(&all, &s.value));
     }
-    warnings.extend(crate::dataset::summarize_warnings(&ds.warnings));
+    warnings.extend(crate::pipeline::dataset::summarize_warnings(&ds.warnings));
     if let (Some(b), Some(r)) = (baseline, &retrieval)
         && let Some(rb) = &b.baseline.retrieval
         && rb.retriever != r.retriever.trim_start_matches("recorded:")
@@ -359,8 +361,8 @@ pub async fn evaluate_with(
         )
     });
     // the gate first, over what was measured; the report is assembled with its outcome
-    let gate = crate::gate::evaluate(
-        &crate::reporting::model::gate_inputs(
+    let gate = crate::pipeline::gate::evaluate(
+        &crate::pipeline::report::model::gate_inputs(
             retrieval.as_ref(),
             security.as_ref(),
             robustness.as_ref(),
@@ -401,7 +403,7 @@ pub async fn evaluate(
     } else {
         None
     };
-    let gate_context = crate::gate::Policy {
+    let gate_context = crate::pipeline::gate::Policy {
         why_no_baseline: why_none,
         update_command: update_command(&std::env::args().collect::<Vec<_>>()),
         new_detector: s.gate.new_detector,
@@ -477,10 +479,10 @@ fn fail_report(
     report: &mut Report,
     e: SutError,
     baseline: Option<&ChosenBaseline>,
-    cx: &crate::gate::Policy,
+    cx: &crate::pipeline::gate::Policy,
 ) {
     report.failure = Some(e);
-    report.gate = crate::gate::evaluate(
+    report.gate = crate::pipeline::gate::evaluate(
         &report.gate_inputs(),
         baseline.map(|b| (b.name.as_str(), &b.baseline)),
         cx,
@@ -505,18 +507,18 @@ pub async fn cmd_eval(
     let github_timeout = github_timeout(publish_args)?;
     let (report, _) = evaluate(&s, part, true).await?;
     // no credential evalgate was given reaches a report, the terminal or GitHub
-    let report = crate::secrets::scrub_value(report);
+    let report = crate::infra::secrets::scrub_value(report);
     // held until the reports are written and published: a run given the same --out waits, so
     // the directory's files always come from one run
-    let _lock = crate::files::lock_dir(&s.report.out, REPORT_LOCK_WAIT)?;
+    let _lock = crate::infra::files::lock_dir(&s.report.out, REPORT_LOCK_WAIT)?;
     // every section computed once, laid out by each format
-    let view = reporting::view::View::of(&report);
-    let written = reporting::write_all(&report, &view, &s.report.out)?;
+    let view = report::view::View::of(&report);
+    let written = report::write_all(&report, &view, &s.report.out)?;
     if !s.report.quiet {
-        let terminal = reporting::terminal::Terminal {
+        let terminal = report::terminal::Terminal {
             color: color(s.report.color),
         };
-        use reporting::Exporter as _;
+        use report::Exporter as _;
         crate::out!("{}", terminal.render(&report, &view)?);
         for w in &report.warnings {
             eprintln!("warning: {}", sanitize::visible_lines(w));
@@ -525,17 +527,17 @@ pub async fn cmd_eval(
         eprintln!("reports: {}", names.join(", "));
     } else {
         // quiet: nothing on success, but a failure still says why
-        eprint!("{}", reporting::terminal::quiet(&report));
+        eprint!("{}", report::terminal::quiet(&report));
     }
-    let env = crate::github::env::GhEnv::from_env();
-    if crate::github::plan::publishes(publish_args.publish, env.actions) {
+    let env = crate::pipeline::publish::env::GhEnv::from_env();
+    if crate::pipeline::publish::plan::publishes(publish_args.publish, env.actions) {
         let opts = publish_options(publish_args, &env, None, github_timeout);
-        let out = crate::github::publish(&report, &s.report.out, &env, &opts).await;
+        let out = crate::pipeline::publish::publish(&report, &s.report.out, &env, &opts).await;
         for n in out.notes {
             eprintln!("github: {}", github_note(&n));
         }
     }
-    let code = crate::github::exit_code(&report, publish_args.fail_on);
+    let code = crate::pipeline::publish::exit_code(&report, publish_args.fail_on);
     // The process exits next: the report's memory goes with it instead of being freed piece
     // by piece (nothing is allocated after this point, so the peak is unchanged).
     std::mem::forget(report);

@@ -1,13 +1,13 @@
 //! `publish`, and what `run` shares with it: the GitHub options and their credentials.
 
 use super::BadInput;
-use crate::reporting::model::Report;
+use crate::pipeline::report::model::Report;
 use std::time::Duration;
 
 /// A note about publishing for the terminal: what the API answered may quote credentials and
 /// hold escape sequences.
 pub(super) fn github_note(n: &str) -> String {
-    crate::reporting::sanitize::term_ends(&crate::secrets::scrub(n), 2000)
+    crate::infra::text::sanitize::term_ends(&crate::infra::secrets::scrub(n), 2000)
 }
 
 /// A GitHub token as given, minus the surrounding whitespace a secret file or `echo` leaves;
@@ -24,14 +24,14 @@ fn usable_token(t: Option<String>) -> Option<String> {
         );
         return None;
     }
-    crate::secrets::register(&t);
+    crate::infra::secrets::register(&t);
     Some(t)
 }
 
 /// `--github-timeout` (`EVALGATE_GITHUB_TIMEOUT`), bounded like every other timeout.
 pub(super) fn github_timeout(p: &crate::cli::PublishArgs) -> anyhow::Result<Duration> {
     match p.github_timeout {
-        None => Ok(crate::github::DEFAULT_TIMEOUT),
+        None => Ok(crate::pipeline::publish::DEFAULT_TIMEOUT),
         Some(t) => crate::config::seconds("--github-timeout (EVALGATE_GITHUB_TIMEOUT)", t)
             .map_err(|e| BadInput(format!("{e:#}")).into()),
     }
@@ -39,11 +39,11 @@ pub(super) fn github_timeout(p: &crate::cli::PublishArgs) -> anyhow::Result<Dura
 
 pub(super) fn publish_options(
     p: &crate::cli::PublishArgs,
-    env: &crate::github::env::GhEnv,
-    pr: Option<crate::github::env::PullRequest>,
+    env: &crate::pipeline::publish::env::GhEnv,
+    pr: Option<crate::pipeline::publish::env::PullRequest>,
     timeout: Duration,
-) -> crate::github::PublishOptions {
-    crate::github::PublishOptions {
+) -> crate::pipeline::publish::PublishOptions {
+    crate::pipeline::publish::PublishOptions {
         comment: p.comment,
         check_run: p.check_run,
         fail_on: p.fail_on,
@@ -68,7 +68,7 @@ pub(super) fn publish_options(
 pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> {
     let timeout = github_timeout(&a.publish)?;
     let path = a.report_dir.join("report.json");
-    let text = crate::files::read_to_string(&path)
+    let text = crate::infra::files::read_to_string(&path)
         .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
     let report: Report = serde_json::from_str(&text).map_err(|e| {
         BadInput(format!(
@@ -78,10 +78,10 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
             e.column()
         ))
     })?;
-    let report = crate::secrets::scrub_value(report);
-    let env = crate::github::env::GhEnv::from_env();
+    let report = crate::infra::secrets::scrub_value(report);
+    let env = crate::pipeline::publish::env::GhEnv::from_env();
     let pr = match (a.pr, &a.head_sha) {
-        (Some(number), Some(sha)) => Some(crate::github::env::PullRequest {
+        (Some(number), Some(sha)) => Some(crate::pipeline::publish::env::PullRequest {
             number,
             head_sha: sha.clone(),
             from_fork: false,
@@ -89,14 +89,20 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
         _ => None,
     };
     // publishing is this command's whole job: `auto` publishes, on a runner or not
-    if !crate::github::plan::publishes(a.publish.publish, true) {
+    if !crate::pipeline::publish::plan::publishes(a.publish.publish, true) {
         eprintln!("github: --publish never: nothing is posted or written");
-        return Ok(crate::github::exit_code(&report, a.publish.fail_on));
+        return Ok(crate::pipeline::publish::exit_code(
+            &report,
+            a.publish.fail_on,
+        ));
     }
     let opts = publish_options(&a.publish, &env, pr, timeout);
-    let out = crate::github::publish(&report, &a.report_dir, &env, &opts).await;
+    let out = crate::pipeline::publish::publish(&report, &a.report_dir, &env, &opts).await;
     for n in out.notes {
         eprintln!("github: {}", github_note(&n));
     }
-    Ok(crate::github::exit_code(&report, a.publish.fail_on))
+    Ok(crate::pipeline::publish::exit_code(
+        &report,
+        a.publish.fail_on,
+    ))
 }

@@ -2,16 +2,16 @@
 //! or launched. The one place that matches on the kind; each adapter is given its spec only.
 
 use super::BadInput;
-use crate::dataset::Datasets;
-use crate::launch::spec::LaunchSpec;
-use crate::mcp::Endpoint;
-use crate::process::Supervisor;
-use crate::sut::kind::SutKind;
-use crate::sut::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
-use crate::sut::mcp_search::{McpSearch, McpSearchSpec};
-use crate::sut::rest::{RestSearch, RestSearchSpec};
-use crate::sut::spec::{DetectorSpec, McpFile, RestFile, SutSpec};
-use crate::sut::{Detector, Retriever, SutError, embedded::Embedded, recorded};
+use crate::infra::mcp::Endpoint;
+use crate::infra::process::Supervisor;
+use crate::pipeline::dataset::Datasets;
+use crate::pipeline::sut::kind::SutKind;
+use crate::pipeline::sut::launch::spec::LaunchSpec;
+use crate::pipeline::sut::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
+use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
+use crate::pipeline::sut::rest::{RestSearch, RestSearchSpec};
+use crate::pipeline::sut::spec::{DetectorSpec, McpFile, RestFile, SutSpec};
+use crate::pipeline::sut::{Detector, Retriever, SutError, embedded::Embedded, recorded};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -81,7 +81,14 @@ pub async fn make_retriever(
             let what = spec.endpoint.describe();
             match McpSearch::connect(spec, sup, check.request_timeout).await {
                 Ok(m) => {
-                    match crate::launch::check_catalog(check, &m, Some(&m), &corpus.value).await {
+                    match crate::pipeline::sut::launch::check_catalog(
+                        check,
+                        &m,
+                        Some(&m),
+                        &corpus.value,
+                    )
+                    .await
+                    {
                         Ok(coverage) => Ok(Box::new(Checked {
                             inner: Box::new(m),
                             coverage,
@@ -98,7 +105,8 @@ pub async fn make_retriever(
         }
         SutSpec::Rest { name, rest, check } => {
             let r = RestSearch::new(rest_spec(name, rest, check.request_timeout)?).map_err(bad)?;
-            match crate::launch::check_catalog(check, &r, None, &corpus.value).await {
+            match crate::pipeline::sut::launch::check_catalog(check, &r, None, &corpus.value).await
+            {
                 Ok(coverage) => Ok(Box::new(Checked {
                     inner: Box::new(r),
                     coverage,
@@ -109,7 +117,7 @@ pub async fn make_retriever(
         SutSpec::Launched(l) => {
             check_launch(l)?;
             let golden = &ds.golden.as_ref().context("no golden set loaded")?.value;
-            crate::launch::launch(l, corpus, golden, sup)
+            crate::pipeline::sut::launch::launch(l, corpus, golden, sup)
                 .await
                 .map(|l| Box::new(l) as Box<dyn Retriever>)
         }
@@ -140,7 +148,7 @@ fn check_launch(s: &LaunchSpec) -> anyhow::Result<()> {
             }),
         )
         .map_err(bad)?;
-        if l.config_format == Some(crate::launch::writers::ConfigFormat::Template) {
+        if l.config_format == Some(crate::pipeline::sut::launch::writers::ConfigFormat::Template) {
             match &l.template {
                 None => {
                     return Err(bad(
@@ -164,7 +172,7 @@ fn check_launch(s: &LaunchSpec) -> anyhow::Result<()> {
 /// with the report.
 struct Checked {
     inner: Box<dyn Retriever>,
-    coverage: crate::launch::catalog::Coverage,
+    coverage: crate::pipeline::sut::launch::catalog::Coverage,
 }
 
 #[async_trait::async_trait]
@@ -174,21 +182,21 @@ impl Retriever for Checked {
     }
     async fn search(
         &self,
-        req: crate::sut::SearchRequest<'_>,
-    ) -> Result<crate::sut::Ranked, SutError> {
+        req: crate::pipeline::sut::SearchRequest<'_>,
+    ) -> Result<crate::pipeline::sut::Ranked, SutError> {
         self.inner.search(req).await
     }
     async fn probe(
         &self,
-        req: crate::sut::SearchRequest<'_>,
+        req: crate::pipeline::sut::SearchRequest<'_>,
         extra: &serde_json::Map<String, serde_json::Value>,
-    ) -> Option<Result<crate::sut::ProbeReply, SutError>> {
+    ) -> Option<Result<crate::pipeline::sut::ProbeReply, SutError>> {
         self.inner.probe(req, extra).await
     }
     fn sends_limit(&self) -> bool {
         self.inner.sends_limit()
     }
-    fn coverage(&self) -> Option<crate::launch::catalog::Coverage> {
+    fn coverage(&self) -> Option<crate::pipeline::sut::launch::catalog::Coverage> {
         Some(self.coverage.clone())
     }
     fn warnings(&self, asked: &std::collections::HashSet<&str>) -> Vec<String> {
@@ -204,19 +212,19 @@ pub fn make_detectors(
     let mut out: Vec<Box<dyn Detector>> = Vec::new();
     for spec in specs {
         match spec {
-            DetectorSpec::Rules => out.push(Box::new(crate::sut::rules::Rules)),
-            DetectorSpec::Drift => out.push(Box::new(crate::sut::drift::Drift)),
+            DetectorSpec::Rules => out.push(Box::new(crate::pipeline::sut::rules::Rules)),
+            DetectorSpec::Drift => out.push(Box::new(crate::pipeline::sut::drift::Drift)),
             DetectorSpec::Recorded { path } => {
                 let recs = recorded::RecordedDetector::from_file(need_recorded(path)?)
                     .map_err(|e| bad(format!("{e:#}")))?;
                 out.extend(recs.into_iter().map(|r| Box::new(r) as Box<dyn Detector>));
             }
             DetectorSpec::ProxyScan { proxy, cfg } => out.push(Box::new(
-                crate::sut::live::ProxyScan::new(proxy, cfg, sup)
+                crate::pipeline::sut::live::ProxyScan::new(proxy, cfg, sup)
                     .map_err(|e| bad(format!("{e:#}")))?,
             )),
             DetectorSpec::RugPullLive { proxy, cfg } => out.push(Box::new(
-                crate::sut::live::RugPullLive::new(proxy, cfg, sup),
+                crate::pipeline::sut::live::RugPullLive::new(proxy, cfg, sup),
             )),
             DetectorSpec::Scanner(scanners) => {
                 if scanners.is_empty() {
@@ -225,7 +233,7 @@ pub fn make_detectors(
                     ));
                 }
                 for cfg in scanners {
-                    let sc = crate::sut::scanner::Scanner::new(cfg.clone())
+                    let sc = crate::pipeline::sut::scanner::Scanner::new(cfg.clone())
                         .map_err(|e| bad(format!("{e:#}")))?;
                     out.push(Box::new(sc));
                 }

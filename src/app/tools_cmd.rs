@@ -1,7 +1,7 @@
 //! Commands around MCP servers: `corpus snapshot`, `replay`, `proxy`.
 
 use super::BadInput;
-use crate::dataset::{DatasetPaths, Datasets, Need};
+use crate::pipeline::dataset::{DatasetPaths, Datasets, Need};
 use anyhow::bail;
 
 fn split_pair(s: &str, sep: char, what: &str) -> anyhow::Result<(String, String)> {
@@ -13,13 +13,13 @@ fn split_pair(s: &str, sep: char, what: &str) -> anyhow::Result<(String, String)
 
 /// `corpus snapshot`.
 pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
-    use crate::mcp::Endpoint;
-    use crate::snapshot;
+    use crate::infra::mcp::Endpoint;
+    use crate::tools::snapshot;
     if let Some(url) = &a.url {
-        crate::secrets::register_url(url);
+        crate::infra::secrets::register_url(url);
     }
     for h in &a.headers {
-        crate::secrets::register_header(h.split_once(':').map_or(h.as_str(), |(_, v)| v));
+        crate::infra::secrets::register_header(h.split_once(':').map_or(h.as_str(), |(_, v)| v));
     }
     let ep = match (&a.url, a.command.split_first()) {
         (Some(url), _) => Endpoint::Http {
@@ -69,9 +69,9 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
             eprintln!(
                 "error: snapshot of server {:?} failed: {}",
                 a.server,
-                crate::reporting::sanitize::visible_lines(&crate::secrets::scrub(&format!(
-                    "{e:#}"
-                )))
+                crate::infra::text::sanitize::visible_lines(&crate::infra::secrets::scrub(
+                    &format!("{e:#}")
+                ))
             );
             return Ok(3);
         }
@@ -96,12 +96,12 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
 
 /// `replay`: a stdio MCP server; nothing but protocol goes to stdout.
 pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
-    let control = crate::replay::Control {
+    let control = crate::pipeline::replay::Control {
         switch_file: a.switch_file.clone(),
         listed_file: a.listed_file.clone(),
     };
     let mut spec = match (&a.spec, &a.server) {
-        (Some(path), _) => crate::replay::ReplaySpec::from_file(path, a.rug_pull)
+        (Some(path), _) => crate::pipeline::replay::ReplaySpec::from_file(path, a.rug_pull)
             .map_err(|e| BadInput(format!("{e:#}")))?,
         (None, server) => {
             let server = server.as_deref().unwrap_or_default();
@@ -115,10 +115,10 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
                     retrieval: false,
                     security: a.security.is_some(),
                 },
-                crate::dataset::Profile::Lenient,
+                crate::pipeline::dataset::Profile::Lenient,
             )?;
             let corpus = Datasets::load_corpus(&a.corpus)?.value;
-            crate::replay::ReplaySpec::new(
+            crate::pipeline::replay::ReplaySpec::new(
                 Some(&corpus),
                 ds.security.as_ref().map(|s| &s.value),
                 server,
@@ -128,10 +128,10 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
         }
     };
     replay_fault(&spec.server).await;
-    if a.names == crate::replay::ServedNames::Prefixed {
+    if a.names == crate::pipeline::replay::ServedNames::Prefixed {
         spec.prefix_names();
     }
-    crate::replay::serve_stdio(spec, control).await?;
+    crate::pipeline::replay::serve_stdio(spec, control).await?;
     Ok(0)
 }
 
@@ -165,7 +165,7 @@ async fn replay_fault(_served: &str) {}
 
 /// `proxy`: serves until killed.
 pub async fn cmd_proxy(a: &crate::cli::ProxyArgs) -> anyhow::Result<i32> {
-    crate::proxy::run(&a.config, &a.listen, a.fault.fault())
+    crate::tools::proxy::run(&a.config, &a.listen, a.fault.fault())
         .await
         .map_err(|e| BadInput(format!("{e:#}")))?;
     Ok(0)

@@ -3,8 +3,8 @@
 //! given.
 
 use super::{ProxyKind, PublishArgs};
-use crate::reporting::color::ColorChoice;
-use crate::sut::kind::{DetectorKind, SutKind};
+use crate::pipeline::report::color::ColorChoice;
+use crate::pipeline::sut::kind::{DetectorKind, SutKind};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -53,7 +53,7 @@ pub struct ProfileFlag {
     /// rules are warnings, integrity rules errors) or `strict` (all errors, as for the shipped
     /// datasets) [default: lenient, or [datasets] profile in evalgate.toml].
     #[arg(long, env = "EVALGATE_PROFILE", value_enum, value_name = "PROFILE")]
-    pub profile: Option<crate::dataset::Profile>,
+    pub profile: Option<crate::pipeline::dataset::Profile>,
 }
 
 /// All three dataset files (`validate`, `card`, `run`, `baseline update`).
@@ -100,7 +100,7 @@ pub struct RobustnessFlag {
     /// control-character and injection-looking queries, limits 0/1/1000, an unknown argument)
     /// [default: report].
     #[arg(long, env = "EVALGATE_ROBUSTNESS", value_enum)]
-    pub robustness: Option<crate::probes::RobustnessMode>,
+    pub robustness: Option<crate::pipeline::measure::probes::RobustnessMode>,
 }
 
 /// The proxy the live detectors play against (`security`).
@@ -328,7 +328,7 @@ fn datasets(
     s: &SecurityFile,
     p: &ProfileFlag,
 ) -> EvalArgs {
-    a.datasets = crate::dataset::DatasetPaths {
+    a.datasets = crate::pipeline::dataset::DatasetPaths {
         corpus: r.corpus.clone(),
         golden: r.golden.clone(),
         security: s.security.clone(),
@@ -423,7 +423,7 @@ impl BaselineUpdateArgs {
             detectors: self.detectors.detectors.clone(),
             baseline: self.baseline.clone(),
             // probes are not part of a baseline
-            robustness: Some(crate::probes::RobustnessMode::Off),
+            robustness: Some(crate::pipeline::measure::probes::RobustnessMode::Off),
             quiet: self.quiet.quiet,
             given: self.given.clone(),
             ..EvalArgs::default()

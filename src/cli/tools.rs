@@ -68,10 +68,10 @@ pub struct ReplayArgs {
     pub spec: Option<PathBuf>,
     /// Switch tools to their `after` definitions and send list_changed.
     #[arg(long, value_enum, default_value = "off")]
-    pub rug_pull: crate::replay::RugPull,
+    pub rug_pull: crate::pipeline::replay::RugPull,
     /// Tool names as served: `bare` (the corpus names) or `prefixed` (`<server>__<tool>`).
     #[arg(long, value_enum, default_value = "bare")]
-    pub names: crate::replay::ServedNames,
+    pub names: crate::pipeline::replay::ServedNames,
     /// Switch by file: while FILE holds `after` the `after` definitions are served, otherwise the
     /// first ones; every change of state sends list_changed (checked every 50 ms).
     #[arg(long, value_name = "FILE")]
@@ -137,7 +137,7 @@ pub struct FaultArg {
         env = "EVALGATE_PROXY_FAULT",
         default_value = "none"
     )]
-    fault: crate::proxy::Fault,
+    fault: crate::tools::proxy::Fault,
 }
 
 /// No `--fault` argument: this build has no fault injection.
@@ -148,11 +148,11 @@ pub struct FaultArg {}
 impl FaultArg {
     /// The fault asked for (`none` unless `--fault` or `EVALGATE_PROXY_FAULT` is given; always
     /// none without the feature).
-    pub fn fault(&self) -> crate::proxy::Fault {
+    pub fn fault(&self) -> crate::tools::proxy::Fault {
         #[cfg(feature = "fault-injection")]
         return self.fault.clone();
         #[cfg(not(feature = "fault-injection"))]
-        crate::proxy::Fault
+        crate::tools::proxy::Fault
     }
 }
 

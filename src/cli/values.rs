@@ -2,12 +2,12 @@
 //! The domain types know nothing of clap; each is listed here once, in help order, with the
 //! help its possible value shows.
 
-use crate::dataset::Profile;
-use crate::github::{CommentMode, FailOn, PublishWhen};
-use crate::probes::RobustnessMode;
-use crate::replay::{RugPull, ServedNames};
-use crate::reporting::color::ColorChoice;
-use crate::sut::kind::{DetectorKind, SutKind};
+use crate::pipeline::dataset::Profile;
+use crate::pipeline::measure::probes::RobustnessMode;
+use crate::pipeline::publish::{CommentMode, FailOn, PublishWhen};
+use crate::pipeline::replay::{RugPull, ServedNames};
+use crate::pipeline::report::color::ColorChoice;
+use crate::pipeline::sut::kind::{DetectorKind, SutKind};
 use clap::ValueEnum;
 use clap::builder::PossibleValue;
 

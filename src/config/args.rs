@@ -1,10 +1,10 @@
 //! What an evaluating command was given: the input of [`super::Settings::resolve`], filled by
 //! the command line (flags and their `EVALGATE_*` variables). A setting not given is unset.
 
-use crate::dataset::{DatasetPaths, Profile};
-use crate::probes::RobustnessMode;
-use crate::reporting::color::ColorChoice;
-use crate::sut::kind::{DetectorKind, SutKind};
+use crate::pipeline::dataset::{DatasetPaths, Profile};
+use crate::pipeline::measure::probes::RobustnessMode;
+use crate::pipeline::report::color::ColorChoice;
+use crate::pipeline::sut::kind::{DetectorKind, SutKind};
 use std::path::PathBuf;
 
 /// Everything an evaluating command was given, as one set of settings for

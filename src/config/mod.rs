@@ -3,9 +3,9 @@
 //! Precedence: command-line flag > `EVALGATE_*` environment variable (the command line reads both) >
 //! `evalgate.toml` (`--config FILE`, else `./evalgate.toml` when present) > built-in default.
 
-use crate::dataset::DatasetPaths;
-use crate::sut::kind::{DetectorKind, SutKind};
-use crate::sut::spec::{DetectorSpec, SutSpec};
+use crate::pipeline::dataset::DatasetPaths;
+use crate::pipeline::sut::kind::{DetectorKind, SutKind};
+use crate::pipeline::sut::spec::{DetectorSpec, SutSpec};
 use anyhow::Context;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -18,8 +18,8 @@ mod specs;
 pub use args::EvalArgs;
 pub use specs::{GateSpec, MeasureSpec, ReportSpec};
 
-pub use crate::launch::spec::{CatalogFile, LaunchFile, LaunchTransport};
-pub use crate::sut::spec::{McpFile, RestFile};
+pub use crate::pipeline::sut::launch::spec::{CatalogFile, LaunchFile, LaunchTransport};
+pub use crate::pipeline::sut::spec::{McpFile, RestFile};
 
 pub const DEFAULT_CONFIG: &str = "evalgate.toml";
 
@@ -39,13 +39,13 @@ pub struct FileConfig {
     pub detectors: Option<Vec<DetectorKind>>,
     /// `[[scanner]]`: external security scanners (detector kind `scanner`).
     #[serde(default)]
-    pub scanner: Vec<crate::sut::scanner::ScannerConfig>,
+    pub scanner: Vec<crate::pipeline::sut::scanner::ScannerConfig>,
     /// `[proxy_scan]`: the proxy's own scan (detector kind `proxy-scan`).
     #[serde(default)]
-    pub proxy_scan: crate::sut::live::ProxyScanConfig,
+    pub proxy_scan: crate::pipeline::sut::live::ProxyScanConfig,
     /// `[rug_pull_live]`: rug-pulls played against the proxy (detector kind `rug-pull-live`).
     #[serde(default)]
-    pub rug_pull_live: crate::sut::live::LiveConfig,
+    pub rug_pull_live: crate::pipeline::sut::live::LiveConfig,
     /// `[gate]`: the limits of a detector the baseline has no entry for.
     #[serde(default)]
     pub gate: GateFile,
@@ -55,12 +55,12 @@ pub struct FileConfig {
     pub sut_keys: BTreeMap<String, Vec<String>>,
 }
 
-pub use crate::sut::spec::MAX_SECONDS;
+pub use crate::pipeline::sut::spec::MAX_SECONDS;
 
 /// A URL a system under test is reached at: absolute, http or https, with a host. Checked when
 /// the settings are read, so a typo is bad input (exit 2), not a system that failed (exit 3).
 pub fn http_url(setting: &str, u: &str) -> anyhow::Result<()> {
-    let shown = crate::secrets::redact_url(u);
+    let shown = crate::infra::secrets::redact_url(u);
     match reqwest::Url::parse(u) {
         Ok(p) if matches!(p.scheme(), "http" | "https") && p.host().is_some() => Ok(()),
         Ok(p) => anyhow::bail!(
@@ -126,7 +126,7 @@ pub struct DatasetsFile {
     pub golden: Option<PathBuf>,
     pub security: Option<PathBuf>,
     /// `lenient` (default) or `strict`.
-    pub profile: Option<crate::dataset::Profile>,
+    pub profile: Option<crate::pipeline::dataset::Profile>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -140,7 +140,7 @@ pub struct RunFile {
     pub baseline: Option<PathBuf>,
     pub recorded: Option<PathBuf>,
     /// `off`, `report` or `gate`: robustness probes of the search system.
-    pub robustness: Option<crate::probes::RobustnessMode>,
+    pub robustness: Option<crate::pipeline::measure::probes::RobustnessMode>,
 }
 
 /// A limit in `[gate]`: a number between 0 and 1, or `false` for none.
@@ -162,8 +162,8 @@ pub struct GateFile {
 }
 
 impl GateFile {
-    fn limits(&self) -> anyhow::Result<crate::gate::NewDetectorLimits> {
-        let d = crate::gate::DEFAULT_NEW_DETECTOR;
+    fn limits(&self) -> anyhow::Result<crate::pipeline::gate::NewDetectorLimits> {
+        let d = crate::pipeline::gate::DEFAULT_NEW_DETECTOR;
         let one = |key: &str, v: Option<LimitSetting>, default: Option<f64>| match v {
             None => Ok(default),
             Some(LimitSetting::Off(false)) => Ok(None),
@@ -175,7 +175,7 @@ impl GateFile {
                 "[gate] {key}: expected a number between 0 and 1, or false for no limit, found {x}"
             ),
         };
-        Ok(crate::gate::NewDetectorLimits {
+        Ok(crate::pipeline::gate::NewDetectorLimits {
             fpr_ceiling: one(
                 "new_detector_fpr_ceiling",
                 self.new_detector_fpr_ceiling,
@@ -246,7 +246,7 @@ impl FileConfig {
         match path {
             None => Ok((None, FileConfig::default())),
             Some(p) => {
-                let text = crate::files::read_to_string(&p)
+                let text = crate::infra::files::read_to_string(&p)
                     .with_context(|| format!("{}: cannot read the config", p.display()))?;
                 let cfg = FileConfig::parse(&p.display().to_string(), &text)?;
                 Ok((Some(p), cfg))
@@ -261,7 +261,7 @@ pub struct Settings {
     pub config_file: Option<PathBuf>,
     pub datasets: DatasetPaths,
     /// How strictly the datasets are held to the authoring rules.
-    pub profile: crate::dataset::Profile,
+    pub profile: crate::pipeline::dataset::Profile,
     /// How the measurement is taken.
     pub measure: MeasureSpec,
     /// The baseline and the limits the run is gated by.
@@ -368,10 +368,10 @@ impl Settings {
             ("[sut.rest] url", &sut_file.rest.url, &sut_file.rest.headers),
         ] {
             for v in headers.values() {
-                crate::secrets::register_header(v);
+                crate::infra::secrets::register_header(v);
             }
             if let Some(u) = url {
-                crate::secrets::register_url(u);
+                crate::infra::secrets::register_url(u);
                 let what = if a.url.is_some() { "--url" } else { what };
                 http_url(what, u)?;
             }

@@ -3,13 +3,13 @@
 //! domains that own the spec types (`sut::spec`, `launch::spec`), never back.
 
 use super::SutFile;
-use crate::launch::spec::{CatalogSpec, LaunchSpec};
-use crate::probes::RobustnessMode;
-use crate::reporting::color::ColorChoice;
-use crate::sut::kind::{DetectorKind, SutKind};
-use crate::sut::live::{LiveConfig, ProxyScanConfig};
-use crate::sut::scanner::ScannerConfig;
-use crate::sut::spec::{DetectorSpec, SutSpec};
+use crate::pipeline::measure::probes::RobustnessMode;
+use crate::pipeline::report::color::ColorChoice;
+use crate::pipeline::sut::kind::{DetectorKind, SutKind};
+use crate::pipeline::sut::launch::spec::{CatalogSpec, LaunchSpec};
+use crate::pipeline::sut::live::{LiveConfig, ProxyScanConfig};
+use crate::pipeline::sut::scanner::ScannerConfig;
+use crate::pipeline::sut::spec::{DetectorSpec, SutSpec};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,7 +33,7 @@ pub struct GateSpec {
     /// `--no-baseline`: report only.
     pub no_baseline: bool,
     /// `[gate]`: limits of a detector the baseline has no entry for.
-    pub new_detector: crate::gate::NewDetectorLimits,
+    pub new_detector: crate::pipeline::gate::NewDetectorLimits,
 }
 
 /// Where the reports go and how the terminal shows them.
@@ -146,7 +146,7 @@ pub(super) fn detector_specs(
 mod tests {
     use super::super::{EvalArgs, Settings};
     use super::*;
-    use crate::sut::spec::SutSpec;
+    use crate::pipeline::sut::spec::SutSpec;
 
     /// The settings resolved from `toml` (as the --config file) and `a`.
     fn resolve(toml: &str, mut a: EvalArgs) -> (tempfile::TempDir, Settings) {
@@ -206,7 +206,10 @@ scan_timeout = 9
         assert_eq!(s.measure.runs, 1);
         assert_eq!(s.measure.timeout, Duration::from_secs(30));
         assert_eq!(s.report.out, PathBuf::from("evalgate-report"));
-        assert_eq!(s.gate.new_detector, crate::gate::DEFAULT_NEW_DETECTOR);
+        assert_eq!(
+            s.gate.new_detector,
+            crate::pipeline::gate::DEFAULT_NEW_DETECTOR
+        );
         assert!(matches!(s.sut, SutSpec::Embedded), "{:?}", s.sut);
         let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
         assert_eq!(kinds, [DetectorKind::Rules, DetectorKind::Drift]);
@@ -256,7 +259,7 @@ scan_timeout = 9
         assert_eq!(l.mcpproxy_bin, Some(PathBuf::from("/opt/mcpproxy")));
         assert_eq!(
             l.launch.served_names,
-            Some(crate::replay::ServedNames::Prefixed)
+            Some(crate::pipeline::replay::ServedNames::Prefixed)
         );
         let [DetectorSpec::RugPullLive { proxy, .. }] = s.detectors.as_slice() else {
             panic!("{:?}", s.detectors)

@@ -159,7 +159,7 @@ pub fn evalgate_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
 /// This test process's descendants still alive, with their command lines (for no-orphan checks;
 /// meaningful in a test binary of its own that became a child subreaper).
 pub fn survivors() -> Vec<String> {
-    evalgate::process::descendants(std::process::id())
+    evalgate::infra::process::descendants(std::process::id())
         .into_iter()
         .filter_map(|p| {
             std::fs::read_to_string(format!("/proc/{p}/cmdline"))

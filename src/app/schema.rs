@@ -1,0 +1,81 @@
+//! JSON Schemas generated from the types, committed under `schemas/` (a test keeps them in sync).
+
+use anyhow::Context;
+use std::path::Path;
+
+/// `(file name, schema JSON)` for every file format evalgate reads or writes.
+pub fn all() -> Vec<(&'static str, String)> {
+    fn s<T: schemars::JsonSchema>() -> String {
+        let mut t =
+            serde_json::to_string_pretty(&schemars::schema_for!(T)).expect("schema serialises");
+        t.push('\n');
+        t
+    }
+    vec![
+        (
+            "corpus.schema.json",
+            s::<crate::pipeline::dataset::Corpus>(),
+        ),
+        (
+            "golden.schema.json",
+            s::<crate::pipeline::dataset::GoldenSet>(),
+        ),
+        (
+            "security.schema.json",
+            s::<crate::pipeline::dataset::SecurityCorpus>(),
+        ),
+        (
+            "baseline.schema.json",
+            s::<crate::pipeline::baseline::Baseline>(),
+        ),
+        (
+            "report.schema.json",
+            s::<crate::pipeline::report::model::Report>(),
+        ),
+    ]
+}
+
+pub fn write_all(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    for (name, body) in all() {
+        let p = dir.join(name);
+        crate::infra::files::write_atomic(&p, body.as_bytes())?;
+        crate::outln!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn committed_schemas_match_the_types() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+        for (name, body) in super::all() {
+            let committed = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+            assert!(
+                committed == body,
+                "schemas/{name} is stale: run `cargo run -- schema --out schemas`"
+            );
+        }
+    }
+
+    /// The schemas are public API: every type in them says what it is (from its doc comment).
+    #[test]
+    fn every_schema_type_has_a_description() {
+        for (name, body) in super::all() {
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+            assert!(v["description"].is_string(), "{name}: the root type");
+            let undocumented: Vec<&String> = v["$defs"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(_, d)| !d["description"].is_string())
+                .map(|(k, _)| k)
+                .collect();
+            assert!(
+                undocumented.is_empty(),
+                "{name}: no description for {undocumented:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,603 @@
+//! MCP plumbing shared by the snapshot, the replay server, the MCP search adapter and the
+//! reference proxy: connecting a client over stdio or streamable HTTP (rmcp), and converting
+//! between corpus tools and MCP tool definitions.
+
+use crate::infra::process::{Managed, Spec, Supervisor};
+use crate::pipeline::dataset::{RawJson, Tool};
+use anyhow::{Context, bail};
+use rmcp::model::Tool as McpTool;
+use rmcp::service::RunningService;
+use rmcp::transport::{
+    StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
+};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Installs rustls' ring provider once (rmcp's HTTP client is built without a default one).
+pub fn init_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Where an MCP server is.
+#[derive(Debug, Clone)]
+pub enum Endpoint {
+    /// A command speaking MCP over stdio.
+    Stdio {
+        program: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: Option<PathBuf>,
+    },
+    /// A streamable-HTTP endpoint.
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+impl Endpoint {
+    pub fn describe(&self) -> String {
+        match self {
+            Endpoint::Stdio { program, args, .. } => {
+                format!("stdio: {} {}", program, args.join(" "))
+                    .trim_end()
+                    .to_string()
+            }
+            Endpoint::Http { url, .. } => {
+                format!(
+                    "streamable HTTP: {}",
+                    crate::infra::secrets::redact_url(url)
+                )
+            }
+        }
+    }
+    pub fn transport_name(&self) -> &'static str {
+        match self {
+            Endpoint::Stdio { .. } => "stdio",
+            Endpoint::Http { .. } => "streamable-http",
+        }
+    }
+}
+
+/// How to bring a connection up: who owns a stdio child, and how long each step may take.
+#[derive(Clone)]
+pub struct ConnectOpts<'a> {
+    /// Owns the stdio child (its own process group, stderr captured, parent-death signal).
+    pub sup: &'a Supervisor,
+    /// The limit on starting + `initialize` (and, for callers, on each later request).
+    pub timeout: Duration,
+    /// Names the child in messages ("cannot start <name>").
+    pub name: &'a str,
+}
+
+/// A connected MCP client: the rmcp service and, for stdio, the supervised child serving it.
+pub struct Session<H: ClientHandler> {
+    pub service: RunningService<RoleClient, H>,
+    pub child: Option<Managed>,
+    /// What a stdio server wrote to stdout besides MCP messages.
+    pub stdout: Option<std::sync::Arc<watch::StdoutWatch>>,
+    pub timeout: Duration,
+    pub describe: String,
+}
+
+/// Lines of a stdio server's stderr quoted when it fails.
+pub const STDERR_LINES: usize = 20;
+
+impl<H: ClientHandler> Session<H> {
+    /// `tools/list` (all pages), bounded by the session's timeout.
+    pub async fn list_all_tools(&self) -> anyhow::Result<Vec<McpTool>> {
+        match tokio::time::timeout(self.timeout, self.service.peer().list_all_tools()).await {
+            Ok(Ok(t)) => Ok(t),
+            Ok(Err(e)) => Err(self.explain(format!(
+                "tools/list failed ({}): {}",
+                self.describe,
+                readable(&e)
+            ))),
+            Err(_) => Err(self.explain(format!(
+                "no answer to tools/list within {} s ({})",
+                self.timeout.as_secs_f64(),
+                self.describe
+            ))),
+        }
+    }
+
+    /// A failure message with what the stdio child said and whether it is still alive.
+    pub fn explain(&self, what: String) -> anyhow::Error {
+        anyhow::anyhow!("{what}{}", child_story(self.child.as_ref()))
+    }
+
+    /// Said when the stdio server wrote something other than MCP messages to stdout.
+    pub fn garbage(&self) -> Option<String> {
+        self.stdout.as_ref().and_then(|w| w.note())
+    }
+
+    /// The stdio child's exit, if it has exited.
+    pub fn exited(&self) -> Option<String> {
+        self.child.as_ref().and_then(Managed::try_exited)
+    }
+
+    /// The tail of the stdio child's stderr (empty for HTTP).
+    pub fn stderr_tail(&self) -> String {
+        self.child
+            .as_ref()
+            .map(|c| c.log_tail(STDERR_LINES))
+            .unwrap_or_default()
+    }
+}
+
+/// "; the server exited (...)" and its stderr tail, for a stdio child; "" otherwise.
+pub fn child_story(child: Option<&Managed>) -> String {
+    let Some(c) = child else {
+        return String::new();
+    };
+    let status = match c.try_exited() {
+        Some(s) => format!("; the server exited ({s})"),
+        None => String::new(),
+    };
+    let tail = c.log_tail(STDERR_LINES);
+    if tail.trim().is_empty() {
+        format!("{status}; it wrote nothing to stderr")
+    } else {
+        format!("{status}\n--- its stderr (last lines) ---\n{tail}")
+    }
+}
+
+/// An error and its causes as one line a user can read: the chain joined with ": ", repeated
+/// parts dropped, and the Rust type names rmcp puts in its transport errors
+/// (`Transport [rmcp::transport::worker::WorkerTransport<…>]`) left out.
+pub fn readable(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        let text = without_type_names(&err.to_string());
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = err.source();
+    }
+    parts.join(": ")
+}
+
+/// Drops bracketed Rust paths (`[rmcp::…<…>]`) from a message.
+fn without_type_names(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('[') {
+        let (head, tail) = rest.split_at(i);
+        let body = &tail[1..];
+        let mut depth = 0usize;
+        let end = body.char_indices().find_map(|(j, c)| match c {
+            '<' => {
+                depth += 1;
+                None
+            }
+            '>' => {
+                depth = depth.saturating_sub(1);
+                None
+            }
+            ']' if depth == 0 => Some(j),
+            _ => None,
+        });
+        match end {
+            Some(j) if body[..j].contains("::") && !body[..j].contains(' ') => {
+                out.push_str(head.trim_end());
+                rest = &body[j + 1..];
+            }
+            _ => {
+                out.push_str(head);
+                out.push('[');
+                rest = body;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// An HTTP endpoint where nothing accepts connections (not a crash: nothing ran there).
+#[derive(Debug, thiserror::Error)]
+#[error("{detail}")]
+pub struct Unreachable {
+    pub detail: String,
+}
+
+/// Why a TCP connection to the URL's host is refused or fails at once, in words (`connection
+/// refused`); `None` when it connects or the attempt is still pending after two seconds.
+async fn unreachable(url: &str) -> Option<String> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let host = u.host_str()?.to_string();
+    let port = u.port_or_known_default()?;
+    match tokio::time::timeout(
+        Duration::from_secs(2),
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await
+    {
+        Ok(Err(e)) => Some(io_words(&e)),
+        _ => None,
+    }
+}
+
+/// A connection failure in plain words: `connection refused`, not `Connection refused (os
+/// error 111)` or a library's wrapper of it.
+pub fn io_words(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::ConnectionRefused => "connection refused".into(),
+        K::ConnectionReset => "connection reset".into(),
+        K::ConnectionAborted => "connection aborted".into(),
+        K::TimedOut => "timed out".into(),
+        K::HostUnreachable => "host unreachable".into(),
+        K::NetworkUnreachable => "network unreachable".into(),
+        K::AddrNotAvailable => "address not available".into(),
+        _ => {
+            let t = e.to_string();
+            match t.find(" (os error") {
+                Some(i) => t[..i].to_lowercase(),
+                None => t,
+            }
+        }
+    }
+}
+
+/// The I/O error in `e`'s chain of causes, in plain words ([`io_words`]), if there is one.
+pub fn io_cause(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return Some(io_words(io));
+        }
+        cur = err.source();
+    }
+    None
+}
+
+/// A server that did not answer MCP `initialize` within the time allowed (a caller names it a
+/// timeout, not a crash).
+#[derive(Debug, thiserror::Error)]
+#[error("{detail}")]
+pub struct InitTimeout {
+    pub seconds: f64,
+    pub detail: String,
+}
+
+/// A server that answered, but not with MCP messages (a caller names it garbage, not a timeout
+/// or a crash).
+#[derive(Debug, thiserror::Error)]
+#[error("{detail}")]
+pub struct Garbage {
+    pub detail: String,
+}
+
+/// Watching a stdio server's stdout on its way to the MCP client: lines that cannot be MCP
+/// messages are counted and the first is kept, so a server that logs to stdout (or prints
+/// nothing but noise) is named as such instead of as a timeout; a line beyond [`MAX_LINE`] ends
+/// the stream instead of growing without bound.
+pub mod watch {
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::task::{Context, Poll};
+    use tokio::io::{AsyncRead, ReadBuf};
+
+    /// The longest line (one MCP message) read from a stdio server, in bytes.
+    pub const MAX_LINE: usize = 256 << 20;
+    /// How much of the first stray line is quoted.
+    const SAMPLE: usize = 120;
+
+    /// What was seen on a stdout.
+    #[derive(Debug, Default)]
+    pub struct StdoutWatch {
+        stray: AtomicU64,
+        first: Mutex<String>,
+    }
+
+    impl StdoutWatch {
+        /// "it wrote N line(s) to stdout that are not MCP messages, the first: …", once any.
+        pub fn note(&self) -> Option<String> {
+            let n = self.stray.load(Ordering::Relaxed);
+            if n == 0 {
+                return None;
+            }
+            let first = self.first.lock().unwrap_or_else(|p| p.into_inner());
+            Some(format!(
+                "it wrote {n} line(s) to stdout that are not MCP messages (stdout carries only JSON-RPC; logs belong on stderr), the first: {:?}",
+                crate::infra::text::sanitize::term(&first, SAMPLE)
+            ))
+        }
+    }
+
+    /// A stdout passed through unchanged while being watched.
+    pub struct Watched<R> {
+        inner: R,
+        seen: Arc<StdoutWatch>,
+        line_start: bool,
+        line_len: usize,
+        sampling: bool,
+    }
+
+    impl<R> Watched<R> {
+        pub fn new(inner: R, seen: Arc<StdoutWatch>) -> Self {
+            Watched {
+                inner,
+                seen,
+                line_start: true,
+                line_len: 0,
+                sampling: false,
+            }
+        }
+
+        fn inspect(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+            for &b in bytes {
+                if b == b'\n' {
+                    self.line_start = true;
+                    self.line_len = 0;
+                    self.sampling = false;
+                    continue;
+                }
+                self.line_len += 1;
+                if self.line_len > MAX_LINE {
+                    return Err(std::io::Error::other(format!(
+                        "a line of more than {} MiB on stdout",
+                        MAX_LINE >> 20
+                    )));
+                }
+                if self.line_start && !b.is_ascii_whitespace() {
+                    self.line_start = false;
+                    // every JSON-RPC message (or batch) starts with { or [
+                    if b != b'{'
+                        && b != b'['
+                        && self.seen.stray.fetch_add(1, Ordering::Relaxed) == 0
+                    {
+                        self.sampling = true;
+                    }
+                }
+                if self.sampling {
+                    let mut first = self.seen.first.lock().unwrap_or_else(|p| p.into_inner());
+                    if first.len() < SAMPLE * 4 {
+                        first.push(b as char);
+                    } else {
+                        self.sampling = false;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let this = self.get_mut();
+            let before = buf.filled().len();
+            let r = Pin::new(&mut this.inner).poll_read(cx, buf);
+            if let Poll::Ready(Ok(())) = r
+                && let Err(e) = this.inspect(&buf.filled()[before..])
+            {
+                return Poll::Ready(Err(e));
+            }
+            r
+        }
+    }
+}
+
+/// Connects and initializes, within `opts.timeout`. A stdio server is started by the supervisor
+/// (own process group, stderr kept for messages, killed with evalgate); when it fails to come
+/// up, the error quotes its exit status and the tail of its stderr, and it is stopped.
+pub async fn connect<H: ClientHandler>(
+    ep: &Endpoint,
+    handler: H,
+    opts: &ConnectOpts<'_>,
+) -> anyhow::Result<Session<H>> {
+    let describe = ep.describe();
+    let limit = opts.timeout;
+    match ep {
+        Endpoint::Stdio {
+            program,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut spec = Spec::new(opts.name.to_string(), program);
+            spec.args = args.clone();
+            spec.env = env.clone();
+            spec.cwd = cwd.clone();
+            spec.stdin_piped = true;
+            spec.take_stdout = true;
+            let child = opts
+                .sup
+                .spawn(spec)
+                .with_context(|| format!("cannot start {describe}"))?;
+            let (stdin, stdout) = child
+                .take_stdio()
+                .context("the stdio pipes of a just-started server are missing")?;
+            let seen = std::sync::Arc::new(watch::StdoutWatch::default());
+            let stdout = watch::Watched::new(stdout, seen.clone());
+            let outcome = tokio::time::timeout(limit, handler.serve((stdout, stdin))).await;
+            let what = match outcome {
+                Ok(Ok(service)) => {
+                    return Ok(Session {
+                        service,
+                        child: Some(child),
+                        stdout: Some(seen),
+                        timeout: limit,
+                        describe,
+                    });
+                }
+                Ok(Err(e)) => {
+                    // give a dying server a moment to finish its last words and its exit
+                    let _ = child.wait_exit(Duration::from_millis(500)).await;
+                    format!("MCP initialize failed ({describe}): {}", readable(&e))
+                }
+                Err(_) => {
+                    let story = child_story(Some(&child));
+                    child.terminate(Duration::from_secs(1)).await;
+                    if let Some(note) = seen.note() {
+                        // it answered, just not in MCP: a broken server, not a slow one
+                        return Err(Garbage {
+                            detail: format!(
+                                "no MCP answer to initialize within {} s ({describe}): {note}{story}",
+                                limit.as_secs_f64()
+                            ),
+                        }
+                        .into());
+                    }
+                    return Err(InitTimeout {
+                        seconds: limit.as_secs_f64(),
+                        detail: format!(
+                            "no answer to MCP initialize within {} s ({describe}){story}",
+                            limit.as_secs_f64()
+                        ),
+                    }
+                    .into());
+                }
+            };
+            let story = child_story(Some(&child));
+            child.terminate(Duration::from_secs(1)).await;
+            if let Some(note) = seen.note() {
+                return Err(Garbage {
+                    detail: format!("{what}: {note}{story}"),
+                }
+                .into());
+            }
+            bail!("{what}{story}")
+        }
+        Endpoint::Http { url, headers } => {
+            init_tls();
+            let mut custom = HashMap::new();
+            for (k, v) in headers {
+                let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                    .with_context(|| format!("invalid header name {k:?}"))?;
+                let value = reqwest::header::HeaderValue::from_str(v)
+                    .with_context(|| format!("invalid value for header {k:?}"))?;
+                custom.insert(name, value);
+            }
+            let config =
+                StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(custom);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let service = tokio::time::timeout(limit, handler.serve(transport))
+                .await
+                .map_err(|_| InitTimeout {
+                    seconds: limit.as_secs_f64(),
+                    detail: format!(
+                        "no answer to MCP initialize within {} s ({describe})",
+                        limit.as_secs_f64()
+                    ),
+                })?;
+            let service = match service {
+                Ok(s) => s,
+                Err(e) => {
+                    // name the usual cause plainly: nothing listening there
+                    if let Some(why) = unreachable(url).await {
+                        return Err(Unreachable {
+                            detail: format!(
+                                "could not connect to {}: {why}",
+                                crate::infra::secrets::redact_url(url)
+                            ),
+                        }
+                        .into());
+                    }
+                    bail!("MCP initialize failed ({describe}): {}", readable(&e));
+                }
+            };
+            Ok(Session {
+                service,
+                child: None,
+                stdout: None,
+                timeout: limit,
+                describe,
+            })
+        }
+    }
+}
+
+/// A corpus tool as an MCP definition (`name`, `title`, `description`, `inputSchema`,
+/// `outputSchema`, `annotations`).
+pub fn to_mcp(t: &Tool) -> anyhow::Result<McpTool> {
+    let mut o = Map::new();
+    o.insert("name".into(), json!(t.bare_name()));
+    if let Some(title) = &t.title {
+        o.insert("title".into(), json!(title));
+    }
+    o.insert("description".into(), json!(t.description));
+    o.insert(
+        "inputSchema".into(),
+        t.schema
+            .as_ref()
+            .map(RawJson::value)
+            .unwrap_or_else(|| json!({"type": "object"})),
+    );
+    if let Some(s) = &t.output_schema {
+        o.insert("outputSchema".into(), s.value());
+    }
+    if let Some(a) = &t.annotations {
+        o.insert("annotations".into(), a.value());
+    }
+    serde_json::from_value(Value::Object(o))
+        .with_context(|| format!("tool {} is not a valid MCP tool definition", t.tool_id))
+}
+
+/// An MCP definition from a server as a corpus tool.
+pub fn from_mcp(server: &str, t: &McpTool) -> anyhow::Result<Tool> {
+    let v = serde_json::to_value(t)?;
+    from_definition(server, &v)
+}
+
+/// A tool definition as JSON (MCP shape) as a corpus tool.
+pub fn from_definition(server: &str, v: &Value) -> anyhow::Result<Tool> {
+    let name = v
+        .get("name")
+        .and_then(Value::as_str)
+        .context("a tool definition without a string `name`")?;
+    if name.contains(':') {
+        bail!("tool name {name:?} contains ':', which cannot form a `server:tool` id");
+    }
+    Ok(Tool {
+        tool_id: format!("{server}:{name}"),
+        server: Some(server.to_string()),
+        tool: Some(name.to_string()),
+        description: v
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        schema: v.get("inputSchema").map(RawJson::from_value),
+        title: v.get("title").and_then(Value::as_str).map(String::from),
+        annotations: v.get("annotations").map(RawJson::from_value),
+        output_schema: v.get("outputSchema").map(RawJson::from_value),
+        extra: None,
+    })
+}
+
+/// Compact canonical JSON of an MCP tools/list result (keys sorted): what "byte for byte" compares.
+pub fn canonical_tools(tools: &[McpTool]) -> String {
+    let v = serde_json::to_value(tools).expect("tools serialise");
+    crate::pipeline::sut::drift::canonical_json(&v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rmcp_type_names_are_left_out_of_messages() {
+        let raw = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>] error: Client error: error sending request for url (http://127.0.0.1:1/mcp), when send initialize request";
+        assert_eq!(
+            without_type_names(raw),
+            "Send message error Transport error: Client error: error sending request for url (http://127.0.0.1:1/mcp), when send initialize request"
+        );
+        // brackets that are not a type path stay
+        assert_eq!(
+            without_type_names("ids [a, b] and [x::y z]"),
+            "ids [a, b] and [x::y z]"
+        );
+        assert_eq!(without_type_names("unclosed [a::b"), "unclosed [a::b");
+    }
+}

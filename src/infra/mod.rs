@@ -1,0 +1,9 @@
+//! What the pipeline stands on and knows nothing of it: child processes, MCP and HTTP
+//! plumbing, files, text neutralisation, credentials.
+
+pub mod files;
+pub mod http;
+pub mod mcp;
+pub mod process;
+pub mod secrets;
+pub mod text;

@@ -1,0 +1,200 @@
+//! mcp-eval's baseline format (mcpproxy commits it as `baseline_v1.json`), read as an evalgate
+//! baseline: retrieval metrics at the top level (`recall_at{"1","3","5","10"}`, `mrr`,
+//! `ndcg_at_10`, `map`), `tolerance{metric: value}` for the gated ones, and
+//! `security.per_detector[]` with one `security.gate{fpr_ceiling, recall_floor}` for every
+//! detector. Its gate — fail when Recall@5 falls below the value minus its tolerance, or a
+//! detector's FPR rises above the ceiling or its recall below the floor — is exactly the
+//! evalgate gate of the mapped baseline.
+
+use super::{
+    BASELINE_SCHEMA_VERSION, Baseline, DEFAULT_TOLERANCE, DatasetPin, DetectorBaseline,
+    MetricBaseline, RetrievalBaseline, SecurityBaseline, direction_of,
+};
+use crate::pipeline::score::metrics::{DETECTION_METRICS, Metric, RETRIEVAL_METRICS};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+#[derive(Deserialize)]
+struct McpEval {
+    corpus_version: Option<String>,
+    recall_at: BTreeMap<String, f64>,
+    mrr: Option<f64>,
+    ndcg_at_10: Option<f64>,
+    map: Option<f64>,
+    #[serde(default)]
+    tolerance: BTreeMap<String, f64>,
+    runs_averaged: Option<usize>,
+    generated_from: Option<Value>,
+    security: Option<McpEvalSecurity>,
+}
+
+#[derive(Deserialize)]
+struct McpEvalSecurity {
+    #[serde(default)]
+    per_detector: Vec<McpEvalDetector>,
+    gate: Option<McpEvalGate>,
+}
+
+#[derive(Deserialize)]
+struct McpEvalDetector {
+    detector: String,
+    precision: Option<f64>,
+    recall: Option<f64>,
+    f1: Option<f64>,
+    fpr: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct McpEvalGate {
+    fpr_ceiling: Option<f64>,
+    recall_floor: Option<f64>,
+}
+
+/// Whether a baseline document is in mcp-eval's format (no `schema_version`, a top-level
+/// `recall_at` object).
+pub fn is_mcp_eval(doc: &Value) -> bool {
+    doc.get("schema_version").is_none() && doc.get("recall_at").is_some_and(Value::is_object)
+}
+
+/// The evalgate baseline of an mcp-eval one, and a note of what was mapped.
+pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
+    let m: McpEval = serde_path_to_error::deserialize(doc).map_err(|e| {
+        let path = super::dollar_path(&e.path().to_string());
+        anyhow::anyhow!(
+            "{name}: at {path}: {} (reading mcp-eval's baseline format)",
+            super::without_position(&e.into_inner().to_string())
+        )
+    })?;
+    let mut metrics = BTreeMap::new();
+    for (k, v) in &m.recall_at {
+        let Some(metric) =
+            Metric::from_key(&format!("recall_at_{k}")).filter(|m| RETRIEVAL_METRICS.contains(m))
+        else {
+            anyhow::bail!(
+                "{name}: at $.recall_at.{k}: expected a cut-off of 1, 3, 5 or 10, found {k:?}"
+            );
+        };
+        metrics.insert(metric.key().to_string(), *v);
+    }
+    for (metric, v) in [
+        (Metric::Mrr, m.mrr),
+        (Metric::NdcgAt10, m.ndcg_at_10),
+        (Metric::Map, m.map),
+    ] {
+        if let Some(v) = v {
+            metrics.insert(metric.key().to_string(), v);
+        }
+    }
+    for k in m.tolerance.keys() {
+        if !metrics.contains_key(k) {
+            anyhow::bail!(
+                "{name}: at $.tolerance.{k}: a tolerance for a metric the baseline has no value for; expected one of {}",
+                metrics.keys().cloned().collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    let gated: Vec<&str> = m.tolerance.keys().map(String::as_str).collect();
+    let retrieval = RetrievalBaseline {
+        retriever: m
+            .generated_from
+            .as_ref()
+            .and_then(|g| g.get("harness"))
+            .and_then(Value::as_str)
+            .unwrap_or("mcp-eval")
+            .to_string(),
+        runs: m.runs_averaged.unwrap_or(1),
+        metrics: metrics
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    MetricBaseline {
+                        value: Some(*v),
+                        direction: direction_of(k),
+                        tolerance: m.tolerance.get(k).copied().unwrap_or(DEFAULT_TOLERANCE),
+                        gated: m.tolerance.contains_key(k),
+                    },
+                )
+            })
+            .collect(),
+        per_query: BTreeMap::new(),
+    };
+    let security = m.security.as_ref().map(|s| {
+        let gate = s.gate.as_ref();
+        SecurityBaseline {
+            detectors: s
+                .per_detector
+                .iter()
+                .map(|d| {
+                    let values = [
+                        (Metric::Precision, d.precision),
+                        (Metric::Recall, d.recall),
+                        (Metric::F1, d.f1),
+                        (Metric::Fpr, d.fpr),
+                    ];
+                    let metrics = DETECTION_METRICS
+                        .iter()
+                        .filter_map(|k| {
+                            let v = values.iter().find(|(n, _)| n == k)?.1;
+                            Some((
+                                k.key().to_string(),
+                                MetricBaseline {
+                                    value: v,
+                                    direction: k.direction(),
+                                    tolerance: 0.05,
+                                    gated: false,
+                                },
+                            ))
+                        })
+                        .collect();
+                    (
+                        d.detector.clone(),
+                        DetectorBaseline {
+                            fpr_ceiling: gate.and_then(|g| g.fpr_ceiling),
+                            recall_floor: gate.and_then(|g| g.recall_floor),
+                            metrics,
+                        },
+                    )
+                })
+                .collect(),
+        }
+    });
+    let mut datasets = BTreeMap::new();
+    if let Some(v) = &m.corpus_version {
+        // mcp-eval pins versions, not contents: an empty digest means "compare the version"
+        datasets.insert(
+            "corpus".to_string(),
+            DatasetPin {
+                version: Some(v.clone()),
+                sha256: String::new(),
+            },
+        );
+    }
+    let detectors = security.as_ref().map_or(0, |s| s.detectors.len());
+    let note = format!(
+        "imported from mcp-eval's baseline format ({name}): {} retrieval metric(s), gated: {}; {detectors} detector(s){}; the corpus is pinned by version only (mcp-eval records no digest), the golden set and the security corpus are not pinned",
+        metrics.len(),
+        if gated.is_empty() {
+            "none".to_string()
+        } else {
+            gated.join(", ")
+        },
+        match m.security.as_ref().and_then(|s| s.gate.as_ref()) {
+            Some(g) => format!(
+                " with FPR ceiling {} and recall floor {} each",
+                g.fpr_ceiling.map_or("none".into(), |v| v.to_string()),
+                g.recall_floor.map_or("none".into(), |v| v.to_string())
+            ),
+            None => String::new(),
+        }
+    );
+    let b = Baseline {
+        schema_version: BASELINE_SCHEMA_VERSION,
+        note: Some(note.clone()),
+        datasets,
+        retrieval: Some(retrieval),
+        security,
+    };
+    Ok((b, note))
+}

@@ -1,0 +1,484 @@
+//! Committed baselines: per metric a value, a direction, a tolerance and whether it is gated;
+//! per detector an FPR ceiling and a recall floor. Written only by `evalgate baseline update`.
+
+pub mod mcp_eval;
+
+use crate::pipeline::report::model::Report;
+use crate::pipeline::score::metrics::{DETECTION_METRICS, Direction, Metric, RETRIEVAL_METRICS};
+use anyhow::Context;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const BASELINE_SCHEMA_VERSION: u32 = 1;
+/// The baseline shipped for the zero-config run (embedded datasets, retriever and detectors).
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../../baselines/default.json");
+pub const EMBEDDED_DEFAULT_NAME: &str = "embedded:baselines/default.json";
+/// Where `evalgate run` looks for a baseline when none is named.
+pub const DEFAULT_PATH: &str = "baselines/default.json";
+/// Metrics gated by default in a new baseline.
+pub const DEFAULT_GATED: [Metric; 3] = Metric::DEFAULT_GATED;
+pub const DEFAULT_TOLERANCE: f64 = 0.02;
+
+/// A committed baseline (`baselines/*.json`): the datasets it was measured on, the values of
+/// the last accepted run and the thresholds the gate holds new runs to. Written by `evalgate
+/// baseline update`; tolerances, `gated` flags, ceilings and floors may be edited by hand.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Baseline {
+    pub schema_version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The datasets the values were measured on, by kind (`corpus`, `golden`, `security`).
+    #[serde(default)]
+    pub datasets: BTreeMap<String, DatasetPin>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrieval: Option<RetrievalBaseline>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<SecurityBaseline>,
+}
+
+/// A dataset the baseline was measured on: its version and sha256.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct DatasetPin {
+    pub version: Option<String>,
+    pub sha256: String,
+}
+
+/// Discovery's baseline: the system it was measured on, per-metric values and thresholds, and
+/// per-query values.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RetrievalBaseline {
+    pub retriever: String,
+    pub runs: usize,
+    pub metrics: BTreeMap<String, MetricBaseline>,
+    /// Per-query values (`recall_at_5`, `mrr`, `ndcg_at_10`), to name the queries that regressed.
+    #[serde(default)]
+    pub per_query: BTreeMap<String, BTreeMap<String, f64>>,
+}
+
+/// One metric's baseline value, its direction, its tolerance and whether it is gated.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct MetricBaseline {
+    /// `null` when the metric was undefined in the baseline run.
+    pub value: Option<f64>,
+    pub direction: Direction,
+    /// Absolute tolerance: fail when worse than `value` by more than this.
+    pub tolerance: f64,
+    /// Whether a regression beyond the tolerance fails the gate (otherwise reported only).
+    pub gated: bool,
+}
+
+/// Detectors' baselines by detector name.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SecurityBaseline {
+    pub detectors: BTreeMap<String, DetectorBaseline>,
+}
+
+/// One detector's baseline: an FPR ceiling, a recall floor and per-metric values.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DetectorBaseline {
+    /// Fail when the mean FPR is above this.
+    pub fpr_ceiling: Option<f64>,
+    /// Fail when the mean recall is below this.
+    pub recall_floor: Option<f64>,
+    pub metrics: BTreeMap<String, MetricBaseline>,
+}
+
+/// Direction of a metric by its key: the [`Metric`]'s own for a known key; for any other name,
+/// lower is better for false-positive rates and latency.
+pub fn direction_of(metric: &str) -> Direction {
+    if let Some(m) = Metric::from_key(metric) {
+        m.direction()
+    } else if metric.starts_with("fpr") || metric.contains("latency") {
+        Direction::Lower
+    } else {
+        Direction::Higher
+    }
+}
+
+/// A serde path (`retrieval.metrics`, `.` for the root) as a JSON path (`$.retrieval.metrics`).
+fn dollar_path(path: &str) -> String {
+    match path.trim_start_matches('.') {
+        "" => "$".to_string(),
+        p => format!("$.{p}"),
+    }
+}
+
+/// A serde_json message without its trailing " at line L column C" (the caller says where).
+fn without_position(msg: &str) -> String {
+    msg.rsplit_once(" at line ")
+        .map_or(msg, |(m, _)| m)
+        .to_string()
+}
+
+/// `did you mean` for a metric key written as its display name or in other case.
+fn metric_hint(key: &str, known: &[Metric]) -> String {
+    known
+        .iter()
+        .find(|m| m.key().eq_ignore_ascii_case(key) || m.label().eq_ignore_ascii_case(key))
+        .map(|m| format!(" (did you mean {:?}?)", m.key()))
+        .unwrap_or_default()
+}
+
+/// The known keys of `metrics`, for an error message.
+fn keys(metrics: &[Metric]) -> String {
+    metrics
+        .iter()
+        .map(|m| m.key())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Problems of one metric entry: a tolerance below 0, a value outside 0..=1.
+fn metric_problems(name: &str, path: &str, m: &MetricBaseline, out: &mut Vec<String>) {
+    if !(m.tolerance.is_finite() && m.tolerance >= 0.0) {
+        out.push(format!(
+            "{name}: at {path}.tolerance: expected a tolerance of 0 or more, found {}",
+            m.tolerance
+        ));
+    }
+    if let Some(v) = m.value
+        && !(0.0..=1.0).contains(&v)
+    {
+        out.push(format!(
+            "{name}: at {path}.value: expected a value between 0 and 1, found {v}"
+        ));
+    }
+}
+
+impl Baseline {
+    pub fn parse(name: &str, text: &str) -> anyhow::Result<Baseline> {
+        Ok(Self::parse_noted(name, text)?.0)
+    }
+
+    /// Parses evalgate's baseline format, or mcp-eval's (then also returns a note of what was
+    /// mapped), and checks that every metric, tolerance and limit means something.
+    pub fn parse_noted(name: &str, text: &str) -> anyhow::Result<(Baseline, Option<String>)> {
+        let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            anyhow::anyhow!(
+                "{name}:{}:{}: expected a JSON baseline: {}",
+                e.line(),
+                e.column(),
+                without_position(&e.to_string())
+            )
+        })?;
+        if !doc.is_object() {
+            anyhow::bail!(
+                "{name}: at $: expected an object (an evalgate baseline with schema_version, or mcp-eval's with recall_at), found {}",
+                match doc {
+                    serde_json::Value::Array(_) => "an array",
+                    serde_json::Value::String(_) => "a string",
+                    serde_json::Value::Number(_) => "a number",
+                    serde_json::Value::Bool(_) => "a boolean",
+                    _ => "null",
+                }
+            );
+        }
+        if mcp_eval::is_mcp_eval(&doc) {
+            let (b, note) = mcp_eval::import(name, doc)?;
+            b.check(name)?;
+            return Ok((b, Some(note)));
+        }
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let b: Baseline = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = dollar_path(&e.path().to_string());
+            let inner = e.into_inner();
+            anyhow::anyhow!(
+                "{name}:{}:{}: at {path}: {}",
+                inner.line(),
+                inner.column(),
+                without_position(&inner.to_string())
+            )
+        })?;
+        if b.schema_version != BASELINE_SCHEMA_VERSION {
+            anyhow::bail!(
+                "{name}: at $.schema_version: expected {BASELINE_SCHEMA_VERSION}, found {}",
+                b.schema_version
+            );
+        }
+        b.check(name)?;
+        Ok((b, None))
+    }
+
+    /// Every metric name known, every tolerance 0 or more, every value, ceiling and floor
+    /// between 0 and 1: a typo would otherwise silently drop its gate.
+    pub fn check(&self, name: &str) -> anyhow::Result<()> {
+        let mut out = Vec::new();
+        if let Some(r) = &self.retrieval {
+            for (k, m) in &r.metrics {
+                let path = format!("$.retrieval.metrics.{k}");
+                if !RETRIEVAL_METRICS.iter().any(|known| known.key() == k) {
+                    out.push(format!(
+                        "{name}: at {path}: unknown retrieval metric {k:?}{}; expected one of {}",
+                        metric_hint(k, &RETRIEVAL_METRICS),
+                        keys(&RETRIEVAL_METRICS)
+                    ));
+                }
+                metric_problems(name, &path, m, &mut out);
+            }
+        }
+        if let Some(s) = &self.security {
+            for (d, det) in &s.detectors {
+                let base = format!("$.security.detectors.{d}");
+                for (k, m) in &det.metrics {
+                    let path = format!("{base}.metrics.{k}");
+                    if !DETECTION_METRICS.iter().any(|known| known.key() == k) {
+                        out.push(format!(
+                            "{name}: at {path}: unknown detection metric {k:?}{}; expected one of {}",
+                            metric_hint(k, &DETECTION_METRICS),
+                            keys(&DETECTION_METRICS)
+                        ));
+                    }
+                    metric_problems(name, &path, m, &mut out);
+                }
+                for (key, v) in [
+                    ("fpr_ceiling", det.fpr_ceiling),
+                    ("recall_floor", det.recall_floor),
+                ] {
+                    if let Some(v) = v
+                        && !(0.0..=1.0).contains(&v)
+                    {
+                        out.push(format!(
+                            "{name}: at {base}.{key}: expected a rate between 0 and 1, found {v}"
+                        ));
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            Ok(())
+        } else {
+            anyhow::bail!("{}", out.join("\n"))
+        }
+    }
+
+    pub fn load(path: &Path) -> anyhow::Result<Baseline> {
+        Ok(Self::load_noted(path)?.0)
+    }
+
+    /// [`Baseline::load`], with the note of an imported format.
+    pub fn load_noted(path: &Path) -> anyhow::Result<(Baseline, Option<String>)> {
+        let text = crate::infra::files::read_to_string(path)
+            .with_context(|| format!("{}: cannot read the baseline", path.display()))?;
+        Self::parse_noted(&path.display().to_string(), &text)
+    }
+
+    /// A baseline from a report. Thresholds (tolerances, gated flags, ceilings, floors) are kept
+    /// from `previous` where it has them; new metrics get the defaults.
+    pub fn from_report(report: &Report, previous: Option<&Baseline>) -> Baseline {
+        let datasets = report
+            .datasets
+            .iter()
+            .map(|d| {
+                (
+                    d.kind.clone(),
+                    DatasetPin {
+                        version: d.version.clone(),
+                        sha256: d.sha256.clone(),
+                    },
+                )
+            })
+            .collect();
+        let retrieval = report.retrieval.as_ref().map(|r| {
+            let prev = previous.and_then(|p| p.retrieval.as_ref());
+            let metrics = RETRIEVAL_METRICS
+                .iter()
+                .map(|m| {
+                    let k = m.key();
+                    let value = r.metrics.get(k).and_then(|s| s.mean).map(round6);
+                    let old = prev.and_then(|p| p.metrics.get(k));
+                    (
+                        k.to_string(),
+                        MetricBaseline {
+                            value,
+                            direction: m.direction(),
+                            tolerance: old.map_or(DEFAULT_TOLERANCE, |o| o.tolerance),
+                            gated: old.map_or(DEFAULT_GATED.contains(m), |o| o.gated),
+                        },
+                    )
+                })
+                .collect();
+            let per_query = r
+                .per_query
+                .iter()
+                .map(|q| {
+                    let m = Metric::PER_QUERY_BASELINE
+                        .iter()
+                        .filter_map(|&k| q.metrics.get(k).map(|v| (k.key().to_string(), round6(v))))
+                        .collect();
+                    (q.id.to_string(), m)
+                })
+                .collect();
+            RetrievalBaseline {
+                retriever: r.retriever.clone(),
+                runs: r.runs_completed,
+                metrics,
+                per_query,
+            }
+        });
+        let security = report.security.as_ref().map(|s| {
+            let prev = previous.and_then(|p| p.security.as_ref());
+            let detectors = s
+                .detectors
+                .iter()
+                .map(|d| {
+                    let old = prev.and_then(|p| p.detectors.get(&d.detector));
+                    let mean = |m: Metric| d.metrics.get(m.key()).and_then(|s| s.mean);
+                    let metrics = DETECTION_METRICS
+                        .iter()
+                        .map(|&m| {
+                            let o = old.and_then(|o| o.metrics.get(m.key()));
+                            (
+                                m.key().to_string(),
+                                MetricBaseline {
+                                    value: mean(m).map(round6),
+                                    direction: m.direction(),
+                                    tolerance: o.map_or(0.05, |o| o.tolerance),
+                                    gated: o.is_some_and(|o| o.gated),
+                                },
+                            )
+                        })
+                        .collect();
+                    let fpr_ceiling = old.map(|o| o.fpr_ceiling).unwrap_or_else(|| {
+                        mean(Metric::Fpr).map(|f| ((f + 0.05) * 100.0).ceil().min(100.0) / 100.0)
+                    });
+                    let recall_floor = old.map(|o| o.recall_floor).unwrap_or_else(|| {
+                        mean(Metric::Recall).map(|r| ((r - 0.05) * 100.0).floor().max(0.0) / 100.0)
+                    });
+                    (
+                        d.detector.clone(),
+                        DetectorBaseline {
+                            fpr_ceiling,
+                            recall_floor,
+                            metrics,
+                        },
+                    )
+                })
+                .collect();
+            SecurityBaseline { detectors }
+        });
+        Baseline {
+            schema_version: BASELINE_SCHEMA_VERSION,
+            note: previous.and_then(|p| p.note.clone()).or_else(|| {
+                Some("Written by `evalgate baseline update`. Edit tolerances, `gated`, ceilings and floors by hand; values come from runs.".into())
+            }),
+            datasets,
+            retrieval: retrieval.or_else(|| previous.and_then(|p| p.retrieval.clone())),
+            security: security.or_else(|| previous.and_then(|p| p.security.clone())),
+        }
+    }
+
+    /// Pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("baseline serialises");
+        s.push('\n');
+        s
+    }
+}
+
+fn round6(v: f64) -> f64 {
+    (v * 1e6).round() / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped() -> Baseline {
+        Baseline::parse("default.json", EMBEDDED_DEFAULT).unwrap()
+    }
+
+    fn error(v: serde_json::Value) -> String {
+        format!(
+            "{:#}",
+            Baseline::parse("b.json", &v.to_string()).unwrap_err()
+        )
+    }
+
+    #[test]
+    fn the_shipped_baseline_parses_and_gates_the_default_metrics() {
+        let b = shipped();
+        let r = b.retrieval.as_ref().unwrap();
+        let gated: Vec<&str> = r
+            .metrics
+            .iter()
+            .filter(|(_, m)| m.gated)
+            .map(|(k, _)| k.as_str())
+            .collect();
+        let mut want = DEFAULT_GATED.map(Metric::key).to_vec();
+        want.sort();
+        assert_eq!(gated, want);
+        assert_eq!(r.retriever, "embedded");
+        assert!(b.datasets.contains_key("corpus") && b.datasets.contains_key("security"));
+    }
+
+    #[test]
+    fn a_threshold_that_would_silently_drop_a_gate_is_refused_at_its_path() {
+        let mut v: serde_json::Value = serde_json::from_str(EMBEDDED_DEFAULT).unwrap();
+        let m = v["retrieval"]["metrics"]
+            .as_object_mut()
+            .unwrap()
+            .remove("mrr")
+            .unwrap();
+        v["retrieval"]["metrics"]["MRR"] = m;
+        let e = error(v.clone());
+        assert!(
+            e.contains("at $.retrieval.metrics.MRR: unknown retrieval metric \"MRR\" (did you mean \"mrr\"?)"),
+            "{e}"
+        );
+        let mut v: serde_json::Value = serde_json::from_str(EMBEDDED_DEFAULT).unwrap();
+        v["retrieval"]["metrics"]["mrr"]["tolerance"] = (-0.1).into();
+        v["security"]["detectors"]["rules"]["fpr_ceiling"] = 1.5.into();
+        let e = error(v);
+        assert!(
+            e.contains("at $.retrieval.metrics.mrr.tolerance: expected a tolerance of 0 or more, found -0.1"),
+            "{e}"
+        );
+        assert!(
+            e.contains("at $.security.detectors.rules.fpr_ceiling: expected a rate between 0 and 1, found 1.5"),
+            "{e}"
+        );
+        let e = error(serde_json::json!({"schema_version": 9}));
+        assert!(
+            e.contains("at $.schema_version: expected 1, found 9"),
+            "{e}"
+        );
+        let e = error(serde_json::json!([]));
+        assert!(e.contains("at $: expected an object"), "{e}");
+    }
+
+    #[test]
+    fn an_update_keeps_hand_set_thresholds_and_replaces_values() {
+        let mut previous = shipped();
+        let r = previous.retrieval.as_mut().unwrap();
+        let mrr = r.metrics.get_mut("mrr").unwrap();
+        mrr.tolerance = 0.07;
+        mrr.gated = false;
+        previous
+            .security
+            .as_mut()
+            .unwrap()
+            .detectors
+            .get_mut("rules")
+            .unwrap()
+            .fpr_ceiling = Some(0.33);
+        let report: crate::pipeline::report::model::Report =
+            serde_json::from_str(include_str!("../../../fuzz/fixtures/report_template.json"))
+                .unwrap();
+        let b = Baseline::from_report(&report, Some(&previous));
+        let mrr = &b.retrieval.as_ref().unwrap().metrics["mrr"];
+        assert_eq!((mrr.tolerance, mrr.gated), (0.07, false));
+        assert_eq!(
+            mrr.value,
+            report.retrieval.as_ref().unwrap().metrics["mrr"].mean
+        );
+        // the report's detectors are new to `previous`: they get limits from their own numbers
+        for d in &report.security.as_ref().unwrap().detectors {
+            let db = &b.security.as_ref().unwrap().detectors[&d.detector];
+            let fpr = d.metrics["fpr"].mean.unwrap();
+            let c = db.fpr_ceiling.unwrap();
+            assert!(c >= fpr && c <= fpr + 0.06, "{c} for fpr {fpr}");
+        }
+    }
+}

@@ -1,0 +1,495 @@
+//! Reading dataset files: every problem becomes a [`Violation`] naming the file, the JSON path,
+//! the line:column and what was expected. Items are decoded one by one so that one bad item does
+//! not hide the problems of the others.
+
+use super::jsonpath::{JsonPath, Positions};
+use super::model::{Corpus, GoldenSet, SecurityCorpus};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One problem in a dataset file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Violation {
+    pub severity: Severity,
+    pub file: String,
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    /// Stable id of the rule that was broken, e.g. `golden.dangling-label`.
+    pub rule: &'static str,
+    /// What was found and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(
+            f,
+            "{}:{}:{}: {sev}[{}] at {}: {}",
+            self.file, self.line, self.column, self.rule, self.path, self.message
+        )
+    }
+}
+
+/// Where a dataset came from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The path as the user gave it, or `embedded:datasets/...` for the compiled-in default.
+    pub name: String,
+    pub embedded: bool,
+    pub sha256: String,
+}
+
+impl Source {
+    pub fn new(name: impl Into<String>, embedded: bool, text: &str) -> Self {
+        let digest = Sha256::digest(text.as_bytes());
+        let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Source {
+            name: name.into(),
+            embedded,
+            sha256,
+        }
+    }
+}
+
+/// A dataset file, decoded, with the positions of its values.
+#[derive(Debug)]
+pub struct Loaded<T> {
+    pub value: T,
+    pub source: Source,
+    pub positions: Positions,
+    /// Name of the top-level array holding the items (`tools`, `queries`, `entries`).
+    pub items_key: &'static str,
+    /// For each decoded item, its index in the file (items that failed to decode are skipped).
+    pub file_index: Vec<usize>,
+    /// How many items the file holds, decoded or not (rules about an empty file look at this,
+    /// so a file whose every item failed to decode is not also called empty).
+    pub items_in_file: usize,
+}
+
+impl<T> Loaded<T> {
+    /// The path of decoded item `i` in the file.
+    pub fn item_path(&self, i: usize) -> JsonPath {
+        JsonPath::root()
+            .key(self.items_key)
+            .index(self.file_index[i])
+    }
+
+    /// A violation located at `path` of this file.
+    pub fn violation(
+        &self,
+        severity: Severity,
+        path: &JsonPath,
+        rule: &'static str,
+        message: impl Into<String>,
+    ) -> Violation {
+        violation_at(
+            &self.source,
+            &self.positions,
+            severity,
+            path,
+            rule,
+            message.into(),
+        )
+    }
+}
+
+fn violation_at(
+    source: &Source,
+    positions: &Positions,
+    severity: Severity,
+    path: &JsonPath,
+    rule: &'static str,
+    message: String,
+) -> Violation {
+    let (line, column) = positions.locate(path);
+    Violation {
+        severity,
+        file: source.name.clone(),
+        path: path.to_string(),
+        line,
+        column,
+        rule,
+        message,
+    }
+}
+
+fn whole_file(source: &Source, rule: &'static str, message: String) -> Violation {
+    Violation {
+        severity: Severity::Error,
+        file: source.name.clone(),
+        path: "$".into(),
+        line: 1,
+        column: 1,
+        rule,
+        message,
+    }
+}
+
+/// Reads a file from disk; a missing or unreadable file is a violation, not a panic.
+/// For a dataset file that is not there: what a dataset directory is searched for and the
+/// JSON files the directory has.
+fn missing_hint(path: &std::path::Path, e: &std::io::Error) -> String {
+    let dir = path.parent().filter(|d| d.is_dir());
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let Some(dir) = dir
+        .filter(|_| e.kind() == std::io::ErrorKind::NotFound && super::DIR_FILES.contains(&name))
+    else {
+        return String::new();
+    };
+    let mut json: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    json.sort();
+    let found = if json.is_empty() {
+        "no .json file".to_string()
+    } else {
+        json.join(", ")
+    };
+    format!(
+        "; {}; {} has: {found}",
+        super::dir_names_hint(),
+        if dir.as_os_str().is_empty() {
+            ".".into()
+        } else {
+            dir.display().to_string()
+        }
+    )
+}
+
+pub fn read_file(path: &std::path::Path) -> Result<String, Violation> {
+    let source = Source {
+        name: path.display().to_string(),
+        embedded: false,
+        sha256: String::new(),
+    };
+    let bytes = crate::infra::files::read(path).map_err(|e| {
+        whole_file(
+            &source,
+            "file.unreadable",
+            format!("cannot read the file: {e}{}", missing_hint(path, &e)),
+        )
+    })?;
+    // a UTF-8 byte order mark (as some Windows editors write) is not JSON: read past it
+    let bytes = match bytes.strip_prefix("\u{feff}".as_bytes()) {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        whole_file(
+            &source,
+            "file.not-utf8",
+            format!(
+                "expected UTF-8 JSON text, found invalid UTF-8 at byte {}",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+/// Decodes a document whose content is the array at `items_key`. The header (everything but
+/// the array) decodes into `T` with an empty array; each item decodes into `I` on its own, so
+/// every bad item is reported, not just the first.
+pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
+    source: Source,
+    text: &str,
+    items_key: &'static str,
+    out: &mut Vec<Violation>,
+) -> Option<(Loaded<T>, Vec<I>)> {
+    let doc: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            out.push(Violation {
+                severity: Severity::Error,
+                file: source.name.clone(),
+                path: "$".into(),
+                line: e.line().max(1),
+                column: e.column().max(1),
+                rule: "json.syntax",
+                message: format!("malformed JSON: {e}"),
+            });
+            return None;
+        }
+    };
+    let positions = Positions::new(text);
+    let err = |path: &JsonPath, rule: &'static str, msg: String| {
+        violation_at(&source, &positions, Severity::Error, path, rule, msg)
+    };
+    let Value::Object(mut top) = doc else {
+        out.push(err(
+            &JsonPath::root(),
+            "json.shape",
+            format!(
+                "expected a JSON object with an `{items_key}` array, found {}",
+                kind_of(&doc)
+            ),
+        ));
+        return None;
+    };
+    let items = match top.remove(items_key) {
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            out.push(err(
+                &JsonPath::root().key(items_key),
+                "json.type",
+                format!("expected an array, found {}", kind_of(&other)),
+            ));
+            return None;
+        }
+        None => {
+            out.push(err(
+                &JsonPath::root(),
+                "json.missing-field",
+                format!("missing field `{items_key}` (expected an array)"),
+            ));
+            return None;
+        }
+    };
+    top.insert(items_key.to_string(), Value::Array(Vec::new()));
+    let mut header_ok = None;
+    match serde_path_to_error::deserialize::<_, T>(Value::Object(top)) {
+        Ok(h) => header_ok = Some(h),
+        Err(e) => {
+            let path = JsonPath::root().join_serde(e.path());
+            out.push(err(&path, "json.type", e.into_inner().to_string()));
+        }
+    }
+    let items_in_file = items.len();
+    let mut decoded = Vec::with_capacity(items.len());
+    let mut file_index = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let base = JsonPath::root().key(items_key).index(i);
+        match serde_path_to_error::deserialize::<_, I>(item) {
+            Ok(v) => {
+                decoded.push(v);
+                file_index.push(i);
+            }
+            Err(e) => {
+                let path = base.join_serde(e.path());
+                out.push(err(&path, "json.type", e.into_inner().to_string()));
+            }
+        }
+    }
+    let header = header_ok?;
+    Some((
+        Loaded {
+            value: header,
+            source,
+            positions,
+            items_key,
+            file_index,
+            items_in_file,
+        },
+        decoded,
+    ))
+}
+
+/// A document type whose items live in one top-level array.
+trait Items: DeserializeOwned {
+    type Item: DeserializeOwned;
+    const KEY: &'static str;
+    fn set_items(&mut self, items: Vec<Self::Item>);
+    fn item_count(&self) -> usize;
+}
+
+/// `Items` for a document type: its item type and the field (and JSON key) holding them.
+macro_rules! items {
+    ($doc:ty, $item:ty, $field:ident) => {
+        impl Items for $doc {
+            type Item = $item;
+            const KEY: &'static str = stringify!($field);
+            fn set_items(&mut self, items: Vec<$item>) {
+                self.$field = items;
+            }
+            fn item_count(&self) -> usize {
+                self.$field.len()
+            }
+        }
+    };
+}
+
+items!(Corpus, super::model::Tool, tools);
+items!(GoldenSet, super::model::Query, queries);
+items!(SecurityCorpus, super::model::Entry, entries);
+
+/// Decodes a whole document. A well-formed file (the common case) decodes straight from the
+/// text into its types, with no intermediate JSON tree; only a file that fails to decode takes
+/// the item-by-item path of [`decode`], which finds every bad item and where it is.
+fn load<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<T>> {
+    let fast = serde_json::from_str::<T>(text);
+    // keys are compared in well-formed JSON only (a syntax error is reported on its own)
+    let well_formed = fast.is_ok() || serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+    if let Some(d) = well_formed
+        .then(|| super::jsonpath::duplicate_key(text))
+        .flatten()
+    {
+        let key = match d.path.0.last() {
+            Some(super::jsonpath::Seg::Key(k)) => k.clone(),
+            _ => String::new(),
+        };
+        out.push(Violation {
+            severity: Severity::Error,
+            file: source.name.clone(),
+            path: d.path.to_string(),
+            line: d.second.0,
+            column: d.second.1,
+            rule: "json.duplicate-key",
+            message: format!(
+                "the key {key:?} is given twice in one object (first at line {}, column {}); a JSON reader keeps only the last value, so the first would be ignored: remove one",
+                d.first.0, d.first.1
+            ),
+        });
+    }
+    if let Ok(value) = fast {
+        let n = value.item_count();
+        return Some(Loaded {
+            value,
+            source,
+            positions: Positions::new(text),
+            items_key: T::KEY,
+            file_index: (0..n).collect(),
+            items_in_file: n,
+        });
+    }
+    let (mut l, items) = decode::<T, T::Item>(source, text, T::KEY, out)?;
+    l.value.set_items(items);
+    Some(l)
+}
+
+/// Decodes a tool corpus.
+pub fn corpus(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<Corpus>> {
+    load(source, text, out)
+}
+
+/// Decodes a retrieval golden set.
+pub fn golden(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<GoldenSet>> {
+    load(source, text, out)
+}
+
+/// Decodes a security corpus.
+pub fn security(
+    source: Source,
+    text: &str,
+    out: &mut Vec<Violation>,
+) -> Option<Loaded<SecurityCorpus>> {
+    load(source, text, out)
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::dataset::embedded;
+
+    fn both_paths<T: Items + Serialize>(text: &str) -> (Value, Value, usize) {
+        let src = || Source::new("t.json", false, text);
+        let mut out = Vec::new();
+        let fast = load::<T>(src(), text, &mut out).expect("fast path");
+        let (mut slow, items) = decode::<T, T::Item>(src(), text, T::KEY, &mut out).unwrap();
+        slow.value.set_items(items);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(fast.file_index, slow.file_index);
+        (
+            serde_json::to_value(&fast.value).unwrap(),
+            serde_json::to_value(&slow.value).unwrap(),
+            fast.value.item_count(),
+        )
+    }
+
+    #[test]
+    fn the_direct_decode_of_a_valid_file_equals_the_item_by_item_decode() {
+        let (a, b, n) = both_paths::<Corpus>(embedded::CORPUS);
+        assert_eq!(a, b);
+        assert!(n > 2_000, "{n}");
+        let (a, b, n) = both_paths::<GoldenSet>(embedded::GOLDEN);
+        assert_eq!(a, b);
+        assert!(n > 500, "{n}");
+        let (a, b, n) = both_paths::<SecurityCorpus>(embedded::SECURITY);
+        assert_eq!(a, b);
+        assert!(n > 400, "{n}");
+    }
+
+    #[test]
+    fn a_file_the_direct_decode_refuses_still_gets_every_violation_with_its_path() {
+        // two bad items: the direct decode stops at the first, the fallback finds both
+        let text = r#"{"version": "c", "tools": [
+            {"tool_id": "s:a", "description": 1},
+            {"tool_id": "s:b"},
+            {"tool_id": 7}
+        ]}"#;
+        let mut out = Vec::new();
+        let l = corpus(Source::new("c.json", false, text), text, &mut out).unwrap();
+        let paths: Vec<&str> = out.iter().map(|v| v.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["$.tools[0].description", "$.tools[2].tool_id"],
+            "{out:?}"
+        );
+        assert_eq!(out[0].line, 2);
+        // the good item survives, at its place in the file
+        assert_eq!(l.value.tools.len(), 1);
+        assert_eq!(l.file_index, [1]);
+    }
+
+    #[test]
+    fn a_tools_schema_stays_text_until_used_and_compares_as_json() {
+        use crate::pipeline::dataset::{RawJson, Tool};
+        let text = r#"{"version": "c", "tools": [{"tool_id": "s:a", "inputSchema": {"type": "object",
+            "properties": {"x": {"type": "string"}}}, "annotations": {"readOnlyHint": true}}]}"#;
+        let mut out = Vec::new();
+        let l = corpus(Source::new("c.json", false, text), text, &mut out).unwrap();
+        let t = &l.value.tools[0];
+        let s = t.schema.as_ref().expect("inputSchema is the schema");
+        // the file's own text, whitespace and all
+        assert!(
+            s.get().starts_with("{\"type\": \"object\",\n"),
+            "{}",
+            s.get()
+        );
+        let tree = serde_json::json!({"type": "object", "properties": {"x": {"type": "string"}}});
+        assert_eq!(s.value(), tree);
+        assert_eq!(*s, RawJson::from_value(&tree));
+        assert_ne!(
+            *s,
+            RawJson::from_value(&serde_json::json!({"type": "object"}))
+        );
+        assert_eq!(
+            t.annotations.as_ref().map(RawJson::value),
+            Some(serde_json::json!({"readOnlyHint": true}))
+        );
+        // through a JSON tree (the item-by-item path) it is the same value
+        let via_tree: Tool = serde_json::from_value(serde_json::to_value(t).unwrap()).unwrap();
+        assert_eq!(via_tree.schema.as_ref(), Some(s));
+    }
+}

@@ -1,0 +1,402 @@
+//! Datasets: the frozen tool corpus, the retrieval golden set and the security corpus.
+//! Files on disk or the copies compiled into the binary; decoded, then validated as a whole.
+
+pub mod card;
+pub mod jsonpath;
+pub mod load;
+pub mod model;
+pub mod validate;
+
+pub use load::{Loaded, Severity, Source, Violation};
+pub use model::*;
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+/// The v1 datasets shipped inside the binary (see `datasets/README.md`): the zero-config default.
+pub mod embedded {
+    pub const CORPUS_NAME: &str = "embedded:datasets/v1/corpus.json";
+    pub const GOLDEN_NAME: &str = "embedded:datasets/v1/golden.json";
+    pub const SECURITY_NAME: &str = "embedded:datasets/v1/security.json";
+    pub const CORPUS: &str = include_str!("../../../datasets/v1/corpus.json");
+    pub const GOLDEN: &str = include_str!("../../../datasets/v1/golden.json");
+    pub const SECURITY: &str = include_str!("../../../datasets/v1/security.json");
+    // CORPUS_SHA256, GOLDEN_SHA256, SECURITY_SHA256: the files' sha256, computed by build.rs
+    include!(concat!(env!("OUT_DIR"), "/embedded_sha256.rs"));
+
+    /// One embedded file: its name in reports, its text and its fingerprint.
+    pub struct File {
+        pub name: &'static str,
+        pub text: &'static str,
+        pub sha256: &'static str,
+    }
+    pub const CORPUS_FILE: File = File {
+        name: CORPUS_NAME,
+        text: CORPUS,
+        sha256: CORPUS_SHA256,
+    };
+    pub const GOLDEN_FILE: File = File {
+        name: GOLDEN_NAME,
+        text: GOLDEN,
+        sha256: GOLDEN_SHA256,
+    };
+    pub const SECURITY_FILE: File = File {
+        name: SECURITY_NAME,
+        text: SECURITY,
+        sha256: SECURITY_SHA256,
+    };
+}
+
+/// Which dataset files to use; `None` means the embedded default.
+#[derive(Debug, Clone, Default)]
+pub struct DatasetPaths {
+    pub corpus: Option<PathBuf>,
+    pub golden: Option<PathBuf>,
+    pub security: Option<PathBuf>,
+}
+
+/// File names inside a dataset directory such as `datasets/v0`.
+pub const DIR_FILES: [&str; 3] = ["corpus.json", "golden.json", "security.json"];
+
+/// mcpproxy's spec-065 names for the same files, `(prefix, suffix)` around a version number
+/// (`corpus_v1.tools.json`, `retrieval_golden_v1.json`, `security_corpus_v1.json`); a refresh
+/// is `_v2`, and the highest version present is used.
+pub const SPEC065_FILES: [(&str, &str); 3] = [
+    ("corpus_v", ".tools.json"),
+    ("retrieval_golden_v", ".json"),
+    ("security_corpus_v", ".json"),
+];
+
+/// The file of one kind in `dir`: our name, else the highest-versioned spec-065 name, else our
+/// name (whose absence the loader reports, saying what was looked for).
+fn file_in_dir(dir: &std::path::Path, kind: usize) -> PathBuf {
+    let ours = dir.join(DIR_FILES[kind]);
+    if ours.is_file() {
+        return ours;
+    }
+    let (prefix, suffix) = SPEC065_FILES[kind];
+    let best = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let v: u32 = name
+                .strip_prefix(prefix)?
+                .strip_suffix(suffix)?
+                .parse()
+                .ok()?;
+            Some((v, e.path()))
+        })
+        .max_by_key(|(v, _)| *v);
+    best.map_or(ours, |(_, p)| p)
+}
+
+/// What a dataset directory is searched for, for messages.
+pub fn dir_names_hint() -> String {
+    let spec: Vec<String> = SPEC065_FILES
+        .iter()
+        .map(|(p, s)| format!("{p}N{s}"))
+        .collect();
+    format!(
+        "a dataset directory holds {} (or mcpproxy's spec-065 names {})",
+        DIR_FILES.join(", "),
+        spec.join(", ")
+    )
+}
+
+impl DatasetPaths {
+    /// The three files of a dataset directory.
+    pub fn in_dir(dir: &std::path::Path) -> DatasetPaths {
+        DatasetPaths {
+            corpus: Some(file_in_dir(dir, 0)),
+            golden: Some(file_in_dir(dir, 1)),
+            security: Some(file_in_dir(dir, 2)),
+        }
+    }
+
+    /// Layers settings: for each file, the first layer that names it wins.
+    pub fn or(self, other: DatasetPaths) -> DatasetPaths {
+        DatasetPaths {
+            corpus: self.corpus.or(other.corpus),
+            golden: self.golden.or(other.golden),
+            security: self.security.or(other.security),
+        }
+    }
+
+    /// Explicit files, then the files of `dir`.
+    pub fn files_then_dir(files: DatasetPaths, dir: Option<&std::path::Path>) -> DatasetPaths {
+        match dir {
+            Some(d) => files.or(DatasetPaths::in_dir(d)),
+            None => files,
+        }
+    }
+}
+
+/// Which datasets a command needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Need {
+    pub retrieval: bool,
+    pub security: bool,
+}
+
+/// How strictly dataset files are held to evalgate's own authoring rules.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// Data from elsewhere: authoring rules (queries naming a tool, hard-negative coverage,
+    /// licences, distractor bookkeeping...) are warnings with counts and examples; integrity
+    /// rules (dangling labels, duplicate ids, no relevant label, undecodable JSON) are errors.
+    #[default]
+    Lenient,
+    /// evalgate's own authoring rules as errors (the shipped `datasets/v*` are held to them).
+    Strict,
+}
+
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Lenient => "lenient",
+            Profile::Strict => "strict",
+        }
+    }
+}
+
+/// Rules about how a dataset was written rather than whether it holds together: errors under
+/// [`Profile::Strict`], warnings under [`Profile::Lenient`].
+pub const AUTHORING_RULES: [&str; 11] = [
+    "security.open-category",
+    "golden.names-tool",
+    "golden.corpus-version",
+    "golden.split",
+    "golden.unaccounted-tool",
+    "security.hard-negative-coverage",
+    "security.resembles",
+    "security.missing-license",
+    "security.restricted-license",
+    "security.missing-source",
+    "corpus.version",
+];
+
+/// Applies `profile` to collected violations: under `lenient`, authoring-rule errors become
+/// warnings.
+pub fn apply_profile(profile: Profile, out: &mut [Violation]) {
+    if profile == Profile::Lenient {
+        for v in out.iter_mut() {
+            if AUTHORING_RULES.contains(&v.rule) {
+                v.severity = Severity::Warning;
+            }
+        }
+    }
+}
+
+/// Warnings as lines for a reader: every rule with up to three examples, then how many more.
+pub fn summarize_warnings(warnings: &[Violation]) -> Vec<String> {
+    let mut by_rule: Vec<(&str, Vec<&Violation>)> = Vec::new();
+    for w in warnings {
+        match by_rule.iter_mut().find(|(r, _)| *r == w.rule) {
+            Some((_, list)) => list.push(w),
+            None => by_rule.push((w.rule, vec![w])),
+        }
+    }
+    let mut lines = Vec::new();
+    for (rule, list) in by_rule {
+        for w in list.iter().take(3) {
+            lines.push(w.to_string());
+        }
+        if list.len() > 3 {
+            lines.push(format!(
+                "warning[{rule}]: {} more like these ({} in all)",
+                list.len() - 3,
+                list.len()
+            ));
+        }
+    }
+    lines
+}
+
+/// The loaded, validated datasets of one invocation.
+#[derive(Debug)]
+pub struct Datasets {
+    pub corpus: Option<Loaded<Corpus>>,
+    pub golden: Option<Loaded<GoldenSet>>,
+    pub security: Option<Loaded<SecurityCorpus>>,
+    /// Problems that do not stop a run.
+    pub warnings: Vec<Violation>,
+    /// The profile the files were held to.
+    pub profile: Profile,
+}
+
+/// Every error found in the datasets (exit code 2).
+#[derive(Debug)]
+pub struct DatasetErrors(pub Vec<Violation>);
+
+impl std::fmt::Display for DatasetErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self
+            .0
+            .iter()
+            .filter(|v| v.severity == Severity::Error)
+            .count();
+        writeln!(f, "{n} dataset error(s):")?;
+        for v in &self.0 {
+            writeln!(f, "  {v}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for DatasetErrors {}
+
+/// The text of a dataset file, or of its embedded copy when no path is given (borrowed, with
+/// the fingerprint computed at build time).
+fn read(
+    path: &Option<PathBuf>,
+    embedded: &embedded::File,
+    out: &mut Vec<Violation>,
+) -> Option<(Source, Cow<'static, str>)> {
+    match path {
+        None => Some((
+            Source {
+                name: embedded.name.into(),
+                embedded: true,
+                sha256: embedded.sha256.into(),
+            },
+            Cow::Borrowed(embedded.text),
+        )),
+        Some(p) => match load::read_file(p) {
+            Ok(t) => Some((
+                Source::new(p.display().to_string(), false, &t),
+                Cow::Owned(t),
+            )),
+            Err(v) => {
+                out.push(v);
+                None
+            }
+        },
+    }
+}
+
+impl Datasets {
+    /// Loads and validates what `need` asks for. Every violation of every file is collected;
+    /// any error fails the whole load.
+    pub fn load(
+        paths: &DatasetPaths,
+        need: Need,
+        profile: Profile,
+    ) -> Result<Datasets, DatasetErrors> {
+        let mut out = Vec::new();
+        let mut corpus = None;
+        let mut golden = None;
+        let mut security = None;
+        if need.retrieval {
+            if let Some((src, text)) = read(&paths.corpus, &embedded::CORPUS_FILE, &mut out) {
+                corpus = load::corpus(src, &text, &mut out);
+            }
+            if let Some((src, text)) = read(&paths.golden, &embedded::GOLDEN_FILE, &mut out) {
+                golden = load::golden(src, &text, &mut out);
+            }
+            if let Some(c) = &corpus {
+                validate::corpus(c, &mut out);
+            }
+            if let Some(g) = &golden {
+                validate::golden(g, corpus.as_ref(), &mut out);
+            }
+        }
+        if need.security {
+            if let Some((src, text)) = read(&paths.security, &embedded::SECURITY_FILE, &mut out) {
+                security = load::security(src, &text, &mut out);
+            }
+            if let Some(s) = &security {
+                validate::security(s, &mut out);
+            }
+        }
+        apply_profile(profile, &mut out);
+        let (errors, warnings): (Vec<_>, Vec<_>) =
+            out.into_iter().partition(|v| v.severity == Severity::Error);
+        if !errors.is_empty() {
+            return Err(DatasetErrors(errors));
+        }
+        Ok(Datasets {
+            corpus,
+            golden,
+            security,
+            warnings,
+            profile,
+        })
+    }
+
+    /// Loads and validates a corpus on its own (for the replay server, which serves it
+    /// without a golden set).
+    pub fn load_corpus(path: &Option<PathBuf>) -> Result<Loaded<Corpus>, DatasetErrors> {
+        let mut out = Vec::new();
+        let corpus = read(path, &embedded::CORPUS_FILE, &mut out)
+            .and_then(|(src, text)| load::corpus(src, &text, &mut out));
+        if let Some(c) = &corpus {
+            validate::corpus(c, &mut out);
+        }
+        apply_profile(Profile::Lenient, &mut out);
+        out.retain(|v| v.severity == Severity::Error);
+        match corpus {
+            Some(c) if out.is_empty() => Ok(c),
+            _ => Err(DatasetErrors(out)),
+        }
+    }
+
+    /// True when every dataset in use is the compiled-in default.
+    pub fn all_embedded(&self) -> bool {
+        [
+            self.corpus.as_ref().map(|l| l.source.embedded),
+            self.golden.as_ref().map(|l| l.source.embedded),
+            self.security.as_ref().map(|l| l.source.embedded),
+        ]
+        .into_iter()
+        .flatten()
+        .all(|e| e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_build_time_fingerprints_are_those_of_the_embedded_text() {
+        for f in [
+            embedded::CORPUS_FILE,
+            embedded::GOLDEN_FILE,
+            embedded::SECURITY_FILE,
+        ] {
+            assert_eq!(
+                Source::new(f.name, true, f.text).sha256,
+                f.sha256,
+                "{}",
+                f.name
+            );
+        }
+        let need = Need {
+            retrieval: true,
+            security: true,
+        };
+        let d = Datasets::load(&DatasetPaths::default(), need, Profile::Strict).unwrap();
+        let fingerprint = |s: Option<&Source>| s.map(|s| (s.embedded, s.sha256.clone()));
+        assert_eq!(
+            fingerprint(d.corpus.as_ref().map(|l| &l.source)),
+            Some((true, embedded::CORPUS_SHA256.to_string()))
+        );
+        assert_eq!(
+            fingerprint(d.security.as_ref().map(|l| &l.source)),
+            Some((true, embedded::SECURITY_SHA256.to_string()))
+        );
+    }
+}

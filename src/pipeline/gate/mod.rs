@@ -1,0 +1,509 @@
+//! The gate: compare what was measured with a baseline and reach a verdict. A pure function:
+//! [`evaluate`] reads only its [`GateInputs`] (the measured summaries, borrowed from the score
+//! results), the baseline and the [`Policy`], and returns a [`GateOutcome`] that the report is
+//! then assembled with. The exit code and the check run's conclusion are derived from the
+//! verdict alone, so they always agree.
+
+pub mod model;
+mod words;
+
+use crate::infra::text::Text;
+use crate::pipeline::baseline::{Baseline, MetricBaseline};
+use crate::pipeline::measure::probes::{ProbeOutcome, RobustnessReport};
+use crate::pipeline::score::metrics::{DETECTION_METRICS, Metric, QueryMetrics, RETRIEVAL_METRICS};
+use crate::pipeline::score::stats::Summary;
+pub use model::*;
+use std::collections::BTreeMap;
+pub use words::{sentence, signed};
+
+/// Slack for rounding: baselines store values to 6 decimals.
+const EPS: f64 = 1e-6;
+
+fn tolerance_check(
+    subject: &str,
+    metric: Metric,
+    s: Option<&Summary>,
+    b: Option<&MetricBaseline>,
+) -> Check {
+    let name = metric.label();
+    let current = s.and_then(|s| s.mean);
+    let ci95 = s.and_then(|s| s.ci95);
+    let direction = b.map_or_else(|| metric.direction(), |b| b.direction);
+    let baseline = b.and_then(|b| b.value);
+    let delta = match (current, baseline) {
+        (Some(c), Some(v)) => Some(c - v),
+        _ => None,
+    };
+    let mut check = Check {
+        subject: subject.into(),
+        metric: metric.key().into(),
+        kind: CheckKind::Info,
+        direction,
+        baseline,
+        current,
+        ci95,
+        delta,
+        limit: None,
+        status: CheckStatus::Info,
+        message: String::new(),
+    };
+    let Some(b) = b else {
+        check.message = "no baseline value; reported only".into();
+        return check;
+    };
+    let limit = baseline.map(|v| match direction {
+        Direction::Higher => v - b.tolerance,
+        Direction::Lower => v + b.tolerance,
+    });
+    check.limit = limit;
+    if !b.gated {
+        check.message = "not gated; reported only".into();
+        return check;
+    }
+    check.kind = CheckKind::Tolerance;
+    match (current, limit) {
+        (None, _) => {
+            check.status = CheckStatus::Fail;
+            check.message = format!(
+                "{name} is undefined (0/0) in this run, so it cannot be compared with the baseline"
+            );
+        }
+        (Some(_), None) => {
+            check.status = CheckStatus::Fail;
+            check.message = format!(
+                "the baseline value of {name} is undefined; re-run `evalgate baseline update`"
+            );
+        }
+        (Some(c), Some(l)) => {
+            let ok = match direction {
+                Direction::Higher => c >= l - EPS,
+                Direction::Lower => c <= l + EPS,
+            };
+            check.status = if ok {
+                CheckStatus::Pass
+            } else {
+                CheckStatus::Fail
+            };
+            check.message = if ok {
+                format!("within tolerance {:.3}", b.tolerance)
+            } else {
+                format!(
+                    "{name} regressed: {c:.4} is worse than baseline {:.4} by more than the tolerance {:.3}",
+                    baseline.unwrap_or_default(),
+                    b.tolerance
+                )
+            };
+        }
+    }
+    check
+}
+
+fn threshold_check(
+    subject: &str,
+    metric: Metric,
+    s: Option<&Summary>,
+    limit: f64,
+    kind: CheckKind,
+) -> Check {
+    let name = metric.label();
+    let current = s.and_then(|s| s.mean);
+    let direction = if kind == CheckKind::Ceiling {
+        Direction::Lower
+    } else {
+        Direction::Higher
+    };
+    let (status, message) = match current {
+        None => (
+            CheckStatus::Fail,
+            format!(
+                "{name} is undefined (0/0): no entries to compute it over, so the {} cannot be checked",
+                if kind == CheckKind::Ceiling {
+                    "ceiling"
+                } else {
+                    "floor"
+                }
+            ),
+        ),
+        Some(c) => {
+            let ok = if kind == CheckKind::Ceiling {
+                c <= limit + EPS
+            } else {
+                c >= limit - EPS
+            };
+            match (ok, kind) {
+                (true, _) => (
+                    CheckStatus::Pass,
+                    format!(
+                        "{c:.4} within the {} {limit:.3}",
+                        if kind == CheckKind::Ceiling {
+                            "ceiling"
+                        } else {
+                            "floor"
+                        }
+                    ),
+                ),
+                (false, CheckKind::Ceiling) => (
+                    CheckStatus::Fail,
+                    format!("{name} {c:.4} is above the ceiling {limit:.3}"),
+                ),
+                (false, _) => (
+                    CheckStatus::Fail,
+                    format!("{name} {c:.4} is below the floor {limit:.3}"),
+                ),
+            }
+        }
+    };
+    Check {
+        subject: subject.into(),
+        metric: metric.key().into(),
+        kind,
+        direction,
+        baseline: None,
+        current,
+        ci95: s.and_then(|s| s.ci95),
+        delta: None,
+        limit: Some(limit),
+        status,
+        message,
+    }
+}
+
+/// The limits a detector the baseline has no entry for is held to (a new or renamed detector):
+/// `[gate] new_detector_fpr_ceiling` and `new_detector_recall_floor` in evalgate.toml.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NewDetectorLimits {
+    pub fpr_ceiling: Option<f64>,
+    pub recall_floor: Option<f64>,
+}
+
+/// A detector catching fewer than one attack in ten, or flagging more than one benign tool in
+/// ten, is no use as a gate; both limits are there to catch a detector that is misconfigured or
+/// cries wolf from its first pull request on.
+pub const DEFAULT_NEW_DETECTOR: NewDetectorLimits = NewDetectorLimits {
+    fpr_ceiling: Some(0.10),
+    recall_floor: Some(0.10),
+};
+
+/// How the gate judges, besides the baseline: what a detector new to the baseline is held to,
+/// and what the "not gated" headlines say.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Why no baseline is in use although one was found (it was measured on other datasets).
+    pub why_no_baseline: Option<String>,
+    /// The command that writes a baseline for this run, quoted in every "not gated" headline.
+    pub update_command: String,
+    pub new_detector: NewDetectorLimits,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            why_no_baseline: None,
+            update_command: "evalgate baseline update".into(),
+            new_detector: DEFAULT_NEW_DETECTOR,
+        }
+    }
+}
+
+/// Says on the check just added that its limit is the default for a detector new to the
+/// baseline, and where to change it.
+fn defaulted_note(checks: &mut [Check], key: &str) {
+    if let Some(c) = checks.last_mut() {
+        c.message.push_str(&format!(
+            " (the default for a detector the baseline has no entry for: [gate] new_detector_{key} in evalgate.toml)"
+        ));
+    }
+}
+
+/// One query's run-averaged scores, for naming the queries that regressed.
+#[derive(Debug, Clone, Copy)]
+pub struct QueryInput<'a> {
+    pub id: &'a Text,
+    pub query: &'a Text,
+    pub metrics: &'a QueryMetrics,
+}
+
+/// What retrieval measured: the aggregate metrics by key and every query's scores.
+#[derive(Debug, Clone)]
+pub struct RetrievalInputs<'a> {
+    pub metrics: &'a BTreeMap<String, Summary>,
+    pub per_query: Vec<QueryInput<'a>>,
+}
+
+/// What one detector measured: its detection metrics by key.
+#[derive(Debug, Clone, Copy)]
+pub struct DetectorInputs<'a> {
+    pub name: &'a str,
+    pub metrics: &'a BTreeMap<String, Summary>,
+}
+
+/// Everything the gate reads of a run, borrowed from the score results: nothing else of the
+/// report reaches it.
+#[derive(Debug, Clone, Default)]
+pub struct GateInputs<'a> {
+    pub retrieval: Option<RetrievalInputs<'a>>,
+    pub detectors: Vec<DetectorInputs<'a>>,
+    pub robustness: Option<&'a RobustnessReport>,
+    /// Why the system under test could not be measured (the report is then partial and nothing
+    /// is gated); `None` when it was.
+    pub failure: Option<String>,
+}
+
+/// The gate's outcome for `inputs` against `baseline` (`(name, baseline)` when one is in use).
+/// Pure: the same arguments always give the same outcome.
+pub fn evaluate(
+    inputs: &GateInputs,
+    baseline: Option<(&str, &Baseline)>,
+    policy: &Policy,
+) -> GateOutcome {
+    let cx = policy;
+    let mut checks = Vec::new();
+    let b = baseline.map(|(_, b)| b);
+    // detectors held to the default limits only (the baseline has no entry for them)
+    let mut defaulted: Vec<String> = Vec::new();
+    if let Some(r) = &inputs.retrieval {
+        let rb = b.and_then(|b| b.retrieval.as_ref());
+        for m in RETRIEVAL_METRICS {
+            checks.push(tolerance_check(
+                "retrieval",
+                m,
+                r.metrics.get(m.key()),
+                rb.and_then(|rb| rb.metrics.get(m.key())),
+            ));
+        }
+    }
+    for d in &inputs.detectors {
+        let subject = format!("detector:{}", d.name);
+        let db = b
+            .and_then(|b| b.security.as_ref())
+            .and_then(|s| s.detectors.get(d.name));
+        // the baseline's limits, or the defaults for a detector new to a baseline in use
+        let (ceiling, floor, by_default) = match db {
+            Some(db) => (db.fpr_ceiling, db.recall_floor, false),
+            None if b.is_some() => (
+                cx.new_detector.fpr_ceiling,
+                cx.new_detector.recall_floor,
+                true,
+            ),
+            None => (None, None, false),
+        };
+        for (limit, metric, kind, key) in [
+            (ceiling, Metric::Fpr, CheckKind::Ceiling, "fpr_ceiling"),
+            (floor, Metric::Recall, CheckKind::Floor, "recall_floor"),
+        ] {
+            if let Some(l) = limit {
+                checks.push(threshold_check(
+                    &subject,
+                    metric,
+                    d.metrics.get(metric.key()),
+                    l,
+                    kind,
+                ));
+                if by_default {
+                    defaulted_note(&mut checks, key);
+                }
+            }
+        }
+        if by_default && (ceiling.is_some() || floor.is_some()) {
+            defaulted.push(d.name.to_string());
+        }
+        for m in DETECTION_METRICS {
+            checks.push(tolerance_check(
+                &subject,
+                m,
+                d.metrics.get(m.key()),
+                db.and_then(|db| db.metrics.get(m.key())),
+            ));
+        }
+    }
+    if let Some(rb) = inputs.robustness.filter(|r| r.gated) {
+        let failed: Vec<&str> = rb
+            .probes
+            .iter()
+            .filter(|p| p.outcome == ProbeOutcome::Failed)
+            .map(|p| p.id.as_str())
+            .chain((!rb.survived).then_some("survival"))
+            .collect();
+        checks.push(Check {
+            subject: "robustness".into(),
+            metric: "probes_failed".into(),
+            kind: CheckKind::Ceiling,
+            direction: Direction::Lower,
+            baseline: None,
+            current: Some(rb.failed as f64),
+            ci95: None,
+            delta: None,
+            limit: Some(0.0),
+            status: if failed.is_empty() {
+                CheckStatus::Pass
+            } else {
+                CheckStatus::Fail
+            },
+            message: if failed.is_empty() {
+                "every probe answered sensibly or was refused with a clear error".into()
+            } else {
+                format!("failed probes: {}", failed.join(", "))
+            },
+        });
+    }
+    // measured parts with no gated check: with a baseline, a pass does not cover them
+    let mut subjects: Vec<String> = Vec::new();
+    if inputs.retrieval.is_some() {
+        subjects.push("retrieval".into());
+    }
+    subjects.extend(
+        inputs
+            .detectors
+            .iter()
+            .map(|d| format!("detector:{}", d.name)),
+    );
+    let ungated: Vec<String> = if baseline.is_some() {
+        subjects
+            .into_iter()
+            .filter(|s| {
+                !checks
+                    .iter()
+                    .any(|c| &c.subject == s && c.kind != CheckKind::Info)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let worst_queries = worst_queries(inputs.retrieval.as_ref(), b);
+    let failures: Vec<&Check> = checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Fail)
+        .collect();
+    let update = &cx.update_command;
+    let (verdict, summary) = if let Some(f) = &inputs.failure {
+        let why = format!(": {}", words::clip(f, 300));
+        (
+            Verdict::Error,
+            format!(
+                "the system under test could not be measured{why}; the report is partial and nothing is gated"
+            ),
+        )
+    } else if !failures.is_empty() {
+        const SHOWN: usize = 3;
+        let mut words: Vec<String> = failures.iter().take(SHOWN).map(|c| sentence(c)).collect();
+        if failures.len() > SHOWN {
+            words.push(format!(
+                "and {} more failed check(s)",
+                failures.len() - SHOWN
+            ));
+        }
+        (Verdict::Fail, format!("gate failed: {}", words.join("; ")))
+    } else if baseline.is_none() {
+        let why = cx.why_no_baseline.as_deref().map_or_else(
+            || "no baseline".to_string(),
+            |w| format!("no baseline for these datasets ({w})"),
+        );
+        (
+            Verdict::NoBaseline,
+            format!("{why}: numbers are reported, nothing is gated; `{update}` writes one"),
+        )
+    } else if !checks.iter().any(|c| c.kind != CheckKind::Info) {
+        (
+            Verdict::NoBaseline,
+            format!(
+                "the baseline does not cover what was measured ({}): numbers are reported, nothing is gated; `{update}` writes one",
+                ungated.join(", ")
+            ),
+        )
+    } else {
+        let gated = checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Pass)
+            .count();
+        let mut tail = String::new();
+        if !defaulted.is_empty() {
+            tail.push_str(&format!(
+                "; {} held to the default limits only (not in the baseline)",
+                defaulted.join(", ")
+            ));
+        }
+        if !ungated.is_empty() {
+            tail.push_str(&format!(
+                "; not gated: {} (the baseline does not cover {})",
+                ungated.join(", "),
+                if ungated.len() == 1 { "it" } else { "them" }
+            ));
+        }
+        if !tail.is_empty() {
+            tail.push_str(&format!("; `{update}` writes a baseline that does"));
+        }
+        (
+            Verdict::Pass,
+            format!("gate passed: all {gated} gated check(s) held{tail}"),
+        )
+    };
+    GateReport {
+        verdict,
+        baseline: baseline.map(|(n, _)| n.to_string()),
+        summary,
+        checks,
+        ungated,
+        worst_queries,
+    }
+}
+
+/// Queries that dropped the most in Recall@5 then nDCG@10 against the baseline's per-query
+/// values; without them, the lowest-scoring queries.
+fn worst_queries(r: Option<&RetrievalInputs>, b: Option<&Baseline>) -> Vec<QueryDelta> {
+    let Some(r) = r else {
+        return Vec::new();
+    };
+    let per_query: Option<&BTreeMap<String, BTreeMap<String, f64>>> = b
+        .and_then(|b| b.retrieval.as_ref())
+        .map(|rb| &rb.per_query)
+        .filter(|m| !m.is_empty());
+    let mut out: Vec<QueryDelta> = Vec::new();
+    for q in &r.per_query {
+        let cur = q.metrics.ndcg_at_10;
+        match per_query {
+            Some(pq) => {
+                let Some(base) = pq.get(q.id.as_str()) else {
+                    continue;
+                };
+                // the larger of the two drops decides
+                let mut worst: Option<QueryDelta> = None;
+                for m in [Metric::RecallAt5, Metric::NdcgAt10] {
+                    let (Some(bv), Some(cv)) = (base.get(m.key()), q.metrics.get(m)) else {
+                        continue;
+                    };
+                    let d = cv - bv;
+                    if d < -EPS && worst.as_ref().is_none_or(|w| d < w.delta.unwrap_or(0.0)) {
+                        worst = Some(QueryDelta {
+                            id: q.id.clone(),
+                            query: q.query.clone(),
+                            metric: m.key().into(),
+                            baseline: Some(*bv),
+                            current: cv,
+                            delta: Some(d),
+                        });
+                    }
+                }
+                out.extend(worst);
+            }
+            None if cur < 1.0 - EPS => out.push(QueryDelta {
+                id: q.id.clone(),
+                query: q.query.clone(),
+                metric: Metric::NdcgAt10.key().into(),
+                baseline: None,
+                current: cur,
+                delta: None,
+            }),
+            None => {}
+        }
+    }
+    out.sort_by(|a, b| {
+        let ka = a.delta.unwrap_or(a.current);
+        let kb = b.delta.unwrap_or(b.current);
+        ka.total_cmp(&kb).then_with(|| a.id.cmp(&b.id))
+    });
+    out.truncate(10);
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,175 @@
+//! The gate's result as the report serializes it: the verdict, every check and the queries that
+//! regressed. Pure data; the verdict decides the exit code and the check run's conclusion.
+
+use crate::infra::text::Text;
+pub use crate::pipeline::score::metrics::Direction;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The gate's verdict; the exit code follows from it (0, 1, 0, 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every gated check held.
+    Pass,
+    /// At least one gated check failed (exit 1).
+    Fail,
+    /// No baseline: numbers are reported, nothing is gated (exit 0).
+    NoBaseline,
+    /// The system under test could not be measured (exit 3).
+    Error,
+}
+
+impl Verdict {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Pass | Verdict::NoBaseline => 0,
+            Verdict::Fail => 1,
+            Verdict::Error => 3,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::NoBaseline => "no baseline",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+/// The gate's result: the verdict, the baseline compared with, a one-line summary in words
+/// and every check.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GateReport {
+    pub verdict: Verdict,
+    /// The baseline file compared with (`embedded:...` for the compiled-in one).
+    pub baseline: Option<String>,
+    /// One line saying what happened.
+    pub summary: String,
+    pub checks: Vec<Check>,
+    /// What was measured but has no gated check (`retrieval`, `detector:NAME`): with a
+    /// baseline in use, a measured part it does not cover (a new or renamed detector, a section
+    /// the baseline lacks). A pass with such a part is a neutral check run, not a success.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ungated: Vec<String>,
+    /// Queries whose per-query score dropped the most against the baseline (or, with no
+    /// per-query baseline, scored lowest).
+    pub worst_queries: Vec<QueryDelta>,
+}
+
+/// The gate's outcome: what [`super::evaluate`] returns and the report's `gate` section.
+pub type GateOutcome = GateReport;
+
+/// How a CI system's check should conclude: green only when the gate held and covered
+/// everything measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conclusion {
+    Success,
+    /// Not a failure, and not a green check either: nothing (or not everything) was gated, or a
+    /// failed gate was let through.
+    Neutral,
+    Failure,
+}
+
+impl GateReport {
+    /// The process's exit code: the verdict's (0 pass, 1 fail, 0 no baseline, 3 error).
+    pub fn exit_code(&self) -> i32 {
+        self.verdict.exit_code()
+    }
+
+    /// The exit code when a failed gate may be let through (`fail_on_regression: false`, the
+    /// action's `fail-on: never`): a failure is then 0; an error stays an error.
+    pub fn exit_code_with(&self, fail_on_regression: bool) -> i32 {
+        match self.verdict {
+            Verdict::Fail if !fail_on_regression => 0,
+            v => v.exit_code(),
+        }
+    }
+
+    /// The check's conclusion for the job's exit code `code` (they always agree). Success only
+    /// when the gate held and covered everything measured: a run with nothing gated (no
+    /// baseline for these datasets) or with a part the baseline does not gate (a new detector)
+    /// is neutral, so the gate switching off is never a silent green check.
+    pub fn conclusion(&self, code: i32) -> Conclusion {
+        match (code, self.verdict) {
+            (0, Verdict::Fail | Verdict::NoBaseline) => Conclusion::Neutral,
+            (0, Verdict::Pass) if !self.ungated.is_empty() => Conclusion::Neutral,
+            (0, _) => Conclusion::Success,
+            _ => Conclusion::Failure,
+        }
+    }
+
+    /// The outcome of a detector's gated checks: `None` when none is gated, `Fail` when any
+    /// failed, else `Pass`.
+    pub fn detector_status(&self, detector: &str) -> Option<CheckStatus> {
+        let subject = format!("detector:{detector}");
+        let gated: Vec<&Check> = self
+            .checks
+            .iter()
+            .filter(|c| c.subject == subject && c.kind != CheckKind::Info)
+            .collect();
+        if gated.is_empty() {
+            None
+        } else if gated.iter().any(|c| c.status == CheckStatus::Fail) {
+            Some(CheckStatus::Fail)
+        } else {
+            Some(CheckStatus::Pass)
+        }
+    }
+}
+
+/// What a check compares with: the baseline within a tolerance, a ceiling, a floor, or
+/// nothing (`info`: reported only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// Fails when worse than baseline by more than the tolerance.
+    Tolerance,
+    /// Fails when above the ceiling (FPR).
+    Ceiling,
+    /// Fails when below the floor (recall).
+    Floor,
+    /// Reported, not gated.
+    Info,
+}
+
+/// How a check came out: `pass`, `fail`, or `info` when nothing is gated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Pass,
+    Fail,
+    Info,
+}
+
+/// One comparison of a measured number with its baseline value, tolerance, ceiling or floor.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Check {
+    /// `retrieval` or `detector:<name>`.
+    pub subject: String,
+    pub metric: String,
+    pub kind: CheckKind,
+    pub direction: Direction,
+    pub baseline: Option<f64>,
+    pub current: Option<f64>,
+    pub ci95: Option<[f64; 2]>,
+    /// current − baseline.
+    pub delta: Option<f64>,
+    /// The limit applied: baseline ∓ tolerance, the ceiling or the floor.
+    pub limit: Option<f64>,
+    pub status: CheckStatus,
+    pub message: String,
+}
+
+/// A query whose score dropped against the baseline (or, without per-query baseline values,
+/// scored lowest).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct QueryDelta {
+    pub id: Text,
+    pub query: Text,
+    pub metric: String,
+    pub baseline: Option<f64>,
+    pub current: f64,
+    pub delta: Option<f64>,
+}

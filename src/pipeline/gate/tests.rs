@@ -1,0 +1,289 @@
+//! The gate's unit tests: sentences, verdicts against a baseline, the exit-code policy.
+use super::*;
+use crate::pipeline::baseline::direction_of;
+use crate::pipeline::report::model::Report;
+
+fn check(subject: &str, metric: &str, kind: CheckKind) -> Check {
+    Check {
+        subject: subject.into(),
+        metric: metric.into(),
+        kind,
+        direction: direction_of(metric),
+        baseline: None,
+        current: None,
+        ci95: None,
+        delta: None,
+        limit: None,
+        status: CheckStatus::Fail,
+        message: "the message".into(),
+    }
+}
+
+#[test]
+fn a_failed_check_reads_as_a_sentence() {
+    let mut c = check("retrieval", "recall_at_5", CheckKind::Tolerance);
+    (c.baseline, c.current, c.limit) = (Some(0.5596), Some(0.4091), Some(0.5396));
+    assert_eq!(
+        sentence(&c),
+        "Recall@5 fell 0.5596 → 0.4091 (\u{2212}0.150; tolerance 0.020)"
+    );
+    // lower is better: a rise is the regression
+    let mut c = check("detector:rules", "fpr", CheckKind::Tolerance);
+    (c.baseline, c.current, c.limit) = (Some(0.03), Some(0.12), Some(0.08));
+    assert_eq!(
+        sentence(&c),
+        "rules FPR rose 0.0300 → 0.1200 (+0.090; tolerance 0.050)"
+    );
+    let mut c = check("detector:rules", "fpr", CheckKind::Ceiling);
+    (c.current, c.limit) = (Some(0.12), Some(0.09));
+    assert_eq!(sentence(&c), "rules FPR 0.1200 is above its ceiling 0.090");
+    let mut c = check("detector:x", "recall", CheckKind::Floor);
+    (c.current, c.limit) = (Some(0.0), Some(0.1));
+    assert_eq!(sentence(&c), "x Recall 0.0000 is below its floor 0.100");
+    // undefined numbers fall back to the check's own message
+    let c = check("retrieval", "mrr", CheckKind::Tolerance);
+    assert_eq!(sentence(&c), "MRR: the message");
+    let c = check("robustness", "probes_failed", CheckKind::Ceiling);
+    assert_eq!(sentence(&c), "robustness: the message");
+}
+
+#[test]
+fn signed_numbers_have_a_real_minus_and_no_signed_zero() {
+    use super::signed;
+    assert_eq!(signed(-0.15049, 3), "\u{2212}0.150");
+    assert_eq!(signed(0.02, 3), "+0.020");
+    assert_eq!(signed(-0.00001, 4), "0");
+    assert_eq!(signed(0.0, 4), "0");
+}
+
+/// A whole report (the fuzz fixture's: retrieval, two detectors, robustness) with its
+/// failure cleared.
+fn report() -> Report {
+    let mut r: Report = crate::pipeline::report::model::fixture();
+    r.failure = None;
+    r.robustness = None;
+    r
+}
+
+fn verdict_of(r: &Report, b: Option<&Baseline>) -> GateReport {
+    evaluate(
+        &r.gate_inputs(),
+        b.map(|b| ("b.json", b)),
+        &Policy::default(),
+    )
+}
+
+#[test]
+fn a_report_against_its_own_baseline_passes_and_a_regression_fails_by_name() {
+    let r = report();
+    let none = verdict_of(&r, None);
+    assert_eq!(none.verdict, Verdict::NoBaseline);
+    assert!(none.checks.iter().all(|c| c.status == CheckStatus::Info));
+
+    let b = Baseline::from_report(&r, None);
+    let own = verdict_of(&r, Some(&b));
+    assert_eq!(own.verdict, Verdict::Pass, "{}", own.summary);
+    assert!(own.ungated.is_empty(), "{:?}", own.ungated);
+    // the default gated retrieval metrics and each detector's ceiling and floor
+    let gated: Vec<(&str, &str)> = own
+        .checks
+        .iter()
+        .filter(|c| c.kind != CheckKind::Info)
+        .map(|c| (c.subject.as_str(), c.metric.as_str()))
+        .collect();
+    for want in [
+        ("retrieval", "recall_at_5"),
+        ("retrieval", "mrr"),
+        ("retrieval", "ndcg_at_10"),
+    ] {
+        assert!(gated.contains(&want), "{want:?} not gated: {gated:?}");
+    }
+    assert_eq!(
+        gated
+            .iter()
+            .filter(|(s, _)| s.starts_with("detector:"))
+            .count(),
+        4
+    );
+
+    // Recall@5 0.10 below a baseline with tolerance 0.02: one failed check, in words
+    let mut worse = r.clone();
+    let m = worse
+        .retrieval
+        .as_mut()
+        .unwrap()
+        .metrics
+        .get_mut("recall_at_5")
+        .unwrap();
+    m.mean = m.mean.map(|v| v - 0.1);
+    let g = verdict_of(&worse, Some(&b));
+    assert_eq!(g.verdict, Verdict::Fail);
+    assert_eq!(
+        g.summary,
+        "gate failed: Recall@5 fell 0.5000 → 0.4000 (\u{2212}0.100; tolerance 0.020)"
+    );
+}
+
+#[test]
+fn a_detector_new_to_the_baseline_is_held_to_the_default_limits() {
+    let r = report();
+    let mut b = Baseline::from_report(&r, None);
+    let sec = b.security.as_mut().unwrap();
+    let name = r.security.as_ref().unwrap().detectors[1].detector.clone();
+    sec.detectors.remove(&name);
+    let g = verdict_of(&r, Some(&b));
+    let subject = format!("detector:{name}");
+    let limits: Vec<(CheckKind, Option<f64>)> = g
+        .checks
+        .iter()
+        .filter(|c| c.subject == subject && c.kind != CheckKind::Info)
+        .map(|c| (c.kind, c.limit))
+        .collect();
+    assert_eq!(
+        limits,
+        [
+            (CheckKind::Ceiling, Some(0.10)),
+            (CheckKind::Floor, Some(0.10))
+        ]
+    );
+    // with the defaults switched off it is measured but not gated
+    let cx = Policy {
+        new_detector: NewDetectorLimits {
+            fpr_ceiling: None,
+            recall_floor: None,
+        },
+        ..Policy::default()
+    };
+    let g = evaluate(&r.gate_inputs(), Some(("b.json", &b)), &cx);
+    assert_eq!(g.ungated, [subject]);
+}
+
+#[test]
+fn limits_for_a_new_detector_default_to_a_tenth() {
+    assert_eq!(DEFAULT_NEW_DETECTOR.fpr_ceiling, Some(0.10));
+    assert_eq!(DEFAULT_NEW_DETECTOR.recall_floor, Some(0.10));
+    assert_eq!(Policy::default().new_detector, DEFAULT_NEW_DETECTOR);
+}
+
+#[test]
+fn the_exit_code_and_the_conclusion_follow_the_verdict_alone() {
+    let outcome = |verdict, ungated: &[&str]| GateOutcome {
+        verdict,
+        baseline: None,
+        summary: String::new(),
+        checks: vec![],
+        ungated: ungated.iter().map(|s| s.to_string()).collect(),
+        worst_queries: vec![],
+    };
+    for (verdict, code, never, conclusion) in [
+        (Verdict::Pass, 0, 0, Conclusion::Success),
+        (Verdict::Fail, 1, 0, Conclusion::Failure),
+        (Verdict::NoBaseline, 0, 0, Conclusion::Neutral),
+        (Verdict::Error, 3, 3, Conclusion::Failure),
+    ] {
+        let o = outcome(verdict, &[]);
+        assert_eq!(o.exit_code(), code, "{verdict:?}");
+        assert_eq!(o.exit_code(), verdict.exit_code(), "{verdict:?}");
+        assert_eq!(o.exit_code_with(true), code, "{verdict:?}");
+        assert_eq!(o.exit_code_with(false), never, "{verdict:?}");
+        assert_eq!(o.conclusion(o.exit_code()), conclusion, "{verdict:?}");
+    }
+    // a failure let through is neutral, never green
+    assert_eq!(
+        outcome(Verdict::Fail, &[]).conclusion(0),
+        Conclusion::Neutral
+    );
+    // a pass that leaves a measured part ungated is neutral too
+    let partial = outcome(Verdict::Pass, &["detector:new"]);
+    assert_eq!(partial.exit_code(), 0);
+    assert_eq!(partial.conclusion(0), Conclusion::Neutral);
+}
+
+#[test]
+fn the_outcome_depends_on_its_inputs_only() {
+    let r = report();
+    let b = Baseline::from_report(&r, None);
+    let json = |g: &GateOutcome| serde_json::to_string(g).unwrap();
+    let own = evaluate(&r.gate_inputs(), Some(("b.json", &b)), &Policy::default());
+    // everything of the report the gate does not read, changed: the same outcome
+    let mut other = r.clone();
+    other.warnings.push("something else".into());
+    other.datasets.clear();
+    other.command = "security".into();
+    other.gate.summary = "stale".into();
+    other.gate.verdict = Verdict::Error;
+    if let Some(rr) = other.retrieval.as_mut() {
+        rr.observations.runs.clear();
+        rr.retriever = "another".into();
+    }
+    let again = evaluate(
+        &other.gate_inputs(),
+        Some(("b.json", &b)),
+        &Policy::default(),
+    );
+    assert_eq!(json(&own), json(&again));
+    // the inputs alone, with no report at all: the same outcome
+    let inputs = GateInputs {
+        retrieval: r.retrieval.as_ref().map(|rr| RetrievalInputs {
+            metrics: &rr.metrics,
+            per_query: rr
+                .per_query
+                .iter()
+                .map(|q| QueryInput {
+                    id: &q.id,
+                    query: &q.query,
+                    metrics: &q.metrics,
+                })
+                .collect(),
+        }),
+        detectors: r
+            .security
+            .iter()
+            .flat_map(|s| &s.detectors)
+            .map(|d| DetectorInputs {
+                name: &d.detector,
+                metrics: &d.metrics,
+            })
+            .collect(),
+        robustness: None,
+        failure: None,
+    };
+    assert_eq!(
+        json(&own),
+        json(&evaluate(&inputs, Some(("b.json", &b)), &Policy::default()))
+    );
+    // and a change to what it reads does change it
+    let mut worse = r.clone();
+    for s in worse.retrieval.as_mut().unwrap().metrics.values_mut() {
+        s.mean = s.mean.map(|v| v - 0.2);
+    }
+    let g = evaluate(
+        &worse.gate_inputs(),
+        Some(("b.json", &b)),
+        &Policy::default(),
+    );
+    assert_eq!(g.verdict, Verdict::Fail);
+}
+
+#[test]
+fn a_system_that_could_not_be_measured_is_an_error_and_gates_nothing() {
+    let r = report();
+    let b = Baseline::from_report(&r, None);
+    let mut inputs = r.gate_inputs();
+    inputs.failure = Some("the proxy exited with status 1".into());
+    let g = evaluate(&inputs, Some(("b.json", &b)), &Policy::default());
+    assert_eq!(g.verdict, Verdict::Error);
+    assert_eq!(g.exit_code(), 3);
+    assert_eq!(
+        g.summary,
+        "the system under test could not be measured: the proxy exited with status 1; the report is partial and nothing is gated"
+    );
+    // the reason is clipped to 300 characters
+    inputs.failure = Some("x".repeat(400));
+    let g = evaluate(&inputs, None, &Policy::default());
+    assert!(
+        g.summary.contains(&format!("{}…;", "x".repeat(300))),
+        "{}",
+        g.summary
+    );
+}

@@ -1,0 +1,73 @@
+//! The gate's words: a failed check as a sentence, signed numbers, clipped text. Pure text;
+//! the renderers use the same functions.
+
+use super::model::{Check, CheckKind};
+
+/// Slack for rounding, as in the gate.
+const EPS: f64 = super::EPS;
+
+/// A signed number with a real minus sign ("−0.151", "+0.020"); "0" with no sign for a value
+/// that rounds to zero.
+pub fn signed(v: f64, decimals: usize) -> String {
+    let s = format!("{:.*}", decimals, v.abs());
+    if !s.chars().any(|ch| ('1'..='9').contains(&ch)) {
+        "0".to_string()
+    } else if v < 0.0 {
+        format!("\u{2212}{s}")
+    } else {
+        format!("+{s}")
+    }
+}
+
+/// At most `max` characters of `s`, with an ellipsis when cut.
+pub(super) fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut c: String = s.chars().take(max).collect();
+        c.push('…');
+        c
+    }
+}
+
+/// Who a check is about, in words: nothing for retrieval, the detector's name otherwise.
+fn who(subject: &str) -> String {
+    match subject {
+        "retrieval" => String::new(),
+        s => format!("{} ", s.strip_prefix("detector:").unwrap_or(s)),
+    }
+}
+
+/// A failed check as a reviewer reads it: "Recall@5 fell 0.5596 → 0.4091 (−0.151;
+/// tolerance 0.020)", "rules FPR 0.1200 is above its ceiling 0.090".
+pub fn sentence(c: &Check) -> String {
+    let name = format!(
+        "{}{}",
+        who(&c.subject),
+        crate::pipeline::score::metrics::label(&c.metric)
+    );
+    match (c.kind, c.current, c.baseline, c.limit) {
+        (CheckKind::Tolerance, Some(cur), Some(base), Some(limit)) => {
+            let verb = if (cur - base).abs() < EPS {
+                "stayed at"
+            } else if cur < base {
+                "fell"
+            } else {
+                "rose"
+            };
+            format!(
+                "{name} {verb} {base:.4} → {cur:.4} ({}; tolerance {:.3})",
+                signed(cur - base, 3),
+                (base - limit).abs()
+            )
+        }
+        _ if c.subject == "robustness" => format!("robustness: {}", c.message),
+        (CheckKind::Ceiling, Some(cur), _, Some(limit)) => {
+            format!("{name} {cur:.4} is above its ceiling {limit:.3}")
+        }
+        (CheckKind::Floor, Some(cur), _, Some(limit)) => {
+            format!("{name} {cur:.4} is below its floor {limit:.3}")
+        }
+        _ => format!("{name}: {}", c.message),
+    }
+}

@@ -1,0 +1,195 @@
+//! Measuring: drive a system under test over the datasets N times and record what it returned.
+//! Nothing here scores; see `score`.
+
+pub mod probes;
+
+use crate::pipeline::dataset::{Entry, GoldenSet};
+use crate::pipeline::score::metrics::{DEPTH, HEADROOM};
+use crate::pipeline::sut::observe::{
+    DetectorObservations, DetectorRun, QueryObservation, RetrievalObservations, RetrievalRun,
+};
+use crate::pipeline::sut::{Detector, Retriever, SearchRequest, SutError};
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+/// Progress lines on stderr: a rewritten line on a terminal, a few plain lines otherwise.
+pub struct Progress {
+    enabled: bool,
+    tty: bool,
+    last: Option<Instant>,
+}
+
+impl Progress {
+    pub fn new(enabled: bool) -> Self {
+        Progress {
+            enabled,
+            tty: std::io::stderr().is_terminal(),
+            last: None,
+        }
+    }
+    pub fn silent() -> Self {
+        Progress {
+            enabled: false,
+            tty: false,
+            last: None,
+        }
+    }
+    /// Reports `done` of `total` for a phase; throttled.
+    pub fn tick(&mut self, phase: &str, done: usize, total: usize) {
+        if !self.enabled {
+            return;
+        }
+        let finished = done == total;
+        let now = Instant::now();
+        if self.tty {
+            if finished
+                || self
+                    .last
+                    .is_none_or(|t| now.duration_since(t) > Duration::from_millis(100))
+            {
+                eprint!("\r\x1b[2K{phase}: {done}/{total}");
+                if finished {
+                    eprintln!();
+                }
+                let _ = std::io::stderr().flush();
+                self.last = Some(now);
+            }
+        } else if finished
+            || self
+                .last
+                .is_none_or(|t| now.duration_since(t) > Duration::from_secs(10))
+        {
+            eprintln!("{phase}: {done}/{total}");
+            self.last = Some(now);
+        }
+    }
+}
+
+/// Per-request time limit.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub request_timeout: Duration,
+    /// Queries in flight at once.
+    pub concurrency: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            request_timeout: Duration::from_secs(30),
+            concurrency: 4,
+        }
+    }
+}
+
+/// Sends every golden query `runs` times, up to `limits.concurrency` at once (results are kept
+/// in golden-set order). On the first failure the measurement stops and the failure is returned
+/// beside what was observed so far.
+pub async fn retrieval(
+    r: &dyn Retriever,
+    golden: &GoldenSet,
+    runs: usize,
+    limits: Limits,
+    progress: &mut Progress,
+) -> (RetrievalObservations, Option<SutError>) {
+    use futures::StreamExt;
+    let requested = DEPTH + HEADROOM;
+    let system = r.name().to_string();
+    let mut obs = RetrievalObservations {
+        system: system.clone(),
+        requested,
+        runs: Vec::new(),
+    };
+    let total = golden.queries.len() * runs;
+    let mut done = 0;
+    for run in 1..=runs {
+        let mut rr = RetrievalRun {
+            run,
+            queries: Vec::with_capacity(golden.queries.len()),
+        };
+        let system = &system;
+        let mut answers = futures::stream::iter(golden.queries.iter().map(|q| async move {
+            let req = SearchRequest {
+                run,
+                query_id: &q.id,
+                text: &q.query,
+                limit: requested,
+            };
+            let res = tokio::time::timeout(limits.request_timeout, r.search(req))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(SutError::Timeout {
+                        system: system.clone(),
+                        seconds: limits.request_timeout.as_secs_f64(),
+                        context: format!("query {:?}, run {run}", q.id),
+                    })
+                });
+            (q, res)
+        }))
+        .buffered(limits.concurrency.max(1));
+        while let Some((q, res)) = answers.next().await {
+            match res {
+                Ok(ranked) => rr.queries.push(QueryObservation {
+                    id: q.id.clone(),
+                    ranked: ranked.ids,
+                    latency_ms: ranked.latency.as_secs_f64() * 1000.0,
+                }),
+                Err(e) => {
+                    drop(answers);
+                    obs.runs.push(rr);
+                    return (obs, Some(e));
+                }
+            }
+            done += 1;
+            progress.tick(&format!("retrieval [{system}]"), done, total);
+        }
+        drop(answers);
+        obs.runs.push(rr);
+    }
+    (obs, None)
+}
+
+/// Runs a detector over every entry `runs` times.
+pub async fn security(
+    d: &mut dyn Detector,
+    entries: &[Entry],
+    runs: usize,
+    limits: Limits,
+    progress: &mut Progress,
+) -> (DetectorObservations, Option<SutError>) {
+    let mut obs = DetectorObservations {
+        detector: d.name().to_string(),
+        scope: d.scope(),
+        runs: Vec::new(),
+    };
+    let limit = d.time_limit(limits.request_timeout, entries);
+    for run in 1..=runs {
+        let res = tokio::time::timeout(limit, d.detect(entries, run)).await;
+        let res = res.unwrap_or_else(|_| {
+            Err(SutError::Timeout {
+                system: obs.detector.clone(),
+                seconds: limit.as_secs_f64(),
+                context: format!("detecting {} entries, run {run}", entries.len()),
+            })
+        });
+        match res {
+            Ok(verdicts) => {
+                if verdicts.len() != entries.len() {
+                    let e = SutError::Garbage {
+                        system: obs.detector.clone(),
+                        detail: format!(
+                            "expected {} verdicts, got {}",
+                            entries.len(),
+                            verdicts.len()
+                        ),
+                    };
+                    return (obs, Some(e));
+                }
+                obs.runs.push(DetectorRun { run, verdicts });
+            }
+            Err(e) => return (obs, Some(e)),
+        }
+        progress.tick(&format!("security [{}]", obs.detector), run, runs);
+    }
+    (obs, None)
+}

@@ -1,0 +1,127 @@
+//! Publishing a report on GitHub: a sticky pull-request comment, a check run on the PR's head
+//! commit, the job summary, step outputs and `::error::` lines. octocrab talks to
+//! `GITHUB_API_URL`. Under `act` it is a dry run that writes the payloads to files.
+//!
+//! A publishing problem never changes the gate's exit code: a fork's read-only token (403) gets
+//! a hint with the exact `permissions:` block; anything else is explained in a note.
+//!
+//! Every text taken from the report (dataset and system-under-test text, possibly a hand-made
+//! or attacker-made `report.json`) goes through [`crate::infra::text::sanitize`] before it reaches
+//! a GitHub sink: Markdown fields (comment, job summary, check-run summary and text) through
+//! `md`, plain-text fields (check-run title, annotations, step outputs, `::error` lines, the
+//! check name) through `line`, annotation paths through `repo_path`.
+//!
+//! Time and retries: each request has octocrab's connect, read and write timeouts
+//! (`--github-timeout`, `EVALGATE_GITHUB_TIMEOUT`, default 30 s), and the whole exchange with
+//! GitHub has a deadline of [`DEADLINE_FACTOR`] times that, after which publishing stops with a
+//! note; neither changes the exit code. octocrab's retry layer retries a request that got no
+//! answer (a transport error or a timeout), a 5xx, or a 429 (after its `retry-after`), whatever
+//! the method. That is safe only where repeating the request cannot add anything, so it is
+//! switched on only for reads and whole-resource updates (listing comments, updating the
+//! comment, completing the check run); requests that create something (a comment, a check run)
+//! or append (annotation batches) go through a client without retry: a POST that failed may
+//! still have been applied. A failed comment POST is followed by a look-up, and the comment
+//! found is updated instead of posting again (never two sticky comments); a failed check-run
+//! POST is reported, not repeated.
+//!
+//! Shape: [`plan::plan`] decides everything (pure: report, run and options in, a list of
+//! [`plan::Action`]s out, unit-tested for every mode); [`exec::execute`] carries the actions
+//! out (files, stdout, octocrab with its timeouts and retries, the deadline); [`publish`] joins
+//! the two.
+
+pub mod body;
+pub mod env;
+pub mod exec;
+pub mod plan;
+pub mod runner;
+
+use crate::pipeline::report::model::Report;
+use env::{GhEnv, PullRequest};
+pub use plan::{conclusion, exit_code, regressions_output};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The per-request timeout when none is set.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The whole exchange with GitHub may take this many per-request timeouts.
+pub const DEADLINE_FACTOR: u32 = 10;
+
+/// Whether to publish at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublishWhen {
+    /// Inside GitHub Actions (GITHUB_ACTIONS=true).
+    Auto,
+    Always,
+    Never,
+}
+
+/// When to post the sticky comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommentMode {
+    /// On every run.
+    Always,
+    /// When a metric moved or the gate failed, and to keep an earlier comment current.
+    OnChange,
+    /// When the gate failed, and to keep an earlier comment current.
+    OnFailure,
+    /// Never.
+    Off,
+}
+
+/// Whether a failed gate fails the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailOn {
+    /// A regression fails the job (exit 1).
+    Regression,
+    /// Report only: exit 0 and a neutral check run.
+    Never,
+}
+
+#[derive(Debug, Clone)]
+pub struct PublishOptions {
+    pub comment: CommentMode,
+    pub check_run: bool,
+    pub fail_on: FailOn,
+    /// Distinguishes comments and check runs of several jobs / matrix legs.
+    pub key: String,
+    pub artifact_name: String,
+    pub token: Option<String>,
+    /// Post for real under `act`.
+    pub act_post: bool,
+    /// Explicit PR (for `evalgate publish` in a `workflow_run` workflow).
+    pub pr: Option<PullRequest>,
+    /// Connect, read and write timeout of each GitHub API request.
+    pub timeout: Duration,
+}
+
+/// What publishing did.
+#[derive(Debug, Default)]
+pub struct Published {
+    /// Lines for the user (stderr).
+    pub notes: Vec<String>,
+    /// Files written by a dry run.
+    pub dry_run_files: Vec<PathBuf>,
+    pub comment_id: Option<u64>,
+    pub check_run_id: Option<u64>,
+}
+
+/// Renders and publishes: reads the event payload (for the pull request), then carries out the
+/// [plan](plan::plan). Never fails: problems become notes.
+pub async fn publish(
+    report: &Report,
+    report_dir: &Path,
+    env: &GhEnv,
+    opts: &PublishOptions,
+) -> Published {
+    let event = plan::Event {
+        env,
+        pr: opts
+            .pr
+            .clone()
+            .or_else(|| env.event().as_ref().and_then(env::pull_request)),
+        report_dir,
+    };
+    exec::execute(plan::plan(report, &event, opts)).await
+}

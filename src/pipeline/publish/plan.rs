@@ -1,0 +1,480 @@
+//! What publishing a report does, decided without doing it: [`plan`] turns the report, the run
+//! it belongs to ([`Event`]) and the options into a list of [`Action`]s, which
+//! [`super::exec::execute`] carries out. Everything here is pure (no network, no file is read
+//! or written), so every mode is unit-tested by the actions it yields.
+//!
+//! The one decision left to the executor is whether an earlier sticky comment exists (only
+//! GitHub knows): [`Comment::new`] says whether a comment is wanted even when none exists yet.
+
+use super::env::{GhEnv, PullRequest};
+use super::{CommentMode, FailOn, PublishOptions, PublishWhen, body, runner};
+use crate::infra::text::sanitize;
+use crate::pipeline::gate::Conclusion;
+use crate::pipeline::report::model::{CheckStatus, Report, Verdict};
+use octocrab::params::checks::{
+    CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
+};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// GitHub takes at most this many annotations per check-run request.
+pub const ANNOTATION_BATCH: usize = 50;
+
+/// The run a report is published for: what the runner's environment and event say.
+#[derive(Debug, Clone)]
+pub struct Event<'a> {
+    pub env: &'a GhEnv,
+    /// The pull request (given explicitly, or read from the event payload); `None` on a push.
+    pub pr: Option<PullRequest>,
+    /// Where the reports are (step outputs point there; a dry run writes there).
+    pub report_dir: &'a Path,
+}
+
+/// One thing publishing does, in order.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Workflow-command lines (`::error`, `::notice`) for stdout.
+    ErrorLines(Vec<String>),
+    /// Step outputs appended to `$GITHUB_OUTPUT`.
+    WriteOutputs {
+        path: PathBuf,
+        outputs: Vec<(&'static str, String)>,
+    },
+    /// Markdown appended to `$GITHUB_STEP_SUMMARY`.
+    AppendSummary { path: PathBuf, body: String },
+    /// A dry run's file: what would have been posted.
+    DryRunFile { path: PathBuf, content: String },
+    /// A dry-run file this run would not write: removed, so none is left from an earlier run.
+    RemoveStaleFile { path: PathBuf },
+    /// A line for the user.
+    Note(String),
+    /// Requests to the GitHub API, in order, under one deadline.
+    Post {
+        github: Connection,
+        requests: Vec<Request>,
+    },
+}
+
+/// Where and how to talk to GitHub.
+#[derive(Clone)]
+pub struct Connection {
+    pub api_url: String,
+    pub token: String,
+    pub owner: String,
+    pub repo: String,
+    /// Connect, read and write timeout of each request.
+    pub timeout: Duration,
+    /// The whole exchange stops after this long.
+    pub deadline: Duration,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("api_url", &self.api_url)
+            .field("token", &"***")
+            .field("owner", &self.owner)
+            .field("repo", &self.repo)
+            .field("timeout", &self.timeout)
+            .field("deadline", &self.deadline)
+            .finish()
+    }
+}
+
+/// A request (or a short exchange) with GitHub.
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// The sticky comment on a pull request.
+    Comment(Comment),
+    /// A check run on a commit: created, completed, then its annotations in batches.
+    CheckRun(CheckRun),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comment {
+    pub pr: u64,
+    /// The hidden line that finds the comment again.
+    pub marker: String,
+    pub body: String,
+    /// Post one even when no earlier comment exists (otherwise an earlier one is only kept
+    /// current).
+    pub new: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct CheckRun {
+    pub name: String,
+    pub head_sha: String,
+    pub conclusion: CheckRunConclusion,
+    pub output: CheckText,
+    /// Sent after completing, one request per batch.
+    pub annotation_batches: Vec<Vec<Annotation>>,
+}
+
+/// A check run's `output` without its annotations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckText {
+    /// Plain text.
+    pub title: String,
+    /// Markdown.
+    pub summary: String,
+    /// Markdown.
+    pub text: String,
+}
+
+/// A failure annotation (plain text; the path is inside the repository).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Annotation {
+    pub path: String,
+    pub title: String,
+    pub message: String,
+}
+
+/// The octocrab payload of a check run's output with these annotations.
+pub fn check_output(text: &CheckText, annotations: &[Annotation]) -> CheckRunOutput {
+    CheckRunOutput {
+        title: text.title.clone(),
+        summary: text.summary.clone(),
+        text: Some(text.text.clone()),
+        annotations: annotations
+            .iter()
+            .map(|a| CheckRunOutputAnnotation {
+                path: a.path.clone(),
+                start_line: 1,
+                end_line: 1,
+                start_column: None,
+                end_column: None,
+                annotation_level: CheckRunOutputAnnotationLevel::Failure,
+                message: a.message.clone(),
+                title: Some(a.title.clone()),
+                raw_details: None,
+            })
+            .collect(),
+        images: vec![],
+    }
+}
+
+/// The conclusion's name as GitHub spells it (`success`, `failure`, `neutral`).
+pub fn conclusion_name(c: CheckRunConclusion) -> String {
+    serde_json::to_value(c)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// The job's exit code: the verdict's, except that `fail-on: never` turns a failed gate into 0.
+pub fn exit_code(r: &Report, fail_on: FailOn) -> i32 {
+    r.gate.exit_code_with(fail_on == FailOn::Regression)
+}
+
+/// The check-run conclusion for an exit code: the gate's [`crate::pipeline::gate::GateReport::conclusion`]
+/// in GitHub's terms.
+pub fn conclusion(r: &Report, code: i32) -> CheckRunConclusion {
+    match r.gate.conclusion(code) {
+        Conclusion::Success => CheckRunConclusion::Success,
+        Conclusion::Neutral => CheckRunConclusion::Neutral,
+        Conclusion::Failure => CheckRunConclusion::Failure,
+    }
+}
+
+/// The `regressions` step output: the failed checks as one line of JSON, an array of
+/// `{"subject", "metric", "kind", "current", "baseline", "limit"}` (`[]` when none), for
+/// `fromJSON(steps.<id>.outputs.regressions)`. A subject such as `detector:rules` holds a colon,
+/// so no `subject:metric` text format could be split reliably; JSON can.
+pub fn regressions_output(report: &Report) -> String {
+    let items: Vec<serde_json::Value> = report
+        .gate
+        .checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Fail)
+        .map(|c| {
+            json!({
+                "subject": sanitize::line(&c.subject, 200),
+                "metric": sanitize::line(&c.metric, 80),
+                "kind": c.kind,
+                "current": c.current,
+                "baseline": c.baseline,
+                "limit": c.limit,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(items).to_string()
+}
+
+fn marker(key: &str) -> String {
+    format!("<!-- evalgate:{key} -->")
+}
+
+/// A failed check or the system under test's failure, as the report has it (raw text).
+struct Failure {
+    /// `subject metric`, or `system under test failed`.
+    what: String,
+    message: String,
+    /// The message's end matters more than its start (a log).
+    ends: bool,
+}
+
+impl Failure {
+    /// (title, message) for plain-text sinks: annotations and `::error` lines.
+    fn plain(&self) -> (String, String) {
+        let message = if self.ends {
+            sanitize::line_ends(&self.message, 500)
+        } else {
+            sanitize::line(&self.message, 500)
+        };
+        (
+            format!("evalgate: {}", sanitize::line(&self.what, 200)),
+            message,
+        )
+    }
+
+    /// A Markdown list item for the check-run summary.
+    fn markdown(&self) -> String {
+        let message = if self.ends {
+            sanitize::md_ends(&self.message, 500)
+        } else {
+            sanitize::md(&self.message, 500)
+        };
+        format!("- evalgate: {}: {message}\n", sanitize::md(&self.what, 200))
+    }
+}
+
+/// The failed checks, the system under test's failure first.
+fn failures(r: &Report) -> Vec<Failure> {
+    let mut v: Vec<Failure> = r
+        .gate
+        .checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Fail)
+        .map(|c| Failure {
+            what: format!("{} {}", c.subject, c.metric),
+            message: c.message.clone(),
+            ends: false,
+        })
+        .collect();
+    if let Some(f) = &r.failure {
+        v.insert(
+            0,
+            Failure {
+                what: "system under test failed".into(),
+                message: f.to_string(),
+                ends: true,
+            },
+        );
+    }
+    v
+}
+
+/// True when something worth a comment happened: the gate failed, a metric moved, or the gate
+/// is off or incomplete.
+fn changed(r: &Report) -> bool {
+    // a gate that is off or covers only part of the run is news for the reviewer too (the
+    // check run is neutral): the comment says what is not gated and how to gate it
+    matches!(
+        r.gate.verdict,
+        Verdict::Fail | Verdict::Error | Verdict::NoBaseline
+    ) || !r.gate.ungated.is_empty()
+        || r.gate
+            .checks
+            .iter()
+            .any(|c| c.delta.is_some_and(|d| d.abs() > 1e-6))
+}
+
+/// Whether the comment mode wants a comment where none exists yet; `None` for no comment at all.
+fn wants_new_comment(mode: CommentMode, r: &Report) -> Option<bool> {
+    match mode {
+        CommentMode::Always => Some(true),
+        CommentMode::OnChange => Some(changed(r)),
+        CommentMode::OnFailure => Some(matches!(r.gate.verdict, Verdict::Fail | Verdict::Error)),
+        CommentMode::Off => None,
+    }
+}
+
+/// Whether a command publishes at all (`--publish`): `auto` publishes on a runner
+/// (`GITHUB_ACTIONS=true`); `never` neither posts nor writes anything, not even step outputs.
+pub fn publishes(when: PublishWhen, on_runner: bool) -> bool {
+    match when {
+        PublishWhen::Always => true,
+        PublishWhen::Never => false,
+        PublishWhen::Auto => on_runner,
+    }
+}
+
+/// The dry-run files, in the order they are written.
+pub const DRY_RUN_FILES: [&str; 3] = [
+    "github-comment.md",
+    "github-summary.md",
+    "github-check-run.json",
+];
+
+/// What publishing `report` for `event` with `opts` does, in order.
+pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action> {
+    let env = event.env;
+    let mut actions = Vec::new();
+    let code = exit_code(report, opts.fail_on);
+    let md = crate::pipeline::report::markdown::render(report);
+    let link = match env.run_url() {
+        Some(u) => format!(
+            "\n[Full report (HTML and JSON): artifact `{}` of this run]({u})\n",
+            opts.artifact_name
+        ),
+        None => format!(
+            "\nFull report (HTML and JSON): artifact `{}`.\n",
+            opts.artifact_name
+        ),
+    };
+    let fails = failures(report);
+    let plain_fails: Vec<(String, String)> = fails.iter().map(Failure::plain).collect();
+
+    // ::error lines, step outputs, job summary
+    let lines = runner::error_lines(&plain_fails);
+    if !lines.is_empty() {
+        actions.push(Action::ErrorLines(lines));
+    }
+    if let Some(p) = &env.output {
+        let dir = event.report_dir;
+        let abs = |n: &str| {
+            std::path::absolute(dir.join(n))
+                .unwrap_or_else(|_| dir.join(n))
+                .display()
+                .to_string()
+        };
+        actions.push(Action::WriteOutputs {
+            path: p.clone(),
+            outputs: vec![
+                ("verdict", report.gate.verdict.as_str().replace(' ', "_")),
+                ("report-json", abs("report.json")),
+                ("report-html", abs("report.html")),
+                ("report-md", abs("report.md")),
+                ("regressions", regressions_output(report)),
+                ("exit-code", code.to_string()),
+            ],
+        });
+    }
+    let summary = body::fit_summary(&md, &link);
+    if let Some(p) = &env.step_summary {
+        actions.push(Action::AppendSummary {
+            path: p.clone(),
+            body: summary.clone(),
+        });
+    }
+
+    // what would be posted
+    let key = sanitize::line(&opts.key, 100);
+    let comment_body = body::fit_comment(&format!("{}\n", marker(&key)), &md, &link);
+    let pr = event.pr.clone();
+    let head_sha = pr
+        .as_ref()
+        .map(|p| p.head_sha.clone())
+        .or_else(|| env.sha.clone());
+    let check_name = if key == "evalgate" {
+        "evalgate".to_string()
+    } else {
+        format!("evalgate ({key})")
+    };
+    let concl = conclusion(report, code);
+    let text = CheckText {
+        title: format!(
+            "{}: {}",
+            crate::pipeline::report::markdown::verdict_badge(report.gate.verdict),
+            sanitize::line(&report.gate.summary, 160)
+        ),
+        summary: {
+            let mut s = format!("**{}**\n\n", sanitize::md(&report.gate.summary, 600));
+            for f in &fails {
+                s.push_str(&f.markdown());
+            }
+            body::fit("", &s, "", body::CHECK_TEXT_MAX, |x| x.chars().count())
+        },
+        text: body::fit_check_text(&md),
+    };
+    // a file in the repository, or the config file evalgate reads by default
+    let annotation_path = report
+        .gate
+        .baseline
+        .as_deref()
+        .and_then(sanitize::repo_path)
+        .unwrap_or_else(|| "evalgate.toml".into());
+    let annotations: Vec<Annotation> = plain_fails
+        .into_iter()
+        .map(|(title, message)| Annotation {
+            path: annotation_path.clone(),
+            title,
+            message,
+        })
+        .collect();
+    let new_comment = wants_new_comment(opts.comment, report);
+
+    if env.act && !opts.act_post {
+        // a local run under act: never post (act may have filled in a real token); write what
+        // would be posted, as the options say (no earlier comment exists in a dry run)
+        let batch = |b: &[Annotation]| check_output(&text, b);
+        let check_json = opts.check_run.then(|| {
+            serde_json::to_string_pretty(&json!({
+                "create": {"name": check_name, "head_sha": head_sha, "status": "in_progress"},
+                "complete": {"status": "completed", "conclusion": concl, "output": batch(&[])},
+                "annotation_batches": annotations.chunks(ANNOTATION_BATCH).map(batch).collect::<Vec<_>>(),
+            }))
+            .unwrap_or_default()
+        });
+        let contents = [
+            (new_comment == Some(true)).then_some(comment_body),
+            Some(summary),
+            check_json,
+        ];
+        for (name, content) in DRY_RUN_FILES.into_iter().zip(contents) {
+            let path = event.report_dir.join(name);
+            actions.push(match content {
+                Some(content) => Action::DryRunFile { path, content },
+                None => Action::RemoveStaleFile { path },
+            });
+        }
+        actions.push(Action::Note(format!(
+            "act: dry run, nothing posted; the comment, check run and summary are in {} (set EVALGATE_ACT_POST=true to post)",
+            event.report_dir.display()
+        )));
+        return actions;
+    }
+
+    let (Some(token), Some((owner, repo))) = (opts.token.as_deref(), env.owner_repo()) else {
+        actions.push(Action::Note("no GitHub token or repository: the comment and check run are skipped (the job summary and outputs are written)".into()));
+        return actions;
+    };
+    let mut requests = Vec::new();
+    if let (Some(pr), Some(new)) = (&pr, new_comment) {
+        requests.push(Request::Comment(Comment {
+            pr: pr.number,
+            marker: marker(&key),
+            body: comment_body,
+            new,
+        }));
+    }
+    if let Some(sha) = head_sha.filter(|_| opts.check_run) {
+        requests.push(Request::CheckRun(CheckRun {
+            name: check_name,
+            head_sha: sha,
+            conclusion: concl,
+            output: text,
+            annotation_batches: annotations
+                .chunks(ANNOTATION_BATCH)
+                .map(<[Annotation]>::to_vec)
+                .collect(),
+        }));
+    }
+    actions.push(Action::Post {
+        github: Connection {
+            api_url: env.api_url.clone(),
+            token: token.to_string(),
+            owner,
+            repo,
+            timeout: opts.timeout,
+            deadline: opts.timeout.saturating_mul(super::DEADLINE_FACTOR),
+        },
+        requests,
+    });
+    actions
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,342 @@
+//! The replay server: a stdio MCP server (rmcp) that serves exactly one server's frozen tool
+//! definitions, so a system under test sees the corpus without touching the network.
+//!
+//! `tools/call` answers deterministically, naming the tool and echoing the arguments. For
+//! rug-pull tests it can switch tools to their `after` definitions after the first listing or the
+//! first call and send `notifications/tools/list_changed`, or switch back and forth when told to
+//! by a control file (evalgate's live rug-pull measurement drives it that way, and learns from
+//! the listed file when the client has re-listed).
+
+use crate::infra::mcp;
+use crate::pipeline::dataset::{Corpus, SecurityCorpus};
+use anyhow::{Context, bail};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::sync::Mutex;
+
+/// When a rug-pull switches definitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RugPull {
+    /// Never.
+    Off,
+    /// After the first `tools/list` has been answered.
+    AfterList,
+    /// After the first `tools/call` has been answered.
+    AfterCall,
+}
+
+/// How a replay server names the tools it serves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServedNames {
+    /// The corpus names (`create_branch`).
+    #[default]
+    Bare,
+    /// `<server>__<tool>` (`github__create_branch`), unique across servers.
+    Prefixed,
+}
+
+/// What one replay server serves (also the `--spec` file format).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ReplaySpec {
+    pub server: String,
+    /// Definitions as first served, in order.
+    pub tools: Vec<McpTool>,
+    /// Tool name → the definitions that replace it when the rug is pulled (several = the
+    /// re-listing repeats the name).
+    #[serde(default)]
+    pub changes: BTreeMap<String, Vec<McpTool>>,
+    #[serde(skip, default = "rug_pull_off")]
+    pub rug_pull: RugPull,
+}
+
+fn rug_pull_off() -> RugPull {
+    RugPull::Off
+}
+
+fn definition_from_entry(e: &crate::pipeline::dataset::Entry) -> Value {
+    if let Some(b) = &e.before {
+        return b.clone();
+    }
+    json!({
+        "name": e.tool.clone().unwrap_or_else(|| e.id.clone()),
+        "description": e.description,
+        "inputSchema": e.input_schema.clone().unwrap_or_else(|| json!({"type": "object"})),
+    })
+}
+
+impl ReplaySpec {
+    /// The tools of `server` in the corpus, plus the security entries that name that server.
+    pub fn new(
+        corpus: Option<&Corpus>,
+        security: Option<&SecurityCorpus>,
+        server: &str,
+        rug_pull: RugPull,
+    ) -> anyhow::Result<ReplaySpec> {
+        let mut tools = Vec::new();
+        if let Some(c) = corpus {
+            for t in c.tools.iter().filter(|t| t.server_name() == server) {
+                tools.push(mcp::to_mcp(t)?);
+            }
+        }
+        let mut changes = BTreeMap::new();
+        if let Some(s) = security {
+            for e in s
+                .entries
+                .iter()
+                .filter(|e| e.server.as_deref() == Some(server))
+            {
+                let def: McpTool =
+                    serde_json::from_value(definition_from_entry(e)).with_context(|| {
+                        format!("security entry {}: not an MCP tool definition", e.id)
+                    })?;
+                if let Some(after) = &e.after {
+                    let list: Vec<Value> = match after {
+                        Value::Array(a) => a.clone(),
+                        v => vec![v.clone()],
+                    };
+                    let defs: Vec<McpTool> = list
+                        .into_iter()
+                        .map(|d| {
+                            serde_json::from_value(d).with_context(|| {
+                                format!(
+                                    "security entry {}: `after` is not an MCP tool definition",
+                                    e.id
+                                )
+                            })
+                        })
+                        .collect::<anyhow::Result<_>>()?;
+                    changes.insert(def.name.to_string(), defs);
+                }
+                tools.push(def);
+            }
+        }
+        if tools.is_empty() {
+            bail!(
+                "no tools for server {server:?}: the corpus has no `{server}:...` tool and no security entry names that server"
+            );
+        }
+        let mut seen = std::collections::HashSet::new();
+        for t in &tools {
+            if !seen.insert(t.name.to_string()) {
+                bail!("server {server:?} would list tool {:?} twice", t.name);
+            }
+        }
+        Ok(ReplaySpec {
+            server: server.to_string(),
+            tools,
+            changes,
+            rug_pull,
+        })
+    }
+
+    /// Serves every tool (and every rug-pull replacement) as `<server>__<tool>`.
+    pub fn prefix_names(&mut self) {
+        let prefix = |t: &mut McpTool, server: &str| {
+            t.name = format!("{server}__{}", t.name).into();
+        };
+        for t in &mut self.tools {
+            prefix(t, &self.server);
+        }
+        self.changes = std::mem::take(&mut self.changes)
+            .into_iter()
+            .map(|(name, mut after)| {
+                after.iter_mut().for_each(|t| prefix(t, &self.server));
+                (format!("{}__{name}", self.server), after)
+            })
+            .collect();
+    }
+
+    /// Reads a `--spec` file.
+    pub fn from_file(path: &Path, rug_pull: RugPull) -> anyhow::Result<ReplaySpec> {
+        let text = crate::infra::files::read_to_string(path)
+            .with_context(|| format!("{}: cannot read the replay spec", path.display()))?;
+        let mut spec: ReplaySpec = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{}: not a replay spec (expected {{server, tools: [MCP tool definitions], changes: {{name: [definitions]}}}})",
+                path.display()
+            )
+        })?;
+        spec.rug_pull = rug_pull;
+        Ok(spec)
+    }
+
+    /// The definitions after the rug is pulled.
+    pub fn switched_tools(&self) -> Vec<McpTool> {
+        let mut out = Vec::new();
+        for t in &self.tools {
+            match self.changes.get(t.name.as_ref()) {
+                Some(after) => out.extend(after.iter().cloned()),
+                None => out.push(t.clone()),
+            }
+        }
+        out
+    }
+}
+
+struct State {
+    switched: bool,
+}
+
+/// Where a replay is told to switch and where it tells which definitions it last listed.
+#[derive(Debug, Clone, Default)]
+pub struct Control {
+    pub switch_file: Option<PathBuf>,
+    pub listed_file: Option<PathBuf>,
+}
+
+/// The rmcp handler.
+#[derive(Clone)]
+pub struct Replay {
+    spec: Arc<ReplaySpec>,
+    switched_tools: Arc<Vec<McpTool>>,
+    state: Arc<Mutex<State>>,
+    control: Arc<Control>,
+}
+
+fn wants_after(path: &Path) -> bool {
+    crate::infra::files::read_to_string(path).is_ok_and(|t| t.trim() == "after")
+}
+
+impl Replay {
+    pub fn new(spec: ReplaySpec) -> Self {
+        Self::with_control(spec, Control::default())
+    }
+
+    pub fn with_control(spec: ReplaySpec, control: Control) -> Self {
+        let switched_tools = Arc::new(spec.switched_tools());
+        let switched = control.switch_file.as_deref().is_some_and(wants_after);
+        Replay {
+            spec: Arc::new(spec),
+            switched_tools,
+            state: Arc::new(Mutex::new(State { switched })),
+            control: Arc::new(control),
+        }
+    }
+
+    /// Follows the switch file until the client goes away: each change of state switches the
+    /// definitions and sends list_changed.
+    async fn follow_switch_file(self, peer: rmcp::Peer<RoleServer>) {
+        let Some(path) = self.control.switch_file.clone() else {
+            return;
+        };
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let want = wants_after(&path);
+            let mut st = self.state.lock().await;
+            if st.switched != want {
+                st.switched = want;
+                drop(st);
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Switches to the `after` definitions and notifies the client (once).
+    async fn pull_rug(&self, ctx: &RequestContext<RoleServer>) {
+        let mut st = self.state.lock().await;
+        if st.switched || self.spec.changes.is_empty() {
+            return;
+        }
+        st.switched = true;
+        drop(st);
+        let peer = ctx.peer.clone();
+        tokio::spawn(async move {
+            let _ = peer.notify_tool_list_changed().await;
+        });
+    }
+}
+
+impl ServerHandler for Replay {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            format!("evalgate-replay/{}", self.spec.server),
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let switched = self.state.lock().await.switched;
+        let tools = if switched {
+            self.switched_tools.as_ref().clone()
+        } else {
+            self.spec.tools.clone()
+        };
+        if let Some(p) = &self.control.listed_file {
+            let _ =
+                crate::infra::files::write_atomic(p, if switched { b"after" } else { b"before" });
+        }
+        if self.spec.rug_pull == RugPull::AfterList {
+            self.pull_rug(&ctx).await;
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let switched = self.state.lock().await.switched;
+        let current: &[McpTool] = if switched {
+            &self.switched_tools
+        } else {
+            &self.spec.tools
+        };
+        if !current.iter().any(|t| t.name == request.name) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool {:?} on replay server {:?}",
+                    request.name, self.spec.server
+                ),
+                None,
+            ));
+        }
+        let args = request
+            .arguments
+            .clone()
+            .map(Value::Object)
+            .unwrap_or_else(|| json!({}));
+        let payload = json!({"replayed": true, "server": self.spec.server, "tool": request.name, "arguments": args});
+        if self.spec.rug_pull == RugPull::AfterCall {
+            self.pull_rug(&ctx).await;
+        }
+        Ok(CallToolResult::structured(payload).into())
+    }
+}
+
+/// Serves on stdin/stdout until the client goes away.
+pub async fn serve_stdio(spec: ReplaySpec, control: Control) -> anyhow::Result<()> {
+    let replay = Replay::with_control(spec, control);
+    let service = replay
+        .clone()
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("replay: MCP initialize failed")?;
+    tokio::spawn(replay.follow_switch_file(service.peer().clone()));
+    service
+        .waiting()
+        .await
+        .context("replay: server task failed")?;
+    Ok(())
+}

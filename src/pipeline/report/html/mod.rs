@@ -1,0 +1,281 @@
+//! `report.html`: one self-contained page (no scripts, no network: a CSP forbids both).
+//! minijinja auto-escapes every value because the template name ends in `.html`; the `clip`
+//! filter also makes invisible characters visible and caps lengths.
+//!
+//! The charts are inline SVG built here from numbers. Dataset text reaches them only through
+//! [`data`] (visible, clipped, then escaped with minijinja's own HTML escaper), and only as the
+//! text of `<title>`/`<desc>`/`<text>` elements or an `aria-label`: never as markup, an `href`
+//! or a style. Everything else written into the SVG is a number or a literal of this file.
+
+mod charts;
+
+use super::format;
+use super::model::{DetectorReport, Report, RetrievalReport};
+use super::view::View;
+use crate::infra::text::sanitize;
+use crate::pipeline::score::stats::Summary;
+use charts::{SpreadRow, confusion_chart, per_query_chart, spread_chart};
+use minijinja::{Environment, Value, context};
+use std::collections::BTreeMap;
+
+const TEMPLATE: &str = include_str!("../templates/report.html");
+
+fn opt(v: &Value) -> Option<f64> {
+    if v.is_none() || v.is_undefined() {
+        None
+    } else {
+        f64::try_from(v.clone()).ok()
+    }
+}
+
+fn summary(v: &Value) -> Option<crate::pipeline::score::stats::Summary> {
+    if v.is_none() || v.is_undefined() {
+        return None;
+    }
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|j| serde_json::from_value(j).ok())
+}
+
+/// A value the template reads through serde.
+fn serde<T: serde::Serialize>(v: T) -> Value {
+    Value::from(minijinja::value::Serde(v))
+}
+
+/// `report.html`: one self-contained page with charts.
+pub struct Html;
+
+impl super::Exporter for Html {
+    fn file_name(&self) -> Option<&'static str> {
+        Some("report.html")
+    }
+    fn render(&self, report: &Report, view: &View) -> anyhow::Result<String> {
+        render_view(report, view)
+    }
+}
+
+/// `report.html` of `r`.
+pub fn render(r: &Report) -> anyhow::Result<String> {
+    render_view(r, &View::of(r))
+}
+
+/// `report.html` of `r` from its view.
+pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
+    let mut env = Environment::new();
+    env.add_filter("num", |v: Value| format::num(opt(&v)));
+    env.add_filter("delta", |v: Value| format::delta(opt(&v)));
+    env.add_filter("pct", |v: Value| {
+        format!("{:.1}", (opt(&v).unwrap_or(0.0) * 100.0).clamp(0.0, 100.0))
+    });
+    env.add_filter("meanci", |v: Value| format::mean_ci(summary(&v).as_ref()));
+    env.add_filter("clip", |v: Value, n: usize| {
+        let s = v
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string());
+        sanitize::clip(&sanitize::visible(&s), n)
+    });
+    env.add_filter("clip_ends", |v: Value, n: usize| {
+        sanitize::term_ends(v.as_str().unwrap_or_default(), n)
+    });
+    env.add_filter("mark", |v: Value| {
+        match v.as_str() {
+            Some("pass") => super::view::Mark::Pass,
+            Some("fail") => super::view::Mark::Fail,
+            _ => super::view::Mark::NotGated,
+        }
+        .text()
+    });
+    env.add_filter("per_run", |v: Value, runs: usize| {
+        super::view::per_run(u64::try_from(v).unwrap_or(0), runs)
+    });
+    env.add_template("report.html", TEMPLATE)?;
+    let failure_text = r.failure.as_ref().map(|f| f.to_string());
+    let safe = |s: Option<String>| s.map_or(Value::from(()), Value::from_safe_string);
+    let (query_svg, spread_svg) = match &r.retrieval {
+        Some(rr) => (
+            per_query_chart(rr),
+            spread_chart(
+                "spread-retrieval",
+                "Retrieval metrics",
+                rr.runs_completed,
+                &SpreadRow::of(&v.retrieval_rows),
+            ),
+        ),
+        None => (None, None),
+    };
+    // per detector (in the report's order): its view (gate mark, metrics, counts, rows against
+    // the baseline, live rug-pulls) and its charts
+    let detectors: Vec<Value> = r
+        .security
+        .iter()
+        .flat_map(|s| &s.detectors)
+        .zip(&v.detectors)
+        .map(|(d, dv)| {
+            context! {
+                detector => dv.name.clone(),
+                mark => serde(dv.mark),
+                metrics => serde(&dv.metrics),
+                counts => serde(&dv.counts),
+                rows => serde(&dv.against),
+                live => serde(&dv.live),
+                confusion => Value::from_safe_string(confusion_chart(d)),
+                spread => safe(spread_chart(
+                    "spread-detector",
+                    "Detector metrics",
+                    d.runs_completed,
+                    &SpreadRow::of(&dv.all_rows)
+                )),
+            }
+        })
+        .collect();
+    let splits: Vec<Value> = v
+        .splits
+        .iter()
+        .map(|s| {
+            context! {
+                name => s.name.clone(),
+                queries => s.queries,
+                values => format::split_values(s),
+            }
+        })
+        .collect();
+    let html = env.get_template("report.html")?.render(context! {
+        r => Value::from(minijinja::value::Serde(Page::of(r))),
+        headline => &v.headline,
+        failed => &v.failed,
+        retrieval_rows => serde(&v.retrieval_rows),
+        detectors => detectors,
+        splits => splits,
+        regressions => serde(&v.regressions),
+        per_run_note => super::view::per_run_note(r.runs),
+        failure_text => failure_text,
+        query_svg => safe(query_svg),
+        spread_svg => safe(spread_svg),
+    })?;
+    Ok(html)
+}
+
+/// What the template reads: the report without its raw observations. The page never shows
+/// them, and turning them into template values was a third of the render's time (perf, a v1
+/// re-score). The destructuring is exhaustive, so a field added to the model is a compile
+/// error here until the view decides about it.
+#[derive(serde::Serialize)]
+struct Page<'a> {
+    schema_version: u32,
+    evalgate_version: &'a str,
+    command: &'a str,
+    runs: usize,
+    datasets: &'a [super::model::DatasetRef],
+    dataset_profile: &'static str,
+    retrieval: Option<RetrievalView<'a>>,
+    security: Option<SecurityView<'a>>,
+    robustness: &'a Option<crate::pipeline::measure::probes::RobustnessReport>,
+    gate: &'a super::model::GateReport,
+    failure: &'a Option<crate::pipeline::sut::SutError>,
+    warnings: &'a [String],
+}
+
+#[derive(serde::Serialize)]
+struct RetrievalView<'a> {
+    retriever: &'a str,
+    corpus_version: &'a str,
+    golden_version: &'a Option<String>,
+    queries: usize,
+    depth: usize,
+    requested: usize,
+    runs_completed: usize,
+    metrics: &'a BTreeMap<String, Summary>,
+    latency_ms: &'a super::model::Latency,
+    diagnostics: &'a super::model::RetrievalDiagnostics,
+    splits: &'a BTreeMap<String, super::model::SplitSummary>,
+    per_query: &'a [super::model::QueryReport],
+    catalog: Option<String>,
+}
+
+#[derive(serde::Serialize)]
+struct SecurityView<'a> {
+    corpus_version: &'a Option<String>,
+    entries: usize,
+    categories: &'a BTreeMap<crate::pipeline::dataset::Category, usize>,
+    detectors: &'a [DetectorReport],
+}
+
+impl<'a> Page<'a> {
+    fn of(r: &'a Report) -> Page<'a> {
+        let Report {
+            schema_version,
+            evalgate_version,
+            command,
+            runs,
+            datasets,
+            dataset_profile,
+            retrieval,
+            security,
+            robustness,
+            gate,
+            failure,
+            warnings,
+        } = r;
+        Page {
+            schema_version: *schema_version,
+            evalgate_version,
+            command,
+            runs: *runs,
+            datasets,
+            dataset_profile: dataset_profile.as_str(),
+            retrieval: retrieval.as_ref().map(|rr| {
+                let RetrievalReport {
+                    retriever,
+                    corpus_version,
+                    golden_version,
+                    queries,
+                    depth,
+                    requested,
+                    runs_completed,
+                    metrics,
+                    latency_ms,
+                    diagnostics,
+                    splits,
+                    per_query,
+                    catalog,
+                    observations: _,
+                } = rr;
+                RetrievalView {
+                    retriever,
+                    corpus_version,
+                    golden_version,
+                    queries: *queries,
+                    depth: *depth,
+                    requested: *requested,
+                    runs_completed: *runs_completed,
+                    metrics,
+                    latency_ms,
+                    diagnostics,
+                    splits,
+                    per_query,
+                    catalog: catalog.as_ref().map(|c| c.summary()),
+                }
+            }),
+            security: security.as_ref().map(|s| {
+                let super::model::SecurityReport {
+                    corpus_version,
+                    entries,
+                    categories,
+                    detectors,
+                    observations: _,
+                } = s;
+                SecurityView {
+                    corpus_version,
+                    entries: *entries,
+                    categories,
+                    detectors,
+                }
+            }),
+            robustness,
+            gate,
+            failure,
+            warnings,
+        }
+    }
+}

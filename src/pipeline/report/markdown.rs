@@ -1,0 +1,407 @@
+//! `report.md`: the delta table a pull-request reviewer reads. Every dataset string goes
+//! through [`sanitize::md`].
+
+use super::format::{delta, mean_ci, ms, num, splits_line};
+use super::model::*;
+use super::view::{self, CategoryCell, Row, View};
+use crate::infra::text::sanitize::{CELL_MAX, md, md_code, md_ends};
+use std::fmt::Write;
+
+pub fn verdict_badge(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "✅ pass",
+        Verdict::Fail => "❌ fail",
+        Verdict::NoBaseline => "⚪ no baseline (report only)",
+        Verdict::Error => "⚠️ error: system under test failed",
+    }
+}
+
+/// The rows of an "against the baseline" table: `| first | Baseline | Current | Δ | Limit |
+/// Gate |`, `first` being the metric (or the detector and the metric).
+fn baseline_rows(o: &mut String, first: &str, rows: &[Row]) {
+    let _ = writeln!(
+        o,
+        "| {first} | Baseline | Current (mean ± 95% CI) | Δ | Limit | Gate |"
+    );
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|:---|");
+    for row in rows {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} |",
+            row.label,
+            num(row.baseline),
+            mean_ci(row.current.as_ref()),
+            delta(row.delta),
+            if row.limit.is_empty() {
+                "–"
+            } else {
+                &row.limit
+            },
+            row.mark.text()
+        );
+    }
+}
+
+/// `report.md`: the delta table a pull-request reviewer reads.
+pub struct Markdown;
+
+impl super::Exporter for Markdown {
+    fn file_name(&self) -> Option<&'static str> {
+        Some("report.md")
+    }
+    fn render(&self, report: &Report, view: &View) -> anyhow::Result<String> {
+        Ok(render_view(report, view))
+    }
+}
+
+/// `report.md` of `r`.
+pub fn render(r: &Report) -> String {
+    render_view(r, &View::of(r))
+}
+
+/// `report.md` of `r` from its view.
+pub fn render_view(r: &Report, v: &View) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "## evalgate: {}\n", verdict_badge(r.gate.verdict));
+    let _ = writeln!(o, "**{}**\n", md(&v.headline, 600));
+    if v.failed.len() > 1 {
+        for f in &v.failed {
+            let _ = writeln!(o, "- ✗ {}", md(f, 400));
+        }
+        let _ = writeln!(o);
+    }
+    if let Some(f) = &r.failure {
+        let _ = writeln!(
+            o,
+            "> **System under test failed:** {}\n",
+            md_ends(&f.to_string(), 600)
+        );
+    }
+    let base = r
+        .gate
+        .baseline
+        .as_deref()
+        .map_or("none".to_string(), |b| md_code(b, 200));
+    let _ = writeln!(
+        o,
+        "Baseline: {base} · runs: {} · evalgate {} · datasets profile {}\n",
+        r.runs,
+        md(&r.evalgate_version, 40),
+        r.dataset_profile.as_str()
+    );
+    if let Some(rr) = &r.retrieval {
+        let _ = writeln!(
+            o,
+            "### Tool discovery · retriever {} · {} queries · corpus {}\n",
+            md_code(&rr.retriever, 80),
+            rr.queries,
+            md_code(&rr.corpus_version, 80)
+        );
+        baseline_rows(&mut o, "Metric", &v.retrieval_rows);
+        let d = &rr.diagnostics;
+        let runs = rr.runs_completed;
+        let pr = |n: usize| view::per_run(n as u64, runs);
+        let _ = writeln!(
+            o,
+            "\nLatency p50 {} · p95 {} · max {} · off-corpus results {} · duplicates {} · starved queries {} · hard negatives in a top 5: {} · empty answers {}/{}{}{}{}\n",
+            ms(rr.latency_ms.p50),
+            ms(rr.latency_ms.p95),
+            ms(rr.latency_ms.max),
+            pr(d.off_corpus_results),
+            pr(d.duplicate_results),
+            pr(d.starved_queries),
+            pr(d.hard_negatives_in_top_5),
+            pr(d.empty_answers),
+            pr(d.answers),
+            if runs > 1 {
+                " (counts: mean per run)"
+            } else {
+                ""
+            },
+            if r.runs > 1 {
+                format!(
+                    " · answered differently across runs: {}",
+                    d.unstable_queries
+                )
+            } else {
+                String::new()
+            },
+            rr.catalog
+                .as_ref()
+                .map(|c| format!(" · catalog {}", md(&c.summary(), 400)))
+                .unwrap_or_default()
+        );
+        if let Some(line) = splits_line(&v.splits) {
+            let _ = writeln!(o, "{line}\n");
+        }
+    }
+    if let Some(s) = &r.security {
+        let _ = writeln!(o, "### Security detectors · {} entries\n", s.entries);
+        let _ = writeln!(
+            o,
+            "| Detector | Scope | Precision | Recall | F1 | FPR | FPR hard neg. | TP / FP / TN / FN{} | Gate |",
+            view::per_run_note(r.runs)
+        );
+        let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|:---|");
+        for d in &v.detectors {
+            let scope = if d.scope.len() == 4 {
+                "all".to_string()
+            } else {
+                // (categories are dataset text: a corpus may name its own)
+                d.scope
+                    .iter()
+                    .map(|c| category(*c))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let metrics: Vec<String> = d.metrics.iter().map(|m| mean_ci(m.as_ref())).collect();
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {}{} | {} |",
+                md_code(&d.name, 60),
+                md(&scope, 80),
+                metrics.join(" | "),
+                d.counts.join(" / "),
+                if d.not_applicable > 0 {
+                    format!(" (not applicable: {})", d.not_applicable)
+                } else {
+                    String::new()
+                },
+                d.mark.text()
+            );
+        }
+        // every detector's numbers that have a baseline value or a limit
+        let against = v.detector_rows(|d| md_code(d, 60));
+        if !against.is_empty() {
+            let _ = writeln!(o);
+            baseline_rows(&mut o, "Detector metric", &against);
+        }
+        // per-category recall / flag rate, one column per detector
+        let _ = writeln!(
+            o,
+            "\n| Category | Entries | {} |",
+            s.detectors
+                .iter()
+                .map(|d| md(&d.detector, 40))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        let _ = writeln!(o, "|---|---:|{}", "---:|".repeat(s.detectors.len()));
+        for row in &v.categories {
+            let cells: Vec<String> = row
+                .cells
+                .iter()
+                .map(|c| match c {
+                    CategoryCell::OutOfScope => "out of scope".to_string(),
+                    CategoryCell::Rate(rate) => num(*rate),
+                })
+                .collect();
+            let _ = if row.hard_negatives {
+                writeln!(
+                    o,
+                    "| hard negatives like {} (flag rate) | {} | {} |",
+                    category(row.category),
+                    row.entries,
+                    cells.join(" | ")
+                )
+            } else {
+                let what = if row.attack { "recall" } else { "flag rate" };
+                writeln!(
+                    o,
+                    "| {} ({what}) | {} | {} |",
+                    category(row.category),
+                    row.entries,
+                    cells.join(" | ")
+                )
+            };
+        }
+        for d in &v.detectors {
+            let Some(live) = &d.live else { continue };
+            let _ = writeln!(
+                o,
+                "\n**{}**: rug-pulls played live (changed after approval, then put back){}\n",
+                md(&d.name, 40),
+                view::per_run_note(d.runs)
+            );
+            let _ = writeln!(
+                o,
+                "| Category | Played | Reported | Blocked | Restored | Detection rate | Block rate |"
+            );
+            let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|");
+            for c in live {
+                let like = c
+                    .resembles
+                    .map(|r| format!(" like {}", category(r)))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    o,
+                    "| {}{like} | {} | {} | {} | {} | {} | {} |",
+                    category(c.category),
+                    c.played,
+                    c.reported,
+                    c.blocked,
+                    c.restored,
+                    mean_ci(Some(&c.detection_rate)),
+                    mean_ci(Some(&c.block_rate)),
+                );
+            }
+        }
+        let _ = writeln!(o);
+    }
+    if let Some(reg) = &v.regressions {
+        let _ = writeln!(o, "<details><summary>{}</summary>\n", reg.title);
+        let _ = writeln!(o, "| Query | Text | Metric | Baseline | Current | Δ |");
+        let _ = writeln!(o, "|---|---|---|---:|---:|---:|");
+        for q in &reg.rows {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} |",
+                md_code(&q.id, 40),
+                md(&q.query, CELL_MAX),
+                // a name evalgate does not know (a hand-made report.json) stays inert
+                q.label
+                    .map_or_else(|| md_code(&q.metric, 60), str::to_string),
+                num(q.baseline),
+                num(Some(q.current)),
+                delta(q.delta)
+            );
+        }
+        let _ = writeln!(o, "\n</details>\n");
+    }
+    if let Some(rb) = &r.robustness {
+        let _ = writeln!(
+            o,
+            "<details><summary>Robustness probes of {}: {} failed{}{}</summary>\n",
+            md(&rb.system, 60),
+            rb.failed,
+            if rb.survived {
+                ""
+            } else {
+                ", and it did not answer an ordinary query afterwards"
+            },
+            if rb.gated {
+                " (gated)"
+            } else {
+                " (reported, not gated)"
+            }
+        );
+        let _ = writeln!(o, "| Probe | Outcome | Detail |");
+        let _ = writeln!(o, "|---|---|---|");
+        for p in &rb.probes {
+            let mark = match p.outcome {
+                crate::pipeline::measure::probes::ProbeOutcome::Failed => "❌ ",
+                _ => "",
+            };
+            let _ = writeln!(
+                o,
+                "| {} | {mark}{} | {} |",
+                md(&p.what, 80),
+                p.outcome.as_str(),
+                md(&p.detail, CELL_MAX)
+            );
+        }
+        let _ = writeln!(o, "\n</details>\n");
+    }
+    if !r.warnings.is_empty() {
+        let _ = writeln!(
+            o,
+            "<details><summary>Warnings ({})</summary>\n",
+            r.warnings.len()
+        );
+        for w in &r.warnings {
+            let _ = writeln!(o, "- {}", md(w, 400));
+        }
+        let _ = writeln!(o, "\n</details>\n");
+    }
+    let sets: Vec<String> = r
+        .datasets
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} ({} items, sha256 {})",
+                md(&d.kind, 20),
+                md_code(d.version.as_deref().unwrap_or("unversioned"), 60),
+                d.items,
+                md(&crate::infra::text::sanitize::short_hash(&d.sha256, 12), 12)
+            )
+        })
+        .collect();
+    let _ = writeln!(o, "<sub>Datasets: {}</sub>", sets.join(" · "));
+    o
+}
+
+/// A category name for Markdown: spec-065's six as they are, an open one (a name the security
+/// corpus chose: dataset text) neutralised.
+fn category(c: crate::pipeline::dataset::model::Category) -> String {
+    if c.is_known() {
+        c.as_str().to_string()
+    } else {
+        md(c.as_str(), 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A published report.json comes from an untrusted PR's artifact: its free-form fields must
+    /// not break the renderer or reach the comment as markup (found by fuzz/published_report).
+    #[test]
+    fn hostile_report_fields_are_inert_and_never_panic() {
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../../fuzz/fixtures/report_template.json"))
+                .unwrap();
+        v["evalgate_version"] = "<img src=x>".into();
+        v["datasets"][0]["kind"] = "<b>k</b>".into();
+        v["datasets"][0]["sha256"] = "aaaaaaaaaaa\u{e9}".into();
+        v["gate"]["checks"][0]["metric"] = "<img src=y>".into();
+        v["gate"]["checks"][0]["status"] = "fail".into();
+        let r: Report = serde_json::from_value(v).unwrap();
+        let md = render(&r);
+        // the unknown metric name is shown escaped (in the failed checks), never as markup
+        let outside_code: String = md.split('`').step_by(2).collect();
+        assert!(!outside_code.contains("<img"), "{md}");
+        assert!(!outside_code.contains("<b>"), "{md}");
+        assert!(md.contains("- ✗ &lt;img src=y&gt; fell"), "{md}");
+        assert!(md.contains("evalgate &lt;img src=x&gt;"), "{md}");
+    }
+
+    /// A security corpus may name its own categories (open categories): dataset text, printed
+    /// raw in the per-category rows until fuzz/published_report found `<` there (issue 17).
+    #[test]
+    fn open_category_names_are_neutralised_in_every_renderer() {
+        let hostile = "<img src=x onerror=alert(1)> @octocat GH-45 \u{3164}\u{1b}[2J";
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../../fuzz/fixtures/report_template.json"))
+                .unwrap();
+        let d = &mut v["security"]["detectors"][0];
+        d["scope"][0] = hostile.into();
+        d["per_category"][0]["category"] = hostile.into();
+        d["hard_negatives_by_resemblance"][0]["category"] = hostile.into();
+        d["entries"][0]["category"] = hostile.into();
+        let live = &mut v["security"]["detectors"][1]["live"];
+        live["per_category"][0]["category"] = hostile.into();
+        live["per_category"][0]["resembles"] = hostile.into();
+        let r: Report = serde_json::from_value(v).unwrap();
+        let md = render(&r);
+        assert!(
+            md.contains("&lt;img src=x onerror=alert\\(1\\)&gt;"),
+            "{md}"
+        );
+        let html = super::super::html::render(&r).unwrap();
+        assert!(
+            html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+            "{html}"
+        );
+        let term = super::super::terminal::render(&r, false);
+        for (name, out) in [("md", &md), ("html", &html), ("terminal", &term)] {
+            // (`<img` is plain text on a terminal)
+            assert!(name == "terminal" || !out.contains("<img"), "{name}: {out}");
+            assert!(
+                !out.contains('\u{3164}') && !out.contains('\u{1b}'),
+                "{name}: {out}"
+            );
+        }
+        assert!(!md.contains("@octocat") && !md.contains("GH-45"), "{md}");
+    }
+}

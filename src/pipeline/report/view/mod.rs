@@ -1,0 +1,517 @@
+//! What every renderer shows, computed once: the gate's marks, the rows of the "against the
+//! baseline" tables (retrieval and each detector: baseline, current, Δ, limit, gate), the failed
+//! checks in words, and counts as per-run means. Markdown, HTML and the terminal only lay these
+//! out, so a reviewer reads the same numbers and symbols in all three.
+
+use super::model::{
+    Check, CheckKind, CheckStatus, DetectorReport, Direction, GateReport, LiveCategory, Report,
+};
+use crate::infra::text::Text;
+use crate::pipeline::dataset::Category;
+use crate::pipeline::measure::probes::{ProbeOutcome, RobustnessReport};
+use crate::pipeline::score::metrics::{DETECTION_METRICS, Metric, RETRIEVAL_METRICS};
+use crate::pipeline::score::stats::Summary;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Every section's numbers as the renderers show them, computed once per report. The
+/// renderers ([`super::Exporter`]s) only lay these out and escape the text for their format.
+#[derive(Debug, Clone)]
+pub struct View {
+    /// The headline a reviewer reads first ([`headline`]).
+    pub headline: String,
+    /// The failed checks in words ([`failed`]).
+    pub failed: Vec<String>,
+    /// Every retrieval metric against the baseline.
+    pub retrieval_rows: Vec<Row>,
+    /// The golden-set splits on the headline metrics.
+    pub splits: Vec<SplitRow>,
+    /// Every detector, in the report's order.
+    pub detectors: Vec<DetectorView>,
+    /// The per-category table: one row per category (then hard negatives by what they
+    /// resemble), one cell per detector.
+    pub categories: Vec<CategoryRow>,
+    /// The most regressed (or lowest-scoring) queries; `None` when there are none.
+    pub regressions: Option<Regressions>,
+    /// The robustness probes' outcomes, counted.
+    pub probes: Option<ProbeCounts>,
+}
+
+/// One golden-set split on the headline metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SplitRow {
+    pub name: String,
+    pub queries: usize,
+    /// Recall@5, MRR and nDCG@10 ([`SPLIT_METRICS`]).
+    pub values: [Option<f64>; 3],
+}
+
+/// The metrics a split is summed up by.
+pub const SPLIT_METRICS: [Metric; 3] = [Metric::RecallAt5, Metric::Mrr, Metric::NdcgAt10];
+
+/// One detector: its overview row, its rows against the baseline and its live rug-pulls.
+#[derive(Debug, Clone)]
+pub struct DetectorView {
+    pub name: String,
+    /// The attack categories it covers.
+    pub scope: Vec<Category>,
+    /// The outcome of its gated checks.
+    pub mark: Mark,
+    /// Its detection metrics in [`DETECTION_METRICS`] order.
+    pub metrics: Vec<Option<Summary>>,
+    /// TP, FP, TN, FN as per-run means.
+    pub counts: [String; 4],
+    pub not_applicable: usize,
+    /// The metrics with a baseline value or a limit.
+    pub against: Vec<Row>,
+    /// Every metric against the baseline (for the spread chart).
+    pub all_rows: Vec<Row>,
+    /// Rug-pulls played live, per category; `None` when it plays none.
+    pub live: Option<Vec<LiveRow>>,
+    /// Runs completed, for "(mean per run)" notes.
+    pub runs: usize,
+}
+
+/// One category of rug-pulls played live, counts as per-run means.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LiveRow {
+    pub category: Category,
+    pub resembles: Option<Category>,
+    pub played: usize,
+    pub relisted: String,
+    pub reported: String,
+    pub blocked: String,
+    pub restored: String,
+    pub detection_rate: Summary,
+    pub block_rate: Summary,
+}
+
+/// A row of the per-category table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CategoryRow {
+    pub category: Category,
+    /// `None` for a category of the corpus; the category they resemble for hard negatives.
+    pub hard_negatives: bool,
+    /// Attack categories show recall, the others a flag rate.
+    pub attack: bool,
+    pub entries: usize,
+    /// One cell per detector.
+    pub cells: Vec<CategoryCell>,
+}
+
+/// A detector's number for one category.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CategoryCell {
+    /// The mean rate (`None`: the detector has no row for it).
+    Rate(Option<f64>),
+    /// An attack category the detector does not claim to cover.
+    OutOfScope,
+}
+
+/// The queries that regressed most against the baseline, or scored lowest without one.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Regressions {
+    /// `Most regressed queries` or `Lowest-scoring queries`.
+    pub title: &'static str,
+    pub rows: Vec<RegressionRow>,
+}
+
+/// One query of [`Regressions`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RegressionRow {
+    pub id: Text,
+    pub query: Text,
+    /// The metric's key as the report has it, and its label when it is a known metric.
+    pub metric: String,
+    pub label: Option<&'static str>,
+    pub baseline: Option<f64>,
+    pub current: f64,
+    pub delta: Option<f64>,
+}
+
+/// The robustness probes' outcomes, counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeCounts {
+    pub answered: usize,
+    pub refused: usize,
+    pub failed: usize,
+    pub not_applicable: usize,
+}
+
+impl View {
+    /// Computes every section of `r` once.
+    pub fn of(r: &Report) -> View {
+        View {
+            headline: headline(r),
+            failed: failed(r),
+            retrieval_rows: retrieval_rows(r),
+            splits: r.retrieval.as_ref().map_or_else(Vec::new, |rr| {
+                rr.splits
+                    .iter()
+                    .map(|(name, s)| SplitRow {
+                        name: name.clone(),
+                        queries: s.queries,
+                        values: SPLIT_METRICS.map(|m| s.metrics.get(m.key()).copied()),
+                    })
+                    .collect()
+            }),
+            detectors: r
+                .security
+                .iter()
+                .flat_map(|s| &s.detectors)
+                .map(|d| DetectorView::of(r, d))
+                .collect(),
+            categories: category_rows(r),
+            regressions: regressions(&r.gate),
+            probes: r.robustness.as_ref().map(ProbeCounts::of),
+        }
+    }
+}
+
+impl View {
+    /// Every detector's rows against the baseline, each row's label led by the detector's name
+    /// as `name` renders it (code span, terminal text).
+    pub fn detector_rows(&self, name: impl Fn(&str) -> String) -> Vec<Row> {
+        self.detectors
+            .iter()
+            .flat_map(|d| {
+                let shown = name(&d.name);
+                d.against.iter().map(move |row| Row {
+                    label: format!("{shown} {}", row.label),
+                    ..row.clone()
+                })
+            })
+            .collect()
+    }
+}
+
+impl DetectorView {
+    fn of(r: &Report, d: &DetectorReport) -> DetectorView {
+        let all_rows = detector_metric_rows(r, &d.detector);
+        let runs = d.runs_completed;
+        let pr = |n: u64| per_run(n, runs);
+        let c = &d.counts;
+        DetectorView {
+            name: d.detector.clone(),
+            scope: d.scope.clone(),
+            mark: subject_mark(&r.gate, &format!("detector:{}", d.detector)),
+            metrics: DETECTION_METRICS
+                .iter()
+                .map(|m| d.metrics.get(m.key()).cloned())
+                .collect(),
+            counts: [pr(c.tp), pr(c.fp), pr(c.tn), pr(c.fn_)],
+            not_applicable: d.not_applicable,
+            against: all_rows
+                .iter()
+                .filter(|row| row.baseline.is_some() || !row.limit.is_empty())
+                .cloned()
+                .collect(),
+            all_rows,
+            live: d.live.as_ref().map(|l| {
+                l.per_category
+                    .iter()
+                    .map(|c| LiveRow::of(c, runs))
+                    .collect()
+            }),
+            runs,
+        }
+    }
+}
+
+impl LiveRow {
+    fn of(c: &LiveCategory, runs: usize) -> LiveRow {
+        let pr = |n: usize| per_run(n as u64, runs);
+        LiveRow {
+            category: c.category,
+            resembles: c.resembles,
+            played: c.played,
+            relisted: pr(c.relisted),
+            reported: pr(c.reported),
+            blocked: pr(c.blocked),
+            restored: pr(c.restored),
+            detection_rate: c.detection_rate.clone(),
+            block_rate: c.block_rate.clone(),
+        }
+    }
+}
+
+impl ProbeCounts {
+    fn of(rb: &RobustnessReport) -> ProbeCounts {
+        let count = |k| rb.probes.iter().filter(|p| p.outcome == k).count();
+        ProbeCounts {
+            answered: count(ProbeOutcome::Answered),
+            refused: count(ProbeOutcome::Refused),
+            failed: count(ProbeOutcome::Failed),
+            not_applicable: count(ProbeOutcome::NotApplicable),
+        }
+    }
+}
+
+/// The per-category table: every category of the corpus (recall for an attack category, flag
+/// rate otherwise), then the hard negatives by the category they resemble.
+fn category_rows(r: &Report) -> Vec<CategoryRow> {
+    let Some(s) = &r.security else {
+        return Vec::new();
+    };
+    let mut out: Vec<CategoryRow> = s
+        .categories
+        .iter()
+        .map(|(cat, n)| {
+            // an open category is an attack when some detector counts it as one
+            let attack = cat.is_attack() || s.detectors.iter().any(|d| d.scope.contains(cat));
+            CategoryRow {
+                category: *cat,
+                hard_negatives: false,
+                attack,
+                entries: *n,
+                cells: s
+                    .detectors
+                    .iter()
+                    .map(|d| {
+                        if attack && !d.scope.contains(cat) {
+                            return CategoryCell::OutOfScope;
+                        }
+                        CategoryCell::Rate(
+                            d.per_category
+                                .iter()
+                                .find(|c| c.category == *cat)
+                                .and_then(|c| c.rate.mean),
+                        )
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let resembled: BTreeSet<_> = s
+        .detectors
+        .iter()
+        .flat_map(|d| {
+            d.hard_negatives_by_resemblance
+                .iter()
+                .map(|c| (c.category, c.total))
+        })
+        .collect();
+    out.extend(resembled.into_iter().map(|(cat, n)| {
+        CategoryRow {
+            category: cat,
+            hard_negatives: true,
+            attack: false,
+            entries: n,
+            cells: s
+                .detectors
+                .iter()
+                .map(|d| {
+                    CategoryCell::Rate(
+                        d.hard_negatives_by_resemblance
+                            .iter()
+                            .find(|c| c.category == cat)
+                            .and_then(|c| c.rate.mean),
+                    )
+                })
+                .collect(),
+        }
+    }));
+    out
+}
+
+/// The gate's worst queries as a table; `None` when there are none.
+fn regressions(gate: &GateReport) -> Option<Regressions> {
+    if gate.worst_queries.is_empty() {
+        return None;
+    }
+    let regressed = gate.worst_queries.iter().any(|q| q.delta.is_some());
+    Some(Regressions {
+        title: if regressed {
+            "Most regressed queries"
+        } else {
+            "Lowest-scoring queries"
+        },
+        rows: gate
+            .worst_queries
+            .iter()
+            .map(|q| RegressionRow {
+                id: q.id.clone(),
+                query: q.query.clone(),
+                metric: q.metric.clone(),
+                label: Metric::from_key(&q.metric).map(Metric::label),
+                baseline: q.baseline,
+                current: q.current,
+                delta: q.delta,
+            })
+            .collect(),
+    })
+}
+
+/// How a number stands with the gate. One symbol set for every renderer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mark {
+    Pass,
+    Fail,
+    /// Measured and shown, but no limit applies to it.
+    NotGated,
+}
+
+impl Mark {
+    /// The symbol and word shown in a table cell.
+    pub fn text(self) -> &'static str {
+        match self {
+            Mark::Pass => "✓ pass",
+            Mark::Fail => "✗ FAIL",
+            Mark::NotGated => "· not gated",
+        }
+    }
+
+    /// The worst outcome among a number's checks.
+    pub fn of<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Mark {
+        let mut mark = Mark::NotGated;
+        for c in checks {
+            match (c.kind, c.status) {
+                (_, CheckStatus::Fail) => return Mark::Fail,
+                (CheckKind::Info, _) => {}
+                _ => mark = Mark::Pass,
+            }
+        }
+        mark
+    }
+}
+
+/// The mark of a whole subject (`retrieval`, `detector:NAME`).
+pub fn subject_mark(gate: &GateReport, subject: &str) -> Mark {
+    Mark::of(gate.checks.iter().filter(|c| c.subject == subject))
+}
+
+/// One number against the baseline.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    /// The metric's display name (`Recall@5`, `FPR`).
+    pub label: String,
+    pub baseline: Option<f64>,
+    pub current: Option<Summary>,
+    /// current − baseline.
+    pub delta: Option<f64>,
+    /// The limits that apply, in words (`≥ 0.5396`, `≤ 0.090 ceiling`); empty when none does.
+    pub limit: String,
+    pub mark: Mark,
+    /// What a chart marks on the metric's axis: the first check's baseline value and its
+    /// limit when it is gated (a ceiling or a floor comes before the tolerance check).
+    #[serde(skip)]
+    pub chart_baseline: Option<f64>,
+    #[serde(skip)]
+    pub chart_limit: Option<f64>,
+}
+
+/// A limit in words: which side is allowed, and what kind of limit it is.
+fn limit_text(c: &Check) -> Option<String> {
+    let v = c.limit?;
+    match c.kind {
+        CheckKind::Info => None,
+        CheckKind::Tolerance => Some(match c.direction {
+            Direction::Higher => format!("≥ {v:.4}"),
+            Direction::Lower => format!("≤ {v:.4}"),
+        }),
+        CheckKind::Ceiling => Some(format!("≤ {v:.3} ceiling")),
+        CheckKind::Floor => Some(format!("≥ {v:.3} floor")),
+    }
+}
+
+fn rows(
+    gate: &GateReport,
+    subject: &str,
+    keys: &[Metric],
+    metrics: &BTreeMap<String, Summary>,
+) -> Vec<Row> {
+    keys.iter()
+        .map(|m| {
+            let key = m.key();
+            let checks: Vec<&Check> = gate
+                .checks
+                .iter()
+                .filter(|c| c.subject == subject && c.metric == key)
+                .collect();
+            let tol = checks
+                .iter()
+                .find(|c| matches!(c.kind, CheckKind::Tolerance | CheckKind::Info));
+            let baseline = tol.and_then(|c| c.baseline);
+            let limits: Vec<String> = checks.iter().filter_map(|c| limit_text(c)).collect();
+            let first = checks.first();
+            Row {
+                label: m.label().to_string(),
+                baseline,
+                current: metrics.get(key).cloned(),
+                delta: tol.and_then(|c| c.delta),
+                limit: limits.join("; "),
+                mark: Mark::of(checks.iter().copied()),
+                chart_baseline: first.and_then(|c| c.baseline),
+                // an ungated (info) check has no limit worth drawing
+                chart_limit: first
+                    .filter(|c| c.kind != CheckKind::Info)
+                    .and_then(|c| c.limit),
+            }
+        })
+        .collect()
+}
+
+/// Every retrieval metric against the baseline.
+pub fn retrieval_rows(r: &Report) -> Vec<Row> {
+    r.retrieval.as_ref().map_or_else(Vec::new, |rr| {
+        rows(&r.gate, "retrieval", &RETRIEVAL_METRICS, &rr.metrics)
+    })
+}
+
+/// Every detection metric of one detector against the baseline (empty for an unknown detector).
+pub fn detector_metric_rows(r: &Report, detector: &str) -> Vec<Row> {
+    let Some(d) = r
+        .security
+        .as_ref()
+        .and_then(|s| s.detectors.iter().find(|d| d.detector == detector))
+    else {
+        return Vec::new();
+    };
+    rows(
+        &r.gate,
+        &format!("detector:{detector}"),
+        &DETECTION_METRICS,
+        &d.metrics,
+    )
+}
+
+/// The failed checks in words, worst first as the gate found them ("Recall@5 fell 0.5596 →
+/// 0.4091 (−0.151; tolerance 0.020)").
+pub fn failed(r: &Report) -> Vec<String> {
+    r.gate
+        .checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Fail)
+        .map(crate::pipeline::gate::sentence)
+        .collect()
+}
+
+/// The headline a reviewer reads first: the gate's summary in words, or with several failed
+/// checks, how many (each is then listed on its own line).
+pub fn headline(r: &Report) -> String {
+    match failed(r).len() {
+        n if n > 1 && r.gate.verdict == super::model::Verdict::Fail => {
+            format!("gate failed: {n} checks")
+        }
+        _ => r.gate.summary.clone(),
+    }
+}
+
+/// A count summed over `runs` runs as a per-run mean: `12`, `12.4`.
+pub fn per_run(total: impl Into<u64>, runs: usize) -> String {
+    let total: u64 = total.into();
+    if runs <= 1 {
+        return total.to_string();
+    }
+    let mean = total as f64 / runs as f64;
+    let s = format!("{mean:.1}");
+    s.strip_suffix(".0").map_or(s.clone(), str::to_string)
+}
+
+/// "(per run)" after a heading whose counts are per-run means, else nothing.
+pub fn per_run_note(runs: usize) -> &'static str {
+    if runs > 1 { " (mean per run)" } else { "" }
+}
+
+#[cfg(test)]
+mod tests;

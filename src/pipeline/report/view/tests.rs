@@ -1,0 +1,140 @@
+//! The view's unit tests.
+use super::*;
+use crate::pipeline::report::model::fixture;
+
+fn check(kind: CheckKind, status: CheckStatus) -> Check {
+    Check {
+        subject: "retrieval".into(),
+        metric: "recall_at_5".into(),
+        kind,
+        direction: Direction::Higher,
+        baseline: Some(0.5),
+        current: Some(0.4),
+        ci95: None,
+        delta: Some(-0.1),
+        limit: Some(0.48),
+        status,
+        message: String::new(),
+    }
+}
+
+#[test]
+fn a_number_is_marked_by_its_worst_check_and_info_is_not_gated() {
+    let info = check(CheckKind::Info, CheckStatus::Info);
+    let pass = check(CheckKind::Ceiling, CheckStatus::Pass);
+    let fail = check(CheckKind::Tolerance, CheckStatus::Fail);
+    assert_eq!(Mark::of([&info]), Mark::NotGated);
+    assert_eq!(Mark::of([&info, &pass]), Mark::Pass);
+    assert_eq!(Mark::of([&pass, &fail, &info]), Mark::Fail);
+    assert_eq!(limit_text(&info), None);
+    assert_eq!(limit_text(&fail).as_deref(), Some("≥ 0.4800"));
+    assert_eq!(limit_text(&pass).as_deref(), Some("≤ 0.480 ceiling"));
+}
+
+#[test]
+fn counts_are_per_run_means() {
+    assert_eq!(per_run(12u64, 1), "12");
+    assert_eq!(per_run(12u64, 3), "4");
+    assert_eq!(per_run(13u64, 5), "2.6");
+    assert_eq!(per_run(0u64, 5), "0");
+    assert_eq!(per_run_note(1), "");
+}
+
+#[test]
+fn the_view_computes_every_section_once_from_the_report() {
+    let r = fixture();
+    let v = View::of(&r);
+    assert_eq!(v.headline, headline(&r));
+    assert_eq!(v.failed, failed(&r));
+    assert_eq!(v.retrieval_rows.len(), RETRIEVAL_METRICS.len());
+    // splits in the report's order, on Recall@5, MRR and nDCG@10
+    let names: Vec<&str> = v.splits.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["dev", "held_out"]);
+    let dev = &r.retrieval.as_ref().unwrap().splits["dev"];
+    assert_eq!(v.splits[0].values[1], dev.metrics.get("mrr").copied());
+    // detectors: metrics in DETECTION_METRICS order, counts as per-run means over 2 runs
+    let ds = &r.security.as_ref().unwrap().detectors;
+    assert_eq!(v.detectors.len(), ds.len());
+    let d = &v.detectors[0];
+    assert_eq!(d.metrics.len(), DETECTION_METRICS.len());
+    assert_eq!(
+        d.metrics[3].as_ref().and_then(|s| s.mean),
+        ds[0].metrics["fpr"].mean
+    );
+    assert_eq!(d.counts, ["1.5", "0.5", "2.5", "1"]);
+    assert!(d.live.is_none());
+    // the rows against the baseline are the measured rows with a baseline or a limit
+    assert!(
+        d.against
+            .iter()
+            .all(|a| d.all_rows.iter().any(|b| b.label == a.label))
+    );
+    assert!(
+        d.against
+            .iter()
+            .all(|row| row.baseline.is_some() || !row.limit.is_empty())
+    );
+    let live = v.detectors[1].live.as_ref().unwrap();
+    assert_eq!(live[0].category, Category::RugPull);
+    assert_eq!(
+        (live[0].relisted.as_str(), live[0].reported.as_str()),
+        ("1", "0.5")
+    );
+    // the corpus's three categories, then the hard negatives resembling tool poisoning
+    let rows: Vec<(Category, bool)> = v
+        .categories
+        .iter()
+        .map(|c| (c.category, c.hard_negatives))
+        .collect();
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows[3], (Category::ToolPoisoning, true));
+    // shadowing is an attack only the second detector covers
+    let shadowing = v
+        .categories
+        .iter()
+        .find(|c| c.category == Category::Shadowing)
+        .unwrap();
+    assert!(shadowing.attack);
+    assert_eq!(shadowing.cells[0], CategoryCell::OutOfScope);
+    assert!(matches!(shadowing.cells[1], CategoryCell::Rate(_)));
+    // one query dropped against the baseline: the table says "regressed"
+    let reg = v.regressions.as_ref().unwrap();
+    assert_eq!(reg.title, "Most regressed queries");
+    assert_eq!(reg.rows.len(), r.gate.worst_queries.len());
+    assert_eq!(reg.rows[0].label, Some("nDCG@10"));
+    assert_eq!(
+        v.probes
+            .map(|p| p.answered + p.refused + p.failed + p.not_applicable),
+        r.robustness.as_ref().map(|rb| rb.probes.len())
+    );
+}
+
+#[test]
+fn without_a_per_query_baseline_the_queries_are_the_lowest_scoring_and_unknown_metrics_have_no_label()
+ {
+    let mut r = fixture();
+    for q in &mut r.gate.worst_queries {
+        q.delta = None;
+        q.metric = "not_a_metric".into();
+    }
+    let reg = View::of(&r).regressions.unwrap();
+    assert_eq!(reg.title, "Lowest-scoring queries");
+    assert!(reg.rows.iter().all(|q| q.label.is_none()));
+    r.gate.worst_queries.clear();
+    assert!(View::of(&r).regressions.is_none());
+}
+
+#[test]
+fn a_detectors_rows_are_led_by_its_name() {
+    let r = fixture();
+    let v = View::of(&r);
+    let rows = v.detector_rows(|d| format!("<{d}>"));
+    let want: usize = v.detectors.iter().map(|d| d.against.len()).sum();
+    assert_eq!(rows.len(), want);
+    assert!(want > 0);
+    let first = &v.detectors.iter().find(|d| !d.against.is_empty()).unwrap();
+    assert_eq!(
+        rows[0].label,
+        format!("<{}> {}", first.name, first.against[0].label)
+    );
+}

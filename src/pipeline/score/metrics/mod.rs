@@ -1,0 +1,507 @@
+//! Retrieval and detection metrics as pure functions (normative: shared/reference/metrics.md,
+//! restated in docs/metrics.md). No I/O, no clocks.
+
+use crate::infra::text::Text;
+use crate::pipeline::dataset::Label;
+use std::collections::HashMap;
+
+/// The cut-offs of Recall@k.
+pub const KS: [usize; 4] = [1, 3, 5, 10];
+/// The ranked list is scored to this depth (the largest k): MRR, nDCG@10 and AP look at the
+/// first `DEPTH` results after filtering.
+pub const DEPTH: usize = 10;
+/// Extra results asked for beyond `DEPTH`, so that dropping off-corpus ids and duplicates does
+/// not starve the list.
+pub const HEADROOM: usize = 10;
+
+/// A ranked list after canonical filtering. The ids borrow from the raw list: filtering
+/// allocates one small vector and copies no text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filtered<'a, S = Text> {
+    /// Corpus ids in the order returned, first occurrence only.
+    pub ids: Vec<&'a S>,
+    /// Results naming a tool that is not in the frozen corpus.
+    pub off_corpus: usize,
+    /// Repeated ids dropped after their first occurrence.
+    pub duplicates: usize,
+}
+
+/// Ids with the position of their first occurrence: the frozen corpus's tool ids, for filtering
+/// ranked lists, and the golden set's query ids.
+///
+/// Filtering looks up every returned id (200,000 of them for 20,000 queries × 10 results), so
+/// the table uses foldhash (seeded per process) rather than SipHash, and repeats are found by
+/// comparing positions rather than text.
+#[derive(Debug, Clone, Default)]
+pub struct IdPositions<'a> {
+    positions: HashMap<&'a str, u32, foldhash::fast::RandomState>,
+}
+
+impl<'a> IdPositions<'a> {
+    /// The position of `id` (its first occurrence), if it is one of the ids.
+    pub fn position(&self, id: &str) -> Option<u32> {
+        self.positions.get(id).copied()
+    }
+}
+
+impl<'a> FromIterator<&'a str> for IdPositions<'a> {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(ids: I) -> Self {
+        let ids = ids.into_iter();
+        let mut positions = HashMap::with_capacity_and_hasher(
+            ids.size_hint().0,
+            foldhash::fast::RandomState::default(),
+        );
+        for (i, id) in ids.enumerate() {
+            positions.entry(id).or_insert(i as u32);
+        }
+        IdPositions { positions }
+    }
+}
+
+/// Drops ids not in `corpus` and repeated ids, keeping the first occurrence.
+pub fn filter_ranked<'a, S: AsRef<str>>(raw: &'a [S], corpus: &IdPositions) -> Filtered<'a, S> {
+    let mut f: Filtered<'a, S> = Filtered {
+        ids: Vec::with_capacity(raw.len()),
+        off_corpus: 0,
+        duplicates: 0,
+    };
+    // the positions kept so far: on the stack for lists of usual length (depth + headroom)
+    let mut small = [0u32; 64];
+    let mut large = Vec::new();
+    let seen: &mut [u32] = if raw.len() <= small.len() {
+        &mut small
+    } else {
+        large.resize(raw.len(), 0);
+        &mut large
+    };
+    let mut kept = 0;
+    for id in raw {
+        match corpus.position(id.as_ref()) {
+            None => f.off_corpus += 1,
+            Some(p) if seen[..kept].contains(&p) => f.duplicates += 1,
+            Some(p) => {
+                seen[kept] = p;
+                kept += 1;
+                f.ids.push(id);
+            }
+        }
+    }
+    f
+}
+
+/// Per-query retrieval metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct QueryScores {
+    pub recall_at_1: f64,
+    pub recall_at_3: f64,
+    pub recall_at_5: f64,
+    pub recall_at_10: f64,
+    pub mrr: f64,
+    pub ndcg_at_10: f64,
+    pub ap: f64,
+}
+
+/// Which way is better for a metric: `higher` (recall, MRR) or `lower` (false-positive rates).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Higher,
+    Lower,
+}
+
+/// Every metric evalgate reports: the retrieval metrics (aggregated over queries) and the
+/// detection metrics (per detector). Reports and baselines key their maps by [`Metric::key`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Metric {
+    RecallAt1,
+    RecallAt3,
+    RecallAt5,
+    RecallAt10,
+    Mrr,
+    NdcgAt10,
+    /// Mean average precision (a single query's value is its AP).
+    Map,
+    Precision,
+    Recall,
+    F1,
+    Fpr,
+    /// FPR over the hard negatives only.
+    FprHardNegative,
+}
+
+impl Metric {
+    /// The retrieval metrics, in report order.
+    pub const RETRIEVAL: [Metric; 7] = [
+        Metric::RecallAt1,
+        Metric::RecallAt3,
+        Metric::RecallAt5,
+        Metric::RecallAt10,
+        Metric::Mrr,
+        Metric::NdcgAt10,
+        Metric::Map,
+    ];
+    /// The detection metrics, in report order.
+    pub const DETECTION: [Metric; 5] = [
+        Metric::Precision,
+        Metric::Recall,
+        Metric::F1,
+        Metric::Fpr,
+        Metric::FprHardNegative,
+    ];
+    /// The retrieval metrics gated by default in a new baseline.
+    pub const DEFAULT_GATED: [Metric; 3] = [Metric::RecallAt5, Metric::Mrr, Metric::NdcgAt10];
+    /// The per-query values a baseline keeps to name the queries that regressed.
+    pub const PER_QUERY_BASELINE: [Metric; 3] = [Metric::RecallAt5, Metric::Mrr, Metric::NdcgAt10];
+
+    /// The key of the metric in report.json and baselines (`recall_at_5`).
+    pub const fn key(self) -> &'static str {
+        match self {
+            Metric::RecallAt1 => "recall_at_1",
+            Metric::RecallAt3 => "recall_at_3",
+            Metric::RecallAt5 => "recall_at_5",
+            Metric::RecallAt10 => "recall_at_10",
+            Metric::Mrr => "mrr",
+            Metric::NdcgAt10 => "ndcg_at_10",
+            Metric::Map => "map",
+            Metric::Precision => "precision",
+            Metric::Recall => "recall",
+            Metric::F1 => "f1",
+            Metric::Fpr => "fpr",
+            Metric::FprHardNegative => "fpr_hard_negative",
+        }
+    }
+
+    /// What the metric is called in reports (`Recall@5`).
+    pub const fn label(self) -> &'static str {
+        match self {
+            Metric::RecallAt1 => "Recall@1",
+            Metric::RecallAt3 => "Recall@3",
+            Metric::RecallAt5 => "Recall@5",
+            Metric::RecallAt10 => "Recall@10",
+            Metric::Mrr => "MRR",
+            Metric::NdcgAt10 => "nDCG@10",
+            Metric::Map => "MAP",
+            Metric::Precision => "Precision",
+            Metric::Recall => "Recall",
+            Metric::F1 => "F1",
+            Metric::Fpr => "FPR",
+            Metric::FprHardNegative => "FPR (hard neg.)",
+        }
+    }
+
+    /// Which way is better: lower for the false-positive rates, higher for everything else.
+    pub const fn direction(self) -> Direction {
+        match self {
+            Metric::Fpr | Metric::FprHardNegative => Direction::Lower,
+            _ => Direction::Higher,
+        }
+    }
+
+    /// The metric with this exact key; `None` for any other string.
+    pub fn from_key(key: &str) -> Option<Metric> {
+        Self::RETRIEVAL
+            .into_iter()
+            .chain(Self::DETECTION)
+            .find(|m| m.key() == key)
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// The retrieval metrics, in report order (see [`Metric::RETRIEVAL`]).
+pub const RETRIEVAL_METRICS: [Metric; 7] = Metric::RETRIEVAL;
+
+/// The display name of a retrieval or detection metric key (`recall_at_5` → `Recall@5`); an
+/// unknown key is its own label.
+pub fn label(key: &str) -> &str {
+    match Metric::from_key(key) {
+        Some(m) => m.label(),
+        None => key,
+    }
+}
+
+impl QueryScores {
+    /// The values in [`RETRIEVAL_METRICS`] order (`map` is the per-query AP).
+    pub fn values(&self) -> [f64; RETRIEVAL_METRICS.len()] {
+        [
+            self.recall_at_1,
+            self.recall_at_3,
+            self.recall_at_5,
+            self.recall_at_10,
+            self.mrr,
+            self.ndcg_at_10,
+            self.ap,
+        ]
+    }
+
+    /// The value of a retrieval metric (`Map` is the per-query AP); `None` for a detection
+    /// metric.
+    pub fn get(&self, m: Metric) -> Option<f64> {
+        Some(match m {
+            Metric::RecallAt1 => self.recall_at_1,
+            Metric::RecallAt3 => self.recall_at_3,
+            Metric::RecallAt5 => self.recall_at_5,
+            Metric::RecallAt10 => self.recall_at_10,
+            Metric::Mrr => self.mrr,
+            Metric::NdcgAt10 => self.ndcg_at_10,
+            Metric::Map => self.ap,
+            _ => return None,
+        })
+    }
+}
+
+/// One query's metrics, averaged over runs. A plain struct rather than a map: 20,000 queries
+/// score without 140,000 key strings. Fields are in the order a sorted map would write them,
+/// so the JSON is the same as a map's.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+pub struct QueryMetrics {
+    /// Average precision of this query (its mean over queries is MAP).
+    pub map: f64,
+    pub mrr: f64,
+    pub ndcg_at_10: f64,
+    pub recall_at_1: f64,
+    pub recall_at_10: f64,
+    pub recall_at_3: f64,
+    pub recall_at_5: f64,
+}
+
+impl QueryMetrics {
+    /// The value of a retrieval metric (`Map` is this query's AP); `None` for a detection metric.
+    pub fn get(&self, m: Metric) -> Option<f64> {
+        Some(match m {
+            Metric::Map => self.map,
+            Metric::Mrr => self.mrr,
+            Metric::NdcgAt10 => self.ndcg_at_10,
+            Metric::RecallAt1 => self.recall_at_1,
+            Metric::RecallAt10 => self.recall_at_10,
+            Metric::RecallAt3 => self.recall_at_3,
+            Metric::RecallAt5 => self.recall_at_5,
+            _ => return None,
+        })
+    }
+
+    /// The mean of several runs' scores of one query.
+    /// From values in `RETRIEVAL_METRICS` order (see [`QueryScores::values`]).
+    pub fn from_values(v: [f64; RETRIEVAL_METRICS.len()]) -> QueryMetrics {
+        let [
+            recall_at_1,
+            recall_at_3,
+            recall_at_5,
+            recall_at_10,
+            mrr,
+            ndcg_at_10,
+            map,
+        ] = v;
+        QueryMetrics {
+            map,
+            mrr,
+            ndcg_at_10,
+            recall_at_1,
+            recall_at_10,
+            recall_at_3,
+            recall_at_5,
+        }
+    }
+}
+
+/// Scores one ranked list (already filtered) against graded labels.
+///
+/// Relevant = relevance >= 1. Relevance-0 labels never count as hits. Only the first
+/// [`DEPTH`] ids are looked at. Panics never; a query without relevant labels scores 0
+/// everywhere (validation rejects such queries before any run). A query has a handful of
+/// labels, so grades are looked up by scanning them: no map is built per query.
+pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryScores {
+    // the first label of a tool id decides its grade (validation rejects repeats)
+    let grade = |id: &str| -> Option<u8> {
+        labels
+            .iter()
+            .find(|l| l.tool_id == id)
+            .map(|l| l.relevance)
+            .filter(|g| *g >= 1)
+    };
+    let relevant = |i: usize, l: &Label| {
+        l.relevance >= 1 && !labels[..i].iter().any(|p| p.tool_id == l.tool_id)
+    };
+    let n_rel = labels
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| relevant(*i, l))
+        .count();
+    if n_rel == 0 {
+        return QueryScores::default();
+    }
+    let list = &ranked[..ranked.len().min(DEPTH)];
+    let mut hits_at = [0usize; DEPTH + 1];
+    let mut mrr = 0.0;
+    let mut dcg = 0.0;
+    let mut hits = 0usize;
+    let mut ap_sum = 0.0;
+    for (i, id) in list.iter().enumerate() {
+        let rank = i + 1;
+        if let Some(g) = grade(id.as_ref()) {
+            if mrr == 0.0 {
+                mrr = 1.0 / rank as f64;
+            }
+            dcg += g as f64 / (rank as f64 + 1.0).log2();
+            hits += 1;
+            ap_sum += hits as f64 / rank as f64;
+        }
+        hits_at[rank] = hits;
+    }
+    hits_at[list.len() + 1..].fill(hits);
+    let recall = |k: usize| hits_at[k.min(DEPTH)] as f64 / n_rel as f64;
+    // the ideal list: the DEPTH highest relevant grades, highest first, kept on the stack
+    let mut top = [0u8; DEPTH];
+    let mut n_top = 0usize;
+    for (i, l) in labels.iter().enumerate() {
+        if !relevant(i, l) {
+            continue;
+        }
+        let at = top[..n_top].iter().position(|g| *g < l.relevance);
+        match at {
+            Some(at) => {
+                let end = n_top.min(DEPTH - 1);
+                top.copy_within(at..end, at + 1);
+                top[at] = l.relevance;
+                n_top = (n_top + 1).min(DEPTH);
+            }
+            None if n_top < DEPTH => {
+                top[n_top] = l.relevance;
+                n_top += 1;
+            }
+            None => {}
+        }
+    }
+    let idcg: f64 = top[..n_top]
+        .iter()
+        .enumerate()
+        .map(|(i, &g)| g as f64 / (i as f64 + 2.0).log2())
+        .sum();
+    QueryScores {
+        recall_at_1: recall(1),
+        recall_at_3: recall(3),
+        recall_at_5: recall(5),
+        recall_at_10: recall(10),
+        mrr,
+        ndcg_at_10: if idcg > 0.0 { dcg / idcg } else { 0.0 },
+        ap: ap_sum / n_rel as f64,
+    }
+}
+
+/// How many relevance-0 (explicitly non-relevant) labels appear in the first `k` results.
+pub fn hard_negatives_in_top<S: AsRef<str>>(labels: &[Label], ranked: &[S], k: usize) -> usize {
+    ranked
+        .iter()
+        .take(k)
+        .filter(|id| {
+            labels
+                .iter()
+                .any(|l| l.relevance == 0 && l.tool_id == id.as_ref())
+        })
+        .count()
+}
+
+/// Counts of one detector over one run (positive = flagged; truth positive = malicious).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+pub struct Confusion {
+    pub tp: u64,
+    pub fp: u64,
+    pub tn: u64,
+    #[serde(rename = "fn")]
+    pub fn_: u64,
+    /// Flagged hard negatives (a subset of `fp`).
+    pub hard_negative_fp: u64,
+    /// Hard negatives not flagged (a subset of `tn`).
+    pub hard_negative_tn: u64,
+}
+
+impl Confusion {
+    pub fn add(&mut self, o: &Confusion) {
+        self.tp += o.tp;
+        self.fp += o.fp;
+        self.tn += o.tn;
+        self.fn_ += o.fn_;
+        self.hard_negative_fp += o.hard_negative_fp;
+        self.hard_negative_tn += o.hard_negative_tn;
+    }
+}
+
+/// A ratio, or `None` when it is 0/0 (undefined, never silently 0).
+pub fn ratio(num: u64, den: u64) -> Option<f64> {
+    (den > 0).then(|| num as f64 / den as f64)
+}
+
+/// Detection metrics of one run. `None` = undefined.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DetectionScores {
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    pub f1: Option<f64>,
+    pub fpr: Option<f64>,
+    pub fpr_hard_negative: Option<f64>,
+}
+
+/// The detection metrics, in report order (see [`Metric::DETECTION`]).
+pub const DETECTION_METRICS: [Metric; 5] = Metric::DETECTION;
+
+impl DetectionScores {
+    /// The value of a detection metric; `None` when undefined or for a retrieval metric.
+    pub fn get(&self, m: Metric) -> Option<f64> {
+        match m {
+            Metric::Precision => self.precision,
+            Metric::Recall => self.recall,
+            Metric::F1 => self.f1,
+            Metric::Fpr => self.fpr,
+            Metric::FprHardNegative => self.fpr_hard_negative,
+            _ => None,
+        }
+    }
+}
+
+/// precision = TP/(TP+FP), recall = TP/(TP+FN), F1 = 2PR/(P+R), FPR = FP/(FP+TN).
+/// F1 is undefined when P or R is; when both are 0 it is 0 (the limit, equal to
+/// 2TP/(2TP+FP+FN)).
+pub fn detection_scores(c: &Confusion) -> DetectionScores {
+    let precision = ratio(c.tp, c.tp + c.fp);
+    let recall = ratio(c.tp, c.tp + c.fn_);
+    let f1 = match (precision, recall) {
+        (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
+        (Some(_), Some(_)) => Some(0.0),
+        _ => None,
+    };
+    DetectionScores {
+        precision,
+        recall,
+        f1,
+        fpr: ratio(c.fp, c.fp + c.tn),
+        fpr_hard_negative: ratio(c.hard_negative_fp, c.hard_negative_fp + c.hard_negative_tn),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,619 @@
+//! Scoring: observations + labels → the retrieval and security sections of the report.
+//! Pure functions over data; the metric definitions live in `metrics`.
+
+pub mod metrics;
+pub mod stats;
+
+use crate::infra::text::Text;
+use crate::pipeline::dataset::{Category, Corpus, Entry, GoldenSet, Truth};
+use crate::pipeline::report::model::*;
+#[cfg(test)]
+use crate::pipeline::score::metrics::Metric;
+use crate::pipeline::score::metrics::{Confusion, DEPTH, DETECTION_METRICS, RETRIEVAL_METRICS};
+use crate::pipeline::score::stats::{Summary, percentile};
+use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Scores recorded search results against the golden set. The observations move into the
+/// report (it keeps them for re-scoring), so nothing is copied to keep them.
+pub fn retrieval(
+    obs: RetrievalObservations,
+    corpus: &Corpus,
+    golden: &GoldenSet,
+) -> RetrievalReport {
+    let corpus_ids: metrics::IdPositions =
+        corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
+    let index: metrics::IdPositions = golden.queries.iter().map(|q| q.id.as_str()).collect();
+    let mut diag = RetrievalDiagnostics::default();
+    // per metric (RETRIEVAL_METRICS order): the mean of each run, None for a run without queries
+    let mut per_run_means: [Vec<Option<f64>>; RETRIEVAL_METRICS.len()] = Default::default();
+    let mut per_query: Vec<QueryRuns> = vec![QueryRuns::default(); golden.queries.len()];
+    let mut latencies = Vec::new();
+    let mut runs_completed = 0;
+    for run in &obs.runs {
+        if run.queries.len() == golden.queries.len() {
+            runs_completed += 1;
+        }
+        let mut sums = [0.0; RETRIEVAL_METRICS.len()];
+        let mut n = 0usize;
+        for qo in &run.queries {
+            let Some(qi) = index.position(&qo.id).map(|i| i as usize) else {
+                continue;
+            };
+            let q = &golden.queries[qi];
+            let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
+            diag.answers += 1;
+            if qo.ranked.is_empty() {
+                diag.empty_answers += 1;
+            }
+            diag.off_corpus_results += f.off_corpus;
+            diag.duplicate_results += f.duplicates;
+            if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
+                diag.starved_queries += 1;
+            }
+            diag.hard_negatives_in_top_5 += metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
+            let s = metrics::score_query(&q.labels, &f.ids).values();
+            for (sum, v) in sums.iter_mut().zip(s) {
+                *sum += v;
+            }
+            n += 1;
+            per_query[qi].add(s, || {
+                f.ids.iter().take(DEPTH).map(|&id| id.clone()).collect()
+            });
+            latencies.push(qo.latency_ms);
+        }
+        for (means, sum) in per_run_means.iter_mut().zip(sums) {
+            means.push((n > 0).then(|| sum / n as f64));
+        }
+    }
+    let metrics = RETRIEVAL_METRICS
+        .iter()
+        .zip(per_run_means)
+        .map(|(m, v)| (m.key().to_string(), Summary::of(v)))
+        .collect();
+    let per_query = golden
+        .queries
+        .iter()
+        .zip(per_query)
+        .filter(|(_, runs)| runs.runs > 0)
+        .map(|(q, runs)| {
+            let n = runs.runs as f64;
+            QueryReport {
+                id: q.id.clone(),
+                query: q.query.clone(),
+                split: q.split.clone(),
+                notes: q.notes.clone(),
+                labels: q
+                    .labels
+                    .iter()
+                    .map(|l| LabelRef {
+                        tool_id: l.tool_id.clone(),
+                        relevance: l.relevance,
+                    })
+                    .collect(),
+                retrieved: runs.retrieved.unwrap_or_default(),
+                metrics: QueryMetrics::from_values(runs.sum.map(|s| s / n)),
+                unstable: runs.unstable,
+            }
+        })
+        .collect::<Vec<QueryReport>>();
+    diag.unstable_queries = per_query.iter().filter(|q| q.unstable).count();
+    let splits = split_summaries(&per_query);
+    RetrievalReport {
+        catalog: None,
+        retriever: obs.system.clone(),
+        corpus_version: corpus.version.clone(),
+        golden_version: golden.version.clone(),
+        queries: golden.queries.len(),
+        depth: DEPTH,
+        requested: obs.requested,
+        runs_completed,
+        metrics,
+        latency_ms: Latency {
+            p50: percentile(&latencies, 50.0),
+            p95: percentile(&latencies, 95.0),
+            max: latencies.iter().copied().reduce(f64::max),
+            mean: (!latencies.is_empty())
+                .then(|| latencies.iter().sum::<f64>() / latencies.len() as f64),
+        },
+        diagnostics: diag,
+        splits,
+        per_query,
+        observations: obs,
+    }
+}
+
+/// One golden query over the runs that answered it, accumulated as the runs come in.
+#[derive(Debug, Clone, Default)]
+struct QueryRuns {
+    runs: usize,
+    /// Per metric (`RETRIEVAL_METRICS` order): the first run's value and the sum over runs.
+    first: [f64; RETRIEVAL_METRICS.len()],
+    sum: [f64; RETRIEVAL_METRICS.len()],
+    /// True when a later run's value differs from the first run's.
+    unstable: bool,
+    /// The first run's filtered top results.
+    retrieved: Option<Vec<Text>>,
+}
+
+impl QueryRuns {
+    fn add(&mut self, values: [f64; RETRIEVAL_METRICS.len()], top: impl FnOnce() -> Vec<Text>) {
+        if self.runs == 0 {
+            self.first = values;
+            self.retrieved = Some(top());
+        } else if values
+            .iter()
+            .zip(self.first)
+            .any(|(v, f)| (v - f).abs() > 1e-12)
+        {
+            self.unstable = true;
+        }
+        for (sum, v) in self.sum.iter_mut().zip(values) {
+            *sum += v;
+        }
+        self.runs += 1;
+    }
+}
+
+/// Per-split means of the per-query metrics; empty unless the golden set marks splits.
+fn split_summaries(per_query: &[QueryReport]) -> BTreeMap<String, SplitSummary> {
+    let mut by: BTreeMap<&str, Vec<&QueryReport>> = BTreeMap::new();
+    for q in per_query {
+        if let Some(s) = &q.split {
+            by.entry(s.as_str()).or_default().push(q);
+        }
+    }
+    by.into_iter()
+        .map(|(split, qs)| {
+            let metrics = RETRIEVAL_METRICS
+                .iter()
+                .map(|&m| {
+                    let sum: f64 = qs.iter().filter_map(|q| q.metrics.get(m)).sum();
+                    (m.key().to_string(), sum / qs.len() as f64)
+                })
+                .collect();
+            (
+                split.to_string(),
+                SplitSummary {
+                    queries: qs.len(),
+                    metrics,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Scores one detector's recorded verdicts against the labels.
+pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport {
+    // no declared scope: every attack category, the open ones of this corpus included (an
+    // open category is an attack where its entries are labelled malicious)
+    let scope: Vec<Category> = obs.scope.clone().unwrap_or_else(|| {
+        let mut all = Category::ATTACKS.to_vec();
+        for e in entries {
+            if e.label == Truth::Malicious && !all.contains(&e.category) {
+                all.push(e.category);
+            }
+        }
+        all
+    });
+    let in_scope = |e: &Entry| e.label == Truth::Benign || scope.contains(&e.category);
+    let mut per_run_counts = Vec::new();
+    let mut per_run_metrics: BTreeMap<&str, Vec<Option<f64>>> = BTreeMap::new();
+    let mut cat_flags: BTreeMap<Category, Vec<usize>> = BTreeMap::new();
+    let mut hn_flags: BTreeMap<Category, Vec<usize>> = BTreeMap::new();
+    let mut entry_flags: HashMap<&str, usize> = HashMap::new();
+    let mut entry_signals: HashMap<&str, BTreeSet<String>> = HashMap::new();
+    // entries the detector said it cannot judge (in any run)
+    let mut not_applicable: BTreeSet<&str> = BTreeSet::new();
+    let cat_totals = count_by(entries.iter().map(|e| e.category));
+    let hn_totals = count_by(
+        entries
+            .iter()
+            .filter_map(|e| e.resembles.filter(|_| e.category == Category::HardNegative)),
+    );
+    for run in &obs.runs {
+        let verdicts: HashMap<&str, &crate::pipeline::sut::Decision> = run
+            .verdicts
+            .iter()
+            .map(|v| (v.entry_id.as_str(), v))
+            .collect();
+        let mut c = Confusion::default();
+        let mut cats: BTreeMap<Category, usize> = BTreeMap::new();
+        let mut hns: BTreeMap<Category, usize> = BTreeMap::new();
+        for e in entries {
+            let Some(v) = verdicts.get(e.id.as_str()) else {
+                continue;
+            };
+            if v.not_applicable {
+                not_applicable.insert(e.id.as_str());
+                continue;
+            }
+            let flagged = v.flagged;
+            if flagged {
+                *entry_flags.entry(e.id.as_str()).or_default() += 1;
+                *cats.entry(e.category).or_default() += 1;
+                if e.category == Category::HardNegative
+                    && let Some(r) = e.resembles
+                {
+                    *hns.entry(r).or_default() += 1;
+                }
+            }
+            entry_signals
+                .entry(e.id.as_str())
+                .or_default()
+                .extend(v.signals.iter().cloned());
+            if !in_scope(e) {
+                continue;
+            }
+            let hn = e.category == Category::HardNegative;
+            match (e.label, flagged) {
+                (Truth::Malicious, true) => c.tp += 1,
+                (Truth::Malicious, false) => c.fn_ += 1,
+                (Truth::Benign, true) => {
+                    c.fp += 1;
+                    c.hard_negative_fp += hn as u64;
+                }
+                (Truth::Benign, false) => {
+                    c.tn += 1;
+                    c.hard_negative_tn += hn as u64;
+                }
+            }
+        }
+        let s = metrics::detection_scores(&c);
+        for m in DETECTION_METRICS {
+            per_run_metrics.entry(m.key()).or_default().push(s.get(m));
+        }
+        for cat in cat_totals.keys() {
+            cat_flags
+                .entry(*cat)
+                .or_default()
+                .push(cats.get(cat).copied().unwrap_or(0));
+        }
+        for cat in hn_totals.keys() {
+            hn_flags
+                .entry(*cat)
+                .or_default()
+                .push(hns.get(cat).copied().unwrap_or(0));
+        }
+        per_run_counts.push(c);
+    }
+    let mut counts = Confusion::default();
+    per_run_counts.iter().for_each(|c| counts.add(c));
+    // per-category rates count only the entries the detector could judge
+    let applicable = || {
+        entries
+            .iter()
+            .filter(|e| !not_applicable.contains(e.id.as_str()))
+    };
+    let applicable_cats = count_by(applicable().map(|e| e.category));
+    let applicable_hns = count_by(
+        applicable().filter_map(|e| e.resembles.filter(|_| e.category == Category::HardNegative)),
+    );
+    let cat_report = |totals: &BTreeMap<Category, usize>,
+                      flags: &BTreeMap<Category, Vec<usize>>|
+     -> Vec<CategoryReport> {
+        totals
+            .iter()
+            .map(|(cat, total)| {
+                let f = flags.get(cat).cloned().unwrap_or_default();
+                CategoryReport {
+                    category: *cat,
+                    total: *total,
+                    flagged: f.iter().sum(),
+                    rate: Summary::of(
+                        f.iter()
+                            .map(|x| metrics::ratio(*x as u64, *total as u64))
+                            .collect(),
+                    ),
+                }
+            })
+            .collect()
+    };
+    let runs = obs.runs.len();
+    let entries_out = entries
+        .iter()
+        .map(|e| {
+            let flagged_runs = entry_flags.get(e.id.as_str()).copied().unwrap_or(0);
+            let majority = runs > 0 && flagged_runs * 2 > runs;
+            let outcome = if not_applicable.contains(e.id.as_str()) {
+                Outcome::NotApplicable
+            } else if !in_scope(e) {
+                Outcome::OutOfScope
+            } else {
+                match (e.label, majority) {
+                    (Truth::Malicious, true) => Outcome::Tp,
+                    (Truth::Malicious, false) => Outcome::Fn,
+                    (Truth::Benign, true) => Outcome::Fp,
+                    (Truth::Benign, false) => Outcome::Tn,
+                }
+            };
+            EntryOutcome {
+                id: e.id.clone(),
+                category: e.category,
+                label: e.label,
+                flagged_runs,
+                signals: entry_signals
+                    .remove(e.id.as_str())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect(),
+                outcome,
+                description: e.description.clone(),
+            }
+        })
+        .collect();
+    DetectorReport {
+        detector: obs.detector.clone(),
+        scope,
+        not_applicable: not_applicable.len(),
+        runs_completed: runs,
+        counts,
+        per_run_counts,
+        metrics: per_run_metrics
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Summary::of(v)))
+            .collect(),
+        per_category: cat_report(&applicable_cats, &cat_flags),
+        hard_negatives_by_resemblance: cat_report(&applicable_hns, &hn_flags),
+        entries: entries_out,
+        live: live(obs, entries),
+    }
+}
+
+/// The live rug-pull section, when the detector played any entry.
+fn live(obs: &DetectorObservations, entries: &[Entry]) -> Option<LiveReport> {
+    let by_id: HashMap<&str, &Entry> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
+    let mut per_entry: BTreeMap<&str, LiveEntry> = BTreeMap::new();
+    type Key = (Category, Option<Category>);
+    // per category and run: [played, relisted, reported, blocked, restored]
+    let mut per_cat: BTreeMap<Key, Vec<[usize; 5]>> = BTreeMap::new();
+    for (r, run) in obs.runs.iter().enumerate() {
+        for v in &run.verdicts {
+            let (Some(o), Some(e)) = (&v.live, by_id.get(v.entry_id.as_str())) else {
+                continue;
+            };
+            let le = per_entry.entry(e.id.as_str()).or_insert_with(|| LiveEntry {
+                id: e.id.clone(),
+                category: e.category,
+                label: e.label,
+                runs: 0,
+                relisted_runs: 0,
+                reported_runs: 0,
+                blocked_runs: 0,
+                restored_runs: 0,
+                baseline_ok_runs: 0,
+                signals: vec![],
+                note: None,
+            });
+            le.runs += 1;
+            le.relisted_runs += o.relisted as usize;
+            le.reported_runs += o.reported as usize;
+            le.blocked_runs += o.blocked as usize;
+            le.restored_runs += o.restored as usize;
+            le.baseline_ok_runs += o.baseline_ok as usize;
+            for s in &o.signals {
+                if !le.signals.contains(s) {
+                    le.signals.push(s.clone());
+                }
+            }
+            if le.note.is_none() {
+                le.note = o.note.clone();
+            }
+            let key = (
+                e.category,
+                e.resembles.filter(|_| e.category == Category::HardNegative),
+            );
+            let runs = per_cat
+                .entry(key)
+                .or_insert_with(|| vec![[0; 5]; obs.runs.len()]);
+            let c = &mut runs[r];
+            c[0] += 1;
+            c[1] += o.relisted as usize;
+            c[2] += o.reported as usize;
+            c[3] += o.blocked as usize;
+            c[4] += o.restored as usize;
+        }
+    }
+    if per_entry.is_empty() {
+        return None;
+    }
+    let rate = |runs: &[[usize; 5]], k: usize| {
+        Summary::of(
+            runs.iter()
+                .filter(|c| c[0] > 0)
+                .map(|c| metrics::ratio(c[k] as u64, c[0] as u64))
+                .collect(),
+        )
+    };
+    let per_category = per_cat
+        .into_iter()
+        .map(|((category, resembles), runs)| LiveCategory {
+            category,
+            resembles,
+            played: runs.iter().map(|c| c[0]).max().unwrap_or(0),
+            relisted: runs.iter().map(|c| c[1]).sum(),
+            reported: runs.iter().map(|c| c[2]).sum(),
+            blocked: runs.iter().map(|c| c[3]).sum(),
+            restored: runs.iter().map(|c| c[4]).sum(),
+            detection_rate: rate(&runs, 2),
+            block_rate: rate(&runs, 3),
+            restore_rate: rate(&runs, 4),
+        })
+        .collect();
+    Some(LiveReport {
+        per_category,
+        entries: per_entry.into_values().collect(),
+    })
+}
+
+fn count_by(it: impl Iterator<Item = Category>) -> BTreeMap<Category, usize> {
+    let mut m = BTreeMap::new();
+    for c in it {
+        *m.entry(c).or_default() += 1;
+    }
+    m
+}
+
+/// The security section for several detectors.
+pub fn security(
+    obs: &[DetectorObservations],
+    corpus: &crate::pipeline::dataset::SecurityCorpus,
+) -> SecurityReport {
+    SecurityReport {
+        corpus_version: corpus.version.clone(),
+        entries: corpus.entries.len(),
+        categories: count_by(corpus.entries.iter().map(|e| e.category)),
+        detectors: obs.iter().map(|o| detector(o, &corpus.entries)).collect(),
+        observations: obs.to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::infra::text::Text;
+    use crate::pipeline::dataset::{DatasetPaths, Datasets, Need, Profile};
+    use crate::pipeline::sut::observe::{DetectorRun, QueryObservation, RetrievalRun};
+
+    fn v0() -> Datasets {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/v0");
+        Datasets::load(
+            &DatasetPaths::in_dir(&dir),
+            Need {
+                retrieval: true,
+                security: true,
+            },
+            Profile::Lenient,
+        )
+        .unwrap()
+    }
+
+    /// Every query answered with its relevant tools, best grade first, then `extra`.
+    fn oracle(golden: &GoldenSet, extra: &[&str]) -> RetrievalRun {
+        RetrievalRun {
+            run: 1,
+            queries: golden
+                .queries
+                .iter()
+                .map(|q| {
+                    let mut labels: Vec<_> = q.labels.iter().filter(|l| l.relevance > 0).collect();
+                    labels.sort_by_key(|l| std::cmp::Reverse(l.relevance));
+                    let mut ranked: Vec<Text> = labels.iter().map(|l| l.tool_id.clone()).collect();
+                    ranked.extend(extra.iter().map(|e| Text::from(*e)));
+                    QueryObservation {
+                        id: q.id.clone(),
+                        ranked,
+                        latency_ms: 1.0,
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    fn mean(r: &RetrievalReport, m: &str) -> f64 {
+        r.metrics[m].mean.unwrap()
+    }
+
+    #[test]
+    fn a_perfect_ranking_scores_one_and_noise_is_dropped_and_counted() {
+        let ds = v0();
+        let (c, g) = (
+            &ds.corpus.as_ref().unwrap().value,
+            &ds.golden.as_ref().unwrap().value,
+        );
+        let obs = RetrievalObservations {
+            system: "oracle".into(),
+            requested: 20,
+            runs: vec![{
+                // after the relevant tools: one id outside the corpus, then the best one again
+                let mut run = oracle(g, &["nowhere:tool"]);
+                for q in &mut run.queries {
+                    let first = q.ranked[0].clone();
+                    q.ranked.push(first);
+                }
+                run
+            }],
+        };
+        let r = retrieval(obs, c, g);
+        for m in ["mrr", "ndcg_at_10", "map", "recall_at_10"] {
+            assert!((mean(&r, m) - 1.0).abs() < 1e-9, "{m} = {}", mean(&r, m));
+        }
+        assert_eq!(r.runs_completed, 1);
+        let n = g.queries.len();
+        assert_eq!(r.diagnostics.off_corpus_results, n);
+        assert_eq!(r.diagnostics.duplicate_results, n);
+        assert_eq!(r.per_query.len(), n);
+    }
+
+    #[test]
+    fn a_removed_tool_drops_its_queries_and_an_incomplete_run_is_not_counted() {
+        let ds = v0();
+        let (c, g) = (
+            &ds.corpus.as_ref().unwrap().value,
+            &ds.golden.as_ref().unwrap().value,
+        );
+        let mut run = oracle(g, &[]);
+        // the first query's relevant tools all vanish from the answers
+        let gone: Vec<Text> = run.queries[0].ranked.clone();
+        for q in &mut run.queries {
+            q.ranked.retain(|id| !gone.contains(id));
+        }
+        let mut short = run.clone();
+        short.run = 2;
+        short.queries.pop();
+        let obs = RetrievalObservations {
+            system: "degraded".into(),
+            requested: 20,
+            runs: vec![run, short],
+        };
+        let r = retrieval(obs, c, g);
+        assert_eq!(
+            r.runs_completed, 1,
+            "a run missing a query is not a complete run"
+        );
+        let first = &r.per_query[0];
+        assert_eq!(first.metrics.get(Metric::RecallAt10), Some(0.0));
+        assert!(mean(&r, "recall_at_10") < 1.0);
+    }
+
+    #[test]
+    fn a_perfect_detector_and_one_that_flags_everything() {
+        let ds = v0();
+        let sec = &ds.security.as_ref().unwrap().value;
+        let run =
+            |flag: &dyn Fn(&crate::pipeline::dataset::model::Entry) -> bool| DetectorObservations {
+                detector: "d".into(),
+                scope: None,
+                runs: vec![DetectorRun {
+                    run: 1,
+                    verdicts: sec
+                        .entries
+                        .iter()
+                        .map(|e| crate::pipeline::sut::Decision {
+                            entry_id: e.id.clone(),
+                            flagged: flag(e),
+                            signals: vec![],
+                            live: None,
+                            not_applicable: false,
+                        })
+                        .collect(),
+                }],
+            };
+        let perfect = detector(&run(&|e| e.label == Truth::Malicious), &sec.entries);
+        let m = |d: &DetectorReport, k: &str| d.metrics[k].mean.unwrap();
+        assert_eq!(
+            (m(&perfect, "precision"), m(&perfect, "recall")),
+            (1.0, 1.0)
+        );
+        assert_eq!(m(&perfect, "fpr"), 0.0);
+        assert_eq!(perfect.counts.fp + perfect.counts.fn_, 0);
+        let noisy = detector(&run(&|_| true), &sec.entries);
+        assert_eq!((m(&noisy, "fpr"), m(&noisy, "recall")), (1.0, 1.0));
+        let benign = sec
+            .entries
+            .iter()
+            .filter(|e| e.label == Truth::Benign)
+            .count();
+        assert_eq!(noisy.counts.fp as usize, benign);
+    }
+}

@@ -1,0 +1,196 @@
+//! `drift`: rug-pull detection by definition fingerprints (the design of the Helio
+//! `on_tool_drift` change). The whole definition is fingerprinted as canonical JSON (object keys
+//! sorted, no whitespace) on first sight (`before`); a later definition (`after`) with another
+//! fingerprint is drift, reported with the aspects that changed. A re-listing that repeats the
+//! name (an `after` array of several definitions) is ambiguous and counts as drift
+//! (aspect `duplicate`), whatever the order.
+
+use super::{Decision, Detector, SutError};
+use crate::pipeline::dataset::{Category, Entry};
+use async_trait::async_trait;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Canonical JSON: keys sorted at every level, compact.
+pub fn canonical_json(v: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(o) => {
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    write(&o[k], out);
+                }
+                out.push('}');
+            }
+            Value::Array(a) => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(x, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut s = String::new();
+    write(v, &mut s);
+    s
+}
+
+/// sha256 of the canonical JSON, hex.
+pub fn fingerprint(v: &Value) -> String {
+    Sha256::digest(canonical_json(v).as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The definition aspects compared one by one; anything else is `other`.
+pub const ASPECTS: [&str; 6] = [
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+];
+
+fn aspect_of(key: &str) -> &str {
+    match key {
+        "input_schema" => "inputSchema",
+        "output_schema" => "outputSchema",
+        k if ASPECTS.contains(&k) => ASPECTS
+            .iter()
+            .find(|a| **a == k)
+            .copied()
+            .unwrap_or("other"),
+        _ => "other",
+    }
+}
+
+/// Which aspects differ between two definitions (canonically compared), sorted.
+pub fn changed_aspects(before: &Value, after: &Value) -> Vec<String> {
+    let empty = serde_json::Map::new();
+    let b = before.as_object().unwrap_or(&empty);
+    let a = after.as_object().unwrap_or(&empty);
+    let mut out: Vec<String> = Vec::new();
+    for k in b.keys().chain(a.keys()) {
+        let same = match (b.get(k), a.get(k)) {
+            (Some(x), Some(y)) => canonical_json(x) == canonical_json(y),
+            _ => false,
+        };
+        if !same {
+            let asp = format!("changed:{}", aspect_of(k));
+            if !out.contains(&asp) {
+                out.push(asp);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The drift verdict for one before/after pair, or `None` when the entry has no definitions.
+pub fn drift_signals(before: &Value, after: &Value) -> Vec<String> {
+    let afters: Vec<&Value> = match after {
+        Value::Array(a) => a.iter().collect(),
+        v => vec![v],
+    };
+    let mut signals = Vec::new();
+    if afters.len() > 1 {
+        signals.push("duplicate".to_string());
+    }
+    let base = fingerprint(before);
+    for a in afters {
+        if fingerprint(a) != base {
+            for s in changed_aspects(before, a) {
+                if !signals.contains(&s) {
+                    signals.push(s);
+                }
+            }
+        }
+    }
+    signals.sort();
+    signals
+}
+
+/// The fingerprint drift detector. It sees only entries that carry `before` and `after`.
+#[derive(Default)]
+pub struct Drift;
+
+#[async_trait]
+impl Detector for Drift {
+    fn name(&self) -> &str {
+        "drift"
+    }
+    fn scope(&self) -> Option<Vec<Category>> {
+        Some(vec![Category::RugPull])
+    }
+    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
+        Ok(entries
+            .iter()
+            .map(|e| {
+                // without both definitions there is nothing to compare: not applicable
+                let (signals, not_applicable) = match (&e.before, &e.after) {
+                    (Some(b), Some(a)) => (drift_signals(b, a), false),
+                    _ => (Vec::new(), true),
+                };
+                Decision {
+                    entry_id: e.id.clone(),
+                    flagged: !signals.is_empty(),
+                    signals,
+                    live: None,
+                    not_applicable,
+                }
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn key_order_is_not_drift() {
+        let a = json!({"name":"t","description":"d","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}}});
+        let b: Value = serde_json::from_str(r#"{"inputSchema":{"properties":{"x":{"type":"string"}},"type":"object"},"description":"d","name":"t"}"#).unwrap();
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        assert!(drift_signals(&a, &b).is_empty());
+    }
+
+    #[test]
+    fn changes_name_their_aspects() {
+        let a = json!({"name":"t","description":"d","annotations":{"readOnlyHint":true}});
+        let b = json!({"name":"t","description":"d","annotations":{"readOnlyHint":false}});
+        assert_eq!(drift_signals(&a, &b), vec!["changed:annotations"]);
+        let c = json!({"name":"t","description":"d2","annotations":{"readOnlyHint":true},"inputSchema":{}});
+        assert_eq!(
+            drift_signals(&a, &c),
+            vec!["changed:description", "changed:inputSchema"]
+        );
+    }
+
+    #[test]
+    fn a_repeated_name_is_drift_in_any_order() {
+        let a = json!({"name":"t","description":"d"});
+        let dup = json!([{"name":"t","description":"d"},{"name":"t","description":"evil"}]);
+        let dup_rev = json!([{"name":"t","description":"evil"},{"name":"t","description":"d"}]);
+        assert!(drift_signals(&a, &dup).contains(&"duplicate".to_string()));
+        assert_eq!(drift_signals(&a, &dup), drift_signals(&a, &dup_rev));
+        // even two identical copies are ambiguous
+        let same_twice = json!([{"name":"t","description":"d"},{"name":"t","description":"d"}]);
+        assert_eq!(drift_signals(&a, &same_twice), vec!["duplicate"]);
+    }
+}

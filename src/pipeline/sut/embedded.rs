@@ -1,0 +1,369 @@
+//! `embedded`: an in-process BM25 retriever over the frozen corpus (tantivy).
+//!
+//! Each tool becomes one document with four text fields, all analysed by tantivy's `en_stem`
+//! analyser (split on non-alphanumerics, lowercase, English Snowball stemming):
+//! - `name`: the bare tool name split into words (`_`, `-`, `.`, camelCase): `readTextFile`,
+//!   `read_text_file` → `read text file`;
+//! - `description`: the tool description;
+//! - `params`: the input parameter names (recursively), split the same way;
+//! - `server`: the server name split into words (users say "on GitHub").
+//!
+//! A query is analysed with the same analyser and scored as a disjunction of per-field term
+//! queries: the sum of BM25 scores (tantivy's k1 = 1.2, b = 0.75) of its distinct terms, each
+//! field with its own length normalisation. Fields are not boosted (all 1.0): boosts were not
+//! tuned on the golden set, and the variants we measured (name 1.5–2.0, params 0–0.5) moved
+//! Recall@5 by under 0.01 on corpus_v0. Ties are broken by tool id so the ranking is
+//! deterministic.
+
+use super::{Ranked, Retriever, SearchRequest, SutError};
+use crate::infra::text::Text;
+use crate::pipeline::dataset::Corpus;
+use async_trait::async_trait;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::time::Instant;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{DocAddress, Index, IndexReader, Term, doc};
+
+/// Field boosts (all 1.0, untuned); see the module documentation.
+pub const BOOST_NAME: f32 = 1.0;
+pub const BOOST_DESCRIPTION: f32 = 1.0;
+pub const BOOST_PARAMS: f32 = 1.0;
+pub const BOOST_SERVER: f32 = 1.0;
+
+/// Splits an identifier into lowercase words: `_`, `-`, `.`, `/`, spaces and camelCase
+/// boundaries (`getHTTPResponse` → `get http response`).
+pub fn split_identifier(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            if !out.ends_with(' ') && !out.is_empty() {
+                out.push(' ');
+            }
+            continue;
+        }
+        if i > 0 && c.is_uppercase() {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            if (prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower))
+                && !out.ends_with(' ')
+                && !out.is_empty()
+            {
+                out.push(' ');
+            }
+        }
+        out.extend(c.to_lowercase());
+    }
+    out.trim_end().to_string()
+}
+
+/// Input parameter names of a JSON Schema, recursively through `properties`, `items` and
+/// combinators, in document order.
+pub fn param_names(schema: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(v: &Value, out: &mut Vec<String>, depth: usize) {
+        if depth > 8 {
+            return;
+        }
+        let Some(o) = v.as_object() else { return };
+        if let Some(Value::Object(props)) = o.get("properties") {
+            for (k, p) in props {
+                out.push(k.clone());
+                walk(p, out, depth + 1);
+            }
+        }
+        if let Some(items) = o.get("items") {
+            walk(items, out, depth + 1);
+        }
+        for key in ["anyOf", "oneOf", "allOf"] {
+            if let Some(Value::Array(a)) = o.get(key) {
+                for s in a {
+                    walk(s, out, depth + 1);
+                }
+            }
+        }
+    }
+    walk(schema, &mut out, 0);
+    out
+}
+
+struct Fields {
+    /// The tool's position in the corpus (a fast field, so a hit names its tool without
+    /// reading a stored document).
+    ord: Field,
+    name: Field,
+    description: Field,
+    params: Field,
+    server: Field,
+}
+
+/// The BM25 retriever.
+pub struct Embedded {
+    name: String,
+    reader: IndexReader,
+    analyzer: std::sync::Mutex<TextAnalyzer>,
+    f: Fields,
+    /// Tool ids in corpus order.
+    ids: Vec<Text>,
+    /// Per segment, per document: the index into `ids`.
+    docs: Vec<Vec<u32>>,
+}
+
+/// The four texts indexed for a tool: its name split into words, its description, its input
+/// parameter names split into words, its server name split into words.
+pub fn field_texts(t: &crate::pipeline::dataset::Tool) -> [String; 4] {
+    let params = t
+        .schema
+        .as_ref()
+        .map(|s| {
+            param_names(&s.value())
+                .iter()
+                .map(|p| split_identifier(p))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    [
+        split_identifier(t.bare_name()),
+        t.description.clone(),
+        params,
+        split_identifier(t.server_name()),
+    ]
+}
+
+impl Embedded {
+    /// Indexes the corpus in RAM.
+    pub fn new(corpus: &Corpus) -> anyhow::Result<Embedded> {
+        let mut sb = Schema::builder();
+        let text = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer("en_stem")
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        );
+        let f = Fields {
+            ord: sb.add_u64_field("ord", FAST),
+            name: sb.add_text_field("name", text.clone()),
+            description: sb.add_text_field("description", text.clone()),
+            params: sb.add_text_field("params", text.clone()),
+            server: sb.add_text_field("server", text),
+        };
+        let index = Index::create_in_ram(sb.build());
+        let mut writer = index.writer_with_num_threads(1, 15_000_000)?;
+        for (ord, t) in corpus.tools.iter().enumerate() {
+            let [name, description, params, server] = field_texts(t);
+            writer.add_document(doc!(
+                f.ord => ord as u64,
+                f.name => name,
+                f.description => description,
+                f.params => params,
+                f.server => server,
+            ))?;
+        }
+        writer.commit()?;
+        let reader = index.reader()?;
+        // the index never changes after this commit: map every document to its tool once
+        let docs = reader
+            .searcher()
+            .segment_readers()
+            .iter()
+            .map(|seg| -> anyhow::Result<Vec<u32>> {
+                let col = seg.fast_fields().u64("ord")?;
+                (0..seg.max_doc())
+                    .map(|d| {
+                        col.first(d)
+                            .map(|o| o as u32)
+                            .ok_or_else(|| anyhow::anyhow!("document {d} has no tool"))
+                    })
+                    .collect()
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let analyzer = index
+            .tokenizers()
+            .get("en_stem")
+            .ok_or_else(|| anyhow::anyhow!("tantivy has no en_stem analyser"))?;
+        Ok(Embedded {
+            name: "embedded".into(),
+            reader,
+            analyzer: std::sync::Mutex::new(analyzer),
+            f,
+            ids: corpus
+                .tools
+                .iter()
+                .map(|t| Text::from(&t.tool_id))
+                .collect(),
+            docs,
+        })
+    }
+
+    fn position(&self, addr: DocAddress) -> anyhow::Result<usize> {
+        self.docs
+            .get(addr.segment_ord as usize)
+            .and_then(|seg| seg.get(addr.doc_id as usize))
+            .map(|&o| o as usize)
+            .ok_or_else(|| anyhow::anyhow!("the index has no document {addr:?}"))
+    }
+
+    /// Renames the system (e.g. for a variant in a comparison).
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    fn terms(&self, text: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut analyzer = self.analyzer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ts = analyzer.token_stream(text);
+        ts.process(&mut |tok| {
+            out.insert(tok.text.clone());
+        });
+        out
+    }
+
+    /// Ranked `(tool_id, score)` pairs, ties broken by tool id.
+    pub fn rank(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(Text, f32)>> {
+        Ok(self
+            .rank_positions(text, limit)?
+            .into_iter()
+            .map(|(i, s)| (self.ids[i].clone(), s))
+            .collect())
+    }
+
+    /// Like [`Embedded::rank`], with each tool as its position in the indexed corpus.
+    pub fn rank_positions(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(usize, f32)>> {
+        let terms = self.terms(text);
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for t in &terms {
+            for (field, boost) in [
+                (self.f.name, BOOST_NAME),
+                (self.f.description, BOOST_DESCRIPTION),
+                (self.f.params, BOOST_PARAMS),
+                (self.f.server, BOOST_SERVER),
+            ] {
+                let q = TermQuery::new(
+                    Term::from_field_text(field, t),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+            }
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        // fetch beyond the limit so that ties at the boundary are broken by id, not doc order
+        let top = searcher.search(&query, &TopDocs::with_limit(limit + 32).order_by_score())?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            out.push((self.position(addr)?, score));
+        }
+        out.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| self.ids[a.0].cmp(&self.ids[b.0]))
+        });
+        out.truncate(limit);
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl Retriever for Embedded {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+        let start = Instant::now();
+        let ids = self
+            .rank(req.text, req.limit)
+            .map_err(|e| SutError::Other {
+                system: self.name.clone(),
+                detail: e.to_string(),
+            })?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        Ok(Ranked {
+            ids,
+            latency: start.elapsed(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::dataset::Tool;
+
+    fn tool(id: &str, desc: &str) -> Tool {
+        Tool {
+            tool_id: id.into(),
+            server: None,
+            tool: None,
+            description: desc.into(),
+            schema: Some(crate::pipeline::dataset::RawJson::from_value(
+                &serde_json::json!({"type":"object","properties":{"filePath":{"type":"string"}}}),
+            )),
+            title: None,
+            annotations: None,
+            output_schema: None,
+            extra: None,
+        }
+    }
+
+    #[test]
+    fn identifiers_split_into_words() {
+        assert_eq!(split_identifier("read_text_file"), "read text file");
+        assert_eq!(split_identifier("readTextFile"), "read text file");
+        assert_eq!(
+            split_identifier("getHTTPResponse-v2"),
+            "get http response v2"
+        );
+        assert_eq!(split_identifier("git.diff"), "git diff");
+        assert_eq!(split_identifier("ALLCAPS"), "allcaps");
+    }
+
+    #[test]
+    fn param_names_are_collected_recursively() {
+        let s = serde_json::json!({"properties":{"a":{"type":"object","properties":{"b":{}}},"c":{"items":{"properties":{"d":{}}}}}});
+        assert_eq!(param_names(&s), vec!["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn bm25_ranks_matching_tools_first_and_breaks_ties_by_id() {
+        let corpus = Corpus {
+            version: "t".into(),
+            generated_from: None,
+            servers: vec![],
+            tools: vec![
+                tool(
+                    "fs:read_text_file",
+                    "Read the complete contents of a file as text.",
+                ),
+                tool(
+                    "web:fetch_url",
+                    "Download a web page and return it as markdown.",
+                ),
+                tool("b:twin", "Identical twin description."),
+                tool("a:twin", "Identical twin description."),
+            ],
+        };
+        let e = Embedded::new(&corpus).unwrap();
+        let r = e.rank("show me the contents of a file", 10).unwrap();
+        assert_eq!(r[0].0, "fs:read_text_file");
+        let r = e.rank("download this web page", 10).unwrap();
+        assert_eq!(r[0].0, "web:fetch_url");
+        let r = e.rank("identical twin", 10).unwrap();
+        assert_eq!(
+            r.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(),
+            vec!["a:twin", "b:twin"]
+        );
+        // camelCase parameter names are searchable as words
+        let r = e.rank("file path", 1).unwrap();
+        assert_eq!(r.len(), 1);
+        assert!(e.rank("   ", 10).unwrap().is_empty());
+    }
+}

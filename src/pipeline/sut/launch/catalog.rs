@@ -1,0 +1,373 @@
+//! The catalog guarantee: before any number, establish that the system under test can see the
+//! whole frozen corpus, and that its answers have stopped changing.
+//!
+//! Signals, by what the system offers:
+//! * `mcpproxy`: its REST API (`/api/v1/servers`, then `/api/v1/tools`), for launched proxies
+//!   of mcpproxy's family (handled in [`super::start`]).
+//! * `tools-list`: the system's own MCP `tools/list`, for proxies that expose upstream tools,
+//!   mapped to `server:tool` ids by a jq filter.
+//! * `search`: a coverage probe through the search itself — every corpus tool is searched by its
+//!   own name and description, round after round, until every tool has appeared in some answer
+//!   and a fixed sample of answers is the same twice in a row. Works for any system.
+//!
+//! A tool that never appears is named (and its server, when none of the server's tools did).
+//! An incomplete catalog is a failure (exit 3) unless the user allows a partial one, in which
+//! case the coverage travels with the report.
+
+use crate::infra::text::Text;
+use crate::pipeline::dataset::Corpus;
+use crate::pipeline::sut::mapping::{IdStyle, Mapper};
+use crate::pipeline::sut::{Retriever, SearchRequest, SutError};
+use futures::StreamExt;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+/// Which signal establishes the catalog (`[sut.catalog] check`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CatalogCheck {
+    /// mcpproxy's REST API for launched proxies in its config format, else the search probe.
+    #[default]
+    Auto,
+    Mcpproxy,
+    ToolsList,
+    Search,
+}
+
+/// What the catalog check established; travels with the report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Coverage {
+    /// `mcpproxy`, `tools-list` or `search`.
+    pub method: String,
+    /// Corpus tools served to the system.
+    pub served: usize,
+    /// Of those, how many the system showed.
+    pub seen: usize,
+    /// Up to 20 tools never shown (`server:tool`).
+    pub missing: Vec<String>,
+    /// Servers none of whose tools were shown.
+    pub missing_servers: Vec<String>,
+    /// Probe rounds (search) or listings (tools-list) until the answer.
+    pub rounds: usize,
+    pub seconds: f64,
+    /// The run was measured although the catalog was incomplete (`allow_partial`).
+    pub partial_allowed: bool,
+}
+
+impl Coverage {
+    pub fn complete(&self) -> bool {
+        self.seen == self.served
+    }
+
+    /// One line: "112/112 tools (search probe, 2 rounds, 1.3 s)".
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "{}/{} tools ({} check, {} round{}, {:.1} s)",
+            self.seen,
+            self.served,
+            self.method,
+            self.rounds,
+            if self.rounds == 1 { "" } else { "s" },
+            self.seconds
+        );
+        if !self.missing_servers.is_empty() {
+            s.push_str(&format!(
+                "; servers never seen: {}",
+                self.missing_servers.join(", ")
+            ));
+        }
+        if !self.complete() && !self.missing.is_empty() {
+            s.push_str(&format!("; e.g. missing {}", self.missing.join(", ")));
+        }
+        s
+    }
+
+    fn new(method: &str, want: &BTreeSet<String>, seen: &BTreeSet<String>) -> Coverage {
+        let missing: Vec<&String> = want.difference(seen).collect();
+        let seen_servers: BTreeSet<&str> = seen.iter().map(|id| server_of(id)).collect();
+        let missing_servers: BTreeSet<&str> = want
+            .iter()
+            .map(|id| server_of(id))
+            .filter(|s| !seen_servers.contains(s))
+            .collect();
+        Coverage {
+            method: method.into(),
+            served: want.len(),
+            seen: want.len() - missing.len(),
+            missing: missing.iter().take(20).map(|s| s.to_string()).collect(),
+            missing_servers: missing_servers.into_iter().map(String::from).collect(),
+            ..Coverage::default()
+        }
+    }
+}
+
+fn server_of(id: &str) -> &str {
+    id.split_once(':').map_or(id, |(s, _)| s)
+}
+
+/// How the check runs.
+#[derive(Debug, Clone)]
+pub struct CheckSpec {
+    pub system: String,
+    /// The whole wait: a cold index gets this long to become complete and stable.
+    pub ready_timeout: Duration,
+    /// Each request.
+    pub request_timeout: Duration,
+    pub concurrency: usize,
+    pub allow_partial: bool,
+    pub quiet: bool,
+}
+
+impl CheckSpec {
+    /// The incomplete-catalog outcome: a named failure, or a partial coverage when allowed.
+    fn verdict(&self, cov: Coverage, why: &str) -> Result<Coverage, SutError> {
+        if cov.complete() {
+            return Ok(cov);
+        }
+        if self.allow_partial {
+            return Ok(Coverage {
+                partial_allowed: true,
+                ..cov
+            });
+        }
+        Err(SutError::Other {
+            system: self.system.clone(),
+            detail: format!(
+                "the system does not show the whole corpus ({why}): {}. Nothing was measured: \
+                 scores over an incomplete catalog would be wrong. A server never seen usually \
+                 did not start (see the system's log); single tools that never appear even \
+                 when searched by their own name and description are either missing or \
+                 unreachable by its search (a router that prunes, a result cap). Set \
+                 [sut.catalog] allow_partial = true to measure anyway, with the coverage \
+                 printed in every report",
+                cov.summary()
+            ),
+        })
+    }
+}
+
+/// How often a long probe round reports its progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// The probe text for a tool: its name and the start of its description.
+pub fn probe_text(name: &str, description: &str) -> String {
+    let words: Vec<&str> = description.split_whitespace().take(24).collect();
+    format!("{name} {}", words.join(" ")).trim().to_string()
+}
+
+/// The coverage probe through the search itself.
+pub async fn by_search(
+    r: &dyn Retriever,
+    corpus: &Corpus,
+    spec: &CheckSpec,
+) -> Result<Coverage, SutError> {
+    let want: BTreeSet<String> = corpus.tools.iter().map(|t| t.tool_id.clone()).collect();
+    let probes: Vec<(String, String)> = corpus
+        .tools
+        .iter()
+        .map(|t| (t.tool_id.clone(), probe_text(t.bare_name(), &t.description)))
+        .collect();
+    // a fixed, spread-out sample whose answers must repeat exactly: the index has settled
+    let step = (probes.len() / 16).max(1);
+    let sample: Vec<usize> = (0..probes.len()).step_by(step).take(16).collect();
+    let limit = crate::pipeline::score::metrics::DEPTH + crate::pipeline::score::metrics::HEADROOM;
+    let start = Instant::now();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut last_sample: Option<Vec<Vec<Text>>> = None;
+    let mut unchanged_since = Instant::now();
+    let mut rounds = 0;
+    let settle = spec.ready_timeout.min(Duration::from_secs(10));
+    loop {
+        rounds += 1;
+        let todo: Vec<usize> = (0..probes.len())
+            .filter(|&i| !seen.contains(&probes[i].0) || sample.contains(&i))
+            .collect();
+        let todo_len = todo.len();
+        let mut answers = futures::stream::iter(todo.into_iter().map(|i| {
+            let (id, text) = &probes[i];
+            async move {
+                let req = SearchRequest {
+                    run: 0,
+                    query_id: id,
+                    text,
+                    limit,
+                };
+                let r = match tokio::time::timeout(spec.request_timeout, r.search(req)).await {
+                    Ok(r) => r.map(|r| r.ids),
+                    Err(_) => Err(SutError::Timeout {
+                        system: spec.system.clone(),
+                        seconds: spec.request_timeout.as_secs_f64(),
+                        context: format!(
+                            "catalog probe for {id} (searching the tool's own name and description)"
+                        ),
+                    }),
+                };
+                (i, r)
+            }
+        }))
+        .buffer_unordered(spec.concurrency.max(1));
+        let before = seen.len();
+        let mut sample_answers = BTreeMap::new();
+        let mut answered = 0;
+        let mut told = Instant::now();
+        // the first failure ends the check at once (the rest of the round is not waited for)
+        while let Some((i, a)) = answers.next().await {
+            let ids = a?;
+            answered += 1;
+            if !spec.quiet && told.elapsed() >= PROGRESS_EVERY {
+                told = Instant::now();
+                eprintln!(
+                    "{}: catalog probe round {rounds}: {answered}/{todo_len} searches, {}/{} tools seen",
+                    spec.system,
+                    seen.len(),
+                    want.len()
+                );
+            }
+            for id in &ids {
+                if want.contains(id.as_str()) {
+                    seen.insert(id.to_string());
+                }
+            }
+            if sample.contains(&i) {
+                sample_answers.insert(i, ids);
+            }
+        }
+        drop(answers);
+        let sample_answers: Vec<Vec<Text>> = sample_answers.into_values().collect();
+        let stable = last_sample.as_ref() == Some(&sample_answers);
+        if seen.len() != before || !stable {
+            unchanged_since = Instant::now();
+        }
+        last_sample = Some(sample_answers);
+        let mut cov = Coverage::new("search", &want, &seen);
+        cov.rounds = rounds;
+        cov.seconds = start.elapsed().as_secs_f64();
+        if !spec.quiet && rounds > 1 && !(cov.complete() && stable) {
+            eprintln!(
+                "{}: catalog probe round {rounds}: {}/{} tools seen{}",
+                spec.system,
+                cov.seen,
+                cov.served,
+                if stable {
+                    ""
+                } else {
+                    ", answers still changing"
+                }
+            );
+        }
+        if cov.complete() && stable {
+            return Ok(cov);
+        }
+        // nothing changed for a while: the index is as complete as it will get (a partial
+        // catalog, even one the user allows, is only accepted once it has stopped growing, so
+        // a slowly warming index is not measured half-built)
+        if stable && unchanged_since.elapsed() >= settle {
+            return spec.verdict(cov, "its answers stopped changing");
+        }
+        // stability needs two rounds, so a round slower than the ready timeout gets a second
+        if rounds >= 2 && start.elapsed() >= spec.ready_timeout {
+            let why = format!(
+                "still {} after {:.0} s",
+                if stable { "incomplete" } else { "changing" },
+                spec.ready_timeout.as_secs_f64()
+            );
+            if !stable && cov.complete() {
+                return Err(SutError::Other {
+                    system: spec.system.clone(),
+                    detail: format!(
+                        "the system's answers to identical probes kept changing for {:.0} s; \
+                         its index never settled, so nothing was measured",
+                        spec.ready_timeout.as_secs_f64()
+                    ),
+                });
+            }
+            return spec.verdict(cov, &why);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// The `tools-list` check: the system's own listing, mapped by `filter` (default `.[] | .name`
+/// with `server:tool` / `server__tool` names), polled until it holds the corpus and repeats.
+pub async fn by_tools_list<F, Fut>(
+    list: F,
+    corpus: &Corpus,
+    filter: Option<&str>,
+    id_style: IdStyle,
+    spec: &CheckSpec,
+) -> Result<Coverage, SutError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Vec<rmcp::model::Tool>>>,
+{
+    let mapper =
+        Mapper::new(filter.unwrap_or(".[] | .name"), id_style).map_err(|e| SutError::Other {
+            system: spec.system.clone(),
+            detail: format!("[sut.catalog] filter: {e}"),
+        })?;
+    let want: BTreeSet<String> = corpus.tools.iter().map(|t| t.tool_id.clone()).collect();
+    let start = Instant::now();
+    let mut last: Option<BTreeSet<String>> = None;
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let tools = list().await.map_err(|e| SutError::Crashed {
+            system: spec.system.clone(),
+            detail: format!("{e:#}"),
+        })?;
+        let v = serde_json::to_value(&tools).unwrap_or_default();
+        let ids: BTreeSet<String> = mapper
+            .outputs(&v)
+            .map_err(|e| SutError::Garbage {
+                system: spec.system.clone(),
+                detail: format!("mapping the tools/list answer: {e}"),
+            })?
+            .iter()
+            .filter_map(|x| crate::pipeline::sut::mapping::normalize_id(x, id_style))
+            .collect();
+        let seen: BTreeSet<String> = ids.intersection(&want).cloned().collect();
+        let stable = last.as_ref() == Some(&ids);
+        let mut cov = Coverage::new("tools-list", &want, &seen);
+        cov.rounds = rounds;
+        cov.seconds = start.elapsed().as_secs_f64();
+        if cov.complete() && stable {
+            return Ok(cov);
+        }
+        if start.elapsed() >= spec.ready_timeout {
+            return spec.verdict(cov, "tools/list after the ready timeout");
+        }
+        last = Some(ids);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coverage_names_missing_servers_and_tools() {
+        let want: BTreeSet<String> = ["a:x", "a:y", "b:z"].map(String::from).into();
+        let seen: BTreeSet<String> = ["a:x"].map(String::from).into();
+        let c = Coverage::new("search", &want, &seen);
+        assert_eq!((c.served, c.seen), (3, 1));
+        assert_eq!(c.missing_servers, vec!["b"]);
+        assert_eq!(c.missing, vec!["a:y", "b:z"]);
+        assert!(!c.complete());
+        assert!(
+            c.summary().contains("servers never seen: b"),
+            "{}",
+            c.summary()
+        );
+    }
+
+    #[test]
+    fn the_probe_text_is_the_name_and_the_start_of_the_description() {
+        let long = "word ".repeat(100);
+        let t = probe_text("create_issue", &long);
+        assert!(t.starts_with("create_issue word"));
+        assert_eq!(t.split_whitespace().count(), 25);
+    }
+}

@@ -1,0 +1,341 @@
+//! Launching the system under test: write a scratch mcpproxy-format config whose upstreams are
+//! evalgate replay servers (one per corpus server), start the proxy, wait until its catalog is
+//! exactly the corpus and its answers are stable, then search it over MCP. The supervisor stops
+//! the whole process tree however the run ends.
+//!
+//! The steps, one module each: [`upstreams`] (what is served, the scratch config),
+//! [`prepare`] (the settings resolved, the scratch directory laid out, setup commands run),
+//! [`start`] (spawn, then hand over a [`Running`] proxy), [`ready`] (the wait for its catalog),
+//! [`catalog`] (the catalog check of a connected system); this module connects the search.
+
+pub mod catalog;
+mod prepare;
+mod ready;
+pub mod spec;
+mod start;
+mod upstreams;
+pub mod writers;
+
+pub use prepare::{ready_timeout, scratch, system_name};
+pub use start::{Plan, Running, start};
+pub use upstreams::{
+    Quarantine, corpus_upstreams, free_port, one_file_per_corpus, proxy_config, random_key,
+    write_server_corpora,
+};
+
+use crate::infra::mcp::Endpoint;
+use crate::infra::process::{Managed, Supervisor};
+use crate::pipeline::dataset::{Corpus, GoldenSet, Loaded};
+use crate::pipeline::sut::kind::SutKind;
+use crate::pipeline::sut::mapping::Mapper;
+use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
+use crate::pipeline::sut::{Ranked, Retriever, SearchRequest, SutError};
+use async_trait::async_trait;
+use catalog::{CatalogCheck, CheckSpec, Coverage};
+use prepare::{prepare, shape};
+use serde_json::Value;
+use spec::{CatalogSpec, LaunchSpec, LaunchTransport};
+use std::time::Duration;
+use writers::ConfigFormat;
+
+/// How long to wait for the catalog by default.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
+/// Lines of the proxy's log quoted in failure messages.
+const LOG_LINES: usize = 20;
+
+/// A launched proxy searched over MCP; keeps its scratch directory and processes alive.
+pub struct Launched {
+    search: McpSearch,
+    /// The proxy process of an `http` launch (a `stdio` one is the search session's child).
+    proxy: Option<Managed>,
+    name: String,
+    coverage: Option<Coverage>,
+    _dir: tempfile::TempDir,
+}
+
+impl Launched {
+    fn exited(&self) -> Option<String> {
+        match &self.proxy {
+            Some(p) => p.try_exited(),
+            None => self.search.exited(),
+        }
+    }
+
+    fn log_tail(&self) -> String {
+        match &self.proxy {
+            Some(p) => format!("\n--- proxy log tail ---\n{}", p.log_tail(LOG_LINES)),
+            None => self.search.story(),
+        }
+    }
+
+    /// Names the cause when the proxy process died under a failed query.
+    fn explain(&self, e: SutError) -> SutError {
+        match self.exited() {
+            Some(status) => SutError::Crashed {
+                system: self.name.clone(),
+                detail: format!(
+                    "the proxy process exited ({status}) during the run: {e}{}",
+                    self.log_tail()
+                ),
+            },
+            None => e,
+        }
+    }
+}
+
+#[async_trait]
+impl Retriever for Launched {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+        // a proxy that dies under a query is reported at once, not after the query's timeout
+        let died = async {
+            loop {
+                if let Some(status) = self.exited() {
+                    return status;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        };
+        let query = req.query_id.to_string();
+        tokio::select! {
+            r = self.search.search(req) => r.map_err(|e| self.explain(e)),
+            status = died => Err(SutError::Crashed {
+                system: self.name.clone(),
+                detail: format!("the proxy process exited ({status}) while answering query {query:?}{}", self.log_tail()),
+            }),
+        }
+    }
+    async fn probe(
+        &self,
+        req: SearchRequest<'_>,
+        extra: &serde_json::Map<String, Value>,
+    ) -> Option<Result<crate::pipeline::sut::ProbeReply, SutError>> {
+        if let Some(status) = self.exited() {
+            return Some(Err(SutError::Crashed {
+                system: self.name.clone(),
+                detail: format!("the proxy process had exited ({status})"),
+            }));
+        }
+        let r = self.search.probe(req, extra).await;
+        r.map(|r| r.map_err(|e| self.explain(e)))
+    }
+    fn sends_limit(&self) -> bool {
+        self.search.sends_limit()
+    }
+    fn coverage(&self) -> Option<Coverage> {
+        self.coverage.clone()
+    }
+}
+
+/// The MCP search of a launched proxy: mcpproxy's `retrieve_tools` for its family, else
+/// `[sut.mcp]` (tool, arguments, filter, or a preset) at the launch's endpoint.
+fn search_spec(s: &LaunchSpec, endpoint: Endpoint) -> Result<McpSearchSpec, SutError> {
+    let name = system_name(s);
+    if s.kind == SutKind::Launch {
+        return McpSearchSpec::from_file(&name, &s.mcp, Some(endpoint)).map_err(|e| {
+            SutError::Other {
+                system: name.clone(),
+                detail: format!("{e:#}"),
+            }
+        });
+    }
+    Ok(McpSearchSpec {
+        name,
+        endpoint,
+        tool: "retrieve_tools".into(),
+        query_arg: "query".into(),
+        limit_arg: Some("limit".into()),
+        extra_args: Default::default(),
+        mapper: Mapper::mcpproxy_retrieve_tools(),
+    })
+}
+
+/// The catalog check for a connected system (`search` or `tools-list`).
+pub async fn check_catalog(
+    s: &CatalogSpec,
+    r: &dyn Retriever,
+    mcp: Option<&McpSearch>,
+    corpus: &Corpus,
+) -> Result<Coverage, SutError> {
+    let spec = CheckSpec {
+        system: r.name().to_string(),
+        ready_timeout: s.ready_timeout.unwrap_or(READY_TIMEOUT),
+        request_timeout: s.request_timeout,
+        concurrency: s.concurrency,
+        allow_partial: s.catalog.allow_partial,
+        quiet: s.quiet,
+    };
+    let c = &s.catalog;
+    let cov = match (c.check.unwrap_or_default(), mcp) {
+        (CatalogCheck::ToolsList, Some(m)) => {
+            catalog::by_tools_list(
+                || m.list_tools(),
+                corpus,
+                c.filter.as_deref(),
+                c.id_style.unwrap_or_default(),
+                &spec,
+            )
+            .await?
+        }
+        (CatalogCheck::ToolsList, None) => {
+            return Err(SutError::Other {
+                system: spec.system,
+                detail: "[sut.catalog] check = \"tools-list\" needs a system reached over MCP"
+                    .into(),
+            });
+        }
+        _ => catalog::by_search(r, corpus, &spec).await?,
+    };
+    if !s.quiet {
+        eprintln!("{}: catalog {}", spec.system, cov.summary());
+    }
+    Ok(cov)
+}
+
+/// Starts the proxy over the corpus, establishes its catalog, and returns it as a retriever.
+pub async fn launch(
+    s: &LaunchSpec,
+    corpus: &Loaded<Corpus>,
+    golden: &GoldenSet,
+    sup: &Supervisor,
+) -> Result<Launched, SutError> {
+    let name = system_name(s);
+    let dir = scratch(&name)?;
+    let corpus_files =
+        write_server_corpora(&corpus.value, &dir.path().join("replay")).map_err(|e| {
+            SutError::Other {
+                system: name.clone(),
+                detail: format!("cannot write the replay corpora: {e}"),
+            }
+        })?;
+    let plan = Plan {
+        upstreams: corpus_upstreams(&corpus_files, s.launch.served_names.unwrap_or_default()),
+        want: corpus
+            .value
+            .tools
+            .iter()
+            .map(|t| t.tool_id.clone())
+            .collect(),
+        quarantine: Quarantine::Off,
+    };
+    let shape = shape(s);
+    let (search, proxy, dir) = match shape.transport {
+        LaunchTransport::Stdio => {
+            let p = prepare(s, &plan, dir.path(), sup, &shape).await?;
+            if !s.check.quiet {
+                eprintln!(
+                    "{name}: starting {} (stdio) over {} replayed server(s)",
+                    p.program.display(),
+                    plan.upstreams.len()
+                );
+            }
+            let endpoint = Endpoint::Stdio {
+                program: p.program.display().to_string(),
+                args: p.args,
+                env: p.env,
+                cwd: Some(p.cwd),
+            };
+            let spec = search_spec(s, endpoint)?;
+            let search = McpSearch::connect(spec, sup, ready_timeout(s, plan.upstreams.len()))
+                .await
+                .map_err(|e| SutError::connect_failed(name.clone(), &e, ""))?;
+            (search, None, dir)
+        }
+        LaunchTransport::Http => {
+            let running = start(s, &plan, dir, sup).await?;
+            let mut headers: Vec<(String, String)> = s
+                .launch
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), running.vars.fill(v)))
+                .collect();
+            if shape.format == ConfigFormat::Mcpproxy {
+                headers.push(("X-API-Key".into(), running.api_key.clone()));
+            }
+            let spec = search_spec(
+                s,
+                Endpoint::Http {
+                    url: running.url.clone(),
+                    headers,
+                },
+            )?;
+            let search = McpSearch::connect(spec, sup, ready_timeout(s, 0))
+                .await
+                .map_err(|e| {
+                    SutError::connect_failed(
+                        name.clone(),
+                        &e,
+                        &format!("\n--- proxy log tail ---\n{}", running.log_tail()),
+                    )
+                })?;
+            (search, Some(running.proxy), running.dir)
+        }
+    };
+    let mut launched = Launched {
+        search,
+        proxy,
+        name: name.clone(),
+        coverage: None,
+        _dir: dir,
+    };
+    launched.coverage = Some(if shape.rest_ready {
+        Coverage {
+            method: "mcpproxy".into(),
+            served: plan.want.len(),
+            seen: plan.want.len(),
+            rounds: 1,
+            ..Coverage::default()
+        }
+    } else {
+        // through the launched retriever, which watches the process while probing
+        check_catalog(&s.check, &launched, Some(&launched.search), &corpus.value)
+            .await
+            .map_err(|e| launched.explain(e))?
+    });
+    settle(s, &launched, golden).await?;
+    Ok(launched)
+}
+
+/// The index may still be settling: probe until two rounds of the first golden queries agree.
+async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Result<(), SutError> {
+    let probes: Vec<&crate::pipeline::dataset::Query> = golden.queries.iter().take(3).collect();
+    let mut previous: Option<Vec<Vec<crate::infra::text::Text>>> = None;
+    for _ in 0..20 {
+        let mut round = Vec::new();
+        for q in &probes {
+            // bounded like every measured query: a proxy that hangs here is named, not waited on
+            let r = tokio::time::timeout(
+                s.check.request_timeout,
+                launched.search(SearchRequest {
+                    run: 0,
+                    query_id: &q.id,
+                    text: &q.query,
+                    limit: crate::pipeline::score::metrics::DEPTH
+                        + crate::pipeline::score::metrics::HEADROOM,
+                }),
+            )
+            .await
+            .map_err(|_| SutError::Timeout {
+                system: launched.name.clone(),
+                seconds: s.check.request_timeout.as_secs_f64(),
+                context: format!(
+                    "stability probe query {:?} before the measured runs{}",
+                    q.id,
+                    launched.log_tail()
+                ),
+            })??;
+            round.push(r.ids);
+        }
+        if previous.as_ref() == Some(&round) {
+            return Ok(());
+        }
+        previous = Some(round);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Err(SutError::Other {
+        system: launched.name.clone(),
+        detail: "search answers did not stabilise after 20 probe rounds".into(),
+    })
+}

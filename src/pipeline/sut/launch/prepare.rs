@@ -1,0 +1,376 @@
+//! Everything a launch does before the proxy starts: the settings resolved into a launch shape,
+//! the scratch directory laid out, the config written, the placeholders known, the setup
+//! commands run.
+
+use super::catalog::CatalogCheck;
+use super::upstreams::{free_port, proxy_config, random_key};
+use super::writers::{self, ConfigFormat, UpstreamCmd, Vars};
+use super::{LOG_LINES, Plan};
+use crate::infra::process::{Spec, Supervisor};
+use crate::pipeline::sut::SutError;
+use crate::pipeline::sut::kind::SutKind;
+use crate::pipeline::sut::launch::spec::{LaunchSpec, LaunchTransport};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The system's display name for a launch.
+pub fn system_name(s: &LaunchSpec) -> String {
+    s.name.clone().unwrap_or_else(|| match s.kind {
+        SutKind::Mcpproxy => "mcpproxy".into(),
+        SutKind::Reference => "reference-proxy".into(),
+        SutKind::Launch => "launched-proxy".into(),
+        _ => "reference-proxy".into(),
+    })
+}
+
+/// How long a launch waits for the catalog (`[sut.launch] ready_timeout`, else 60 s plus one
+/// second per served server: a proxy starts its upstreams at once, and a hundred of them on a
+/// small CI machine take a while).
+pub fn ready_timeout(s: &LaunchSpec, servers: usize) -> Duration {
+    s.check
+        .ready_timeout
+        .unwrap_or(super::READY_TIMEOUT + Duration::from_secs(servers as u64))
+}
+
+/// A fresh scratch directory for one launch.
+pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
+    let dir = tempfile::Builder::new()
+        .prefix("evalgate-launch-")
+        .tempdir()
+        .map_err(|e| SutError::Other {
+            system: name.to_string(),
+            detail: format!("cannot create a scratch directory: {e}"),
+        })?;
+    crate::infra::process::Supervisor::remove_on_signal(dir.path());
+    Ok(dir)
+}
+
+/// What the settings say about the launched proxy, resolved once.
+pub(super) struct LaunchShape {
+    pub(super) format: ConfigFormat,
+    pub(super) transport: LaunchTransport,
+    /// Readiness through mcpproxy's REST API (its family: mcpproxy, the reference proxy, and a
+    /// `launch` proxy in mcpproxy's config format unless another check is chosen).
+    pub(super) rest_ready: bool,
+}
+
+pub(super) fn shape(s: &LaunchSpec) -> LaunchShape {
+    let l = &s.launch;
+    let check = s.check.catalog.check.unwrap_or_default();
+    match s.kind {
+        SutKind::Launch => {
+            let format = l.config_format.unwrap_or_default();
+            LaunchShape {
+                format,
+                transport: l.transport.unwrap_or_default(),
+                rest_ready: l.transport.unwrap_or_default() == LaunchTransport::Http
+                    && (check == CatalogCheck::Mcpproxy
+                        || check == CatalogCheck::Auto && format == ConfigFormat::Mcpproxy),
+            }
+        }
+        _ => LaunchShape {
+            format: ConfigFormat::Mcpproxy,
+            transport: LaunchTransport::Http,
+            rest_ready: true,
+        },
+    }
+}
+
+/// The scratch directory laid out, the config written, the placeholders known, the setup
+/// commands run: everything but the start itself.
+pub(super) struct Prepared {
+    pub(super) program: PathBuf,
+    pub(super) args: Vec<String>,
+    pub(super) env: Vec<(String, String)>,
+    pub(super) cwd: PathBuf,
+    pub(super) vars: Vars,
+    pub(super) listen: String,
+    pub(super) api_key: String,
+}
+
+fn upstream_cmds(plan: &Plan, me: &Path) -> Vec<UpstreamCmd> {
+    plan.upstreams
+        .iter()
+        .map(|(name, args)| UpstreamCmd {
+            name: name.clone(),
+            command: me.display().to_string(),
+            args: args.clone(),
+            env: BTreeMap::new(),
+        })
+        .collect()
+}
+
+pub(super) async fn prepare(
+    s: &LaunchSpec,
+    plan: &Plan,
+    dir: &Path,
+    sup: &Supervisor,
+    shape: &LaunchShape,
+) -> Result<Prepared, SutError> {
+    let name = system_name(s);
+    let fail = |detail: String| SutError::Other {
+        system: name.clone(),
+        detail,
+    };
+    let l = &s.launch;
+    let data_dir = dir.join("data");
+    let home = dir.join("home");
+    for d in [&data_dir, &home] {
+        std::fs::create_dir_all(d)
+            .map_err(|e| fail(format!("cannot create {}: {e}", d.display())))?;
+    }
+    let me = std::env::current_exe()
+        .map_err(|e| fail(format!("cannot find evalgate's own binary: {e}")))?;
+    let port = free_port().map_err(|e| fail(format!("no free loopback port: {e}")))?;
+    let listen = format!("127.0.0.1:{port}");
+    let api_key = random_key();
+    let cfg_path = dir.join(
+        l.config_name
+            .clone()
+            .filter(|_| s.kind == SutKind::Launch)
+            .unwrap_or_else(|| shape.format.default_name().to_string()),
+    );
+    let ups = upstream_cmds(plan, &me);
+    let mut vars = Vars::default();
+    vars.set("config", cfg_path.display().to_string());
+    vars.set("data_dir", data_dir.display().to_string());
+    vars.set("home", home.display().to_string());
+    vars.set("workdir", dir.display().to_string());
+    vars.set("port", port.to_string());
+    vars.set("listen", listen.clone());
+    vars.set("api_key", api_key.clone());
+    vars.set(
+        "servers_json",
+        serde_json::to_string(&writers::servers_map(&ups)).unwrap_or_default(),
+    );
+    let url = vars.fill(l.url.as_deref().unwrap_or("http://{listen}/mcp"));
+    vars.set("url", url);
+
+    let text = match shape.format {
+        ConfigFormat::Mcpproxy => {
+            let mut cfg = proxy_config(
+                &plan.upstreams,
+                &me,
+                &listen,
+                &data_dir,
+                &api_key,
+                plan.quarantine,
+            );
+            for (k, v) in &l.proxy_config {
+                cfg[k] = v.clone();
+            }
+            Some(serde_json::to_string_pretty(&cfg).unwrap_or_default())
+        }
+        ConfigFormat::McpServers | ConfigFormat::Servers => {
+            writers::json_config(shape.format, &ups)
+                .map(|v| serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
+        ConfigFormat::Template => {
+            let t = l.template.as_ref().ok_or_else(|| {
+                fail("[sut.launch] config_format = \"template\" needs template = \"FILE\"".into())
+            })?;
+            let src = crate::infra::files::read_to_string(t)
+                .map_err(|e| fail(format!("{}: cannot read the template: {e}", t.display())))?;
+            Some(writers::render_template(t, &src, &ups, &vars).map_err(fail)?)
+        }
+        ConfigFormat::None => None,
+    };
+    if let Some(text) = text {
+        std::fs::write(&cfg_path, text)
+            .map_err(|e| fail(format!("cannot write {}: {e}", cfg_path.display())))?;
+    }
+
+    let env = proxy_env(&home, &api_key, &l.env, &vars);
+    let cwd = l
+        .cwd
+        .as_deref()
+        .filter(|_| s.kind == SutKind::Launch)
+        .map(|c| vars.path(c))
+        .unwrap_or_else(|| dir.to_path_buf());
+    let (program, args) = proxy_command(s, &me, &vars).map_err(fail)?;
+    if s.kind == SutKind::Launch {
+        run_setup(s, &l.setup, &ups, &vars, &env, &cwd, sup).await?;
+    }
+    Ok(Prepared {
+        program,
+        args,
+        env,
+        cwd,
+        vars,
+        listen,
+        api_key,
+    })
+}
+
+/// The proxy's environment: its API key, a fresh HOME and XDG directories under `home`, then
+/// `extra` (`[sut.launch] env`, placeholders filled).
+fn proxy_env(
+    home: &Path,
+    api_key: &str,
+    extra: &BTreeMap<String, String>,
+    vars: &Vars,
+) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = vec![
+        ("MCPPROXY_API_KEY".into(), api_key.to_string()),
+        // a fresh HOME: no user configuration, cache, keyring or shell profile reaches the
+        // proxy, and nothing it stores survives into the next run. (mcpproxy starts every stdio
+        // upstream through the user's login shell; a profile that did work at login once made a
+        // hundred upstreams miss its initialize deadline.)
+        ("HOME".into(), home.display().to_string()),
+        (
+            "XDG_CONFIG_HOME".into(),
+            home.join(".config").display().to_string(),
+        ),
+        (
+            "XDG_CACHE_HOME".into(),
+            home.join(".cache").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME".into(),
+            home.join(".local/share").display().to_string(),
+        ),
+    ];
+    for (k, v) in extra {
+        env.push((k.clone(), vars.fill(v)));
+    }
+    env
+}
+
+/// The proxy's program and arguments, placeholders filled: mcpproxy's `serve`, a `launch`
+/// proxy's `command`, else evalgate's own reference proxy.
+fn proxy_command(s: &LaunchSpec, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec<String>), String> {
+    Ok(match s.kind {
+        SutKind::Mcpproxy => {
+            let bin = s.mcpproxy_bin.clone().ok_or_else(|| {
+                "--sut mcpproxy needs --mcpproxy-bin PATH (or [sut] mcpproxy_bin)".to_string()
+            })?;
+            let args = [
+                "serve",
+                "--config",
+                "{config}",
+                "--data-dir",
+                "{data_dir}",
+                "--listen",
+                "{listen}",
+                "--log-level",
+                "info",
+            ];
+            (bin, args.iter().map(|a| vars.fill(a)).collect())
+        }
+        SutKind::Launch => {
+            let cmd = s
+                .launch
+                .command
+                .clone()
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| {
+                    "--sut launch needs [sut.launch] command = [...] in evalgate.toml".to_string()
+                })?;
+            (
+                vars.path(&cmd[0]),
+                cmd[1..].iter().map(|a| vars.fill(a)).collect(),
+            )
+        }
+        _ => (
+            me.to_path_buf(),
+            [
+                "proxy",
+                "--mcpproxy-config",
+                "{config}",
+                "--listen",
+                "{listen}",
+            ]
+            .iter()
+            .map(|a| vars.fill(a))
+            .collect(),
+        ),
+    })
+}
+
+/// Runs the `setup` commands (one that names `{server}` once per server), each bounded.
+async fn run_setup(
+    s: &LaunchSpec,
+    setup: &[Vec<String>],
+    ups: &[UpstreamCmd],
+    vars: &Vars,
+    env: &[(String, String)],
+    cwd: &Path,
+    sup: &Supervisor,
+) -> Result<(), SutError> {
+    let name = system_name(s);
+    let limit = ready_timeout(s, ups.len());
+    for cmd in setup.iter().filter(|c| !c.is_empty()) {
+        let per_server = cmd.iter().any(|a| a.contains("{server"));
+        let rounds: Vec<Option<&UpstreamCmd>> = if per_server {
+            ups.iter().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for u in rounds {
+            let mut v = vars.clone();
+            let mut argv = Vec::new();
+            if let Some(u) = u {
+                v.set("server", u.name.clone());
+                v.set("server_command", u.command.clone());
+            }
+            for a in cmd {
+                match u {
+                    Some(u) if a == "{server_args}" => argv.extend(u.args.iter().cloned()),
+                    _ => argv.push(v.fill(a)),
+                }
+            }
+            let mut spec = Spec::new(format!("{name} setup"), &argv[0]);
+            spec.args = argv[1..].to_vec();
+            spec.env = env.to_vec();
+            spec.cwd = Some(cwd.to_path_buf());
+            let child = sup.spawn(spec).map_err(|e| SutError::Other {
+                system: name.clone(),
+                detail: format!("setup command {:?}: {e:#}", argv.join(" ")),
+            })?;
+            let status = child.wait_exit(limit).await;
+            let ok = child.try_exit_status().is_some_and(|st| st.success());
+            if !ok {
+                let tail = child.log_tail(LOG_LINES);
+                child.terminate(Duration::from_secs(1)).await;
+                return Err(SutError::Other {
+                    system: name.clone(),
+                    detail: format!(
+                        "setup command {:?} {}\n--- its output (last lines) ---\n{tail}",
+                        argv.join(" "),
+                        match status {
+                            Some(st) => format!("failed ({st})"),
+                            None => format!("did not finish within {} s", limit.as_secs_f64()),
+                        }
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_proxy_gets_its_key_a_fresh_home_then_the_configured_env_filled() {
+        let mut vars = Vars::default();
+        vars.set("port", "4242");
+        let extra = BTreeMap::from([("PROXY_PORT".to_string(), "{port}".to_string())]);
+        let env = proxy_env(Path::new("/s/home"), "k3y", &extra, &vars);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            env,
+            [
+                ("MCPPROXY_API_KEY", "k3y"),
+                ("HOME", "/s/home"),
+                ("XDG_CONFIG_HOME", "/s/home/.config"),
+                ("XDG_CACHE_HOME", "/s/home/.cache"),
+                ("XDG_DATA_HOME", "/s/home/.local/share"),
+                ("PROXY_PORT", "4242"),
+            ]
+        );
+    }
+}

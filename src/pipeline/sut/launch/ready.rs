@@ -1,0 +1,332 @@
+//! Waiting for a started proxy to be ready: for mcpproxy's family, until `GET /api/v1/servers`
+//! shows every served server connected and `GET /api/v1/tools` is exactly the served tools;
+//! for any other proxy, until it accepts connections.
+
+use super::prepare::{LaunchShape, Prepared};
+use super::{LOG_LINES, Plan, ready_timeout};
+use crate::infra::process::Managed;
+use crate::pipeline::sut::SutError;
+use crate::pipeline::sut::launch::spec::LaunchSpec;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+/// How a wait for readiness ended (a timeout is an error).
+pub(super) enum Waited {
+    /// Ready after this long.
+    Ready(Duration),
+    /// The proxy exited first (its exit status).
+    Exited(String),
+}
+
+/// Waits until the proxy `p` describes is ready, it exits, or the launch's ready timeout
+/// passes (an error naming what was still missing and the proxy's log tail).
+pub(super) async fn wait_ready(
+    s: &LaunchSpec,
+    name: &str,
+    plan: &Plan,
+    shape: &LaunchShape,
+    p: &Prepared,
+    base: &str,
+    proxy: &Managed,
+) -> Result<Waited, SutError> {
+    let ready_timeout = ready_timeout(s, plan.upstreams.len());
+    let want = &plan.want;
+    let counts = per_server(want);
+    let mut servers_ready = false;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .map_err(|e| SutError::Other {
+            system: name.to_string(),
+            detail: e.to_string(),
+        })?;
+    let start = Instant::now();
+    let mut last = String::new();
+    loop {
+        if let Some(status) = proxy.try_exited() {
+            return Ok(Waited::Exited(status));
+        }
+        let mut pause = Duration::from_millis(250);
+        if !shape.rest_ready {
+            if tokio::net::TcpStream::connect(&p.listen).await.is_ok() {
+                break;
+            }
+            last = format!("nothing accepts connections on {}", p.listen);
+        } else if !servers_ready {
+            match servers_pending(&client, base, &p.api_key, &counts).await {
+                Ok(None) => servers_ready = true,
+                Ok(Some(pend)) if pend.is_empty() => servers_ready = true,
+                Ok(Some(pend)) => last = pending_text(&pend, counts.len()),
+                Err(e) => last = e,
+            }
+        }
+        if shape.rest_ready && servers_ready {
+            match catalog_ids(&client, base, &p.api_key).await {
+                Ok(have) if &have == want => break,
+                Ok(have) => last = diff_text(want, &have),
+                Err(e) => last = e,
+            }
+            pause = Duration::from_millis(1000);
+        }
+        if start.elapsed() > ready_timeout {
+            if shape.rest_ready
+                && !servers_ready
+                && let Ok(have) = catalog_ids(&client, base, &p.api_key).await
+            {
+                // name the missing tools too, whatever the servers list says
+                last = format!("{last}; catalog: {}", diff_text(want, &have));
+            }
+            return Err(SutError::Timeout {
+                system: name.to_string(),
+                seconds: ready_timeout.as_secs_f64(),
+                context: format!(
+                    "waiting for {}: {last}\n--- proxy log tail ---\n{}",
+                    if shape.rest_ready {
+                        format!("the catalog to equal the {} served tools", want.len())
+                    } else {
+                        "the proxy to accept connections".to_string()
+                    },
+                    proxy.log_tail(LOG_LINES)
+                ),
+            });
+        }
+        tokio::time::sleep(pause).await;
+    }
+    Ok(Waited::Ready(start.elapsed()))
+}
+
+/// `GET {base}{path}` with the proxy's API key.
+async fn get(
+    client: &reqwest::Client,
+    base: &str,
+    api_key: &str,
+    path: &str,
+) -> Result<reqwest::Response, String> {
+    client
+        .get(format!("{base}{path}"))
+        .header("X-API-Key", api_key)
+        .send()
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn catalog_ids(
+    client: &reqwest::Client,
+    base: &str,
+    api_key: &str,
+) -> Result<BTreeSet<String>, String> {
+    let resp = get(client, base, api_key, "/api/v1/tools").await?;
+    let status = resp.status();
+    let text = crate::infra::http::read_body(resp, crate::infra::http::MAX_API_ANSWER)
+        .await
+        .map_err(|e| format!("HTTP {status}: {e}"))?;
+    let body: Value =
+        serde_json::from_str(&text).map_err(|e| format!("HTTP {status}, body is not JSON: {e}"))?;
+    catalog_in(&body).ok_or_else(|| format!("HTTP {status}: no data.tools array"))
+}
+
+/// The `server:tool` ids of a `GET /api/v1/tools` answer; `None` without a `data.tools` array.
+fn catalog_in(body: &Value) -> Option<BTreeSet<String>> {
+    let tools = body.pointer("/data/tools").and_then(Value::as_array)?;
+    Some(
+        tools
+            .iter()
+            .filter_map(|t| {
+                Some(format!(
+                    "{}:{}",
+                    t.get("server_name")?.as_str()?,
+                    t.get("name")?.as_str()?
+                ))
+            })
+            .collect(),
+    )
+}
+
+/// Per served server, whether the proxy's `GET /api/v1/servers` shows it connected with the
+/// expected number of tools. `Ok(None)` = the proxy has no such endpoint (only the catalog is
+/// read then).
+async fn servers_pending(
+    client: &reqwest::Client,
+    base: &str,
+    api_key: &str,
+    want: &BTreeMap<&str, usize>,
+) -> Result<Option<Vec<String>>, String> {
+    let resp = get(client, base, api_key, "/api/v1/servers").await?;
+    if resp.status() == reqwest::StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
+    let Ok(body) = crate::infra::http::read_body(resp, crate::infra::http::MAX_API_ANSWER).await
+    else {
+        return Ok(None);
+    };
+    let Ok(body) = serde_json::from_str::<Value>(&body) else {
+        return Ok(None);
+    };
+    Ok(pending_in(&body, want))
+}
+
+/// The servers of `want` (name → tool count) that a `GET /api/v1/servers` answer does not show
+/// connected with their tools, each with what it does show; `None` without `data.servers`.
+fn pending_in(body: &Value, want: &BTreeMap<&str, usize>) -> Option<Vec<String>> {
+    let servers = body.pointer("/data/servers").and_then(Value::as_array)?;
+    let mut seen: BTreeMap<&str, (bool, Option<u64>, String)> = BTreeMap::new();
+    for srv in servers {
+        let Some(name) = srv.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if let Some((k, _)) = want.get_key_value(name) {
+            let err = srv
+                .get("last_error")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            seen.insert(
+                k,
+                (
+                    srv.get("connected").and_then(Value::as_bool) == Some(true),
+                    srv.get("tool_count").and_then(Value::as_u64),
+                    err,
+                ),
+            );
+        }
+    }
+    Some(
+        want.iter()
+            .filter_map(|(name, n)| match seen.get(name) {
+                None => Some(format!("{name} (not configured)")),
+                Some((true, Some(c), _)) if *c as usize == *n => None,
+                Some((true, None, _)) => None,
+                Some((connected, count, err)) => Some(format!(
+                    "{name} ({}{}{})",
+                    if *connected {
+                        "connected"
+                    } else {
+                        "not connected"
+                    },
+                    count
+                        .map(|c| format!(", {c}/{n} tools"))
+                        .unwrap_or_default(),
+                    if err.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            ", last error: {}",
+                            crate::infra::text::sanitize::clip(err, 160)
+                        )
+                    }
+                )),
+            })
+            .collect(),
+    )
+}
+
+/// The servers still pending, the first ten named.
+fn pending_text(pend: &[String], servers: usize) -> String {
+    let head: Vec<&str> = pend.iter().take(10).map(String::as_str).collect();
+    format!(
+        "{} of {} server(s) not ready: {}{}",
+        pend.len(),
+        servers,
+        head.join("; "),
+        if pend.len() > 10 { "; …" } else { "" }
+    )
+}
+
+/// The number of tools each server should list, from `server:tool` ids.
+fn per_server(want: &BTreeSet<String>) -> BTreeMap<&str, usize> {
+    let mut out = BTreeMap::new();
+    for id in want {
+        let server = id.split_once(':').map_or(id.as_str(), |(s, _)| s);
+        *out.entry(server).or_insert(0) += 1;
+    }
+    out
+}
+
+fn diff_text(want: &BTreeSet<String>, have: &BTreeSet<String>) -> String {
+    let missing: Vec<&String> = want.difference(have).collect();
+    let extra: Vec<&String> = have.difference(want).collect();
+    let show = |v: &[&String]| {
+        let head: Vec<&str> = v.iter().take(20).map(|s| s.as_str()).collect();
+        if v.len() > 20 {
+            format!("{} … (+{})", head.join(", "), v.len() - 20)
+        } else {
+            head.join(", ")
+        }
+    };
+    format!(
+        "{} missing [{}]; {} extra [{}]",
+        missing.len(),
+        show(&missing),
+        extra.len(),
+        show(&extra)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_catalog_is_the_server_tool_ids_listed() {
+        let body = json!({"data": {"tools": [
+            {"server_name": "a", "name": "x"},
+            {"server_name": "b", "name": "y"},
+            {"name": "no_server"}
+        ]}});
+        assert_eq!(
+            catalog_in(&body),
+            Some(BTreeSet::from(["a:x".to_string(), "b:y".to_string()]))
+        );
+        assert_eq!(catalog_in(&json!({"tools": []})), None);
+    }
+
+    #[test]
+    fn a_server_is_pending_until_connected_with_all_its_tools() {
+        let want: BTreeMap<&str, usize> = [
+            ("ok", 2),
+            ("few", 3),
+            ("down", 1),
+            ("absent", 1),
+            ("uncounted", 4),
+        ]
+        .into();
+        let body = json!({"data": {"servers": [
+            {"name": "ok", "connected": true, "tool_count": 2},
+            {"name": "few", "connected": true, "tool_count": 1},
+            {"name": "down", "connected": false, "last_error": "spawn failed"},
+            {"name": "uncounted", "connected": true},
+            {"name": "not-wanted", "connected": false}
+        ]}});
+        assert_eq!(
+            pending_in(&body, &want).unwrap(),
+            [
+                "absent (not configured)",
+                "down (not connected, last error: spawn failed)",
+                "few (connected, 1/3 tools)",
+            ]
+        );
+        assert_eq!(pending_in(&json!({"data": {}}), &want), None);
+    }
+
+    #[test]
+    fn what_is_still_missing_is_named_briefly() {
+        let pend: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
+        assert_eq!(
+            pending_text(&pend[..2], 5),
+            "2 of 5 server(s) not ready: s0; s1"
+        );
+        assert!(pending_text(&pend, 12).ends_with("s8; s9; …"));
+        let want: BTreeSet<String> = ["a:x", "a:y", "b:z"].map(String::from).into();
+        let have: BTreeSet<String> = ["a:x", "c:w"].map(String::from).into();
+        assert_eq!(
+            diff_text(&want, &have),
+            "2 missing [a:y, b:z]; 1 extra [c:w]"
+        );
+        let many: BTreeSet<String> = (0..25).map(|i| format!("s:{i:02}")).collect();
+        assert!(diff_text(&many, &BTreeSet::new()).starts_with("25 missing [s:00, "));
+        assert!(diff_text(&many, &BTreeSet::new()).contains("s:19 … (+5)]"));
+        assert_eq!(per_server(&want), BTreeMap::from([("a", 2), ("b", 1)]));
+    }
+}

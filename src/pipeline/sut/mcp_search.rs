@@ -1,0 +1,289 @@
+//! `mcp`: any tool-search proxy reached over MCP (stdio command or streamable HTTP). A named
+//! search tool is called with configured arguments and its answer is mapped to ranked
+//! `server:tool` ids by a jq filter (`mapping`). Structured content and JSON text content are
+//! treated alike.
+
+use super::mapping::{IdStyle, MCPPROXY_RETRIEVE_TOOLS_FILTER, Mapper};
+use super::{Ranked, Retriever, SearchRequest, SutError};
+use crate::infra::mcp::Session;
+use crate::infra::mcp::{self, Endpoint};
+use crate::infra::process::Supervisor;
+use crate::infra::text::Text;
+use async_trait::async_trait;
+use rmcp::ServiceError;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Map, Value, json};
+use std::time::{Duration, Instant};
+
+/// How to ask the proxy.
+#[derive(Debug, Clone)]
+pub struct McpSearchSpec {
+    /// Name shown in reports.
+    pub name: String,
+    pub endpoint: Endpoint,
+    /// The search tool (mcpproxy: `retrieve_tools`).
+    pub tool: String,
+    /// Argument carrying the query text (mcpproxy: `query`).
+    pub query_arg: String,
+    /// Argument carrying the result count (mcpproxy: `limit`); `None` = do not send one.
+    pub limit_arg: Option<String>,
+    /// Fixed extra arguments sent with every call.
+    pub extra_args: Map<String, Value>,
+    pub mapper: Mapper,
+}
+
+impl McpSearchSpec {
+    /// `[sut.mcp]` resolved: the preset's defaults (`mcpproxy` unless `preset = "none"`), then
+    /// the user's keys. `endpoint` replaces `url`/`command` (a launched proxy's endpoint).
+    pub fn from_file(
+        name: &str,
+        m: &super::spec::McpFile,
+        endpoint: Option<Endpoint>,
+    ) -> Result<McpSearchSpec, String> {
+        let preset = m.preset.as_deref().unwrap_or("mcpproxy");
+        if preset != "mcpproxy" && preset != "none" {
+            return Err(format!(
+                "[sut.mcp] preset {preset:?}: expected \"mcpproxy\" or \"none\""
+            ));
+        }
+        let is_mcpproxy = preset == "mcpproxy";
+        let endpoint = match (endpoint, &m.url, &m.command) {
+            (Some(ep), _, _) => ep,
+            (None, Some(url), None) => Endpoint::Http {
+                url: url.clone(),
+                headers: m
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            },
+            (None, None, Some(cmd)) if !cmd.is_empty() => Endpoint::Stdio {
+                program: cmd[0].clone(),
+                args: cmd[1..].to_vec(),
+                env: m.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                cwd: None,
+            },
+            (None, Some(_), Some(_)) => {
+                return Err("[sut.mcp]: give either `url` or `command`, not both".into());
+            }
+            _ => {
+                return Err("--sut mcp needs --url URL, or [sut.mcp] url = \"...\" or command = [...] in evalgate.toml".into());
+            }
+        };
+        let default = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| d.to_string());
+        let filter = m
+            .filter
+            .clone()
+            .or(is_mcpproxy.then(|| MCPPROXY_RETRIEVE_TOOLS_FILTER.to_string()))
+            .ok_or("[sut.mcp] needs `filter` (a jq filter from the result to the ranked tools) when preset = \"none\"")?;
+        let mapper =
+            Mapper::new(&filter, m.id_style.unwrap_or(IdStyle::Auto)).map_err(|e| e.to_string())?;
+        Ok(McpSearchSpec {
+            name: name.to_string(),
+            endpoint,
+            tool: default(&m.tool, "retrieve_tools"),
+            query_arg: default(&m.query_arg, "query"),
+            limit_arg: match &m.limit_arg {
+                Some(l) if l.is_empty() => None,
+                Some(l) => Some(l.clone()),
+                None => Some("limit".into()),
+            },
+            extra_args: m.extra_args.clone(),
+            mapper,
+        })
+    }
+}
+
+/// A connected MCP search system.
+pub struct McpSearch {
+    spec: McpSearchSpec,
+    session: Session<()>,
+}
+
+impl McpSearch {
+    /// Connects (a stdio server started by `sup`) and checks that the search tool exists;
+    /// starting, `initialize` and `tools/list` each get `timeout`.
+    pub async fn connect(
+        spec: McpSearchSpec,
+        sup: &Supervisor,
+        timeout: Duration,
+    ) -> anyhow::Result<McpSearch> {
+        let session = mcp::connect(
+            &spec.endpoint,
+            (),
+            &mcp::ConnectOpts {
+                sup,
+                timeout,
+                name: &spec.name,
+            },
+        )
+        .await?;
+        let tools = session.list_all_tools().await?;
+        if !tools.iter().any(|t| t.name == spec.tool) {
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+            anyhow::bail!(
+                "{} offers no tool {:?} (it lists: {})",
+                spec.endpoint.describe(),
+                spec.tool,
+                names.join(", ")
+            );
+        }
+        Ok(McpSearch { spec, session })
+    }
+
+    /// The tools the system lists (its own `tools/list`), bounded by the request timeout.
+    pub async fn list_tools(&self) -> anyhow::Result<Vec<rmcp::model::Tool>> {
+        self.session.list_all_tools().await
+    }
+
+    /// Whether the stdio server has exited (never for HTTP).
+    pub fn exited(&self) -> Option<String> {
+        self.session.exited()
+    }
+
+    pub fn sends_limit(&self) -> bool {
+        self.spec.limit_arg.is_some()
+    }
+
+    /// The stdio server's exit and stderr tail ("" over HTTP), for failure messages.
+    pub fn story(&self) -> String {
+        mcp::child_story(self.session.child.as_ref())
+    }
+
+    /// Calls the search tool; a tool error (`isError`) comes back as `Ok(Err(message))`.
+    async fn call(
+        &self,
+        req: &SearchRequest<'_>,
+        extra: &Map<String, Value>,
+    ) -> Result<Result<Ranked, String>, SutError> {
+        let mut args = self.arguments(req);
+        args.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let params = CallToolRequestParams::new(self.spec.tool.clone()).with_arguments(args);
+        let start = Instant::now();
+        let call = |p: CallToolRequestParams| async move {
+            match tokio::time::timeout(
+                self.session.timeout,
+                self.session.service.peer().call_tool(p),
+            )
+            .await
+            {
+                Ok(r) => r,
+                Err(_) => Err(ServiceError::Timeout {
+                    timeout: self.session.timeout,
+                }),
+            }
+        };
+        let mut attempt = call(params.clone()).await;
+        if let Err(e) = &attempt
+            && Self::transport_failure(e)
+            && self.session.exited().is_none()
+        {
+            // a transport error is retried once, then it is the system's failure
+            attempt = call(params).await;
+        }
+        let latency = start.elapsed();
+        let system = self.spec.name.clone();
+        let result = attempt.map_err(|err| {
+            // rmcp's errors name its Rust types (`Transport [rmcp::…<…>]`): said in words
+            let e = crate::infra::mcp::readable(&err);
+            if Self::transport_failure(&err)
+                && let Some(note) = self.session.garbage()
+            {
+                SutError::Garbage {
+                    system: system.clone(),
+                    detail: format!("query {:?}: {e}: {note}{}", req.query_id, self.story()),
+                }
+            } else if Self::transport_failure(&err) {
+                SutError::Crashed {
+                    system: system.clone(),
+                    detail: format!("query {:?}: {e}{}", req.query_id, self.story()),
+                }
+            } else {
+                SutError::Other {
+                    system: system.clone(),
+                    detail: format!(
+                        "query {:?}: {} answered with an error: {e}",
+                        req.query_id, self.spec.tool
+                    ),
+                }
+            }
+        })?;
+        if result.is_error == Some(true) {
+            let text: Vec<String> = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect();
+            return Ok(Err(text.join("\n")));
+        }
+        let v = serde_json::to_value(&result).map_err(|e| SutError::Garbage {
+            system: system.clone(),
+            detail: e.to_string(),
+        })?;
+        let ids = self
+            .spec
+            .mapper
+            .map_call_result(&v)
+            .map_err(|e| SutError::Garbage {
+                system,
+                detail: format!("query {:?}: {e}", req.query_id),
+            })?;
+        let ids = ids.into_iter().map(Text::from).collect();
+        Ok(Ok(Ranked { ids, latency }))
+    }
+
+    fn arguments(&self, req: &SearchRequest<'_>) -> Map<String, Value> {
+        let mut args = self.spec.extra_args.clone();
+        args.insert(self.spec.query_arg.clone(), json!(req.text));
+        if let Some(l) = &self.spec.limit_arg {
+            args.insert(l.clone(), json!(req.limit));
+        }
+        args
+    }
+
+    fn transport_failure(e: &ServiceError) -> bool {
+        matches!(
+            e,
+            ServiceError::TransportSend(_)
+                | ServiceError::TransportClosed
+                | ServiceError::Timeout { .. }
+        )
+    }
+}
+
+#[async_trait]
+impl Retriever for McpSearch {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+    fn sends_limit(&self) -> bool {
+        McpSearch::sends_limit(self)
+    }
+
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+        match self.call(&req, &Map::new()).await? {
+            Ok(r) => Ok(r),
+            // a tool error is not a ranked list: the mapper would have rejected it too
+            Err(msg) => Err(SutError::Garbage {
+                system: self.spec.name.clone(),
+                detail: format!(
+                    "query {:?}: {} answered with a tool error: {}",
+                    req.query_id,
+                    self.spec.tool,
+                    msg.chars().take(300).collect::<String>()
+                ),
+            }),
+        }
+    }
+
+    async fn probe(
+        &self,
+        req: SearchRequest<'_>,
+        extra: &Map<String, Value>,
+    ) -> Option<Result<super::ProbeReply, SutError>> {
+        Some(self.call(&req, extra).await.map(|r| match r {
+            Ok(r) => super::ProbeReply::Ranked(r),
+            Err(msg) => super::ProbeReply::Refused(msg),
+        }))
+    }
+}

@@ -1,0 +1,216 @@
+//! Systems under test, behind two small traits. Nothing above this module knows whether a
+//! system runs in-process, as a child process or behind HTTP.
+
+pub mod drift;
+pub mod embedded;
+pub mod kind;
+pub mod launch;
+pub mod live;
+pub mod mapping;
+pub mod mcp_search;
+pub mod observe;
+pub mod recorded;
+pub mod rest;
+pub mod rules;
+pub mod sample_args;
+pub mod scanner;
+pub mod spec;
+
+use crate::infra::text::Text;
+use crate::pipeline::dataset::Entry;
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Why a system under test could not be measured (exit code 3).
+#[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SutError {
+    #[error("{system} did not answer within {seconds} s ({context})")]
+    Timeout {
+        system: String,
+        seconds: f64,
+        context: String,
+    },
+    #[error("{system} crashed: {detail}")]
+    Crashed { system: String, detail: String },
+    #[error("{system} returned something that is not a valid answer: {detail}")]
+    Garbage { system: String, detail: String },
+    #[error("{system} has no observation for {item}: {detail}")]
+    Missing {
+        system: String,
+        item: String,
+        detail: String,
+    },
+    #[error("{system} failed: {detail}")]
+    Other { system: String, detail: String },
+    /// Nothing accepted a connection at the system's address: not a crash, nothing ran there.
+    #[error("{system}: {detail}")]
+    Unreachable { system: String, detail: String },
+}
+
+impl SutError {
+    /// The kind, as `failure.kind` names it in report.json.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SutError::Timeout { .. } => "timeout",
+            SutError::Crashed { .. } => "crashed",
+            SutError::Garbage { .. } => "garbage",
+            SutError::Missing { .. } => "missing",
+            SutError::Other { .. } => "other",
+            SutError::Unreachable { .. } => "unreachable",
+        }
+    }
+
+    /// A system that could not be connected to: a timeout when it never answered `initialize`
+    /// in time, a plain failure when nothing listens at its address, else a crash; `extra` (a log tail) is appended to the detail.
+    pub fn connect_failed(system: String, e: &anyhow::Error, extra: &str) -> SutError {
+        if let Some(t) = e.downcast_ref::<crate::infra::mcp::InitTimeout>() {
+            return SutError::Timeout {
+                system,
+                seconds: t.seconds,
+                context: format!("{e:#}{extra}"),
+            };
+        }
+        if e.downcast_ref::<crate::infra::mcp::Garbage>().is_some() {
+            return SutError::Garbage {
+                system,
+                detail: format!("{e:#}{extra}"),
+            };
+        }
+        // nothing listening is not a crash: nothing ran there
+        if let Some(u) = e.downcast_ref::<crate::infra::mcp::Unreachable>() {
+            return SutError::Unreachable {
+                system,
+                detail: format!("{}{extra}", u.detail),
+            };
+        }
+        SutError::Crashed {
+            system,
+            detail: format!("{e:#}{extra}"),
+        }
+    }
+}
+
+/// One search request.
+#[derive(Debug, Clone)]
+pub struct SearchRequest<'a> {
+    /// 1-based run number (a recorded system replays the matching run).
+    pub run: usize,
+    pub query_id: &'a str,
+    pub text: &'a str,
+    /// How many results to ask for (the evaluation depth plus headroom).
+    pub limit: usize,
+}
+
+/// What a retriever returned for one query: canonical `server:tool` ids, best first.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    pub ids: Vec<Text>,
+    pub latency: Duration,
+}
+
+/// What a system said to a robustness probe.
+#[derive(Debug, Clone)]
+pub enum ProbeReply {
+    Ranked(Ranked),
+    /// A clear refusal: the system's own error message.
+    Refused(String),
+}
+
+/// A search system: query, k → ranked tool ids.
+#[async_trait]
+pub trait Retriever: Send + Sync {
+    /// Short name shown in reports (`embedded`, `mcpproxy`, ...).
+    fn name(&self) -> &str;
+    /// Searches; called concurrently (bounded by the measurement's concurrency).
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError>;
+    /// Whether the result count is passed to the system (the "limit 1" probe needs it).
+    fn sends_limit(&self) -> bool {
+        true
+    }
+    /// What the catalog check established before measuring, for systems that had one.
+    fn coverage(&self) -> Option<crate::pipeline::sut::launch::catalog::Coverage> {
+        None
+    }
+    /// The system of a recording this replays (`recorded:<system>` reports it), `None` for a
+    /// system that answers live. A replay is not probed: it has no behaviour of its own.
+    fn replays(&self) -> Option<&str> {
+        None
+    }
+    /// Things about the system a reader should know, given the queries that were asked
+    /// (a recording with results for queries the golden set does not have).
+    fn warnings(&self, _asked: &std::collections::HashSet<&str>) -> Vec<String> {
+        Vec::new()
+    }
+    /// Answers a robustness probe: a search, with `extra` arguments the search tool does not
+    /// declare. `None` when the system cannot be asked that way.
+    async fn probe(
+        &self,
+        req: SearchRequest<'_>,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<Result<ProbeReply, SutError>> {
+        if !extra.is_empty() {
+            return None;
+        }
+        Some(self.search(req).await.map(ProbeReply::Ranked))
+    }
+}
+
+/// A detector's decision on one entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Decision {
+    pub entry_id: String,
+    pub flagged: bool,
+    /// Ids of the rules that fired, or the changed aspects for drift.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<String>,
+    /// For a rug-pull played against a running proxy: what the proxy did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveOutcome>,
+    /// The detector cannot judge this entry (drift on an entry without definitions): it is
+    /// counted as not applicable, in no cell of the confusion matrix.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_applicable: bool,
+}
+
+/// What a running proxy did when a tool it had approved changed under it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LiveOutcome {
+    /// The proxy re-listed the server after `notifications/tools/list_changed`.
+    pub relisted: bool,
+    /// It reported the change (approval status, held verdict, or the tool withdrawn).
+    pub reported: bool,
+    /// It refused a call to the changed tool (that it had forwarded before the change).
+    pub blocked: bool,
+    /// After the definition was put back, the tool was approved and callable again.
+    pub restored: bool,
+    /// Before any change the tool was approved and its call went through.
+    pub baseline_ok: bool,
+    /// What the proxy showed after the change (status, held reason and signals).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<String>,
+    /// Why something was missed (never re-listed, refused before any change, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A security detector: entries → one verdict per entry.
+#[async_trait]
+pub trait Detector: Send {
+    fn name(&self) -> &str;
+    /// The attack categories this detector claims to cover. Its recall, precision and F1 are
+    /// computed over malicious entries of these categories plus every benign entry; flags on
+    /// other attack categories are still shown per category. `None` = all attack categories.
+    fn scope(&self) -> Option<Vec<crate::pipeline::dataset::Category>> {
+        None
+    }
+    /// The longest one `detect` call may take, given the per-request limit of the run. Detectors
+    /// that bound their own work (external scanners) return their own, larger budget.
+    fn time_limit(&self, per_request: Duration, _entries: &[Entry]) -> Duration {
+        per_request
+    }
+    /// `run` is the 1-based run number.
+    async fn detect(&mut self, entries: &[Entry], run: usize) -> Result<Vec<Decision>, SutError>;
+}

@@ -1,0 +1,386 @@
+//! `recorded`: replays observations from a file so a run can be re-scored offline.
+//!
+//! Accepted files:
+//! - an evalgate `report.json` (its `retrieval.observations` / `security.observations`);
+//! - a plain map, for retrieval `{"q001": ["server:tool", ...], ...}` (optionally under
+//!   `"queries"`), for detection `{"tp-001": true, ...}` (optionally under `"entries"`);
+//! - mcpproxy's spec-065 scan-eval output `{"detectors": [...], "entries": [{"id", "verdicts":
+//!   [{"detector", "flagged"}]}]}`.
+//!
+//! Run `r` replays the report's run `r` (cycling when the report has fewer runs).
+
+use super::{Decision, Detector, Ranked, Retriever, SearchRequest, SutError};
+use crate::infra::text::Text;
+use crate::pipeline::dataset::{Category, Entry};
+use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
+use anyhow::{Context, bail};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+fn read_text(path: &Path) -> anyhow::Result<String> {
+    crate::infra::files::read_to_string(path)
+        .with_context(|| format!("{}: cannot read recorded observations", path.display()))
+}
+
+fn parse_json(path: &Path, text: &str) -> anyhow::Result<Value> {
+    serde_json::from_str(text)
+        .with_context(|| format!("{}: expected JSON recorded observations", path.display()))
+}
+
+/// The observations of an evalgate `report.json`, decoded straight from the text: everything
+/// else in the report is skipped without being built. `None` parts, or a text this does not
+/// fit, fall back to the general reading through a JSON tree (and its precise errors).
+#[derive(serde::Deserialize)]
+struct ReportObservations {
+    #[serde(default)]
+    retrieval: Option<Observed<RetrievalObservations>>,
+    #[serde(default)]
+    security: Option<Observed<Vec<DetectorObservations>>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Observed<T> {
+    #[serde(default = "Option::default")]
+    observations: Option<T>,
+}
+
+fn report_observations(text: &str) -> Option<ReportObservations> {
+    serde_json::from_str(text).ok()
+}
+
+/// Replays recorded search results.
+pub struct RecordedRetriever {
+    name: String,
+    /// Per run: query id → (ranked ids, latency ms).
+    runs: Vec<HashMap<Text, (Vec<Text>, f64)>>,
+}
+
+impl RecordedRetriever {
+    pub fn from_file(path: &Path) -> anyhow::Result<Self> {
+        let text = read_text(path)?;
+        let context = || format!("{}: reading recorded retrieval results", path.display());
+        if let Some(ReportObservations {
+            retrieval: Some(Observed {
+                observations: Some(obs),
+            }),
+            ..
+        }) = report_observations(&text)
+        {
+            return Self::from_observations(obs).with_context(context);
+        }
+        Self::from_value(&parse_json(path, &text)?).with_context(context)
+    }
+
+    fn from_observations(obs: RetrievalObservations) -> anyhow::Result<Self> {
+        let max_ms = super::spec::MAX_SECONDS * 1000.0;
+        for (i, r) in obs.runs.iter().enumerate() {
+            for (j, q) in r.queries.iter().enumerate() {
+                if !(q.latency_ms.is_finite() && (0.0..=max_ms).contains(&q.latency_ms)) {
+                    bail!(
+                        "at $.retrieval.observations.runs[{i}].queries[{j}].latency_ms: expected milliseconds between 0 and {max_ms}, found {}",
+                        q.latency_ms
+                    );
+                }
+            }
+        }
+        let runs = obs
+            .runs
+            .into_iter()
+            .map(|r| {
+                r.queries
+                    .into_iter()
+                    .map(|q| (q.id, (q.ranked, q.latency_ms)))
+                    .collect()
+            })
+            .collect::<Vec<_>>();
+        if runs.is_empty() {
+            bail!("at $.retrieval.observations.runs: expected at least one run");
+        }
+        Ok(RecordedRetriever {
+            name: format!("recorded:{}", obs.system),
+            runs,
+        })
+    }
+
+    pub fn from_value(v: &Value) -> anyhow::Result<Self> {
+        if let Some(obs) = v.pointer("/retrieval/observations") {
+            let obs = RetrievalObservations::deserialize(obs)
+                .context("at $.retrieval.observations: expected evalgate observations")?;
+            return Self::from_observations(obs);
+        }
+        let map = v.get("queries").unwrap_or(v);
+        let Some(obj) = map.as_object() else {
+            bail!("expected an evalgate report or an object mapping query id -> array of tool ids");
+        };
+        let mut run = HashMap::new();
+        for (id, ids) in obj {
+            let list: Vec<Text> = serde_json::from_value(ids.clone()).with_context(|| {
+                format!("at {id:?}: expected an array of \"server:tool\" strings")
+            })?;
+            run.insert(id.as_str().into(), (list, 0.0));
+        }
+        Ok(RecordedRetriever {
+            name: "recorded".into(),
+            runs: vec![run],
+        })
+    }
+}
+
+#[async_trait]
+impl Retriever for RecordedRetriever {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn replays(&self) -> Option<&str> {
+        Some(self.name.strip_prefix("recorded:").unwrap_or(""))
+    }
+    fn warnings(&self, asked: &std::collections::HashSet<&str>) -> Vec<String> {
+        let mut unknown: Vec<&str> = self
+            .runs
+            .iter()
+            .flat_map(|r| r.keys())
+            .map(|id| id.as_str())
+            .filter(|id| !asked.contains(id))
+            .collect();
+        unknown.sort_unstable();
+        unknown.dedup();
+        if unknown.is_empty() {
+            return Vec::new();
+        }
+        let shown: Vec<String> = unknown
+            .iter()
+            .take(10)
+            .map(|id| format!("{id:?}"))
+            .collect();
+        vec![format!(
+            "the recording has results for {} query id(s) the golden set does not have, ignored: {}{} (a recording of another golden set?)",
+            unknown.len(),
+            shown.join(", "),
+            if unknown.len() > shown.len() {
+                ", ..."
+            } else {
+                ""
+            }
+        )]
+    }
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+        let run = &self.runs[(req.run.max(1) - 1) % self.runs.len()];
+        match run.get(req.query_id) {
+            Some((ids, ms)) => Ok(Ranked {
+                ids: ids.iter().take(req.limit).cloned().collect(),
+                latency: Duration::from_secs_f64(ms / 1000.0),
+            }),
+            None => Err(SutError::Missing {
+                system: self.name.clone(),
+                item: format!("query {:?}", req.query_id),
+                detail: "the recording has no result for it".into(),
+            }),
+        }
+    }
+}
+
+/// Replays recorded detector verdicts.
+pub struct RecordedDetector {
+    name: String,
+    scope: Option<Vec<Category>>,
+    runs: Vec<HashMap<String, Decision>>,
+}
+
+impl RecordedDetector {
+    /// All detectors recorded in the file (a report or scan-eval file can hold several).
+    pub fn from_file(path: &Path) -> anyhow::Result<Vec<Self>> {
+        let text = read_text(path)?;
+        if let Some(ReportObservations {
+            security: Some(Observed {
+                observations: Some(obs),
+            }),
+            ..
+        }) = report_observations(&text)
+        {
+            return Ok(Self::from_observations(obs));
+        }
+        Self::from_value(&parse_json(path, &text)?)
+            .with_context(|| format!("{}: reading recorded detector verdicts", path.display()))
+    }
+
+    fn from_observations(obs: Vec<DetectorObservations>) -> Vec<Self> {
+        obs.into_iter()
+            .map(|d| RecordedDetector {
+                name: d.detector,
+                scope: d.scope,
+                runs: d
+                    .runs
+                    .into_iter()
+                    .map(|r| {
+                        r.verdicts
+                            .into_iter()
+                            .map(|v| (v.entry_id.clone(), v))
+                            .collect()
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    pub fn from_value(v: &Value) -> anyhow::Result<Vec<Self>> {
+        if let Some(obs) = v.pointer("/security/observations") {
+            let obs = Vec::<DetectorObservations>::deserialize(obs)
+                .context("at $.security.observations: expected evalgate observations")?;
+            return Ok(Self::from_observations(obs));
+        }
+        if let (Some(dets), Some(Value::Array(entries))) = (
+            v.get("detectors").and_then(Value::as_array),
+            v.get("entries"),
+        ) {
+            // spec-065 scan-eval verdicts
+            let mut out = Vec::new();
+            for d in dets {
+                let name = d
+                    .as_str()
+                    .context("at $.detectors: expected detector names (strings)")?
+                    .to_string();
+                let mut run = HashMap::new();
+                for (i, e) in entries.iter().enumerate() {
+                    let id = e
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .with_context(|| format!("at $.entries[{i}].id: expected a string"))?;
+                    let verdict = e.get("verdicts").and_then(Value::as_array).and_then(|vs| {
+                        vs.iter()
+                            .find(|x| x.get("detector").and_then(Value::as_str) == Some(&name))
+                    });
+                    if let Some(vd) = verdict {
+                        let flagged = vd.get("flagged").and_then(Value::as_bool).with_context(|| format!("at $.entries[{i}].verdicts: expected a boolean `flagged` for detector {name:?}"))?;
+                        let signals = vd
+                            .get("detections")
+                            .and_then(Value::as_array)
+                            .map(|ds| {
+                                ds.iter()
+                                    .filter_map(|d| {
+                                        d.get("type").and_then(Value::as_str).map(String::from)
+                                    })
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        run.insert(
+                            id.to_string(),
+                            Decision {
+                                entry_id: id.to_string(),
+                                flagged,
+                                signals,
+                                live: None,
+                                not_applicable: false,
+                            },
+                        );
+                    }
+                }
+                out.push(RecordedDetector {
+                    name,
+                    scope: None,
+                    runs: vec![run],
+                });
+            }
+            return Ok(out);
+        }
+        let map = v.get("entries").unwrap_or(v);
+        let Some(obj) = map.as_object() else {
+            bail!(
+                "expected an evalgate report, a spec-065 scan-eval file, or an object mapping entry id -> true/false"
+            );
+        };
+        let mut run = HashMap::new();
+        for (id, f) in obj {
+            let flagged = f
+                .as_bool()
+                .with_context(|| format!("at {id:?}: expected true or false"))?;
+            run.insert(
+                id.clone(),
+                Decision {
+                    entry_id: id.clone(),
+                    flagged,
+                    signals: vec![],
+                    live: None,
+                    not_applicable: false,
+                },
+            );
+        }
+        Ok(vec![RecordedDetector {
+            name: "recorded".into(),
+            scope: None,
+            runs: vec![run],
+        }])
+    }
+}
+
+#[async_trait]
+impl Detector for RecordedDetector {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn scope(&self) -> Option<Vec<Category>> {
+        self.scope.clone()
+    }
+    async fn detect(&mut self, entries: &[Entry], run: usize) -> Result<Vec<Decision>, SutError> {
+        if self.runs.is_empty() {
+            return Err(SutError::Missing {
+                system: self.name.clone(),
+                item: "any run".into(),
+                detail: "the recording is empty".into(),
+            });
+        }
+        let rec = &self.runs[(run.max(1) - 1) % self.runs.len()];
+        entries
+            .iter()
+            .map(|e| {
+                rec.get(&e.id).cloned().ok_or_else(|| SutError::Missing {
+                    system: self.name.clone(),
+                    item: format!("entry {:?}", e.id),
+                    detail: "the recording has no verdict for it".into(),
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> tempfile::NamedTempFile {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), text).unwrap();
+        f
+    }
+
+    #[test]
+    fn a_report_and_a_plain_map_both_replay_and_a_broken_report_names_its_path() {
+        let report = r#"{"command": "run", "retrieval": {"observations": {"system": "embedded",
+            "requested": 20, "runs": [{"run": 1, "queries": [{"id": "q1", "ranked": ["s:a"],
+            "latency_ms": 2.5}]}]}}, "security": {"observations": [{"detector": "rules",
+            "runs": [{"run": 1, "verdicts": [{"entry_id": "e1", "flagged": true}]}]}]}}"#;
+        let f = file(report);
+        let r = RecordedRetriever::from_file(f.path()).unwrap();
+        assert_eq!(r.name, "recorded:embedded");
+        assert_eq!(r.runs[0]["q1"].0, ["s:a"]);
+        let d = RecordedDetector::from_file(f.path()).unwrap();
+        assert_eq!(d[0].name, "rules");
+        assert!(d[0].runs[0]["e1"].flagged);
+
+        let f = file(r#"{"q1": ["s:b", "s:c"]}"#);
+        let r = RecordedRetriever::from_file(f.path()).unwrap();
+        assert_eq!(r.name, "recorded");
+        assert_eq!(r.runs[0]["q1"].0, ["s:b", "s:c"]);
+
+        let f = file(r#"{"retrieval": {"observations": {"system": "x", "runs": "none"}}}"#);
+        let e = format!(
+            "{:#}",
+            RecordedRetriever::from_file(f.path()).err().unwrap()
+        );
+        assert!(e.contains("at $.retrieval.observations"), "{e}");
+        assert!(e.contains(&f.path().display().to_string()), "{e}");
+    }
+}

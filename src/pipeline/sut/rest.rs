@@ -1,0 +1,158 @@
+//! `rest`: a plain HTTP search endpoint, e.g. mcpproxy's `GET /api/v1/index/search?q=&limit=`.
+//! The JSON body is mapped to ranked ids with a jq filter, like the MCP adapter.
+
+use super::mapping::Mapper;
+use super::{Ranked, Retriever, SearchRequest, SutError};
+use crate::infra::http::{BodyError, MAX_ANSWER, read_body};
+use crate::infra::text::Text;
+use async_trait::async_trait;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct RestSearchSpec {
+    pub name: String,
+    /// Full search URL, e.g. `http://127.0.0.1:8080/api/v1/index/search`.
+    pub url: String,
+    pub query_param: String,
+    pub limit_param: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub mapper: Mapper,
+    pub timeout: Duration,
+}
+
+pub struct RestSearch {
+    spec: RestSearchSpec,
+    client: reqwest::Client,
+}
+
+impl RestSearch {
+    pub fn new(spec: RestSearchSpec) -> anyhow::Result<RestSearch> {
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (k, v) in &spec.headers {
+            headers.insert(
+                reqwest::header::HeaderName::from_bytes(k.as_bytes())?,
+                reqwest::header::HeaderValue::from_str(v)?,
+            );
+        }
+        let client = reqwest::Client::builder()
+            .default_headers(headers)
+            .timeout(spec.timeout)
+            .build()?;
+        Ok(RestSearch { spec, client })
+    }
+
+    /// A request that failed twice: nothing accepting connections is `unreachable` (nothing
+    /// ran there), anything else broke on the way and is a crash; said in words, without the
+    /// whole query URL or the HTTP stack's wrappers.
+    fn transport_error(&self, req: &SearchRequest<'_>, e: &reqwest::Error) -> SutError {
+        let system = self.spec.name.clone();
+        let url = crate::infra::secrets::redact_url(&self.spec.url);
+        let why = crate::infra::mcp::io_cause(e)
+            .or_else(|| std::error::Error::source(e).map(crate::infra::mcp::readable))
+            .unwrap_or_else(|| e.to_string());
+        if e.is_connect() {
+            SutError::Unreachable {
+                system,
+                detail: format!("could not connect to {url}: {why}"),
+            }
+        } else {
+            SutError::Crashed {
+                system,
+                detail: format!(
+                    "query {:?}: the request to {url} failed: {why} (after one retry)",
+                    req.query_id
+                ),
+            }
+        }
+    }
+
+    async fn get(&self, req: &SearchRequest<'_>) -> Result<reqwest::Response, reqwest::Error> {
+        let mut q: Vec<(String, String)> =
+            vec![(self.spec.query_param.clone(), req.text.to_string())];
+        if let Some(l) = &self.spec.limit_param {
+            q.push((l.clone(), req.limit.to_string()));
+        }
+        self.client.get(&self.spec.url).query(&q).send().await
+    }
+}
+
+#[async_trait]
+impl Retriever for RestSearch {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+    fn sends_limit(&self) -> bool {
+        self.spec.limit_param.is_some()
+    }
+
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+        let system = self.spec.name.clone();
+        let start = Instant::now();
+        let resp = match self.get(&req).await {
+            Ok(r) => r,
+            // a transport error is retried once
+            Err(e) if e.is_connect() || e.is_request() => self
+                .get(&req)
+                .await
+                .map_err(|e| self.transport_error(&req, &e))?,
+            Err(e) if e.is_timeout() => {
+                return Err(SutError::Timeout {
+                    system,
+                    seconds: self.spec.timeout.as_secs_f64(),
+                    context: format!("query {:?}", req.query_id),
+                });
+            }
+            Err(e) => {
+                return Err(SutError::Other {
+                    system,
+                    detail: format!("query {:?}: {e}", req.query_id),
+                });
+            }
+        };
+        let status = resp.status();
+        let body = read_body(resp, MAX_ANSWER).await.map_err(|e| match e {
+            BodyError::Read(e) if e.is_timeout() => SutError::Timeout {
+                system: system.clone(),
+                seconds: self.spec.timeout.as_secs_f64(),
+                context: format!("query {:?}: reading the body", req.query_id),
+            },
+            BodyError::Read(e) => SutError::Crashed {
+                system: system.clone(),
+                detail: format!("query {:?}: reading the body: {e}", req.query_id),
+            },
+            e @ BodyError::TooLarge(_) => SutError::Garbage {
+                system: system.clone(),
+                detail: format!("query {:?}: {e}", req.query_id),
+            },
+        })?;
+        let latency = start.elapsed();
+        if !status.is_success() {
+            return Err(SutError::Other {
+                system,
+                detail: format!(
+                    "query {:?}: HTTP {status}: {}",
+                    req.query_id,
+                    crate::infra::text::sanitize::clip(&body, 300)
+                ),
+            });
+        }
+        let v: serde_json::Value = serde_json::from_str(&body).map_err(|e| SutError::Garbage {
+            system: system.clone(),
+            detail: format!(
+                "query {:?}: the body is not JSON ({e}): {}",
+                req.query_id,
+                crate::infra::text::sanitize::clip(&body, 200)
+            ),
+        })?;
+        let ids = self
+            .spec
+            .mapper
+            .map_payload(&v)
+            .map_err(|e| SutError::Garbage {
+                system,
+                detail: format!("query {:?}: {e}", req.query_id),
+            })?;
+        let ids = ids.into_iter().map(Text::from).collect();
+        Ok(Ranked { ids, latency })
+    }
+}

@@ -1,0 +1,578 @@
+//! External security scanners as detectors (`[[scanner]]` in evalgate.toml).
+//!
+//! * **batch**: the entries are written as MCP `tools/list` results, `{"tools":[{name,
+//!   description, inputSchema}]}`, one file per server (or one for all), split further so that
+//!   no file repeats a tool name. The command template runs once per file with `{file}` (and
+//!   `{server}`) replaced; its stdout must be JSON. The jq filter (jaq) turns that JSON into
+//!   findings `{tool, flagged?, severity?, reason?}`.
+//! * **lines**: the command runs once per evaluation run; each entry goes to its stdin as one
+//!   JSON line `{id, server, name, description, inputSchema}` and one JSON line comes back,
+//!   which the filter turns into `{flagged?, severity?, reason?}` (or a boolean).
+//!
+//! A finding is a flag unless it says `flagged: false` or its severity is below the configured
+//! threshold. Exit codes are not verdicts: a scanner that exits non-zero but prints valid JSON
+//! is read like any other; one that prints nothing usable, crashes or hangs is a named failure
+//! of the system under test (exit code 3), never "nothing flagged".
+
+use super::mapping::{IdStyle, Mapper};
+use super::{Decision, Detector, SutError};
+use crate::infra::process::{Spec, Supervisor};
+use crate::pipeline::dataset::{Category, Entry};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+/// Largest stdout read from a batch scanner.
+const MAX_OUTPUT: usize = 64 * 1024 * 1024;
+/// After a scanner exits, how long its stdout may stay open (held by a process it started)
+/// before what it wrote is taken as its whole answer.
+const HELD_STDOUT_GRACE: Duration = Duration::from_millis(500);
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScannerMode {
+    #[default]
+    Batch,
+    Lines,
+}
+
+/// One `[[scanner]]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScannerConfig {
+    /// Detector name in reports.
+    pub name: String,
+    #[serde(default)]
+    pub mode: ScannerMode,
+    /// Program and arguments; `{file}` and `{server}` are replaced in batch mode.
+    pub command: Vec<String>,
+    /// jq filter from the scanner's JSON to findings.
+    pub filter: String,
+    /// Findings below this severity do not count (a name: info, low, medium, high, critical;
+    /// or a number).
+    pub severity_threshold: Option<Value>,
+    /// Batch mode: one file per server, for scanners that judge a server's tools together
+    /// [default: one file for all entries; either way a file never repeats a tool name].
+    #[serde(default)]
+    pub per_server: bool,
+    /// Batch mode: scanner processes run at once [default: 2].
+    pub concurrency: Option<usize>,
+    /// Seconds per scanner invocation (batch) or per entry (lines) [default: 120 / 30].
+    pub timeout: Option<f64>,
+    /// Attack categories the scanner claims to cover [default: all].
+    pub scope: Option<Vec<Category>>,
+    /// Extra environment for the command.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+/// An external scanner, ready to run.
+pub struct Scanner {
+    cfg: ScannerConfig,
+    mapper: Mapper,
+    threshold: Option<f64>,
+}
+
+/// Severity names in rising order; a number is taken as is.
+pub(crate) fn severity_rank(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "none" | "info" | "informational" | "safe" => Some(0.0),
+            "low" => Some(1.0),
+            "medium" | "moderate" => Some(2.0),
+            "high" => Some(3.0),
+            "critical" => Some(4.0),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A finding's decision after the threshold.
+#[derive(Debug, Clone)]
+struct Finding {
+    flagged: bool,
+    reason: Option<String>,
+}
+
+impl Scanner {
+    pub fn new(cfg: ScannerConfig) -> anyhow::Result<Scanner> {
+        if cfg.command.is_empty() {
+            anyhow::bail!("[[scanner]] {:?}: `command` is empty", cfg.name);
+        }
+        if cfg.mode == ScannerMode::Batch && !cfg.command.iter().any(|a| a.contains("{file}")) {
+            anyhow::bail!(
+                "[[scanner]] {:?}: a batch scanner's command must contain {{file}}",
+                cfg.name
+            );
+        }
+        let mapper = Mapper::new(&cfg.filter, IdStyle::Auto)
+            .map_err(|e| anyhow::anyhow!("[[scanner]] {:?}: {e}", cfg.name))?;
+        let threshold = match &cfg.severity_threshold {
+            None => None,
+            Some(v) => Some(severity_rank(v).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "[[scanner]] {:?}: severity_threshold {v} is not info, low, medium, high, critical or a number",
+                    cfg.name
+                )
+            })?),
+        };
+        Ok(Scanner {
+            cfg,
+            mapper,
+            threshold,
+        })
+    }
+
+    fn concurrency(&self) -> usize {
+        self.cfg.concurrency.unwrap_or(2).max(1)
+    }
+
+    fn timeout(&self) -> Duration {
+        let default = match self.cfg.mode {
+            ScannerMode::Batch => 120.0,
+            ScannerMode::Lines => 30.0,
+        };
+        Duration::from_secs_f64(self.cfg.timeout.unwrap_or(default).max(0.001))
+    }
+
+    fn garbage(&self, detail: impl Into<String>) -> SutError {
+        SutError::Garbage {
+            system: self.cfg.name.clone(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Reads one filter output as a finding.
+    fn finding(&self, v: &Value) -> Result<Finding, SutError> {
+        let (flagged, severity, reason) = match v {
+            Value::Bool(b) => (Some(*b), None, None),
+            Value::Object(o) => (
+                match o.get("flagged") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Bool(b)) => Some(*b),
+                    Some(other) => {
+                        return Err(self.garbage(format!(
+                            "`flagged` must be a boolean, the filter gave {}",
+                            clip(&other.to_string())
+                        )));
+                    }
+                },
+                o.get("severity").filter(|s| !s.is_null()),
+                o.get("reason").map(|r| match r {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
+            ),
+            other => {
+                return Err(self.garbage(format!(
+                    "the filter must yield objects {{tool, flagged?, severity?, reason?}} or booleans, it gave {}",
+                    clip(&other.to_string())
+                )));
+            }
+        };
+        let mut flag = flagged.unwrap_or(true);
+        if let (Some(t), Some(s)) = (self.threshold, severity) {
+            let rank = severity_rank(s).ok_or_else(|| {
+                self.garbage(format!("unknown severity {}", clip(&s.to_string())))
+            })?;
+            flag = flag && rank >= t;
+        }
+        Ok(Finding {
+            flagged: flag,
+            reason,
+        })
+    }
+
+    fn spawn(
+        &self,
+        sup: &Supervisor,
+        args: Vec<String>,
+    ) -> Result<crate::infra::process::Managed, SutError> {
+        let mut spec = Spec::new(self.cfg.name.clone(), &args[0]);
+        spec.args = args[1..].to_vec();
+        spec.env = self
+            .cfg
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        spec.stdin_piped = true;
+        spec.take_stdout = true;
+        sup.spawn(spec).map_err(|e| SutError::Other {
+            system: self.cfg.name.clone(),
+            detail: format!("cannot start {:?}: {e:#}", args[0]),
+        })
+    }
+
+    async fn batch(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
+        let dir = tempfile::Builder::new()
+            .prefix("evalgate-scan-")
+            .tempdir()
+            .map_err(|e| SutError::Other {
+                system: self.cfg.name.clone(),
+                detail: format!("cannot create a scratch directory: {e}"),
+            })?;
+        // it holds the definitions under scan: gone after SIGINT/SIGTERM too
+        crate::infra::process::Supervisor::remove_on_signal(dir.path());
+        let files = files(entries, self.cfg.per_server);
+        let mut jobs = Vec::new();
+        for (i, file) in files.iter().enumerate() {
+            let path = dir.path().join(format!("tools-{i:04}.json"));
+            let tools: Vec<Value> = file.entries.iter().map(|(n, e)| tool_def(n, e)).collect();
+            std::fs::write(&path, json!({ "tools": tools }).to_string()).map_err(|e| {
+                SutError::Other {
+                    system: self.cfg.name.clone(),
+                    detail: format!("cannot write {}: {e}", path.display()),
+                }
+            })?;
+            let args: Vec<String> = self
+                .cfg
+                .command
+                .iter()
+                .map(|a| {
+                    a.replace("{file}", &path.to_string_lossy())
+                        .replace("{server}", &file.server)
+                })
+                .collect();
+            jobs.push(self.run_once(args));
+        }
+        use futures::StreamExt;
+        let outputs: Vec<Result<Value, SutError>> = futures::stream::iter(jobs)
+            .buffered(self.concurrency())
+            .collect()
+            .await;
+        let mut findings: HashMap<&str, Vec<Finding>> = HashMap::new();
+        for (file, out) in files.iter().zip(outputs) {
+            let out = out?;
+            let by_name: HashMap<&str, &Entry> =
+                file.entries.iter().map(|(n, e)| (n.as_str(), *e)).collect();
+            for v in self
+                .mapper
+                .outputs(&out)
+                .map_err(|e| self.garbage(e.to_string()))?
+            {
+                let tool = v.get("tool").and_then(Value::as_str).ok_or_else(|| {
+                    self.garbage(format!(
+                        "every finding needs a `tool` name in batch mode, the filter gave {}",
+                        clip(&v.to_string())
+                    ))
+                })?;
+                let entry = by_name.get(tool).ok_or_else(|| {
+                    self.garbage(format!(
+                        "the filter named tool {tool:?}, which is not in the scanned file"
+                    ))
+                })?;
+                findings
+                    .entry(entry.id.as_str())
+                    .or_default()
+                    .push(self.finding(&v)?);
+            }
+        }
+        Ok(verdicts(entries, &findings))
+    }
+
+    /// Runs one batch invocation: stdout must be JSON, whatever the exit code.
+    async fn run_once(&self, args: Vec<String>) -> Result<Value, SutError> {
+        let sup = Supervisor::new();
+        let child = self.spawn(&sup, args)?;
+        let (stdin, mut stdout) = child.take_stdio().ok_or_else(|| SutError::Other {
+            system: self.cfg.name.clone(),
+            detail: "no stdout pipe".into(),
+        })?;
+        drop(stdin);
+        let limit = self.timeout();
+        let start = Instant::now();
+        let mut buf = Vec::new();
+        let read = async {
+            let mut chunk = [0u8; 64 * 1024];
+            loop {
+                let n = stdout.read(&mut chunk).await?;
+                if n == 0 || buf.len() + n > MAX_OUTPUT {
+                    break;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            Ok::<_, std::io::Error>(())
+        };
+        // the scanner exited but its stdout stays open: a process it started (a daemon, a
+        // language server) holds the pipe; what it wrote before exiting is its answer
+        let exited = async {
+            while child.try_exited().is_none() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            tokio::time::sleep(HELD_STDOUT_GRACE).await;
+        };
+        let mut held = false;
+        let finished = tokio::time::timeout(limit, async {
+            tokio::select! {
+                _ = read => {}
+                _ = exited => held = true,
+            }
+        })
+        .await;
+        if held {
+            // stop whoever holds the pipe before reading what was written
+            sup.shutdown(Duration::from_millis(500)).await;
+        }
+        if finished.is_err() {
+            sup.shutdown(Duration::from_millis(500)).await;
+            return Err(SutError::Timeout {
+                system: self.cfg.name.clone(),
+                seconds: limit.as_secs_f64(),
+                context: "scanning a batch file".into(),
+            });
+        }
+        let rest = limit.saturating_sub(start.elapsed()) + Duration::from_millis(200);
+        let Some(status) = child.wait_exit(rest).await else {
+            sup.shutdown(Duration::from_millis(500)).await;
+            return Err(SutError::Timeout {
+                system: self.cfg.name.clone(),
+                seconds: limit.as_secs_f64(),
+                context: "waiting for the scanner to exit after its output".into(),
+            });
+        };
+        let killed = child.try_exit_status().is_some_and(|s| s.code().is_none());
+        let status = if held {
+            format!("{status}, while a process it started still held its stdout")
+        } else {
+            status
+        };
+        let text = String::from_utf8_lossy(&buf);
+        match serde_json::from_str::<Value>(text.trim()) {
+            Ok(v) if !killed => Ok(v),
+            _ if killed || text.trim().is_empty() => Err(SutError::Crashed {
+                system: self.cfg.name.clone(),
+                detail: format!(
+                    "{status} with {} (stderr: {})",
+                    if text.trim().is_empty() {
+                        "no output".to_string()
+                    } else {
+                        format!("output {}", clip(text.trim()))
+                    },
+                    clip(child.log_tail(5).trim())
+                ),
+            }),
+            Ok(_) => unreachable!("handled above"),
+            Err(e) => Err(self.garbage(format!(
+                "stdout is not JSON ({e}; {status}): {}",
+                clip(text.trim())
+            ))),
+        }
+    }
+
+    async fn lines(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
+        let sup = Supervisor::new();
+        let child = self.spawn(&sup, self.cfg.command.clone())?;
+        let (mut stdin, stdout) = child.take_stdio().ok_or_else(|| SutError::Other {
+            system: self.cfg.name.clone(),
+            detail: "no stdio pipes".into(),
+        })?;
+        let mut lines = BufReader::new(stdout).lines();
+        let limit = self.timeout();
+        let mut findings: HashMap<&str, Vec<Finding>> = HashMap::new();
+        let crashed = |what: &str| SutError::Crashed {
+            system: self.cfg.name.clone(),
+            detail: format!(
+                "{what} ({}; stderr: {})",
+                child.try_exited().unwrap_or_else(|| "still running".into()),
+                clip(child.log_tail(5).trim())
+            ),
+        };
+        for e in entries {
+            let name = entry_name(e);
+            let line = json!({
+                "id": e.id,
+                "server": e.server,
+                "name": name,
+                "description": e.description,
+                "inputSchema": input_schema(e),
+            })
+            .to_string();
+            if stdin
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+                || stdin.flush().await.is_err()
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                return Err(crashed(&format!(
+                    "stopped reading input at entry {:?}",
+                    e.id
+                )));
+            }
+            let answer = match tokio::time::timeout(limit, lines.next_line()).await {
+                Err(_) => {
+                    sup.shutdown(Duration::from_millis(500)).await;
+                    return Err(SutError::Timeout {
+                        system: self.cfg.name.clone(),
+                        seconds: limit.as_secs_f64(),
+                        context: format!("no answer line for entry {:?}", e.id),
+                    });
+                }
+                Ok(Ok(Some(l))) => l,
+                Ok(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    return Err(crashed(&format!("no answer line for entry {:?}", e.id)));
+                }
+            };
+            let v: Value = serde_json::from_str(answer.trim()).map_err(|err| {
+                self.garbage(format!(
+                    "answer for entry {:?} is not JSON ({err}): {}",
+                    e.id,
+                    clip(answer.trim())
+                ))
+            })?;
+            let outs = self
+                .mapper
+                .outputs(&v)
+                .map_err(|err| self.garbage(err.to_string()))?;
+            for o in outs {
+                findings
+                    .entry(e.id.as_str())
+                    .or_default()
+                    .push(self.finding(&o)?);
+            }
+        }
+        drop(stdin);
+        sup.shutdown(Duration::from_millis(500)).await;
+        Ok(verdicts(entries, &findings))
+    }
+}
+
+#[async_trait]
+impl Detector for Scanner {
+    fn name(&self) -> &str {
+        &self.cfg.name
+    }
+    /// Each invocation (batch) or entry (lines) has its own timeout; the whole call may take
+    /// as long as all of them in sequence.
+    fn time_limit(&self, per_request: Duration, entries: &[Entry]) -> Duration {
+        let units = match self.cfg.mode {
+            ScannerMode::Batch => files(entries, self.cfg.per_server)
+                .len()
+                .div_ceil(self.concurrency()),
+            ScannerMode::Lines => entries.len(),
+        };
+        per_request.max(self.timeout() * units.max(1) as u32 + Duration::from_secs(1))
+    }
+    fn scope(&self) -> Option<Vec<Category>> {
+        self.cfg.scope.clone()
+    }
+    async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
+        match self.cfg.mode {
+            ScannerMode::Batch => self.batch(entries).await,
+            ScannerMode::Lines => self.lines(entries).await,
+        }
+    }
+}
+
+fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<Decision> {
+    entries
+        .iter()
+        .map(|e| {
+            let fs = findings.get(e.id.as_str());
+            let flagged = fs.is_some_and(|fs| fs.iter().any(|f| f.flagged));
+            let signals: BTreeSet<String> = fs
+                .into_iter()
+                .flatten()
+                .filter(|f| f.flagged)
+                .filter_map(|f| f.reason.clone())
+                .map(|r| clip(&r))
+                .collect();
+            Decision {
+                entry_id: e.id.clone(),
+                flagged,
+                signals: signals.into_iter().collect(),
+                live: None,
+                not_applicable: false,
+            }
+        })
+        .collect()
+}
+
+/// The tool name an entry is served under: its `tool`, else its id.
+fn entry_name(e: &Entry) -> String {
+    e.tool.clone().unwrap_or_else(|| e.id.clone())
+}
+
+/// The definition as the scanner should see it now: for a rug pull, the `after` one.
+fn input_schema(e: &Entry) -> Value {
+    let after = e
+        .after
+        .as_ref()
+        .and_then(|a| a.as_array().and_then(|x| x.first()).or(Some(a)));
+    after
+        .and_then(|a| a.get("inputSchema").cloned())
+        .or_else(|| e.input_schema.clone())
+        .unwrap_or_else(|| json!({"type": "object"}))
+}
+
+fn tool_def(name: &str, e: &Entry) -> Value {
+    json!({
+        "name": name,
+        "description": e.description,
+        "inputSchema": input_schema(e),
+    })
+}
+
+struct File<'a> {
+    server: String,
+    entries: Vec<(String, &'a Entry)>,
+}
+
+/// Groups entries into files: by server (or one group), then split so no file repeats a name.
+fn files(entries: &[Entry], per_server: bool) -> Vec<File<'_>> {
+    let mut groups: BTreeMap<String, Vec<&Entry>> = BTreeMap::new();
+    for e in entries {
+        let server = if per_server {
+            e.server.clone().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        groups.entry(server).or_default().push(e);
+    }
+    let mut out = Vec::new();
+    for (server, es) in groups {
+        let mut chunks: Vec<File> = Vec::new();
+        for e in es {
+            let name = entry_name(e);
+            let free = chunks
+                .iter_mut()
+                .find(|f| f.entries.iter().all(|(n, _)| *n != name));
+            match free {
+                Some(f) => f.entries.push((name, e)),
+                None => chunks.push(File {
+                    server: server.clone(),
+                    entries: vec![(name, e)],
+                }),
+            }
+        }
+        out.extend(chunks);
+    }
+    out
+}
+
+fn clip(s: &str) -> String {
+    let mut out: String = s.chars().take(300).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severities_order_and_numbers_pass_through() {
+        assert!(severity_rank(&json!("HIGH")) > severity_rank(&json!("medium")));
+        assert_eq!(severity_rank(&json!(0.7)), Some(0.7));
+        assert_eq!(severity_rank(&json!("bogus")), None);
+    }
+}

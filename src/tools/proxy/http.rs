@@ -1,0 +1,609 @@
+//! The reference proxy's HTTP surface: `/mcp` and mcpproxy's REST endpoints, with the
+//! tool-definition drift policy applied (approval states in `/api/v1/tools`, the per-tool diff,
+//! and `call_tool` refused on a drifted tool in `block` mode).
+
+use super::State;
+use super::config::OnToolDrift;
+use axum::Router;
+use axum::extract::{Query, State as AxState};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Json, Response};
+use axum::routing::get;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// mcpproxy's maximum `limit` for searches.
+const MAX_LIMIT: usize = 100;
+
+pub fn router(state: Arc<State>) -> Router {
+    let st = state.clone();
+    let mcp: StreamableHttpService<ProxyMcp, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(ProxyMcp { state: st.clone() }),
+        Default::default(),
+        StreamableHttpServerConfig::default(),
+    );
+    Router::new()
+        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/readyz", get(readyz))
+        .route("/api/v1/tools", get(tools))
+        .route("/api/v1/index/search", get(search))
+        .route("/api/v1/servers", get(servers))
+        .route(
+            "/api/v1/servers/{name}/scan",
+            axum::routing::post(scan_start),
+        )
+        .route("/api/v1/servers/{name}/scan/status", get(scan_status))
+        .route("/api/v1/servers/{name}/scan/report", get(scan_report))
+        .route("/api/v1/servers/{name}/tools/{tool}/diff", get(tool_diff))
+        .with_state(state)
+        .nest_service("/mcp", mcp)
+}
+
+fn envelope(data: Value) -> Response {
+    Json(json!({"success": true, "data": data})).into_response()
+}
+
+fn error(status: StatusCode, msg: &str) -> Response {
+    (status, Json(json!({"success": false, "error": msg}))).into_response()
+}
+
+/// mcpproxy's API-key check: `X-API-Key`, `Authorization: Bearer`, or `?apikey=`.
+fn authorized(state: &State, headers: &HeaderMap, q: &HashMap<String, String>) -> bool {
+    let Some(key) = &state.api_key else {
+        return true;
+    };
+    let header = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+    let bearer = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    [header, bearer, q.get("apikey").map(String::as_str)]
+        .into_iter()
+        .flatten()
+        .any(|k| k == key)
+}
+
+macro_rules! check_auth {
+    ($state:expr, $headers:expr, $q:expr) => {
+        if !authorized(&$state, &$headers, &$q) {
+            return error(StatusCode::UNAUTHORIZED, "missing or invalid API key");
+        }
+    };
+}
+
+async fn readyz(AxState(state): AxState<Arc<State>>) -> Response {
+    let servers = state.servers.read().await;
+    let ready = servers.values().all(|s| s.status != "connecting");
+    Json(json!({"ready": ready})).into_response()
+}
+
+async fn tools(
+    AxState(state): AxState<Arc<State>>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    check_auth!(state, headers, q);
+    let cat = state.catalog.lock().await;
+    let mut changed = 0;
+    let tools: Vec<Value> = cat
+        .listing
+        .iter()
+        .map(|t| {
+            let def = t.current();
+            let mut v = json!({
+                "name": t.name,
+                "server_name": t.server,
+                "description": def.get("description").and_then(Value::as_str).unwrap_or_default(),
+                "schema": def.get("inputSchema"),
+                "annotations": def.get("annotations"),
+                "approval_status": t.approval_status(),
+                "hash": t.hash(),
+            });
+            if t.drifted() {
+                changed += 1;
+                v["held_reason"] = json!(DRIFT_REASON);
+                v["held_verdict"] = json!("drift");
+                v["held_signals"] = json!(t.aspects);
+            }
+            v
+        })
+        .collect();
+    let n = tools.len();
+    envelope(
+        json!({"tools": tools, "stats": {"total": n, "approved": n - changed, "changed": changed}}),
+    )
+}
+
+/// `held_reason` of a drifted tool and the head of a blocked call's error.
+const DRIFT_REASON: &str = "tool_definition_drift";
+
+async fn tool_diff(
+    AxState(state): AxState<Arc<State>>,
+    axum::extract::Path((name, tool)): axum::extract::Path<(String, String)>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    check_auth!(state, headers, q);
+    if !state.servers.read().await.contains_key(&name) {
+        return error(StatusCode::NOT_FOUND, &format!("server {name:?} not found"));
+    }
+    let drift = state.drift.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(t) = drift.tool(&name, &tool) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            &format!("server {name:?} lists no tool {tool:?}"),
+        );
+    };
+    envelope(json!({
+        "server_name": t.server,
+        "tool": t.name,
+        "approval_status": t.approval_status(),
+        "aspects": t.aspects,
+        "baseline": t.baseline,
+        "current": t.current_all(),
+        "baseline_hash": crate::pipeline::sut::drift::fingerprint(&t.baseline),
+        "hash": t.hash(),
+    }))
+}
+
+async fn servers(
+    AxState(state): AxState<Arc<State>>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    check_auth!(state, headers, q);
+    let servers: Vec<Value> = state
+        .servers
+        .read()
+        .await
+        .values()
+        .map(|s| serde_json::to_value(s).unwrap_or_default())
+        .collect();
+    envelope(json!({"servers": servers}))
+}
+
+async fn scan_start(
+    AxState(state): AxState<Arc<State>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+    body: axum::body::Bytes,
+) -> Response {
+    check_auth!(state, headers, q);
+    let req: Value = if body.is_empty() {
+        json!({})
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => return error(StatusCode::BAD_REQUEST, &format!("invalid JSON body: {e}")),
+        }
+    };
+    if let Some(ids) = req.get("scanner_ids").and_then(Value::as_array)
+        && !ids.is_empty()
+        && !ids.iter().any(|i| i == super::scan::SCANNER_ID)
+    {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "unknown scanner ids; this proxy has {:?}",
+                super::scan::SCANNER_ID
+            ),
+        );
+    }
+    match state.servers.read().await.get(&name) {
+        None => return error(StatusCode::NOT_FOUND, &format!("server {name:?} not found")),
+        Some(s) if !s.connected => {
+            return error(
+                StatusCode::CONFLICT,
+                &format!("server {name:?} is not connected ({})", s.status),
+            );
+        }
+        Some(_) => {}
+    }
+    let job = super::scan::start(state.clone(), name.clone()).await;
+    (
+        StatusCode::ACCEPTED,
+        Json(json!({"success": true, "data": super::scan::status_json(&name, &job)})),
+    )
+        .into_response()
+}
+
+async fn scan_status(
+    AxState(state): AxState<Arc<State>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    check_auth!(state, headers, q);
+    match state.scans.lock().await.get(&name) {
+        Some(j) => envelope(super::scan::status_json(&name, j)),
+        None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
+    }
+}
+
+async fn scan_report(
+    AxState(state): AxState<Arc<State>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    check_auth!(state, headers, q);
+    match state.scans.lock().await.get(&name) {
+        Some(j) => match &j.report {
+            Some(r) => envelope(r.clone()),
+            None => error(
+                StatusCode::CONFLICT,
+                &format!("the scan of {name:?} is {}", j.status),
+            ),
+        },
+        None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
+    }
+}
+
+fn parse_limit(raw: Option<&str>, default: usize) -> Result<usize, String> {
+    match raw {
+        None | Some("") => Ok(default),
+        Some(s) => s
+            .parse::<usize>()
+            .map(|n| n.min(MAX_LIMIT))
+            .map_err(|_| format!("limit must be a non-negative integer, got {s:?}")),
+    }
+}
+
+async fn search(
+    AxState(state): AxState<Arc<State>>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    check_auth!(state, headers, q);
+    let query = q
+        .get("q")
+        .map(String::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if query.is_empty() {
+        return error(StatusCode::BAD_REQUEST, "query parameter `q` is required");
+    }
+    let limit = match parse_limit(q.get("limit").map(String::as_str), 10) {
+        Ok(l) => l,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+    };
+    if let Some(garbage) = state.fault_for_search().await {
+        return (StatusCode::OK, garbage).into_response();
+    }
+    let cat = state.catalog.lock().await;
+    let results: Vec<Value> = match cat.search(&query, limit) {
+        Ok(r) => r
+            .into_iter()
+            .map(|(t, score)| json!({"tool": {"name": t.bare_name(), "server_name": t.server_name(), "description": t.description}, "score": score, "matches": []}))
+            .collect(),
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e:#}")),
+    };
+    let n = results.len();
+    envelope(json!({"results": results, "query": query, "total": n}))
+}
+
+/// The MCP side: `retrieve_tools` and `call_tool` in mcpproxy's shapes.
+#[derive(Clone)]
+pub struct ProxyMcp {
+    state: Arc<State>,
+}
+
+fn tool(name: &str, description: &str, schema: Value) -> McpTool {
+    serde_json::from_value(json!({"name": name, "description": description, "inputSchema": schema}))
+        .expect("static tool definition")
+}
+
+fn text_result(v: &Value) -> CallToolResponse {
+    CallToolResult::success(vec![ContentBlock::text(v.to_string())]).into()
+}
+
+fn tool_error(msg: &str) -> CallToolResponse {
+    CallToolResult::error(vec![ContentBlock::text(msg.to_string())]).into()
+}
+
+impl ProxyMcp {
+    async fn retrieve(&self, args: &serde_json::Map<String, Value>) -> CallToolResponse {
+        let Some(query) = args
+            .get("query")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|q| !q.is_empty())
+        else {
+            return tool_error("`query` is required: a non-empty string describing the task");
+        };
+        let limit = match args.get("limit") {
+            _ if self.state.fault.ignores_limit() => self.state.tools_limit,
+            None | Some(Value::Null) => self.state.tools_limit,
+            Some(v) => match v.as_u64() {
+                Some(n) => (n as usize).min(MAX_LIMIT),
+                None => return tool_error("`limit` must be a non-negative integer"),
+            },
+        };
+        if let Some(garbage) = self.state.fault_for_search().await {
+            return CallToolResult::success(vec![ContentBlock::text(garbage)]).into();
+        }
+        let cat = self.state.catalog.lock().await;
+        let found = match cat.search(query, limit) {
+            Ok(f) => f,
+            Err(e) => return tool_error(&format!("search failed: {e:#}")),
+        };
+        let tools: Vec<Value> = found
+            .into_iter()
+            .map(|(t, score)| {
+                json!({
+                    "name": t.tool_id,
+                    "description": t.description,
+                    "inputSchema": t.schema,
+                    "score": score,
+                    "server": t.server_name(),
+                    "annotations": t.annotations,
+                    "call_with": "call_tool",
+                })
+            })
+            .collect();
+        let total = tools.len();
+        text_result(&json!({
+            "tools": tools,
+            "query": query,
+            "total": total,
+            "usage_instructions": "Call a tool with call_tool {\"name\": \"server:tool\", \"args\": {...}}",
+        }))
+    }
+
+    async fn call(&self, args: &serde_json::Map<String, Value>) -> CallToolResponse {
+        let Some(name) = args.get("name").and_then(Value::as_str) else {
+            return tool_error(
+                "`name` is required: the `server:tool` id returned by retrieve_tools",
+            );
+        };
+        let Some((server, tool)) = name.split_once(':') else {
+            return tool_error(&format!("`name` must be `server:tool`, got {name:?}"));
+        };
+        let tool_args = match (args.get("args"), args.get("args_json")) {
+            (Some(Value::Object(o)), _) => Some(o.clone()),
+            (_, Some(Value::String(s))) => match serde_json::from_str::<Value>(s) {
+                Ok(Value::Object(o)) => Some(o),
+                _ => return tool_error("`args_json` must hold a JSON object"),
+            },
+            (None, None) => None,
+            _ => return tool_error("`args` must be an object"),
+        };
+        let held = {
+            let drift = self.state.drift.lock().unwrap_or_else(|p| p.into_inner());
+            drift
+                .drifted(name)
+                .map(|aspects| (drift.mode(), aspects.join(", ")))
+        };
+        match held {
+            Some((OnToolDrift::Block, aspects)) => {
+                return tool_error(&format!(
+                    "blocked: {DRIFT_REASON}: the definition of {name} changed since it was approved [{aspects}], so the call was not forwarded. To repair: revert the upstream definition of {name} to its approved baseline, or restart the proxy to re-baseline (GET /api/v1/servers/{server}/tools/{tool}/diff shows the change)"
+                ));
+            }
+            Some((OnToolDrift::Log, _)) => {
+                eprintln!("evalgate proxy: tool_drift call allowed (log mode) {name}");
+            }
+            None => {}
+        }
+        match self.state.upstreams.call(server, tool, tool_args).await {
+            Ok(r) => r.into(),
+            Err(e) => tool_error(&e),
+        }
+    }
+}
+
+impl ServerHandler for ProxyMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("evalgate-proxy", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![
+            tool(
+                "retrieve_tools",
+                "Search the tools of every upstream server (BM25) and return the best matches, best first.",
+                json!({"type": "object", "properties": {"query": {"type": "string", "description": "What you want to do"}, "limit": {"type": "integer", "description": "How many tools to return (default tools_limit, max 100)"}}, "required": ["query"]}),
+            ),
+            tool(
+                "call_tool",
+                "Call an upstream tool by its `server:tool` id.",
+                json!({"type": "object", "properties": {"name": {"type": "string"}, "args": {"type": "object"}, "args_json": {"type": "string"}}, "required": ["name"]}),
+            ),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.clone().unwrap_or_default();
+        match request.name.as_ref() {
+            "retrieve_tools" => Ok(self.retrieve(&args).await),
+            "call_tool" => Ok(self.call(&args).await),
+            other => Err(ErrorData::invalid_params(
+                format!("unknown tool {other:?}: this proxy offers retrieve_tools and call_tool"),
+                None,
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::ProxyConfig;
+    use super::super::drift::DriftTracker;
+    use super::super::{ServerStatus, scan, upstream};
+    use super::*;
+    use tokio::sync::{Mutex, RwLock};
+
+    fn state(mode: &str) -> Arc<State> {
+        let cfg = ProxyConfig::parse(
+            "t",
+            &format!(r#"{{"on_tool_drift":"{mode}","mcpServers":[{{"name":"s"}}]}}"#),
+        )
+        .unwrap();
+        let mut servers = std::collections::BTreeMap::new();
+        servers.insert(
+            "s".to_string(),
+            ServerStatus {
+                name: "s".into(),
+                connected: true,
+                status: "ready".into(),
+                tool_count: 2,
+                quarantined: false,
+                last_error: None,
+            },
+        );
+        Arc::new(State {
+            api_key: Some("k".into()),
+            tools_limit: 15,
+            catalog: Mutex::new(super::super::Catalog::new(vec![], vec![]).unwrap()),
+            reindexing: Mutex::new(()),
+            servers: RwLock::new(servers),
+            upstreams: upstream::Upstreams::default(),
+            fault: Default::default(),
+            searches: Default::default(),
+            scans: Mutex::new(scan::Jobs::new()),
+            drift: std::sync::Mutex::new(DriftTracker::from_config(&cfg)),
+            sup: crate::infra::process::Supervisor::new(),
+        })
+    }
+
+    fn def(name: &str, desc: &str) -> Value {
+        json!({"name": name, "description": desc, "inputSchema": {"type": "object"}})
+    }
+
+    async fn get(base: &str, path: &str) -> (u16, Value) {
+        let r = reqwest::Client::new()
+            .get(format!("{base}{path}"))
+            .header("X-API-Key", "k")
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    }
+
+    #[tokio::test]
+    async fn drifted_tools_are_listed_held_diffed_and_blocked() {
+        crate::infra::mcp::init_tls();
+        let st = state("block");
+        {
+            let mut d = st.drift.lock().unwrap();
+            d.observe("s", vec![def("a", "A"), def("b", "B")]);
+            d.observe("s", vec![def("a", "A evil"), def("b", "B")]);
+        }
+        st.reindex().await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(axum::serve(listener, router(st.clone())).into_future());
+
+        let (code, body) = get(&base, "/api/v1/tools").await;
+        assert_eq!(code, 200);
+        let tools = body["data"]["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 2);
+        assert_eq!(tools[0]["name"], "a");
+        assert_eq!(tools[0]["server_name"], "s");
+        assert_eq!(tools[0]["description"], "A evil");
+        assert_eq!(tools[0]["approval_status"], "changed");
+        assert_eq!(tools[0]["held_reason"], "tool_definition_drift");
+        assert_eq!(tools[0]["held_verdict"], "drift");
+        assert_eq!(tools[0]["held_signals"], json!(["changed:description"]));
+        assert_eq!(
+            tools[0]["hash"],
+            crate::pipeline::sut::drift::fingerprint(&def("a", "A evil"))
+        );
+        assert_eq!(tools[1]["approval_status"], "approved");
+        assert!(tools[1].get("held_reason").is_none());
+
+        let (code, body) = get(&base, "/api/v1/servers/s/tools/a/diff").await;
+        assert_eq!(code, 200);
+        let d = &body["data"];
+        assert_eq!(d["server_name"], "s");
+        assert_eq!(d["tool"], "a");
+        assert_eq!(d["approval_status"], "changed");
+        assert_eq!(d["aspects"], json!(["changed:description"]));
+        assert_eq!(d["baseline"], def("a", "A"));
+        assert_eq!(d["current"], def("a", "A evil"));
+        let (code, body) = get(&base, "/api/v1/servers/s/tools/nope/diff").await;
+        assert_eq!((code, &body["success"]), (404, &json!(false)));
+        let (code, _) = get(&base, "/api/v1/servers/nope/tools/a/diff").await;
+        assert_eq!(code, 404);
+        let r = reqwest::get(format!("{base}/api/v1/servers/s/tools/a/diff"))
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 401);
+
+        // block: out of the index, and the call is refused without reaching an upstream
+        let (_, body) = get(&base, "/api/v1/index/search?q=evil").await;
+        assert_eq!(body["data"]["results"], json!([]));
+        let mcp = ProxyMcp { state: st.clone() };
+        let mut args = serde_json::Map::new();
+        args.insert("name".into(), json!("s:a"));
+        let CallToolResponse::Complete(r) = mcp.call(&args).await else {
+            panic!("not a complete result")
+        };
+        assert_eq!(r.is_error, Some(true));
+        let text = serde_json::to_value(&r.content).unwrap()[0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(text.starts_with("blocked: tool_definition_drift"), "{text}");
+        assert!(
+            text.contains("s:a") && text.contains("changed:description"),
+            "{text}"
+        );
+        assert!(
+            text.contains("revert") && text.contains("restart"),
+            "{text}"
+        );
+        // an approved tool is forwarded (here: no upstream is connected)
+        args.insert("name".into(), json!("s:b"));
+        let CallToolResponse::Complete(r) = mcp.call(&args).await else {
+            panic!("not a complete result")
+        };
+        let text = serde_json::to_value(&r.content).unwrap().to_string();
+        assert!(text.contains("no connected upstream"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn log_mode_keeps_drifted_tools_callable() {
+        let st = state("log");
+        {
+            let mut d = st.drift.lock().unwrap();
+            d.observe("s", vec![def("a", "A")]);
+            d.observe("s", vec![def("a", "A"), def("a", "evil")]);
+        }
+        st.reindex().await.unwrap();
+        let listing = &st.catalog.lock().await.listing;
+        assert_eq!(listing.len(), 1);
+        assert_eq!(listing[0].aspects, ["changed:description", "duplicate"]);
+        let mcp = ProxyMcp { state: st.clone() };
+        let mut args = serde_json::Map::new();
+        args.insert("name".into(), json!("s:a"));
+        let CallToolResponse::Complete(r) = mcp.call(&args).await else {
+            panic!("not a complete result")
+        };
+        // forwarded (and failing only because no upstream is connected in this test)
+        let text = serde_json::to_value(&r.content).unwrap().to_string();
+        assert!(text.contains("no connected upstream"), "{text}");
+    }
+}

@@ -1,0 +1,147 @@
+//! `evalgate proxy`: the reference tool-search proxy. It reads mcpproxy's config format, spawns
+//! the stdio upstreams, aggregates their tools as `server:tool`, indexes them with the embedded
+//! BM25, and serves mcpproxy's surface: `/mcp` (streamable HTTP) with `retrieve_tools` and
+//! `call_tool`, and the REST endpoints `/api/v1/tools`, `/api/v1/index/search`,
+//! `/api/v1/servers`, `/healthz`, `/readyz`, and the security scan
+//! (`POST /api/v1/servers/{name}/scan`, `…/scan/status`, `…/scan/report`, with evalgate's
+//! reference rules as the scanner), with mcpproxy's envelope and API-key check.
+//!
+//! Tool-definition drift policy (mcpproxy's quarantine of changed tools, [`drift`]): while
+//! `quarantine_enabled` is not `false` and a server's `trust_mode` is not `auto`, the first
+//! definition of each `server:tool` is its approved baseline. A later listing (re-listed on
+//! `notifications/tools/list_changed`) that changes the definition or repeats the name makes the
+//! tool drifted (`approval_status: "changed"` with `held_reason: "tool_definition_drift"` in
+//! `/api/v1/tools`, diff at `GET /api/v1/servers/{name}/tools/{tool}/diff`) until the upstream
+//! reverts it. The evalgate key `on_tool_drift` picks the policy: `block` (default) keeps drifted
+//! tools out of the index and refuses `call_tool` on them; `log` only reports the drift. Baselines
+//! live in memory: a restart re-baselines.
+//!
+//! It is the system launched when a launch is asked for without naming a binary, a baseline to
+//! compare a real proxy with, and the stand-in that lets the tests exercise the launch path.
+
+pub mod catalog;
+pub mod config;
+pub mod drift;
+pub mod fault;
+mod http;
+pub mod scan;
+mod upstream;
+
+use anyhow::Context;
+use catalog::Catalog;
+use config::ProxyConfig;
+pub use fault::Fault;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::sync::{Mutex, RwLock};
+
+/// Connection state of one upstream, as `/api/v1/servers` reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ServerStatus {
+    pub name: String,
+    pub connected: bool,
+    pub status: String,
+    pub tool_count: usize,
+    pub quarantined: bool,
+    pub last_error: Option<String>,
+}
+
+/// Shared proxy state.
+pub struct State {
+    pub api_key: Option<String>,
+    pub tools_limit: usize,
+    pub catalog: Mutex<Catalog>,
+    reindexing: Mutex<()>,
+    pub servers: RwLock<BTreeMap<String, ServerStatus>>,
+    pub upstreams: upstream::Upstreams,
+    pub fault: Fault,
+    pub searches: std::sync::atomic::AtomicUsize,
+    /// The latest security scan of each server.
+    pub scans: Mutex<scan::Jobs>,
+    /// Tool-definition baselines and drift state (held briefly, never across an await).
+    pub drift: std::sync::Mutex<drift::DriftTracker>,
+    /// Owns the upstream server processes.
+    pub sup: crate::infra::process::Supervisor,
+}
+
+impl State {
+    /// Rebuilds the index from every connected upstream's current tools (in `block` mode
+    /// without the drifted ones) and republishes the tool listing with its approval states.
+    /// Rebuilds are serialised: without that, a slow rebuild that read the upstreams before a
+    /// newer one could land after it and bring back a stale catalog.
+    pub async fn reindex(&self) -> anyhow::Result<()> {
+        let _one_at_a_time = self.reindexing.lock().await;
+        let (mut tools, mut listing, mode) = self.upstreams.view(&self.drift).await;
+        if let Some(id) = self.fault.dropped_tool() {
+            tools.retain(|t| t.tool_id != id);
+            listing.retain(|t| t.id() != id);
+        }
+        if mode == config::OnToolDrift::Block {
+            let held: std::collections::HashSet<String> = listing
+                .iter()
+                .filter(|t| t.drifted())
+                .map(|t| t.id())
+                .collect();
+            tools.retain(|t| !held.contains(&t.tool_id));
+        }
+        let cat = Catalog::new(tools, listing)?;
+        *self.catalog.lock().await = cat;
+        Ok(())
+    }
+
+    /// Counts a search and applies the configured fault. `Some(text)` = answer with garbage.
+    pub async fn fault_for_search(&self) -> Option<String> {
+        let n = self
+            .searches
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
+        self.fault.on_search(n).await
+    }
+}
+
+/// Reads the config, starts serving on `listen` at once and connects the upstreams in the
+/// background (like mcpproxy, the catalog fills as servers come up).
+pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Result<()> {
+    crate::infra::mcp::init_tls();
+    let text = crate::infra::files::read_to_string(config_path)
+        .with_context(|| format!("{}: cannot read the proxy config", config_path.display()))?;
+    let cfg = ProxyConfig::parse(&config_path.display().to_string(), &text)?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    let state = Arc::new(State {
+        api_key: cfg
+            .api_key
+            .clone()
+            .filter(|k| !k.is_empty())
+            .or_else(|| std::env::var("MCPPROXY_API_KEY").ok()),
+        tools_limit: cfg.tools_limit.unwrap_or(15).clamp(1, 1000),
+        catalog: Mutex::new(Catalog::new(Vec::new(), Vec::new())?),
+        reindexing: Mutex::new(()),
+        servers: RwLock::new(BTreeMap::new()),
+        upstreams: upstream::Upstreams::default(),
+        fault,
+        searches: Default::default(),
+        scans: Mutex::new(scan::Jobs::new()),
+        drift: std::sync::Mutex::new(drift::DriftTracker::from_config(&cfg)),
+        sup: crate::infra::process::Supervisor::new(),
+    });
+    if cfg.mcp_servers.iter().any(|s| cfg.drift_tracked(s)) {
+        eprintln!(
+            "evalgate proxy: tool drift policy on_tool_drift={} (baselines are in memory; a restart re-baselines)",
+            cfg.on_tool_drift
+        );
+    }
+    // SIGTERM from whoever launched us stops the upstream servers too
+    state.sup.install_signal_handlers();
+    upstream::start_all(state.clone(), &cfg).await;
+    eprintln!(
+        "evalgate proxy: listening on http://{}",
+        listener.local_addr()?
+    );
+    axum::serve(listener, http::router(state))
+        .await
+        .context("HTTP server failed")?;
+    Ok(())
+}

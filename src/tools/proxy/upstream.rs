@@ -1,0 +1,287 @@
+//! Upstream MCP servers of the reference proxy: spawned over stdio, listed, re-listed on
+//! `notifications/tools/list_changed`, and called through. Every listing is handed to the drift
+//! tracker (under the same lock that publishes the tools) before the index is rebuilt.
+
+use super::config::{OnToolDrift, ProxyConfig, ServerEntry};
+use super::drift::{DriftTracker, ToolState};
+use super::{ServerStatus, State};
+use crate::infra::mcp::{self, Endpoint};
+use crate::pipeline::dataset::Tool;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Weak};
+use tokio::sync::RwLock;
+
+/// How long one upstream may take to initialize and list its tools before it is retried.
+const UPSTREAM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+struct Upstream {
+    service: RunningService<RoleClient, UpstreamClient>,
+    /// The supervised stdio process serving it.
+    _child: Option<crate::infra::process::Managed>,
+    /// The latest listing as corpus tools, one per name (the first when a name repeats).
+    tools: Vec<Tool>,
+}
+
+/// One listing of an upstream: its tools (one per name) and the raw definitions (all of them).
+struct Listed {
+    tools: Vec<Tool>,
+    definitions: Vec<Value>,
+}
+
+/// Every connected upstream by name.
+#[derive(Default)]
+pub struct Upstreams {
+    inner: RwLock<BTreeMap<String, Upstream>>,
+}
+
+impl Upstreams {
+    /// Every connected upstream's tools, the drift state of every listed tool and the policy,
+    /// read together (listings are published to both under the upstreams' lock).
+    pub async fn view(
+        &self,
+        drift: &std::sync::Mutex<DriftTracker>,
+    ) -> (Vec<Tool>, Vec<ToolState>, OnToolDrift) {
+        let inner = self.inner.read().await;
+        let tools = inner
+            .values()
+            .flat_map(|u| u.tools.iter().cloned())
+            .collect();
+        let d = drift.lock().unwrap_or_else(|p| p.into_inner());
+        (tools, d.listing(), d.mode())
+    }
+
+    /// Calls `tool` on `server`; `Err` is a message for the caller.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Result<CallToolResult, String> {
+        let inner = self.inner.read().await;
+        let up = inner
+            .get(server)
+            .ok_or_else(|| format!("no connected upstream server {server:?}"))?;
+        if !up.tools.iter().any(|t| t.bare_name() == tool) {
+            return Err(format!("server {server:?} has no tool {tool:?}"));
+        }
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Some(a) = args {
+            params = params.with_arguments(a);
+        }
+        let peer = up.service.peer().clone();
+        drop(inner);
+        peer.call_tool(params)
+            .await
+            .map_err(|e| format!("upstream {server:?} failed: {}", mcp::readable(&e)))
+    }
+}
+
+/// The proxy's client towards one upstream: re-lists on `list_changed`.
+#[derive(Clone)]
+pub struct UpstreamClient {
+    name: String,
+    state: Weak<State>,
+}
+
+impl ClientHandler for UpstreamClient {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(state) = self.state.upgrade() {
+            if state.fault.ignores_list_changed() {
+                eprintln!(
+                    "evalgate proxy: injected fault: ignoring list_changed from {:?}",
+                    self.name
+                );
+                return;
+            }
+            let name = self.name.clone();
+            tokio::spawn(async move { refresh(&state, &name).await });
+        }
+    }
+}
+
+async fn set_status(
+    state: &State,
+    name: &str,
+    connected: bool,
+    status: &str,
+    tool_count: usize,
+    err: Option<String>,
+) {
+    state.servers.write().await.insert(
+        name.to_string(),
+        ServerStatus {
+            name: name.to_string(),
+            connected,
+            status: status.to_string(),
+            tool_count,
+            quarantined: false,
+            last_error: err,
+        },
+    );
+}
+
+async fn list(
+    service: &RunningService<RoleClient, UpstreamClient>,
+    name: &str,
+) -> Result<Listed, String> {
+    let listed = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {}", mcp::readable(&e)))?;
+    let mut tools: Vec<Tool> = Vec::with_capacity(listed.len());
+    let mut definitions = Vec::with_capacity(listed.len());
+    for t in &listed {
+        let def = serde_json::to_value(t).map_err(|e| e.to_string())?;
+        let tool = mcp::from_definition(name, &def).map_err(|e| e.to_string())?;
+        // a repeated name is the drift tracker's business; the catalog keeps the first
+        if !tools.iter().any(|x| x.tool_id == tool.tool_id) {
+            tools.push(tool);
+        }
+        definitions.push(def);
+    }
+    Ok(Listed { tools, definitions })
+}
+
+/// Hands a listing to the drift tracker and logs what changed.
+fn observe(state: &State, name: &str, definitions: Vec<Value>) {
+    let mut drift = state.drift.lock().unwrap_or_else(|p| p.into_inner());
+    let mode = drift.mode();
+    for ev in drift.observe(name, definitions) {
+        eprintln!("{}", ev.log_line(mode));
+    }
+}
+
+/// Re-lists one upstream and rebuilds the index.
+pub async fn refresh(state: &Arc<State>, name: &str) {
+    let result = {
+        let inner = state.upstreams.inner.read().await;
+        match inner.get(name) {
+            Some(up) => Some(list(&up.service, name).await),
+            None => None,
+        }
+    };
+    match result {
+        Some(Ok(Listed { tools, definitions })) => {
+            let n = tools.len();
+            if let Some(up) = state.upstreams.inner.write().await.get_mut(name) {
+                up.tools = tools;
+                observe(state, name, definitions);
+            }
+            set_status(state, name, true, "ready", n, None).await;
+            if let Err(e) = state.reindex().await {
+                eprintln!("evalgate proxy: reindex failed: {e:#}");
+            }
+        }
+        Some(Err(e)) => set_status(state, name, false, "error", 0, Some(e)).await,
+        None => {}
+    }
+}
+
+fn endpoint(e: &ServerEntry) -> Result<Endpoint, String> {
+    let proto = e.protocol.as_deref().unwrap_or("stdio");
+    if !matches!(proto, "stdio" | "auto") || e.url.is_some() && e.command.is_none() {
+        return Err(format!(
+            "protocol {proto:?}: the reference proxy supports stdio upstreams only"
+        ));
+    }
+    let program = e.command.clone().ok_or("no `command` for a stdio server")?;
+    Ok(Endpoint::Stdio {
+        program,
+        args: e.args.clone(),
+        env: e.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        cwd: e.working_dir.as_ref().map(Into::into),
+    })
+}
+
+/// Connects every enabled, non-quarantined upstream, each in its own task.
+pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
+    for e in &cfg.mcp_servers {
+        if e.enabled == Some(false) {
+            set_status(&state, &e.name, false, "disabled", 0, None).await;
+            continue;
+        }
+        if e.quarantined == Some(true) {
+            set_status(&state, &e.name, false, "quarantined", 0, None).await;
+            continue;
+        }
+        set_status(&state, &e.name, false, "connecting", 0, None).await;
+        let st = state.clone();
+        let entry = e.clone();
+        tokio::spawn(async move {
+            let name = entry.name.clone();
+            let ep = match endpoint(&entry) {
+                Ok(ep) => ep,
+                Err(err) => return set_status(&st, &name, false, "error", 0, Some(err)).await,
+            };
+            let client = UpstreamClient {
+                name: name.clone(),
+                state: Arc::downgrade(&st),
+            };
+            // the upstream stays in the proxy's process group so that stopping the proxy's
+            // group stops it too
+            // like mcpproxy, a server that fails to come up is retried a few times; every
+            // failure is logged so that a launcher's log tail shows it
+            let mut last_err = String::new();
+            for attempt in 1..=3u64 {
+                let attempt_fut = async {
+                    let opts = mcp::ConnectOpts {
+                        sup: &st.sup,
+                        timeout: UPSTREAM_TIMEOUT,
+                        name: &name,
+                    };
+                    match mcp::connect(&ep, client.clone(), &opts).await {
+                        Ok(session) => match list(&session.service, &name).await {
+                            Ok(listed) => Ok((session, listed)),
+                            Err(e) => {
+                                Err(format!("{e}{}", mcp::child_story(session.child.as_ref())))
+                            }
+                        },
+                        Err(e) => Err(format!("{e:#}")),
+                    }
+                };
+                let connected = tokio::time::timeout(UPSTREAM_TIMEOUT, attempt_fut)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(format!(
+                            "no answer to initialize + tools/list within {} s",
+                            UPSTREAM_TIMEOUT.as_secs()
+                        ))
+                    });
+                match connected {
+                    Ok((session, Listed { tools, definitions })) => {
+                        let n = tools.len();
+                        let mut inner = st.upstreams.inner.write().await;
+                        inner.insert(
+                            name.clone(),
+                            Upstream {
+                                service: session.service,
+                                _child: session.child,
+                                tools,
+                            },
+                        );
+                        observe(&st, &name, definitions);
+                        drop(inner);
+                        set_status(&st, &name, true, "ready", n, None).await;
+                        if let Err(err) = st.reindex().await {
+                            eprintln!("evalgate proxy: reindex failed: {err:#}");
+                        }
+                        return;
+                    }
+                    Err(e) => {
+                        eprintln!(
+                            "evalgate proxy: upstream {name:?} failed (attempt {attempt}/3): {e}"
+                        );
+                        last_err = e;
+                        tokio::time::sleep(std::time::Duration::from_millis(500 * attempt)).await;
+                    }
+                }
+            }
+            set_status(&st, &name, false, "error", 0, Some(last_err)).await;
+        });
+    }
+}

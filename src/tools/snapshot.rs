@@ -1,0 +1,234 @@
+//! `evalgate corpus snapshot`: connect to a real MCP server (stdio or streamable HTTP), list
+//! every tool over all pages, and write a corpus file: sorted `server:tool` ids, full definitions,
+//! the server's identity from `initialize`, the client capabilities used and when it was taken.
+
+use crate::infra::mcp::{self, Endpoint};
+use crate::pipeline::dataset::{Corpus, ServerInfo, Tool};
+use anyhow::{Context, bail};
+use rmcp::ClientHandler;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use serde_json::{Map, json};
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The client evalgate presents when snapshotting: no optional capabilities.
+#[derive(Clone, Default)]
+pub struct SnapshotClient;
+
+impl ClientHandler for SnapshotClient {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("evalgate-snapshot", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// Provenance recorded next to a server (all optional).
+#[derive(Debug, Clone, Default)]
+pub struct Provenance {
+    pub registry: Option<String>,
+    pub package: Option<String>,
+    pub version: Option<String>,
+    pub license: Option<String>,
+}
+
+/// What one server answered.
+#[derive(Debug, Clone)]
+pub struct Taken {
+    pub server: ServerInfo,
+    pub tools: Vec<Tool>,
+}
+
+/// RFC 3339 UTC timestamp (seconds) of a point in time.
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // civil-from-days (Howard Hinnant's algorithm)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Connects, lists every tool and disconnects. A repeated tool name is an error.
+pub async fn take(
+    name: &str,
+    ep: &Endpoint,
+    prov: &Provenance,
+    taken: &str,
+    timeout: Duration,
+) -> anyhow::Result<Taken> {
+    if name.is_empty() || name.contains(':') {
+        bail!("server name {name:?} must be non-empty and contain no ':'");
+    }
+    let sup = crate::infra::process::Supervisor::new();
+    let opts = mcp::ConnectOpts {
+        sup: &sup,
+        timeout,
+        name,
+    };
+    let work = async {
+        let client = mcp::connect(ep, SnapshotClient, &opts).await?;
+        let info = client.service.peer_info();
+        let tools = client.list_all_tools().await?;
+        let _ = client.service.cancel().await;
+        anyhow::Ok((info, tools))
+    };
+    let (info, tools) = tokio::time::timeout(timeout, work).await.map_err(|_| {
+        anyhow::anyhow!(
+            "server {name:?} did not answer initialize + tools/list within {} s ({})",
+            timeout.as_secs_f64(),
+            ep.describe()
+        )
+    })??;
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(tools.len());
+    for t in &tools {
+        if !seen.insert(t.name.to_string()) {
+            bail!(
+                "server {name:?} listed tool {:?} more than once: an ambiguous tools/list cannot be frozen",
+                t.name
+            );
+        }
+        out.push(mcp::from_mcp(name, t)?);
+    }
+    out.sort_by(|a, b| a.tool_id.cmp(&b.tool_id));
+    let mut extra = Map::new();
+    extra.insert("taken".into(), json!(taken));
+    extra.insert("transport".into(), json!(ep.transport_name()));
+    match ep {
+        // env values may be credentials (even dummy ones): record the names only
+        Endpoint::Stdio {
+            program, args, env, ..
+        } => {
+            let mut cmd = vec![program.clone()];
+            cmd.extend(args.iter().cloned());
+            extra.insert("command".into(), json!(cmd));
+            if !env.is_empty() {
+                extra.insert(
+                    "env_names".into(),
+                    json!(env.iter().map(|(k, _)| k).collect::<Vec<_>>()),
+                );
+            }
+        }
+        // header values may be credentials: record the names only
+        Endpoint::Http { url, headers } => {
+            extra.insert("url".into(), json!(url));
+            extra.insert(
+                "header_names".into(),
+                json!(headers.iter().map(|(k, _)| k).collect::<Vec<_>>()),
+            );
+        }
+    }
+    if let Some(i) = &info {
+        let v = serde_json::to_value(i.as_ref())?;
+        if let Some(si) = v.get("serverInfo") {
+            extra.insert(
+                "server_info".into(),
+                json!({"name": si.get("name"), "version": si.get("version")}),
+            );
+        }
+        if let Some(pv) = v.get("protocolVersion") {
+            extra.insert("protocol_version".into(), pv.clone());
+        }
+    }
+    extra.insert(
+        "client_capabilities".into(),
+        serde_json::to_value(SnapshotClient.get_info().capabilities)?,
+    );
+    extra.insert("tool_count".into(), json!(out.len()));
+    Ok(Taken {
+        server: ServerInfo {
+            name: name.to_string(),
+            registry: prov.registry.clone(),
+            package: prov.package.clone(),
+            version: prov.version.clone(),
+            license: prov.license.clone(),
+            extra,
+        },
+        tools: out,
+    })
+}
+
+/// Adds (or replaces) one server's tools in a corpus, keeping everything sorted.
+pub fn merge(corpus: &mut Corpus, taken: Taken) {
+    let name = taken.server.name.clone();
+    corpus.tools.retain(|t| t.server_name() != name);
+    corpus.tools.extend(taken.tools);
+    corpus.tools.sort_by(|a, b| a.tool_id.cmp(&b.tool_id));
+    corpus.servers.retain(|s| s.name != name);
+    corpus.servers.push(taken.server);
+    corpus.servers.sort_by(|a, b| a.name.cmp(&b.name));
+}
+
+/// Deterministic corpus JSON: struct field order, 2-space indent, trailing newline.
+pub fn to_json(c: &Corpus) -> String {
+    let mut s = serde_json::to_string_pretty(c).expect("corpus serialises");
+    s.push('\n');
+    s
+}
+
+/// Writes atomically.
+pub fn write(path: &Path, c: &Corpus) -> anyhow::Result<()> {
+    crate::infra::files::write_atomic(path, to_json(c).as_bytes())
+}
+
+/// A new, empty corpus.
+pub fn empty(version: &str) -> Corpus {
+    Corpus {
+        version: version.to_string(),
+        generated_from: Some(
+            json!({"source": "evalgate corpus snapshot", "note": "tools/list of MCP servers, taken with rmcp"}),
+        ),
+        servers: Vec::new(),
+        tools: Vec::new(),
+    }
+}
+
+/// Reads an existing corpus to merge into.
+pub fn read(path: &Path) -> anyhow::Result<Corpus> {
+    let text = crate::infra::files::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}:{}:{}: not a corpus file: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_000_000)),
+            "2026-11-18T11:06:40Z"
+        );
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
+    }
+}
