@@ -33,7 +33,7 @@ async fn list_canonical(ep: &Endpoint) -> String {
     let _ = c.service.cancel().await;
     // the corpus is sorted by id, so compare the definitions in name order
     tools.sort_by(|a, b| a.name.cmp(&b.name));
-    mcp::canonical_tools(&tools)
+    evalgate::pipeline::dataset::mcp::canonical_tools(&tools)
 }
 
 /// Snapshots the two real servers into one corpus file with fixed `taken`.

@@ -64,7 +64,7 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
         );
         return Ok(3);
     }
-    let new = Baseline::from_report(&report, previous.as_ref());
+    let new = report.to_baseline(previous.as_ref());
     let changes = baseline_changes(previous.as_ref(), &new);
     if changes.is_empty() {
         crate::outln!("baseline {} is unchanged", output.display());

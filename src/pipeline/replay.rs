@@ -7,7 +7,6 @@
 //! by a control file (evalgate's live rug-pull measurement drives it that way, and learns from
 //! the listed file when the client has re-listed).
 
-use crate::infra::mcp;
 use crate::pipeline::dataset::{Corpus, SecurityCorpus};
 use anyhow::{Context, bail};
 use rmcp::model::{
@@ -84,7 +83,7 @@ impl ReplaySpec {
         let mut tools = Vec::new();
         if let Some(c) = corpus {
             for t in c.tools.iter().filter(|t| t.server_name() == server) {
-                tools.push(mcp::to_mcp(t)?);
+                tools.push(crate::pipeline::dataset::mcp::to_mcp(t)?);
             }
         }
         let mut changes = BTreeMap::new();

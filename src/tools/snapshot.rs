@@ -106,7 +106,7 @@ pub async fn take(
                 t.name
             );
         }
-        out.push(mcp::from_mcp(name, t)?);
+        out.push(crate::pipeline::dataset::mcp::from_mcp(name, t)?);
     }
     out.sort_by(|a, b| a.tool_id.cmp(&b.tool_id));
     let mut extra = Map::new();
@@ -177,12 +177,7 @@ pub fn merge(corpus: &mut Corpus, taken: Taken) {
     corpus.servers.sort_by(|a, b| a.name.cmp(&b.name));
 }
 
-/// Deterministic corpus JSON: struct field order, 2-space indent, trailing newline.
-pub fn to_json(c: &Corpus) -> String {
-    let mut s = serde_json::to_string_pretty(c).expect("corpus serialises");
-    s.push('\n');
-    s
-}
+pub use crate::pipeline::dataset::corpus_json as to_json;
 
 /// Writes atomically.
 pub fn write(path: &Path, c: &Corpus) -> anyhow::Result<()> {

@@ -3,8 +3,9 @@
 
 pub mod mcp_eval;
 
-use crate::pipeline::report::model::Report;
+use crate::pipeline::dataset::DatasetRef;
 use crate::pipeline::score::metrics::{DETECTION_METRICS, Direction, Metric, RETRIEVAL_METRICS};
+use crate::pipeline::score::model::{RetrievalReport, SecurityReport};
 use anyhow::Context;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -264,11 +265,16 @@ impl Baseline {
         Self::parse_noted(&path.display().to_string(), &text)
     }
 
-    /// A baseline from a report. Thresholds (tolerances, gated flags, ceilings, floors) are kept
-    /// from `previous` where it has them; new metrics get the defaults.
-    pub fn from_report(report: &Report, previous: Option<&Baseline>) -> Baseline {
-        let datasets = report
-            .datasets
+    /// A baseline from what a run measured (the report's datasets and sections). Thresholds
+    /// (tolerances, gated flags, ceilings, floors) are kept from `previous` where it has them;
+    /// new metrics get the defaults.
+    pub fn from_results(
+        datasets: &[DatasetRef],
+        retrieval: Option<&RetrievalReport>,
+        security: Option<&SecurityReport>,
+        previous: Option<&Baseline>,
+    ) -> Baseline {
+        let datasets = datasets
             .iter()
             .map(|d| {
                 (
@@ -280,7 +286,7 @@ impl Baseline {
                 )
             })
             .collect();
-        let retrieval = report.retrieval.as_ref().map(|r| {
+        let retrieval = retrieval.map(|r| {
             let prev = previous.and_then(|p| p.retrieval.as_ref());
             let metrics = RETRIEVAL_METRICS
                 .iter()
@@ -317,7 +323,7 @@ impl Baseline {
                 per_query,
             }
         });
-        let security = report.security.as_ref().map(|s| {
+        let security = security.map(|s| {
             let prev = previous.and_then(|p| p.security.as_ref());
             let detectors = s
                 .detectors
@@ -466,7 +472,7 @@ mod tests {
         let report: crate::pipeline::report::model::Report =
             serde_json::from_str(include_str!("../../../fuzz/fixtures/report_template.json"))
                 .unwrap();
-        let b = Baseline::from_report(&report, Some(&previous));
+        let b = report.to_baseline(Some(&previous));
         let mrr = &b.retrieval.as_ref().unwrap().metrics["mrr"];
         assert_eq!((mrr.tolerance, mrr.gated), (0.07, false));
         assert_eq!(

@@ -4,6 +4,7 @@
 pub mod card;
 pub mod jsonpath;
 pub mod load;
+pub mod mcp;
 pub mod model;
 pub mod validate;
 
@@ -364,6 +365,26 @@ impl Datasets {
         .flatten()
         .all(|e| e)
     }
+}
+
+/// Deterministic corpus JSON: struct field order, 2-space indent, trailing newline.
+pub fn corpus_json(c: &Corpus) -> String {
+    let mut s = serde_json::to_string_pretty(c).expect("corpus serialises");
+    s.push('\n');
+    s
+}
+
+/// One dataset file the run read: where from, which version, its sha256 and size.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct DatasetRef {
+    /// `corpus`, `golden` or `security`.
+    pub kind: String,
+    /// File path, or `embedded:...` for the compiled-in default.
+    pub source: String,
+    pub version: Option<String>,
+    pub sha256: String,
+    /// Number of tools, queries or entries.
+    pub items: usize,
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@ fn a_report_against_its_own_baseline_passes_and_a_regression_fails_by_name() {
     assert_eq!(none.verdict, Verdict::NoBaseline);
     assert!(none.checks.iter().all(|c| c.status == CheckStatus::Info));
 
-    let b = Baseline::from_report(&r, None);
+    let b = r.to_baseline(None);
     let own = verdict_of(&r, Some(&b));
     assert_eq!(own.verdict, Verdict::Pass, "{}", own.summary);
     assert!(own.ungated.is_empty(), "{:?}", own.ungated);
@@ -127,7 +127,7 @@ fn a_report_against_its_own_baseline_passes_and_a_regression_fails_by_name() {
 #[test]
 fn a_detector_new_to_the_baseline_is_held_to_the_default_limits() {
     let r = report();
-    let mut b = Baseline::from_report(&r, None);
+    let mut b = r.to_baseline(None);
     let sec = b.security.as_mut().unwrap();
     let name = r.security.as_ref().unwrap().detectors[1].detector.clone();
     sec.detectors.remove(&name);
@@ -202,7 +202,7 @@ fn the_exit_code_and_the_conclusion_follow_the_verdict_alone() {
 #[test]
 fn the_outcome_depends_on_its_inputs_only() {
     let r = report();
-    let b = Baseline::from_report(&r, None);
+    let b = r.to_baseline(None);
     let json = |g: &GateOutcome| serde_json::to_string(g).unwrap();
     let own = evaluate(&r.gate_inputs(), Some(("b.json", &b)), &Policy::default());
     // everything of the report the gate does not read, changed: the same outcome
@@ -268,7 +268,7 @@ fn the_outcome_depends_on_its_inputs_only() {
 #[test]
 fn a_system_that_could_not_be_measured_is_an_error_and_gates_nothing() {
     let r = report();
-    let b = Baseline::from_report(&r, None);
+    let b = r.to_baseline(None);
     let mut inputs = r.gate_inputs();
     inputs.failure = Some("the proxy exited with status 1".into());
     let g = evaluate(&inputs, Some(("b.json", &b)), &Policy::default());

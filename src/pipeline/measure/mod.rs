@@ -4,10 +4,10 @@
 pub mod probes;
 
 use crate::pipeline::dataset::{Entry, GoldenSet};
-use crate::pipeline::score::metrics::{DEPTH, HEADROOM};
 use crate::pipeline::sut::observe::{
     DetectorObservations, DetectorRun, QueryObservation, RetrievalObservations, RetrievalRun,
 };
+use crate::pipeline::sut::{DEPTH, HEADROOM};
 use crate::pipeline::sut::{Detector, Retriever, SearchRequest, SutError};
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};

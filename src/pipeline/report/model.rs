@@ -1,16 +1,13 @@
 //! The one report model. Built once per invocation; every output format renders it.
 
-use crate::infra::text::Text;
-use crate::pipeline::dataset::{Category, Truth};
 pub use crate::pipeline::gate::{Check, CheckKind, CheckStatus, GateReport, QueryDelta, Verdict};
-use crate::pipeline::score::metrics::Confusion;
 pub use crate::pipeline::score::metrics::{Direction, QueryMetrics};
-use crate::pipeline::score::stats::Summary;
 use crate::pipeline::sut::SutError;
-use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+
+pub use crate::pipeline::dataset::DatasetRef;
+pub use crate::pipeline::score::model::*;
 
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
@@ -45,254 +42,6 @@ pub struct Report {
     pub failure: Option<SutError>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-}
-
-/// One dataset file the run read: where from, which version, its sha256 and size.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct DatasetRef {
-    /// `corpus`, `golden` or `security`.
-    pub kind: String,
-    /// File path, or `embedded:...` for the compiled-in default.
-    pub source: String,
-    pub version: Option<String>,
-    pub sha256: String,
-    /// Number of tools, queries or entries.
-    pub items: usize,
-}
-
-/// Tool discovery: every labelled query sent through the system under test, scored against
-/// the graded labels.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct RetrievalReport {
-    pub retriever: String,
-    pub corpus_version: String,
-    pub golden_version: Option<String>,
-    pub queries: usize,
-    /// Depth the ranked lists are scored to.
-    pub depth: usize,
-    /// Results asked for per query (depth + headroom).
-    pub requested: usize,
-    /// Runs completed (fewer than asked when the system failed).
-    pub runs_completed: usize,
-    /// Aggregate metrics by name (`recall_at_1`, ..., `mrr`, `ndcg_at_10`, `map`): per-run
-    /// means, then statistics over runs.
-    pub metrics: BTreeMap<String, Summary>,
-    pub latency_ms: Latency,
-    pub diagnostics: RetrievalDiagnostics,
-    /// What evalgate established about the system's catalog before measuring (systems reached
-    /// over MCP, REST or launched); absent for in-process and recorded systems.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub catalog: Option<crate::pipeline::sut::launch::catalog::Coverage>,
-    /// Means over the queries of each golden-set split (`dev`, `held_out`), when the golden set
-    /// marks splits: a system tuned to the dev queries scores visibly lower on the held-out ones.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub splits: BTreeMap<String, SplitSummary>,
-    pub per_query: Vec<QueryReport>,
-    /// Raw results of every run (for re-scoring).
-    pub observations: RetrievalObservations,
-}
-
-/// Search latency in milliseconds over every answer of every run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct Latency {
-    pub p50: Option<f64>,
-    pub p95: Option<f64>,
-    pub max: Option<f64>,
-    pub mean: Option<f64>,
-}
-
-/// Counts summed over all runs.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct RetrievalDiagnostics {
-    /// Results naming a tool outside the frozen corpus (dropped).
-    pub off_corpus_results: usize,
-    /// Repeated results (dropped after the first occurrence).
-    pub duplicate_results: usize,
-    /// Queries whose filtered list was shorter than the depth although the system returned
-    /// everything asked for (filtering starved them).
-    pub starved_queries: usize,
-    /// Relevance-0 labels (explicit non-relevant near-duplicates) found in a top 5.
-    pub hard_negatives_in_top_5: usize,
-    /// Answers with no result at all (before filtering), over all runs.
-    #[serde(default)]
-    pub empty_answers: usize,
-    /// Answers received, over all runs.
-    #[serde(default)]
-    pub answers: usize,
-    /// Queries whose runs returned different top-10 lists (with `--runs` above 1): the system
-    /// answers identical queries differently.
-    #[serde(default)]
-    pub unstable_queries: usize,
-}
-
-/// A graded label: a tool id and its relevance (2 primary, 1 acceptable, 0 explicitly not
-/// relevant).
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct LabelRef {
-    pub tool_id: Text,
-    pub relevance: u8,
-}
-
-/// Metrics over the queries of one split (means of the per-query, run-averaged values).
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct SplitSummary {
-    pub queries: usize,
-    pub metrics: BTreeMap<String, f64>,
-}
-
-/// One query: its labels, what the system returned (first run) and its run-averaged metrics.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct QueryReport {
-    pub id: Text,
-    pub query: Text,
-    /// The golden-set split this query belongs to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub split: Option<Text>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notes: Option<Text>,
-    pub labels: Vec<LabelRef>,
-    /// The filtered top results of the first run (up to the depth).
-    pub retrieved: Vec<Text>,
-    /// Per-query metrics averaged over runs (`map` is this query's AP).
-    pub metrics: QueryMetrics,
-    /// True when the runs disagreed on this query (a flaky query).
-    pub unstable: bool,
-}
-
-/// Security detectors: each detector over the labelled malicious and benign tool definitions.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct SecurityReport {
-    pub corpus_version: Option<String>,
-    pub entries: usize,
-    /// Entries per category.
-    pub categories: BTreeMap<Category, usize>,
-    pub detectors: Vec<DetectorReport>,
-    pub observations: Vec<DetectorObservations>,
-}
-
-/// One detector: confusion counts, precision/recall/F1/FPR over runs, per category, per entry.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct DetectorReport {
-    pub detector: String,
-    /// Attack categories the detector covers; its precision/recall/F1 count malicious entries of
-    /// these categories only (every benign entry always counts).
-    pub scope: Vec<Category>,
-    /// Entries the detector cannot judge (drift: no `before`/`after`), left out of every count
-    /// (their outcome is `not_applicable`).
-    #[serde(default)]
-    pub not_applicable: usize,
-    pub runs_completed: usize,
-    /// Counts summed over runs.
-    pub counts: Confusion,
-    pub per_run_counts: Vec<Confusion>,
-    /// `precision`, `recall`, `f1`, `fpr`, `fpr_hard_negative`: per-run values, then statistics.
-    pub metrics: BTreeMap<String, Summary>,
-    /// Per category: recall for attacks, flag rate (FPR) for benign and hard negatives.
-    pub per_category: Vec<CategoryReport>,
-    /// Hard negatives by the attack category they resemble: their flag rate.
-    pub hard_negatives_by_resemblance: Vec<CategoryReport>,
-    /// Every entry's outcome.
-    pub entries: Vec<EntryOutcome>,
-    /// Rug-pulls played against a running proxy (detectors that play them live).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub live: Option<LiveReport>,
-}
-
-/// Rug-pulls played live: what the proxy did, per category and per entry, summed over runs.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct LiveReport {
-    /// Per category (hard negatives split by what they resemble): detection, block and
-    /// restore rates.
-    pub per_category: Vec<LiveCategory>,
-    /// Every played entry.
-    pub entries: Vec<LiveEntry>,
-}
-
-/// Rug-pulls played live, per category: how often the proxy reported, blocked and restored.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct LiveCategory {
-    pub category: Category,
-    /// For hard negatives: the attack category they resemble.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resembles: Option<Category>,
-    /// Entries played per run.
-    pub played: usize,
-    /// Counts summed over runs.
-    pub relisted: usize,
-    pub reported: usize,
-    pub blocked: usize,
-    pub restored: usize,
-    /// Shares per run, then statistics: reported / played, blocked / played, restored / played.
-    pub detection_rate: Summary,
-    pub block_rate: Summary,
-    pub restore_rate: Summary,
-}
-
-/// One rug-pull played live against the proxy, over every run.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct LiveEntry {
-    pub id: String,
-    pub category: Category,
-    pub label: Truth,
-    /// Runs in which the entry was played.
-    pub runs: usize,
-    pub relisted_runs: usize,
-    pub reported_runs: usize,
-    pub blocked_runs: usize,
-    pub restored_runs: usize,
-    /// Runs in which the tool was approved and callable before any change.
-    pub baseline_ok_runs: usize,
-    /// The proxy's signals after the change, from any run.
-    pub signals: Vec<String>,
-    /// Why something was missed, from the first run that says so.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// One category of the security corpus: recall for attacks, flag rate for benign entries.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct CategoryReport {
-    pub category: Category,
-    /// Entries of the category.
-    pub total: usize,
-    /// Flags summed over runs.
-    pub flagged: usize,
-    /// Share flagged (recall for attacks, FPR for benign), statistics over runs.
-    pub rate: Summary,
-}
-
-/// One security entry as a detector judged it: the truth, the outcome (tp/fp/tn/fn or
-/// not_applicable) and the signals that fired.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct EntryOutcome {
-    pub id: String,
-    pub category: Category,
-    pub label: Truth,
-    /// In how many runs the entry was flagged.
-    pub flagged_runs: usize,
-    /// Signals seen in any run (rule ids, changed aspects).
-    pub signals: Vec<String>,
-    /// By majority over runs.
-    pub outcome: Outcome,
-    pub description: String,
-}
-
-/// How a detector's decision on one entry came out, by majority over runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// A malicious entry, flagged.
-    Tp,
-    /// A benign entry, flagged.
-    Fp,
-    /// A benign entry, not flagged.
-    Tn,
-    /// A malicious entry, missed.
-    Fn,
-    /// An attack of a category the detector does not claim to cover (counted nowhere).
-    OutOfScope,
-    /// An entry the detector cannot judge (drift without definitions; counted nowhere).
-    NotApplicable,
 }
 
 /// What the gate reads of a run's sections (see [`crate::pipeline::gate::GateInputs`]): the measured
@@ -331,6 +80,19 @@ pub fn gate_inputs<'a>(
 }
 
 impl Report {
+    /// The baseline this report's measurements make (thresholds kept from `previous`).
+    pub fn to_baseline(
+        &self,
+        previous: Option<&crate::pipeline::baseline::Baseline>,
+    ) -> crate::pipeline::baseline::Baseline {
+        crate::pipeline::baseline::Baseline::from_results(
+            &self.datasets,
+            self.retrieval.as_ref(),
+            self.security.as_ref(),
+            previous,
+        )
+    }
+
     /// What the gate reads of this report.
     pub fn gate_inputs(&self) -> crate::pipeline::gate::GateInputs<'_> {
         gate_inputs(

@@ -2,16 +2,17 @@
 //! Pure functions over data; the metric definitions live in `metrics`.
 
 pub mod metrics;
+pub mod model;
 pub mod stats;
 
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Category, Corpus, Entry, GoldenSet, Truth};
-use crate::pipeline::report::model::*;
 #[cfg(test)]
 use crate::pipeline::score::metrics::Metric;
 use crate::pipeline::score::metrics::{Confusion, DEPTH, DETECTION_METRICS, RETRIEVAL_METRICS};
 use crate::pipeline::score::stats::{Summary, percentile};
 use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
+use model::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Scores recorded search results against the golden set. The observations move into the

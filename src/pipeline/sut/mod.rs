@@ -16,6 +16,15 @@ pub mod sample_args;
 pub mod scanner;
 pub mod spec;
 
+/// The cut-offs of Recall@k.
+pub const KS: [usize; 4] = [1, 3, 5, 10];
+/// The ranked list is scored to this depth (the largest k): MRR, nDCG@10 and AP look at the
+/// first `DEPTH` results after filtering.
+pub const DEPTH: usize = 10;
+/// Extra results asked for beyond `DEPTH`, so that dropping off-corpus ids and duplicates does
+/// not starve the list.
+pub const HEADROOM: usize = 10;
+
 use crate::infra::text::Text;
 use crate::pipeline::dataset::Entry;
 use async_trait::async_trait;

@@ -61,7 +61,7 @@ mod tests {
     use super::*;
 
     fn tool(id: &str, desc: &str) -> Tool {
-        crate::infra::mcp::from_definition(
+        crate::pipeline::dataset::mcp::from_definition(
             id.split_once(':').unwrap().0,
             &serde_json::json!({"name": id.split_once(':').unwrap().1, "description": desc}),
         )

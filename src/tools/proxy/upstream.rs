@@ -137,7 +137,8 @@ async fn list(
     let mut definitions = Vec::with_capacity(listed.len());
     for t in &listed {
         let def = serde_json::to_value(t).map_err(|e| e.to_string())?;
-        let tool = mcp::from_definition(name, &def).map_err(|e| e.to_string())?;
+        let tool = crate::pipeline::dataset::mcp::from_definition(name, &def)
+            .map_err(|e| e.to_string())?;
         // a repeated name is the drift tracker's business; the catalog keeps the first
         if !tools.iter().any(|x| x.tool_id == tool.tool_id) {
             tools.push(tool);

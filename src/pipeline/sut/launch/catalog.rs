@@ -172,7 +172,7 @@ pub async fn by_search(
     // a fixed, spread-out sample whose answers must repeat exactly: the index has settled
     let step = (probes.len() / 16).max(1);
     let sample: Vec<usize> = (0..probes.len()).step_by(step).take(16).collect();
-    let limit = crate::pipeline::score::metrics::DEPTH + crate::pipeline::score::metrics::HEADROOM;
+    let limit = crate::pipeline::sut::DEPTH + crate::pipeline::sut::HEADROOM;
     let start = Instant::now();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut last_sample: Option<Vec<Vec<Text>>> = None;

@@ -312,8 +312,7 @@ async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Resu
                     run: 0,
                     query_id: &q.id,
                     text: &q.query,
-                    limit: crate::pipeline::score::metrics::DEPTH
-                        + crate::pipeline::score::metrics::HEADROOM,
+                    limit: crate::pipeline::sut::DEPTH + crate::pipeline::sut::HEADROOM,
                 }),
             )
             .await

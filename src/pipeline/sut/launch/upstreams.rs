@@ -71,7 +71,7 @@ pub fn write_server_corpora(
         };
         // server names are data: the file name is an index, never the name
         let p = dir.join(format!("server-{i:04}.json"));
-        std::fs::write(&p, crate::tools::snapshot::to_json(&part))?;
+        std::fs::write(&p, crate::pipeline::dataset::corpus_json(&part))?;
         out.insert(s.to_string(), p);
     }
     Ok(out)
