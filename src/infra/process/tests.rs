@@ -342,13 +342,16 @@ fn signal_helper() {
 async fn signal_handler_kills_children_and_exits() {
     init();
     let exe = std::env::current_exe().unwrap();
+    // the helper test's name as the test harness knows it (the path without the crate's name)
+    let helper_test = format!(
+        "{}::signal_helper",
+        module_path!().split_once("::").map_or("", |(_, m)| m)
+    );
     for (sig, code) in [(Signal::SIGTERM, 143), (Signal::SIGINT, 130)] {
         let sup = Supervisor::new();
         let helper = sup
             .spawn(Spec {
-                args: ["--exact", "process::tests::signal_helper", "--nocapture"]
-                    .map(String::from)
-                    .to_vec(),
+                args: vec!["--exact".into(), helper_test.clone(), "--nocapture".into()],
                 env: vec![(HELPER_ENV.into(), "1".into())],
                 stdin_piped: true,
                 take_stdout: true,
