@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # compare-reports.sh BEFORE_BIN AFTER_BIN: do two evalgate binaries write the same reports?
 #
-# For refactors that must not change a byte of output. Runs five fixed evaluations with each
-# binary (v0 and v1, a passing and a failing gate, retrieval and security alone) on the
+# For refactors that must not change a byte of output. Runs six fixed evaluations with each
+# binary (v0 and v1, a passing and a failing gate, retrieval and security alone, an external
+# scanner that claims one category so others show as out of scope) on the
 # repository's datasets, blanks what differs between any two runs (latencies and durations),
 # and diffs report.json (keys sorted), report.md, report.html, stdout and the exit code.
 # Exit 0 when identical, 1 with the diff otherwise. Needs python3.
@@ -20,6 +21,17 @@ def bump(x):
     return [bump(v) for v in x] if isinstance(x, list) else x
 json.dump(bump(json.load(open(sys.argv[1]))), open(sys.argv[2], "w"), indent=1)
 PY
+# a scanner in lines mode (python3), flagging what says "ignore", claiming tool_poisoning only
+cat >"$work/scanner.toml" <<'TOML'
+detectors = ["rules", "scanner"]
+
+[[scanner]]
+name = "lines-scanner"
+mode = "lines"
+command = ["python3", "-c", "import sys, json\nfor l in sys.stdin:\n  e = json.loads(l); print(json.dumps({'flagged': 'ignore' in e['description'].lower()}), flush=True)"]
+filter = '{flagged: .flagged}'
+scope = ["tool_poisoning"]
+TOML
 capture() {
   local bin=$1 out=$2
   run() {
@@ -37,6 +49,7 @@ capture() {
   run v1-failing-gate run --baseline "$work/strict.json"
   run v0-security security --datasets datasets/v0 --baseline baselines/v0.json
   run v1-retrieval retrieval --no-baseline
+  run v0-scoped-scanner security --datasets datasets/v0 --no-baseline --config "$work/scanner.toml"
   for f in "$out"/*/report.json; do
     python3 - "$f" <<'PY'
 import json, sys

@@ -119,6 +119,7 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
                 counts => serde(&dv.counts),
                 rows => serde(&dv.against),
                 live => serde(&dv.live),
+                categories => serde(&dv.categories),
                 confusion => Value::from_safe_string(confusion_chart(d)),
                 spread => safe(spread_chart(
                     "spread-detector",

@@ -65,10 +65,30 @@ pub struct DetectorView {
     pub against: Vec<Row>,
     /// Every metric against the baseline (for the spread chart).
     pub all_rows: Vec<Row>,
+    /// Its own per-category table: every category of the corpus, then the hard negatives by
+    /// the category they resemble.
+    pub categories: Vec<DetectorCategoryRow>,
     /// Rug-pulls played live, per category; `None` when it plays none.
     pub live: Option<Vec<LiveRow>>,
     /// Runs completed, for "(mean per run)" notes.
     pub runs: usize,
+}
+
+/// A row of one detector's per-category table: recall for an attack category, the flag rate
+/// for the others.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DetectorCategoryRow {
+    pub category: Category,
+    /// The row counts the hard negatives that resemble `category`.
+    pub hard_negatives: bool,
+    /// An attack category the detector does not claim to cover.
+    pub out_of_scope: bool,
+    /// Entries in the row.
+    pub total: usize,
+    /// Flags summed over runs, out of `checked` (entries × runs).
+    pub flagged: usize,
+    pub checked: usize,
+    pub rate: Summary,
 }
 
 /// One category of rug-pulls played live, counts as per-run means.
@@ -206,6 +226,7 @@ impl DetectorView {
                 .cloned()
                 .collect(),
             all_rows,
+            categories: DetectorCategoryRow::of(d),
             live: d.live.as_ref().map(|l| {
                 l.per_category
                     .iter()
@@ -214,6 +235,25 @@ impl DetectorView {
             }),
             runs,
         }
+    }
+}
+
+impl DetectorCategoryRow {
+    fn of(d: &DetectorReport) -> Vec<DetectorCategoryRow> {
+        let row = |c: &super::model::CategoryReport, hard_negatives: bool| DetectorCategoryRow {
+            category: c.category,
+            hard_negatives,
+            out_of_scope: !hard_negatives
+                && c.category.is_attack()
+                && !d.scope.contains(&c.category),
+            total: c.total,
+            flagged: c.flagged,
+            checked: c.total * d.runs_completed,
+            rate: c.rate.clone(),
+        };
+        let corpus = d.per_category.iter().map(|c| row(c, false));
+        let resembling = d.hard_negatives_by_resemblance.iter().map(|c| row(c, true));
+        corpus.chain(resembling).collect()
     }
 }
 

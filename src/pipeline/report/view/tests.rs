@@ -138,3 +138,38 @@ fn a_detectors_rows_are_led_by_its_name() {
         format!("<{}> {}", first.name, first.against[0].label)
     );
 }
+
+#[test]
+fn a_detectors_category_table_marks_attacks_it_does_not_claim_and_counts_every_run() {
+    let r = fixture();
+    let v = View::of(&r);
+    // the first detector claims tool_poisoning and prompt_injection only
+    let d = &v.detectors[0];
+    assert_eq!(
+        d.scope,
+        [Category::ToolPoisoning, Category::PromptInjection]
+    );
+    let out: Vec<Category> = d
+        .categories
+        .iter()
+        .filter(|c| c.out_of_scope)
+        .map(|c| c.category)
+        .collect();
+    // shadowing and rug_pull are attacks it does not claim; benign, hard negatives and the
+    // rows of hard negatives by resemblance are never "out of scope"
+    assert_eq!(out, [Category::Shadowing, Category::RugPull]);
+    let resembling: Vec<&DetectorCategoryRow> =
+        d.categories.iter().filter(|c| c.hard_negatives).collect();
+    assert_eq!(resembling.len(), 1);
+    assert_eq!(resembling[0].category, Category::ToolPoisoning);
+    assert!(!resembling[0].out_of_scope);
+    assert_eq!(
+        d.categories.last(),
+        Some(resembling[0]),
+        "after the corpus categories"
+    );
+    // flags are out of entries × runs (2 runs)
+    assert!(d.categories.iter().all(|c| c.checked == c.total * 2));
+    // a detector claiming all four attacks has nothing out of scope
+    assert!(v.detectors[1].categories.iter().all(|c| !c.out_of_scope));
+}
