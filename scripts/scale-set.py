@@ -82,12 +82,21 @@ TAGS = ["IMPORTANT", "system", "instructions", "SECRET", "hidden", "admin"]
 
 
 def generated_words(rng, n):
+    """`n` distinct made-up words of 2 or 3 syllables. There are only 14,400 of those (the
+    vocabulary of about 51,000 tools), so once a thousand draws in a row hit used words, longer
+    words are allowed too: any size finishes, and the sizes that fit draw exactly as before."""
     out, seen = [], set(WORDS)
+    longest, misses = 3, 0
     while len(out) < n:
-        w = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3)))
+        w = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, longest)))
         if w not in seen:
             seen.add(w)
             out.append(w)
+            misses = 0
+        else:
+            misses += 1
+            if misses >= 1000:
+                longest, misses = longest + 1, 0
     return out
 
 
