@@ -66,7 +66,7 @@ PY
 capture "$(realpath "$1")" "$work/before"
 capture "$(realpath "$2")" "$work/after"
 if diff -r "$work/before" "$work/after"; then
-  echo "identical: $(ls "$work/before" | wc -l) evaluations, reports, stdout and exit codes"
+  echo "identical: $(find "$work/before" -mindepth 1 -maxdepth 1 -type d | wc -l) evaluations, reports, stdout and exit codes"
 else
   exit 1
 fi
