@@ -93,6 +93,9 @@ const QUERY_TOP: f64 = 14.0;
 const QUERY_PLOT_H: f64 = 140.0;
 /// Widest slot per query (% of the chart): a handful of queries are not drawn as slabs.
 const QUERY_SLOT_MAX: f64 = 2.5;
+/// Above this many queries the chart is a histogram of Recall@5: a bar per query would be
+/// thinner than a pixel and cost the page about 0.5 KB each.
+pub(super) const QUERY_BARS_MAX: usize = 1000;
 
 /// One bar per query, sorted by Recall@5 (dark) with Recall@10 behind it (light); a red stub under
 /// the axis marks a query that found nothing in its top 5, an orange dot a query the runs
@@ -140,6 +143,9 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
         "Recall@5 of each of the {count} queries, sorted from best to worst: {full} found every relevant tool in the top 5, {partial} some, {zero} none; mean Recall@5 {}",
         value(mean)
     );
+    if count > QUERY_BARS_MAX {
+        return Some(recall_histogram(&r5, count, unstable, mean));
+    }
     let desc = format!(
         "Dark bars: Recall@5. Light bars behind them: Recall@10. Red marks under the axis: Recall@5 of 0. Orange dots: {unstable} queries whose runs disagreed. Each bar's title names its query."
     );
@@ -223,6 +229,48 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
         y = n(base + 24.0),
     );
     Some(s)
+}
+
+/// Recall@5 of many queries as ten bins of 0.1 (the last one holds 1.0); the bar's height is
+/// its share of the queries, its title the count.
+fn recall_histogram(r5: &[f64], count: usize, unstable: usize, mean: Option<f64>) -> String {
+    let mut bins = [0usize; 10];
+    for v in r5 {
+        bins[((v.clamp(0.0, 1.0) * 10.0) as usize).min(9)] += 1;
+    }
+    let most = bins.iter().copied().max().unwrap_or(0).max(1);
+    let base = QUERY_TOP + QUERY_PLOT_H;
+    let label = format!(
+        "Recall@5 of the {count} queries as a histogram of ten bins of 0.1; mean Recall@5 {}",
+        value(mean)
+    );
+    let desc = format!(
+        "Bar height: the number of queries whose Recall@5 falls in the bin, relative to the fullest bin. {unstable} queries' runs disagreed. Every query is in report.json."
+    );
+    let mut s = open_svg("per-query", None, base + 30.0, &label, &desc);
+    let slot = (QUERY_RIGHT - QUERY_LEFT) / bins.len() as f64;
+    for (i, &k) in bins.iter().enumerate() {
+        let x = QUERY_LEFT + i as f64 * slot;
+        let h = k as f64 / most as f64 * QUERY_PLOT_H;
+        let (lo, hi) = (i as f64 / 10.0, (i + 1) as f64 / 10.0);
+        let _ = write!(
+            s,
+            r#"<g class="q"><title>Recall@5 {lo:.1}–{hi:.1}: {k} queries</title><rect class="q5" x="{x}" y="{y}" width="{w}" height="{h}"/><text class="tick" x="{tx}" y="{ty}" text-anchor="middle">{lo:.1}–{hi:.1}</text></g>"#,
+            x = pct(x + slot * 0.1),
+            y = n(base - h),
+            w = pct(slot * 0.8),
+            h = n(h),
+            tx = pct(x + slot / 2.0),
+            ty = n(base + 14.0),
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text class="axis" x="{x}" y="{y}">{count} queries by Recall@5</text></svg>"#,
+        x = pct(QUERY_LEFT),
+        y = n(base + 28.0),
+    );
+    s
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ use super::format;
 use super::model::{DetectorReport, Report, RetrievalReport};
 use super::view::View;
 use crate::infra::text::sanitize;
+use crate::pipeline::score::metrics::Metric;
 use crate::pipeline::score::stats::Summary;
 use charts::{SpreadRow, confusion_chart, per_query_chart, spread_chart};
 use minijinja::{Environment, Value, context};
@@ -190,8 +191,40 @@ struct RetrievalView<'a> {
     latency_ms: &'a super::model::Latency,
     diagnostics: &'a super::model::RetrievalDiagnostics,
     splits: &'a BTreeMap<String, super::model::SplitSummary>,
-    per_query: &'a [super::model::QueryReport],
+    /// Every query, or the [`HTML_QUERY_ROWS`] lowest-scoring of a larger set (worst first).
+    per_query: Vec<&'a super::model::QueryReport>,
+    /// How many queries there are in all (more than `per_query` holds when it is cut).
+    per_query_total: usize,
+    /// The per-query chart is a histogram (more than [`charts::QUERY_BARS_MAX`] queries).
+    query_histogram: bool,
     catalog: Option<String>,
+}
+
+/// Most queries the page lists one by one: a larger set lists its lowest-scoring ones (every
+/// query stays in report.json), so the page of 20,000 queries stays a few megabytes.
+pub const HTML_QUERY_ROWS: usize = 1000;
+
+/// The queries the page lists: all of them in the report's order, or the
+/// [`HTML_QUERY_ROWS`] with the lowest nDCG@10 (then Recall@5, then id), worst first.
+fn listed_queries(all: &[super::model::QueryReport]) -> Vec<&super::model::QueryReport> {
+    if all.len() <= HTML_QUERY_ROWS {
+        return all.iter().collect();
+    }
+    let key = |q: &super::model::QueryReport| {
+        (
+            q.metrics.get(Metric::NdcgAt10).unwrap_or(-1.0),
+            q.metrics.get(Metric::RecallAt5).unwrap_or(-1.0),
+        )
+    };
+    let mut qs: Vec<&super::model::QueryReport> = all.iter().collect();
+    qs.sort_by(|a, b| {
+        let ((an, a5), (bn, b5)) = (key(a), key(b));
+        an.total_cmp(&bn)
+            .then(a5.total_cmp(&b5))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    qs.truncate(HTML_QUERY_ROWS);
+    qs
 }
 
 #[derive(serde::Serialize)]
@@ -254,7 +287,9 @@ impl<'a> Page<'a> {
                     latency_ms,
                     diagnostics,
                     splits,
-                    per_query,
+                    per_query: listed_queries(per_query),
+                    per_query_total: per_query.len(),
+                    query_histogram: per_query.len() > charts::QUERY_BARS_MAX,
                     catalog: catalog.as_ref().map(|c| c.summary()),
                 }
             }),
@@ -278,5 +313,68 @@ impl<'a> Page<'a> {
             failure,
             warnings,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fixture's retrieval with `n` queries, the i-th scoring nDCG@10 `(i % 997) / 997`.
+    fn with_queries(n: usize) -> Report {
+        let mut r = super::super::model::fixture();
+        let rr = r.retrieval.as_mut().expect("the fixture has retrieval");
+        let q0 = rr.per_query[0].clone();
+        rr.per_query = (0..n)
+            .map(|i| {
+                let mut q = q0.clone();
+                q.id = format!("q{i:05}").into();
+                q.query =
+                    format!("synthetic query {i}: find the tool that lists the open items").into();
+                q.metrics.ndcg_at_10 = (i % 997) as f64 / 997.0;
+                q.metrics.recall_at_5 = ((i % 11) as f64 / 10.0).min(1.0);
+                q
+            })
+            .collect();
+        rr.queries = n;
+        r
+    }
+
+    fn listed_ids(html: &str) -> Vec<&str> {
+        let list = &html[html.find("<details><summary>").expect("the query list")..];
+        let list = &list[..list.find("</details>").unwrap()];
+        list.split(r#"<tr><td class="id">"#)
+            .skip(1)
+            .map(|row| row[..row.find('<').unwrap()].trim())
+            .collect()
+    }
+
+    #[test]
+    fn a_page_of_20000_queries_lists_the_worst_1000_draws_a_histogram_and_stays_under_3_mb() {
+        let html = render(&with_queries(20_000)).unwrap();
+        // every query with its own row and bar was 25 MB at this size
+        assert!(html.len() < 3_000_000, "{} bytes", html.len());
+        assert!(html.contains("The 1000 lowest-scoring of 20000 queries"));
+        let ids = listed_ids(&html);
+        assert_eq!(ids.len(), HTML_QUERY_ROWS);
+        // the lowest nDCG@10 ((i % 997) / 997 for query i), worst first
+        let ndcg = |id: &str| (id[1..].parse::<usize>().unwrap() % 997) as f64 / 997.0;
+        let listed: Vec<f64> = ids.iter().map(|id| ndcg(id)).collect();
+        assert!(listed.windows(2).all(|w| w[0] <= w[1]), "worst first");
+        assert_eq!(listed[0], 0.0);
+        // 1000 of 20000: the 21 queries of each of the lowest 47 values, and 13 of the 48th
+        assert_eq!(listed[HTML_QUERY_ROWS - 1], 47.0 / 997.0);
+        assert!(html.contains("Recall@5 of the 20000 queries as a histogram"));
+        assert!(!html.contains("<title>q19999"), "no bar per query");
+    }
+
+    #[test]
+    fn a_page_of_up_to_1000_queries_lists_every_query_in_the_reports_order() {
+        let html = render(&with_queries(HTML_QUERY_ROWS)).unwrap();
+        let ids = listed_ids(&html);
+        assert_eq!(ids.len(), HTML_QUERY_ROWS);
+        assert_eq!(&ids[..2], ["q00000", "q00001"]);
+        assert!(html.contains("Every query: retrieved vs relevant (1000)"));
+        assert!(html.contains("<title>q00999: Recall@5"), "a bar per query");
     }
 }
