@@ -166,7 +166,7 @@ fn synthetic_scoring() -> (Corpus, GoldenSet, RetrievalObservations) {
     .unwrap();
     let obs: RetrievalObservations = serde_json::from_value(json!({
         "system": "synthetic",
-        "requested": metrics::DEPTH + metrics::HEADROOM,
+        "requested": evalgate::pipeline::sut::DEPTH + evalgate::pipeline::sut::HEADROOM,
         "runs": [{"run": 1, "queries": observed}],
     }))
     .unwrap();
@@ -373,7 +373,7 @@ impl Scan {
 }
 
 fn bench_bm25_query(c: &mut Criterion) {
-    let limit = metrics::DEPTH + metrics::HEADROOM;
+    let limit = evalgate::pipeline::sut::DEPTH + evalgate::pipeline::sut::HEADROOM;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

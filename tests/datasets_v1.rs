@@ -238,7 +238,7 @@ fn the_corpus_writer_reproduces_the_v1_file_byte_for_byte() {
     let bytes = std::fs::read_to_string(&path).unwrap();
     let corpus = snapshot::read(&path).unwrap();
     assert_eq!(
-        snapshot::to_json(&corpus),
+        evalgate::pipeline::dataset::corpus_json(&corpus),
         bytes,
         "read → write is not the identity"
     );
@@ -261,7 +261,7 @@ fn the_corpus_writer_reproduces_the_v1_file_byte_for_byte() {
         );
     }
     assert!(
-        snapshot::to_json(&rebuilt) == bytes,
+        evalgate::pipeline::dataset::corpus_json(&rebuilt) == bytes,
         "merge order changed the bytes"
     );
 }

@@ -515,8 +515,8 @@ async fn the_rug_pull_replay_sends_list_changed_and_serves_the_new_definition() 
         };
         let first = c.service.peer().list_tools(None).await.unwrap().tools;
         assert_eq!(
-            evalgate::pipeline::sut::drift::canonical_json(&find(&first)),
-            evalgate::pipeline::sut::drift::canonical_json(
+            evalgate::infra::text::canonical_json(&find(&first)),
+            evalgate::infra::text::canonical_json(
                 &serde_json::to_value(
                     serde_json::from_value::<rmcp::model::Tool>(entry["before"].clone()).unwrap()
                 )

@@ -89,7 +89,7 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
                 corpus.servers.len()
             );
         }
-        None => crate::out!("{}", snapshot::to_json(&corpus)),
+        None => crate::out!("{}", crate::pipeline::dataset::corpus_json(&corpus)),
     }
     Ok(0)
 }

@@ -3,7 +3,7 @@
 //! the server's identity from `initialize`, the client capabilities used and when it was taken.
 
 use crate::infra::mcp::{self, Endpoint};
-use crate::pipeline::dataset::{Corpus, ServerInfo, Tool};
+use crate::pipeline::dataset::{Corpus, ServerInfo, Tool, corpus_json};
 use anyhow::{Context, bail};
 use rmcp::ClientHandler;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
@@ -177,11 +177,9 @@ pub fn merge(corpus: &mut Corpus, taken: Taken) {
     corpus.servers.sort_by(|a, b| a.name.cmp(&b.name));
 }
 
-pub use crate::pipeline::dataset::corpus_json as to_json;
-
 /// Writes atomically.
 pub fn write(path: &Path, c: &Corpus) -> anyhow::Result<()> {
-    crate::infra::files::write_atomic(path, to_json(c).as_bytes())
+    crate::infra::files::write_atomic(path, corpus_json(c).as_bytes())
 }
 
 /// A new, empty corpus.

@@ -9,8 +9,9 @@ use crate::infra::text::Text;
 use crate::pipeline::dataset::{Category, Corpus, Entry, GoldenSet, Truth};
 #[cfg(test)]
 use crate::pipeline::score::metrics::Metric;
-use crate::pipeline::score::metrics::{Confusion, DEPTH, DETECTION_METRICS, RETRIEVAL_METRICS};
+use crate::pipeline::score::metrics::{Confusion, DETECTION_METRICS, RETRIEVAL_METRICS};
 use crate::pipeline::score::stats::{Summary, percentile};
+use crate::pipeline::sut::DEPTH;
 use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
 use model::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};

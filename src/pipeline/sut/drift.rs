@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-pub use crate::infra::text::canonical_json;
+use crate::infra::text::canonical_json;
 
 /// sha256 of the canonical JSON, hex.
 pub fn fingerprint(v: &Value) -> String {

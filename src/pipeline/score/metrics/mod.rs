@@ -5,7 +5,7 @@ use crate::infra::text::Text;
 use crate::pipeline::dataset::Label;
 use std::collections::HashMap;
 
-pub use crate::pipeline::sut::{DEPTH, HEADROOM};
+use crate::pipeline::sut::DEPTH;
 
 /// A ranked list after canonical filtering. The ids borrow from the raw list: filtering
 /// allocates one small vector and copies no text.
