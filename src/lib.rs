@@ -104,6 +104,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             }
             cli::Command::Validate(a) => app::cmd_validate(a),
             cli::Command::Card(a) => app::cmd_card(a),
+            cli::Command::Merge(a) => app::cmd_merge(a).await,
             cli::Command::Baseline(cli::BaselineCommand::Update(a)) => {
                 app::cmd_baseline_update(a).await
             }

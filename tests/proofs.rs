@@ -48,6 +48,7 @@ async fn evaluate(
         baseline: b,
         robustness: evalgate::pipeline::measure::probes::RobustnessMode::Off,
         gate: &evalgate::pipeline::gate::Policy::default(),
+        shard: None,
     };
     app::evaluate_with(&plan, ds, r, dets, &mut Progress::silent(), vec![]).await
 }

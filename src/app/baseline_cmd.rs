@@ -57,6 +57,14 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
             evaluate(&s, Part::Both, false).await?.0
         }
     };
+    if let (Some(sh), Some(p)) = (&report.shard, &a.from) {
+        return Err(BadInput(format!(
+            "{} is the report of shard {} only: a baseline is written from the whole run (`evalgate merge` the shards' reports, then --from the merged report.json)",
+            p.display(),
+            sh.shard()
+        ))
+        .into());
+    }
     if let Some(f) = &report.failure {
         eprintln!(
             "error: the system under test could not be measured, the baseline is not written: {}",

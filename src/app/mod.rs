@@ -6,11 +6,13 @@ use crate::config::Settings;
 use crate::infra::process::Supervisor;
 use crate::infra::text::sanitize;
 use crate::pipeline::baseline::{self, Baseline};
+use crate::pipeline::dataset::shard::{self, Shard, ShardRef};
 use crate::pipeline::dataset::{Datasets, Need};
 use crate::pipeline::measure::{self, Limits, Progress};
 use crate::pipeline::report::color::ColorChoice;
 use crate::pipeline::report::{self, model::*};
 use crate::pipeline::score;
+use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
 use crate::pipeline::sut::{Detector, Retriever, SutError};
 use std::path::Path;
 use std::time::Duration;
@@ -18,6 +20,7 @@ use std::time::Duration;
 mod baseline_cmd;
 mod dataset_cmd;
 mod given;
+mod merge_cmd;
 mod publish_cmd;
 pub mod schema;
 mod systems;
@@ -26,6 +29,7 @@ mod tools_cmd;
 pub use baseline_cmd::{baseline_changes, cmd_baseline_import, cmd_baseline_update};
 pub use dataset_cmd::{cmd_card, cmd_validate};
 pub use given::{refuse_inapplicable, update_command};
+pub use merge_cmd::cmd_merge;
 pub use publish_cmd::cmd_publish;
 use publish_cmd::{github_note, github_timeout, publish_options};
 pub use systems::{make_detectors, make_retriever, mcp_spec, rest_spec};
@@ -231,39 +235,147 @@ pub struct Plan<'a> {
     pub robustness: crate::pipeline::measure::probes::RobustnessMode,
     /// How the gate judges besides the baseline.
     pub gate: &'a crate::pipeline::gate::Policy,
+    /// Measure one shard of the queries and entries only (`--shard i/n`): the report is a
+    /// part for `evalgate merge`, not gated.
+    pub shard: Option<Shard>,
 }
 
-/// Measures and scores with the given systems; the report's gate is evaluated against
-/// `baseline`. Never fails for a misbehaving system: that becomes `report.failure`.
+/// What measuring produced, before anything is scored: the input of [`assemble`]. A run
+/// measures it ([`measure_all`]); `evalgate merge` joins it from the shards' reports.
+#[derive(Default)]
+pub struct Measured {
+    pub retrieval: Option<RetrievalMeasured>,
+    pub robustness: Option<crate::pipeline::measure::probes::RobustnessReport>,
+    /// One per detector, in the order they ran.
+    pub security: Option<Vec<DetectorObservations>>,
+    /// The first system that could not be measured.
+    pub failure: Option<SutError>,
+    /// The failure stopped tool discovery (so no detector ran).
+    pub retrieval_failed: bool,
+}
+
+/// Tool discovery as measured: the raw answers and what the system said about itself.
+pub struct RetrievalMeasured {
+    pub observations: RetrievalObservations,
+    pub coverage: Option<crate::pipeline::sut::launch::catalog::Coverage>,
+    /// The system's own warnings, given the whole golden set's query ids.
+    pub system_warnings: Vec<String>,
+}
+
+/// Measures with the given systems; the report's gate is evaluated against `baseline`. Never
+/// fails for a misbehaving system: that becomes `report.failure`.
 pub async fn evaluate_with(
     plan: &Plan<'_>,
     ds: &Datasets,
     retriever: Option<&dyn Retriever>,
     detectors: &mut [Box<dyn Detector>],
     progress: &mut Progress,
+    warnings: Vec<String>,
+) -> Report {
+    let measured = measure_all(plan, ds, retriever, detectors, progress).await;
+    assemble(plan, ds, measured, warnings)
+}
+
+/// Every query (of the plan's shard) through the retriever, the robustness probes, then every
+/// detector over the entries; stops at the first system that cannot be measured.
+pub async fn measure_all(
+    plan: &Plan<'_>,
+    ds: &Datasets,
+    retriever: Option<&dyn Retriever>,
+    detectors: &mut [Box<dyn Detector>],
+    progress: &mut Progress,
+) -> Measured {
+    use crate::pipeline::measure::probes::{self, RobustnessMode};
+    let mut m = Measured::default();
+    if plan.part != Part::Security
+        && let (Some(r), Some(c), Some(g)) = (retriever, &ds.corpus, &ds.golden)
+    {
+        let slice = plan.shard.map(|s| shard::golden_slice(&g.value, s));
+        let golden = slice.as_ref().unwrap_or(&g.value);
+        let (obs, err) = measure::retrieval(r, golden, plan.runs, plan.limits, progress).await;
+        let asked: std::collections::HashSet<&str> =
+            g.value.queries.iter().map(|q| q.id.as_str()).collect();
+        // a system that found nothing is not probed, and no detector runs after it (`assemble`
+        // names the failure); a shard leaves that to the merge, which sees every answer
+        let answers = || obs.runs.iter().flat_map(|r| &r.queries);
+        let found_nothing = plan.shard.is_none()
+            && answers().next().is_some()
+            && answers().all(|q| q.ranked.is_empty());
+        m.retrieval_failed = err.is_some() || found_nothing;
+        m.retrieval = Some(RetrievalMeasured {
+            observations: obs,
+            coverage: r.coverage(),
+            system_warnings: r.warnings(&asked),
+        });
+        if !m.retrieval_failed
+            && plan.robustness != RobustnessMode::Off
+            && r.replays().is_none()
+            && plan.shard.is_none_or(Shard::first)
+            && let Some(q) = g.value.queries.first()
+        {
+            let ids: std::collections::HashSet<&str> =
+                c.value.tools.iter().map(|t| t.tool_id.as_str()).collect();
+            let gate = plan.robustness == RobustnessMode::Gate;
+            let timeout = plan.limits.request_timeout;
+            m.robustness = Some(probes::run(r, &q.query, &ids, timeout, gate).await);
+        }
+        m.failure = err;
+    }
+    if plan.part != Part::Retrieval
+        && !m.retrieval_failed
+        && let Some(s) = &ds.security
+    {
+        let range = plan.shard.map_or(0..s.value.entries.len(), |sh| {
+            sh.range(s.value.entries.len())
+        });
+        let entries = &s.value.entries[range];
+        let mut all = Vec::new();
+        for d in detectors.iter_mut() {
+            let (obs, err) =
+                measure::security(d.as_mut(), entries, plan.runs, plan.limits, progress).await;
+            all.push(obs);
+            if err.is_some() {
+                m.failure = err;
+                break;
+            }
+        }
+        m.security = Some(all);
+    }
+    m
+}
+
+/// Scores what was measured, gathers the warnings and gates: the report. A shard's report is
+/// scored over its slice and not gated.
+pub fn assemble(
+    plan: &Plan<'_>,
+    ds: &Datasets,
+    measured: Measured,
     mut warnings: Vec<String>,
 ) -> Report {
     let Plan {
         part,
         runs,
-        limits,
         baseline,
-        robustness: probing,
         gate: gate_context,
+        ..
     } = *plan;
-    let mut robustness = None;
-    let mut failure = None;
+    let Measured {
+        retrieval: measured_retrieval,
+        robustness,
+        security: measured_security,
+        mut failure,
+        mut retrieval_failed,
+    } = measured;
     let mut retrieval = None;
-    let mut security = None;
-    if part != Part::Security
-        && let (Some(r), Some(c), Some(g)) = (retriever, &ds.corpus, &ds.golden)
-    {
-        let (obs, mut err) = measure::retrieval(r, &g.value, runs, limits, progress).await;
-        let mut scored = score::retrieval(obs, &c.value, &g.value);
-        scored.catalog = r.coverage();
-        let asked: std::collections::HashSet<&str> =
-            g.value.queries.iter().map(|q| q.id.as_str()).collect();
-        warnings.extend(r.warnings(&asked));
+    let mut system_warnings = Vec::new();
+    if let (Some(m), Some(c), Some(g)) = (measured_retrieval, &ds.corpus, &ds.golden) {
+        let slice = plan.shard.map(|s| shard::golden_slice(&g.value, s));
+        let golden = slice.as_ref().unwrap_or(&g.value);
+        let system = m.observations.system.clone();
+        let mut scored = score::retrieval(m.observations, &c.value, golden);
+        scored.catalog = m.coverage;
+        warnings.extend(m.system_warnings.iter().cloned());
+        system_warnings = m.system_warnings;
         if let Some(cov) = scored.catalog.as_ref().filter(|c| !c.complete()) {
             warnings.push(format!(
                 "measured over an incomplete catalog ([sut.catalog] allow_partial): {}",
@@ -271,9 +383,14 @@ pub async fn evaluate_with(
             ));
         }
         let d = &scored.diagnostics;
-        if err.is_none() && d.answers > 0 && d.empty_answers == d.answers {
-            err = Some(crate::pipeline::sut::SutError::Garbage {
-                system: r.name().to_string(),
+        if plan.shard.is_none()
+            && failure.is_none()
+            && d.answers > 0
+            && d.empty_answers == d.answers
+        {
+            retrieval_failed = true;
+            failure = Some(crate::pipeline::sut::SutError::Garbage {
+                system,
                 detail: format!(
                     "every one of its {} answers was empty: a system that finds nothing is not measured (is its index built? does the search tool read the query argument?)",
                     d.answers
@@ -289,45 +406,20 @@ pub async fn evaluate_with(
             warnings.push(format!(
                 "{} of {} queries were answered differently in different runs: the system does not answer identical queries identically, so the spread is its own, not the data's",
                 d.unstable_queries,
-                g.value.queries.len()
+                golden.queries.len()
             ));
         }
         retrieval = Some(scored);
-        if err.is_none()
-            && probing != crate::pipeline::measure::probes::RobustnessMode::Off
-            && r.replays().is_none()
-            && let Some(q) = g.value.queries.first()
-        {
-            let ids: std::collections::HashSet<&str> =
-                c.value.tools.iter().map(|t| t.tool_id.as_str()).collect();
-            let rep = crate::pipeline::measure::probes::run(
-                r,
-                &q.query,
-                &ids,
-                limits.request_timeout,
-                probing == crate::pipeline::measure::probes::RobustnessMode::Gate,
-            )
-            .await;
-            robustness = Some(rep);
-        }
-        failure = err;
     }
-    if part != Part::Retrieval
-        && failure.is_none()
-        && let Some(s) = &ds.security
-    {
-        let mut all = Vec::new();
-        for d in detectors.iter_mut() {
-            let (obs, err) =
-                measure::security(d.as_mut(), &s.value.entries, runs, limits, progress).await;
-            all.push(obs);
-            if err.is_some() {
-                failure = err;
-                break;
-            }
-        }
-        security = Some(score::security(&all, &s.value));
-    }
+    // probes follow a measurement that went through; nothing follows one that did not
+    let robustness = robustness.filter(|_| failure.is_none());
+    let security = match (measured_security, &ds.security) {
+        (Some(obs), Some(s)) if !retrieval_failed => Some(match plan.shard {
+            Some(sh) => score::security(&obs, &shard::security_slice(&s.value, sh)),
+            None => score::security(&obs, &s.value),
+        }),
+        _ => None,
+    };
     warnings.extend(crate::pipeline::dataset::summarize_warnings(&ds.warnings));
     if let (Some(b), Some(r)) = (baseline, &retrieval)
         && let Some(rb) = &b.baseline.retrieval
@@ -361,7 +453,7 @@ pub async fn evaluate_with(
         )
     });
     // the gate first, over what was measured; the report is assembled with its outcome
-    let gate = crate::pipeline::gate::evaluate(
+    let mut gate = crate::pipeline::gate::evaluate(
         &crate::pipeline::report::model::gate_inputs(
             retrieval.as_ref(),
             security.as_ref(),
@@ -371,6 +463,29 @@ pub async fn evaluate_with(
         usable.as_ref().map(|(n, b)| (*n, b)),
         gate_context,
     );
+    let shard = plan.shard.map(|sh| {
+        if gate.verdict != crate::pipeline::gate::Verdict::Error {
+            gate = crate::pipeline::gate::shard_outcome(sh);
+        }
+        ShardRef {
+            index: sh.index,
+            count: sh.count,
+            queries: (part != Part::Security)
+                .then(|| ds.golden.as_ref().map(|g| sh.range(g.value.queries.len())))
+                .flatten()
+                .map(|r| [r.start, r.end]),
+            entries: (part != Part::Retrieval)
+                .then(|| {
+                    ds.security
+                        .as_ref()
+                        .map(|s| sh.range(s.value.entries.len()))
+                })
+                .flatten()
+                .map(|r| [r.start, r.end]),
+            system_warnings,
+            update_command: gate_context.update_command.clone(),
+        }
+    });
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
         evalgate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -378,6 +493,7 @@ pub async fn evaluate_with(
         runs,
         datasets: dataset_refs(ds),
         dataset_profile: ds.profile,
+        shard,
         retrieval,
         security,
         robustness,
@@ -398,7 +514,8 @@ pub async fn evaluate(
     let ds = Datasets::load(&s.datasets, part.need(), s.profile)?;
     let mut warnings = Vec::new();
     let mut why_none = None;
-    let chosen = if use_baseline {
+    // a shard is not gated (the merge is), so it has no baseline to choose
+    let chosen = if use_baseline && s.measure.shard.is_none() {
         choose_baseline(&s.gate, &ds, &mut warnings, &mut why_none)?
     } else {
         None
@@ -432,6 +549,7 @@ pub async fn evaluate(
         baseline: chosen.as_ref(),
         robustness: s.measure.robustness,
         gate: &gate_context,
+        shard: s.measure.shard,
     };
     let result = match built {
         None => Ok(evaluate_with(&plan, &ds, None, &mut detectors, &mut progress, warnings).await),
@@ -506,17 +624,36 @@ pub async fn cmd_eval(
     refuse_inapplicable(args, &s, part)?;
     let github_timeout = github_timeout(publish_args)?;
     let (report, _) = evaluate(&s, part, true).await?;
+    deliver(
+        report,
+        &s.report,
+        publish_args,
+        github_timeout,
+        s.measure.shard,
+    )
+    .await
+}
+
+/// Writes the report's files, shows it, publishes it when asked or inside GitHub Actions (a
+/// shard's report is not published: the merge is) and returns the exit code.
+pub(crate) async fn deliver(
+    report: Report,
+    out: &crate::config::ReportSpec,
+    publish_args: &crate::cli::PublishArgs,
+    github_timeout: Duration,
+    shard: Option<Shard>,
+) -> anyhow::Result<i32> {
     // no credential evalgate was given reaches a report, the terminal or GitHub
     let report = crate::infra::secrets::scrub_value(report);
     // held until the reports are written and published: a run given the same --out waits, so
     // the directory's files always come from one run
-    let _lock = crate::infra::files::lock_dir(&s.report.out, REPORT_LOCK_WAIT)?;
+    let _lock = crate::infra::files::lock_dir(&out.out, REPORT_LOCK_WAIT)?;
     // every section computed once, laid out by each format
     let view = report::view::View::of(&report);
-    let written = report::write_all(&report, &view, &s.report.out)?;
-    if !s.report.quiet {
+    let written = report::write_all(&report, &view, &out.out)?;
+    if !out.quiet {
         let terminal = report::terminal::Terminal {
-            color: color(s.report.color),
+            color: color(out.color),
         };
         use report::Exporter as _;
         crate::out!("{}", terminal.render(&report, &view)?);
@@ -531,10 +668,16 @@ pub async fn cmd_eval(
     }
     let env = crate::pipeline::publish::env::GhEnv::from_env();
     if crate::pipeline::publish::plan::publishes(publish_args.publish, env.actions) {
-        let opts = publish_options(publish_args, &env, None, github_timeout);
-        let out = crate::pipeline::publish::publish(&report, &s.report.out, &env, &opts).await;
-        for n in out.notes {
-            eprintln!("github: {}", github_note(&n));
+        if let Some(sh) = shard {
+            eprintln!(
+                "github: shard {sh} is not published: `evalgate merge` publishes the joined report"
+            );
+        } else {
+            let opts = publish_options(publish_args, &env, None, github_timeout);
+            let out = crate::pipeline::publish::publish(&report, &out.out, &env, &opts).await;
+            for n in out.notes {
+                eprintln!("github: {}", github_note(&n));
+            }
         }
     }
     let code = crate::pipeline::publish::exit_code(&report, publish_args.fail_on);

@@ -140,6 +140,17 @@ pub struct MeasureFlags {
     pub timeout: Option<f64>,
 }
 
+/// `--shard` (`run`, `retrieval`, `security`).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Measurement")]
+pub struct ShardFlag {
+    /// Measure shard INDEX of COUNT only (a contiguous slice of the queries and of the security
+    /// entries; the whole corpus is still served). The report is not gated: `evalgate merge`
+    /// joins the shards' report.json files into the report the unsharded run would write.
+    #[arg(long, env = "EVALGATE_SHARD", value_name = "INDEX/COUNT")]
+    pub shard: Option<crate::pipeline::dataset::shard::Shard>,
+}
+
 /// The baseline a run is gated against.
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Gate")]
@@ -208,6 +219,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub measure: MeasureFlags,
     #[command(flatten)]
+    pub shard: ShardFlag,
+    #[command(flatten)]
     pub gate: GateFlags,
     #[command(flatten)]
     pub report: ReportFlags,
@@ -238,6 +251,8 @@ pub struct RetrievalArgs {
     #[command(flatten)]
     pub measure: MeasureFlags,
     #[command(flatten)]
+    pub shard: ShardFlag,
+    #[command(flatten)]
     pub gate: GateFlags,
     #[command(flatten)]
     pub report: ReportFlags,
@@ -267,6 +282,8 @@ pub struct SecurityArgs {
     pub proxy: ProxyFlags,
     #[command(flatten)]
     pub measure: MeasureFlags,
+    #[command(flatten)]
+    pub shard: ShardFlag,
     #[command(flatten)]
     pub gate: GateFlags,
     #[command(flatten)]
@@ -316,6 +333,38 @@ pub struct BaselineUpdateArgs {
     pub quiet: QuietFlag,
     #[arg(skip)]
     pub given: Vec<String>,
+}
+
+/// `merge`: the shards' reports, the datasets they measured, the baseline, reports, publishing.
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// The report.json of every shard (`run --shard i/n` for i = 1..n), in any order.
+    #[arg(value_name = "SHARD_REPORT", required = true)]
+    pub reports: Vec<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigFlag,
+    #[command(flatten)]
+    pub datasets: DatasetArgs,
+    #[command(flatten)]
+    pub gate: GateFlags,
+    #[command(flatten)]
+    pub report: ReportFlags,
+    #[command(flatten)]
+    pub quiet: QuietFlag,
+    #[command(flatten)]
+    pub publish: PublishArgs,
+}
+
+impl MergeArgs {
+    pub fn eval(&self) -> EvalArgs {
+        let a = EvalArgs {
+            config: self.config.config.clone(),
+            ..EvalArgs::default()
+        };
+        let d = &self.datasets;
+        let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
+        with_report(a, &self.gate, &self.report, &self.quiet)
+    }
 }
 
 pub use crate::config::EvalArgs;
@@ -374,7 +423,8 @@ impl RunArgs {
             ..EvalArgs::default()
         };
         let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
-        let a = with_measure(with_system(a, &self.system), &self.measure);
+        let mut a = with_measure(with_system(a, &self.system), &self.measure);
+        a.shard = self.shard.shard;
         with_report(a, &self.gate, &self.report, &self.quiet)
     }
 }
@@ -389,7 +439,8 @@ impl RetrievalArgs {
         };
         let none = SecurityFile::default();
         let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
-        let a = with_measure(with_system(a, &self.system), &self.measure);
+        let mut a = with_measure(with_system(a, &self.system), &self.measure);
+        a.shard = self.shard.shard;
         with_report(a, &self.gate, &self.report, &self.quiet)
     }
 }
@@ -401,6 +452,7 @@ impl SecurityArgs {
             sut: self.proxy.sut.map(|k| k.0),
             mcpproxy_bin: self.proxy.mcpproxy_bin.clone(),
             detectors: self.detectors.detectors.clone(),
+            shard: self.shard.shard,
             given: self.given.clone(),
             ..EvalArgs::default()
         };

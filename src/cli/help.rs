@@ -40,6 +40,25 @@ Examples:
   evalgate run --sut mcp --url http://127.0.0.1:8080/mcp --baseline baselines/myproxy.json
   # mcpproxy launched over the corpus; its own scan and live rug-pulls beside the rules
   evalgate run --mcpproxy-bin ./mcpproxy --detectors rules,drift,proxy-scan,rug-pull-live
+  # one shard of four (a CI matrix job); `evalgate merge` joins the four reports
+  evalgate run --shard 2/4 --out shard-2
+
+",
+    exit_codes!()
+);
+
+pub const MERGE_HELP: &str = concat!(
+    "\
+The shards are runs with --shard INDEX/COUNT (say, the jobs of a CI matrix, each with
+`--shard i/4 --out shard-i`), of the same evalgate version, datasets, system, detectors and
+--runs, together covering every shard once. Each shard's report.json holds its raw
+observations; they are joined in dataset order and scored, gated and published as one run.
+
+Examples:
+  # the four shards' reports, in any order
+  evalgate merge shard-*/report.json --out evalgate-report
+  # shards measured on your own datasets: merge loads the same files
+  evalgate merge --datasets datasets/mine s1/report.json s2/report.json
 
 ",
     exit_codes!()

@@ -49,6 +49,10 @@ pub enum Command {
     /// Score security detectors only.
     #[command(after_help = SECURITY_HELP)]
     Security(Box<SecurityArgs>),
+    /// Join the reports of a sharded run (`--shard i/n`) into the report, verdict and comment
+    /// the unsharded run would give.
+    #[command(after_help = MERGE_HELP)]
+    Merge(Box<MergeArgs>),
     /// Check dataset files (all problems at once, with file:line:column) without running anything.
     #[command(after_help = VALIDATE_HELP)]
     Validate(DatasetArgs),

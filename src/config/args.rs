@@ -24,6 +24,8 @@ pub struct EvalArgs {
     pub detectors: Option<Vec<DetectorKind>>,
     pub recorded: Option<PathBuf>,
     pub runs: Option<u32>,
+    /// `--shard i/n`.
+    pub shard: Option<crate::pipeline::dataset::shard::Shard>,
     pub baseline: Option<PathBuf>,
     pub no_baseline: bool,
     pub out: Option<PathBuf>,

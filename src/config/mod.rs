@@ -446,6 +446,7 @@ impl Settings {
                 timeout,
                 concurrency: concurrency as usize,
                 robustness: a.robustness.or(f.run.robustness).unwrap_or_default(),
+                shard: a.shard,
             },
             report: ReportSpec {
                 out: a

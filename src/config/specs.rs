@@ -23,6 +23,8 @@ pub struct MeasureSpec {
     /// Queries sent at once.
     pub concurrency: usize,
     pub robustness: RobustnessMode,
+    /// `--shard i/n`: measure one slice of the queries and entries (for `evalgate merge`).
+    pub shard: Option<crate::pipeline::dataset::shard::Shard>,
 }
 
 /// What the run is gated against.

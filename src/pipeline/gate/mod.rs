@@ -249,6 +249,22 @@ pub struct GateInputs<'a> {
     pub failure: Option<String>,
 }
 
+/// The outcome of one shard of a sharded evaluation (`--shard i/n`) that was measured: not
+/// gated (exit 0), since its numbers cover a slice; `evalgate merge` gates the whole.
+pub fn shard_outcome(shard: crate::pipeline::dataset::shard::Shard) -> GateOutcome {
+    GateReport {
+        verdict: Verdict::NoBaseline,
+        baseline: None,
+        summary: format!(
+            "shard {shard} measured, not gated: `evalgate merge` joins the {} shards' report.json files, scores and gates them as one run",
+            shard.count
+        ),
+        checks: Vec::new(),
+        ungated: Vec::new(),
+        worst_queries: Vec::new(),
+    }
+}
+
 /// The gate's outcome for `inputs` against `baseline` (`(name, baseline)` when one is in use).
 /// Pure: the same arguments always give the same outcome.
 pub fn evaluate(

@@ -29,6 +29,10 @@ pub struct Report {
     /// in `warnings`).
     #[serde(default)]
     pub dataset_profile: crate::pipeline::dataset::Profile,
+    /// Set on the report of one shard of a sharded evaluation (`--shard i/n`): which slices it
+    /// measured. `evalgate merge` joins the shards into one report, which has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::pipeline::dataset::shard::ShardRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrieval: Option<RetrievalReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,315 @@
+//! `evalgate merge`: the shards of a sharded run (`--shard i/n`) joined into the report the
+//! unsharded run would have written. Each shard's report keeps its raw observations; they are
+//! put back in dataset order and go through the same scoring, gate and renderers as a run's
+//! ([`super::assemble`]), so the numbers are the same to the last digit.
+
+use super::{BadInput, Measured, Part, Plan, RetrievalMeasured, assemble, choose_baseline};
+use crate::cli::MergeArgs;
+use crate::config::Settings;
+use crate::pipeline::dataset::Datasets;
+use crate::pipeline::dataset::shard::{Shard, ShardRef};
+use crate::pipeline::measure::Limits;
+use crate::pipeline::report::model::Report;
+use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
+use std::path::{Path, PathBuf};
+
+/// `merge`: returns the exit code (the merged run's, as `run` would).
+pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
+    let s = Settings::resolve(&a.eval()).map_err(|e| BadInput(format!("{e:#}")))?;
+    let github_timeout = super::github_timeout(&a.publish)?;
+    let shards = read_shards(&a.reports)?;
+    let first = &shards[0].report;
+    let part = match first.command.as_str() {
+        "run" => Part::Both,
+        "retrieval" => Part::Retrieval,
+        "security" => Part::Security,
+        other => {
+            return Err(BadInput(format!(
+                "{}: at $.command: expected run, retrieval or security, found {other:?}",
+                shards[0].path.display()
+            ))
+            .into());
+        }
+    };
+    let ds = Datasets::load(&s.datasets, part.need(), s.profile)?;
+    check_datasets(&shards, &ds)?;
+    let mut warnings = Vec::new();
+    let mut why_none = None;
+    let chosen = choose_baseline(&s.gate, &ds, &mut warnings, &mut why_none)?;
+    // the shards' own command (what the unsharded run would quote), else one that writes the
+    // baseline from the merged report
+    let update_command = match shards[0].shard.update_command.as_str() {
+        "" => format!(
+            "evalgate baseline update --from {}",
+            super::given::shell_word(&s.report.out.join("report.json").display().to_string())
+        ),
+        theirs => theirs.to_string(),
+    };
+    let policy = crate::pipeline::gate::Policy {
+        why_no_baseline: why_none,
+        update_command,
+        new_detector: s.gate.new_detector,
+    };
+    let plan = Plan {
+        part,
+        runs: first.runs,
+        limits: Limits::default(),
+        baseline: chosen.as_ref(),
+        robustness: s.measure.robustness,
+        gate: &policy,
+        shard: None,
+    };
+    let measured = join(shards, part);
+    let report = assemble(&plan, &ds, measured, warnings);
+    drop(ds);
+    super::deliver(report, &s.report, &a.publish, github_timeout, None).await
+}
+
+/// A shard's report and where it was read from.
+struct ShardFile {
+    path: PathBuf,
+    report: Report,
+    shard: ShardRef,
+}
+
+/// Reads every report, checks that each is a shard's and that together they are the shards
+/// 1..n of one run (same version, command, runs and datasets), and sorts them by index.
+fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
+    let mut shards = Vec::with_capacity(paths.len());
+    for path in paths {
+        let report = read_report(path)?;
+        let Some(shard) = report.shard.clone() else {
+            return Err(BadInput(format!(
+                "{}: at $.shard: expected the report of one shard (written by `evalgate run --shard INDEX/COUNT`), found a whole run's report",
+                path.display()
+            )));
+        };
+        shards.push(ShardFile {
+            path: path.clone(),
+            report,
+            shard,
+        });
+    }
+    shards.sort_by_key(|s| s.shard.index);
+    let first = &shards[0];
+    let count = first.shard.count;
+    let same = |what: &str, mine: String, theirs: String, other: &ShardFile| {
+        if mine == theirs {
+            Ok(())
+        } else {
+            Err(BadInput(format!(
+                "{}: {what} is {theirs}, but {} (shard {}) has {mine}: the shards of one run must agree",
+                other.path.display(),
+                first.path.display(),
+                first.shard.shard()
+            )))
+        }
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    for s in &shards {
+        if s.report.evalgate_version != version {
+            return Err(BadInput(format!(
+                "{}: at $.evalgate_version: written by evalgate {}, this is {version}: merge with the version that measured the shards (scoring must be the same code)",
+                s.path.display(),
+                s.report.evalgate_version
+            )));
+        }
+        let r = &s.report;
+        same(
+            "$.shard.count",
+            count.to_string(),
+            s.shard.count.to_string(),
+            s,
+        )?;
+        same(
+            "$.command",
+            first.report.command.clone(),
+            r.command.clone(),
+            s,
+        )?;
+        same(
+            "$.runs",
+            first.report.runs.to_string(),
+            r.runs.to_string(),
+            s,
+        )?;
+        let pins = |r: &Report| {
+            r.datasets
+                .iter()
+                .map(|d| format!("{} sha256 {}", d.kind, d.sha256))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        same("$.datasets", pins(&first.report), pins(r), s)?;
+        same("the system under test", system(&first.report), system(r), s)?;
+        same("the detectors", detectors(&first.report), detectors(r), s)?;
+    }
+    for w in shards.windows(2) {
+        if w[0].shard.index == w[1].shard.index {
+            return Err(BadInput(format!(
+                "shard {} is given twice: {} and {}",
+                w[0].shard.shard(),
+                w[0].path.display(),
+                w[1].path.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|i| !shards.iter().any(|s| s.shard.index == *i))
+        .map(|index| Shard { index, count }.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(BadInput(format!(
+            "the run was split in {count} shards and {} missing: {} (pass every shard's report.json)",
+            if missing.len() == 1 {
+                "this one is"
+            } else {
+                "these are"
+            },
+            missing.join(", ")
+        )));
+    }
+    Ok(shards)
+}
+
+fn read_report(path: &Path) -> Result<Report, BadInput> {
+    let text = crate::infra::files::read_to_string(path)
+        .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
+    let mut de = serde_json::Deserializer::from_str(&text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let inner = e.inner();
+        BadInput(format!(
+            "{}:{}:{}: at $.{}: expected an evalgate report.json: {inner}",
+            path.display(),
+            inner.line(),
+            inner.column(),
+            e.path()
+        ))
+    })
+}
+
+fn system(r: &Report) -> String {
+    r.retrieval
+        .as_ref()
+        .map_or("none".into(), |x| format!("{:?}", x.observations.system))
+}
+
+fn detectors(r: &Report) -> String {
+    r.security.as_ref().map_or("none".into(), |s| {
+        let names: Vec<&str> = s.observations.iter().map(|o| o.detector.as_str()).collect();
+        format!("[{}]", names.join(", "))
+    })
+}
+
+/// The shards must have measured the datasets loaded here (the same files), each its own slice.
+fn check_datasets(shards: &[ShardFile], ds: &Datasets) -> Result<(), BadInput> {
+    let ours = super::dataset_refs(ds);
+    let theirs = &shards[0].report.datasets;
+    for d in theirs {
+        let mine = ours.iter().find(|o| o.kind == d.kind);
+        if mine.is_none_or(|o| o.sha256 != d.sha256) {
+            return Err(BadInput(format!(
+                "{}: at $.datasets: the shards measured the {} {} (sha256 {}), and merge loaded {}: give merge the same dataset flags (--datasets, --corpus, --golden, --security-corpus) as the shards",
+                shards[0].path.display(),
+                d.kind,
+                d.source,
+                d.sha256,
+                mine.map_or("no such file".into(), |o| format!(
+                    "{} (sha256 {})",
+                    o.source, o.sha256
+                ))
+            )));
+        }
+    }
+    let expect = |sh: Shard, len: Option<usize>| len.map(|n| sh.range(n)).map(|r| [r.start, r.end]);
+    for s in shards {
+        let sh = s.shard.shard();
+        let queries = expect(sh, ds.golden.as_ref().map(|g| g.value.queries.len()));
+        let entries = expect(sh, ds.security.as_ref().map(|x| x.value.entries.len()));
+        let part = s.report.command.as_str();
+        if (part != "security" && s.shard.queries != queries)
+            || (part != "retrieval" && s.shard.entries != entries)
+        {
+            return Err(BadInput(format!(
+                "{}: at $.shard: shard {sh} should cover queries {queries:?} and entries {entries:?} of these datasets, it covers {:?} and {:?}",
+                s.path.display(),
+                s.shard.queries,
+                s.shard.entries
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The shards' observations joined in dataset order: run k of the whole is run k of every
+/// shard, one after the other. The first shard (by index) that failed is the run's failure.
+fn join(shards: Vec<ShardFile>, part: Part) -> Measured {
+    let mut m = Measured::default();
+    let mut retrieval: Option<RetrievalMeasured> = None;
+    let mut security: Option<Vec<DetectorObservations>> = None;
+    for (i, s) in shards.into_iter().enumerate() {
+        let Report {
+            retrieval: r,
+            security: sec,
+            robustness,
+            failure,
+            ..
+        } = s.report;
+        if i == 0 {
+            // probes are run once, by shard 1
+            m.robustness = robustness;
+        }
+        if m.failure.is_none()
+            && let Some(f) = failure
+        {
+            // a shard that failed in tool discovery measured no detector
+            m.retrieval_failed = part != Part::Security && sec.is_none();
+            m.failure = Some(f);
+        }
+        if let Some(r) = r {
+            let obs = r.observations;
+            match &mut retrieval {
+                None => {
+                    retrieval = Some(RetrievalMeasured {
+                        observations: obs,
+                        coverage: r.catalog,
+                        system_warnings: s.shard.system_warnings,
+                    })
+                }
+                Some(joined) => {
+                    append_runs(&mut joined.observations, obs);
+                    for w in s.shard.system_warnings {
+                        if !joined.system_warnings.contains(&w) {
+                            joined.system_warnings.push(w);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(sec) = sec {
+            match &mut security {
+                None => security = Some(sec.observations),
+                Some(joined) => {
+                    for (j, o) in joined.iter_mut().zip(sec.observations) {
+                        for (jr, r) in j.runs.iter_mut().zip(o.runs) {
+                            jr.verdicts.extend(r.verdicts);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    m.retrieval = retrieval;
+    m.security = security;
+    m
+}
+
+/// Appends each run of `more` to the run with the same number.
+fn append_runs(joined: &mut RetrievalObservations, more: RetrievalObservations) {
+    for run in more.runs {
+        match joined.runs.iter_mut().find(|r| r.run == run.run) {
+            Some(r) => r.queries.extend(run.queries),
+            None => joined.runs.push(run),
+        }
+    }
+}

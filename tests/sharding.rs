@@ -1,0 +1,393 @@
+//! Sharding: `--shard i/n` runs measure slices; `evalgate merge` joins them into the report,
+//! verdict and comment the unsharded run gives (the same numbers to the last digit), for the
+//! embedded system over v1 and for a real third-party proxy; and every way a set of shard
+//! reports can be wrong is refused before anything is written.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// The report without what differs between two runs of the same system: timings (`*_ms`, and
+/// the `seconds` the catalog check waited).
+fn without_timings(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| !k.ends_with("_ms") && k.as_str() != "seconds")
+                .map(|(k, v)| (k.clone(), without_timings(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_timings).collect()),
+        v => v.clone(),
+    }
+}
+
+/// report.md without its latency line (timings).
+fn md_without_timings(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("report.md"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("Latency p50"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn report(dir: &Path, out: &str) -> Value {
+    read_json(&dir.join(out).join("report.json"))
+}
+
+/// The first place two JSON values differ, for a readable failure.
+fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x.keys().chain(y.keys()) {
+                let p = format!("{at}.{k}");
+                match (x.get(k), y.get(k)) {
+                    (Some(u), Some(v)) => {
+                        if let Some(d) = first_difference(u, v, &p) {
+                            return Some(d);
+                        }
+                    }
+                    _ => return Some(format!("{p}: present in one report only")),
+                }
+            }
+            None
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (u, v))| first_difference(u, v, &format!("{at}[{i}]"))),
+        _ => (a != b).then(|| format!("{at}: {a} != {b}")),
+    }
+}
+
+fn assert_same(unsharded: &Value, merged: &Value) {
+    let (a, b) = (without_timings(unsharded), without_timings(merged));
+    assert!(
+        a == b,
+        "the merged report differs from the unsharded one: {}",
+        first_difference(&a, &b, "$").unwrap_or_default()
+    );
+}
+
+#[test]
+fn a_four_shard_run_merged_equals_the_unsharded_run_on_v1() {
+    let d = tempdir();
+    let dir = d.path();
+    // the embedded v1 datasets, both halves, two runs, gated against the embedded baseline
+    let whole = evalgate_default(dir, &["run", "--runs", "2", "-q", "--out", "whole"]);
+    assert_eq!(code(&whole), 0, "{}", stderr(&whole));
+    for i in 1..=4 {
+        let shard = format!("{i}/4");
+        let out = format!("s{i}");
+        let o = evalgate_default(
+            dir,
+            &["run", "--runs", "2", "-q", "--shard", &shard, "--out", &out],
+        );
+        assert_eq!(code(&o), 0, "shard {shard}: {}", stderr(&o));
+        let r = report(dir, &out);
+        assert_eq!(r["shard"]["index"], i);
+        // a shard is not gated: its numbers cover a slice
+        assert_eq!(r["gate"]["verdict"], "no_baseline", "{}", r["gate"]);
+        assert!(r["gate"]["baseline"].is_null());
+        assert!(
+            r["gate"]["summary"]
+                .as_str()
+                .unwrap()
+                .contains("evalgate merge")
+        );
+        // shard 1 probes the system once for the whole run, the others do not
+        assert_eq!(r["robustness"].is_object(), i == 1, "shard {i}");
+    }
+    let queries: Vec<u64> = (1..=4)
+        .map(|i| {
+            report(dir, &format!("s{i}"))["retrieval"]["per_query"]
+                .as_array()
+                .unwrap()
+                .len() as u64
+        })
+        .collect();
+    let whole_r = report(dir, "whole");
+    assert_eq!(
+        queries.iter().sum::<u64>(),
+        whole_r["retrieval"]["queries"].as_u64().unwrap(),
+        "the shards' queries {queries:?} cover the golden set once"
+    );
+    // the shards in any order
+    let merged = evalgate_default(
+        dir,
+        &[
+            "merge",
+            "s3/report.json",
+            "s1/report.json",
+            "s4/report.json",
+            "s2/report.json",
+            "-q",
+            "--out",
+            "merged",
+        ],
+    );
+    assert_eq!(code(&merged), code(&whole), "{}", stderr(&merged));
+    let merged_r = report(dir, "merged");
+    assert!(merged_r.get("shard").is_none());
+    assert_eq!(merged_r["gate"]["verdict"], "pass");
+    assert_same(&whole_r, &merged_r);
+    // the comment a pull request gets is the same too
+    assert_eq!(
+        md_without_timings(&dir.join("whole")),
+        md_without_timings(&dir.join("merged"))
+    );
+}
+
+#[test]
+fn a_degraded_system_fails_the_merged_gate_as_it_fails_the_unsharded_one() {
+    // the golden set's labels point elsewhere for a quarter of v0's queries: against v0's
+    // baseline the gate fails (exit 1) on the whole run and on the merged shards, with the
+    // same checks
+    let d = tempdir();
+    let dir = d.path();
+    let mut golden = shipped("golden.json");
+    let corpus = shipped("corpus.json");
+    let ids: Vec<Value> = corpus["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool_id"].clone())
+        .collect();
+    let qs = golden["queries"].as_array_mut().unwrap();
+    let n = qs.len();
+    for (i, q) in qs.iter_mut().enumerate().filter(|(i, _)| i % 4 == 0) {
+        // the tool furthest from the query's own (a label nobody would find)
+        q["labels"] =
+            serde_json::json!([{"tool_id": ids[(i * 7 + n) % ids.len()], "relevance": 2}]);
+    }
+    let g = write_json(dir, "golden.json", &golden);
+    let g = g.to_str().unwrap();
+    let b = baseline_copy(dir);
+    let b = b.to_str().unwrap();
+    let whole = evalgate(
+        dir,
+        &[
+            "retrieval",
+            "--golden",
+            g,
+            "--baseline",
+            b,
+            "-q",
+            "--out",
+            "whole",
+        ],
+    );
+    assert_eq!(code(&whole), 1, "{}", stderr(&whole));
+    for i in 1..=3 {
+        let o = evalgate(
+            dir,
+            &[
+                "retrieval",
+                "--golden",
+                g,
+                "-q",
+                "--shard",
+                &format!("{i}/3"),
+                "--out",
+                &format!("s{i}"),
+            ],
+        );
+        assert_eq!(code(&o), 0, "a shard is not gated: {}", stderr(&o));
+    }
+    let merged = evalgate(
+        dir,
+        &[
+            "merge",
+            "--golden",
+            g,
+            "--baseline",
+            b,
+            "s1/report.json",
+            "s2/report.json",
+            "s3/report.json",
+            "-q",
+            "--out",
+            "merged",
+        ],
+    );
+    assert_eq!(code(&merged), 1, "{}", stderr(&merged));
+    let merged_r = report(dir, "merged");
+    assert_eq!(merged_r["gate"]["verdict"], "fail");
+    assert_same(&report(dir, "whole"), &merged_r);
+}
+
+#[test]
+fn merge_refuses_shards_that_do_not_make_one_run_and_writes_nothing() {
+    let d = tempdir();
+    let dir = d.path();
+    for (i, extra) in [(1, "2"), (2, "2"), (3, "2")] {
+        let o = evalgate(
+            dir,
+            &[
+                "security",
+                "-q",
+                "--runs",
+                extra,
+                "--shard",
+                &format!("{i}/3"),
+                "--out",
+                &format!("s{i}"),
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    // another run's shard: other --runs
+    let o = evalgate(
+        dir,
+        &["security", "-q", "--shard", "2/3", "--out", "other-runs"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // a whole run's report
+    let o = evalgate(dir, &["security", "-q", "--out", "whole"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+
+    let refused = |args: &[&str], says: &[&str]| {
+        let mut all = vec!["merge", "--out", "merged"];
+        all.extend_from_slice(args);
+        let o = evalgate(dir, &all);
+        let e = stderr(&o);
+        assert_eq!(code(&o), 2, "{args:?}: {e}");
+        for s in says {
+            assert!(e.contains(s), "{args:?}: expected {s:?} in {e}");
+        }
+        assert!(!dir.join("merged").exists(), "{args:?} wrote reports");
+    };
+    refused(&["s1/report.json", "s3/report.json"], &["missing: 2/3"]);
+    refused(
+        &[
+            "s1/report.json",
+            "s2/report.json",
+            "s2/report.json",
+            "s3/report.json",
+        ],
+        &["shard 2/3 is given twice"],
+    );
+    refused(
+        &["s1/report.json", "other-runs/report.json", "s3/report.json"],
+        &["other-runs/report.json", "$.runs"],
+    );
+    refused(
+        &["s1/report.json", "whole/report.json"],
+        &["whole/report.json", "$.shard", "--shard"],
+    );
+    // merge loads the datasets the shards measured: another security corpus is refused
+    let mut sec = shipped("security.json");
+    sec["entries"].as_array_mut().unwrap().pop();
+    let other = write_json(dir, "security.json", &sec);
+    refused(
+        &[
+            "--security-corpus",
+            other.to_str().unwrap(),
+            "s1/report.json",
+            "s2/report.json",
+            "s3/report.json",
+        ],
+        &["$.datasets", "same dataset flags"],
+    );
+    std::fs::write(
+        dir.join("broken.json"),
+        "{\"schema_version\": 1, \"runs\": \"two\"}",
+    )
+    .unwrap();
+    refused(&["broken.json"], &["broken.json", "$.runs"]);
+    // the three shards together are a run
+    let o = evalgate(
+        dir,
+        &[
+            "merge",
+            "s1/report.json",
+            "s2/report.json",
+            "s3/report.json",
+            "-q",
+            "--out",
+            "m",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // a shard's report is not a baseline
+    let o = evalgate(
+        dir,
+        &[
+            "baseline",
+            "update",
+            "--from",
+            "s1/report.json",
+            "--output",
+            "b.json",
+        ],
+    );
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("shard 1/3 only"), "{}", stderr(&o));
+    assert!(!dir.join("b.json").exists());
+}
+
+/// A real third-party tool-search proxy (dehydrator 0.3.1, PyPI, launched over the replayed v0
+/// corpus by examples/dehydrator/evalgate.toml): each shard launches its own proxy over the
+/// whole corpus, and the merged report equals the unsharded run's.
+#[test]
+fn a_real_proxy_measured_in_three_shards_merges_to_its_unsharded_report() {
+    evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+    let Some(bin) = installed_in("dehydrator", "bin", "dehydrator-mcp") else {
+        return;
+    };
+    let d = tempdir();
+    let dir = d.path();
+    let config = root().join("examples/dehydrator/evalgate.toml");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |extra: &[&str], out: &str| {
+        let mut args = vec![
+            "retrieval",
+            "--config",
+            config.to_str().unwrap(),
+            "--no-baseline",
+            "-q",
+            "--out",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        let o = evalgate_env(dir, &args, &[("PATH", &path)]);
+        assert_eq!(code(&o), 0, "{out}: {}", stderr(&o));
+    };
+    run(&[], "whole");
+    for i in 1..=3 {
+        run(&["--shard", &format!("{i}/3")], &format!("s{i}"));
+        // every shard's proxy saw the whole catalog
+        let cat = &report(dir, &format!("s{i}"))["retrieval"]["catalog"];
+        assert_eq!(cat["served"], cat["seen"], "shard {i}: {cat}");
+    }
+    let o = evalgate_env(
+        dir,
+        &[
+            "merge",
+            "--no-baseline",
+            "s1/report.json",
+            "s2/report.json",
+            "s3/report.json",
+            "-q",
+            "--out",
+            "merged",
+        ],
+        &[],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let (whole, merged) = (report(dir, "whole"), report(dir, "merged"));
+    assert_eq!(merged["retrieval"]["retriever"], "dehydrator");
+    assert_same(&whole, &merged);
+    assert_eq!(
+        md_without_timings(&dir.join("whole")),
+        md_without_timings(&dir.join("merged"))
+    );
+    assert_no_survivors("after the shards");
+}
