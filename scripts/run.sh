@@ -15,6 +15,10 @@
 #   INPUT_REPORT_DIR      report directory (relative to the working directory; default
 #                         evalgate-report)                      -> --out
 #   INPUT_WORKING_DIRECTORY  directory to run in (relative to the workspace; default: here)
+#   INPUT_SHARD           INDEX/COUNT: measure one shard (a matrix leg)  -> --shard
+#   INPUT_MERGE           directory of the shards' downloaded report artifacts: runs
+#                         `evalgate merge` over every report.json under it (sorted) instead of
+#                         `run`; runs, mcpproxy-bin and shard do not apply then
 #   INPUT_ARGS            extra arguments, whitespace-separated (no quoting, no expansion),
 #                         appended after the ones above
 #   EVALGATE_MATRIX_JSON  toJSON(matrix) of the calling job ("null" outside a matrix)
@@ -73,28 +77,46 @@ if [ -n "$workdir" ]; then
   echo "evalgate action: running in $(pwd)"
 fi
 
-args=(run)
-
-config="${INPUT_CONFIG:-}"
-if [ -n "$config" ]; then
-  args+=(--config "$config")
-fi
-
+merge="${INPUT_MERGE:-}"
+shard="${INPUT_SHARD:-}"
 runs="${INPUT_RUNS:-}"
-if [ -n "$runs" ]; then
-  [[ "$runs" =~ ^[0-9]+$ ]] || fail "input 'runs' must be a whole number, got '${runs}'"
-  args+=(--runs "$runs")
-fi
-
 proxy="${INPUT_MCPPROXY_BIN:-}"
-if [ -n "$proxy" ]; then
-  args+=(--mcpproxy-bin "$proxy")
-elif [ -n "${EVALGATE_SUT:-}" ]; then
-  echo "evalgate action: system under test from EVALGATE_SUT=${EVALGATE_SUT}"
-elif config_chooses_sut "${config:-evalgate.toml}"; then
-  echo "evalgate action: system under test from ${config:-evalgate.toml}"
+config="${INPUT_CONFIG:-}"
+if [ -n "$merge" ]; then
+  # the shards measured; merging measures nothing, so the measuring inputs cannot apply
+  for input in shard runs mcpproxy-bin; do
+    var="INPUT_$(printf '%s' "$input" | tr 'a-z-' 'A-Z_')"
+    if [ -n "${!var:-}" ]; then
+      fail "input '$input' does not apply with 'merge' (the shards measured; set it on the shard jobs)"
+    fi
+  done
+  [ -d "$merge" ] || fail "input 'merge' must be the directory the shards' report artifacts were downloaded to, got '${merge}'"
+  args=(merge)
+  if [ -n "$config" ]; then
+    args+=(--config "$config")
+  fi
 else
-  args+=(--sut reference)
+  args=(run)
+  if [ -n "$config" ]; then
+    args+=(--config "$config")
+  fi
+  if [ -n "$runs" ]; then
+    [[ "$runs" =~ ^[0-9]+$ ]] || fail "input 'runs' must be a whole number, got '${runs}'"
+    args+=(--runs "$runs")
+  fi
+  if [ -n "$shard" ]; then
+    [[ "$shard" =~ ^[0-9]+/[0-9]+$ ]] || fail "input 'shard' must be INDEX/COUNT (e.g. 2/4), got '${shard}'"
+    args+=(--shard "$shard")
+  fi
+  if [ -n "$proxy" ]; then
+    args+=(--mcpproxy-bin "$proxy")
+  elif [ -n "${EVALGATE_SUT:-}" ]; then
+    echo "evalgate action: system under test from EVALGATE_SUT=${EVALGATE_SUT}"
+  elif config_chooses_sut "${config:-evalgate.toml}"; then
+    echo "evalgate action: system under test from ${config:-evalgate.toml}"
+  else
+    args+=(--sut reference)
+  fi
 fi
 
 key="${INPUT_COMMENT_KEY:-}"
@@ -157,6 +179,16 @@ extra_input="${INPUT_ARGS:-}"
 if [ -n "$extra_input" ]; then
   read -r -a extra <<<"${extra_input//$'\n'/ }"
   args+=("${extra[@]}")
+fi
+
+if [ -n "$merge" ]; then
+  # every shard's report.json under the directory, in a stable order (merge sorts by shard)
+  shard_reports=()
+  while IFS= read -r -d '' f; do
+    shard_reports+=("$f")
+  done < <(find "$merge" -name report.json -type f -print0 | sort -z)
+  [ "${#shard_reports[@]}" -gt 0 ] || fail "input 'merge': no report.json under '${merge}' (download the shards' report artifacts there first)"
+  args+=("${shard_reports[@]}")
 fi
 
 echo "evalgate action: $bin ${args[*]}"

@@ -1734,3 +1734,161 @@ fn the_committed_checksum_table_is_well_formed() {
     sorted.dedup();
     assert_eq!(names, sorted, "sorted by asset, no duplicates");
 }
+
+/// Issue 20, item 6: `shard` adds `--shard`; `merge` runs `evalgate merge` over every
+/// report.json under the directory (sorted), and refuses the inputs that measure.
+#[test]
+fn the_shard_and_merge_inputs_become_a_shard_run_and_a_merge() {
+    let mut r = Runner::new();
+    r.publish_release(&r.stub(), "x86_64-unknown-linux-musl");
+    r.input("shard", "2/4").input("runs", "2");
+    let run = r.run();
+    let argv = r.log_file("evalgate-argv").unwrap();
+    let out = run.outputs["report-dir"].clone();
+    assert_eq!(
+        argv.lines().collect::<Vec<_>>(),
+        [
+            "run",
+            "--runs",
+            "2",
+            "--shard",
+            "2/4",
+            "--sut",
+            "reference",
+            "--out",
+            out.as_str()
+        ]
+    );
+
+    let mut r = Runner::new();
+    r.publish_release(&r.stub(), "x86_64-unknown-linux-musl");
+    for leg in ["evalgate-report-gate-2-2", "evalgate-report-gate-1-2"] {
+        let d = r.workspace.join("shards").join(leg);
+        fs::create_dir_all(&d).unwrap();
+        fs::write(d.join("report.json"), "{}").unwrap();
+    }
+    r.input("merge", "shards")
+        .input("config", "ci/evalgate.toml");
+    let run = r.run();
+    let argv = r.log_file("evalgate-argv").unwrap();
+    let out = run.outputs["report-dir"].clone();
+    assert_eq!(
+        argv.lines().collect::<Vec<_>>(),
+        [
+            "merge",
+            "--config",
+            "ci/evalgate.toml",
+            "--out",
+            out.as_str(),
+            "shards/evalgate-report-gate-1-2/report.json",
+            "shards/evalgate-report-gate-2-2/report.json",
+        ]
+    );
+
+    // what cannot apply, or is malformed, is a clear error and evalgate never runs
+    for (inputs, says) in [
+        (
+            vec![("merge", "shards"), ("runs", "3")],
+            "input 'runs' does not apply with 'merge'",
+        ),
+        (
+            vec![("merge", "no/such/dir")],
+            "input 'merge' must be the directory",
+        ),
+        (vec![("merge", "empty")], "no report.json under 'empty'"),
+        (vec![("shard", "2-4")], "input 'shard' must be INDEX/COUNT"),
+    ] {
+        let mut r = Runner::new();
+        r.publish_release(&r.stub(), "x86_64-unknown-linux-musl");
+        fs::create_dir_all(r.workspace.join("shards/a")).unwrap();
+        fs::write(r.workspace.join("shards/a/report.json"), "{}").unwrap();
+        fs::create_dir_all(r.workspace.join("empty")).unwrap();
+        for (k, v) in &inputs {
+            r.input(k, v);
+        }
+        let run = r.run();
+        assert_eq!(run.step("run").code, 2, "{inputs:?}: {}", run.log());
+        assert!(run.log().contains(says), "{inputs:?}: {}", run.log());
+        assert!(r.log_file("evalgate-argv").is_none(), "{inputs:?}");
+    }
+}
+
+/// A CI matrix of two shard legs, then a merge job, all through the action with the real
+/// binary (installed from its checksum-verified tarball): the legs publish nothing; the merge
+/// job's report equals the one-job run's, and it writes the job summary.
+#[test]
+fn a_matrix_of_shards_and_a_merge_job_give_the_one_job_report() {
+    let binary_dir = tempfile::tempdir().unwrap();
+    let binary = binary_dir.path().join("evalgate");
+    let stripped = Command::new("strip")
+        .arg("-o")
+        .arg(&binary)
+        .arg(EVALGATE)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !stripped {
+        fs::copy(EVALGATE, &binary).unwrap();
+    }
+    let datasets = Path::new(ROOT).join("datasets/v0");
+    let runner = |inputs: &[(&str, &str)], matrix: Value| {
+        let mut r = Runner::new();
+        r.publish_release(&binary, "x86_64-unknown-linux-musl");
+        r.set("EVALGATE_SUT", "embedded");
+        r.input("comment", "off")
+            .input("check-run", "false")
+            .input("datasets", datasets.to_str().unwrap());
+        for (k, v) in inputs {
+            r.input(k, v);
+        }
+        r.matrix = matrix;
+        r
+    };
+    let report_of = |run: &ActionRun| -> Value {
+        let p = Path::new(&run.outputs["report-dir"]).join("report.json");
+        serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let mut whole = runner(&[("runs", "2")], Value::Null);
+    let whole_run = whole.run();
+    assert_eq!(whole_run.code(), 0, "{}", whole_run.log());
+
+    let mut merge = runner(&[("merge", "shards")], Value::Null);
+    for leg in ["1/2", "2/2"] {
+        let mut r = runner(&[("runs", "2"), ("shard", leg)], json!({ "shard": leg }));
+        let run = r.run();
+        assert_eq!(run.code(), 0, "{leg}: {}", run.log());
+        assert!(
+            run.log().contains("is not published"),
+            "{leg}: {}",
+            run.log()
+        );
+        assert_eq!(run.summary, "", "a shard writes no job summary");
+        // what download-artifact puts in the merge job: one directory per artifact
+        let (name, dir) = run.uploaded.clone().expect("each leg uploads its report");
+        let to = merge.workspace.join("shards").join(&name);
+        fs::create_dir_all(&to).unwrap();
+        fs::copy(dir.join("report.json"), to.join("report.json")).unwrap();
+    }
+    let merged = merge.run();
+    assert_eq!(merged.code(), 0, "{}", merged.log());
+    assert_eq!(merged.outputs["verdict"], whole_run.outputs["verdict"]);
+    assert!(
+        merged.summary.contains("evalgate"),
+        "the merge job writes the summary: {}",
+        merged.summary
+    );
+    let strip = |mut v: Value| {
+        fn walk(v: &mut Value) {
+            match v {
+                Value::Object(m) => {
+                    m.retain(|k, _| !k.ends_with("_ms"));
+                    m.values_mut().for_each(walk);
+                }
+                Value::Array(a) => a.iter_mut().for_each(walk),
+                _ => {}
+            }
+        }
+        walk(&mut v);
+        v
+    };
+    assert_eq!(strip(report_of(&merged)), strip(report_of(&whole_run)));
+}
