@@ -1847,13 +1847,13 @@ fn a_matrix_of_shards_and_a_merge_job_give_the_one_job_report() {
         let p = Path::new(&run.outputs["report-dir"]).join("report.json");
         serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
     };
-    let mut whole = runner(&[("runs", "2")], Value::Null);
+    let whole = runner(&[("runs", "2")], Value::Null);
     let whole_run = whole.run();
     assert_eq!(whole_run.code(), 0, "{}", whole_run.log());
 
-    let mut merge = runner(&[("merge", "shards")], Value::Null);
+    let merge = runner(&[("merge", "shards")], Value::Null);
     for leg in ["1/2", "2/2"] {
-        let mut r = runner(&[("runs", "2"), ("shard", leg)], json!({ "shard": leg }));
+        let r = runner(&[("runs", "2"), ("shard", leg)], json!({ "shard": leg }));
         let run = r.run();
         assert_eq!(run.code(), 0, "{leg}: {}", run.log());
         assert!(

@@ -391,3 +391,141 @@ fn a_real_proxy_measured_in_three_shards_merges_to_its_unsharded_report() {
     );
     assert_no_survivors("after the shards");
 }
+
+/// `--observations gzip|file` moves the raw observations out of report.json into a file beside
+/// it; `--sut recorded`, `--detectors recorded` and `merge` read them from there, with the same
+/// numbers as from an inline report; an inline run into the same directory removes the stale
+/// file; a report naming any other file is refused.
+#[test]
+fn observations_beside_the_report_are_read_back_by_recorded_and_merge() {
+    let d = tempdir();
+    let dir = d.path();
+    let ok = |args: &[&str]| {
+        let o = evalgate(dir, args);
+        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+    };
+    ok(&["run", "--runs", "2", "-q", "--out", "inline"]);
+    ok(&[
+        "run",
+        "--runs",
+        "2",
+        "-q",
+        "--out",
+        "gz",
+        "--observations",
+        "gzip",
+    ]);
+    ok(&[
+        "run",
+        "--runs",
+        "2",
+        "-q",
+        "--out",
+        "plain",
+        "--observations",
+        "file",
+    ]);
+    let inline = report(dir, "inline");
+    for (out, file) in [
+        ("gz", "observations.json.gz"),
+        ("plain", "observations.json"),
+    ] {
+        let r = report(dir, out);
+        assert_eq!(r["observations_file"], file);
+        assert!(r["retrieval"].get("observations").is_none(), "{out}");
+        assert!(r["security"].get("observations").is_none(), "{out}");
+        assert!(dir.join(out).join(file).is_file());
+        // report.json shrinks by the observations' share
+        let size = |o: &str| {
+            std::fs::metadata(dir.join(o).join("report.json"))
+                .unwrap()
+                .len()
+        };
+        assert!(
+            size(out) * 3 < size("inline") * 2,
+            "{out}: {} vs {}",
+            size(out),
+            size("inline")
+        );
+        // re-scored from the file beside it: the numbers of the inline report
+        let rec = dir.join(out).join("report.json");
+        let rec = rec.to_str().unwrap();
+        let again = format!("again-{out}");
+        ok(&[
+            "run",
+            "--sut",
+            "recorded",
+            "--detectors",
+            "recorded",
+            "--recorded",
+            rec,
+            "--runs",
+            "2",
+            "-q",
+            "--out",
+            &again,
+        ]);
+        let b = report(dir, &again);
+        assert_eq!(
+            inline["retrieval"]["metrics"], b["retrieval"]["metrics"],
+            "{out}"
+        );
+        assert_eq!(
+            inline["retrieval"]["per_query"], b["retrieval"]["per_query"],
+            "{out}"
+        );
+        for (x, y) in inline["security"]["detectors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(b["security"]["detectors"].as_array().unwrap())
+        {
+            assert_eq!(x["per_run_counts"], y["per_run_counts"], "{out}");
+        }
+    }
+    // shards with their observations gzipped beside them merge like inline ones
+    for i in 1..=2 {
+        ok(&[
+            "run",
+            "--runs",
+            "2",
+            "-q",
+            "--shard",
+            &format!("{i}/2"),
+            "--out",
+            &format!("s{i}"),
+            "--observations",
+            "gzip",
+        ]);
+    }
+    ok(&[
+        "merge",
+        "s1/report.json",
+        "s2/report.json",
+        "-q",
+        "--out",
+        "merged",
+    ]);
+    assert_same(&inline, &report(dir, "merged"));
+    // a later inline run into the same directory leaves no stale observations behind
+    ok(&["run", "-q", "--out", "gz"]);
+    assert!(!dir.join("gz/observations.json.gz").exists());
+    assert!(report(dir, "gz")["retrieval"]["observations"].is_object());
+    // a report may only name the files evalgate writes
+    let mut hostile = report(dir, "plain");
+    hostile["observations_file"] = "../inline/report.json".into();
+    let p = write_json(&dir.join("plain"), "hostile.json", &hostile);
+    let o = evalgate(
+        dir,
+        &[
+            "retrieval",
+            "--sut",
+            "recorded",
+            "--recorded",
+            p.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("$.observations_file"), "{}", stderr(&o));
+}

@@ -63,8 +63,9 @@ pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(),
 /// and so is every value that could hold a credential (headers, the GitHub token).
 pub fn update_command(argv: &[String]) -> String {
     // options that take a value, and those without one, that are left out
-    const DROP_VALUE: [&str; 13] = [
+    const DROP_VALUE: [&str; 14] = [
         "--out",
+        "--observations",
         "--shard",
         "--robustness",
         "--color",
@@ -128,7 +129,7 @@ mod tests {
     fn the_update_command_keeps_what_measures_and_drops_reports_publishing_and_credentials() {
         assert_eq!(
             update_command(&argv(
-                "/usr/bin/evalgate run -q --datasets datasets/v0 --out=x --shard 2/4 --runs 3 --header Authorization:secret --github-token ghp_x --comment off --sut reference"
+                "/usr/bin/evalgate run -q --datasets datasets/v0 --out=x --shard 2/4 --observations gzip --runs 3 --header Authorization:secret --github-token ghp_x --comment off --sut reference"
             )),
             "evalgate baseline update --datasets datasets/v0 --runs 3 --sut reference"
         );

@@ -10,7 +10,9 @@ use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::shard::{Shard, ShardRef};
 use crate::pipeline::measure::Limits;
 use crate::pipeline::report::model::Report;
-use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
+use crate::pipeline::sut::observe::{
+    DetectorObservations, ObservationsFile, RetrievalObservations,
+};
 use std::path::{Path, PathBuf};
 
 /// `merge`: returns the exit code (the merged run's, as `run` would).
@@ -176,7 +178,7 @@ fn read_report(path: &Path) -> Result<Report, BadInput> {
     let text = crate::infra::files::read_to_string(path)
         .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
     let mut de = serde_json::Deserializer::from_str(&text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let mut report: Report = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let inner = e.inner();
         BadInput(format!(
             "{}:{}:{}: at $.{}: expected an evalgate report.json: {inner}",
@@ -185,7 +187,15 @@ fn read_report(path: &Path) -> Result<Report, BadInput> {
             inner.column(),
             e.path()
         ))
-    })
+    })?;
+    drop(text);
+    // observations written beside the report (`--observations file|gzip`) are read back
+    if let Some(name) = report.observations_file.clone() {
+        let side =
+            ObservationsFile::read_beside(path, &name).map_err(|e| BadInput(format!("{e:#}")))?;
+        report.attach_observations(side);
+    }
+    Ok(report)
 }
 
 fn system(r: &Report) -> String {

@@ -500,6 +500,7 @@ pub fn assemble(
         gate,
         failure,
         warnings,
+        observations_file: None,
     }
 }
 
@@ -644,13 +645,19 @@ pub(crate) async fn deliver(
     shard: Option<Shard>,
 ) -> anyhow::Result<i32> {
     // no credential evalgate was given reaches a report, the terminal or GitHub
-    let report = crate::infra::secrets::scrub_value(report);
+    let mut report = crate::infra::secrets::scrub_value(report);
+    // the raw observations in a file of their own when asked (report.json then names it)
+    let observations = out
+        .observations
+        .file_name()
+        .map(|name| report.detach_observations(name));
     // held until the reports are written and published: a run given the same --out waits, so
     // the directory's files always come from one run
     let _lock = crate::infra::files::lock_dir(&out.out, REPORT_LOCK_WAIT)?;
     // every section computed once, laid out by each format
     let view = report::view::View::of(&report);
-    let written = report::write_all(&report, &view, &out.out)?;
+    let written = report::write_all(&report, &view, &out.out, observations.as_ref())?;
+    drop(observations);
     if !out.quiet {
         let terminal = report::terminal::Terminal {
             color: color(out.color),

@@ -179,6 +179,10 @@ pub struct ReportFlags {
     /// Colour in the terminal table.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorChoice,
+    /// Where the raw observations (every run's ranked ids and verdicts, what `merge` and
+    /// `--sut recorded` read) are written [default: inline, or [run] observations].
+    #[arg(long, env = "EVALGATE_OBSERVATIONS", value_enum, value_name = "WHERE")]
+    pub observations: Option<crate::pipeline::sut::observe::ObservationsMode>,
 }
 
 /// `-q`.
@@ -408,6 +412,7 @@ fn with_report(mut a: EvalArgs, g: &GateFlags, r: &ReportFlags, q: &QuietFlag) -
     a.no_baseline = g.no_baseline;
     a.out = r.out.clone();
     a.color = r.color;
+    a.observations = r.observations;
     a.quiet = q.quiet;
     a
 }

@@ -8,6 +8,7 @@ use crate::pipeline::publish::{CommentMode, FailOn, PublishWhen};
 use crate::pipeline::replay::{RugPull, ServedNames};
 use crate::pipeline::report::color::ColorChoice;
 use crate::pipeline::sut::kind::{DetectorKind, SutKind};
+use crate::pipeline::sut::observe::ObservationsMode;
 use clap::ValueEnum;
 use clap::builder::PossibleValue;
 
@@ -44,6 +45,12 @@ value_enum!(DetectorKind {
     Scanner => "scanner": "The external scanners configured as [[scanner]] tables in evalgate.toml",
     ProxyScan => "proxy-scan": "The launched proxy's own security scan (POST /api/v1/servers/{name}/scan) over the entries served as tools",
     RugPullLive => "rug-pull-live": "Rug-pulls played live against the launched proxy: reported, blocked, restored after a revert",
+});
+
+value_enum!(ObservationsMode {
+    Inline => "inline": "In report.json [default]",
+    File => "file": "In observations.json beside it (report.json keeps the summaries only)",
+    Gzip => "gzip": "In observations.json.gz beside it (about a tenth of the size)",
 });
 
 value_enum!(ColorChoice {

@@ -33,6 +33,8 @@ pub struct EvalArgs {
     pub concurrency: Option<u32>,
     pub robustness: Option<RobustnessMode>,
     pub quiet: bool,
+    /// `--observations`.
+    pub observations: Option<crate::pipeline::sut::observe::ObservationsMode>,
     pub color: ColorChoice,
     /// The flags given on the command line (`--sut`, ...), not by a variable or a default.
     pub given: Vec<String>,

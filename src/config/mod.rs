@@ -141,6 +141,8 @@ pub struct RunFile {
     pub recorded: Option<PathBuf>,
     /// `off`, `report` or `gate`: robustness probes of the search system.
     pub robustness: Option<crate::pipeline::measure::probes::RobustnessMode>,
+    /// `inline`, `file` or `gzip`: where the raw observations are written.
+    pub observations: Option<crate::pipeline::sut::observe::ObservationsMode>,
 }
 
 /// A limit in `[gate]`: a number between 0 and 1, or `false` for none.
@@ -456,6 +458,7 @@ impl Settings {
                     .unwrap_or_else(|| PathBuf::from("evalgate-report")),
                 quiet: a.quiet,
                 color: a.color,
+                observations: a.observations.or(f.run.observations).unwrap_or_default(),
             },
             sut: sut_spec,
             detectors: detector_specs,

@@ -44,6 +44,8 @@ pub struct ReportSpec {
     pub out: PathBuf,
     pub quiet: bool,
     pub color: ColorChoice,
+    /// Where the raw observations are written.
+    pub observations: crate::pipeline::sut::observe::ObservationsMode,
 }
 
 /// How the catalog of a connected or launched system is checked (the waits were validated

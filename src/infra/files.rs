@@ -13,6 +13,33 @@ use std::time::{Duration, Instant};
 /// Writes `body` to `path` whole: a unique temporary file in the same directory, renamed into
 /// place (the temporary file is removed if anything fails).
 pub fn write_atomic(path: &Path, body: &[u8]) -> anyhow::Result<()> {
+    staged(path, &mut |w| w.write_all(body))?.commit()
+}
+
+/// A file written next to its destination, moved into place by [`Staged::commit`] (dropped
+/// uncommitted, it is removed): several files can be staged and committed only when all
+/// were written.
+pub struct Staged {
+    tmp: tempfile::NamedTempFile,
+    path: std::path::PathBuf,
+}
+
+impl Staged {
+    pub fn commit(self) -> anyhow::Result<()> {
+        let path = self.path;
+        self.tmp
+            .persist(&path)
+            .map_err(|e| e.error)
+            .with_context(|| format!("{}: cannot move into place", path.display()))?;
+        Ok(())
+    }
+}
+
+/// Writes `path`'s content through `write` (buffered) into a temporary file beside it.
+pub fn staged(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> anyhow::Result<Staged> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -27,16 +54,41 @@ pub fn write_atomic(path: &Path, body: &[u8]) -> anyhow::Result<()> {
     // the mode `std::fs::write` gives a new file (0666 less the umask), not tempfile's 0600
     #[cfg(unix)]
     b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut tmp = b
+    let tmp = b
         .tempfile_in(dir)
         .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;
-    tmp.write_all(body)
-        .and_then(|_| tmp.flush())
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, tmp);
+    write(&mut w)
+        .and_then(|_| w.flush())
         .with_context(|| format!("{}: cannot write", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("{}: cannot move into place", path.display()))?;
-    Ok(())
+    let tmp = w
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(|| format!("{}: cannot write", path.display()))?;
+    Ok(Staged {
+        tmp,
+        path: path.to_path_buf(),
+    })
+}
+
+/// Reads an input file whole like [`read`], gunzipped when its name ends in `.gz` (the
+/// decompressed size bounded by [`MAX_INPUT`] too).
+pub fn read_maybe_gzip(path: &Path) -> std::io::Result<Vec<u8>> {
+    let raw = read(path)?;
+    if path.extension().is_none_or(|e| e != "gz") {
+        return Ok(raw);
+    }
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(&raw[..])
+        .take(MAX_INPUT + 1)
+        .read_to_end(&mut out)?;
+    if out.len() as u64 > MAX_INPUT {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("decompresses to more than {MAX_INPUT} bytes"),
+        ));
+    }
+    Ok(out)
 }
 
 /// The largest input file read (a dataset, a report, a configuration), in bytes.

@@ -12,8 +12,11 @@ pub mod model;
 pub mod terminal;
 pub mod view;
 
+use crate::infra::files;
+use crate::pipeline::sut::observe::{OBSERVATIONS_FILES, ObservationsFile};
 use anyhow::Context;
 use model::Report;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use view::View;
 
@@ -24,6 +27,12 @@ pub trait Exporter {
     fn file_name(&self) -> Option<&'static str>;
     /// The report in this format, laid out from its view.
     fn render(&self, report: &Report, view: &View) -> anyhow::Result<String>;
+    /// Writes the format to `w`; a format that can stream overrides this (report.json of a
+    /// large golden set is never held in memory whole).
+    fn write(&self, report: &Report, view: &View, w: &mut dyn Write) -> anyhow::Result<()> {
+        w.write_all(self.render(report, view)?.as_bytes())?;
+        Ok(())
+    }
 }
 
 /// The formats written into the report directory, in this order.
@@ -39,6 +48,11 @@ impl Exporter for Json {
     fn render(&self, report: &Report, _: &View) -> anyhow::Result<String> {
         Ok(json(report))
     }
+    fn write(&self, report: &Report, _: &View, w: &mut dyn Write) -> anyhow::Result<()> {
+        serde_json::to_writer_pretty(&mut *w, report)?;
+        w.write_all(b"\n")?;
+        Ok(())
+    }
 }
 
 /// `report.json`: the model itself, pretty-printed.
@@ -48,22 +62,69 @@ pub fn json(r: &Report) -> String {
     s
 }
 
-/// Renders every file format of [`FILES`] and writes them into `dir` (created if needed).
-/// Returns the paths.
-pub fn write_all(r: &Report, view: &View, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for e in FILES {
-        if let Some(name) = e.file_name() {
-            files.push((name, e.render(r, view)?));
-        }
-    }
+/// Writes every file format of [`FILES`] into `dir` (created if needed), and the raw
+/// observations moved out of the report into `observations` (`r.observations_file` names it),
+/// compact JSON, gzipped when the name ends in `.gz`. Each file is written beside its place
+/// and all are moved into place only when every one was written: a failed render leaves the
+/// directory as it was. An observations file of an earlier run that this one does not write
+/// is removed, so it is never read as this run's. Returns the paths.
+pub fn write_all(
+    r: &Report,
+    view: &View,
+    dir: &Path,
+    observations: Option<&ObservationsFile>,
+) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("{}: cannot create the report directory", dir.display()))?;
-    let mut written = Vec::new();
-    for (name, body) in files {
+    let mut staged = Vec::new();
+    for e in FILES {
+        if let Some(name) = e.file_name() {
+            let path = dir.join(name);
+            let mut result = Ok(());
+            let s = files::staged(&path, &mut |w| {
+                result = e.write(r, view, w);
+                Ok(())
+            })?;
+            result?;
+            staged.push((path, s));
+        }
+    }
+    let side = r.observations_file.as_deref().zip(observations);
+    if let Some((name, obs)) = side {
         let path = dir.join(name);
-        crate::infra::files::write_atomic(&path, body.as_bytes())?;
+        let gzip = name.ends_with(".gz");
+        let s = files::staged(&path, &mut |w| {
+            if gzip {
+                let mut z = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
+                serde_json::to_writer(&mut z, obs)?;
+                z.finish()?;
+                Ok(())
+            } else {
+                serde_json::to_writer(&mut *w, obs)?;
+                Ok(())
+            }
+        })?;
+        staged.push((path, s));
+    }
+    let mut written = Vec::new();
+    for (path, s) in staged {
+        s.commit()?;
         written.push(path);
+    }
+    for stale in OBSERVATIONS_FILES {
+        if side.is_none_or(|(name, _)| name != stale) {
+            match std::fs::remove_file(dir.join(stale)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| {
+                        format!(
+                            "{}: cannot remove an earlier run's observations",
+                            dir.display()
+                        )
+                    });
+                }
+                _ => {}
+            }
+        }
     }
     Ok(written)
 }
@@ -102,7 +163,7 @@ mod tests {
     fn the_report_files_are_written_through_the_exporters() {
         let r = fixture();
         let dir = tempfile::tempdir().unwrap();
-        let written = write_all(&r, &View::of(&r), dir.path()).unwrap();
+        let written = write_all(&r, &View::of(&r), dir.path(), None).unwrap();
         assert_eq!(written.len(), FILES.len());
         let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
         assert_eq!(md, markdown::render(&r));

@@ -46,6 +46,42 @@ pub struct Report {
     pub failure: Option<SutError>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The file beside report.json holding the raw observations (`--observations file` or
+    /// `gzip`): `observations.json` or `observations.json.gz`. Absent when they are inline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observations_file: Option<String>,
+}
+
+impl Report {
+    /// Moves the raw observations out of the report, which then names `file` as where they
+    /// are (report.json no longer holds them).
+    pub fn detach_observations(
+        &mut self,
+        file: &str,
+    ) -> crate::pipeline::sut::observe::ObservationsFile {
+        self.observations_file = Some(file.to_string());
+        crate::pipeline::sut::observe::ObservationsFile {
+            retrieval: self
+                .retrieval
+                .as_mut()
+                .map(|r| std::mem::take(&mut r.observations)),
+            security: self
+                .security
+                .as_mut()
+                .map(|s| std::mem::take(&mut s.observations)),
+        }
+    }
+
+    /// Puts back the observations read from the report's observations file.
+    pub fn attach_observations(&mut self, o: crate::pipeline::sut::observe::ObservationsFile) {
+        if let (Some(r), Some(obs)) = (self.retrieval.as_mut(), o.retrieval) {
+            r.observations = obs;
+        }
+        if let (Some(s), Some(obs)) = (self.security.as_mut(), o.security) {
+            s.observations = obs;
+        }
+        self.observations_file = None;
+    }
 }
 
 /// What the gate reads of a run's sections (see [`crate::pipeline::gate::GateInputs`]): the measured

@@ -40,7 +40,9 @@ pub struct RetrievalReport {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub splits: BTreeMap<String, SplitSummary>,
     pub per_query: Vec<QueryReport>,
-    /// Raw results of every run (for re-scoring).
+    /// Raw results of every run (for re-scoring); in the report's `observations_file` instead
+    /// when it names one.
+    #[serde(default, skip_serializing_if = "RetrievalObservations::is_detached")]
     pub observations: RetrievalObservations,
 }
 
@@ -119,6 +121,9 @@ pub struct SecurityReport {
     /// Entries per category.
     pub categories: BTreeMap<Category, usize>,
     pub detectors: Vec<DetectorReport>,
+    /// Every detector's raw verdicts; in the report's `observations_file` instead when it
+    /// names one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub observations: Vec<DetectorObservations>,
 }
 

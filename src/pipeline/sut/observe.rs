@@ -50,3 +50,92 @@ pub struct DetectorRun {
     pub run: usize,
     pub verdicts: Vec<Decision>,
 }
+
+impl RetrievalObservations {
+    /// Moved out of the report (into the observations file): not serialized in report.json.
+    pub fn is_detached(&self) -> bool {
+        self.system.is_empty() && self.runs.is_empty()
+    }
+}
+
+/// Where a report's raw observations go (`--observations`): inside report.json (the default),
+/// or beside it in a file of their own, plain or gzipped, so report.json stays the size of
+/// its summaries however many queries and runs there are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObservationsMode {
+    #[default]
+    Inline,
+    File,
+    Gzip,
+}
+
+/// The names an observations file may have (report.json's `observations_file`).
+pub const OBSERVATIONS_FILES: [&str; 2] = ["observations.json", "observations.json.gz"];
+
+impl ObservationsMode {
+    pub const ALL: [ObservationsMode; 3] = [
+        ObservationsMode::Inline,
+        ObservationsMode::File,
+        ObservationsMode::Gzip,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObservationsMode::Inline => "inline",
+            ObservationsMode::File => "file",
+            ObservationsMode::Gzip => "gzip",
+        }
+    }
+    /// The file the observations are written to, `None` inline.
+    pub fn file_name(self) -> Option<&'static str> {
+        match self {
+            ObservationsMode::Inline => None,
+            ObservationsMode::File => Some(OBSERVATIONS_FILES[0]),
+            ObservationsMode::Gzip => Some(OBSERVATIONS_FILES[1]),
+        }
+    }
+}
+
+/// The observations file: a report's raw observations, moved out of report.json.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ObservationsFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrieval: Option<RetrievalObservations>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<Vec<DetectorObservations>>,
+}
+
+impl ObservationsFile {
+    /// Reads the observations file `name` (a report's `observations_file`) beside the report
+    /// at `report`. Only the names evalgate writes are followed: a report cannot point the
+    /// reader anywhere else.
+    pub fn read_beside(report: &std::path::Path, name: &str) -> anyhow::Result<ObservationsFile> {
+        use anyhow::Context;
+        if !OBSERVATIONS_FILES.contains(&name) {
+            anyhow::bail!(
+                "{}: at $.observations_file: expected {} or {}, found {name:?}",
+                report.display(),
+                OBSERVATIONS_FILES[0],
+                OBSERVATIONS_FILES[1]
+            );
+        }
+        let dir = report
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let path = dir.join(name);
+        let bytes = crate::infra::files::read_maybe_gzip(&path).with_context(|| {
+            format!(
+                "{}: cannot read the observations file its report names ({})",
+                path.display(),
+                report.display()
+            )
+        })?;
+        serde_json::from_slice(&bytes).with_context(|| {
+            format!(
+                "{}: expected the observations file evalgate writes beside report.json",
+                path.display()
+            )
+        })
+    }
+}

@@ -12,7 +12,9 @@
 use super::{Decision, Detector, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Category, Entry};
-use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
+use crate::pipeline::sut::observe::{
+    DetectorObservations, ObservationsFile, RetrievalObservations,
+};
 use anyhow::{Context, bail};
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -40,6 +42,9 @@ struct ReportObservations {
     retrieval: Option<Observed<RetrievalObservations>>,
     #[serde(default)]
     security: Option<Observed<Vec<DetectorObservations>>>,
+    /// The observations are in this file beside the report (`--observations file|gzip`).
+    #[serde(default)]
+    observations_file: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -50,6 +55,15 @@ struct Observed<T> {
 
 fn report_observations(text: &str) -> Option<ReportObservations> {
     serde_json::from_str(text).ok()
+}
+
+/// A report's observations, from the file beside it when the report names one (`Ok(None)`
+/// when it names none).
+fn observations_beside(path: &Path, text: &str) -> anyhow::Result<Option<ObservationsFile>> {
+    match report_observations(text).and_then(|r| r.observations_file) {
+        Some(name) => ObservationsFile::read_beside(path, &name).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Replays recorded search results.
@@ -63,6 +77,15 @@ impl RecordedRetriever {
     pub fn from_file(path: &Path) -> anyhow::Result<Self> {
         let text = read_text(path)?;
         let context = || format!("{}: reading recorded retrieval results", path.display());
+        if let Some(side) = observations_beside(path, &text)? {
+            let Some(obs) = side.retrieval else {
+                bail!(
+                    "{}: its observations file holds no tool-discovery results (the report measured security only)",
+                    path.display()
+                );
+            };
+            return Self::from_observations(obs).with_context(context);
+        }
         if let Some(ReportObservations {
             retrieval: Some(Observed {
                 observations: Some(obs),
@@ -194,6 +217,15 @@ impl RecordedDetector {
     /// All detectors recorded in the file (a report or scan-eval file can hold several).
     pub fn from_file(path: &Path) -> anyhow::Result<Vec<Self>> {
         let text = read_text(path)?;
+        if let Some(side) = observations_beside(path, &text)? {
+            let Some(obs) = side.security else {
+                bail!(
+                    "{}: its observations file holds no detector verdicts (the report measured tool discovery only)",
+                    path.display()
+                );
+            };
+            return Ok(Self::from_observations(obs));
+        }
         if let Some(ReportObservations {
             security: Some(Observed {
                 observations: Some(obs),

@@ -252,6 +252,7 @@ impl<'a> Page<'a> {
             gate,
             failure,
             warnings,
+            observations_file: _,
         } = r;
         Page {
             schema_version: *schema_version,
