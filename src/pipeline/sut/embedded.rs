@@ -15,7 +15,7 @@
 //! Recall@5 by under 0.01 on corpus_v0. Ties are broken by tool id so the ranking is
 //! deterministic.
 
-use super::{Ranked, Retriever, SearchRequest, SutError};
+use super::{InProcess, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::text::Text;
 use crate::pipeline::dataset::Corpus;
 use async_trait::async_trait;
@@ -105,7 +105,8 @@ struct Fields {
 pub struct Embedded {
     name: String,
     reader: IndexReader,
-    analyzer: std::sync::Mutex<TextAnalyzer>,
+    /// Cloned for each query (tokenising needs `&mut`), so threads never wait on each other.
+    analyzer: TextAnalyzer,
     f: Fields,
     /// Tool ids in corpus order.
     ids: Vec<Text>,
@@ -188,7 +189,7 @@ impl Embedded {
         Ok(Embedded {
             name: "embedded".into(),
             reader,
-            analyzer: std::sync::Mutex::new(analyzer),
+            analyzer,
             f,
             ids: corpus
                 .tools
@@ -215,7 +216,7 @@ impl Embedded {
 
     fn terms(&self, text: &str) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
-        let mut analyzer = self.analyzer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut analyzer = self.analyzer.clone();
         let mut ts = analyzer.token_stream(text);
         ts.process(&mut |tok| {
             out.insert(tok.text.clone());
@@ -276,6 +277,15 @@ impl Retriever for Embedded {
         &self.name
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
+        self.search_now(req)
+    }
+    fn in_process(&self) -> Option<&dyn InProcess> {
+        Some(self)
+    }
+}
+
+impl InProcess for Embedded {
+    fn search_now(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let start = Instant::now();
         let ids = self
             .rank(req.text, req.limit)
