@@ -143,7 +143,8 @@ impl Embedded {
         let text = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
                 .set_tokenizer("en_stem")
-                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+                // term frequencies are all BM25 reads: no positions (no phrase queries)
+                .set_index_option(IndexRecordOption::WithFreqs),
         );
         let f = Fields {
             ord: sb.add_u64_field("ord", FAST),
