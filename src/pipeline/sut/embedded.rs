@@ -252,7 +252,15 @@ impl Embedded {
                     Term::from_field_text(field, t),
                     IndexRecordOption::WithFreqs,
                 );
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+                // a bare term query when unboosted: a disjunction of plain BM25 term scorers
+                // is searched with block-max WAND (skipping documents that cannot reach the
+                // top), which a boost wrapper turns off; the scores are the same
+                let q: Box<dyn Query> = if boost == 1.0 {
+                    Box::new(q)
+                } else {
+                    Box::new(BoostQuery::new(Box::new(q), boost))
+                };
+                clauses.push((Occur::Should, q));
             }
         }
         let query = BooleanQuery::new(clauses);
