@@ -429,13 +429,13 @@ mod tests {
 
     #[test]
     fn the_direct_decode_of_a_valid_file_equals_the_item_by_item_decode() {
-        let (a, b, n) = both_paths::<Corpus>(embedded::CORPUS);
+        let (a, b, n) = both_paths::<Corpus>(embedded::corpus());
         assert_eq!(a, b);
         assert!(n > 2_000, "{n}");
-        let (a, b, n) = both_paths::<GoldenSet>(embedded::GOLDEN);
+        let (a, b, n) = both_paths::<GoldenSet>(embedded::golden());
         assert_eq!(a, b);
         assert!(n > 500, "{n}");
-        let (a, b, n) = both_paths::<SecurityCorpus>(embedded::SECURITY);
+        let (a, b, n) = both_paths::<SecurityCorpus>(embedded::security());
         assert_eq!(a, b);
         assert!(n > 400, "{n}");
     }
