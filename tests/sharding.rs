@@ -529,3 +529,87 @@ fn observations_beside_the_report_are_read_back_by_recorded_and_merge() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("$.observations_file"), "{}", stderr(&o));
 }
+
+/// A shard whose system could not be measured exits 3 with its partial report; merging it
+/// is a run that could not be measured either (exit 3, the shard's failure named), never a
+/// score over the other shards alone.
+#[test]
+fn a_shard_that_could_not_measure_makes_the_merge_exit_3() {
+    let d = tempdir();
+    let dir = d.path();
+    let o = evalgate(dir, &["retrieval", "-q", "--shard", "1/2", "--out", "s1"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // nothing listens on port 1
+    let o = evalgate(
+        dir,
+        &[
+            "retrieval",
+            "-q",
+            "--shard",
+            "2/2",
+            "--out",
+            "s2",
+            "--sut",
+            "mcp",
+            "--url",
+            "http://127.0.0.1:1/mcp",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(report(dir, "s2")["gate"]["verdict"], "error");
+    let o = evalgate(
+        dir,
+        &[
+            "merge",
+            "s1/report.json",
+            "s2/report.json",
+            "-q",
+            "--out",
+            "m",
+        ],
+    );
+    // the two shards measured different systems: refused before anything is scored
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the system under test"),
+        "{}",
+        stderr(&o)
+    );
+    // the same system in both shards, one of which failed: exit 3 and the failure
+    let o = evalgate(
+        dir,
+        &[
+            "retrieval",
+            "-q",
+            "--shard",
+            "1/2",
+            "--out",
+            "t1",
+            "--sut",
+            "mcp",
+            "--url",
+            "http://127.0.0.1:1/mcp",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let o = evalgate(
+        dir,
+        &[
+            "merge",
+            "t1/report.json",
+            "s2/report.json",
+            "-q",
+            "--out",
+            "m",
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let m = report(dir, "m");
+    assert_eq!(m["gate"]["verdict"], "error");
+    assert!(m["failure"].is_object(), "{m}");
+    assert!(m.get("shard").is_none());
+}
