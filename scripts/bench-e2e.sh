@@ -29,22 +29,12 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-ROOT=$(pwd)
 REPEAT=${REPEAT:-5}
 SCALES=${SCALES:-"1 2 4"}
 SCALE_REPEAT=${SCALE_REPEAT:-3}
 
-# a clean environment for evalgate: no settings leaking in from the caller
-while IFS= read -r v; do unset "$v"; done < <(compgen -e | grep '^EVALGATE_' | grep -v '^EVALGATE_BIN$' || true)
-unset GITHUB_ACTIONS ACT || true
-export EVALGATE_PUBLISH=never
-
-BIN=${EVALGATE_BIN:-$ROOT/target/release/evalgate}
-if [ -z "${EVALGATE_BIN:-}" ]; then
-  echo "building the release binary (cargo build --release)..." >&2
-  cargo build --release --quiet
-fi
-[ -x "$BIN" ] || { echo "error: no binary at $BIN" >&2; exit 2; }
+# shellcheck source=scripts/bench-common.sh
+source scripts/bench-common.sh
 command -v python3 >/dev/null || { echo "error: python3 is needed" >&2; exit 2; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/evalgate-bench.XXXXXX")
@@ -217,8 +207,7 @@ echo "| size | tools | queries | entries | dataset MB | validate wall | validate
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for m in $SCALES; do
   T=$((2500 * m)); Q=$((600 * m))
-  DIR=$ROOT/target/scale-set/t$T-q$Q
-  [ -f "$DIR/security.json" ] || python3 scripts/scale-set.py --tools "$T" --queries "$Q" --out "$DIR" >/dev/null 2>&1
+  DIR=$(scale_set "$T" "$Q" 2>/dev/null)
   VAL=$(measure "$SCALE_REPEAT" validate -- "$BIN" validate --datasets "$DIR")
   RUN=$(measure "$SCALE_REPEAT" run -- "$BIN" run -q --no-baseline --datasets "$DIR" --out "$WORK/scale$m")
   python3 - "$m" "$DIR" "$VAL" "$RUN" <<'PY'

@@ -3,7 +3,7 @@
 #
 #   scripts/bench-mcp-rest.sh [REPS]     (default 5 repetitions of each, interleaved)
 #
-# EVALGATE_BENCH_BIN names another build (default target/release/evalgate, built when missing);
+# EVALGATE_BIN names another build (default target/release/evalgate, built first);
 # EVALGATE_BENCH_DATASETS another dataset directory (default datasets/v1).
 #
 # Starts evalgate's reference proxy (`evalgate proxy`, release build) once over the v1 corpus,
@@ -15,12 +15,13 @@
 # through the same BM25 index in the same process: the difference is the protocol and evalgate's
 # client and the proxy's server handling of it.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$(dirname "$0")/.."
 reps="${1:-5}"
-bin="${EVALGATE_BENCH_BIN:-$root/target/release/evalgate}"
-if [ -z "${EVALGATE_BENCH_BIN:-}" ] && { [ ! -x "$bin" ] || [ -n "${EVALGATE_BENCH_BUILD:-}" ]; }; then
-  (cd "$root" && cargo build --release --quiet)
-fi
+# read before bench-common.sh clears every EVALGATE_* variable but EVALGATE_BIN
+datasets="${EVALGATE_BENCH_DATASETS:-$PWD/datasets/v1}"
+# shellcheck source=scripts/bench-common.sh
+source scripts/bench-common.sh
+bin="$BIN"
 work="$(mktemp -d)"
 proxy_pid=""
 cleanup() {
@@ -29,7 +30,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-datasets="${EVALGATE_BENCH_DATASETS:-$root/datasets/v1}"
 corpus="$datasets/corpus.json"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 python3 - "$corpus" "$bin" "$work/mcp_config.json" <<'EOF'

@@ -25,25 +25,15 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-ROOT=$(pwd)
 REPEAT=${REPEAT:-5}
 TOOLS=${TOOLS:-10000}
 QUERIES=${QUERIES:-20000}
 
-while IFS= read -r v; do unset "$v"; done < <(compgen -e | grep '^EVALGATE_' | grep -v '^EVALGATE_BIN$' || true)
-unset GITHUB_ACTIONS ACT || true
-export EVALGATE_PUBLISH=never
-
-BIN=${EVALGATE_BIN:-$ROOT/target/release/evalgate}
-if [ -z "${EVALGATE_BIN:-}" ]; then
-  echo "building the release binary (cargo build --release)..." >&2
-  cargo build --release --quiet
-fi
-[ -x "$BIN" ] || { echo "error: no binary at $BIN" >&2; exit 2; }
+# shellcheck source=scripts/bench-common.sh
+source scripts/bench-common.sh
 [ -x /usr/bin/time ] || { echo "error: /usr/bin/time (GNU time) is needed for CPU and RSS" >&2; exit 2; }
 
-DIR=$ROOT/target/scale-set/t$TOOLS-q$QUERIES
-[ -f "$DIR/security.json" ] || python3 scripts/scale-set.py --tools "$TOOLS" --queries "$QUERIES" --out "$DIR" >&2
+DIR=$(scale_set "$TOOLS" "$QUERIES")
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/evalgate-rescore.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
