@@ -226,8 +226,12 @@ fn bench_load_v1(c: &mut Criterion) {
     g.bench_function("corpus_decode_validate", |b| {
         b.iter(|| {
             let mut out = Vec::new();
-            let l = load::corpus(Source::new("corpus.json", false, text), text, &mut out)
-                .expect("v1 corpus decodes");
+            let l = load::corpus(
+                Source::new("corpus.json", false, text),
+                text.into(),
+                &mut out,
+            )
+            .expect("v1 corpus decodes");
             validate::corpus(&l, &mut out);
             black_box((l.value.tools.len(), out.len()))
         })

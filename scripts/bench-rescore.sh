@@ -16,8 +16,12 @@
 #      (every per-run mean and per-query metric within 1e-9);
 #   4. times the two, interleaved, REPEAT times each: wall (perf_counter around the process), CPU
 #      (user + sys) and peak RSS (/usr/bin/time -v); medians, and the ratio evalgate / peer;
-#   5. with strace, splits one evalgate re-score into phases by the time its files are opened
-#      (start, corpus, golden set, recorded observations + scoring, reports rendered and written).
+#   5. measures the memory each query costs: the peak RSS of a re-score of QUERIES queries and
+#      of QUERIES/10 queries (same corpus, recorded the same way), 3 runs each, the largest;
+#      the difference over the difference in queries is the cost per query above the fixed
+#      cost (the runtime, the corpus; issue 20: at most 2 KB);
+#   6. with strace, splits one evalgate re-score into phases by the time its files are opened
+#      (start, the two datasets side by side, recorded observations + scoring, reports written).
 #
 # Both sides read the same files and write their result to disk: evalgate its three reports
 # (report.json with every query's row and the observations, report.md, report.html), the peer
@@ -101,6 +105,31 @@ print("Written: evalgate " + ", ".join(f"{f} {s:.1f} MB" for f, s in sizes.items
       + f"; peer {os.path.getsize(os.path.join(work, 'peer.json')) / 1e6:.1f} MB.")
 PY
 
+SMALL=$((QUERIES / 10))
+SMALL_DIR=$(scale_set "$TOOLS" "$SMALL")
+"$BIN" retrieval -q --no-baseline --datasets "$SMALL_DIR" --out "$WORK/recorded-small"
+python3 - "$QUERIES" "$SMALL" -- "${RESCORE[@]}" -- "$BIN" retrieval -q --no-baseline --datasets "$SMALL_DIR" \
+  --sut recorded --recorded "$WORK/recorded-small/report.json" --out "$WORK/rescore-small" <<'PY'
+import subprocess, sys, tempfile
+big, small = int(sys.argv[1]), int(sys.argv[2])
+rest = sys.argv[4:]
+cut = rest.index("--")
+cmds = {big: rest[:cut], small: rest[cut + 1:]}
+def rss(cmd):
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", tf.name] + cmd, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return int(tf.read().split()[-1])
+peak = {n: max(rss(c) for _ in range(3)) for n, c in cmds.items()}
+per = (peak[big] - peak[small]) * 1024 / (big - small)
+print()
+print(f"## Memory per query: peak RSS {peak[small] / 1024:.1f} MB at {small:,} queries, "
+      f"{peak[big] / 1024:.1f} MB at {big:,}")
+print()
+print(f"**{per / 1024:.2f} KB per query** above the fixed cost "
+      f"(target <= 2 KB: {'met' if per <= 2048 else 'MISSED'}).")
+PY
+
 if command -v strace >/dev/null; then
   strace -f -tt -e trace=openat,renameat,renameat2,exit_group -o "$WORK/strace.txt" "${RESCORE[@]}"
   echo
@@ -118,10 +147,11 @@ def first(needle):
     return next(t for t, e in events if needle in e and "ENOENT" not in e)
 def last(needle):
     return [t for t, e in events if needle in e][-1]
+# the two dataset files are read side by side: one phase from the first one opened
+datasets = min(first(f'"{data}/corpus.json"'), first(f'"{data}/golden.json"'))
 marks = [
-    ("start: runtime, arguments, settings", start, first(f'"{data}/corpus.json"')),
-    ("load + validate corpus.json", first(f'"{data}/corpus.json"'), first(f'"{data}/golden.json"')),
-    ("load + validate golden.json", first(f'"{data}/golden.json"'), first(f'"{rec}"')),
+    ("start: runtime, arguments, settings", start, datasets),
+    ("load + validate corpus.json and golden.json (side by side)", datasets, first(f'"{rec}"')),
     ("read the observations, score", first(f'"{rec}"'), first(f'"{out}"')),
     ("render and write report.json, .md, .html", first(f'"{out}"'), last("renameat")),
     ("exit: free, stop the watchdog", last("renameat"), events[-1][0]),

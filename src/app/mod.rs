@@ -512,7 +512,12 @@ pub async fn evaluate(
     part: Part,
     use_baseline: bool,
 ) -> anyhow::Result<(Report, Option<ChosenBaseline>)> {
-    let ds = Datasets::load(&s.datasets, part.need(), s.profile)?;
+    let (ds, ahead) = std::thread::scope(|sc| {
+        let ahead = (part != Part::Security).then(|| sc.spawn(|| systems::read_ahead(&s.sut)));
+        let ds = Datasets::load(&s.datasets, part.need(), s.profile);
+        (ds, ahead.map(crate::infra::threads::join))
+    });
+    let ds = ds?;
     let mut warnings = Vec::new();
     let mut why_none = None;
     // a shard is not gated (the merge is), so it has no baseline to choose
@@ -538,7 +543,7 @@ pub async fn evaluate(
     };
     sup.install_signal_handlers();
     let built = if part != Part::Security {
-        Some(make_retriever(&s.sut, &ds, &sup).await)
+        Some(make_retriever(&s.sut, &ds, &sup, ahead.unwrap_or(systems::ReadAhead::NONE)).await)
     } else {
         None
     };

@@ -60,12 +60,30 @@ pub fn rest_spec(
     })
 }
 
+/// The recording of `--sut recorded`, read ahead: on a thread of its own while the datasets
+/// load, since both are large files (`None` for every other system).
+pub struct ReadAhead(Option<anyhow::Result<recorded::RecordedRetriever>>);
+
+impl ReadAhead {
+    /// Nothing read ahead: [`make_retriever`] reads what it needs itself.
+    pub const NONE: ReadAhead = ReadAhead(None);
+}
+
+/// Reads what [`make_retriever`] will need from disk, if anything ([`ReadAhead`]).
+pub fn read_ahead(spec: &SutSpec) -> ReadAhead {
+    ReadAhead(match spec {
+        SutSpec::Recorded { path: Some(p) } => Some(recorded::RecordedRetriever::from_file(p)),
+        _ => None,
+    })
+}
+
 /// Builds (connects, launches) the retriever. `Ok(Err(_))` = the system could not be brought up
 /// (exit 3); `Err(_)` = bad settings (exit 2).
 pub async fn make_retriever(
     spec: &SutSpec,
     ds: &Datasets,
     sup: &Supervisor,
+    ahead: ReadAhead,
 ) -> anyhow::Result<Result<Box<dyn Retriever>, SutError>> {
     let corpus = ds.corpus.as_ref().context("no corpus loaded")?;
     Ok(match spec {
@@ -73,8 +91,11 @@ pub async fn make_retriever(
             Embedded::new(&corpus.value).context("building the BM25 index")?,
         )),
         SutSpec::Recorded { path } => Ok(Box::new(
-            recorded::RecordedRetriever::from_file(need_recorded(path)?)
-                .map_err(|e| bad(format!("{e:#}")))?,
+            match ahead.0 {
+                Some(read) => read,
+                None => recorded::RecordedRetriever::from_file(need_recorded(path)?),
+            }
+            .map_err(|e| bad(format!("{e:#}")))?,
         )),
         SutSpec::Mcp { name, mcp, check } => {
             let spec = mcp_spec(name, mcp)?;

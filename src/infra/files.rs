@@ -130,6 +130,42 @@ pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// An input file for reading as a stream (never whole in memory), with the checks of [`read`]:
+/// a regular file, at most [`MAX_INPUT`] bytes (a file still growing fails at the limit).
+pub fn open(path: &Path) -> std::io::Result<impl Read> {
+    use std::io::{Error, ErrorKind};
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "expected a regular file, found a directory, FIFO, socket or device",
+        ));
+    }
+    struct Capped<R> {
+        inner: R,
+        left: u64,
+    }
+    impl<R: Read> Read for Capped<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidInput,
+                    format!("larger than {} MiB", MAX_INPUT >> 20),
+                )
+            })?;
+            Ok(n)
+        }
+    }
+    Ok(std::io::BufReader::with_capacity(
+        1 << 16,
+        Capped {
+            inner: std::fs::File::open(path)?,
+            left: MAX_INPUT,
+        },
+    ))
+}
+
 /// [`read`] as UTF-8 text (invalid UTF-8 is an `InvalidData` error, as with `std::fs`).
 pub fn read_to_string(path: &Path) -> std::io::Result<String> {
     String::from_utf8(read(path)?).map_err(|_| {

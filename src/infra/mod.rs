@@ -3,7 +3,9 @@
 
 pub mod files;
 pub mod http;
+pub mod json_select;
 pub mod mcp;
 pub mod process;
 pub mod secrets;
 pub mod text;
+pub mod threads;

@@ -81,14 +81,15 @@ impl fmt::Display for JsonPath {
 /// building it costs more than parsing the document.
 #[derive(Debug, Default)]
 pub struct Positions {
-    text: std::sync::Arc<str>,
+    /// The file's text itself, not a copy (a dataset's text is read once and kept here).
+    text: std::borrow::Cow<'static, str>,
     map: std::sync::OnceLock<HashMap<JsonPath, (usize, usize)>>,
 }
 
 impl Positions {
     /// Keeps `text`, which must already be valid JSON (parse it with serde_json first), for
     /// lookups. On unexpected input the scan stops early; lookups then fall back to ancestors.
-    pub fn new(text: &str) -> Self {
+    pub fn new(text: impl Into<std::borrow::Cow<'static, str>>) -> Self {
         Positions {
             text: text.into(),
             map: std::sync::OnceLock::new(),
@@ -281,18 +282,58 @@ pub struct DuplicateKey {
     pub second: (usize, usize),
 }
 
-/// The first key given twice in one object of `text` (valid JSON), found in one pass without
-/// building the document. Keys are compared decoded (`"\u0076ersion"` is `"version"`).
+/// The first key given twice in one object of `text`, found in one pass without building the
+/// document. Keys are compared decoded (`"\u0076ersion"` is `"version"`). Meant for valid JSON
+/// (it runs beside the decoder, which judges the syntax); on malformed text it stops without a
+/// finding.
+///
+/// Nothing is allocated per key: keys are borrowed from the text (decoded only when they hold an
+/// escape), each object's keys sit in a short list (a hash set past [`FEW_KEYS`]) whose storage
+/// is reused, and the path is built only for the duplicate.
 pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
+    use std::borrow::Cow;
+    type Pos = (usize, usize);
+    enum Keys<'a> {
+        Few(Vec<(Cow<'a, str>, Pos)>),
+        Many(HashMap<Cow<'a, str>, Pos>),
+    }
+    impl<'a> Keys<'a> {
+        /// Where `key` was first given, or records it at `pos`.
+        fn seen_or_add(&mut self, key: Cow<'a, str>, pos: Pos) -> Option<Pos> {
+            match self {
+                Keys::Few(v) => {
+                    if let Some((_, p)) = v.iter().find(|(k, _)| *k == key) {
+                        return Some(*p);
+                    }
+                    if v.len() < FEW_KEYS {
+                        v.push((key, pos));
+                    } else {
+                        let mut m: HashMap<_, _> = v.drain(..).collect();
+                        m.insert(key, pos);
+                        *self = Keys::Many(m);
+                    }
+                    None
+                }
+                Keys::Many(m) => match m.get(&key) {
+                    Some(p) => Some(*p),
+                    None => {
+                        m.insert(key, pos);
+                        None
+                    }
+                },
+            }
+        }
+    }
     enum Frame<'a> {
-        Object(HashMap<std::borrow::Cow<'a, str>, (usize, usize)>),
+        /// The keys so far, and the key whose value is being read.
+        Object(Keys<'a>, Cow<'a, str>),
         Array(usize),
     }
     let b = text.as_bytes();
     let (mut i, mut line, mut col) = (0usize, 1usize, 1usize);
     let mut stack: Vec<Frame> = Vec::new();
-    // the path to the current container; a key's segment is replaced as the object goes on
-    let mut path: Vec<Seg> = Vec::new();
+    // the key lists of closed objects, cleared, for the next objects
+    let mut spare: Vec<Vec<(Cow<str>, Pos)>> = Vec::new();
     let mut expect_key = false;
     while i < b.len() {
         let c = b[i];
@@ -301,6 +342,7 @@ pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
                 let (start_line, start_col) = (line, col);
                 let start = i;
                 let mut escaped = false;
+                let mut closed = false;
                 i += 1;
                 col += 1;
                 while i < b.len() {
@@ -314,22 +356,24 @@ pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
                     } else if d == b'\\' {
                         escaped = true;
                     } else if d == b'"' {
+                        closed = true;
                         break;
                     }
                 }
-                if expect_key && let Some(Frame::Object(keys)) = stack.last_mut() {
+                if !closed {
+                    return None;
+                }
+                if expect_key && let Some(Frame::Object(keys, current)) = stack.last_mut() {
                     let raw = &text[start..i];
-                    let key: std::borrow::Cow<str> = if raw.contains('\\') {
+                    let key: Cow<str> = if raw.contains('\\') {
                         serde_json::from_str::<String>(raw)
-                            .map(std::borrow::Cow::Owned)
-                            .unwrap_or(std::borrow::Cow::Borrowed(raw))
+                            .map(Cow::Owned)
+                            .unwrap_or(Cow::Borrowed(raw))
                     } else {
-                        std::borrow::Cow::Borrowed(&raw[1..raw.len() - 1])
+                        Cow::Borrowed(&raw[1..raw.len() - 1])
                     };
-                    if let Some(seg) = path.last_mut() {
-                        *seg = Seg::Key(key.to_string());
-                    }
-                    if let Some(first) = keys.get(&key) {
+                    *current = key.clone();
+                    if let Some(first) = keys.seen_or_add(key, (start_line, start_col)) {
                         // the second value's start: past the colon and white space
                         let (mut l, mut c) = (line, col);
                         for &d in &b[i..] {
@@ -342,38 +386,38 @@ pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
                                 _ => break,
                             }
                         }
+                        let path = stack
+                            .iter()
+                            .map(|f| match f {
+                                Frame::Object(_, k) => Seg::Key(k.to_string()),
+                                Frame::Array(n) => Seg::Index(*n),
+                            })
+                            .collect();
                         return Some(DuplicateKey {
                             path: JsonPath(path),
-                            first: *first,
+                            first,
                             second: (l, c),
                         });
                     }
-                    keys.insert(key, (start_line, start_col));
                     expect_key = false;
                 }
                 continue;
             }
             b'{' => {
-                stack.push(Frame::Object(HashMap::new()));
-                path.push(Seg::Key(String::new()));
+                let keys = spare.pop().unwrap_or_default();
+                stack.push(Frame::Object(Keys::Few(keys), Cow::Borrowed("")));
                 expect_key = true;
             }
-            b'[' => {
-                stack.push(Frame::Array(0));
-                path.push(Seg::Index(0));
-            }
+            b'[' => stack.push(Frame::Array(0)),
             b'}' | b']' => {
-                stack.pop();
-                path.pop();
+                if let Some(Frame::Object(Keys::Few(mut keys), _)) = stack.pop() {
+                    keys.clear();
+                    spare.push(keys);
+                }
             }
             b',' => match stack.last_mut() {
-                Some(Frame::Object(_)) => expect_key = true,
-                Some(Frame::Array(n)) => {
-                    *n += 1;
-                    if let Some(seg) = path.last_mut() {
-                        *seg = Seg::Index(*n);
-                    }
-                }
+                Some(Frame::Object(..)) => expect_key = true,
+                Some(Frame::Array(n)) => *n += 1,
                 None => {}
             },
             _ => {}
@@ -389,6 +433,10 @@ pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
     None
 }
 
+/// Objects with up to this many keys are checked by comparing with each key so far (cheaper
+/// than hashing for the short objects of a dataset); longer ones go to a hash set.
+const FEW_KEYS: usize = 16;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,6 +451,20 @@ mod tests {
             duplicate_key("{\"a\": {\"a\": {\"a\": \"a,a\"}}, \"b\": [\"b\", \"b\"]}"),
             None
         );
+        // past FEW_KEYS keys an object's keys are hashed: the duplicate is still found, and a
+        // closed object's keys do not leak into the next object
+        let many: String = (0..40).map(|k| format!("\"k{k}\": {k}, ")).collect();
+        let t = format!("[{{{many}\"z\": 0}}, {{{many}\"k7\": 0}}]");
+        let d = duplicate_key(&t).unwrap();
+        assert_eq!(d.path.to_string(), "$[1].k7");
+        let second = t.find("}, {").unwrap() + 3;
+        let k7 = second + t[second..].find("\"k7\"").unwrap();
+        assert_eq!(d.first, (1, k7 + 1), "the first k7 of the second object");
+        // malformed text (the decoder reports it) ends the scan without a finding or a panic
+        for bad in ["{\"", "{\"a\": 1, \"a", "[\"\\", "}}]{\"a\":1,\"a\":2}"] {
+            let _ = duplicate_key(bad);
+        }
+        assert_eq!(duplicate_key("{\"a\": 1, \"a"), None);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -56,14 +57,23 @@ pub struct Source {
 
 impl Source {
     pub fn new(name: impl Into<String>, embedded: bool, text: &str) -> Self {
-        let digest = Sha256::digest(text.as_bytes());
-        let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
         Source {
             name: name.into(),
             embedded,
-            sha256,
+            sha256: sha256_hex(text.as_bytes()),
         }
     }
+}
+
+/// Lowercase hex sha256.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 /// A dataset file, decoded, with the positions of its values.
@@ -82,6 +92,14 @@ pub struct Loaded<T> {
 }
 
 impl<T> Loaded<T> {
+    /// Lets go of the file's text once every violation is found: a large golden set's text
+    /// would otherwise stay in memory for the whole run, unused (violations found later are
+    /// located at the start of the file).
+    pub fn without_text(mut self) -> Self {
+        self.positions = Positions::default();
+        self
+    }
+
     /// The path of decoded item `i` in the file.
     pub fn item_path(&self, i: usize) -> JsonPath {
         JsonPath::root()
@@ -232,7 +250,7 @@ pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
             return None;
         }
     };
-    let positions = Positions::new(text);
+    let positions = Positions::new(text.to_owned());
     let err = |path: &JsonPath, rule: &'static str, msg: String| {
         violation_at(&source, &positions, Severity::Error, path, rule, msg)
     };
@@ -336,14 +354,31 @@ items!(SecurityCorpus, super::model::Entry, entries);
 /// Decodes a whole document. A well-formed file (the common case) decodes straight from the
 /// text into its types, with no intermediate JSON tree; only a file that fails to decode takes
 /// the item-by-item path of [`decode`], which finds every bad item and where it is.
-fn load<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<T>> {
-    let fast = serde_json::from_str::<T>(text);
+///
+/// The decode, the duplicate-key scan and (for a file that is not embedded, whose fingerprint
+/// was computed at build time) the sha256 each read the whole text, independently: they run
+/// side by side on the cores. The text is then kept, not copied, for locating violations.
+fn load<T: Items>(
+    mut source: Source,
+    text: Cow<'static, str>,
+    out: &mut Vec<Violation>,
+) -> Option<Loaded<T>> {
+    let (fast, dup, sha256) = std::thread::scope(|s| {
+        let dup = s.spawn(|| super::jsonpath::duplicate_key(&text));
+        let sha256 = (!source.embedded).then(|| s.spawn(|| sha256_hex(text.as_bytes())));
+        let fast = serde_json::from_str::<T>(&text);
+        (
+            fast,
+            crate::infra::threads::join(dup),
+            sha256.map(crate::infra::threads::join),
+        )
+    });
+    if let Some(h) = sha256 {
+        source.sha256 = h;
+    }
     // keys are compared in well-formed JSON only (a syntax error is reported on its own)
-    let well_formed = fast.is_ok() || serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
-    if let Some(d) = well_formed
-        .then(|| super::jsonpath::duplicate_key(text))
-        .flatten()
-    {
+    let well_formed = fast.is_ok() || serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok();
+    if let Some(d) = dup.filter(|_| well_formed) {
         let key = match d.path.0.last() {
             Some(super::jsonpath::Seg::Key(k)) => k.clone(),
             _ => String::new(),
@@ -372,25 +407,33 @@ fn load<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Optio
             items_in_file: n,
         });
     }
-    let (mut l, items) = decode::<T, T::Item>(source, text, T::KEY, out)?;
+    let (mut l, items) = decode::<T, T::Item>(source, &text, T::KEY, out)?;
     l.value.set_items(items);
     Some(l)
 }
 
 /// Decodes a tool corpus.
-pub fn corpus(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<Corpus>> {
+pub fn corpus(
+    source: Source,
+    text: Cow<'static, str>,
+    out: &mut Vec<Violation>,
+) -> Option<Loaded<Corpus>> {
     load(source, text, out)
 }
 
 /// Decodes a retrieval golden set.
-pub fn golden(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<GoldenSet>> {
+pub fn golden(
+    source: Source,
+    text: Cow<'static, str>,
+    out: &mut Vec<Violation>,
+) -> Option<Loaded<GoldenSet>> {
     load(source, text, out)
 }
 
 /// Decodes a security corpus.
 pub fn security(
     source: Source,
-    text: &str,
+    text: Cow<'static, str>,
     out: &mut Vec<Violation>,
 ) -> Option<Loaded<SecurityCorpus>> {
     load(source, text, out)
@@ -412,10 +455,10 @@ mod tests {
     use super::*;
     use crate::pipeline::dataset::embedded;
 
-    fn both_paths<T: Items + Serialize>(text: &str) -> (Value, Value, usize) {
+    fn both_paths<T: Items + Serialize>(text: &'static str) -> (Value, Value, usize) {
         let src = || Source::new("t.json", false, text);
         let mut out = Vec::new();
-        let fast = load::<T>(src(), text, &mut out).expect("fast path");
+        let fast = load::<T>(src(), text.into(), &mut out).expect("fast path");
         let (mut slow, items) = decode::<T, T::Item>(src(), text, T::KEY, &mut out).unwrap();
         slow.value.set_items(items);
         assert!(out.is_empty(), "{out:?}");
@@ -449,7 +492,7 @@ mod tests {
             {"tool_id": 7}
         ]}"#;
         let mut out = Vec::new();
-        let l = corpus(Source::new("c.json", false, text), text, &mut out).unwrap();
+        let l = corpus(Source::new("c.json", false, text), text.into(), &mut out).unwrap();
         let paths: Vec<&str> = out.iter().map(|v| v.path.as_str()).collect();
         assert_eq!(
             paths,
@@ -468,7 +511,7 @@ mod tests {
         let text = r#"{"version": "c", "tools": [{"tool_id": "s:a", "inputSchema": {"type": "object",
             "properties": {"x": {"type": "string"}}}, "annotations": {"readOnlyHint": true}}]}"#;
         let mut out = Vec::new();
-        let l = corpus(Source::new("c.json", false, text), text, &mut out).unwrap();
+        let l = corpus(Source::new("c.json", false, text), text.into(), &mut out).unwrap();
         let t = &l.value.tools[0];
         let s = t.schema.as_ref().expect("inputSchema is the schema");
         // the file's own text, whitespace and all

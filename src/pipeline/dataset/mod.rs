@@ -305,7 +305,7 @@ impl std::fmt::Display for DatasetErrors {
 impl std::error::Error for DatasetErrors {}
 
 /// The text of a dataset file, or of its embedded copy when no path is given (borrowed, with
-/// the fingerprint computed at build time).
+/// the fingerprint computed at build time; a file's is computed while it is decoded).
 fn read(
     path: &Option<PathBuf>,
     embedded: &'static embedded::File,
@@ -322,7 +322,11 @@ fn read(
         )),
         Some(p) => match load::read_file(p) {
             Ok(t) => Some((
-                Source::new(p.display().to_string(), false, &t),
+                Source {
+                    name: p.display().to_string(),
+                    embedded: false,
+                    sha256: String::new(),
+                },
                 Cow::Owned(t),
             )),
             Err(v) => {
@@ -333,6 +337,20 @@ fn read(
     }
 }
 
+/// `load::corpus`, `load::golden` or `load::security`.
+type Decoder<T> = fn(Source, Cow<'static, str>, &mut Vec<Violation>) -> Option<Loaded<T>>;
+
+/// One dataset file read and decoded, with the violations found on the way.
+fn read_and_load<T>(
+    path: &Option<PathBuf>,
+    embedded: &'static embedded::File,
+    decode: Decoder<T>,
+) -> (Option<Loaded<T>>, Vec<Violation>) {
+    let mut out = Vec::new();
+    let loaded = read(path, embedded, &mut out).and_then(|(src, text)| decode(src, text, &mut out));
+    (loaded, out)
+}
+
 impl Datasets {
     /// Loads and validates what `need` asks for. Every violation of every file is collected;
     /// any error fails the whole load.
@@ -341,31 +359,38 @@ impl Datasets {
         need: Need,
         profile: Profile,
     ) -> Result<Datasets, DatasetErrors> {
-        let mut out = Vec::new();
-        let mut corpus = None;
-        let mut golden = None;
-        let mut security = None;
-        if need.retrieval {
-            if let Some((src, text)) = read(&paths.corpus, &embedded::CORPUS_FILE, &mut out) {
-                corpus = load::corpus(src, &text, &mut out);
-            }
-            if let Some((src, text)) = read(&paths.golden, &embedded::GOLDEN_FILE, &mut out) {
-                golden = load::golden(src, &text, &mut out);
-            }
-            if let Some(c) = &corpus {
-                validate::corpus(c, &mut out);
-            }
-            if let Some(g) = &golden {
-                validate::golden(g, corpus.as_ref(), &mut out);
-            }
+        // the files are read and decoded side by side (each on more than one core: see
+        // `load::load`); their violations are reported in the same order as one by one
+        use crate::infra::threads::join;
+        let (corpus, golden, security) = std::thread::scope(|s| {
+            let corpus = need.retrieval.then(|| {
+                s.spawn(|| read_and_load(&paths.corpus, &embedded::CORPUS_FILE, load::corpus))
+            });
+            let golden = need.retrieval.then(|| {
+                s.spawn(|| read_and_load(&paths.golden, &embedded::GOLDEN_FILE, load::golden))
+            });
+            let security = need.security.then(|| {
+                s.spawn(|| read_and_load(&paths.security, &embedded::SECURITY_FILE, load::security))
+            });
+            (
+                corpus.map(join).unwrap_or_default(),
+                golden.map(join).unwrap_or_default(),
+                security.map(join).unwrap_or_default(),
+            )
+        });
+        let ((corpus, corpus_out), (golden, golden_out), (security, security_out)) =
+            (corpus, golden, security);
+        let mut out = corpus_out;
+        out.extend(golden_out);
+        if let Some(c) = &corpus {
+            validate::corpus(c, &mut out);
         }
-        if need.security {
-            if let Some((src, text)) = read(&paths.security, &embedded::SECURITY_FILE, &mut out) {
-                security = load::security(src, &text, &mut out);
-            }
-            if let Some(s) = &security {
-                validate::security(s, &mut out);
-            }
+        if let Some(g) = &golden {
+            validate::golden(g, corpus.as_ref(), &mut out);
+        }
+        out.extend(security_out);
+        if let Some(s) = &security {
+            validate::security(s, &mut out);
         }
         apply_profile(profile, &mut out);
         let (errors, warnings): (Vec<_>, Vec<_>) =
@@ -374,9 +399,9 @@ impl Datasets {
             return Err(DatasetErrors(errors));
         }
         Ok(Datasets {
-            corpus,
-            golden,
-            security,
+            corpus: corpus.map(Loaded::without_text),
+            golden: golden.map(Loaded::without_text),
+            security: security.map(Loaded::without_text),
             warnings,
             profile,
         })
@@ -385,16 +410,14 @@ impl Datasets {
     /// Loads and validates a corpus on its own (for the replay server, which serves it
     /// without a golden set).
     pub fn load_corpus(path: &Option<PathBuf>) -> Result<Loaded<Corpus>, DatasetErrors> {
-        let mut out = Vec::new();
-        let corpus = read(path, &embedded::CORPUS_FILE, &mut out)
-            .and_then(|(src, text)| load::corpus(src, &text, &mut out));
+        let (corpus, mut out) = read_and_load(path, &embedded::CORPUS_FILE, load::corpus);
         if let Some(c) = &corpus {
             validate::corpus(c, &mut out);
         }
         apply_profile(Profile::Lenient, &mut out);
         out.retain(|v| v.severity == Severity::Error);
         match corpus {
-            Some(c) if out.is_empty() => Ok(c),
+            Some(c) if out.is_empty() => Ok(c.without_text()),
             _ => Err(DatasetErrors(out)),
         }
     }

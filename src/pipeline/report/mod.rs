@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use view::View;
 
 /// One output format of a report.
-pub trait Exporter {
+pub trait Exporter: Sync {
     /// The file it is written to in the report directory; `None` for a format that is only
     /// shown (the terminal).
     fn file_name(&self) -> Option<&'static str>;
@@ -49,8 +49,12 @@ impl Exporter for Json {
         Ok(json(report))
     }
     fn write(&self, report: &Report, _: &View, w: &mut dyn Write) -> anyhow::Result<()> {
-        serde_json::to_writer_pretty(&mut *w, report)?;
+        // the serializer's many small writes go to a buffer of a known type (inlined copies),
+        // not each through the `dyn Write`
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
+        serde_json::to_writer_pretty(&mut w, report)?;
         w.write_all(b"\n")?;
+        w.flush()?;
         Ok(())
     }
 }
@@ -76,36 +80,47 @@ pub fn write_all(
 ) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("{}: cannot create the report directory", dir.display()))?;
-    let mut staged = Vec::new();
-    for e in FILES {
-        if let Some(name) = e.file_name() {
-            let path = dir.join(name);
-            let mut result = Ok(());
-            let s = files::staged(&path, &mut |w| {
-                result = e.write(r, view, w);
-                Ok(())
-            })?;
-            result?;
-            staged.push((path, s));
-        }
-    }
     let side = r.observations_file.as_deref().zip(observations);
-    if let Some((name, obs)) = side {
-        let path = dir.join(name);
-        let gzip = name.ends_with(".gz");
-        let s = files::staged(&path, &mut |w| {
-            if gzip {
-                let mut z = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
-                serde_json::to_writer(&mut z, obs)?;
-                z.finish()?;
-                Ok(())
-            } else {
-                serde_json::to_writer(&mut *w, obs)?;
-                Ok(())
+    // every file is rendered and staged on its own thread (report.json of a large golden set
+    // takes longest); the first failure in file order is the one reported
+    let staged = std::thread::scope(|s| {
+        let mut jobs = Vec::new();
+        for e in FILES {
+            if let Some(name) = e.file_name() {
+                jobs.push(s.spawn(move || -> anyhow::Result<_> {
+                    let path = dir.join(name);
+                    let mut result = Ok(());
+                    let staged = files::staged(&path, &mut |w| {
+                        result = e.write(r, view, w);
+                        Ok(())
+                    })?;
+                    result?;
+                    Ok((path, staged))
+                }));
             }
-        })?;
-        staged.push((path, s));
-    }
+        }
+        if let Some((name, obs)) = side {
+            jobs.push(s.spawn(move || {
+                let path = dir.join(name);
+                let gzip = name.ends_with(".gz");
+                let staged = files::staged(&path, &mut |w| {
+                    if gzip {
+                        let mut z = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
+                        serde_json::to_writer(&mut z, obs)?;
+                        z.finish()?;
+                        Ok(())
+                    } else {
+                        serde_json::to_writer(&mut *w, obs)?;
+                        Ok(())
+                    }
+                })?;
+                Ok((path, staged))
+            }));
+        }
+        jobs.into_iter()
+            .map(crate::infra::threads::join)
+            .collect::<anyhow::Result<Vec<_>>>()
+    })?;
     let mut written = Vec::new();
     for (path, s) in staged {
         s.commit()?;

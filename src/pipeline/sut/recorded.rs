@@ -13,7 +13,7 @@ use super::{Decision, Detector, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Category, Entry};
 use crate::pipeline::sut::observe::{
-    DetectorObservations, ObservationsFile, RetrievalObservations,
+    DetectorObservations, ObservationsFile, QueryObservation, RetrievalObservations, RetrievalRun,
 };
 use anyhow::{Context, bail};
 use async_trait::async_trait;
@@ -33,37 +33,95 @@ fn parse_json(path: &Path, text: &str) -> anyhow::Result<Value> {
         .with_context(|| format!("{}: expected JSON recorded observations", path.display()))
 }
 
-/// The observations of an evalgate `report.json`, decoded straight from the text: everything
-/// else in the report is skipped without being built. `None` parts, or a text this does not
-/// fit, fall back to the general reading through a JSON tree (and its precise errors).
-#[derive(serde::Deserialize)]
-struct ReportObservations {
-    #[serde(default)]
-    retrieval: Option<Observed<RetrievalObservations>>,
-    #[serde(default)]
-    security: Option<Observed<Vec<DetectorObservations>>>,
-    /// The observations are in this file beside the report (`--observations file|gzip`).
-    #[serde(default)]
-    observations_file: Option<String>,
-}
-
-#[derive(serde::Deserialize)]
-struct Observed<T> {
-    #[serde(default = "Option::default")]
-    observations: Option<T>,
-}
-
-fn report_observations(text: &str) -> Option<ReportObservations> {
-    serde_json::from_str(text).ok()
-}
-
-/// A report's observations, from the file beside it when the report names one (`Ok(None)`
-/// when it names none).
-fn observations_beside(path: &Path, text: &str) -> anyhow::Result<Option<ObservationsFile>> {
-    match report_observations(text).and_then(|r| r.observations_file) {
-        Some(name) => ObservationsFile::read_beside(path, &name).map(Some),
-        None => Ok(None),
+/// The observations of the evalgate report at `path`, read as the file streams past (a report
+/// of 20,000 queries is some 45 MB; it is never whole in memory): each query's observation is
+/// decoded on its own, with each tool id held once, and the per-query rows and everything else
+/// are skipped. The observations file beside the report when it names one. `None` when the file
+/// does not fit (another format, or a broken report: the general reading follows, with its
+/// precise errors).
+fn report_observations(path: &Path) -> anyhow::Result<Option<ObservationsFile>> {
+    use crate::infra::json_select::{Seg, Want, select};
+    let reader = crate::infra::files::open(path)
+        .with_context(|| format!("{}: cannot read recorded observations", path.display()))?;
+    let key = |s: &Seg, k: &str| matches!(s, Seg::Key(x) if x == k);
+    let mut file: Option<String> = None;
+    let mut retrieval: Option<RetrievalObservations> = None;
+    let mut security: Option<Vec<DetectorObservations>> = None;
+    let read = crate::infra::text::interning(|| {
+        select(
+            reader,
+            &mut |p| match p {
+                [] => Want::Descend,
+                [k] if key(k, "observations_file") => Want::Take,
+                [k] if key(k, "retrieval") || key(k, "security") => Want::Descend,
+                [r, o] if key(r, "retrieval") && key(o, "observations") => Want::Descend,
+                [s, o] if key(s, "security") && key(o, "observations") => Want::Take,
+                [_, _, k] if key(k, "system") || key(k, "requested") => Want::Take,
+                [_, _, k] if key(k, "runs") => Want::Descend,
+                [_, _, _, Seg::Index(_)] => Want::Descend,
+                [_, _, _, _, k] if key(k, "run") => Want::Take,
+                [_, _, _, _, k] if key(k, "queries") => Want::Descend,
+                [_, _, _, _, _, Seg::Index(_)] => Want::Take,
+                _ => Want::Skip,
+            },
+            &mut |p, bytes| {
+                if let [_] = p {
+                    file = serde_json::from_slice(bytes)?;
+                    return Ok(());
+                }
+                if let [_, _] = p {
+                    security = serde_json::from_slice(bytes)?;
+                    return Ok(());
+                }
+                let obs = retrieval.get_or_insert_with(Default::default);
+                match p {
+                    [_, _, Seg::Key(k)] if k == "system" => {
+                        obs.system = serde_json::from_slice(bytes)?;
+                    }
+                    [_, _, _] => obs.requested = serde_json::from_slice(bytes)?,
+                    [_, _, _, Seg::Index(i), Seg::Key(_)] => {
+                        let run = run_at(obs, *i)?;
+                        run.run = serde_json::from_slice(bytes)?;
+                    }
+                    [_, _, _, Seg::Index(i), _, Seg::Index(_)] => {
+                        let mut q: QueryObservation = serde_json::from_slice(bytes)?;
+                        q.ranked.shrink_to_fit();
+                        run_at(obs, *i)?.queries.push(q);
+                    }
+                    _ => anyhow::bail!("unexpected path {p:?}"),
+                }
+                Ok(())
+            },
+        )
+    });
+    if read.is_err() {
+        return Ok(None);
     }
+    if let Some(name) = file {
+        return ObservationsFile::read_beside(path, &name).map(Some);
+    }
+    // a run without its number, or observations without the system's name, do not fit
+    if let Some(obs) = &retrieval
+        && (obs.system.is_empty() || obs.runs.iter().any(|r| r.run == 0))
+    {
+        return Ok(None);
+    }
+    Ok(
+        (retrieval.is_some() || security.is_some()).then_some(ObservationsFile {
+            retrieval,
+            security,
+        }),
+    )
+}
+
+/// Run `i` (from 0) of the observations being read, which come in order.
+fn run_at(obs: &mut RetrievalObservations, i: usize) -> anyhow::Result<&mut RetrievalRun> {
+    if i == obs.runs.len() {
+        obs.runs.push(RetrievalRun::default());
+    }
+    obs.runs
+        .get_mut(i)
+        .ok_or_else(|| anyhow::anyhow!("run {i} out of order"))
 }
 
 /// Replays recorded search results.
@@ -75,27 +133,21 @@ pub struct RecordedRetriever {
 
 impl RecordedRetriever {
     pub fn from_file(path: &Path) -> anyhow::Result<Self> {
-        let text = read_text(path)?;
         let context = || format!("{}: reading recorded retrieval results", path.display());
-        if let Some(side) = observations_beside(path, &text)? {
-            let Some(obs) = side.retrieval else {
-                bail!(
-                    "{}: its observations file holds no tool-discovery results (the report measured security only)",
-                    path.display()
-                );
-            };
-            return Self::from_observations(obs).with_context(context);
+        match report_observations(path)? {
+            Some(ObservationsFile {
+                retrieval: Some(obs),
+                ..
+            }) => Self::from_observations(obs).with_context(context),
+            Some(_) => bail!(
+                "{}: the report holds no tool-discovery results (it measured security only)",
+                path.display()
+            ),
+            None => {
+                let text = read_text(path)?;
+                Self::from_value(&parse_json(path, &text)?).with_context(context)
+            }
         }
-        if let Some(ReportObservations {
-            retrieval: Some(Observed {
-                observations: Some(obs),
-            }),
-            ..
-        }) = report_observations(&text)
-        {
-            return Self::from_observations(obs).with_context(context);
-        }
-        Self::from_value(&parse_json(path, &text)?).with_context(context)
     }
 
     fn from_observations(obs: RetrievalObservations) -> anyhow::Result<Self> {
@@ -116,7 +168,11 @@ impl RecordedRetriever {
             .map(|r| {
                 r.queries
                     .into_iter()
-                    .map(|q| (q.id, (q.ranked, q.latency_ms)))
+                    .map(|mut q| {
+                        // decoded by doubling: up to twice the ids' room, for the whole run
+                        q.ranked.shrink_to_fit();
+                        (q.id, (q.ranked, q.latency_ms))
+                    })
                     .collect()
             })
             .collect::<Vec<_>>();
@@ -216,27 +272,22 @@ pub struct RecordedDetector {
 impl RecordedDetector {
     /// All detectors recorded in the file (a report or scan-eval file can hold several).
     pub fn from_file(path: &Path) -> anyhow::Result<Vec<Self>> {
-        let text = read_text(path)?;
-        if let Some(side) = observations_beside(path, &text)? {
-            let Some(obs) = side.security else {
-                bail!(
-                    "{}: its observations file holds no detector verdicts (the report measured tool discovery only)",
-                    path.display()
-                );
-            };
-            return Ok(Self::from_observations(obs));
+        match report_observations(path)? {
+            Some(ObservationsFile {
+                security: Some(obs),
+                ..
+            }) => Ok(Self::from_observations(obs)),
+            Some(_) => bail!(
+                "{}: the report holds no detector verdicts (it measured tool discovery only)",
+                path.display()
+            ),
+            None => {
+                let text = read_text(path)?;
+                Self::from_value(&parse_json(path, &text)?).with_context(|| {
+                    format!("{}: reading recorded detector verdicts", path.display())
+                })
+            }
         }
-        if let Some(ReportObservations {
-            security: Some(Observed {
-                observations: Some(obs),
-            }),
-            ..
-        }) = report_observations(&text)
-        {
-            return Ok(Self::from_observations(obs));
-        }
-        Self::from_value(&parse_json(path, &text)?)
-            .with_context(|| format!("{}: reading recorded detector verdicts", path.display()))
     }
 
     fn from_observations(obs: Vec<DetectorObservations>) -> Vec<Self> {
@@ -414,5 +465,69 @@ mod tests {
         );
         assert!(e.contains("at $.retrieval.observations"), "{e}");
         assert!(e.contains(&f.path().display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn a_report_streamed_past_gives_the_observations_its_tree_holds_with_ids_shared() {
+        let runs: Vec<serde_json::Value> = (1..=3)
+            .map(|run| {
+                let queries: Vec<_> = (0..50)
+                    .map(|q| {
+                        serde_json::json!({"id": format!("q{q}"), "latency_ms": q as f64 / 7.0 + run as f64,
+                            "ranked": [format!("s:t{}", (q + run) % 9), "s:\"odd\" ]}", format!("s:t{}", q % 4)]})
+                    })
+                    .collect();
+                serde_json::json!({"run": run, "queries": queries})
+            })
+            .collect();
+        // the parts to skip hold look-alikes of what is taken
+        let report = serde_json::json!({
+            "command": "retrieval",
+            "notes": "\"observations\": {\"system\": \"fake\"}",
+            "retrieval": {
+                "queries": [{"id": "q1", "observations": {"system": "row"}, "retrieved": ["s:x"]}],
+                "observations": {"system": "embedded", "requested": 13, "runs": runs},
+                "catalog": {"runs": [{"run": 9, "queries": []}]}
+            },
+            "security": {"detectors": [], "observations": [{"detector": "rules", "scope": null,
+                "runs": [{"run": 1, "verdicts": [{"entry_id": "e1", "flagged": false}]}]}]}
+        });
+        let f = file(&serde_json::to_string_pretty(&report).unwrap());
+        let streamed = report_observations(f.path()).unwrap().unwrap();
+        let tree: RetrievalObservations =
+            serde_json::from_value(report["retrieval"]["observations"].clone()).unwrap();
+        let a = serde_json::to_value(streamed.retrieval.as_ref().unwrap()).unwrap();
+        assert_eq!(a, serde_json::to_value(&tree).unwrap());
+        assert_eq!(
+            serde_json::to_value(streamed.security.as_ref().unwrap()).unwrap(),
+            report["security"]["observations"]
+        );
+        // one buffer per distinct id
+        let obs = streamed.retrieval.unwrap();
+        let odd: Vec<*const u8> = obs
+            .runs
+            .iter()
+            .flat_map(|r| &r.queries)
+            .map(|q| q.ranked[1].as_ptr())
+            .collect();
+        assert_eq!(odd.len(), 150);
+        assert!(odd.iter().all(|p| *p == odd[0]));
+        // and the replay is that of the tree
+        let r = RecordedRetriever::from_file(f.path()).unwrap();
+        assert_eq!(r.name, "recorded:embedded");
+        assert_eq!(r.runs.len(), 3);
+        assert_eq!(r.runs[2]["q4"].0, ["s:t7", "s:\"odd\" ]}", "s:t0"]);
+        assert_eq!(r.runs[2]["q4"].1, 4.0 / 7.0 + 3.0);
+
+        // broken JSON anywhere, even in a part that is skipped, is not read this way: the
+        // general reading says what is wrong
+        let text = serde_json::to_string_pretty(&report).unwrap();
+        let f = file(&text.replacen("\"command\": \"retrieval\"", "\"command\": retrieval", 1));
+        assert!(report_observations(f.path()).unwrap().is_none());
+        let e = format!(
+            "{:#}",
+            RecordedRetriever::from_file(f.path()).err().unwrap()
+        );
+        assert!(e.contains("expected JSON recorded observations"), "{e}");
     }
 }
