@@ -21,7 +21,7 @@
 #      the difference over the difference in queries is the cost per query above the fixed
 #      cost (the runtime, the corpus; issue 20: at most 2 KB);
 #   6. with strace, splits one evalgate re-score into phases by the time its files are opened
-#      (start, the two datasets side by side, recorded observations + scoring, reports written).
+#      (start; the datasets and the recording, read side by side, and scoring; reports written).
 #
 # Both sides read the same files and write their result to disk: evalgate its three reports
 # (report.json with every query's row and the observations, report.md, report.html), the peer
@@ -147,12 +147,12 @@ def first(needle):
     return next(t for t, e in events if needle in e and "ENOENT" not in e)
 def last(needle):
     return [t for t, e in events if needle in e][-1]
-# the two dataset files are read side by side: one phase from the first one opened
-datasets = min(first(f'"{data}/corpus.json"'), first(f'"{data}/golden.json"'))
+# the two dataset files and the recording are read side by side: one phase from the first
+# one opened to the first report file
+inputs = min(first(f'"{data}/corpus.json"'), first(f'"{data}/golden.json"'), first(f'"{rec}"'))
 marks = [
-    ("start: runtime, arguments, settings", start, datasets),
-    ("load + validate corpus.json and golden.json (side by side)", datasets, first(f'"{rec}"')),
-    ("read the observations, score", first(f'"{rec}"'), first(f'"{out}"')),
+    ("start: runtime, arguments, settings", start, inputs),
+    ("read corpus, golden set, recording (side by side); validate, score", inputs, first(f'"{out}"')),
     ("render and write report.json, .md, .html", first(f'"{out}"'), last("renameat")),
     ("exit: free, stop the watchdog", last("renameat"), events[-1][0]),
 ]

@@ -905,22 +905,26 @@ fn workflows_pin_every_third_party_action_by_sha() {
     assert!(seen > 0);
 }
 
-#[test]
-fn install_and_run_with_the_real_binary() {
-    let mut r = Runner::new();
-    // The freshly built binary, without its debug info (as the release profile strips it):
-    // a 400 MB debug build would make packaging the slowest part of the test suite.
-    let binary = r.base.join("build/evalgate");
-    fs::create_dir_all(binary.parent().unwrap()).unwrap();
+/// The freshly built binary at `to`, without its debug info (as the release profile strips
+/// it): a 400 MB debug build would make packaging the slowest part of the test suite.
+fn stripped_binary(to: &Path) {
     let stripped = Command::new("strip")
         .arg("-o")
-        .arg(&binary)
+        .arg(to)
         .arg(EVALGATE)
         .status()
         .is_ok_and(|s| s.success());
     if !stripped {
-        fs::copy(EVALGATE, &binary).unwrap();
+        fs::copy(EVALGATE, to).unwrap();
     }
+}
+
+#[test]
+fn install_and_run_with_the_real_binary() {
+    let mut r = Runner::new();
+    let binary = r.base.join("build/evalgate");
+    fs::create_dir_all(binary.parent().unwrap()).unwrap();
+    stripped_binary(&binary);
     let asset = r.publish_release(&binary, "x86_64-unknown-linux-musl");
     let table = fs::read_to_string(r.action.join("dist/checksums.txt")).unwrap();
     let name = asset.file_name().unwrap().to_str().unwrap();
@@ -1820,15 +1824,7 @@ fn the_shard_and_merge_inputs_become_a_shard_run_and_a_merge() {
 fn a_matrix_of_shards_and_a_merge_job_give_the_one_job_report() {
     let binary_dir = tempfile::tempdir().unwrap();
     let binary = binary_dir.path().join("evalgate");
-    let stripped = Command::new("strip")
-        .arg("-o")
-        .arg(&binary)
-        .arg(EVALGATE)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !stripped {
-        fs::copy(EVALGATE, &binary).unwrap();
-    }
+    stripped_binary(&binary);
     let datasets = Path::new(ROOT).join("datasets/v0");
     let runner = |inputs: &[(&str, &str)], matrix: Value| {
         let mut r = Runner::new();

@@ -138,11 +138,7 @@ pub async fn retrieval(
         .buffered(limits.concurrency.max(1));
         while let Some((q, res)) = answers.next().await {
             match res {
-                Ok(ranked) => rr.queries.push(QueryObservation {
-                    id: q.id.clone(),
-                    ranked: ranked.ids,
-                    latency_ms: ranked.latency.as_secs_f64() * 1000.0,
-                }),
+                Ok(ranked) => rr.queries.push(QueryObservation::of(q.id.clone(), ranked)),
                 Err(e) => {
                     drop(answers);
                     obs.runs.push(rr);
@@ -234,11 +230,7 @@ fn in_threads(
                 while let Some(res) = early.remove(&rr.queries.len()) {
                     let q = &queries[rr.queries.len()];
                     match res {
-                        Ok(ranked) => rr.queries.push(QueryObservation {
-                            id: q.id.clone(),
-                            ranked: ranked.ids,
-                            latency_ms: ranked.latency.as_secs_f64() * 1000.0,
-                        }),
+                        Ok(ranked) => rr.queries.push(QueryObservation::of(q.id.clone(), ranked)),
                         Err(e) => {
                             stop.store(true, Ordering::Relaxed);
                             return Some(e);

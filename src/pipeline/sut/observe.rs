@@ -34,6 +34,17 @@ pub struct QueryObservation {
     pub latency_ms: f64,
 }
 
+impl QueryObservation {
+    /// Query `id`'s answer as the system gave it.
+    pub fn of(id: Text, answer: crate::pipeline::sut::Ranked) -> Self {
+        QueryObservation {
+            id,
+            ranked: answer.ids,
+            latency_ms: answer.latency.as_secs_f64() * 1000.0,
+        }
+    }
+}
+
 /// What a detector decided, raw: every run's decision per entry.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorObservations {
