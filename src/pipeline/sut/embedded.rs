@@ -22,11 +22,13 @@ use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::time::Instant;
-use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::collector::{Collector, TopDocs};
+use tantivy::index::SegmentId;
+use tantivy::indexer::NoMergePolicy;
+use tantivy::query::{BooleanQuery, BoostQuery, EnableScoring, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{DocAddress, Index, IndexReader, Term, doc};
+use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, Searcher, Term, doc};
 
 /// Field boosts (all 1.0, untuned); see the module documentation.
 pub const BOOST_NAME: f32 = 1.0;
@@ -104,13 +106,15 @@ struct Fields {
 /// The BM25 retriever.
 pub struct Embedded {
     name: String,
-    reader: IndexReader,
+    /// The one searcher of the index, which never changes after [`Embedded::new`].
+    searcher: Searcher,
     /// Cloned for each query (tokenising needs `&mut`), so threads never wait on each other.
     analyzer: TextAnalyzer,
     f: Fields,
     /// Tool ids in corpus order.
     ids: Vec<Text>,
-    /// Per segment, per document: the index into `ids`.
+    /// Per segment (in the searcher's order), per document: the index into `ids`. Within a
+    /// segment, documents are in tool-id order.
     docs: Vec<Vec<u32>>,
 }
 
@@ -154,9 +158,24 @@ impl Embedded {
             server: sb.add_text_field("server", text),
         };
         let index = Index::create_in_ram(sb.build());
+        // Documents are added in tool-id order, so that within a segment document order is
+        // tool-id order: tantivy's top-k collection keeps the lower document of two equal scores
+        // (block-max WAND only passes on a document scoring strictly above the k-th best, and
+        // documents come in ascending order), which is then exactly the tie-break by tool id, and
+        // a search needs to fetch no more than `limit` hits. (Ties in id, if the corpus had any,
+        // keep corpus order.)
+        let mut by_id: Vec<u32> = (0..corpus.tools.len() as u32).collect();
+        by_id.sort_by(|&a, &b| {
+            corpus.tools[a as usize]
+                .tool_id
+                .cmp(&corpus.tools[b as usize].tool_id)
+        });
         let mut writer = index.writer_with_num_threads(1, 15_000_000)?;
-        for (ord, t) in corpus.tools.iter().enumerate() {
-            let [name, description, params, server] = field_texts(t);
+        // no background merges: a merge stacks its segments in the order it is given, which
+        // only `new` decides (below), so every segment stays in tool-id order
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+        for &ord in &by_id {
+            let [name, description, params, server] = field_texts(&corpus.tools[ord as usize]);
             writer.add_document(doc!(
                 f.ord => ord as u64,
                 f.name => name,
@@ -166,30 +185,54 @@ impl Embedded {
             ))?;
         }
         writer.commit()?;
-        let reader = index.reader()?;
-        // the index never changes after this commit: map every document to its tool once
-        let docs = reader
-            .searcher()
-            .segment_readers()
-            .iter()
-            .map(|seg| -> anyhow::Result<Vec<u32>> {
-                let col = seg.fast_fields().u64("ord")?;
-                (0..seg.max_doc())
-                    .map(|d| {
-                        col.first(d)
-                            .map(|o| o as u32)
-                            .ok_or_else(|| anyhow::anyhow!("document {d} has no tool"))
-                    })
-                    .collect()
-            })
-            .collect::<anyhow::Result<_>>()?;
+        // The 15 MB writer budget flushes a segment every few thousand tools. One segment
+        // searches faster (one top-k threshold, one set of posting lists per term): merge them
+        // all, stacked in the order they were written, i.e. tool-id order.
+        let mut rank = vec![0u32; corpus.tools.len()];
+        for (r, &ord) in by_id.iter().enumerate() {
+            rank[ord as usize] = r as u32;
+        }
+        let segments = Self::segment_docs(
+            &index
+                .reader_builder()
+                .reload_policy(ReloadPolicy::Manual)
+                .try_into()?,
+        )?;
+        if segments.len() > 1 {
+            let mut ids: Vec<(u32, SegmentId)> = segments
+                .iter()
+                .filter_map(|(id, docs)| docs.first().map(|&d| (rank[d as usize], *id)))
+                .collect();
+            ids.sort_unstable();
+            let ids: Vec<SegmentId> = ids.into_iter().map(|(_, id)| id).collect();
+            writer.merge(&ids).wait()?;
+        }
+        writer.wait_merging_threads()?;
+        let reader: IndexReader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        // the index never changes after this: keep one searcher, and map every document to its
+        // tool once
+        let searcher = reader.searcher();
+        let segments = Self::segment_docs(&reader)?;
+        // the order every search relies on: checked, not assumed
+        for (_, docs) in &segments {
+            if !docs
+                .windows(2)
+                .all(|w| rank[w[0] as usize] < rank[w[1] as usize])
+            {
+                anyhow::bail!("the BM25 index is not in tool-id order");
+            }
+        }
+        let docs = segments.into_iter().map(|(_, docs)| docs).collect();
         let analyzer = index
             .tokenizers()
             .get("en_stem")
             .ok_or_else(|| anyhow::anyhow!("tantivy has no en_stem analyser"))?;
         Ok(Embedded {
             name: "embedded".into(),
-            reader,
+            searcher,
             analyzer,
             f,
             ids: corpus
@@ -199,6 +242,27 @@ impl Embedded {
                 .collect(),
             docs,
         })
+    }
+
+    /// Per segment of the reader's current searcher: its id and, per document, the tool's
+    /// position in the corpus.
+    fn segment_docs(reader: &IndexReader) -> anyhow::Result<Vec<(SegmentId, Vec<u32>)>> {
+        reader
+            .searcher()
+            .segment_readers()
+            .iter()
+            .map(|seg| -> anyhow::Result<(SegmentId, Vec<u32>)> {
+                let col = seg.fast_fields().u64("ord")?;
+                let docs = (0..seg.max_doc())
+                    .map(|d| {
+                        col.first(d)
+                            .map(|o| o as u32)
+                            .ok_or_else(|| anyhow::anyhow!("document {d} has no tool"))
+                    })
+                    .collect::<anyhow::Result<_>>()?;
+                Ok((seg.segment_id(), docs))
+            })
+            .collect()
     }
 
     fn position(&self, addr: DocAddress) -> anyhow::Result<usize> {
@@ -264,9 +328,18 @@ impl Embedded {
             }
         }
         let query = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
-        // fetch beyond the limit so that ties at the boundary are broken by id, not doc order
-        let top = searcher.search(&query, &TopDocs::with_limit(limit + 32).order_by_score())?;
+        let weight = query.weight(EnableScoring::enabled_from_searcher(&self.searcher))?;
+        // Exactly `limit` per segment: within a segment document order is tool-id order, so
+        // its top `limit` by (score, document) are its top `limit` by (score, tool id); the
+        // segments' are merged below by (score, tool id) (the searcher's own merge would break
+        // ties by segment, then document). Fetching more would only lower the k-th best score
+        // that block-max WAND must beat, and prune less.
+        let collector = TopDocs::with_limit(limit).order_by_score();
+        let mut top = Vec::with_capacity(limit * self.docs.len());
+        for (ord, seg) in self.searcher.segment_readers().iter().enumerate() {
+            let hits = collector.collect_segment(weight.as_ref(), ord as u32, seg)?;
+            top.extend(collector.merge_fruits(vec![hits])?);
+        }
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
             out.push((self.position(addr)?, score));
@@ -384,5 +457,61 @@ mod tests {
         let r = e.rank("file path", 1).unwrap();
         assert_eq!(r.len(), 1);
         assert!(e.rank("   ", 10).unwrap().is_empty());
+    }
+
+    /// A corpus of `n` tools with the same description, in an order that is not tool-id order
+    /// (ids `tie:000`..), plus one tool that matches better and one that does not match.
+    fn ties(n: usize) -> Corpus {
+        let mut tools: Vec<Tool> = (0..n)
+            // a permutation of 0..n (n is never a multiple of 7 here): 0, 7, 14, ...
+            .map(|i| {
+                tool(
+                    &format!("tie:{:03}", (i * 7) % n),
+                    "Identical twin description.",
+                )
+            })
+            .collect();
+        tools.insert(n / 2, tool("a:best", "Identical twin, twin, twin."));
+        tools.insert(n / 3, tool("0:other", "Nothing in common."));
+        Corpus {
+            version: "t".into(),
+            generated_from: None,
+            servers: vec![],
+            tools,
+        }
+    }
+
+    #[test]
+    fn ties_beyond_the_limit_are_broken_by_tool_id_whatever_the_corpus_order() {
+        for n in [3, 40, 100, 500] {
+            let e = Embedded::new(&ties(n)).unwrap();
+            for limit in [1, 2, 5, 13, 50, 600] {
+                let got = e.rank("identical twin", limit).unwrap();
+                let mut want = vec!["a:best".to_string()];
+                want.extend((0..n).map(|i| format!("tie:{i:03}")));
+                want.truncate(limit);
+                assert_eq!(
+                    got.iter().map(|x| x.0.to_string()).collect::<Vec<_>>(),
+                    want,
+                    "{n} ties, limit {limit}"
+                );
+                // the tied tools have one score
+                assert!(
+                    got[1..]
+                        .iter()
+                        .all(|x| x.1 == got.get(1).map_or(0.0, |y| y.1))
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn positions_are_corpus_positions() {
+        let c = ties(40);
+        let e = Embedded::new(&c).unwrap();
+        for (pos, _) in e.rank_positions("identical twin", 50).unwrap() {
+            let id = &c.tools[pos].tool_id;
+            assert!(id.starts_with("tie:") || id == "a:best", "{id}");
+        }
     }
 }
