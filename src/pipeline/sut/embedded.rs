@@ -25,7 +25,9 @@ use std::time::Instant;
 use tantivy::collector::{Collector, TopDocs};
 use tantivy::index::SegmentId;
 use tantivy::indexer::NoMergePolicy;
-use tantivy::query::{BooleanQuery, BoostQuery, EnableScoring, Occur, Query, TermQuery};
+use tantivy::query::{
+    Bm25StatisticsProvider, BooleanQuery, BoostQuery, EnableScoring, Occur, Query, TermQuery,
+};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, Searcher, Term, doc};
@@ -113,9 +115,39 @@ pub struct Embedded {
     f: Fields,
     /// Tool ids in corpus order.
     ids: Vec<Text>,
+    /// BM25's index-wide statistics, which tantivy would otherwise recompute for every term of
+    /// every query: the number of documents, and per field the number of tokens.
+    num_docs: u64,
+    num_tokens: Vec<(Field, u64)>,
     /// Per segment (in the searcher's order), per document: the index into `ids`. Within a
     /// segment, documents are in tool-id order.
     docs: Vec<Vec<u32>>,
+}
+
+/// BM25 statistics for one query's weight: the index-wide numbers [`Embedded::new`] computed,
+/// and the document frequencies `rank_positions` looked up. They are the numbers tantivy's
+/// searcher would give, so the scores are the same.
+struct QueryStats<'a> {
+    e: &'a Embedded,
+    doc_freqs: Vec<(Term, u64)>,
+}
+
+impl Bm25StatisticsProvider for QueryStats<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        match self.e.num_tokens.iter().find(|(f, _)| *f == field) {
+            Some(&(_, n)) => Ok(n),
+            None => self.e.searcher.total_num_tokens(field),
+        }
+    }
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.e.num_docs)
+    }
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        match self.doc_freqs.iter().find(|(t, _)| t == term) {
+            Some(&(_, n)) => Ok(n),
+            None => self.e.searcher.doc_freq(term),
+        }
+    }
 }
 
 /// The four texts indexed for a tool: its name split into words, its description, its input
@@ -230,8 +262,14 @@ impl Embedded {
             .tokenizers()
             .get("en_stem")
             .ok_or_else(|| anyhow::anyhow!("tantivy has no en_stem analyser"))?;
+        let num_tokens = [f.name, f.description, f.params, f.server]
+            .into_iter()
+            .map(|field| Ok((field, searcher.total_num_tokens(field)?)))
+            .collect::<tantivy::Result<_>>()?;
         Ok(Embedded {
             name: "embedded".into(),
+            num_docs: searcher.total_num_docs()?,
+            num_tokens,
             searcher,
             analyzer,
             f,
@@ -305,6 +343,7 @@ impl Embedded {
             return Ok(Vec::new());
         }
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut doc_freqs = Vec::new();
         for t in &terms {
             for (field, boost) in [
                 (self.f.name, BOOST_NAME),
@@ -312,10 +351,16 @@ impl Embedded {
                 (self.f.params, BOOST_PARAMS),
                 (self.f.server, BOOST_SERVER),
             ] {
-                let q = TermQuery::new(
-                    Term::from_field_text(field, t),
-                    IndexRecordOption::WithFreqs,
-                );
+                let term = Term::from_field_text(field, t);
+                // A term absent from a field scores nothing there. Tantivy would build its weight
+                // and then drop its empty scorer from the union, keeping the others in order:
+                // leaving it out gives the same scorers in the same order, for less work.
+                let doc_freq = self.searcher.doc_freq(&term)?;
+                if doc_freq == 0 {
+                    continue;
+                }
+                doc_freqs.push((term.clone(), doc_freq));
+                let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
                 // a bare term query when unboosted: a disjunction of plain BM25 term scorers
                 // is searched with block-max WAND (skipping documents that cannot reach the
                 // top), which a boost wrapper turns off; the scores are the same
@@ -327,8 +372,15 @@ impl Embedded {
                 clauses.push((Occur::Should, q));
             }
         }
+        if clauses.is_empty() {
+            return Ok(Vec::new());
+        }
         let query = BooleanQuery::new(clauses);
-        let weight = query.weight(EnableScoring::enabled_from_searcher(&self.searcher))?;
+        let stats = QueryStats { e: self, doc_freqs };
+        let weight = query.weight(EnableScoring::enabled_from_statistics_provider(
+            &stats,
+            &self.searcher,
+        ))?;
         // Exactly `limit` per segment: within a segment document order is tool-id order, so
         // its top `limit` by (score, document) are its top `limit` by (score, tool id); the
         // segments' are merged below by (score, tool id) (the searcher's own merge would break
