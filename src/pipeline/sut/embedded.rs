@@ -13,7 +13,10 @@
 //! field with its own length normalisation. Fields are not boosted (all 1.0): boosts were not
 //! tuned on the golden set, and the variants we measured (name 1.5–2.0, params 0–0.5) moved
 //! Recall@5 by under 0.01 on corpus_v0. Ties are broken by tool id so the ranking is
-//! deterministic.
+//! deterministic: the tools are indexed in tool-id order, and tantivy's top-k keeps the lower
+//! document of two equal scores. (Equal as computed: tantivy's block-max WAND adds a document's
+//! term scores in an order that depends on how the search went, so two mathematically equal
+//! sums can differ by an ulp.)
 
 use super::{InProcess, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::text::Text;
@@ -224,12 +227,11 @@ impl Embedded {
         for (r, &ord) in by_id.iter().enumerate() {
             rank[ord as usize] = r as u32;
         }
-        let segments = Self::segment_docs(
-            &index
-                .reader_builder()
-                .reload_policy(ReloadPolicy::Manual)
-                .try_into()?,
-        )?;
+        let written: IndexReader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let segments = Self::segment_docs(&written.searcher())?;
         if segments.len() > 1 {
             let mut ids: Vec<(u32, SegmentId)> = segments
                 .iter()
@@ -247,7 +249,7 @@ impl Embedded {
         // the index never changes after this: keep one searcher, and map every document to its
         // tool once
         let searcher = reader.searcher();
-        let segments = Self::segment_docs(&reader)?;
+        let segments = Self::segment_docs(&searcher)?;
         // the order every search relies on: checked, not assumed
         for (_, docs) in &segments {
             if !docs
@@ -282,11 +284,9 @@ impl Embedded {
         })
     }
 
-    /// Per segment of the reader's current searcher: its id and, per document, the tool's
-    /// position in the corpus.
-    fn segment_docs(reader: &IndexReader) -> anyhow::Result<Vec<(SegmentId, Vec<u32>)>> {
-        reader
-            .searcher()
+    /// Per segment of the searcher: its id and, per document, the tool's position in the corpus.
+    fn segment_docs(searcher: &Searcher) -> anyhow::Result<Vec<(SegmentId, Vec<u32>)>> {
+        searcher
             .segment_readers()
             .iter()
             .map(|seg| -> anyhow::Result<(SegmentId, Vec<u32>)> {
