@@ -13,7 +13,10 @@
 //! field with its own length normalisation. Fields are not boosted (all 1.0): boosts were not
 //! tuned on the golden set, and the variants we measured (name 1.5–2.0, params 0–0.5) moved
 //! Recall@5 by under 0.01 on corpus_v0. Ties are broken by tool id so the ranking is
-//! deterministic.
+//! deterministic: the tools are indexed in tool-id order, and tantivy's top-k keeps the lower
+//! document of two equal scores. (Equal as computed: tantivy's block-max WAND adds a document's
+//! term scores in an order that depends on how the search went, so two mathematically equal
+//! sums can differ by an ulp.)
 
 use super::{InProcess, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::text::Text;
@@ -22,11 +25,15 @@ use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::time::Instant;
-use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::collector::{Collector, TopDocs};
+use tantivy::index::SegmentId;
+use tantivy::indexer::NoMergePolicy;
+use tantivy::query::{
+    Bm25StatisticsProvider, BooleanQuery, BoostQuery, EnableScoring, Occur, Query, TermQuery,
+};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{DocAddress, Index, IndexReader, Term, doc};
+use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, Searcher, Term, doc};
 
 /// Field boosts (all 1.0, untuned); see the module documentation.
 pub const BOOST_NAME: f32 = 1.0;
@@ -104,14 +111,46 @@ struct Fields {
 /// The BM25 retriever.
 pub struct Embedded {
     name: String,
-    reader: IndexReader,
+    /// The one searcher of the index, which never changes after [`Embedded::new`].
+    searcher: Searcher,
     /// Cloned for each query (tokenising needs `&mut`), so threads never wait on each other.
     analyzer: TextAnalyzer,
     f: Fields,
     /// Tool ids in corpus order.
     ids: Vec<Text>,
-    /// Per segment, per document: the index into `ids`.
+    /// BM25's index-wide statistics, which tantivy would otherwise recompute for every term of
+    /// every query: the number of documents, and per field the number of tokens.
+    num_docs: u64,
+    num_tokens: Vec<(Field, u64)>,
+    /// Per segment (in the searcher's order), per document: the index into `ids`. Within a
+    /// segment, documents are in tool-id order.
     docs: Vec<Vec<u32>>,
+}
+
+/// BM25 statistics for one query's weight: the index-wide numbers [`Embedded::new`] computed,
+/// and the document frequencies `rank_positions` looked up. They are the numbers tantivy's
+/// searcher would give, so the scores are the same.
+struct QueryStats<'a> {
+    e: &'a Embedded,
+    doc_freqs: Vec<(Term, u64)>,
+}
+
+impl Bm25StatisticsProvider for QueryStats<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        match self.e.num_tokens.iter().find(|(f, _)| *f == field) {
+            Some(&(_, n)) => Ok(n),
+            None => self.e.searcher.total_num_tokens(field),
+        }
+    }
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.e.num_docs)
+    }
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        match self.doc_freqs.iter().find(|(t, _)| t == term) {
+            Some(&(_, n)) => Ok(n),
+            None => self.e.searcher.doc_freq(term),
+        }
+    }
 }
 
 /// The four texts indexed for a tool: its name split into words, its description, its input
@@ -154,9 +193,24 @@ impl Embedded {
             server: sb.add_text_field("server", text),
         };
         let index = Index::create_in_ram(sb.build());
+        // Documents are added in tool-id order, so that within a segment document order is
+        // tool-id order: tantivy's top-k collection keeps the lower document of two equal scores
+        // (block-max WAND only passes on a document scoring strictly above the k-th best, and
+        // documents come in ascending order), which is then exactly the tie-break by tool id, and
+        // a search needs to fetch no more than `limit` hits. (Ties in id, if the corpus had any,
+        // keep corpus order.)
+        let mut by_id: Vec<u32> = (0..corpus.tools.len() as u32).collect();
+        by_id.sort_by(|&a, &b| {
+            corpus.tools[a as usize]
+                .tool_id
+                .cmp(&corpus.tools[b as usize].tool_id)
+        });
         let mut writer = index.writer_with_num_threads(1, 15_000_000)?;
-        for (ord, t) in corpus.tools.iter().enumerate() {
-            let [name, description, params, server] = field_texts(t);
+        // no background merges: a merge stacks its segments in the order it is given, which
+        // only `new` decides (below), so every segment stays in tool-id order
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+        for &ord in &by_id {
+            let [name, description, params, server] = field_texts(&corpus.tools[ord as usize]);
             writer.add_document(doc!(
                 f.ord => ord as u64,
                 f.name => name,
@@ -166,30 +220,59 @@ impl Embedded {
             ))?;
         }
         writer.commit()?;
-        let reader = index.reader()?;
-        // the index never changes after this commit: map every document to its tool once
-        let docs = reader
-            .searcher()
-            .segment_readers()
-            .iter()
-            .map(|seg| -> anyhow::Result<Vec<u32>> {
-                let col = seg.fast_fields().u64("ord")?;
-                (0..seg.max_doc())
-                    .map(|d| {
-                        col.first(d)
-                            .map(|o| o as u32)
-                            .ok_or_else(|| anyhow::anyhow!("document {d} has no tool"))
-                    })
-                    .collect()
-            })
-            .collect::<anyhow::Result<_>>()?;
+        // The 15 MB writer budget flushes a segment every few thousand tools. One segment
+        // searches faster (one top-k threshold, one set of posting lists per term): merge them
+        // all, stacked in the order they were written, i.e. tool-id order.
+        let mut rank = vec![0u32; corpus.tools.len()];
+        for (r, &ord) in by_id.iter().enumerate() {
+            rank[ord as usize] = r as u32;
+        }
+        let written: IndexReader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let segments = Self::segment_docs(&written.searcher())?;
+        if segments.len() > 1 {
+            let mut ids: Vec<(u32, SegmentId)> = segments
+                .iter()
+                .filter_map(|(id, docs)| docs.first().map(|&d| (rank[d as usize], *id)))
+                .collect();
+            ids.sort_unstable();
+            let ids: Vec<SegmentId> = ids.into_iter().map(|(_, id)| id).collect();
+            writer.merge(&ids).wait()?;
+        }
+        writer.wait_merging_threads()?;
+        let reader: IndexReader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        // the index never changes after this: keep one searcher, and map every document to its
+        // tool once
+        let searcher = reader.searcher();
+        let segments = Self::segment_docs(&searcher)?;
+        // the order every search relies on: checked, not assumed
+        for (_, docs) in &segments {
+            if !docs
+                .windows(2)
+                .all(|w| rank[w[0] as usize] < rank[w[1] as usize])
+            {
+                anyhow::bail!("the BM25 index is not in tool-id order");
+            }
+        }
+        let docs = segments.into_iter().map(|(_, docs)| docs).collect();
         let analyzer = index
             .tokenizers()
             .get("en_stem")
             .ok_or_else(|| anyhow::anyhow!("tantivy has no en_stem analyser"))?;
+        let num_tokens = [f.name, f.description, f.params, f.server]
+            .into_iter()
+            .map(|field| Ok((field, searcher.total_num_tokens(field)?)))
+            .collect::<tantivy::Result<_>>()?;
         Ok(Embedded {
             name: "embedded".into(),
-            reader,
+            num_docs: searcher.total_num_docs()?,
+            num_tokens,
+            searcher,
             analyzer,
             f,
             ids: corpus
@@ -199,6 +282,25 @@ impl Embedded {
                 .collect(),
             docs,
         })
+    }
+
+    /// Per segment of the searcher: its id and, per document, the tool's position in the corpus.
+    fn segment_docs(searcher: &Searcher) -> anyhow::Result<Vec<(SegmentId, Vec<u32>)>> {
+        searcher
+            .segment_readers()
+            .iter()
+            .map(|seg| -> anyhow::Result<(SegmentId, Vec<u32>)> {
+                let col = seg.fast_fields().u64("ord")?;
+                let docs = (0..seg.max_doc())
+                    .map(|d| {
+                        col.first(d)
+                            .map(|o| o as u32)
+                            .ok_or_else(|| anyhow::anyhow!("document {d} has no tool"))
+                    })
+                    .collect::<anyhow::Result<_>>()?;
+                Ok((seg.segment_id(), docs))
+            })
+            .collect()
     }
 
     fn position(&self, addr: DocAddress) -> anyhow::Result<usize> {
@@ -241,6 +343,7 @@ impl Embedded {
             return Ok(Vec::new());
         }
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut doc_freqs = Vec::new();
         for t in &terms {
             for (field, boost) in [
                 (self.f.name, BOOST_NAME),
@@ -248,10 +351,16 @@ impl Embedded {
                 (self.f.params, BOOST_PARAMS),
                 (self.f.server, BOOST_SERVER),
             ] {
-                let q = TermQuery::new(
-                    Term::from_field_text(field, t),
-                    IndexRecordOption::WithFreqs,
-                );
+                let term = Term::from_field_text(field, t);
+                // A term absent from a field scores nothing there. Tantivy would build its weight
+                // and then drop its empty scorer from the union, keeping the others in order:
+                // leaving it out gives the same scorers in the same order, for less work.
+                let doc_freq = self.searcher.doc_freq(&term)?;
+                if doc_freq == 0 {
+                    continue;
+                }
+                doc_freqs.push((term.clone(), doc_freq));
+                let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
                 // a bare term query when unboosted: a disjunction of plain BM25 term scorers
                 // is searched with block-max WAND (skipping documents that cannot reach the
                 // top), which a boost wrapper turns off; the scores are the same
@@ -263,10 +372,26 @@ impl Embedded {
                 clauses.push((Occur::Should, q));
             }
         }
+        if clauses.is_empty() {
+            return Ok(Vec::new());
+        }
         let query = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
-        // fetch beyond the limit so that ties at the boundary are broken by id, not doc order
-        let top = searcher.search(&query, &TopDocs::with_limit(limit + 32).order_by_score())?;
+        let stats = QueryStats { e: self, doc_freqs };
+        let weight = query.weight(EnableScoring::enabled_from_statistics_provider(
+            &stats,
+            &self.searcher,
+        ))?;
+        // Exactly `limit` per segment: within a segment document order is tool-id order, so
+        // its top `limit` by (score, document) are its top `limit` by (score, tool id); the
+        // segments' are merged below by (score, tool id) (the searcher's own merge would break
+        // ties by segment, then document). Fetching more would only lower the k-th best score
+        // that block-max WAND must beat, and prune less.
+        let collector = TopDocs::with_limit(limit).order_by_score();
+        let mut top = Vec::with_capacity(limit * self.docs.len());
+        for (ord, seg) in self.searcher.segment_readers().iter().enumerate() {
+            let hits = collector.collect_segment(weight.as_ref(), ord as u32, seg)?;
+            top.extend(collector.merge_fruits(vec![hits])?);
+        }
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
             out.push((self.position(addr)?, score));
@@ -384,5 +509,61 @@ mod tests {
         let r = e.rank("file path", 1).unwrap();
         assert_eq!(r.len(), 1);
         assert!(e.rank("   ", 10).unwrap().is_empty());
+    }
+
+    /// A corpus of `n` tools with the same description, in an order that is not tool-id order
+    /// (ids `tie:000`..), plus one tool that matches better and one that does not match.
+    fn ties(n: usize) -> Corpus {
+        let mut tools: Vec<Tool> = (0..n)
+            // a permutation of 0..n (n is never a multiple of 7 here): 0, 7, 14, ...
+            .map(|i| {
+                tool(
+                    &format!("tie:{:03}", (i * 7) % n),
+                    "Identical twin description.",
+                )
+            })
+            .collect();
+        tools.insert(n / 2, tool("a:best", "Identical twin, twin, twin."));
+        tools.insert(n / 3, tool("0:other", "Nothing in common."));
+        Corpus {
+            version: "t".into(),
+            generated_from: None,
+            servers: vec![],
+            tools,
+        }
+    }
+
+    #[test]
+    fn ties_beyond_the_limit_are_broken_by_tool_id_whatever_the_corpus_order() {
+        for n in [3, 40, 100, 500] {
+            let e = Embedded::new(&ties(n)).unwrap();
+            for limit in [1, 2, 5, 13, 50, 600] {
+                let got = e.rank("identical twin", limit).unwrap();
+                let mut want = vec!["a:best".to_string()];
+                want.extend((0..n).map(|i| format!("tie:{i:03}")));
+                want.truncate(limit);
+                assert_eq!(
+                    got.iter().map(|x| x.0.to_string()).collect::<Vec<_>>(),
+                    want,
+                    "{n} ties, limit {limit}"
+                );
+                // the tied tools have one score
+                assert!(
+                    got[1..]
+                        .iter()
+                        .all(|x| x.1 == got.get(1).map_or(0.0, |y| y.1))
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn positions_are_corpus_positions() {
+        let c = ties(40);
+        let e = Embedded::new(&c).unwrap();
+        for (pos, _) in e.rank_positions("identical twin", 50).unwrap() {
+            let id = &c.tools[pos].tool_id;
+            assert!(id.starts_with("tie:") || id == "a:best", "{id}");
+        }
     }
 }
