@@ -543,7 +543,7 @@ pub async fn evaluate(
     };
     sup.install_signal_handlers();
     let built = if part != Part::Security {
-        Some(make_retriever(&s.sut, &ds, &sup, ahead.unwrap_or(systems::ReadAhead::NONE)).await)
+        Some(make_retriever(&s.sut, &ds, &sup, ahead.unwrap_or_default()).await)
     } else {
         None
     };

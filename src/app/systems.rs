@@ -61,13 +61,10 @@ pub fn rest_spec(
 }
 
 /// The recording of `--sut recorded`, read ahead: on a thread of its own while the datasets
-/// load, since both are large files (`None` for every other system).
+/// load, since both are large files. Nothing for every other system, and by default: then
+/// [`make_retriever`] reads what it needs itself.
+#[derive(Default)]
 pub struct ReadAhead(Option<anyhow::Result<recorded::RecordedRetriever>>);
-
-impl ReadAhead {
-    /// Nothing read ahead: [`make_retriever`] reads what it needs itself.
-    pub const NONE: ReadAhead = ReadAhead(None);
-}
 
 /// Reads what [`make_retriever`] will need from disk, if anything ([`ReadAhead`]).
 pub fn read_ahead(spec: &SutSpec) -> ReadAhead {

@@ -98,18 +98,7 @@ pub const MAX_INPUT: u64 = 1 << 30;
 /// would block the open, `/dev/zero` never ends) and what is larger than [`MAX_INPUT`].
 pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::{Error, ErrorKind};
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        let what = if meta.is_dir() {
-            "a directory"
-        } else {
-            "a FIFO, socket or device"
-        };
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            format!("expected a regular file, found {what}"),
-        ));
-    }
+    let meta = regular_file(path)?;
     let too_large = || {
         Error::new(
             ErrorKind::InvalidInput,
@@ -130,17 +119,29 @@ pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The metadata of an input file that is a regular file; anything else (a FIFO would block
+/// the open, `/dev/zero` never ends) is refused before it is opened.
+fn regular_file(path: &Path) -> std::io::Result<std::fs::Metadata> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "a FIFO, socket or device"
+        };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("expected a regular file, found {what}"),
+        ));
+    }
+    Ok(meta)
+}
+
 /// An input file for reading as a stream (never whole in memory), with the checks of [`read`]:
 /// a regular file, at most [`MAX_INPUT`] bytes (a file still growing fails at the limit).
 pub fn open(path: &Path) -> std::io::Result<impl Read> {
     use std::io::{Error, ErrorKind};
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            "expected a regular file, found a directory, FIFO, socket or device",
-        ));
-    }
+    regular_file(path)?;
     struct Capped<R> {
         inner: R,
         left: u64,

@@ -273,62 +273,54 @@ impl<R: Read> Scanner<R> {
                 bytes.extend_from_slice(&self.buf[start..self.pos]);
                 take(path, &bytes)
             }
-            Want::Descend => match self.peek()? {
-                Some(b'{') => {
+            Want::Descend => {
+                let close = match self.peek()? {
+                    Some(b'{') => b'}',
+                    Some(b'[') => b']',
+                    _ => return self.skip(),
+                };
+                self.pos += 1;
+                self.ws()?;
+                if self.peek()? == Some(close) {
                     self.pos += 1;
+                    return Ok(());
+                }
+                // the members of an object or an array, each under its key or index
+                for i in 0.. {
+                    let seg = match close {
+                        b'}' => Seg::Key(self.key()?),
+                        _ => Seg::Index(i),
+                    };
+                    path.push(seg);
+                    let r = self.value(path, want, take);
+                    path.pop();
+                    r?;
                     self.ws()?;
-                    if self.peek()? == Some(b'}') {
-                        self.pos += 1;
-                        return Ok(());
-                    }
-                    loop {
-                        self.expect(b'"')?;
-                        let raw = self.string(true)?;
-                        let key = match raw.contains(&b'\\') {
-                            false => String::from_utf8(raw[..raw.len() - 1].to_vec())?,
-                            true => {
-                                let mut quoted = vec![b'"'];
-                                quoted.extend_from_slice(&raw);
-                                serde_json::from_slice(&quoted)?
-                            }
-                        };
-                        self.expect(b':')?;
-                        path.push(Seg::Key(key));
-                        let r = self.value(path, want, take);
-                        path.pop();
-                        r?;
-                        self.ws()?;
-                        match self.next()? {
-                            b',' => {}
-                            b'}' => return Ok(()),
-                            _ => return self.fail("expected `,` or `}`"),
-                        }
+                    match self.next()? {
+                        b',' => {}
+                        c if c == close => return Ok(()),
+                        _ => return self.fail(&format!("expected `,` or `{}`", close as char)),
                     }
                 }
-                Some(b'[') => {
-                    self.pos += 1;
-                    self.ws()?;
-                    if self.peek()? == Some(b']') {
-                        self.pos += 1;
-                        return Ok(());
-                    }
-                    for i in 0.. {
-                        path.push(Seg::Index(i));
-                        let r = self.value(path, want, take);
-                        path.pop();
-                        r?;
-                        self.ws()?;
-                        match self.next()? {
-                            b',' => {}
-                            b']' => return Ok(()),
-                            _ => return self.fail("expected `,` or `]`"),
-                        }
-                    }
-                    Ok(())
-                }
-                _ => self.skip(),
-            },
+                Ok(())
+            }
         }
+    }
+
+    /// An object's key, decoded, and past its `:`.
+    fn key(&mut self) -> anyhow::Result<String> {
+        self.expect(b'"')?;
+        let raw = self.string(true)?;
+        let key = match raw.contains(&b'\\') {
+            false => String::from_utf8(raw[..raw.len() - 1].to_vec())?,
+            true => {
+                let mut quoted = vec![b'"'];
+                quoted.extend_from_slice(&raw);
+                serde_json::from_slice(&quoted)?
+            }
+        };
+        self.expect(b':')?;
+        Ok(key)
     }
 }
 

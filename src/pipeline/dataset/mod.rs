@@ -362,24 +362,25 @@ impl Datasets {
         // the files are read and decoded side by side (each on more than one core: see
         // `load::load`); their violations are reported in the same order as one by one
         use crate::infra::threads::join;
-        let (corpus, golden, security) = std::thread::scope(|s| {
-            let corpus = need.retrieval.then(|| {
-                s.spawn(|| read_and_load(&paths.corpus, &embedded::CORPUS_FILE, load::corpus))
-            });
-            let golden = need.retrieval.then(|| {
-                s.spawn(|| read_and_load(&paths.golden, &embedded::GOLDEN_FILE, load::golden))
-            });
-            let security = need.security.then(|| {
-                s.spawn(|| read_and_load(&paths.security, &embedded::SECURITY_FILE, load::security))
-            });
-            (
-                corpus.map(join).unwrap_or_default(),
-                golden.map(join).unwrap_or_default(),
-                security.map(join).unwrap_or_default(),
-            )
-        });
         let ((corpus, corpus_out), (golden, golden_out), (security, security_out)) =
-            (corpus, golden, security);
+            std::thread::scope(|s| {
+                let corpus = need.retrieval.then(|| {
+                    s.spawn(|| read_and_load(&paths.corpus, &embedded::CORPUS_FILE, load::corpus))
+                });
+                let golden = need.retrieval.then(|| {
+                    s.spawn(|| read_and_load(&paths.golden, &embedded::GOLDEN_FILE, load::golden))
+                });
+                let security = need.security.then(|| {
+                    s.spawn(|| {
+                        read_and_load(&paths.security, &embedded::SECURITY_FILE, load::security)
+                    })
+                });
+                (
+                    corpus.map(join).unwrap_or_default(),
+                    golden.map(join).unwrap_or_default(),
+                    security.map(join).unwrap_or_default(),
+                )
+            });
         let mut out = corpus_out;
         out.extend(golden_out);
         if let Some(c) = &corpus {
