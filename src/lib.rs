@@ -34,6 +34,14 @@ pub fn stdout_write(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Whether writing to standard output has failed (say, the reader closed the pipe).
+pub fn stdout_failed() -> bool {
+    STDOUT_ERROR
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .is_some()
+}
+
 /// Says on stderr that standard output could not be written (a closed pipe is not worth it).
 fn report_stdout_error() {
     let failed = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
@@ -78,6 +86,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
         cli::Command::Run(_)
             | cli::Command::Retrieval(_)
             | cli::Command::Security(_)
+            | cli::Command::Fitness(_)
             | cli::Command::Baseline(_)
     );
     if evaluates {
@@ -102,6 +111,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             cli::Command::Security(a) => {
                 app::cmd_eval(&a.eval(), &a.publish, app::Part::Security).await
             }
+            cli::Command::Fitness(a) => app::cmd_fitness(a).await,
             cli::Command::Validate(a) => app::cmd_validate(a),
             cli::Command::Card(a) => app::cmd_card(a),
             cli::Command::Merge(a) => app::cmd_merge(a).await,

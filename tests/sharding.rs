@@ -134,6 +134,12 @@ fn a_four_shard_run_merged_equals_the_unsharded_run_on_v1() {
     assert!(merged_r.get("shard").is_none());
     assert_eq!(merged_r["gate"]["verdict"], "pass");
     assert_same(&whole_r, &merged_r);
+    // the per-tool diagnostics are scored from the joined observations: the same table, and
+    // against the shipped baseline's own confusion pairs nothing is new
+    let td = &merged_r["retrieval"]["tool_diagnostics"];
+    assert_eq!(td["runs"], 2);
+    assert!(td["confusions"].as_array().unwrap().len() > 100, "{td}");
+    assert_eq!(merged_r["gate"]["new_confusions"]["total"], 0);
     // the comment a pull request gets is the same too
     assert_eq!(
         md_without_timings(&dir.join("whole")),

@@ -6,6 +6,7 @@ use crate::config::Settings;
 use crate::pipeline::baseline::{self, Baseline};
 use crate::pipeline::report::model::Report;
 use anyhow::Context;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// `baseline update`.
@@ -172,6 +173,21 @@ pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
         if changed_q > 0 {
             out.push(format!(
                 "retrieval.per_query: {changed_q} quer(ies) changed"
+            ));
+        }
+        let old_pairs = or.and_then(|o| o.confusions.as_ref());
+        if r.confusions.is_some() && r.confusions.as_ref() != old_pairs {
+            let count = |m: Option<&BTreeMap<String, BTreeMap<String, usize>>>| {
+                m.map_or(0, |m| m.values().map(BTreeMap::len).sum::<usize>())
+            };
+            out.push(format!(
+                "retrieval.confusions: {} → {} pair(s)",
+                if old_pairs.is_some() {
+                    count(old_pairs).to_string()
+                } else {
+                    "none kept".to_string()
+                },
+                count(r.confusions.as_ref())
             ));
         }
     }

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 mod baseline_cmd;
 mod dataset_cmd;
+mod fitness_cmd;
 mod given;
 mod merge_cmd;
 mod publish_cmd;
@@ -28,6 +29,7 @@ mod tools_cmd;
 
 pub use baseline_cmd::{baseline_changes, cmd_baseline_import, cmd_baseline_update};
 pub use dataset_cmd::{cmd_card, cmd_validate};
+pub use fitness_cmd::cmd_fitness;
 pub use given::{refuse_inapplicable, update_command};
 pub use merge_cmd::cmd_merge;
 pub use publish_cmd::cmd_publish;

@@ -339,6 +339,58 @@ pub struct BaselineUpdateArgs {
     pub given: Vec<String>,
 }
 
+/// `fitness`: candidate tool descriptions scored against the golden set, as JSON on stdout.
+#[derive(Debug, Clone, Args)]
+pub struct FitnessArgs {
+    /// A JSON object of candidate definitions laid over the corpus:
+    /// `{"server:tool": {"description": "…", "input_schema": {…}}, …}` (`{}` scores the corpus
+    /// as it is). One JSON result on stdout.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Candidates",
+        required_unless_present = "lines",
+        conflicts_with = "lines"
+    )]
+    pub overrides: Option<PathBuf>,
+    /// Read one overrides object per stdin line and write one result per stdout line, in order,
+    /// until end of input (for optimiser loops: the datasets are loaded once). A line that is
+    /// not a valid candidate gets `{"line": N, "error": "…"}`.
+    #[arg(long, help_heading = "Candidates")]
+    pub lines: bool,
+    #[command(flatten)]
+    pub config: ConfigFlag,
+    #[command(flatten)]
+    pub dir: DirFlag,
+    #[command(flatten)]
+    pub files: RetrievalFiles,
+    #[command(flatten)]
+    pub profile: ProfileFlag,
+    #[command(flatten)]
+    pub system: SystemFlags,
+    #[command(flatten)]
+    pub measure: MeasureFlags,
+    #[arg(skip)]
+    pub given: Vec<String>,
+}
+
+impl FitnessArgs {
+    pub fn eval(&self) -> EvalArgs {
+        let a = EvalArgs {
+            config: self.config.config.clone(),
+            // probes and baselines are not part of a candidate's score
+            robustness: Some(crate::pipeline::measure::probes::RobustnessMode::Off),
+            no_baseline: true,
+            quiet: true,
+            given: self.given.clone(),
+            ..EvalArgs::default()
+        };
+        let none = SecurityFile::default();
+        let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
+        with_measure(with_system(a, &self.system), &self.measure)
+    }
+}
+
 /// `merge`: the shards' reports, the datasets they measured, the baseline, reports, publishing.
 #[derive(Debug, Clone, Args)]
 pub struct MergeArgs {

@@ -64,6 +64,38 @@ Examples:
     exit_codes!()
 );
 
+pub const FITNESS_HELP: &str = "\
+The candidate is laid over the frozen corpus (only the tools it names change), every golden
+query goes through the system under test, and the result is exactly what `evalgate retrieval`
+would report for a corpus edited the same way. The system must be one whose corpus evalgate
+serves: the embedded BM25 retriever (in-process, fast) or a launched proxy (reference,
+mcpproxy, launch: started afresh for each candidate over replay servers serving the candidate).
+
+Output, one JSON object per candidate:
+  overall            {queries, recall_at_1/3/5/10, mrr, ndcg_at_10, map}
+  splits.dev         the same over the dev queries: optimise on these
+  splits.held_out    the same over the held-out queries (\"held_out\": true): keep them unseen
+                     by the optimiser; look at them only to check a finished candidate
+  per_tool           each overridden tool: relevant_in, found_in_top_5, recall_at_5, mrr
+  line, error        (--lines) the input line; why a line could not be scored
+
+Examples:
+  # the corpus as it is (a file holding {}): the score to beat
+  evalgate fitness --overrides none.json
+  # one candidate, {\"server:tool\": {\"description\": \"…\"}, …}
+  evalgate fitness --overrides candidate.json
+  # an optimiser loop: one candidate per stdin line in, one result per stdout line out
+  evalgate fitness --lines
+  # through the reference proxy instead of in-process (slow path, same numbers)
+  evalgate fitness --sut reference --overrides candidate.json
+
+Exit codes:
+  0  scored (with --lines: every line answered, malformed ones with an error object)
+  2  bad input or usage: the datasets, the settings, or the --overrides file (named by its
+     JSON path)
+  3  the system under test could not be measured for a candidate (the error object says why)
+";
+
 pub const RETRIEVAL_HELP: &str = concat!(
     "\
 Examples:

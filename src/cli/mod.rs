@@ -53,6 +53,10 @@ pub enum Command {
     /// the unsharded run would give.
     #[command(after_help = MERGE_HELP)]
     Merge(Box<MergeArgs>),
+    /// Score candidate tool descriptions against the golden set (a description optimiser's
+    /// fitness function): JSON on stdout, for one candidate or one per stdin line.
+    #[command(after_help = FITNESS_HELP)]
+    Fitness(Box<FitnessArgs>),
     /// Check dataset files (all problems at once, with file:line:column) without running anything.
     #[command(after_help = VALIDATE_HELP)]
     Validate(DatasetArgs),
@@ -119,6 +123,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Erro
         Command::Run(a) => a.given = given(&cmd, &m, &["run"]),
         Command::Retrieval(a) => a.given = given(&cmd, &m, &["retrieval"]),
         Command::Security(a) => a.given = given(&cmd, &m, &["security"]),
+        Command::Fitness(a) => a.given = given(&cmd, &m, &["fitness"]),
         Command::Baseline(BaselineCommand::Update(a)) => {
             a.given = given(&cmd, &m, &["baseline", "update"])
         }

@@ -119,6 +119,8 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
             })
             .collect(),
         per_query: BTreeMap::new(),
+        confusions: None,
+        confusions_cut_at: None,
     };
     let security = m.security.as_ref().map(|s| {
         let gate = s.gate.as_ref();

@@ -56,6 +56,52 @@ pub struct RetrievalBaseline {
     /// Per-query values (`recall_at_5`, `mrr`, `ndcg_at_10`), to name the queries that regressed.
     #[serde(default)]
     pub per_query: BTreeMap<String, BTreeMap<String, f64>>,
+    /// The confusion pairs of the run (report.json's `retrieval.tool_diagnostics.confusions`):
+    /// wanted tool → the tools that took its place in a top 5 → in how many queries. A pull
+    /// request's report lists the pairs that are not here as new. Absent in a baseline written
+    /// before evalgate had them: no pair is then called new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confusions: Option<BTreeMap<String, BTreeMap<String, usize>>>,
+    /// Set when the run had more confusion pairs than a report keeps (10,000): the number of
+    /// queries of the last pair kept. A pair of a later run that is not in `confusions` is
+    /// then new only if it has more queries than this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confusions_cut_at: Option<usize>,
+}
+
+impl RetrievalBaseline {
+    /// Whether the baseline knows the confusion `wanted` → `taken`; `None` when it keeps no
+    /// confusions at all.
+    pub fn knows_confusion(&self, wanted: &str, taken: &str) -> Option<bool> {
+        self.confusions
+            .as_ref()
+            .map(|c| c.get(wanted).is_some_and(|t| t.contains_key(taken)))
+    }
+
+    /// Whether the pair `wanted` → `taken`, in `queries` queries, is new since this baseline:
+    /// not among its pairs, which were complete or held every pair with that many queries.
+    /// `None` when the baseline keeps no confusions.
+    pub fn is_new_confusion(&self, wanted: &str, taken: &str, queries: usize) -> Option<bool> {
+        let known = self.knows_confusion(wanted, taken)?;
+        Some(!known && self.confusions_cut_at.is_none_or(|cut| queries > cut))
+    }
+}
+
+/// The confusion pairs of a run as a baseline keeps them (`None` for a report without tool
+/// diagnostics).
+pub fn confusion_map(
+    d: &crate::pipeline::score::diagnostics::ToolDiagnostics,
+) -> Option<BTreeMap<String, BTreeMap<String, usize>>> {
+    if d.is_empty() {
+        return None;
+    }
+    let mut m: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for p in &d.confusions {
+        m.entry(p.wanted.to_string())
+            .or_default()
+            .insert(p.taken.to_string(), p.queries);
+    }
+    Some(m)
 }
 
 /// One metric's baseline value, its direction, its tolerance and whether it is gated.
@@ -321,6 +367,8 @@ impl Baseline {
                 runs: r.runs_completed,
                 metrics,
                 per_query,
+                confusions: confusion_map(&r.tool_diagnostics),
+                confusions_cut_at: r.tool_diagnostics.confusions_cut_at(),
             }
         });
         let security = security.map(|s| {
@@ -486,5 +534,43 @@ mod tests {
             let c = db.fpr_ceiling.unwrap();
             assert!(c >= fpr && c <= fpr + 0.06, "{c} for fpr {fpr}");
         }
+    }
+
+    #[test]
+    fn a_cut_confusion_list_calls_new_only_what_it_would_have_kept() {
+        let mut rb: RetrievalBaseline = serde_json::from_value(serde_json::json!({
+            "retriever": "embedded", "runs": 1, "metrics": {},
+            "confusions": {"s:a": {"s:b": 4}}, "confusions_cut_at": 2
+        }))
+        .unwrap();
+        assert_eq!(rb.is_new_confusion("s:a", "s:b", 9), Some(false));
+        // not kept, but the list was cut at 2 queries: a 2-query pair may just not have fitted
+        assert_eq!(rb.is_new_confusion("s:a", "s:c", 2), Some(false));
+        assert_eq!(rb.is_new_confusion("s:a", "s:c", 3), Some(true));
+        rb.confusions_cut_at = None;
+        assert_eq!(rb.is_new_confusion("s:a", "s:c", 1), Some(true));
+        rb.confusions = None;
+        assert_eq!(rb.is_new_confusion("s:a", "s:c", 9), None);
+    }
+
+    /// A baseline written before evalgate kept confusion pairs still loads (and then no pair
+    /// is called new); one written now keeps them, and reads back the same.
+    #[test]
+    fn confusions_are_optional_in_a_baseline_and_round_trip() {
+        let mut v: serde_json::Value = serde_json::from_str(EMBEDDED_DEFAULT).unwrap();
+        v["retrieval"].as_object_mut().unwrap().remove("confusions");
+        let old = Baseline::parse("old.json", &v.to_string()).unwrap();
+        let r = old.retrieval.as_ref().unwrap();
+        assert!(r.confusions.is_none());
+        assert_eq!(r.knows_confusion("a:x", "b:y"), None);
+        assert!(!old.to_json().contains("confusions"));
+        let shipped = shipped();
+        let kept = shipped.retrieval.as_ref().unwrap().confusions.as_ref();
+        assert!(
+            kept.is_some_and(|c| !c.is_empty()),
+            "baselines/default.json keeps the v1 run's confusion pairs"
+        );
+        let again = Baseline::parse("again.json", &shipped.to_json()).unwrap();
+        assert_eq!(again.retrieval.unwrap().confusions.as_ref(), kept);
     }
 }

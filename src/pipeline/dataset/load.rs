@@ -439,7 +439,8 @@ pub fn security(
     load(source, text, out)
 }
 
-fn kind_of(v: &Value) -> &'static str {
+/// What a JSON value is, as an error message says it (`a string`, `an object`).
+pub fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -6,6 +6,7 @@ pub mod jsonpath;
 pub mod load;
 pub mod mcp;
 pub mod model;
+pub mod overrides;
 pub mod shard;
 pub mod validate;
 

@@ -228,6 +228,8 @@ pub struct QueryInput<'a> {
 pub struct RetrievalInputs<'a> {
     pub metrics: &'a BTreeMap<String, Summary>,
     pub per_query: Vec<QueryInput<'a>>,
+    /// The run's confusion pairs, worst first; `None` when it has no tool diagnostics.
+    pub confusions: Option<&'a [crate::pipeline::score::diagnostics::ConfusionPair]>,
 }
 
 /// What one detector measured: its detection metrics by key.
@@ -262,6 +264,7 @@ pub fn shard_outcome(shard: crate::pipeline::dataset::shard::Shard) -> GateOutco
         checks: Vec::new(),
         ungated: Vec::new(),
         worst_queries: Vec::new(),
+        new_confusions: None,
     }
 }
 
@@ -386,6 +389,7 @@ pub fn evaluate(
         Vec::new()
     };
     let worst_queries = worst_queries(inputs.retrieval.as_ref(), b);
+    let new_confusions = new_confusions(inputs.retrieval.as_ref(), b);
     let failures: Vec<&Check> = checks
         .iter()
         .filter(|c| c.status == CheckStatus::Fail)
@@ -460,7 +464,24 @@ pub fn evaluate(
         checks,
         ungated,
         worst_queries,
+        new_confusions,
     }
+}
+
+/// The run's confusion pairs the baseline does not have, worst first; `None` when either side
+/// has none to compare (no retrieval, no tool diagnostics, a baseline without confusions).
+fn new_confusions(r: Option<&RetrievalInputs>, b: Option<&Baseline>) -> Option<NewConfusions> {
+    let pairs = r?.confusions?;
+    let rb = b?.retrieval.as_ref()?;
+    rb.confusions.as_ref()?;
+    let new: Vec<&crate::pipeline::score::diagnostics::ConfusionPair> = pairs
+        .iter()
+        .filter(|p| rb.is_new_confusion(&p.wanted, &p.taken, p.queries) == Some(true))
+        .collect();
+    Some(NewConfusions {
+        total: new.len(),
+        pairs: new.into_iter().take(NEW_CONFUSIONS_MAX).cloned().collect(),
+    })
 }
 
 /// Queries that dropped the most in Recall@5 then nDCG@10 against the baseline's per-query

@@ -56,7 +56,25 @@ pub struct GateReport {
     /// Queries whose per-query score dropped the most against the baseline (or, with no
     /// per-query baseline, scored lowest).
     pub worst_queries: Vec<QueryDelta>,
+    /// The confusion pairs of this run that the baseline does not have (reported, never
+    /// gated); absent when the baseline keeps no confusions (written before evalgate had
+    /// them) or retrieval was not compared with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_confusions: Option<NewConfusions>,
 }
+
+/// Confusion pairs (a relevant tool missed the top 5, `taken` was there instead) that the
+/// baseline does not have: the worst [`NEW_CONFUSIONS_MAX`] and how many there are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NewConfusions {
+    /// New pairs in all.
+    pub total: usize,
+    /// The worst of them (most queries first), at most 20.
+    pub pairs: Vec<crate::pipeline::score::diagnostics::ConfusionPair>,
+}
+
+/// Most new confusion pairs the gate's report lists (`total` counts them all).
+pub const NEW_CONFUSIONS_MAX: usize = 20;
 
 /// The gate's outcome: what [`super::evaluate`] returns and the report's `gate` section.
 pub type GateOutcome = GateReport;

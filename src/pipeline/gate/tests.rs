@@ -174,6 +174,7 @@ fn the_exit_code_and_the_conclusion_follow_the_verdict_alone() {
         checks: vec![],
         ungated: ungated.iter().map(|s| s.to_string()).collect(),
         worst_queries: vec![],
+        new_confusions: None,
     };
     for (verdict, code, never, conclusion) in [
         (Verdict::Pass, 0, 0, Conclusion::Success),
@@ -235,6 +236,8 @@ fn the_outcome_depends_on_its_inputs_only() {
                     metrics: &q.metrics,
                 })
                 .collect(),
+            confusions: (!rr.tool_diagnostics.is_empty())
+                .then_some(rr.tool_diagnostics.confusions.as_slice()),
         }),
         detectors: r
             .security
@@ -286,4 +289,56 @@ fn a_system_that_could_not_be_measured_is_an_error_and_gates_nothing() {
         "{}",
         g.summary
     );
+}
+
+#[test]
+fn confusions_the_baseline_does_not_have_are_listed_as_new_and_never_gated() {
+    use crate::pipeline::score::diagnostics::{ConfusionPair, ToolDiagnostics};
+    let pair = |w: &str, t: &str, q: usize| ConfusionPair {
+        wanted: w.into(),
+        taken: t.into(),
+        queries: q,
+        occurrences: q,
+        examples: vec!["q1".into()],
+    };
+    let mut r = report();
+    let rr = r.retrieval.as_mut().unwrap();
+    rr.tool_diagnostics = ToolDiagnostics {
+        top_k: 5,
+        runs: 1,
+        confusions: vec![pair("s:a", "s:b", 2)],
+        ..Default::default()
+    };
+    let b = r.to_baseline(None);
+    let known = b.retrieval.as_ref().unwrap();
+    assert_eq!(known.knows_confusion("s:a", "s:b"), Some(true));
+    // against its own baseline: nothing new
+    let own = verdict_of(&r, Some(&b));
+    assert_eq!(own.new_confusions.as_ref().map(|n| n.total), Some(0));
+    // a pull request where s:c also takes s:a's place, and s:b takes s:d's
+    let rr = r.retrieval.as_mut().unwrap();
+    rr.tool_diagnostics.confusions = vec![
+        pair("s:a", "s:c", 3),
+        pair("s:a", "s:b", 2),
+        pair("s:d", "s:b", 1),
+    ];
+    let pr = verdict_of(&r, Some(&b));
+    let new = pr.new_confusions.clone().unwrap();
+    assert_eq!(new.total, 2);
+    let names: Vec<(&str, &str)> = new
+        .pairs
+        .iter()
+        .map(|p| (p.wanted.as_str(), p.taken.as_str()))
+        .collect();
+    assert_eq!(names, [("s:a", "s:c"), ("s:d", "s:b")], "worst first");
+    assert_eq!(pr.verdict, own.verdict, "reported, not gated");
+    assert_eq!(pr.checks.len(), own.checks.len());
+    // a baseline written before evalgate kept confusions: nothing is called new
+    let mut old = b.clone();
+    old.retrieval.as_mut().unwrap().confusions = None;
+    assert!(verdict_of(&r, Some(&old)).new_confusions.is_none());
+    // and a report without tool diagnostics compares nothing
+    r.retrieval.as_mut().unwrap().tool_diagnostics = ToolDiagnostics::default();
+    assert!(verdict_of(&r, Some(&b)).new_confusions.is_none());
+    assert!(r.to_baseline(None).retrieval.unwrap().confusions.is_none());
 }

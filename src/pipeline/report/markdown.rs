@@ -268,6 +268,9 @@ pub fn render_view(r: &Report, v: &View) -> String {
         }
         let _ = writeln!(o, "\n</details>\n");
     }
+    if let Some(t) = &v.tools {
+        tools_section(&mut o, t);
+    }
     if let Some(rb) = &r.robustness {
         let _ = writeln!(
             o,
@@ -328,6 +331,163 @@ pub fn render_view(r: &Report, v: &View) -> String {
         .collect();
     let _ = writeln!(o, "<sub>Datasets: {}</sub>", sets.join(" · "));
     o
+}
+
+/// A tool id, server name or query id (dataset text) as an inert code span.
+fn id(s: &str) -> String {
+    md_code(s, 80)
+}
+
+/// "the worst 20 of 1234" or "all 12".
+fn shown(listed: usize, total: usize) -> String {
+    if listed < total {
+        format!("the worst {listed} of {total}")
+    } else {
+        format!("all {total}")
+    }
+}
+
+/// A table of confusion pairs: wanted, taken instead, queries, examples.
+fn confusion_rows(o: &mut String, pairs: &[crate::pipeline::score::diagnostics::ConfusionPair]) {
+    let _ = writeln!(o, "| Wanted | Taken instead | Queries | Example queries |");
+    let _ = writeln!(o, "|---|---|---:|---|");
+    for p in pairs {
+        let ex: Vec<String> = p.examples.iter().map(|e| id(e)).collect();
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} |",
+            id(&p.wanted),
+            id(&p.taken),
+            p.queries,
+            ex.join(", ")
+        );
+    }
+}
+
+/// The per-tool diagnostics, collapsed: confusions (new ones first), the worst tools and
+/// servers, the never-found tools, the hard negatives in a top 5. Every list is cut at
+/// [`view::tools::LIST_MAX`]; report.json has them whole.
+fn tools_section(o: &mut String, t: &view::ToolsView) {
+    let _ = writeln!(
+        o,
+        "<details><summary>Per-tool diagnostics: {}</summary>\n",
+        t.summary()
+    );
+    let _ = writeln!(
+        o,
+        "A tool is found when it is in the top 5; a confusion is a relevant tool that missed the top 5 while a tool not relevant to the query was in it. Full tables: `retrieval.tool_diagnostics` in report.json.\n"
+    );
+    if let Some(n) = &t.new_confusions {
+        let _ = writeln!(
+            o,
+            "**Confusions new since the baseline** ({}):\n",
+            shown(n.pairs.len(), n.total)
+        );
+        if n.pairs.is_empty() {
+            let _ = writeln!(o, "None.\n");
+        } else {
+            confusion_rows(o, &n.pairs);
+            let _ = writeln!(o);
+        }
+    }
+    if !t.confusions.is_empty() {
+        let _ = writeln!(
+            o,
+            "**Confusions** ({}, most queries first):\n",
+            shown(t.confusions.len(), t.confusions_total)
+        );
+        confusion_rows(o, &t.confusions);
+        let _ = writeln!(o);
+    }
+    let _ = writeln!(
+        o,
+        "**Tools with the lowest Recall@5** ({}):\n",
+        shown(t.worst_tools.len(), t.tools)
+    );
+    let _ = writeln!(
+        o,
+        "| Tool | Relevant in | Found in top 5 | Recall@5 | MRR |"
+    );
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|");
+    for s in &t.worst_tools {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} |",
+            id(&s.tool),
+            s.relevant_in,
+            s.found_in_top_5,
+            num(Some(s.recall_at_5)),
+            num(Some(s.mrr))
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\n**Servers with the lowest Recall@5** ({}):\n",
+        shown(t.worst_servers.len(), t.servers)
+    );
+    let _ = writeln!(
+        o,
+        "| Server | Relevant tools | Never found | Relevant in | Found in top 5 | Recall@5 |"
+    );
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|");
+    for s in &t.worst_servers {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} |",
+            id(&s.server),
+            s.tools,
+            s.never_found,
+            s.relevant_in,
+            s.found_in_top_5,
+            num(Some(s.recall_at_5))
+        );
+    }
+    if !t.never_found.is_empty() {
+        let more = t.never_found_total - t.never_found.len();
+        let _ = writeln!(
+            o,
+            "\n**Never in a top 5** ({}): {}{}",
+            t.never_found_total,
+            t.never_found
+                .iter()
+                .map(|s| id(s))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    if !t.hard_negatives.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n**Hard negatives in a top 5** (labelled not relevant to the query; {}):\n",
+            if t.hard_negatives.len() < t.hard_negatives_total {
+                format!(
+                    "the first {} of {}",
+                    t.hard_negatives.len(),
+                    t.hard_negatives_total
+                )
+            } else {
+                format!("all {}", t.hard_negatives_total)
+            }
+        );
+        let _ = writeln!(o, "| Query | Tool | Runs | Best rank |");
+        let _ = writeln!(o, "|---|---|---:|---:|");
+        for h in &t.hard_negatives {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} |",
+                id(&h.query),
+                id(&h.tool),
+                h.runs,
+                h.best_rank
+            );
+        }
+    }
+    let _ = writeln!(o, "\n</details>\n");
 }
 
 /// A category name for Markdown: spec-065's six as they are, an open one (a name the security
@@ -403,5 +563,76 @@ mod tests {
             );
         }
         assert!(!md.contains("@octocat") && !md.contains("GH-45"), "{md}");
+    }
+
+    /// Tool ids, server names and query ids are dataset text: the per-tool section shows them
+    /// inert in every renderer, and its lists stay cut at 20 rows.
+    #[test]
+    fn the_per_tool_section_neutralises_hostile_ids_and_is_capped() {
+        let hostile = "<img src=x onerror=alert(1)> @octocat GH-45 `x` | \u{3164}\u{1b}[2J";
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../../fuzz/fixtures/report_template.json"))
+                .unwrap();
+        let td = &mut v["retrieval"]["tool_diagnostics"];
+        td["per_tool"][1]["tool"] = hostile.into();
+        td["per_server"][0]["server"] = hostile.into();
+        td["never_found"][0] = hostile.into();
+        td["confusions"][0]["taken"] = hostile.into();
+        td["hard_negatives_in_top_5"][0]["query"] = hostile.into();
+        // 30 more pairs: the page lists 20
+        let pair = td["confusions"][1].clone();
+        for i in 0..30 {
+            let mut p = pair.clone();
+            p["taken"] = format!("s:extra{i:02}").into();
+            td["confusions"].as_array_mut().unwrap().push(p);
+        }
+        v["gate"]["new_confusions"]["pairs"][0]["wanted"] = hostile.into();
+        let r: Report = serde_json::from_value(v).unwrap();
+        let md = render(&r);
+        assert!(md.contains("<details><summary>Per-tool diagnostics: 2 tools relevant to some query · 1 never in a top 5 · 32 confusion pair(s) · 1 hard negative(s) in a top 5 · 1 pair(s) new since the baseline (counts over 2 runs)</summary>"), "{md}");
+        assert!(
+            md.contains("**Confusions new since the baseline** (all 1)"),
+            "{md}"
+        );
+        assert!(md.contains("**Confusions** (the worst 20 of 32"), "{md}");
+        assert!(
+            md.contains("`s:extra17`") && !md.contains("`s:extra18`"),
+            "{md}"
+        );
+        let html = super::super::html::render(&r).unwrap();
+        assert!(
+            html.contains("Confusions (the worst 20 of 32, most queries first)"),
+            "{html}"
+        );
+        assert!(
+            html.contains("Confusions new since the baseline (1)"),
+            "{html}"
+        );
+        assert!(
+            html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+            "{html}"
+        );
+        let term = super::super::terminal::render(&r, false);
+        assert!(term.contains("per tool: 2 tools relevant"), "{term}");
+        assert!(term.contains("new confusion: <img src=x"), "{term}");
+        // ids are code spans (inert on GitHub), which nothing closes early
+        let outside_code: String = md.split('`').step_by(2).collect();
+        assert!(
+            md.contains("`<img src=x onerror=alert(1)> @octocat GH-45 ˋxˋ ¦ ⟨U+3164⟩⟨U+001B⟩[2J`"),
+            "{md}"
+        );
+        for bad in ["<img", "@octocat", "GH-45", "onerror"] {
+            assert!(!outside_code.contains(bad), "{bad}: {md}");
+        }
+        for line in md.lines().filter(|l| l.contains("onerror")) {
+            assert_eq!(line.matches('`').count() % 2, 0, "{line}");
+        }
+        for (name, out) in [("md", &md), ("html", &html), ("terminal", &term)] {
+            assert!(name != "html" || !out.contains("<img"), "{name}: {out}");
+            assert!(
+                !out.contains('\u{3164}') && !out.contains('\u{1b}'),
+                "{name}: {out}"
+            );
+        }
     }
 }

@@ -104,6 +104,8 @@ pub fn gate_inputs<'a>(
                     metrics: &q.metrics,
                 })
                 .collect(),
+            confusions: (!r.tool_diagnostics.is_empty())
+                .then_some(r.tool_diagnostics.confusions.as_slice()),
         }),
         detectors: security
             .map(|s| s.detectors.as_slice())

@@ -149,6 +149,25 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         if let Some(line) = splits_line(&v.splits) {
             let _ = writeln!(o, "{line}\n");
         }
+        if let Some(t) = &v.tools {
+            let _ = writeln!(o, "per tool: {}", t.summary());
+            if let Some(n) = t.new_confusions.as_ref().filter(|n| n.total > 0) {
+                for p in n.pairs.iter().take(3) {
+                    let _ = writeln!(
+                        o,
+                        "  new confusion: {} missed, {} in the top 5 instead (in {} quer{})",
+                        term(&p.wanted, 80),
+                        term(&p.taken, 80),
+                        p.queries,
+                        if p.queries == 1 { "y" } else { "ies" }
+                    );
+                }
+            }
+            let _ = writeln!(
+                o,
+                "  (tables: report.md and report.html, in full in report.json retrieval.tool_diagnostics)\n"
+            );
+        }
     }
     if let Some(s) = &r.security {
         let _ = writeln!(o, "Security detectors: {} entries", s.entries);

@@ -1,6 +1,7 @@
 //! Scoring: observations + labels → the retrieval and security sections of the report.
 //! Pure functions over data; the metric definitions live in `metrics`.
 
+pub mod diagnostics;
 pub mod metrics;
 pub mod model;
 pub mod stats;
@@ -31,6 +32,7 @@ pub fn retrieval(
     let mut per_run_means: [Vec<Option<f64>>; RETRIEVAL_METRICS.len()] = Default::default();
     let mut per_query: Vec<QueryRuns> = vec![QueryRuns::default(); golden.queries.len()];
     let mut latencies = Vec::new();
+    let mut tools = diagnostics::Accumulator::default();
     let mut runs_completed = 0;
     for run in &obs.runs {
         if run.queries.len() == golden.queries.len() {
@@ -54,6 +56,7 @@ pub fn retrieval(
                 diag.starved_queries += 1;
             }
             diag.hard_negatives_in_top_5 += metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
+            tools.add(run.run, qi, &q.id, &q.labels, &f.ids);
             let s = metrics::score_query(&q.labels, &f.ids).values();
             for (sum, v) in sums.iter_mut().zip(s) {
                 *sum += v;
@@ -106,6 +109,7 @@ pub fn retrieval(
     let per_query: Vec<QueryReport> = rows;
     diag.unstable_queries = per_query.iter().filter(|q| q.unstable).count();
     let splits = split_summaries(&per_query);
+    let tool_diagnostics = tools.finish();
     RetrievalReport {
         catalog: None,
         retriever: obs.system.clone(),
@@ -124,6 +128,7 @@ pub fn retrieval(
                 .then(|| latencies.iter().sum::<f64>() / latencies.len() as f64),
         },
         diagnostics: diag,
+        tool_diagnostics,
         splits,
         per_query,
         observations: obs,

@@ -31,6 +31,12 @@ pub struct RetrievalReport {
     pub metrics: BTreeMap<String, Summary>,
     pub latency_ms: Latency,
     pub diagnostics: RetrievalDiagnostics,
+    /// Per tool and per server: how often each relevant tool is found in the top 5, the
+    /// relevant tools never found, the confusions (which tool took a missed tool's place in
+    /// the top 5) and the hard negatives that reached a top 5. `top_k` is 5; counts are summed
+    /// over runs. Empty (`runs` 0) in a report written before evalgate had them.
+    #[serde(default)]
+    pub tool_diagnostics: crate::pipeline::score::diagnostics::ToolDiagnostics,
     /// What evalgate established about the system's catalog before measuring (systems reached
     /// over MCP, REST or launched); absent for in-process and recorded systems.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -175,13 +175,128 @@ pub fn field_texts(t: &crate::pipeline::dataset::Tool) -> [String; 4] {
     ]
 }
 
+/// The analyser of every field and query: tantivy's `en_stem` (split on non-alphanumerics,
+/// drop tokens of 40 bytes or more, lowercase, English Snowball stemming).
+fn en_stem() -> anyhow::Result<TextAnalyzer> {
+    tantivy::tokenizer::TokenizerManager::default()
+        .get("en_stem")
+        .ok_or_else(|| anyhow::anyhow!("tantivy has no en_stem analyser"))
+}
+
+/// `text`'s tokens as `en_stem` gives them, joined by single spaces. A token the index could
+/// not split back out (empty, or holding whitespace: never seen, since `en_stem` splits on
+/// every non-alphanumeric character) is an error, not a silently different index.
+fn analyse(analyzer: &mut TextAnalyzer, text: &str) -> anyhow::Result<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut odd = None;
+    let mut ts = analyzer.token_stream(text);
+    ts.process(&mut |tok| {
+        if tok.text.is_empty() || tok.text.chars().any(|c| c.is_ascii_whitespace()) {
+            odd.get_or_insert_with(|| tok.text.clone());
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&tok.text);
+    });
+    match odd {
+        Some(t) => anyhow::bail!("en_stem gave the token {t:?}, which the index cannot hold"),
+        None => Ok(out),
+    }
+}
+
+/// What is indexed for a tool: its four [`field_texts`], each analysed by `en_stem` and its
+/// tokens joined by spaces. The index splits these on whitespace only (`en_stem`'s tokens
+/// hold no whitespace), so its terms, term frequencies and field lengths are exactly those
+/// `en_stem` gives the raw texts; analysing is most of the work of indexing, and done this way
+/// it can be done once for many indexes ([`FieldTexts`]) and on every core.
+pub fn indexed_texts(
+    analyzer: &mut TextAnalyzer,
+    t: &crate::pipeline::dataset::Tool,
+) -> anyhow::Result<[String; 4]> {
+    let [a, b, c, d] = field_texts(t);
+    Ok([
+        analyse(analyzer, &a)?,
+        analyse(analyzer, &b)?,
+        analyse(analyzer, &c)?,
+        analyse(analyzer, &d)?,
+    ])
+}
+
+/// The [`indexed_texts`] of every tool of a corpus, computed once: decoding the input schemas
+/// and analysing the texts are most of the work of indexing a corpus, and a description
+/// optimiser re-indexes the same corpus with a few tools changed, many times.
+pub struct FieldTexts(Vec<[String; 4]>);
+
+impl FieldTexts {
+    /// Every tool's texts, analysed on all cores.
+    pub fn of(corpus: &Corpus) -> anyhow::Result<FieldTexts> {
+        let n = corpus.tools.len();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |c| c.get())
+            .clamp(1, n.div_ceil(256).max(1));
+        let chunk = n.div_ceil(threads).max(1);
+        let analyzer = en_stem()?;
+        let parts: Vec<anyhow::Result<Vec<[String; 4]>>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = corpus
+                .tools
+                .chunks(chunk)
+                .map(|tools| {
+                    let mut a = analyzer.clone();
+                    sc.spawn(move || tools.iter().map(|t| indexed_texts(&mut a, t)).collect())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(crate::infra::threads::join)
+                .collect()
+        });
+        let mut all = Vec::with_capacity(n);
+        for p in parts {
+            all.extend(p?);
+        }
+        Ok(FieldTexts(all))
+    }
+
+    /// The index of `corpus`, whose tools are those these texts were made from, except that the
+    /// tools at `changed` (positions, ascending) may have been edited: theirs are analysed
+    /// afresh. The same index [`Embedded::new`] builds for the edited corpus.
+    pub fn index_with_changes(
+        &self,
+        corpus: &Corpus,
+        changed: &[usize],
+    ) -> anyhow::Result<Embedded> {
+        let mut a = en_stem()?;
+        let fresh = changed
+            .iter()
+            .map(|&i| Ok((i, indexed_texts(&mut a, &corpus.tools[i])?)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Embedded::with_texts(corpus, |ord| {
+            match fresh.binary_search_by_key(&ord, |(i, _)| *i) {
+                Ok(k) => &fresh[k].1,
+                Err(_) => &self.0[ord],
+            }
+        })
+    }
+}
+
 impl Embedded {
     /// Indexes the corpus in RAM.
     pub fn new(corpus: &Corpus) -> anyhow::Result<Embedded> {
+        FieldTexts::of(corpus)?.index_with_changes(corpus, &[])
+    }
+
+    /// Indexes the corpus in RAM, each tool with the texts `texts` gives for its position,
+    /// which must be its [`indexed_texts`].
+    fn with_texts<'t>(
+        corpus: &Corpus,
+        texts: impl Fn(usize) -> &'t [String; 4],
+    ) -> anyhow::Result<Embedded> {
         let mut sb = Schema::builder();
         let text = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
-                .set_tokenizer("en_stem")
+                // the texts come analysed by `en_stem` ([`indexed_texts`])
+                .set_tokenizer("whitespace")
                 // term frequencies are all BM25 reads: no positions (no phrase queries)
                 .set_index_option(IndexRecordOption::WithFreqs),
         );
@@ -210,7 +325,7 @@ impl Embedded {
         // only `new` decides (below), so every segment stays in tool-id order
         writer.set_merge_policy(Box::new(NoMergePolicy));
         for &ord in &by_id {
-            let [name, description, params, server] = field_texts(&corpus.tools[ord as usize]);
+            let [name, description, params, server] = texts(ord as usize).clone();
             writer.add_document(doc!(
                 f.ord => ord as u64,
                 f.name => name,
@@ -260,10 +375,7 @@ impl Embedded {
             }
         }
         let docs = segments.into_iter().map(|(_, docs)| docs).collect();
-        let analyzer = index
-            .tokenizers()
-            .get("en_stem")
-            .ok_or_else(|| anyhow::anyhow!("tantivy has no en_stem analyser"))?;
+        let analyzer = en_stem()?;
         let num_tokens = [f.name, f.description, f.params, f.server]
             .into_iter()
             .map(|field| Ok((field, searcher.total_num_tokens(field)?)))
@@ -441,6 +553,76 @@ impl InProcess for Embedded {
 mod tests {
     use super::*;
     use crate::pipeline::dataset::Tool;
+
+    /// Per term, the documents it scores in and their scores.
+    type TermScores = Vec<(String, Vec<(u32, f32)>)>;
+
+    /// Every term `en_stem` finds in `raw` scored in an index of `texts` (one document each) in
+    /// one field analysed by `tokenizer`: (term, [(document, score)]) in term order, and the
+    /// field's token count.
+    fn term_scores(raw: &[String], texts: &[String], tokenizer: &str) -> (TermScores, u64) {
+        let mut sb = Schema::builder();
+        let field = sb.add_text_field(
+            "f",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(tokenizer)
+                    .set_index_option(IndexRecordOption::WithFreqs),
+            ),
+        );
+        let index = Index::create_in_ram(sb.build());
+        let mut w = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        for t in texts {
+            w.add_document(doc!(field => t.as_str())).unwrap();
+        }
+        w.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        let mut terms = BTreeSet::new();
+        let mut a = en_stem().unwrap();
+        for t in raw {
+            a.token_stream(t).process(&mut |tok| {
+                terms.insert(tok.text.clone());
+            });
+        }
+        let scores = terms
+            .into_iter()
+            .map(|term| {
+                let q = TermQuery::new(
+                    Term::from_field_text(field, &term),
+                    IndexRecordOption::WithFreqs,
+                );
+                let mut hits: Vec<(u32, f32)> = searcher
+                    .search(&q, &TopDocs::with_limit(100).order_by_score())
+                    .unwrap()
+                    .into_iter()
+                    .map(|(s, d)| (d.doc_id, s))
+                    .collect();
+                hits.sort_by_key(|&(d, _)| d);
+                (term, hits)
+            })
+            .collect();
+        (scores, searcher.total_num_tokens(field).unwrap())
+    }
+
+    #[test]
+    fn texts_analysed_beforehand_index_exactly_what_en_stem_indexes() {
+        let raw: Vec<String> = vec![
+            "Reads the file's contents: UTF-8, emoji \u{1F680}, na\u{EF}ve caf\u{E9} r\u{E9}sum\u{E9}s".into(),
+            format!("{} short words running runs ran", "x".repeat(45)),
+            "get http response GETS Responses responding 3rd 2024-01-05 v1.2.3".into(),
+            String::new(),
+            "\u{6570}\u{636E} \u{30C7}\u{30FC}\u{30BF} \u{0434}\u{0430}\u{043D}\u{043D}\u{044B}\u{0435}".into(),
+            "a\u{A0}b\u{2003}c tab\there\nnewline  double  spaces the the the".into(),
+            "\u{130}stanbul \u{DF}trasse \u{FB01}le ONE-TWO_three.four/five".into(),
+        ];
+        let mut a = en_stem().unwrap();
+        let analysed: Vec<String> = raw.iter().map(|t| analyse(&mut a, t).unwrap()).collect();
+        let (want, want_tokens) = term_scores(&raw, &raw, "en_stem");
+        let (got, got_tokens) = term_scores(&raw, &analysed, "whitespace");
+        assert_eq!(got_tokens, want_tokens);
+        assert!(want.len() > 30, "{want:?}");
+        assert_eq!(got, want);
+    }
 
     fn tool(id: &str, desc: &str) -> Tool {
         Tool {

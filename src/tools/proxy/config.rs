@@ -21,6 +21,11 @@ pub struct ProxyConfig {
     /// approved baseline (`block`, the default, or `log`).
     #[serde(default, skip_serializing_if = "OnToolDrift::is_default")]
     pub on_tool_drift: OnToolDrift,
+    /// evalgate extension: serve `/mcp` with sessions (`Mcp-Session-Id`) and every answer as a
+    /// server-sent event (rmcp's session mode, the reference proxy's way until 2026-11-25).
+    /// Absent or `false`: stateless, each answer one `application/json` body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_sessions: Option<bool>,
     #[serde(rename = "mcpServers", default)]
     pub mcp_servers: Vec<ServerEntry>,
     #[serde(flatten)]

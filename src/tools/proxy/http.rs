@@ -4,6 +4,7 @@
 
 use super::State;
 use super::config::OnToolDrift;
+use crate::pipeline::dataset::{RawJson, Tool};
 use axum::Router;
 use axum::extract::{Query, State as AxState};
 use axum::http::{HeaderMap, StatusCode};
@@ -27,10 +28,24 @@ const MAX_LIMIT: usize = 100;
 
 pub fn router(state: Arc<State>) -> Router {
     let st = state.clone();
+    // By default stateless, each answer one `application/json` body (as mcpproxy's mcp-go
+    // server answers a plain request/response call): nothing here needs a session (no
+    // server-initiated messages, no resumption), while a session routes every call through the
+    // session's worker task and frames the answer as a server-sent event the client must parse
+    // again (docs/performance.md, "A profile of the MCP side"). `mcp_sessions: true` keeps
+    // rmcp's session mode, for clients that need the session handshake exercised.
+    let config = StreamableHttpServerConfig::default();
+    let config = if state.mcp_sessions {
+        config
+    } else {
+        config
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+    };
     let mcp: StreamableHttpService<ProxyMcp, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(ProxyMcp { state: st.clone() }),
         Default::default(),
-        StreamableHttpServerConfig::default(),
+        config,
     );
     Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
@@ -294,6 +309,48 @@ async fn search(
     envelope(json!({"results": results, "query": query, "total": n}))
 }
 
+/// `retrieve_tools`' answer (mcpproxy's full mode), written straight from the catalog: the
+/// schemas and annotations are the catalog's JSON text as it is kept, not re-built as trees for
+/// every answer. Field order and number forms are those of the `json!` object it replaces (the
+/// test `retrieve_answer_is_the_json_object_it_replaces` holds it to that).
+#[derive(serde::Serialize)]
+struct RetrieveAnswer<'a> {
+    tools: Vec<FoundTool<'a>>,
+    query: &'a str,
+    total: usize,
+    usage_instructions: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct FoundTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    #[serde(rename = "inputSchema")]
+    input_schema: Option<&'a RawJson>,
+    /// As f64: the f32 score widened, as `json!` wrote it.
+    score: f64,
+    server: &'a str,
+    annotations: Option<&'a RawJson>,
+    call_with: &'static str,
+}
+
+impl<'a> FoundTool<'a> {
+    fn new(t: &'a Tool, score: f32) -> FoundTool<'a> {
+        FoundTool {
+            name: &t.tool_id,
+            description: &t.description,
+            input_schema: t.schema.as_ref(),
+            score: f64::from(score),
+            server: t.server_name(),
+            annotations: t.annotations.as_ref(),
+            call_with: "call_tool",
+        }
+    }
+}
+
+const USAGE_INSTRUCTIONS: &str =
+    "Call a tool with call_tool {\"name\": \"server:tool\", \"args\": {...}}";
+
 /// The MCP side: `retrieve_tools` and `call_tool` in mcpproxy's shapes.
 #[derive(Clone)]
 pub struct ProxyMcp {
@@ -303,10 +360,6 @@ pub struct ProxyMcp {
 fn tool(name: &str, description: &str, schema: Value) -> McpTool {
     serde_json::from_value(json!({"name": name, "description": description, "inputSchema": schema}))
         .expect("static tool definition")
-}
-
-fn text_result(v: &Value) -> CallToolResponse {
-    CallToolResult::success(vec![ContentBlock::text(v.to_string())]).into()
 }
 
 fn tool_error(msg: &str) -> CallToolResponse {
@@ -339,27 +392,19 @@ impl ProxyMcp {
             Ok(f) => f,
             Err(e) => return tool_error(&format!("search failed: {e:#}")),
         };
-        let tools: Vec<Value> = found
-            .into_iter()
-            .map(|(t, score)| {
-                json!({
-                    "name": t.tool_id,
-                    "description": t.description,
-                    "inputSchema": t.schema,
-                    "score": score,
-                    "server": t.server_name(),
-                    "annotations": t.annotations,
-                    "call_with": "call_tool",
-                })
-            })
-            .collect();
-        let total = tools.len();
-        text_result(&json!({
-            "tools": tools,
-            "query": query,
-            "total": total,
-            "usage_instructions": "Call a tool with call_tool {\"name\": \"server:tool\", \"args\": {...}}",
-        }))
+        let answer = RetrieveAnswer {
+            total: found.len(),
+            tools: found
+                .iter()
+                .map(|(t, score)| FoundTool::new(t, *score))
+                .collect(),
+            query,
+            usage_instructions: USAGE_INSTRUCTIONS,
+        };
+        match serde_json::to_string(&answer) {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]).into(),
+            Err(e) => tool_error(&format!("search failed: {e}")),
+        }
     }
 
     async fn call(&self, args: &serde_json::Map<String, Value>) -> CallToolResponse {
@@ -475,9 +520,12 @@ mod tests {
         );
         Arc::new(State {
             api_key: Some("k".into()),
+            mcp_sessions: false,
             tools_limit: 15,
             catalog: Mutex::new(super::super::Catalog::new(vec![], vec![]).unwrap()),
             reindexing: Mutex::new(()),
+            reindex_asked: Default::default(),
+            reindex_covered: Default::default(),
             servers: RwLock::new(servers),
             upstreams: upstream::Upstreams::default(),
             fault: Default::default(),
@@ -582,6 +630,127 @@ mod tests {
         };
         let text = serde_json::to_value(&r.content).unwrap().to_string();
         assert!(text.contains("no connected upstream"), "{text}");
+    }
+
+    /// `/mcp` keeps no session and answers a call with one JSON body (no server-sent events);
+    /// with `mcp_sessions` it keeps sessions and answers with events. evalgate's own MCP client
+    /// (rmcp) searches through both.
+    #[tokio::test]
+    async fn mcp_is_served_statelessly_as_json_or_with_sessions() {
+        crate::infra::mcp::init_tls();
+        for sessions in [false, true] {
+            let mut st = state("log");
+            Arc::get_mut(&mut st).unwrap().mcp_sessions = sessions;
+            let tools = [def("a", "open an issue"), def("b", "B")]
+                .iter()
+                .map(|d| crate::pipeline::dataset::mcp::from_definition("s", d).unwrap())
+                .collect();
+            *st.catalog.lock().await = super::super::Catalog::new(tools, vec![]).unwrap();
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+            tokio::spawn(axum::serve(listener, router(st.clone())).into_future());
+
+            let r = reqwest::Client::new()
+                .post(&url)
+                .header("Accept", "application/json, text/event-stream")
+                .header("Content-Type", "application/json")
+                .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status().as_u16(), 200);
+            assert_eq!(r.headers().get("mcp-session-id").is_some(), sessions);
+            let content_type = r.headers()["content-type"].to_str().unwrap().to_string();
+            let body = r.text().await.unwrap();
+            if sessions {
+                assert_eq!(content_type, "text/event-stream");
+            } else {
+                assert_eq!(content_type, "application/json");
+                let init: Value = serde_json::from_str(&body).unwrap();
+                assert_eq!(init["result"]["serverInfo"]["name"], "evalgate-proxy");
+            }
+
+            let sup = crate::infra::process::Supervisor::new();
+            let session = crate::infra::mcp::connect(
+                &crate::infra::mcp::Endpoint::Http {
+                    url,
+                    headers: vec![],
+                },
+                (),
+                &crate::infra::mcp::ConnectOpts {
+                    sup: &sup,
+                    timeout: std::time::Duration::from_secs(10),
+                    name: "proxy",
+                },
+            )
+            .await
+            .unwrap();
+            assert_eq!(session.list_all_tools().await.unwrap().len(), 2);
+            let m = crate::pipeline::sut::mapping::Mapper::mcpproxy_retrieve_tools();
+            for _ in 0..3 {
+                let mut args = serde_json::Map::new();
+                args.insert("query".into(), json!("open an issue"));
+                let params =
+                    rmcp::model::CallToolRequestParams::new("retrieve_tools").with_arguments(args);
+                let result = session.service.peer().call_tool(params).await.unwrap();
+                let text = &result.content[0].as_text().unwrap().text;
+                assert_eq!(
+                    m.map_text_fast(text).unwrap()[0],
+                    "s:a",
+                    "sessions: {sessions}"
+                );
+            }
+        }
+    }
+
+    /// The typed answer writes exactly the text the `json!` object before it wrote (field order,
+    /// the f32 score widened to f64, schemas and annotations as compact JSON, `null` when absent).
+    #[test]
+    fn retrieve_answer_is_the_json_object_it_replaces() {
+        let defs = [
+            json!({"name": "a", "description": "Quotes \" and \\ and \u{e9} \n and \u{1}",
+                   "inputSchema": {"type": "object", "properties": {"n": {"type": "number", "minimum": -1.5e-7, "maximum": 1e300, "default": 12345678901234567890u64}, "é": {"enum": [true, null, "x"]}}, "required": ["n"]},
+                   "annotations": {"readOnlyHint": true, "title": "A \u{2028} tool"}}),
+            json!({"name": "b", "description": ""}),
+            json!({"name": "c", "description": "d", "inputSchema": {}, "annotations": null}),
+        ];
+        let tools: Vec<Tool> = defs
+            .iter()
+            .map(|d| crate::pipeline::dataset::mcp::from_definition("srv", d).unwrap())
+            .collect();
+        let scores = [3.2f32, 0.1, 1e-7, 12345.678, 0.0, f32::MAX];
+        for (query, n) in [("open an \"issue\"", 3), ("", 0), ("é", 1)] {
+            let found: Vec<(&Tool, f32)> = tools.iter().zip(scores).take(n).collect();
+            let old: Vec<Value> = found
+                .iter()
+                .map(|&(t, score)| {
+                    json!({
+                        "name": t.tool_id,
+                        "description": t.description,
+                        "inputSchema": t.schema,
+                        "score": score,
+                        "server": t.server_name(),
+                        "annotations": t.annotations,
+                        "call_with": "call_tool",
+                    })
+                })
+                .collect();
+            let old = json!({
+                "tools": old,
+                "query": query,
+                "total": n,
+                "usage_instructions": "Call a tool with call_tool {\"name\": \"server:tool\", \"args\": {...}}",
+            })
+            .to_string();
+            let new = serde_json::to_string(&RetrieveAnswer {
+                total: found.len(),
+                tools: found.iter().map(|&(t, s)| FoundTool::new(t, s)).collect(),
+                query,
+                usage_instructions: USAGE_INSTRUCTIONS,
+            })
+            .unwrap();
+            assert_eq!(new, old);
+        }
     }
 
     #[tokio::test]

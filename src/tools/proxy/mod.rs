@@ -50,9 +50,14 @@ pub struct ServerStatus {
 /// Shared proxy state.
 pub struct State {
     pub api_key: Option<String>,
+    /// `/mcp` with sessions and SSE answers (`mcp_sessions` in the config), else stateless JSON.
+    pub mcp_sessions: bool,
     pub tools_limit: usize,
     pub catalog: Mutex<Catalog>,
     reindexing: Mutex<()>,
+    /// Rebuilds asked for so far, and the number of asks the last rebuild covered.
+    reindex_asked: std::sync::atomic::AtomicU64,
+    reindex_covered: std::sync::atomic::AtomicU64,
     pub servers: RwLock<BTreeMap<String, ServerStatus>>,
     pub upstreams: upstream::Upstreams,
     pub fault: Fault,
@@ -69,9 +74,20 @@ impl State {
     /// Rebuilds the index from every connected upstream's current tools (in `block` mode
     /// without the drifted ones) and republishes the tool listing with its approval states.
     /// Rebuilds are serialised: without that, a slow rebuild that read the upstreams before a
-    /// newer one could land after it and bring back a stale catalog.
+    /// newer one could land after it and bring back a stale catalog. A rebuild that started
+    /// after this one was asked for has read the upstreams as they were when it was asked, so
+    /// this one is skipped: when 101 upstreams come up at once, the catalog is rebuilt a few
+    /// times, not 101 times over (every rebuild indexes every tool), and the last rebuild does
+    /// not trail minutes behind the listing.
     pub async fn reindex(&self) -> anyhow::Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let ask = self.reindex_asked.fetch_add(1, SeqCst) + 1;
         let _one_at_a_time = self.reindexing.lock().await;
+        if self.reindex_covered.load(SeqCst) >= ask {
+            return Ok(());
+        }
+        // every ask made so far was made before the view below is read
+        let covers = self.reindex_asked.load(SeqCst);
         let (mut tools, mut listing, mode) = self.upstreams.view(&self.drift).await;
         if let Some(id) = self.fault.dropped_tool() {
             tools.retain(|t| t.tool_id != id);
@@ -87,6 +103,7 @@ impl State {
         }
         let cat = Catalog::new(tools, listing)?;
         *self.catalog.lock().await = cat;
+        self.reindex_covered.store(covers, SeqCst);
         Ok(())
     }
 
@@ -116,9 +133,12 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
             .clone()
             .filter(|k| !k.is_empty())
             .or_else(|| std::env::var("MCPPROXY_API_KEY").ok()),
+        mcp_sessions: cfg.mcp_sessions.unwrap_or(false),
         tools_limit: cfg.tools_limit.unwrap_or(15).clamp(1, 1000),
         catalog: Mutex::new(Catalog::new(Vec::new(), Vec::new())?),
         reindexing: Mutex::new(()),
+        reindex_asked: Default::default(),
+        reindex_covered: Default::default(),
         servers: RwLock::new(BTreeMap::new()),
         upstreams: upstream::Upstreams::default(),
         fault,

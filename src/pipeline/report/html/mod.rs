@@ -150,12 +150,41 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         detectors => detectors,
         splits => splits,
         regressions => serde(&v.regressions),
+        tools => serde(&v.tools),
+        tools_summary => v.tools.as_ref().map(|t| t.summary()),
+        pair_sections => v.tools.as_ref().map(pair_sections).unwrap_or_default(),
         per_run_note => super::view::per_run_note(r.runs),
         failure_text => failure_text,
         query_svg => safe(query_svg),
         spread_svg => safe(spread_svg),
     })?;
     Ok(html)
+}
+
+/// The confusion tables of the per-tool section: the pairs new since the baseline (when it
+/// keeps confusions), then the worst pairs, each with its title (numbers only: no dataset text).
+fn pair_sections(t: &super::view::ToolsView) -> Vec<Value> {
+    let title = |what: &str, listed: usize, total: usize, tail: &str| {
+        if listed < total {
+            format!("{what} (the worst {listed} of {total}{tail})")
+        } else {
+            format!("{what} ({total}{tail})")
+        }
+    };
+    let mut out = Vec::new();
+    if let Some(n) = &t.new_confusions {
+        out.push(context! {
+            title => title("Confusions new since the baseline", n.pairs.len(), n.total, ""),
+            pairs => serde(&n.pairs),
+        });
+    }
+    if !t.confusions.is_empty() {
+        out.push(context! {
+            title => title("Confusions", t.confusions.len(), t.confusions_total, ", most queries first"),
+            pairs => serde(&t.confusions),
+        });
+    }
+    out
 }
 
 /// What the template reads: the report without its raw observations. The page never shows
@@ -273,6 +302,8 @@ impl<'a> Page<'a> {
                     metrics,
                     latency_ms,
                     diagnostics,
+                    // the view's capped lists are shown instead (`tools`)
+                    tool_diagnostics: _,
                     splits,
                     per_query,
                     catalog,

@@ -13,6 +13,9 @@ use crate::pipeline::score::metrics::{DETECTION_METRICS, Metric, RETRIEVAL_METRI
 use crate::pipeline::score::stats::Summary;
 use std::collections::{BTreeMap, BTreeSet};
 
+pub mod tools;
+pub use tools::ToolsView;
+
 /// Every section's numbers as the renderers show them, computed once per report. The
 /// renderers ([`super::Exporter`]s) only lay these out and escape the text for their format.
 #[derive(Debug, Clone)]
@@ -34,6 +37,8 @@ pub struct View {
     pub regressions: Option<Regressions>,
     /// The robustness probes' outcomes, counted.
     pub probes: Option<ProbeCounts>,
+    /// The per-tool diagnostics, cut for a page; `None` without them.
+    pub tools: Option<ToolsView>,
 }
 
 /// One golden-set split on the headline metrics.
@@ -183,6 +188,10 @@ impl View {
             categories: category_rows(r),
             regressions: regressions(&r.gate),
             probes: r.robustness.as_ref().map(ProbeCounts::of),
+            tools: r
+                .retrieval
+                .as_ref()
+                .and_then(|rr| ToolsView::of(rr, r.gate.new_confusions.as_ref())),
         }
     }
 }

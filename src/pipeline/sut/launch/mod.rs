@@ -42,6 +42,8 @@ use writers::ConfigFormat;
 pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Lines of the proxy's log quoted in failure messages.
 const LOG_LINES: usize = 20;
+/// How long a dropped connection waits for the proxy's exit to be seen, so a crash names its status.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 /// A launched proxy searched over MCP; keeps its scratch directory and processes alive.
 pub struct Launched {
@@ -68,8 +70,16 @@ impl Launched {
         }
     }
 
-    /// Names the cause when the proxy process died under a failed query.
-    fn explain(&self, e: SutError) -> SutError {
+    /// Names the cause when the proxy process died under a failed query. A dropped connection
+    /// usually arrives before the process is reaped: after one, the exit is waited for a bounded
+    /// moment ([`EXIT_GRACE`]) so the failure names the exit status and the log, not only the socket.
+    async fn explain(&self, e: SutError) -> SutError {
+        if matches!(e, SutError::Crashed { .. }) && self.exited().is_none() {
+            let deadline = tokio::time::Instant::now() + EXIT_GRACE;
+            while self.exited().is_none() && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
         match self.exited() {
             Some(status) => SutError::Crashed {
                 system: self.name.clone(),
@@ -100,7 +110,10 @@ impl Retriever for Launched {
         };
         let query = req.query_id.to_string();
         tokio::select! {
-            r = self.search.search(req) => r.map_err(|e| self.explain(e)),
+            r = self.search.search(req) => match r {
+                Ok(r) => Ok(r),
+                Err(e) => Err(self.explain(e).await),
+            },
             status = died => Err(SutError::Crashed {
                 system: self.name.clone(),
                 detail: format!("the proxy process exited ({status}) while answering query {query:?}{}", self.log_tail()),
@@ -118,8 +131,10 @@ impl Retriever for Launched {
                 detail: format!("the proxy process had exited ({status})"),
             }));
         }
-        let r = self.search.probe(req, extra).await;
-        r.map(|r| r.map_err(|e| self.explain(e)))
+        match self.search.probe(req, extra).await? {
+            Ok(r) => Some(Ok(r)),
+            Err(e) => Some(Err(self.explain(e).await)),
+        }
     }
     fn sends_limit(&self) -> bool {
         self.search.sends_limit()
@@ -290,9 +305,10 @@ pub async fn launch(
         }
     } else {
         // through the launched retriever, which watches the process while probing
-        check_catalog(&s.check, &launched, Some(&launched.search), &corpus.value)
-            .await
-            .map_err(|e| launched.explain(e))?
+        match check_catalog(&s.check, &launched, Some(&launched.search), &corpus.value).await {
+            Ok(c) => c,
+            Err(e) => return Err(launched.explain(e).await),
+        }
     });
     settle(s, &launched, golden).await?;
     Ok(launched)

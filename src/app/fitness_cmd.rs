@@ -1,0 +1,403 @@
+//! `evalgate fitness`: the golden set as the fitness function of a description optimiser.
+//!
+//! A candidate (`--overrides FILE`, or one per stdin line with `--lines`) is laid over the
+//! frozen corpus, the system under test is built over the edited corpus exactly as `evalgate
+//! retrieval` builds it (the embedded index in-process; a launched proxy over replay servers
+//! serving the edited definitions), every golden query is measured and scored by the same code
+//! as a run, and the corpus is restored. So a candidate's numbers are those a full run on the
+//! edited corpus reports, to the last digit. The datasets are loaded once for all candidates.
+
+use super::{BadInput, Part, Plan, assemble, make_retriever, measure_all, refuse_inapplicable};
+use crate::cli::FitnessArgs;
+use crate::config::Settings;
+use crate::infra::process::Supervisor;
+use crate::infra::text::sanitize;
+use crate::pipeline::dataset::Datasets;
+use crate::pipeline::dataset::overrides::{Overrides, ToolIndex};
+use crate::pipeline::measure::probes::RobustnessMode;
+use crate::pipeline::measure::{Limits, Progress};
+use crate::pipeline::report::model::{Report, RetrievalReport};
+use crate::pipeline::sut::SutError;
+use crate::pipeline::sut::embedded::FieldTexts;
+use crate::pipeline::sut::kind::SutKind;
+use anyhow::Context;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// One candidate's score.
+#[derive(Debug, Clone, Serialize)]
+pub struct FitnessResult {
+    /// The input line (`--lines`), counting from 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// Every golden query: the run's means (`evalgate retrieval`'s `metrics.*.mean`).
+    pub overall: Scores,
+    /// The same over each split's queries (`dev`, `held_out`) when the golden set marks them.
+    pub splits: BTreeMap<String, Scores>,
+    /// Each overridden tool, over the queries it is relevant to.
+    pub per_tool: BTreeMap<String, ToolScore>,
+}
+
+/// Means of the per-query metrics over a set of queries.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scores {
+    pub queries: usize,
+    /// Set on the held-out split: an optimiser must not see it (see the README).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub held_out: bool,
+    #[serde(flatten)]
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// How one tool fares over the queries that label it relevant: its row of the report's
+/// per-tool diagnostics (`retrieval.tool_diagnostics.per_tool`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ToolScore {
+    /// Queries labelling the tool relevant (grade above 0).
+    pub relevant_in: usize,
+    /// Of those, the queries with the tool in their top 5.
+    pub found_in_top_5: usize,
+    /// `found_in_top_5 / relevant_in` (null when it is relevant nowhere).
+    pub recall_at_5: Option<f64>,
+    /// Mean over those queries of 1 / the tool's rank (0 when it is not in the ranked list).
+    pub mrr: Option<f64>,
+}
+
+/// The candidates' evaluator: the settings, the datasets loaded once, one owner for the
+/// processes a launched system starts.
+pub struct Fitness<'a> {
+    s: &'a Settings,
+    ds: Datasets,
+    tools: ToolIndex,
+    sup: Supervisor,
+    gate: crate::pipeline::gate::Policy,
+    /// The embedded retriever's texts of the unedited corpus (embedded only): a candidate's
+    /// index is built from these, with the overridden tools' texts computed afresh.
+    texts: Option<FieldTexts>,
+}
+
+/// Why a candidate has no score.
+#[derive(Debug)]
+pub enum Unscored {
+    /// The candidate is not valid (its JSON path and what was expected).
+    Input(String),
+    /// The system under test could not be measured with it.
+    System(SutError),
+}
+
+impl std::fmt::Display for Unscored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unscored::Input(m) => f.write_str(m),
+            Unscored::System(e) => write!(f, "the system under test failed: {e}"),
+        }
+    }
+}
+
+impl<'a> Fitness<'a> {
+    /// Loads the datasets; refuses a system whose corpus evalgate does not serve (exit 2).
+    pub fn new(s: &'a Settings) -> anyhow::Result<Fitness<'a>> {
+        let kind = s.sut.kind();
+        if !(kind == SutKind::Embedded || kind.launched()) {
+            return Err(BadInput(format!(
+                "fitness needs a system whose corpus evalgate serves, so that a candidate's descriptions reach it: embedded, reference, mcpproxy or launch, not `{}` (a running system or a recording has its own corpus)",
+                kind.name()
+            ))
+            .into());
+        }
+        let ds = Datasets::load(&s.datasets, Part::Retrieval.need(), s.profile)?;
+        let corpus = ds
+            .corpus
+            .as_ref()
+            .ok_or_else(|| BadInput("no corpus".into()))?;
+        let tools = ToolIndex::of(&corpus.value);
+        let texts = match kind {
+            SutKind::Embedded => Some(FieldTexts::of(&corpus.value)?),
+            _ => None,
+        };
+        Ok(Fitness {
+            s,
+            ds,
+            tools,
+            sup: Supervisor::new(),
+            gate: crate::pipeline::gate::Policy::default(),
+            texts,
+        })
+    }
+
+    /// Dataset warnings (the lenient profile's authoring rules), once.
+    pub fn warnings(&self) -> impl Iterator<Item = String> + '_ {
+        self.ds.warnings.iter().map(|v| v.to_string())
+    }
+
+    /// Reads a candidate against this corpus.
+    pub fn parse(&self, text: &str) -> Result<Overrides, String> {
+        Overrides::parse(text, &self.tools)
+    }
+
+    /// Scores one candidate. `Err` with settings that cannot work (exit 2).
+    pub async fn score(
+        &mut self,
+        o: &Overrides,
+    ) -> anyhow::Result<Result<FitnessResult, Unscored>> {
+        let corpus = &mut self.ds.corpus.as_mut().expect("loaded in new").value;
+        let taken = o.apply(corpus);
+        let overridden: Vec<usize> = o.positions().collect();
+        let measured = self.measure(&overridden).await;
+        taken.restore(&mut self.ds.corpus.as_mut().expect("loaded in new").value);
+        let report = measured?;
+        if let Some(e) = report.failure {
+            return Ok(Err(Unscored::System(e)));
+        }
+        let Some(r) = &report.retrieval else {
+            return Ok(Err(Unscored::System(SutError::Other {
+                system: self.s.sut.kind().name().to_string(),
+                detail: "no tool-discovery result".into(),
+            })));
+        };
+        let ids: Vec<&str> = o
+            .positions()
+            .map(|i| {
+                self.ds.corpus.as_ref().expect("loaded").value.tools[i]
+                    .tool_id
+                    .as_str()
+            })
+            .collect();
+        Ok(Ok(summarise(r, &ids)))
+    }
+
+    /// The edited corpus measured and scored as `evalgate retrieval --no-baseline
+    /// --robustness off` does; every process started for it is stopped before this returns.
+    async fn measure(&self, overridden: &[usize]) -> anyhow::Result<Report> {
+        let plan = Plan {
+            part: Part::Retrieval,
+            runs: self.s.measure.runs,
+            limits: Limits {
+                request_timeout: self.s.measure.timeout,
+                concurrency: self.s.measure.concurrency,
+            },
+            baseline: None,
+            robustness: RobustnessMode::Off,
+            gate: &self.gate,
+            shard: None,
+        };
+        let built = match &self.texts {
+            // the fast path: the index built from the cached texts, the candidate's tools'
+            // texts computed afresh (the same texts `Embedded::new` would index)
+            Some(texts) => {
+                let corpus = &self.ds.corpus.as_ref().expect("loaded in new").value;
+                texts
+                    .index_with_changes(corpus, overridden)
+                    .context("building the BM25 index")
+                    .map(|e| Ok(Box::new(e) as Box<dyn crate::pipeline::sut::Retriever>))
+            }
+            None => make_retriever(&self.s.sut, &self.ds, &self.sup, Default::default()).await,
+        };
+        let report = match built {
+            Ok(Ok(r)) => {
+                let m = measure_all(
+                    &plan,
+                    &self.ds,
+                    Some(r.as_ref()),
+                    &mut [],
+                    &mut Progress::silent(),
+                )
+                .await;
+                drop(r);
+                Ok(assemble(&plan, &self.ds, m, Vec::new()))
+            }
+            Ok(Err(e)) => {
+                let mut report = assemble(&plan, &self.ds, Default::default(), Vec::new());
+                report.failure = Some(e);
+                Ok(report)
+            }
+            Err(e) => Err(e),
+        };
+        self.sup.shutdown(Duration::from_secs(3)).await;
+        report
+    }
+}
+
+/// The result's numbers, read from the report a run would write.
+fn summarise(r: &RetrievalReport, overridden: &[&str]) -> FitnessResult {
+    let overall = Scores {
+        queries: r.queries,
+        held_out: false,
+        metrics: r
+            .metrics
+            .iter()
+            .filter_map(|(k, s)| Some((k.clone(), s.mean?)))
+            .collect(),
+    };
+    let splits = r
+        .splits
+        .iter()
+        .map(|(name, s)| {
+            (
+                name.clone(),
+                Scores {
+                    queries: s.queries,
+                    held_out: name == "held_out",
+                    metrics: s.metrics.clone(),
+                },
+            )
+        })
+        .collect();
+    FitnessResult {
+        line: None,
+        overall,
+        splits,
+        per_tool: per_tool(r, overridden),
+    }
+}
+
+/// [`ToolScore`] of each tool in `ids`: its row of the report's per-tool diagnostics (counts
+/// summed over runs), or zeros when no query finds it relevant.
+fn per_tool(r: &RetrievalReport, ids: &[&str]) -> BTreeMap<String, ToolScore> {
+    ids.iter()
+        .map(|&id| {
+            let score = match r.tool_diagnostics.tool(id) {
+                Some(t) => ToolScore {
+                    relevant_in: t.relevant_in,
+                    found_in_top_5: t.found_in_top_5,
+                    recall_at_5: Some(t.recall_at_5),
+                    mrr: Some(t.mrr),
+                },
+                None => ToolScore {
+                    relevant_in: 0,
+                    found_in_top_5: 0,
+                    recall_at_5: None,
+                    mrr: None,
+                },
+            };
+            (id.to_string(), score)
+        })
+        .collect()
+}
+
+/// A line's error object.
+fn error_line(line: Option<usize>, e: &Unscored) -> String {
+    let mut o = serde_json::Map::new();
+    if let Some(n) = line {
+        o.insert("line".into(), n.into());
+    }
+    // the message may quote the candidate or the system: shown visible, never as escapes
+    o.insert(
+        "error".into(),
+        sanitize::visible_lines(&e.to_string()).into(),
+    );
+    if let Unscored::System(s) = e {
+        o.insert("failure".into(), s.kind().into());
+    }
+    serde_json::Value::Object(o).to_string()
+}
+
+/// The longest candidate line read (a whole corpus's descriptions fit many times over).
+const MAX_LINE: usize = 64 << 20;
+
+/// `fitness`: returns the exit code.
+pub async fn cmd_fitness(a: &FitnessArgs) -> anyhow::Result<i32> {
+    let args = a.eval();
+    let s = Settings::resolve(&args).map_err(|e| BadInput(format!("{e:#}")))?;
+    refuse_inapplicable(&args, &s, Part::Retrieval)?;
+    // read before anything is loaded or started: a bad file is exit 2 with nothing done
+    let single = match &a.overrides {
+        Some(p) => {
+            let bytes = crate::infra::files::read(p)
+                .map_err(|e| BadInput(format!("{}: {e}", p.display())))?;
+            Some((
+                p,
+                String::from_utf8(bytes)
+                    .map_err(|_| BadInput(format!("{}: not UTF-8 text", p.display())))?,
+            ))
+        }
+        None => None,
+    };
+    let mut fit = Fitness::new(&s)?;
+    fit.sup.install_signal_handlers();
+    for w in fit.warnings() {
+        eprintln!("warning: {}", sanitize::visible_lines(&w));
+    }
+    if let Some((path, text)) = single {
+        let o = fit
+            .parse(&text)
+            .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+        return Ok(match fit.score(&o).await? {
+            Ok(r) => {
+                crate::outln!("{}", serde_json::to_string(&r)?);
+                0
+            }
+            Err(e) => {
+                eprintln!("error: {}", sanitize::visible_lines(&e.to_string()));
+                crate::outln!("{}", error_line(None, &e));
+                3
+            }
+        });
+    }
+    lines(&mut fit).await
+}
+
+/// `--lines`: one candidate per stdin line, one result per stdout line, until end of input.
+/// Exit 3 when the system could not be measured for some candidate, else 0.
+async fn lines(fit: &mut Fitness<'_>) -> anyhow::Result<i32> {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let mut input = tokio::io::BufReader::new(tokio::io::stdin());
+    let mut buf = Vec::new();
+    let mut code = 0;
+    for n in 1.. {
+        buf.clear();
+        let read = (&mut input)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .await?;
+        if read == 0 {
+            break;
+        }
+        let result = if buf.len() > MAX_LINE && !buf.ends_with(b"\n") {
+            // skip the rest of the line, so the next one is still line n + 1
+            let mut rest = Vec::new();
+            while !rest.ends_with(b"\n") {
+                rest.clear();
+                if (&mut input)
+                    .take(1 << 20)
+                    .read_until(b'\n', &mut rest)
+                    .await?
+                    == 0
+                {
+                    break;
+                }
+            }
+            Err(Unscored::Input(format!(
+                "longer than {} MiB",
+                MAX_LINE >> 20
+            )))
+        } else {
+            match std::str::from_utf8(&buf) {
+                Err(_) => Err(Unscored::Input("not UTF-8 text".into())),
+                Ok(text) => match fit.parse(text.trim_end_matches(['\n', '\r'])) {
+                    Err(e) => Err(Unscored::Input(e)),
+                    Ok(o) => fit.score(&o).await?,
+                },
+            }
+        };
+        let out = match result {
+            Ok(mut r) => {
+                r.line = Some(n);
+                serde_json::to_string(&r)?
+            }
+            Err(e) => {
+                if matches!(e, Unscored::System(_)) {
+                    code = 3;
+                }
+                error_line(Some(n), &e)
+            }
+        };
+        crate::outln!("{out}");
+        if crate::stdout_failed() {
+            // the reader is gone: nobody to score for
+            break;
+        }
+    }
+    Ok(code)
+}

@@ -1,0 +1,111 @@
+//! The per-tool diagnostics as every renderer shows them: capped lists (the worst tools and
+//! servers, the never-found tools, the worst confusion pairs, the hard negatives in a top 5 and
+//! the confusions new since the baseline), so a page of 100,000 tools stays small. report.json
+//! keeps the whole table.
+
+use crate::pipeline::gate::NewConfusions;
+use crate::pipeline::score::diagnostics::{
+    ConfusionPair, HardNegativeHit, ServerStat, ToolDiagnostics, ToolStat,
+};
+use crate::pipeline::score::model::RetrievalReport;
+
+/// Most rows of each list in Markdown and HTML.
+pub const LIST_MAX: usize = 20;
+
+/// The per-tool diagnostics, cut for a page.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ToolsView {
+    /// Runs the counts are summed over.
+    pub runs: usize,
+    /// Tools relevant to at least one query.
+    pub tools: usize,
+    /// The [`LIST_MAX`] tools with the lowest Recall@5 (then most often relevant, then id).
+    pub worst_tools: Vec<ToolStat>,
+    pub servers: usize,
+    /// The [`LIST_MAX`] servers with the lowest Recall@5 (then most often relevant, then name).
+    pub worst_servers: Vec<ServerStat>,
+    /// The first [`LIST_MAX`] never-found tools (most often relevant first) and how many
+    /// there are.
+    pub never_found: Vec<String>,
+    pub never_found_total: usize,
+    /// The [`LIST_MAX`] worst confusion pairs and how many there are.
+    pub confusions: Vec<ConfusionPair>,
+    pub confusions_total: usize,
+    /// The first [`LIST_MAX`] hard negatives in a top 5 and how many there are.
+    pub hard_negatives: Vec<HardNegativeHit>,
+    pub hard_negatives_total: usize,
+    /// The confusion pairs the baseline does not have; `None` when it keeps none.
+    pub new_confusions: Option<NewConfusions>,
+}
+
+impl ToolsView {
+    /// `None` when the report has no tool diagnostics (an older report, nothing measured).
+    pub fn of(r: &RetrievalReport, new: Option<&NewConfusions>) -> Option<ToolsView> {
+        let d: &ToolDiagnostics = &r.tool_diagnostics;
+        if d.is_empty() {
+            return None;
+        }
+        let mut tools: Vec<&ToolStat> = d.per_tool.iter().collect();
+        tools.sort_by(|a, b| {
+            a.recall_at_5
+                .total_cmp(&b.recall_at_5)
+                .then(b.relevant_in.cmp(&a.relevant_in))
+                .then_with(|| a.tool.cmp(&b.tool))
+        });
+        let mut servers: Vec<&ServerStat> = d.per_server.iter().collect();
+        servers.sort_by(|a, b| {
+            a.recall_at_5
+                .total_cmp(&b.recall_at_5)
+                .then(b.relevant_in.cmp(&a.relevant_in))
+                .then_with(|| a.server.cmp(&b.server))
+        });
+        let cut = |n: usize| n.min(LIST_MAX);
+        Some(ToolsView {
+            runs: d.runs,
+            tools: d.per_tool.len(),
+            worst_tools: tools[..cut(tools.len())]
+                .iter()
+                .map(|t| (*t).clone())
+                .collect(),
+            servers: d.per_server.len(),
+            worst_servers: servers[..cut(servers.len())]
+                .iter()
+                .map(|s| (*s).clone())
+                .collect(),
+            never_found: d
+                .never_found
+                .iter()
+                .take(LIST_MAX)
+                .map(|t| t.to_string())
+                .collect(),
+            never_found_total: d.never_found.len(),
+            confusions: d.confusions.iter().take(LIST_MAX).cloned().collect(),
+            confusions_total: d.confusions.len(),
+            hard_negatives: d
+                .hard_negatives_in_top_5
+                .iter()
+                .take(LIST_MAX)
+                .cloned()
+                .collect(),
+            hard_negatives_total: d.hard_negatives_in_top_5.len(),
+            new_confusions: new.cloned(),
+        })
+    }
+
+    /// The section's summary in words: "812 tools relevant to some query · 97 never in a top
+    /// 5 · 1,234 confusion pairs · 12 hard negatives in a top 5 · 3 pairs new since the
+    /// baseline".
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "{} tools relevant to some query · {} never in a top 5 · {} confusion pair(s) · {} hard negative(s) in a top 5",
+            self.tools, self.never_found_total, self.confusions_total, self.hard_negatives_total
+        );
+        if let Some(n) = &self.new_confusions {
+            s.push_str(&format!(" · {} pair(s) new since the baseline", n.total));
+        }
+        if self.runs > 1 {
+            s.push_str(&format!(" (counts over {} runs)", self.runs));
+        }
+        s
+    }
+}
