@@ -290,17 +290,16 @@ fn the_reference_proxy_scores_a_candidate_as_a_run_on_the_edited_corpus() {
     let (corpus, golden) = (shipped("corpus.json"), shipped("golden.json"));
     let (top, overrides) = swap_candidate(&corpus, &golden);
     let cand = write_json(dir.path(), "candidate.json", &overrides);
-    let got = fitness(
-        dir.path(),
-        &[
-            "--datasets",
-            v0.to_str().unwrap(),
-            "--sut",
-            "reference",
-            "--overrides",
-            cand.to_str().unwrap(),
-        ],
-    );
+    // fitness on v0 with these overrides, through `sut` ("" for the embedded retriever)
+    let on_v0 = |file: &Path, sut: &str| {
+        let mut args = vec!["--datasets", v0.to_str().unwrap()];
+        if !sut.is_empty() {
+            args.extend(["--sut", sut]);
+        }
+        args.extend(["--overrides", file.to_str().unwrap()]);
+        fitness(dir.path(), &args)
+    };
+    let got = on_v0(&cand, "reference");
     let report = run_on(
         dir.path(),
         &edited(&corpus, &overrides),
@@ -310,27 +309,9 @@ fn the_reference_proxy_scores_a_candidate_as_a_run_on_the_edited_corpus() {
     assert_eq!(got, from_report(&report, &top));
     // the candidate reached the proxy: its numbers moved
     let none = write_json(dir.path(), "none.json", &json!({}));
-    let before = fitness(
-        dir.path(),
-        &[
-            "--datasets",
-            v0.to_str().unwrap(),
-            "--sut",
-            "reference",
-            "--overrides",
-            none.to_str().unwrap(),
-        ],
-    );
+    let before = on_v0(&none, "reference");
     assert_ne!(before["overall"], got["overall"]);
-    let embedded = fitness(
-        dir.path(),
-        &[
-            "--datasets",
-            v0.to_str().unwrap(),
-            "--overrides",
-            cand.to_str().unwrap(),
-        ],
-    );
+    let embedded = on_v0(&cand, "");
     // and the reference proxy ranks with the same BM25 as the embedded retriever: the slow
     // path and the fast path give the same output
     assert_eq!(embedded, got);
