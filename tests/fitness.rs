@@ -73,6 +73,28 @@ fn fitness(cwd: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&out).unwrap()
 }
 
+/// Runs `fitness --lines` with `lines` on stdin; its output and the JSON of each stdout line.
+fn feed(mut cmd: std::process::Command, lines: &[String]) -> (std::process::Output, Vec<Value>) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        for l in lines {
+            writeln!(stdin, "{l}").unwrap();
+        }
+    }
+    let o = child.wait_with_output().unwrap();
+    let out: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (o, out)
+}
+
 /// The run's numbers in the fitness result's shape: `overall`, `splits` and `per_tool` for `ids`.
 fn from_report(report: &Value, ids: &[String]) -> Value {
     let r = &report["retrieval"];
@@ -149,15 +171,19 @@ fn a_candidate_scores_exactly_what_a_full_run_on_the_edited_corpus_reports() {
     let (corpus, golden) = (v1("corpus.json"), v1("golden.json"));
     let (top, overrides) = swap_candidate(&corpus, &golden);
     let cand = write_json(dir.path(), "candidate.json", &overrides);
-    let got = fitness(
-        dir.path(),
-        &[
-            "--datasets",
-            root().join("datasets/v1").to_str().unwrap(),
-            "--overrides",
-            cand.to_str().unwrap(),
-        ],
-    );
+    let v1_dir = root().join("datasets/v1");
+    let on_v1 = |file: &Path| {
+        fitness(
+            dir.path(),
+            &[
+                "--datasets",
+                v1_dir.to_str().unwrap(),
+                "--overrides",
+                file.to_str().unwrap(),
+            ],
+        )
+    };
+    let got = on_v1(&cand);
     let report = run_on(dir.path(), &edited(&corpus, &overrides), &golden, &[]);
     assert_eq!(
         got,
@@ -166,15 +192,7 @@ fn a_candidate_scores_exactly_what_a_full_run_on_the_edited_corpus_reports() {
     );
     // and the candidate moved something: it is not the unedited corpus's score
     let none = write_json(dir.path(), "none.json", &json!({}));
-    let before = fitness(
-        dir.path(),
-        &[
-            "--datasets",
-            root().join("datasets/v1").to_str().unwrap(),
-            "--overrides",
-            none.to_str().unwrap(),
-        ],
-    );
+    let before = on_v1(&none);
     assert_ne!(before["overall"], got["overall"]);
     assert_eq!(before["per_tool"], json!({}));
     assert_eq!(got["splits"]["held_out"]["held_out"], true);
@@ -215,28 +233,20 @@ fn blanking_a_tool_lowers_its_recall_and_lines_answer_every_line_in_order() {
     let mut blanked = same.clone();
     blanked.insert(blank.clone(), json!({"description": ""}));
 
-    let mut child = evalgate_command(
+    let mut cmd = evalgate_command(
         dir.path(),
         &["fitness", "--datasets", v1dir.to_str().unwrap(), "--lines"],
-    )
-    .env_remove("EVALGATE_DATASETS")
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    {
-        let mut stdin = child.stdin.take().unwrap();
-        writeln!(stdin, "{}", Value::Object(same)).unwrap();
-        writeln!(stdin, "{{\"{blank}\": {{\"descripton\": \"typo\"}}}}").unwrap();
-        writeln!(stdin, "{}", Value::Object(blanked)).unwrap();
-    }
-    let o = child.wait_with_output().unwrap();
+    );
+    cmd.env_remove("EVALGATE_DATASETS");
+    let (o, lines) = feed(
+        cmd,
+        &[
+            Value::Object(same).to_string(),
+            format!("{{\"{blank}\": {{\"descripton\": \"typo\"}}}}"),
+            Value::Object(blanked).to_string(),
+        ],
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let lines: Vec<Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     assert_eq!(lines.len(), 3, "{}", stdout(&o));
     let line_no: Vec<u64> = lines.iter().map(|l| l["line"].as_u64().unwrap()).collect();
     assert_eq!(line_no, [1, 2, 3]);
@@ -367,24 +377,10 @@ fn a_bad_candidate_or_a_system_it_cannot_reach_is_exit_2_with_nothing_on_stdout(
 )]
 fn a_proxy_that_crashes_gets_an_error_line_per_candidate_and_exit_3_never_numbers() {
     let dir = tempdir();
-    let mut child = evalgate_command(dir.path(), &["fitness", "--sut", "reference", "--lines"])
-        .env("EVALGATE_PROXY_FAULT", "crash-after=30")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        let mut stdin = child.stdin.take().unwrap();
-        writeln!(stdin, "{{}}").unwrap();
-        writeln!(stdin, "{{}}").unwrap();
-    }
-    let o = child.wait_with_output().unwrap();
+    let mut cmd = evalgate_command(dir.path(), &["fitness", "--sut", "reference", "--lines"]);
+    cmd.env("EVALGATE_PROXY_FAULT", "crash-after=30");
+    let (o, lines) = feed(cmd, &["{}".to_string(), "{}".to_string()]);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
-    let lines: Vec<Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     assert_eq!(lines.len(), 2, "{}", stdout(&o));
     for (i, l) in lines.iter().enumerate() {
         assert_eq!(l["line"], i + 1);
