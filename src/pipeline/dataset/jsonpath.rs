@@ -292,7 +292,8 @@ pub struct DuplicateKey {
 /// is reused, and the path is built only for the duplicate.
 pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
     use std::borrow::Cow;
-    type Pos = (usize, usize);
+    /// A key's byte offset: turned into a line and column only for the duplicate.
+    type Pos = usize;
     enum Keys<'a> {
         Few(Vec<(Cow<'a, str>, Pos)>),
         Many(HashMap<Cow<'a, str>, Pos>),
@@ -330,7 +331,7 @@ pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
         Array(usize),
     }
     let b = text.as_bytes();
-    let (mut i, mut line, mut col) = (0usize, 1usize, 1usize);
+    let mut i = 0usize;
     let mut stack: Vec<Frame> = Vec::new();
     // the key lists of closed objects, cleared, for the next objects
     let mut spare: Vec<Vec<(Cow<str>, Pos)>> = Vec::new();
@@ -339,32 +340,18 @@ pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
         let c = b[i];
         match c {
             b'"' => {
-                let (start_line, start_col) = (line, col);
                 let start = i;
-                let mut escaped = false;
-                let mut closed = false;
                 i += 1;
-                col += 1;
-                while i < b.len() {
-                    let d = b[i];
-                    i += 1;
-                    if d & 0xC0 != 0x80 {
-                        col += 1;
-                    }
-                    if escaped {
-                        escaped = false;
-                    } else if d == b'\\' {
-                        escaped = true;
-                    } else if d == b'"' {
-                        closed = true;
+                // past the closing quote, each escape's next byte skipped
+                loop {
+                    i += memchr::memchr2(b'"', b'\\', b.get(i..)?)? + 1;
+                    if b[i - 1] == b'"' {
                         break;
                     }
-                }
-                if !closed {
-                    return None;
+                    i += 1;
                 }
                 if expect_key && let Some(Frame::Object(keys, current)) = stack.last_mut() {
-                    let raw = &text[start..i];
+                    let raw = text.get(start..i)?;
                     let key: Cow<str> = if raw.contains('\\') {
                         serde_json::from_str::<String>(raw)
                             .map(Cow::Owned)
@@ -373,19 +360,12 @@ pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
                         Cow::Borrowed(&raw[1..raw.len() - 1])
                     };
                     *current = key.clone();
-                    if let Some(first) = keys.seen_or_add(key, (start_line, start_col)) {
+                    if let Some(first) = keys.seen_or_add(key, start) {
                         // the second value's start: past the colon and white space
-                        let (mut l, mut c) = (line, col);
-                        for &d in &b[i..] {
-                            match d {
-                                b'\n' => {
-                                    l += 1;
-                                    c = 1;
-                                }
-                                b':' | b' ' | b'\t' | b'\r' => c += 1,
-                                _ => break,
-                            }
-                        }
+                        let value = i + b[i..]
+                            .iter()
+                            .take_while(|d| matches!(d, b':' | b' ' | b'\t' | b'\r' | b'\n'))
+                            .count();
                         let path = stack
                             .iter()
                             .map(|f| match f {
@@ -395,8 +375,8 @@ pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
                             .collect();
                         return Some(DuplicateKey {
                             path: JsonPath(path),
-                            first,
-                            second: (l, c),
+                            first: line_col(b, first),
+                            second: line_col(b, value),
                         });
                     }
                     expect_key = false;
@@ -423,14 +403,20 @@ pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
             _ => {}
         }
         i += 1;
-        if c == b'\n' {
-            line += 1;
-            col = 1;
-        } else if c & 0xC0 != 0x80 {
-            col += 1;
-        }
     }
     None
+}
+
+/// The line and column (1-based, counted in characters) of byte `offset` of `b`.
+fn line_col(b: &[u8], offset: usize) -> (usize, usize) {
+    let before = &b[..offset.min(b.len())];
+    let line_start = before.iter().rposition(|&c| c == b'\n').map_or(0, |n| n + 1);
+    let line = 1 + before.iter().filter(|&&c| c == b'\n').count();
+    let col = 1 + before[line_start..]
+        .iter()
+        .filter(|&&c| c & 0xC0 != 0x80)
+        .count();
+    (line, col)
 }
 
 /// Objects with up to this many keys are checked by comparing with each key so far (cheaper
@@ -465,6 +451,12 @@ mod tests {
             let _ = duplicate_key(bad);
         }
         assert_eq!(duplicate_key("{\"a\": 1, \"a"), None);
+        // columns count characters ("é" is two bytes), and an escaped quote does not end a
+        // string: the `"x\"y"` inside the first value is not a key
+        let t = "{\"d\": \"é \\\"x\\\": 1\",\n \"é\": 1, \"é\":\n  2}";
+        let d = duplicate_key(t).unwrap();
+        assert_eq!(d.path.to_string(), "$[\"é\"]");
+        assert_eq!((d.first, d.second), ((2, 2), (3, 3)));
     }
 
     #[test]

@@ -29,9 +29,10 @@ use crate::infra::text::Text;
 use crate::pipeline::dataset::{Corpus, GoldenSet, Label};
 use crate::pipeline::score::metrics::{IdPositions, filter_ranked};
 use crate::pipeline::sut::observe::RetrievalObservations;
+use foldhash::{HashMap, HashMapExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The cut of "found" and of the confusions: the top 5.
 pub const TOP_K: usize = 5;

@@ -32,45 +32,50 @@ pub fn retrieval(
     let mut per_run_means: [Vec<Option<f64>>; RETRIEVAL_METRICS.len()] = Default::default();
     let mut per_query: Vec<QueryRuns> = vec![QueryRuns::default(); golden.queries.len()];
     let mut latencies = Vec::new();
-    let mut tools = diagnostics::Accumulator::default();
     let mut runs_completed = 0;
-    for run in &obs.runs {
-        if run.queries.len() == golden.queries.len() {
-            runs_completed += 1;
-        }
-        let mut sums = [0.0; RETRIEVAL_METRICS.len()];
-        let mut n = 0usize;
-        for qo in &run.queries {
-            let Some(qi) = index.position(&qo.id).map(|i| i as usize) else {
-                continue;
-            };
-            let q = &golden.queries[qi];
-            let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
-            diag.answers += 1;
-            if qo.ranked.is_empty() {
-                diag.empty_answers += 1;
+    // the per-tool diagnostics read the same answers on a thread of their own: a re-score of
+    // 20,000 queries spends as long on them as on the metrics
+    let tool_diagnostics = std::thread::scope(|s| {
+        let tools = s.spawn(|| diagnostics::ToolDiagnostics::of(&obs, corpus, golden));
+        for run in &obs.runs {
+            if run.queries.len() == golden.queries.len() {
+                runs_completed += 1;
             }
-            diag.off_corpus_results += f.off_corpus;
-            diag.duplicate_results += f.duplicates;
-            if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
-                diag.starved_queries += 1;
+            let mut sums = [0.0; RETRIEVAL_METRICS.len()];
+            let mut n = 0usize;
+            for qo in &run.queries {
+                let Some(qi) = index.position(&qo.id).map(|i| i as usize) else {
+                    continue;
+                };
+                let q = &golden.queries[qi];
+                let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
+                diag.answers += 1;
+                if qo.ranked.is_empty() {
+                    diag.empty_answers += 1;
+                }
+                diag.off_corpus_results += f.off_corpus;
+                diag.duplicate_results += f.duplicates;
+                if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
+                    diag.starved_queries += 1;
+                }
+                diag.hard_negatives_in_top_5 +=
+                    metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
+                let s = metrics::score_query(&q.labels, &f.ids).values();
+                for (sum, v) in sums.iter_mut().zip(s) {
+                    *sum += v;
+                }
+                n += 1;
+                per_query[qi].add(s, || {
+                    f.ids.iter().take(DEPTH).map(|&id| id.clone()).collect()
+                });
+                latencies.push(qo.latency_ms);
             }
-            diag.hard_negatives_in_top_5 += metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
-            tools.add(run.run, qi, &q.id, &q.labels, &f.ids);
-            let s = metrics::score_query(&q.labels, &f.ids).values();
-            for (sum, v) in sums.iter_mut().zip(s) {
-                *sum += v;
+            for (means, sum) in per_run_means.iter_mut().zip(sums) {
+                means.push((n > 0).then(|| sum / n as f64));
             }
-            n += 1;
-            per_query[qi].add(s, || {
-                f.ids.iter().take(DEPTH).map(|&id| id.clone()).collect()
-            });
-            latencies.push(qo.latency_ms);
         }
-        for (means, sum) in per_run_means.iter_mut().zip(sums) {
-            means.push((n > 0).then(|| sum / n as f64));
-        }
-    }
+        crate::infra::threads::join(tools)
+    });
     let metrics = RETRIEVAL_METRICS
         .iter()
         .zip(per_run_means)
@@ -109,7 +114,6 @@ pub fn retrieval(
     let per_query: Vec<QueryReport> = rows;
     diag.unstable_queries = per_query.iter().filter(|q| q.unstable).count();
     let splits = split_summaries(&per_query);
-    let tool_diagnostics = tools.finish();
     RetrievalReport {
         catalog: None,
         retriever: obs.system.clone(),
