@@ -410,7 +410,10 @@ pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
 /// The line and column (1-based, counted in characters) of byte `offset` of `b`.
 fn line_col(b: &[u8], offset: usize) -> (usize, usize) {
     let before = &b[..offset.min(b.len())];
-    let line_start = before.iter().rposition(|&c| c == b'\n').map_or(0, |n| n + 1);
+    let line_start = before
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |n| n + 1);
     let line = 1 + before.iter().filter(|&&c| c == b'\n').count();
     let col = 1 + before[line_start..]
         .iter()

@@ -379,7 +379,10 @@ mod tests {
         // the same document as a plain tree: every list written on this thread, in sequence
         let plain = layout(&serde_json::to_value(&doc).unwrap());
         assert_eq!(parallel, plain);
-        assert!(parallel.contains("\n    {\n      \"run\": 1,"), "the run stays a section");
+        assert!(
+            parallel.contains("\n    {\n      \"run\": 1,"),
+            "the run stays a section"
+        );
         // an error in a row (a map with a non-string key) is an error of the whole, not a hang
         #[derive(serde::Serialize)]
         struct Bad {

@@ -327,7 +327,9 @@ impl<'a> Accumulator<'a> {
         never.sort_by(|a, b| b.relevant_in.cmp(&a.relevant_in).then(a.tool.cmp(&b.tool)));
         let never_found = never.into_iter().map(|t| t.tool.clone()).collect();
         let query_ids = self.query_ids;
-        let mut confusions: Vec<ConfusionPair> = self
+        // every pair's sort key and distinct queries; only the pairs kept become rows
+        type Pair<'t> = (usize, usize, &'t Text, &'t Text, Vec<u32>);
+        let mut pairs: Vec<Pair> = self
             .pairs
             .into_iter()
             .map(|((wanted, taken), p)| {
@@ -335,29 +337,38 @@ impl<'a> Accumulator<'a> {
                 queries.push(p.first);
                 queries.sort_unstable();
                 queries.dedup();
-                ConfusionPair {
-                    wanted: wanted.clone(),
-                    taken: taken.clone(),
-                    queries: queries.len(),
-                    occurrences: p.occurrences,
-                    examples: queries
-                        .iter()
-                        .filter_map(|&q| query_ids.get(q as usize).copied().flatten())
-                        .take(EXAMPLES_MAX)
-                        .cloned()
-                        .collect(),
-                }
+                (queries.len(), p.occurrences, wanted, taken, queries)
             })
             .collect();
-        confusions.sort_by(|a, b| {
-            b.queries
-                .cmp(&a.queries)
-                .then(b.occurrences.cmp(&a.occurrences))
-                .then_with(|| a.wanted.cmp(&b.wanted))
-                .then_with(|| a.taken.cmp(&b.taken))
-        });
-        let confusions_total = confusions.len();
-        confusions.truncate(CONFUSIONS_MAX);
+        // most queries, then most occurrences, then by ids: a total order (a pair is unique)
+        let worst_first = |a: &Pair, b: &Pair| {
+            b.0.cmp(&a.0)
+                .then(b.1.cmp(&a.1))
+                .then_with(|| a.2.cmp(b.2))
+                .then_with(|| a.3.cmp(b.3))
+        };
+        let confusions_total = pairs.len();
+        if pairs.len() > CONFUSIONS_MAX {
+            // the worst CONFUSIONS_MAX first (in no order), the rest cut, before sorting
+            pairs.select_nth_unstable_by(CONFUSIONS_MAX - 1, worst_first);
+            pairs.truncate(CONFUSIONS_MAX);
+        }
+        pairs.sort_unstable_by(worst_first);
+        let confusions: Vec<ConfusionPair> = pairs
+            .into_iter()
+            .map(|(n, occurrences, wanted, taken, queries)| ConfusionPair {
+                wanted: wanted.clone(),
+                taken: taken.clone(),
+                queries: n,
+                occurrences,
+                examples: queries
+                    .iter()
+                    .filter_map(|&q| query_ids.get(q as usize).copied().flatten())
+                    .take(EXAMPLES_MAX)
+                    .cloned()
+                    .collect(),
+            })
+            .collect();
         let hard_negatives_in_top_5 = self
             .hard
             .into_values()
@@ -519,6 +530,20 @@ mod tests {
         // the five pairs of three queries come first, and every one of them is kept
         assert!(d.confusions[..5].iter().all(|p| p.queries == 3));
         assert_eq!(d.confusions_cut_at(), Some(1));
+        // the pairs of one query kept are the first by ids, in that order: as if every pair
+        // had been sorted and the list cut after
+        let mut single: Vec<(&str, &str)> = (3..n)
+            .flat_map(|i| {
+                let w = wanted[i][0].tool_id.as_str();
+                taken[i].iter().map(move |t| (w, t.as_str()))
+            })
+            .collect();
+        single.sort_unstable();
+        let kept: Vec<(&str, &str)> = d.confusions[5..]
+            .iter()
+            .map(|p| (p.wanted.as_str(), p.taken.as_str()))
+            .collect();
+        assert_eq!(kept, single[..CONFUSIONS_MAX - 5]);
         let whole = Accumulator::default().finish();
         assert_eq!(whole.confusions_cut_at(), None);
     }

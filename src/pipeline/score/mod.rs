@@ -35,7 +35,7 @@ pub fn retrieval(
     let mut runs_completed = 0;
     // the per-tool diagnostics read the same answers on a thread of their own: a re-score of
     // 20,000 queries spends as long on them as on the metrics
-    let tool_diagnostics = std::thread::scope(|s| {
+    let (tool_diagnostics, per_query) = std::thread::scope(|s| {
         let tools = s.spawn(|| diagnostics::ToolDiagnostics::of(&obs, corpus, golden));
         for run in &obs.runs {
             if run.queries.len() == golden.queries.len() {
@@ -74,13 +74,44 @@ pub fn retrieval(
                 means.push((n > 0).then(|| sum / n as f64));
             }
         }
-        crate::infra::threads::join(tools)
+        // the rows are built while the diagnostics finish
+        let rows = query_rows(golden, per_query);
+        (crate::infra::threads::join(tools), rows)
     });
     let metrics = RETRIEVAL_METRICS
         .iter()
         .zip(per_run_means)
         .map(|(m, v)| (m.key().to_string(), Summary::of(v)))
         .collect();
+    diag.unstable_queries = per_query.iter().filter(|q| q.unstable).count();
+    let splits = split_summaries(&per_query);
+    RetrievalReport {
+        catalog: None,
+        retriever: obs.system.clone(),
+        corpus_version: corpus.version.clone(),
+        golden_version: golden.version.clone(),
+        queries: golden.queries.len(),
+        depth: DEPTH,
+        requested: obs.requested,
+        runs_completed,
+        metrics,
+        latency_ms: Latency {
+            p50: percentile(&latencies, 50.0),
+            p95: percentile(&latencies, 95.0),
+            max: latencies.iter().copied().reduce(f64::max),
+            mean: (!latencies.is_empty())
+                .then(|| latencies.iter().sum::<f64>() / latencies.len() as f64),
+        },
+        diagnostics: diag,
+        tool_diagnostics,
+        splits,
+        per_query,
+        observations: obs,
+    }
+}
+
+/// The report's row of each golden query some run answered, in golden-set order.
+fn query_rows(golden: &GoldenSet, per_query: Vec<QueryRuns>) -> Vec<QueryReport> {
     // sized up front: a filtered iterator would grow the rows by doubling, up to twice the
     // memory of 20,000 rows
     let mut rows = Vec::with_capacity(per_query.iter().filter(|r| r.runs > 0).count());
@@ -111,32 +142,7 @@ pub fn retrieval(
                 }
             }),
     );
-    let per_query: Vec<QueryReport> = rows;
-    diag.unstable_queries = per_query.iter().filter(|q| q.unstable).count();
-    let splits = split_summaries(&per_query);
-    RetrievalReport {
-        catalog: None,
-        retriever: obs.system.clone(),
-        corpus_version: corpus.version.clone(),
-        golden_version: golden.version.clone(),
-        queries: golden.queries.len(),
-        depth: DEPTH,
-        requested: obs.requested,
-        runs_completed,
-        metrics,
-        latency_ms: Latency {
-            p50: percentile(&latencies, 50.0),
-            p95: percentile(&latencies, 95.0),
-            max: latencies.iter().copied().reduce(f64::max),
-            mean: (!latencies.is_empty())
-                .then(|| latencies.iter().sum::<f64>() / latencies.len() as f64),
-        },
-        diagnostics: diag,
-        tool_diagnostics,
-        splits,
-        per_query,
-        observations: obs,
-    }
+    rows
 }
 
 /// One golden query over the runs that answered it, accumulated as the runs come in.
