@@ -3,7 +3,8 @@
 use super::jsonpath::JsonPath;
 use super::load::{Loaded, Severity, Violation};
 use super::model::{Category, Corpus, GoldenSet, SPLITS, SecurityCorpus, Truth, bare_name};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::BTreeSet;
 
 /// Item `i`'s id (at `key`, called `noun` in the message) is remembered in `seen`; a second
 /// item with the same id is an error naming the first.
