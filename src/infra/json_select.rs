@@ -135,10 +135,7 @@ impl<R: Read> Scanner<R> {
                 return self.fail("unterminated string");
             }
             let rest = &self.buf[self.pos..self.len];
-            match rest
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-            {
+            match first_special(rest) {
                 None => {
                     if keep {
                         raw.extend_from_slice(rest);
@@ -324,6 +321,34 @@ impl<R: Read> Scanner<R> {
     }
 }
 
+/// Where a string's plain run ends in `b`: the first `"`, `\\` or control character (below
+/// 0x20), looked for eight bytes at a time (a skipped report is mostly strings).
+fn first_special(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = b.chunks_exact(8);
+    for (k, word) in words.by_ref().enumerate() {
+        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let slash = w ^ (ONES * u64::from(b'\\'));
+        // the high bit of each byte that is 0 in `quote` or `slash`, or below 0x20 in `w`; a
+        // borrow can mark a byte after a true one, never before, so the lowest mark is exact
+        let hit = (quote.wrapping_sub(ONES) & !quote
+            | slash.wrapping_sub(ONES) & !slash
+            | w.wrapping_sub(ONES * 0x20) & !w)
+            & HIGH;
+        if hit != 0 {
+            return Some(k * 8 + (hit.trailing_zeros() / 8) as usize);
+        }
+    }
+    let tail = b.len() - words.remainder().len();
+    words
+        .remainder()
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|p| tail + p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,6 +405,32 @@ mod tests {
                 want,
                 "read {chunk} bytes at a time"
             );
+        }
+    }
+
+    #[test]
+    fn the_end_of_a_plain_run_is_found_at_every_offset() {
+        // every special byte, and bytes that are near them, at every place in a 0..40 window
+        let specials = [b'"', b'\\', 0x00, 0x1f, b'\n'];
+        let plain = [b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xc3, 0xff, b'a'];
+        for len in 0..40 {
+            for at in 0..=len {
+                for &sp in &specials {
+                    for k in 0..plain.len() {
+                        let mut b: Vec<u8> =
+                            (0..len).map(|i| plain[(i * 7 + k) % plain.len()]).collect();
+                        if at < len {
+                            b[at] = sp;
+                            // a second special after the first must not be the answer
+                            if at + 3 < len {
+                                b[at + 3] = b'"';
+                            }
+                        }
+                        let want = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+                        assert_eq!(first_special(&b), want, "{b:?}");
+                    }
+                }
+            }
         }
     }
 
