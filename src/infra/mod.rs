@@ -3,6 +3,7 @@
 
 pub mod files;
 pub mod http;
+pub mod json_rows;
 pub mod json_select;
 pub mod mcp;
 pub mod process;

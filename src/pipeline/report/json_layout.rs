@@ -153,86 +153,14 @@ impl Formatter for RowsFormatter {
     }
 }
 
-/// Writes `value` to `w` in the report layout. Long lists marked with [`rows`] are rendered
-/// on worker threads.
+/// Writes `value` to `w` in the report layout. Long lists marked with
+/// [`rows`](crate::infra::json_rows::rows) are rendered on worker threads.
 pub fn to_writer<W: Write, T: serde::Serialize + ?Sized>(
     w: W,
     value: &T,
 ) -> serde_json::Result<()> {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            PARALLEL_ROWS.set(self.0);
-        }
-    }
-    let _restore = Restore(PARALLEL_ROWS.replace(true));
     let mut ser = serde_json::Serializer::with_formatter(w, RowsFormatter::default());
-    value.serialize(&mut ser)
-}
-
-thread_local! {
-    /// Set while [`to_writer`] writes on this thread: [`rows`] may render in parallel.
-    static PARALLEL_ROWS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Rows per piece a worker renders at a time.
-const ROWS_PER_PIECE: usize = 256;
-
-/// Most workers rendering one list's rows.
-const ROW_WORKERS: usize = 2;
-
-/// A long list of rows (`#[serde(serialize_with = "rows")]`): written as the plain sequence,
-/// except inside [`to_writer`], where up to two worker threads render its rows compactly (as
-/// [`RowsFormatter`] writes a row: `serde_json`'s compact form) a few hundred at a time, and
-/// this thread writes each piece in order as it comes. The bytes are those of the plain
-/// sequence (tested below); a re-score of 20,000 queries writes its report.json's rows on two
-/// cores instead of one. Memory: at most two pieces waiting per worker.
-pub fn rows<T, S>(rows: &Vec<T>, s: S) -> Result<S::Ok, S::Error>
-where
-    T: serde::Serialize + Sync,
-    S: serde::Serializer,
-{
-    use serde::ser::{Error, SerializeSeq};
-    use serde_json::value::RawValue;
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(ROW_WORKERS);
-    if !PARALLEL_ROWS.get() || workers < 2 || rows.len() < 2 * ROWS_PER_PIECE {
-        return s.collect_seq(rows);
-    }
-    type Piece = Result<Vec<Box<RawValue>>, String>;
-    std::thread::scope(|scope| {
-        let pieces: Vec<std::sync::mpsc::Receiver<Piece>> = (0..workers)
-            .map(|w| {
-                let (tx, rx) = std::sync::mpsc::sync_channel::<Piece>(2);
-                scope.spawn(move || {
-                    for piece in rows.chunks(ROWS_PER_PIECE).skip(w).step_by(workers) {
-                        let rendered = piece
-                            .iter()
-                            .map(serde_json::value::to_raw_value)
-                            .collect::<Result<Vec<_>, _>>()
-                            .map_err(|e| e.to_string());
-                        // the writer stopped (it failed): nothing more is wanted
-                        if tx.send(rendered).is_err() {
-                            return;
-                        }
-                    }
-                });
-                rx
-            })
-            .collect();
-        let mut seq = s.serialize_seq(Some(rows.len()))?;
-        for i in 0..rows.len().div_ceil(ROWS_PER_PIECE) {
-            let piece = pieces[i % workers]
-                .recv()
-                .map_err(|_| S::Error::custom("a row-rendering thread stopped"))?
-                .map_err(S::Error::custom)?;
-            for row in &piece {
-                seq.serialize_element(row)?;
-            }
-        }
-        seq.end()
-    })
+    crate::infra::json_rows::in_parallel(|| value.serialize(&mut ser))
 }
 
 /// `value` as a string in the report layout.
@@ -245,6 +173,7 @@ pub fn to_string<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::infra::json_rows::{ROWS_PER_PIECE, rows};
     use serde_json::{Value, json};
 
     fn layout(v: &Value) -> String {

@@ -58,7 +58,7 @@ pub struct ToolDiagnostics {
     pub runs: usize,
     /// Every tool relevant (grade 1 or more) to at least one query, by tool id. Tools no query
     /// finds relevant are left out, so the table grows with the golden set, not the corpus.
-    #[serde(serialize_with = "crate::pipeline::report::json_layout::rows")]
+    #[serde(serialize_with = "crate::infra::json_rows::rows")]
     pub per_tool: Vec<ToolStat>,
     /// The same, aggregated per server (the `server` part of `server:tool`), by server name.
     pub per_server: Vec<ServerStat>,
@@ -69,7 +69,7 @@ pub struct ToolDiagnostics {
     /// relevant to the query (`taken`) was in it. Worst first: most queries, then most
     /// occurrences, then by ids. At most 10,000 (`confusions_total` counts them all): when cut,
     /// every pair with more queries than the last one kept is here.
-    #[serde(serialize_with = "crate::pipeline::report::json_layout::rows")]
+    #[serde(serialize_with = "crate::infra::json_rows::rows")]
     pub confusions: Vec<ConfusionPair>,
     /// Confusion pairs in all, listed or not.
     #[serde(default)]
