@@ -14,7 +14,15 @@ const STAGES: &[&str] = &[
 ];
 
 /// Infrastructure modules, lowest first.
-const INFRA: &[&str] = &["json_rows", "text", "files", "secrets", "http", "process", "mcp"];
+const INFRA: &[&str] = &[
+    "json_rows",
+    "text",
+    "files",
+    "secrets",
+    "http",
+    "process",
+    "mcp",
+];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {

@@ -157,7 +157,8 @@ pub async fn retrieval(
 /// [`retrieval`] for a system that answers in-process: worker threads (up to
 /// `limits.concurrency`, no more than the cores) take the queries in golden-set order and this
 /// thread puts their answers back in that order, so the observations are those of asking one
-/// query after another. A query answered later than `limits.request_timeout` is a timeout (a
+/// query after another (a system that [answers at once](InProcess::answers_at_once) is asked
+/// on this thread alone). A query answered later than `limits.request_timeout` is a timeout (a
 /// synchronous search cannot be cut short); the first failure stops the measurement.
 fn in_threads(
     sys: &dyn InProcess,
@@ -207,41 +208,59 @@ fn in_threads(
             }
             res
         };
-        let failure = std::thread::scope(|s| {
-            let (tx, rx) = std::sync::mpsc::channel();
-            for _ in 0..threads {
-                let tx = tx.clone();
-                let (next, stop, ask) = (&next, &stop, &ask);
-                s.spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(q) = queries.get(i) else { break };
-                        if tx.send((i, ask(q))).is_err() {
-                            break;
-                        }
+        let failure = if sys.answers_at_once() {
+            let mut failure = None;
+            for q in queries {
+                match ask(q) {
+                    Ok(ranked) => rr.queries.push(QueryObservation::of(q.id.clone(), ranked)),
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
                     }
-                });
-            }
-            drop(tx);
-            // answers arrive a few places out of order; they are kept until their turn
-            let mut early = std::collections::BTreeMap::new();
-            for (i, res) in rx {
-                early.insert(i, res);
-                while let Some(res) = early.remove(&rr.queries.len()) {
-                    let q = &queries[rr.queries.len()];
-                    match res {
-                        Ok(ranked) => rr.queries.push(QueryObservation::of(q.id.clone(), ranked)),
-                        Err(e) => {
-                            stop.store(true, Ordering::Relaxed);
-                            return Some(e);
-                        }
-                    }
-                    done += 1;
-                    progress.tick(&phase, done, total);
                 }
+                done += 1;
+                progress.tick(&phase, done, total);
             }
-            None
-        });
+            failure
+        } else {
+            std::thread::scope(|s| {
+                let (tx, rx) = std::sync::mpsc::channel();
+                for _ in 0..threads {
+                    let tx = tx.clone();
+                    let (next, stop, ask) = (&next, &stop, &ask);
+                    s.spawn(move || {
+                        while !stop.load(Ordering::Relaxed) {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(q) = queries.get(i) else { break };
+                            if tx.send((i, ask(q))).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+                drop(tx);
+                // answers arrive a few places out of order; they are kept until their turn
+                let mut early = std::collections::BTreeMap::new();
+                for (i, res) in rx {
+                    early.insert(i, res);
+                    while let Some(res) = early.remove(&rr.queries.len()) {
+                        let q = &queries[rr.queries.len()];
+                        match res {
+                            Ok(ranked) => {
+                                rr.queries.push(QueryObservation::of(q.id.clone(), ranked))
+                            }
+                            Err(e) => {
+                                stop.store(true, Ordering::Relaxed);
+                                return Some(e);
+                            }
+                        }
+                        done += 1;
+                        progress.tick(&phase, done, total);
+                    }
+                }
+                None
+            })
+        };
         obs.runs.push(rr);
         if failure.is_some() {
             return (obs, failure);

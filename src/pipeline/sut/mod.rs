@@ -125,6 +125,12 @@ pub struct Ranked {
 pub trait InProcess: Sync {
     /// What [`Retriever::search`] answers, computed on this thread.
     fn search_now(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError>;
+    /// True when an answer costs less than handing it between threads (a lookup in memory):
+    /// the queries are then asked on the measuring thread alone, and the answers are kept in
+    /// its memory.
+    fn answers_at_once(&self) -> bool {
+        false
+    }
 }
 
 /// What a system said to a robustness probe.

@@ -256,6 +256,9 @@ impl Retriever for RecordedRetriever {
 }
 
 impl InProcess for RecordedRetriever {
+    fn answers_at_once(&self) -> bool {
+        true
+    }
     fn search_now(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let run = &self.runs[(req.run.max(1) - 1) % self.runs.len()];
         match run.get(req.query_id) {
