@@ -142,20 +142,7 @@ impl ToolDiagnostics {
     /// against `corpus` as every metric filters them. Queries the golden set does not have are
     /// ignored.
     pub fn of(obs: &RetrievalObservations, corpus: &Corpus, golden: &GoldenSet) -> Self {
-        let corpus_ids: IdPositions = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
-        let index: IdPositions = golden.queries.iter().map(|q| q.id.as_str()).collect();
-        let mut acc = Accumulator::default();
-        for run in &obs.runs {
-            for qo in &run.queries {
-                let Some(qi) = index.position(&qo.id) else {
-                    continue;
-                };
-                let q = &golden.queries[qi as usize];
-                let f = filter_ranked(&qo.ranked, &corpus_ids);
-                acc.add(run.run, qi as usize, &q.id, &q.labels, &f.ids);
-            }
-        }
-        acc.finish()
+        Accumulator::of(obs, corpus, golden).finish()
     }
 
     /// Nothing measured (or a report from before these diagnostics).
@@ -218,6 +205,26 @@ pub struct Accumulator<'a> {
 }
 
 impl<'a> Accumulator<'a> {
+    /// Every answer of `obs` (every run) added, against `golden`, the ranked lists filtered
+    /// against `corpus` as every metric filters them; queries the golden set does not have are
+    /// ignored. [`Accumulator::finish`] makes the table.
+    pub fn of(obs: &'a RetrievalObservations, corpus: &Corpus, golden: &'a GoldenSet) -> Self {
+        let corpus_ids: IdPositions = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
+        let index: IdPositions = golden.queries.iter().map(|q| q.id.as_str()).collect();
+        let mut acc = Accumulator::default();
+        for run in &obs.runs {
+            for qo in &run.queries {
+                let Some(qi) = index.position(&qo.id) else {
+                    continue;
+                };
+                let q = &golden.queries[qi as usize];
+                let f = filter_ranked(&qo.ranked, &corpus_ids);
+                acc.add(run.run, qi as usize, &q.id, &q.labels, &f.ids);
+            }
+        }
+        acc
+    }
+
     /// One query answered in run `run`: `qi` is its position in the golden set (it orders the
     /// examples and tells runs of one query apart), `ranked` its filtered list, best first.
     pub fn add(
