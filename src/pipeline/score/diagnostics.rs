@@ -27,7 +27,7 @@
 
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Corpus, GoldenSet, Label};
-use crate::pipeline::score::metrics::{IdPositions, filter_ranked};
+use crate::pipeline::score::metrics::{IdPositions, ranked_positions};
 use crate::pipeline::sut::observe::RetrievalObservations;
 use foldhash::{HashMap, HashMapExt};
 use schemars::JsonSchema;
@@ -145,6 +145,18 @@ impl ToolDiagnostics {
         Accumulator::of(obs, corpus, golden).finish()
     }
 
+    /// [`ToolDiagnostics::of`] with the id tables already made (see
+    /// [`Accumulator::of_indexed`]).
+    pub fn of_indexed(
+        obs: &RetrievalObservations,
+        corpus: &Corpus,
+        corpus_ids: &IdPositions,
+        golden: &GoldenSet,
+        index: &IdPositions,
+    ) -> Self {
+        Accumulator::of_indexed(obs, corpus, corpus_ids, golden, index).finish()
+    }
+
     /// Nothing measured (or a report from before these diagnostics).
     pub fn is_empty(&self) -> bool {
         self.runs == 0
@@ -192,37 +204,91 @@ struct HardAcc {
 
 /// Builds [`ToolDiagnostics`] one scored query at a time (the labels and the filtered ranked
 /// list), borrowing both until [`Accumulator::finish`].
+///
+/// Tools are counted by number, not by text: [`Accumulator::of`] numbers them by their corpus
+/// position (which filtering has already looked up), so counting a query compares and hashes
+/// integers only; every text is looked up once, at the end.
 #[derive(Debug, Default)]
 pub struct Accumulator<'a> {
     runs: BTreeSet<usize>,
-    // keyed by the labels' and the answers' own ids: the table shares their text (an id is
-    // reference-counted), so 100,000 pairs allocate no string
-    tools: HashMap<&'a Text, ToolAcc>,
-    pairs: HashMap<(&'a Text, &'a Text), PairAcc>,
+    /// Each tool number's id (as first seen in a label or an answer): the corpus's tools
+    /// first (by position), then ids numbered as they come (labels naming a tool outside the
+    /// corpus; every id given to [`Self::add`]).
+    names: Vec<Option<&'a Text>>,
+    /// The numbers given to ids as they came.
+    numbered: HashMap<&'a str, u32>,
+    /// By tool number; a tool no query finds relevant has `relevant_in == 0`.
+    tools: Vec<ToolAcc>,
+    /// By (wanted, taken) numbers, wanted in the high half.
+    pairs: HashMap<u64, PairAcc>,
     /// Each golden-set position's query id, as seen (for the pairs' examples).
     query_ids: Vec<Option<&'a Text>>,
     hard: BTreeMap<(usize, &'a str), (&'a Text, &'a Text, HardAcc)>,
+    /// Scratch: the current query's label numbers.
+    label_numbers: Vec<u32>,
 }
 
 impl<'a> Accumulator<'a> {
     /// Every answer of `obs` (every run) added, against `golden`, the ranked lists filtered
     /// against `corpus` as every metric filters them; queries the golden set does not have are
     /// ignored. [`Accumulator::finish`] makes the table.
-    pub fn of(obs: &'a RetrievalObservations, corpus: &Corpus, golden: &'a GoldenSet) -> Self {
+    pub fn of(obs: &'a RetrievalObservations, corpus: &'a Corpus, golden: &'a GoldenSet) -> Self {
         let corpus_ids: IdPositions = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
         let index: IdPositions = golden.queries.iter().map(|q| q.id.as_str()).collect();
-        let mut acc = Accumulator::default();
+        Self::of_indexed(obs, corpus, &corpus_ids, golden, &index)
+    }
+
+    /// [`Accumulator::of`] with the corpus's and the golden set's id tables already made
+    /// (`corpus_ids` of `corpus`'s tool ids, `index` of `golden`'s query ids, in order).
+    pub fn of_indexed(
+        obs: &'a RetrievalObservations,
+        corpus: &'a Corpus,
+        corpus_ids: &IdPositions,
+        golden: &'a GoldenSet,
+        index: &IdPositions,
+    ) -> Self {
+        let mut acc = Accumulator {
+            names: vec![None; corpus.tools.len()],
+            ..Accumulator::default()
+        };
+        let mut ranked = Vec::new();
         for run in &obs.runs {
             for qo in &run.queries {
                 let Some(qi) = index.position(&qo.id) else {
                     continue;
                 };
                 let q = &golden.queries[qi as usize];
-                let f = filter_ranked(&qo.ranked, &corpus_ids);
-                acc.add(run.run, qi as usize, &q.id, &q.labels, &f.ids);
+                ranked_positions(&qo.ranked, corpus_ids, &mut ranked);
+                let mut numbers = std::mem::take(&mut acc.label_numbers);
+                numbers.clear();
+                numbers.extend(q.labels.iter().map(|l| {
+                    corpus_ids
+                        .position(&l.tool_id)
+                        .unwrap_or_else(|| acc.number(&l.tool_id))
+                }));
+                acc.add_numbered(run.run, qi as usize, &q.id, &q.labels, &numbers, &ranked);
+                acc.label_numbers = numbers;
             }
         }
         acc
+    }
+
+    /// Names tool `n` `id` unless it has a name.
+    fn name(&mut self, n: u32, id: &'a Text) {
+        if self.names.len() <= n as usize {
+            self.names.resize(n as usize + 1, None);
+        }
+        self.names[n as usize].get_or_insert(id);
+    }
+
+    /// The number of an id outside the corpus (given one the first time it is seen).
+    fn number(&mut self, id: &'a Text) -> u32 {
+        let next = self.names.len() as u32;
+        let n = *self.numbered.entry(id.as_str()).or_insert(next);
+        if n == next {
+            self.names.push(Some(id));
+        }
+        n
     }
 
     /// One query answered in run `run`: `qi` is its position in the golden set (it orders the
@@ -235,16 +301,40 @@ impl<'a> Accumulator<'a> {
         labels: &'a [Label],
         ranked: &[&'a Text],
     ) {
+        let numbers: Vec<u32> = labels.iter().map(|l| self.number(&l.tool_id)).collect();
+        let ranked: Vec<(u32, &'a Text)> = ranked.iter().map(|t| (self.number(t), *t)).collect();
+        self.add_numbered(run, qi, id, labels, &numbers, &ranked);
+    }
+
+    /// [`Accumulator::add`] with every id numbered: `numbers[i]` is `labels[i]`'s, and each
+    /// ranked id comes with its number.
+    fn add_numbered(
+        &mut self,
+        run: usize,
+        qi: usize,
+        id: &'a Text,
+        labels: &'a [Label],
+        numbers: &[u32],
+        ranked: &[(u32, &'a Text)],
+    ) {
         self.runs.insert(run);
         if self.query_ids.len() <= qi {
             self.query_ids.resize(qi + 1, None);
         }
         self.query_ids[qi] = Some(id);
         let top = &ranked[..ranked.len().min(TOP_K)];
-        let relevant = |t: &str| labels.iter().any(|l| l.relevance >= 1 && l.tool_id == t);
-        for l in labels {
+        for &(n, t) in top {
+            self.name(n, t);
+        }
+        let relevant = |t: u32| {
+            labels
+                .iter()
+                .zip(numbers)
+                .any(|(l, &n)| l.relevance >= 1 && n == t)
+        };
+        for (l, &n) in labels.iter().zip(numbers) {
             if l.relevance == 0 {
-                if let Some(p) = top.iter().position(|t| **t == l.tool_id) {
+                if let Some(p) = top.iter().position(|&(t, _)| t == n) {
                     let e = self.hard.entry((qi, l.tool_id.as_str())).or_insert((
                         id,
                         &l.tool_id,
@@ -258,8 +348,12 @@ impl<'a> Accumulator<'a> {
                 }
                 continue;
             }
-            let rank = ranked.iter().position(|t| **t == l.tool_id);
-            let t = self.tools.entry(&l.tool_id).or_default();
+            let rank = ranked.iter().position(|&(t, _)| t == n);
+            self.name(n, &l.tool_id);
+            if self.tools.len() <= n as usize {
+                self.tools.resize_with(n as usize + 1, ToolAcc::default);
+            }
+            let t = &mut self.tools[n as usize];
             t.relevant_in += 1;
             if let Some(r) = rank {
                 t.rr_sum += 1.0 / (r + 1) as f64;
@@ -268,8 +362,11 @@ impl<'a> Accumulator<'a> {
                 t.found += 1;
                 continue;
             }
-            for taken in top.iter().filter(|t| !relevant(t)) {
-                let p = self.pairs.entry((&l.tool_id, *taken)).or_default();
+            for &(taken, _) in top.iter().filter(|&&(t, _)| !relevant(t)) {
+                let p = self
+                    .pairs
+                    .entry((n as u64) << 32 | taken as u64)
+                    .or_default();
                 if p.occurrences == 0 {
                     p.first = qi as u32;
                 } else {
@@ -291,9 +388,13 @@ impl<'a> Accumulator<'a> {
                 .or_insert_with(|| Text::from(s))
                 .clone()
         };
+        let names = &self.names;
         let mut per_tool: Vec<ToolStat> = self
             .tools
             .into_iter()
+            .enumerate()
+            .filter(|(_, a)| a.relevant_in > 0)
+            .map(|(n, a)| (names[n].expect("a counted tool has a name"), a))
             .map(|(tool, a)| ToolStat {
                 tool: tool.clone(),
                 server: server_of(tool),
@@ -339,11 +440,13 @@ impl<'a> Accumulator<'a> {
         let mut pairs: Vec<Pair> = self
             .pairs
             .into_iter()
-            .map(|((wanted, taken), p)| {
+            .map(|(key, p)| {
                 let mut queries = p.more;
                 queries.push(p.first);
                 queries.sort_unstable();
                 queries.dedup();
+                let name = |n: u64| names[n as usize].expect("a paired tool has a name");
+                let (wanted, taken) = (name(key >> 32), name(key & u64::from(u32::MAX)));
                 (queries.len(), p.occurrences, wanted, taken, queries)
             })
             .collect();

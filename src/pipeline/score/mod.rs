@@ -79,7 +79,8 @@ pub fn retrieval(
                 }
             }
         });
-        let tools = diagnostics::ToolDiagnostics::of(&obs, corpus, golden);
+        let tools =
+            diagnostics::ToolDiagnostics::of_indexed(&obs, corpus, &corpus_ids, golden, &index);
         crate::infra::threads::join(metrics);
         tools
     });
@@ -500,7 +501,7 @@ pub fn security(
 mod tests {
     use super::*;
     use crate::infra::text::Text;
-    use crate::pipeline::dataset::{DatasetPaths, Datasets, Need, Profile};
+    use crate::pipeline::dataset::{DatasetPaths, Datasets, Label, Need, Profile};
     use crate::pipeline::sut::observe::{DetectorRun, QueryObservation, RetrievalRun};
 
     fn v0() -> Datasets {
@@ -540,6 +541,85 @@ mod tests {
 
     fn mean(r: &RetrievalReport, m: &str) -> f64 {
         r.metrics[m].mean.unwrap()
+    }
+
+    /// The per-tool diagnostics count tools by corpus position; counted by text (every id
+    /// numbered as it comes, each list filtered as the metrics filter it) they are the same,
+    /// with labels naming tools outside the corpus, answers with repeats and strangers, three
+    /// runs answered in a shuffled order.
+    #[test]
+    fn tool_diagnostics_by_corpus_position_equal_those_counted_by_text() {
+        let ds = v0();
+        let c = &ds.corpus.as_ref().unwrap().value;
+        let mut g = ds.golden.as_ref().unwrap().value.clone();
+        for (i, q) in g.queries.iter_mut().enumerate().filter(|(i, _)| i % 3 == 0) {
+            q.labels.push(Label {
+                tool_id: Text::from(format!("gone:tool{}", i % 4)),
+                relevance: (i % 2) as u8 + 1,
+            });
+        }
+        let ids: Vec<Text> = c
+            .tools
+            .iter()
+            .map(|t| Text::from(t.tool_id.as_str()))
+            .collect();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let runs = (1..=3)
+            .map(|run| {
+                let mut r = oracle(&g, &[]);
+                r.run = run;
+                for q in &mut r.queries {
+                    // some relevant tools dropped, strangers and other tools in between
+                    q.ranked.retain(|_| next(3) > 0);
+                    for _ in 0..next(12) {
+                        let at = next(q.ranked.len() + 1);
+                        let id = match next(5) {
+                            0 => Text::from("nowhere:tool"),
+                            1 => Text::from("gone:tool1"),
+                            _ => ids[next(ids.len())].clone(),
+                        };
+                        q.ranked.insert(at, id);
+                    }
+                }
+                let n = r.queries.len();
+                for i in 0..n {
+                    r.queries.swap(i, next(n));
+                }
+                r
+            })
+            .collect();
+        let obs = RetrievalObservations {
+            system: "noisy".into(),
+            requested: 20,
+            runs,
+        };
+        let by_position = diagnostics::ToolDiagnostics::of(&obs, c, &g);
+        let corpus_ids: metrics::IdPositions = c.tools.iter().map(|t| t.tool_id.as_str()).collect();
+        let mut by_text = diagnostics::Accumulator::default();
+        for run in &obs.runs {
+            for qo in &run.queries {
+                let qi = g.queries.iter().position(|q| q.id == qo.id).unwrap();
+                let q = &g.queries[qi];
+                let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
+                by_text.add(run.run, qi, &q.id, &q.labels, &f.ids);
+            }
+        }
+        let by_text = by_text.finish();
+        assert_eq!(by_position, by_text);
+        assert!(by_position.tool("gone:tool1").is_some());
+        assert!(
+            by_position
+                .confusions
+                .iter()
+                .any(|p| p.wanted == "gone:tool2")
+        );
+        assert!(!by_position.hard_negatives_in_top_5.is_empty());
     }
 
     #[test]

@@ -82,6 +82,23 @@ pub fn filter_ranked<'a, S: AsRef<str>>(raw: &'a [S], corpus: &IdPositions) -> F
     f
 }
 
+/// The ids [`filter_ranked`] keeps, in its order, each with its corpus position, into `out`
+/// (cleared first): the per-tool diagnostics count by position, not by text.
+pub fn ranked_positions<'a, S: AsRef<str>>(
+    raw: &'a [S],
+    corpus: &IdPositions,
+    out: &mut Vec<(u32, &'a S)>,
+) {
+    out.clear();
+    for id in raw {
+        if let Some(p) = corpus.position(id.as_ref())
+            && !out.iter().any(|&(q, _)| q == p)
+        {
+            out.push((p, id));
+        }
+    }
+}
+
 /// Per-query retrieval metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct QueryScores {

@@ -195,6 +195,14 @@ fn the_fast_metrics_equal_the_plain_definitions_on_random_lists() {
             .filter(|id| plain_corpus.contains(id.as_str()) && seen.insert(id.as_str()))
             .collect();
         assert_eq!(f.ids, plain_ids, "{raw:?}");
+        let mut positions = Vec::new();
+        ranked_positions(&raw, &corpus, &mut positions);
+        let by_position: Vec<(&str, &Text)> = positions
+            .iter()
+            .map(|&(p, t)| (tools[p as usize].as_str(), t))
+            .collect();
+        let kept: Vec<(&str, &Text)> = f.ids.iter().map(|t| (t.as_str(), *t)).collect();
+        assert_eq!(by_position, kept, "{raw:?}");
         let off = raw.iter().filter(|id| !plain_corpus.contains(id.as_str()));
         assert_eq!(f.off_corpus, off.count());
         assert_eq!(f.off_corpus + f.duplicates + f.ids.len(), raw.len());
