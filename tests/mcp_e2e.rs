@@ -23,6 +23,7 @@ fn opts(sup: &evalgate::infra::process::Supervisor) -> mcp::ConnectOpts<'_> {
         sup,
         timeout: Duration::from_secs(30),
         name: "test server",
+        lean_http: false,
     }
 }
 
@@ -866,4 +867,115 @@ fn the_reference_proxy_scans_a_server_like_mcpproxy_and_agrees_with_the_rules_in
     assert_eq!(located, expected);
     assert!(located.contains("acme:add") && located.contains("acme:weather"));
     assert!(!located.contains("acme:echo") && !located.contains("acme:ping"));
+}
+
+/// The official MCP Python SDK's streamable-HTTP server (mcp 2.x `MCPServer` on uvicorn, installed
+/// pinned by tests/setup-mcp-servers.sh) serving a `retrieve_tools` of tests/fixtures: evalgate's
+/// search client (its lean HTTP carriage under rmcp's protocol engine) measures it with sessions
+/// and server-sent events, and stateless with JSON bodies; every ranked list it scored is the
+/// one the server logged as sent, and the two modes agree list for list.
+#[test]
+fn the_python_sdks_streamable_http_server_is_measured_in_both_answer_modes() {
+    let python = real_server("venv/bin/python");
+    let d = tempdir();
+    let golden = shipped("golden.json");
+    let text_of: std::collections::HashMap<String, String> = golden["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            (
+                q["id"].as_str().unwrap().to_string(),
+                q["query"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut lists = Vec::new();
+    for mode in ["sse", "json"] {
+        let port = free_port();
+        let log = d.path().join(format!("sent-{mode}.jsonl"));
+        let server = Command::new(&python)
+            .arg(root().join("tests/fixtures/sdk_search_server.py"))
+            .arg(root().join("datasets/v0/corpus.json"))
+            .arg(port.to_string())
+            .arg(mode)
+            .arg(&log)
+            .stderr(std::fs::File::create(d.path().join(format!("sdk-{mode}.log"))).unwrap())
+            .spawn()
+            .unwrap();
+        let mut guard = KillOnDrop(server);
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                guard.0.try_wait().unwrap().is_none(),
+                "the SDK server exited: {}",
+                std::fs::read_to_string(d.path().join(format!("sdk-{mode}.log"))).unwrap()
+            );
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "SDK server not up"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = format!("out-{mode}");
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let o = evalgate(
+            d.path(),
+            &[
+                "retrieval",
+                "--sut",
+                "mcp",
+                "--url",
+                &url,
+                "--concurrency",
+                "3",
+                "--no-baseline",
+                "--robustness",
+                "off",
+                "--out",
+                &out,
+            ],
+        );
+        assert_eq!(code(&o), 0, "{mode}: {}", stderr(&o));
+        drop(guard);
+        let r = read_json(&d.path().join(&out).join("report.json"));
+        let cat = &r["retrieval"]["catalog"];
+        assert_eq!(
+            (cat["served"].as_u64(), cat["seen"].as_u64()),
+            (Some(112), Some(112)),
+            "{cat}"
+        );
+        // what the server sent for each query text (the catalog probe's searches are logged too)
+        let sent: std::collections::HashMap<String, Value> = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (v["query"].as_str().unwrap().to_string(), v["ids"].clone())
+            })
+            .collect();
+        let rows = r["retrieval"]["per_query"].as_array().unwrap();
+        assert_eq!(rows.len(), text_of.len());
+        // the report keeps each list to the scoring depth
+        let depth = r["retrieval"]["depth"].as_u64().unwrap() as usize;
+        let mut nonempty = 0;
+        for q in rows {
+            let text = &text_of[q["id"].as_str().unwrap()];
+            let sent = sent[text].as_array().unwrap();
+            let want = &sent[..sent.len().min(depth)];
+            assert_eq!(
+                q["retrieved"].as_array().unwrap().as_slice(),
+                want,
+                "{mode}: query {}",
+                q["id"]
+            );
+            nonempty += usize::from(!q["retrieved"].as_array().unwrap().is_empty());
+        }
+        assert!(nonempty > rows.len() / 2, "{mode}: mostly empty answers");
+        lists.push(retrieved_lists(&r));
+    }
+    assert_eq!(
+        lists[0], lists[1],
+        "the two answer modes scored different lists"
+    );
 }

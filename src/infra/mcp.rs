@@ -2,6 +2,8 @@
 //! reference proxy: connecting a client over stdio or streamable HTTP (rmcp), and converting
 //! between corpus tools and MCP tool definitions.
 
+mod lean;
+
 use crate::infra::process::{Managed, Spec, Supervisor};
 use anyhow::{Context, bail};
 use rmcp::model::Tool as McpTool;
@@ -69,6 +71,10 @@ pub struct ConnectOpts<'a> {
     pub timeout: Duration,
     /// Names the child in messages ("cannot start <name>").
     pub name: &'a str,
+    /// Over HTTP, carry the session with [`lean::LeanHttp`] (a POST per message, no worker
+    /// task, no standalone GET stream) instead of rmcp's streamable-HTTP client: for the search
+    /// session, whose per-call latency is measured.
+    pub lean_http: bool,
 }
 
 /// A connected MCP client: the rmcp service and, for stdio, the supervised child serving it.
@@ -477,18 +483,23 @@ pub async fn connect<H: ClientHandler>(
                     .with_context(|| format!("invalid value for header {k:?}"))?;
                 custom.insert(name, value);
             }
-            let config =
-                StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(custom);
-            let transport = StreamableHttpClientTransport::from_config(config);
-            let service = tokio::time::timeout(limit, handler.serve(transport))
-                .await
-                .map_err(|_| InitTimeout {
-                    seconds: limit.as_secs_f64(),
-                    detail: format!(
-                        "no answer to MCP initialize within {} s ({describe})",
-                        limit.as_secs_f64()
-                    ),
-                })?;
+            let service = if opts.lean_http {
+                let headers: reqwest::header::HeaderMap = custom.into_iter().collect();
+                let transport = lean::LeanHttp::new(url, headers, limit)?;
+                tokio::time::timeout(limit, handler.serve(transport)).await
+            } else {
+                let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
+                    .custom_headers(custom);
+                let transport = StreamableHttpClientTransport::from_config(config);
+                tokio::time::timeout(limit, handler.serve(transport)).await
+            };
+            let service = service.map_err(|_| InitTimeout {
+                seconds: limit.as_secs_f64(),
+                detail: format!(
+                    "no answer to MCP initialize within {} s ({describe})",
+                    limit.as_secs_f64()
+                ),
+            })?;
             let service = match service {
                 Ok(s) => s,
                 Err(e) => {

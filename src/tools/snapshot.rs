@@ -82,6 +82,7 @@ pub async fn take(
         sup: &sup,
         timeout,
         name,
+        lean_http: false,
     };
     let work = async {
         let client = mcp::connect(ep, SnapshotClient, &opts).await?;

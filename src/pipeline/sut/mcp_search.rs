@@ -115,6 +115,7 @@ impl McpSearch {
                 sup,
                 timeout,
                 name: &spec.name,
+                lean_http: true,
             },
         )
         .await?;

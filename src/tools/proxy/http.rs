@@ -681,6 +681,7 @@ mod tests {
                     sup: &sup,
                     timeout: std::time::Duration::from_secs(10),
                     name: "proxy",
+                    lean_http: false,
                 },
             )
             .await

@@ -315,6 +315,7 @@ impl RugPullLive {
                 sup: &self.sup,
                 timeout: self.proxy.check.request_timeout,
                 name: &running.name,
+                lean_http: false,
             },
         )
         .await
