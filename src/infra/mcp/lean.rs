@@ -65,6 +65,7 @@ pub struct LeanHttp {
 impl LeanHttp {
     /// `headers` go on every request; `timeout` bounds each one (the caller bounds the call too).
     pub fn new(url: &str, headers: HeaderMap, timeout: Duration) -> anyhow::Result<LeanHttp> {
+        super::init_tls();
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .pool_max_idle_per_host(64)
@@ -96,8 +97,10 @@ impl LeanHttp {
     }
 }
 
+/// A request's failure in words, without its URL: a query string may carry a key, and these
+/// messages reach reports (the callers name the endpoint, redacted).
 fn http_error(e: reqwest::Error) -> LeanError {
-    LeanError::Http(crate::infra::mcp::readable(&e))
+    LeanError::Http(crate::infra::mcp::readable(&e.without_url()))
 }
 
 /// Reads the body whole, refusing more than `MAX_MESSAGE` bytes.
@@ -417,6 +420,23 @@ mod tests {
         for a in left {
             assert!(tool_text_answer(a.as_bytes()).is_none(), "{a}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_failed_request_names_no_url_and_so_no_key() {
+        let mut t = LeanHttp::new(
+            "http://127.0.0.1:1/mcp?apikey=SEKRET",
+            HeaderMap::new(),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        let ping = ClientJsonRpcMessage::request(
+            rmcp::model::ClientRequest::PingRequest(Default::default()),
+            RequestId::Number(1),
+        );
+        let e = t.send(ping).await.unwrap_err().to_string();
+        assert!(!e.contains("SEKRET") && !e.contains("127.0.0.1"), "{e}");
+        assert!(e.to_lowercase().contains("connect"), "{e}");
     }
 
     #[test]
