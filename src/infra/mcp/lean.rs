@@ -51,10 +51,18 @@ pub enum LeanError {
 struct Negotiated {
     session: Option<HeaderValue>,
     version: Option<HeaderValue>,
+    /// The server has answered with an event stream: from then on each POST goes on a new
+    /// connection (see [`LeanHttp::fresh`]).
+    streams: bool,
 }
 
 pub struct LeanHttp {
     client: reqwest::Client,
+    /// Keeps no idle connection. A server that answers with an event stream often writes the
+    /// headers and the events separately without `TCP_NODELAY` (rmcp's does): on a reused
+    /// connection, where the kernel delays its acknowledgements, the events then wait ~40 ms
+    /// for the acknowledgement of the headers. A new connection acknowledges at once.
+    fresh: reqwest::Client,
     url: Arc<str>,
     headers: Arc<HeaderMap>,
     state: Arc<Mutex<Negotiated>>,
@@ -70,9 +78,14 @@ impl LeanHttp {
             .timeout(timeout)
             .pool_max_idle_per_host(64)
             .build()?;
+        let fresh = reqwest::Client::builder()
+            .timeout(timeout)
+            .pool_max_idle_per_host(0)
+            .build()?;
         let (tx, rx) = mpsc::unbounded_channel();
         Ok(LeanHttp {
             client,
+            fresh,
             url: url.into(),
             headers: Arc::new(headers),
             state: Arc::default(),
@@ -82,11 +95,15 @@ impl LeanHttp {
     }
 
     fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
-        let mut req = self
-            .client
+        let state = self.state.lock().expect("negotiated state");
+        let client = if state.streams {
+            &self.fresh
+        } else {
+            &self.client
+        };
+        let mut req = client
             .request(method, &*self.url)
             .headers((*self.headers).clone());
-        let state = self.state.lock().expect("negotiated state");
         if let Some(s) = &state.session {
             req = req.header(HeaderName::from_static(SESSION_ID), s.clone());
         }
@@ -305,17 +322,22 @@ impl Transport<RoleClient> for LeanHttp {
                 });
             }
             if kind.starts_with("text/event-stream") {
+                state.lock().expect("negotiated state").streams = true;
                 let mut events = Events::new();
                 let mut done = Vec::new();
                 let mut answered = false;
-                while let Some(chunk) = resp.chunk().await.map_err(http_error)? {
+                // the stream is read up to the request's answer, then let go: a server may hold
+                // its end open a while after it (rmcp's, with sessions, ~40 ms), and in a
+                // session it may not take the next request before that stream has ended
+                while !answered && let Some(chunk) = resp.chunk().await.map_err(http_error)? {
                     events.feed(&chunk, &mut done)?;
                     for data in done.drain(..) {
                         let msg = decode(&data)?;
-                        answered |= matches!(
-                            msg,
-                            ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
-                        );
+                        answered |= request
+                            && matches!(
+                                msg,
+                                ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
+                            );
                         deliver(msg, &state, &tx)?;
                     }
                 }
