@@ -19,6 +19,7 @@
 //! It opens no standalone GET stream: a search needs no message the server starts on its own.
 //! Anything it cannot read is an error of the call, never an invented answer.
 
+use crate::infra::http::{BodyError, MAX_ANSWER, read_body};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use rmcp::RoleClient;
 use rmcp::model::{
@@ -32,8 +33,8 @@ use tokio::sync::mpsc;
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
-/// The largest answer read (one JSON body, or one event of a stream).
-const MAX_MESSAGE: usize = 64 << 20;
+/// The largest event of a stream read (a JSON body: [`MAX_ANSWER`], as for REST).
+const MAX_MESSAGE: usize = MAX_ANSWER;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LeanError {
@@ -120,19 +121,12 @@ fn http_error(e: reqwest::Error) -> LeanError {
     LeanError::Http(crate::infra::mcp::readable(&e.without_url()))
 }
 
-/// Reads the body whole, refusing more than `MAX_MESSAGE` bytes.
-async fn body(mut resp: reqwest::Response) -> Result<Vec<u8>, LeanError> {
-    let mut out = Vec::with_capacity(resp.content_length().unwrap_or(0).min(1 << 20) as usize);
-    while let Some(chunk) = resp.chunk().await.map_err(http_error)? {
-        if out.len() + chunk.len() > MAX_MESSAGE {
-            return Err(LeanError::Garbage(format!(
-                "an answer larger than {} MB",
-                MAX_MESSAGE >> 20
-            )));
-        }
-        out.extend_from_slice(&chunk);
-    }
-    Ok(out)
+/// Reads the body whole, as the REST search does ([`read_body`], at most [`MAX_ANSWER`]).
+async fn body(resp: reqwest::Response) -> Result<String, LeanError> {
+    read_body(resp, MAX_ANSWER).await.map_err(|e| match e {
+        BodyError::Read(e) => http_error(e),
+        e @ BodyError::TooLarge(_) => LeanError::Garbage(e.to_string()),
+    })
 }
 
 fn decode(bytes: &[u8]) -> Result<ServerJsonRpcMessage, LeanError> {
@@ -311,14 +305,13 @@ impl Transport<RoleClient> for LeanHttp {
                 let text = body(resp).await.unwrap_or_default();
                 // a JSON-RPC error in an error status is the server's answer to the call
                 if kind.starts_with("application/json")
-                    && let Ok(msg @ ServerJsonRpcMessage::Error(_)) = decode(&text)
+                    && let Ok(msg @ ServerJsonRpcMessage::Error(_)) = decode(text.as_bytes())
                 {
                     return deliver(msg, &state, &tx);
                 }
                 return Err(LeanError::Status {
                     status: status.as_u16(),
-                    body: crate::infra::text::sanitize::clip(&String::from_utf8_lossy(&text), 300)
-                        .to_string(),
+                    body: crate::infra::text::sanitize::clip(&text, 300).to_string(),
                 });
             }
             if kind.starts_with("text/event-stream") {
@@ -351,11 +344,11 @@ impl Transport<RoleClient> for LeanHttp {
                 return Ok(());
             }
             let text = body(resp).await?;
-            if text.iter().all(u8::is_ascii_whitespace) {
+            if text.trim().is_empty() {
                 // an empty 200 for a notification or a response: accepted
                 return Ok(());
             }
-            deliver(decode(&text)?, &state, &tx)
+            deliver(decode(text.as_bytes())?, &state, &tx)
         }
     }
 
