@@ -27,7 +27,7 @@
 
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Corpus, GoldenSet, Label};
-use crate::pipeline::score::metrics::{IdPositions, ranked_positions};
+use crate::pipeline::score::metrics::{IdPositions, Lookup, ranked_positions};
 use crate::pipeline::sut::observe::RetrievalObservations;
 use foldhash::{HashMap, HashMapExt};
 use schemars::JsonSchema;
@@ -252,13 +252,14 @@ impl<'a> Accumulator<'a> {
             ..Accumulator::default()
         };
         let mut ranked = Vec::new();
+        let mut lookup = Lookup::new(corpus_ids);
         for run in &obs.runs {
             for qo in &run.queries {
                 let Some(qi) = index.position(&qo.id) else {
                     continue;
                 };
                 let q = &golden.queries[qi as usize];
-                ranked_positions(&qo.ranked, corpus_ids, &mut ranked);
+                ranked_positions(&qo.ranked, &mut lookup, &mut ranked);
                 let mut numbers = std::mem::take(&mut acc.label_numbers);
                 numbers.clear();
                 numbers.extend(q.labels.iter().map(|l| {
