@@ -3,7 +3,6 @@
 //! between corpus tools and MCP tool definitions.
 
 mod lean;
-pub use lean::Direct;
 
 use crate::infra::process::{Managed, Spec, Supervisor};
 use anyhow::{Context, bail};
@@ -86,8 +85,6 @@ pub struct Session<H: ClientHandler> {
     pub stdout: Option<std::sync::Arc<watch::StdoutWatch>>,
     pub timeout: Duration,
     pub describe: String,
-    /// Over HTTP with [`ConnectOpts::lean_http`]: tool calls outside rmcp's service loop.
-    pub direct: Option<Direct>,
 }
 
 /// Lines of a stdio server's stderr quoted when it fails.
@@ -436,7 +433,6 @@ pub async fn connect<H: ClientHandler>(
                         stdout: Some(seen),
                         timeout: limit,
                         describe,
-                        direct: None,
                     });
                 }
                 Ok(Err(e)) => {
@@ -487,11 +483,9 @@ pub async fn connect<H: ClientHandler>(
                     .with_context(|| format!("invalid value for header {k:?}"))?;
                 custom.insert(name, value);
             }
-            let mut direct = None;
             let service = if opts.lean_http {
                 let headers: reqwest::header::HeaderMap = custom.into_iter().collect();
                 let transport = lean::LeanHttp::new(url, headers, limit)?;
-                direct = Some(transport.direct());
                 tokio::time::timeout(limit, handler.serve(transport)).await
             } else {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
@@ -528,7 +522,6 @@ pub async fn connect<H: ClientHandler>(
                 stdout: None,
                 timeout: limit,
                 describe,
-                direct,
             })
         }
     }

@@ -23,11 +23,10 @@ use crate::infra::http::{BodyError, MAX_ANSWER, read_body};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientJsonRpcMessage, ClientRequest,
-    ContentBlock, RequestId, ServerJsonRpcMessage, ServerResult,
+    CallToolResult, ClientJsonRpcMessage, ContentBlock, RequestId, ServerJsonRpcMessage,
+    ServerResult,
 };
-use rmcp::transport::{DynamicTransportError, Transport};
-use std::sync::atomic::{AtomicI64, Ordering};
+use rmcp::transport::Transport;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -58,10 +57,7 @@ struct Negotiated {
     streams: bool,
 }
 
-/// What a POST needs: the clients, the endpoint, the headers, the negotiated session, and the
-/// way to the service loop. Shared by the transport and its [`Direct`] handle.
-#[derive(Clone)]
-struct Carriage {
+pub struct LeanHttp {
     client: reqwest::Client,
     /// Keeps no idle connection. A server that answers with an event stream often writes the
     /// headers and the events separately without `TCP_NODELAY` (rmcp's does): on a reused
@@ -72,13 +68,7 @@ struct Carriage {
     headers: Arc<HeaderMap>,
     state: Arc<Mutex<Negotiated>>,
     tx: mpsc::UnboundedSender<ServerJsonRpcMessage>,
-}
-
-pub struct LeanHttp {
-    carriage: Carriage,
     rx: mpsc::UnboundedReceiver<ServerJsonRpcMessage>,
-    /// The ids [`Direct`] calls take (see there).
-    next_direct: Arc<AtomicI64>,
 }
 
 impl LeanHttp {
@@ -95,29 +85,16 @@ impl LeanHttp {
             .build()?;
         let (tx, rx) = mpsc::unbounded_channel();
         Ok(LeanHttp {
-            carriage: Carriage {
-                client,
-                fresh,
-                url: url.into(),
-                headers: Arc::new(headers),
-                state: Arc::default(),
-                tx,
-            },
+            client,
+            fresh,
+            url: url.into(),
+            headers: Arc::new(headers),
+            state: Arc::default(),
+            tx,
             rx,
-            next_direct: Arc::new(AtomicI64::new(DIRECT_IDS)),
         })
     }
 
-    /// A handle for tool calls outside rmcp's service loop, on this transport's session.
-    pub fn direct(&self) -> Direct {
-        Direct {
-            carriage: self.carriage.clone(),
-            next: self.next_direct.clone(),
-        }
-    }
-}
-
-impl Carriage {
     fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
         let state = self.state.lock().expect("negotiated state");
         let client = if state.streams {
@@ -135,172 +112,6 @@ impl Carriage {
             req = req.header(HeaderName::from_static(PROTOCOL_VERSION), v.clone());
         }
         req
-    }
-
-    /// POSTs one message and reads its answer. Every message the server sends back goes to the
-    /// service loop, except, when `keep` names a request, that request's answer, which is
-    /// returned. A request whose answer does not come (an event stream that ends without it) is
-    /// an error.
-    fn post(
-        &self,
-        item: &ClientJsonRpcMessage,
-        keep: Option<RequestId>,
-    ) -> impl Future<Output = Result<Option<ServerJsonRpcMessage>, LeanError>> + Send + use<> {
-        let initialize = matches!(item, ClientJsonRpcMessage::Request(r)
-            if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_)));
-        let request = matches!(item, ClientJsonRpcMessage::Request(_));
-        let body_bytes = serde_json::to_vec(item);
-        let req = self
-            .request(reqwest::Method::POST)
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json");
-        let state = self.state.clone();
-        let tx = self.tx.clone();
-        // the answer to `keep` is kept; anything else goes to the service loop
-        let take =
-            move |msg: ServerJsonRpcMessage| -> Result<Option<ServerJsonRpcMessage>, LeanError> {
-                match &keep {
-                    Some(id) if answers(&msg, id) => Ok(Some(msg)),
-                    _ => deliver(msg, &state, &tx).map(|()| None),
-                }
-            };
-        let state = self.state.clone();
-        async move {
-            let bytes = body_bytes.map_err(|e| LeanError::Garbage(e.to_string()))?;
-            let mut resp = req.body(bytes).send().await.map_err(http_error)?;
-            let status = resp.status();
-            if initialize && let Some(s) = resp.headers().get(SESSION_ID) {
-                state.lock().expect("negotiated state").session = Some(s.clone());
-            }
-            if status == reqwest::StatusCode::ACCEPTED || status == reqwest::StatusCode::NO_CONTENT
-            {
-                return Ok(None);
-            }
-            let kind = resp
-                .headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            if !status.is_success() {
-                let text = body(resp).await.unwrap_or_default();
-                // a JSON-RPC error in an error status is the server's answer to the call
-                if kind.starts_with("application/json")
-                    && let Ok(msg @ ServerJsonRpcMessage::Error(_)) = decode(text.as_bytes())
-                {
-                    return take(msg);
-                }
-                return Err(LeanError::Status {
-                    status: status.as_u16(),
-                    body: crate::infra::text::sanitize::clip(&text, 300).to_string(),
-                });
-            }
-            if kind.starts_with("text/event-stream") {
-                state.lock().expect("negotiated state").streams = true;
-                let mut events = Events::new();
-                let mut done = Vec::new();
-                let mut answered = false;
-                let mut kept = None;
-                // the stream is read up to the request's answer, then let go: a server may hold
-                // its end open a while after it (rmcp's, with sessions, ~40 ms), and in a
-                // session it may not take the next request before that stream has ended
-                while !answered && let Some(chunk) = resp.chunk().await.map_err(http_error)? {
-                    events.feed(&chunk, &mut done)?;
-                    for data in done.drain(..) {
-                        let msg = decode(&data)?;
-                        answered |= request
-                            && matches!(
-                                msg,
-                                ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
-                            );
-                        if let Some(m) = take(msg)? {
-                            // the kept answer ends the read (what follows it is not read)
-                            kept = Some(m);
-                            answered = true;
-                            break;
-                        }
-                    }
-                }
-                // a request's stream that ends unanswered is a failure now, not a wait until
-                // the caller's timeout
-                if request && !answered {
-                    return Err(LeanError::Http(
-                        "the server ended the answer's event stream without an answer".into(),
-                    ));
-                }
-                return Ok(kept);
-            }
-            let text = body(resp).await?;
-            if text.trim().is_empty() {
-                // an empty 200 for a notification or a response: accepted
-                return Ok(None);
-            }
-            take(decode(text.as_bytes())?)
-        }
-    }
-}
-
-/// Whether `msg` is the answer to request `id` (an error without an id answers the request it
-/// came back to).
-fn answers(msg: &ServerJsonRpcMessage, id: &RequestId) -> bool {
-    match msg {
-        ServerJsonRpcMessage::Response(r) => &r.id == id,
-        ServerJsonRpcMessage::Error(e) => e.id.as_ref().is_none_or(|e| e == id),
-        _ => false,
-    }
-}
-
-/// Where the ids of [`Direct`] calls start: past every id rmcp's service loop gives (a `u32`
-/// counter from 0), so the two never name the same request, and below 2^53, so a server that
-/// reads ids as JavaScript numbers reads them exactly.
-const DIRECT_IDS: i64 = 1 << 32;
-
-/// Tool calls on a [`LeanHttp`] session made without rmcp's service loop: the caller's task
-/// POSTs the request and reads the answer itself, as a REST search does. Through the loop a call
-/// crossed four tasks each way (the caller, the loop, the send task, the connection); at
-/// concurrency 1 those hand-offs were most of what MCP cost over REST against the same proxy
-/// (docs/performance.md). The session is the loop's: rmcp did the handshake and lists the
-/// tools, and whatever else the server sends while answering (a notification, a request of
-/// its own) goes to the loop as before.
-#[derive(Clone)]
-pub struct Direct {
-    carriage: Carriage,
-    next: Arc<AtomicI64>,
-}
-
-impl Direct {
-    /// `tools/call`, answered with the tool's result. Errors are the ones rmcp's call gives: the
-    /// server's JSON-RPC error, a transport error (nothing read, or not an MCP message), or an
-    /// unexpected kind of result.
-    pub async fn call_tool(
-        &self,
-        params: CallToolRequestParams,
-    ) -> Result<CallToolResult, rmcp::ServiceError> {
-        use rmcp::ServiceError;
-        let id = RequestId::Number(self.next.fetch_add(1, Ordering::Relaxed));
-        let msg = ClientJsonRpcMessage::request(
-            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-            id.clone(),
-        );
-        let transport = |e: LeanError| {
-            ServiceError::TransportSend(DynamicTransportError::new::<LeanHttp, RoleClient>(e))
-        };
-        match self
-            .carriage
-            .post(&msg, Some(id))
-            .await
-            .map_err(transport)?
-        {
-            Some(ServerJsonRpcMessage::Response(r)) => match r.result {
-                ServerResult::CallToolResult(result) => Ok(result),
-                _ => Err(ServiceError::UnexpectedResponse),
-            },
-            Some(ServerJsonRpcMessage::Error(e)) => Err(ServiceError::McpError(e.error)),
-            Some(_) => Err(ServiceError::UnexpectedResponse),
-            None => Err(transport(LeanError::Http(
-                "the server answered the call with no answer to it".into(),
-            ))),
-        }
     }
 }
 
@@ -463,8 +274,82 @@ impl Transport<RoleClient> for LeanHttp {
         &mut self,
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), LeanError>> + Send + 'static {
-        let post = self.carriage.post(&item, None);
-        async move { post.await.map(|_| ()) }
+        let initialize = matches!(&item, ClientJsonRpcMessage::Request(r)
+            if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_)));
+        let request = matches!(&item, ClientJsonRpcMessage::Request(_));
+        let body_bytes = serde_json::to_vec(&item);
+        let req = self
+            .request(reqwest::Method::POST)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json");
+        let state = self.state.clone();
+        let tx = self.tx.clone();
+        async move {
+            let bytes = body_bytes.map_err(|e| LeanError::Garbage(e.to_string()))?;
+            let mut resp = req.body(bytes).send().await.map_err(http_error)?;
+            let status = resp.status();
+            if initialize && let Some(s) = resp.headers().get(SESSION_ID) {
+                state.lock().expect("negotiated state").session = Some(s.clone());
+            }
+            if status == reqwest::StatusCode::ACCEPTED || status == reqwest::StatusCode::NO_CONTENT
+            {
+                return Ok(());
+            }
+            let kind = resp
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            if !status.is_success() {
+                let text = body(resp).await.unwrap_or_default();
+                // a JSON-RPC error in an error status is the server's answer to the call
+                if kind.starts_with("application/json")
+                    && let Ok(msg @ ServerJsonRpcMessage::Error(_)) = decode(text.as_bytes())
+                {
+                    return deliver(msg, &state, &tx);
+                }
+                return Err(LeanError::Status {
+                    status: status.as_u16(),
+                    body: crate::infra::text::sanitize::clip(&text, 300).to_string(),
+                });
+            }
+            if kind.starts_with("text/event-stream") {
+                state.lock().expect("negotiated state").streams = true;
+                let mut events = Events::new();
+                let mut done = Vec::new();
+                let mut answered = false;
+                // the stream is read up to the request's answer, then let go: a server may hold
+                // its end open a while after it (rmcp's, with sessions, ~40 ms), and in a
+                // session it may not take the next request before that stream has ended
+                while !answered && let Some(chunk) = resp.chunk().await.map_err(http_error)? {
+                    events.feed(&chunk, &mut done)?;
+                    for data in done.drain(..) {
+                        let msg = decode(&data)?;
+                        answered |= request
+                            && matches!(
+                                msg,
+                                ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)
+                            );
+                        deliver(msg, &state, &tx)?;
+                    }
+                }
+                // a request's stream that ends unanswered is a failure now, not a wait until
+                // the caller's timeout
+                if request && !answered {
+                    return Err(LeanError::Http(
+                        "the server ended the answer's event stream without an answer".into(),
+                    ));
+                }
+                return Ok(());
+            }
+            let text = body(resp).await?;
+            if text.trim().is_empty() {
+                // an empty 200 for a notification or a response: accepted
+                return Ok(());
+            }
+            deliver(decode(text.as_bytes())?, &state, &tx)
+        }
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
@@ -474,7 +359,6 @@ impl Transport<RoleClient> for LeanHttp {
     async fn close(&mut self) -> Result<(), LeanError> {
         self.rx.close();
         let has_session = self
-            .carriage
             .state
             .lock()
             .expect("negotiated state")
@@ -482,7 +366,7 @@ impl Transport<RoleClient> for LeanHttp {
             .is_some();
         if has_session {
             // ending the session is a courtesy: a server that does not allow it is not an error
-            let _ = self.carriage.request(reqwest::Method::DELETE).send().await;
+            let _ = self.request(reqwest::Method::DELETE).send().await;
         }
         Ok(())
     }

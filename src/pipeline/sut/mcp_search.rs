@@ -162,15 +162,12 @@ impl McpSearch {
         let params = CallToolRequestParams::new(self.spec.tool.clone()).with_arguments(args);
         let start = Instant::now();
         let call = |p: CallToolRequestParams| async move {
-            // over HTTP the call goes straight from this task to the server (`Direct`); over
-            // stdio through rmcp's service loop
-            let answer = async {
-                match &self.session.direct {
-                    Some(d) => d.call_tool(p).await,
-                    None => self.session.service.peer().call_tool(p).await,
-                }
-            };
-            match tokio::time::timeout(self.session.timeout, answer).await {
+            match tokio::time::timeout(
+                self.session.timeout,
+                self.session.service.peer().call_tool(p),
+            )
+            .await
+            {
                 Ok(r) => r,
                 Err(_) => Err(ServiceError::Timeout {
                     timeout: self.session.timeout,

@@ -50,7 +50,7 @@ fn duplicates_and_off_corpus_ids_are_dropped_and_counted() {
 
 #[test]
 fn a_lookup_answers_as_its_table_whatever_it_remembers() {
-    // 40 ids in the table (128 slots), asked about 3,000 texts: shared buffers asked again and
+    // 40 ids in the table (256 slots), asked about 3,000 texts: shared buffers asked again and
     // again, equal text in buffers of its own, off-table text, empty text; far more addresses
     // than slots, so remembered answers are pushed out and slots are reused
     let table_ids: Vec<Text> = (0..40).map(|i| format!("s:t{i}").into()).collect();
@@ -65,7 +65,7 @@ fn a_lookup_answers_as_its_table_whatever_it_remembers() {
         });
     }
     let mut lookup = Lookup::new(&table);
-    assert_eq!(lookup.slots.len(), 128);
+    assert_eq!(lookup.slots.len(), 256);
     for round in 0..3 {
         for (i, t) in asked.iter().enumerate() {
             let want = table.position(t.as_str());
