@@ -239,7 +239,7 @@ fn the_fast_metrics_equal_the_plain_definitions_on_random_lists() {
     let mut lookup = Lookup::new(&corpus);
     for (l, raw) in &cases {
         let (l, raw) = (l.as_slice(), raw.as_slice());
-        let f = filter_ranked(&raw, &mut lookup);
+        let f = filter_ranked(raw, &mut lookup);
         let mut seen = HashSet::new();
         let plain_ids: Vec<&Text> = raw
             .iter()
@@ -247,7 +247,7 @@ fn the_fast_metrics_equal_the_plain_definitions_on_random_lists() {
             .collect();
         assert_eq!(f.ids, plain_ids, "{raw:?}");
         let mut positions = Vec::new();
-        ranked_positions(&raw, &mut lookup, &mut positions);
+        ranked_positions(raw, &mut lookup, &mut positions);
         let by_position: Vec<(&str, &Text)> = positions
             .iter()
             .map(|&(p, t)| (tools[p as usize].as_str(), t))
@@ -257,8 +257,8 @@ fn the_fast_metrics_equal_the_plain_definitions_on_random_lists() {
         let off = raw.iter().filter(|id| !plain_corpus.contains(id.as_str()));
         assert_eq!(f.off_corpus, off.count());
         assert_eq!(f.off_corpus + f.duplicates + f.ids.len(), raw.len());
-        let fast = score_query(&l, &f.ids);
-        let plain = reference_score(&l, &raw, &plain_corpus);
+        let fast = score_query(l, &f.ids);
+        let plain = reference_score(l, raw, &plain_corpus);
         for key in RETRIEVAL_METRICS {
             let (a, b) = (fast.get(key).unwrap(), plain.get(key).unwrap());
             assert!(
@@ -280,7 +280,7 @@ fn the_fast_metrics_equal_the_plain_definitions_on_random_lists() {
             .take(5)
             .filter(|id| l.iter().any(|x| x.relevance == 0 && &&x.tool_id == id))
             .count();
-        assert_eq!(hard_negatives_in_top(&l, &f.ids, 5), negs);
+        assert_eq!(hard_negatives_in_top(l, &f.ids, 5), negs);
     }
     // the random lists did hit labelled tools often, so the comparison meant something
     assert!(checked_hits > 1_000, "{checked_hits}");
