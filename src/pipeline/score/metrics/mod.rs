@@ -59,8 +59,8 @@ impl<'a> FromIterator<&'a str> for IdPositions<'a> {
 /// again; hashing and comparing their text each time was half of scoring. A lookup remembers
 /// the answer for an address and length in a fixed table of slots (a newer address takes an
 /// older one's slot; four slots per id of the table keep such losses rare), so each distinct id
-/// is hashed about once. Answers whose ids do not share
-/// buffers (a live system's) only pass through the slots: the table never grows.
+/// is hashed about once. Answers whose ids do not share buffers (a live system's) only pass
+/// through the slots: the table never grows.
 ///
 /// Sound because every text asked about is borrowed for `'a`, the lookup's whole life: while it
 /// lives no such text is freed, so no address is reused for other bytes, and equal address and
