@@ -160,6 +160,15 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
         "evalgate proxy: listening on http://{}",
         listener.local_addr()?
     );
+    // answers go out as soon as they are written: with Nagle's algorithm on, an event-stream
+    // answer written after its headers waited on a reused connection for the client's delayed
+    // acknowledgement (~40 ms a request; docs/performance.md)
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            eprintln!("evalgate proxy: cannot set TCP_NODELAY on a connection: {e}");
+        }
+    });
     axum::serve(listener, http::router(state))
         .await
         .context("HTTP server failed")?;
