@@ -105,22 +105,19 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
         return None;
     }
     let get = |q: &super::super::model::QueryReport, k: Metric| q.metrics.get(k);
-    let mean_of = |r5: &[f64]| (!r5.is_empty()).then(|| r5.iter().sum::<f64>() / r5.len() as f64);
-    if rr.per_query.len() > QUERY_BARS_MAX {
-        // a histogram does not need the queries in order (sorting 20,000 rows by three metrics
-        // and id was a tenth of rendering the page)
-        let r5: Vec<f64> = rr
-            .per_query
-            .iter()
-            .filter_map(|q| get(q, Metric::RecallAt5))
-            .collect();
-        let unstable = rr.per_query.iter().filter(|q| q.unstable).count();
-        return Some(recall_histogram(
-            &r5,
-            rr.per_query.len(),
-            unstable,
-            mean_of(&r5),
-        ));
+    // what both charts say is a count or a mean over all queries, whatever their order
+    let r5: Vec<f64> = rr
+        .per_query
+        .iter()
+        .filter_map(|q| get(q, Metric::RecallAt5))
+        .collect();
+    let unstable = rr.per_query.iter().filter(|q| q.unstable).count();
+    let mean = (!r5.is_empty()).then(|| r5.iter().sum::<f64>() / r5.len() as f64);
+    let count = rr.per_query.len();
+    if count > QUERY_BARS_MAX {
+        // a histogram needs no order (sorting 20,000 rows by three metrics and id was a tenth
+        // of rendering the page)
+        return Some(recall_histogram(&r5, count, unstable, mean));
     }
     let mut qs: Vec<_> = rr.per_query.iter().collect();
     qs.sort_by(|a, b| {
@@ -138,7 +135,6 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
             .then(bn.total_cmp(&an))
             .then_with(|| a.id.cmp(&b.id))
     });
-    let count = qs.len();
     let slot = ((QUERY_RIGHT - QUERY_LEFT) / count as f64).min(QUERY_SLOT_MAX);
     // gaps between bars while they stay wider than ~3 px on a desktop page (~1300 px)
     let bar_w = if slot >= 0.25 { slot * 0.8 } else { slot };
@@ -147,15 +143,9 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     let height = base + 30.0;
     let y = |v: f64| base - v.clamp(0.0, 1.0) * QUERY_PLOT_H;
 
-    let r5: Vec<f64> = qs
-        .iter()
-        .filter_map(|q| get(q, Metric::RecallAt5))
-        .collect();
     let full = r5.iter().filter(|v| **v >= 1.0 - 1e-9).count();
     let zero = r5.iter().filter(|v| **v <= 1e-9).count();
     let partial = r5.len() - full - zero;
-    let unstable = qs.iter().filter(|q| q.unstable).count();
-    let mean = mean_of(&r5);
     let label = format!(
         "Recall@5 of each of the {count} queries, sorted from best to worst: {full} found every relevant tool in the top 5, {partial} some, {zero} none; mean Recall@5 {}",
         value(mean)
