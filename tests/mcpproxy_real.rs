@@ -1,10 +1,12 @@
 //! The real mcpproxy (smart-mcp-proxy/mcpproxy-go), end to end, at two pinned versions installed by
-//! tests/setup-mcpproxy.sh (`go install …@v0.60.0` and `@v0.51.0`, cached in target/mcpproxy/).
+//! tests/setup-mcpproxy.sh (`go install …@v0.60.0` and `@v0.51.0`, else the tags' source tarballs,
+//! cached in target/mcpproxy/).
 //!
-//! Where a version could not be installed (the Go module proxy refused it, the build failed) each
-//! test prints `BLOCKED:` with the exact install error and returns: nothing stands in for the real
-//! binary. `EVALGATE_REQUIRE_MCPPROXY=1` turns that into a failure. `EVALGATE_MCPPROXY_V0_60_0` and
-//! `EVALGATE_MCPPROXY_V0_51_0` name binaries built elsewhere.
+//! Where a version could not be installed (the Go module proxy refused it and the source build
+//! failed) every test fails with the exact install error: nothing stands in for the real binary,
+//! and no test passes without it. `bash scripts/test.sh` (the README's test command) leaves this
+//! binary out instead, visibly and counted as skipped, when not under CI=true.
+//! `EVALGATE_MCPPROXY_V0_60_0` and `EVALGATE_MCPPROXY_V0_51_0` name binaries built elsewhere.
 //!
 //! Every test asserts numbers, not only exit codes, and prints the figures it measured.
 
@@ -20,8 +22,8 @@ const CURRENT: &str = "v0.60.0";
 /// The last release before v0.52.0 (bare tool names in retrieve_tools).
 const OLD: &str = "v0.51.0";
 
-/// The binary of `version`, or `None` (with the reason printed) when it could not be installed.
-fn mcpproxy(version: &str) -> Option<PathBuf> {
+/// The binary of `version`; fails the test, with the install error, when there is none.
+fn mcpproxy(version: &str) -> PathBuf {
     let var = format!(
         "EVALGATE_MCPPROXY_{}",
         version.to_uppercase().replace('.', "_")
@@ -33,7 +35,7 @@ fn mcpproxy(version: &str) -> Option<PathBuf> {
             "{var} names {}, which does not exist",
             p.display()
         );
-        return Some(p);
+        return p;
     }
     let dir = std::env::var_os("EVALGATE_MCPPROXY_DIR")
         .map(PathBuf::from)
@@ -41,16 +43,14 @@ fn mcpproxy(version: &str) -> Option<PathBuf> {
         .join(version);
     let bin = dir.join("mcpproxy");
     if bin.is_file() {
-        return Some(bin);
+        return bin;
     }
     let why = std::fs::read_to_string(dir.join("UNAVAILABLE"))
         .unwrap_or_else(|_| "tests/setup-mcpproxy.sh has not run".into());
-    let msg = format!("BLOCKED: mcpproxy {version} is not installed here: {why}");
-    if std::env::var("EVALGATE_REQUIRE_MCPPROXY").as_deref() == Ok("1") {
-        panic!("{msg}");
-    }
-    eprintln!("{msg}");
-    None
+    panic!(
+        "mcpproxy {version} is not installed here, so this test cannot run (bash scripts/test.sh \
+         skips it, counted, outside CI): {why}"
+    );
 }
 
 fn curl_json(args: &[&str]) -> Option<Value> {
@@ -321,7 +321,7 @@ fn v0_corpus_path() -> PathBuf {
 /// `retrieve_tools` and over REST `/api/v1/index/search`; both ranked lists recorded and compared.
 #[test]
 fn v0_launch_and_mcp_and_rest_rankings_of_the_real_mcpproxy() {
-    let Some(bin) = mcpproxy(CURRENT) else { return };
+    let bin = mcpproxy(CURRENT);
     let d = tempdir();
     let bin_s = bin.to_str().unwrap();
     // evalgate's own launch: readiness, probes, the measured run
@@ -372,11 +372,12 @@ fn v0_launch_and_mcp_and_rest_rankings_of_the_real_mcpproxy() {
     assert_eq!(ranked(&launched), a);
 }
 
-/// SC-003 on the real proxy: a corpus without one labelled tool is served, the frozen corpus is
-/// scored: that query's recall drops to 0. SC-007: two fresh launches reproduce each other.
+/// SC-003 on the real proxy: a corpus without three labelled tools is served, the frozen corpus
+/// is scored (the catalog check names the three, and measures because a partial catalog is
+/// allowed): each of their queries' recall drops to 0. SC-007: two fresh launches reproduce each other.
 #[test]
 fn sc003_and_sc007_on_the_real_mcpproxy() {
-    let Some(bin) = mcpproxy(CURRENT) else { return };
+    let bin = mcpproxy(CURRENT);
     let d = tempdir();
     let bin_s = bin.to_str().unwrap();
     let args = |out: &'static str| -> Vec<&str> {
@@ -436,7 +437,30 @@ fn sc003_and_sc007_on_the_real_mcpproxy() {
     let mut corpus = corpus_of(&v0_corpus_path());
     corpus.tools.retain(|t| !removed.contains(&*t.tool_id));
     let up = start(&bin, &corpus);
-    let reduced = up.search(d.path(), "mcp", "reduced", false);
+    // the catalog guarantee names the three tools mcpproxy never showed and, allowed a partial
+    // catalog, measures the frozen corpus anyway: the coverage travels with the report
+    let partial = d.path().join("partial");
+    std::fs::create_dir_all(&partial).unwrap();
+    std::fs::write(
+        partial.join("evalgate.toml"),
+        "[sut.catalog]\nallow_partial = true\n",
+    )
+    .unwrap();
+    let reduced = up.search(&partial, "mcp", "reduced", false);
+    let coverage = &reduced["retrieval"]["catalog"];
+    assert_eq!(
+        (coverage["served"].as_u64(), coverage["seen"].as_u64()),
+        (Some(112), Some(109)),
+        "{coverage}"
+    );
+    let mut missing: Vec<&str> = coverage["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    missing.sort_unstable();
+    assert_eq!(missing, removed.iter().copied().collect::<Vec<_>>());
     let by_id: BTreeMap<&str, &Value> = reduced["retrieval"]["per_query"]
         .as_array()
         .unwrap()
@@ -467,17 +491,12 @@ fn sc003_and_sc007_on_the_real_mcpproxy() {
     assert!(metric(&reduced, "recall_at_10") < metric(&first, "recall_at_10"));
 }
 
-/// Security: mcpproxy's own scan (`tpa-descriptions`) as a detector, and the live rug-pull
-/// through its tool quarantine, over the v0 security corpus.
+/// Security: mcpproxy's own scan (its default checks, blocking and review tiers) as a
+/// detector, and the live rug-pull through its tool quarantine, over the v0 security corpus.
 #[test]
 fn mcpproxy_scan_and_live_rug_pulls_per_category() {
-    let Some(bin) = mcpproxy(CURRENT) else { return };
+    let bin = mcpproxy(CURRENT);
     let d = tempdir();
-    std::fs::write(
-        d.path().join("evalgate.toml"),
-        "[proxy_scan]\nscanner_ids = [\"tpa-descriptions\"]\n",
-    )
-    .unwrap();
     let r = run(
         d.path(),
         &[
@@ -497,7 +516,7 @@ fn mcpproxy_scan_and_live_rug_pulls_per_category() {
     let scan = det("proxy-scan");
     let c = &scan["counts"];
     eprintln!(
-        "proxy-scan (tpa-descriptions): counts {c} metrics {}",
+        "proxy-scan (blocking tier): counts {c} metrics {}",
         scan["metrics"]
     );
     for pc in scan["per_category"].as_array().unwrap() {
@@ -515,6 +534,32 @@ fn mcpproxy_scan_and_live_rug_pulls_per_category() {
     assert!(n("tp") > 0, "the scan catches some attacks: {c}");
     let fpr = scan["metrics"]["fpr"]["mean"].as_f64().unwrap();
     assert!(fpr < 0.25, "FPR {fpr}");
+    // two tiers: the row gated by default counts what mcpproxy blocks (`hard` findings), the
+    // `/review` row everything it flagged, warnings included
+    assert_eq!(scan["tier"], "blocking");
+    assert_eq!(scan["source"], "mcpproxy's own scan");
+    let review = det("proxy-scan/review");
+    assert_eq!(review["tier"], "review");
+    let rc = &review["counts"];
+    eprintln!("proxy-scan/review: counts {rc}");
+    let rn = |k: &str| rc[k].as_u64().unwrap();
+    assert!(rn("tp") >= n("tp") && rn("fp") >= n("fp"), "{c} {rc}");
+    assert!(
+        rn("tp") + rn("fp") > n("tp") + n("fp"),
+        "mcpproxy flags some entries for review only: {c} {rc}"
+    );
+    for e in scan["entries"].as_array().unwrap() {
+        if e["flagged_runs"].as_u64() == Some(1) {
+            assert!(
+                e["signals"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|x| x.as_str().unwrap().ends_with("(blocking)")),
+                "a blocked entry has a blocking finding: {e}"
+            );
+        }
+    }
     // per-entry verdicts with the rule that fired
     let flagged_with_rules = scan["entries"]
         .as_array()
@@ -576,6 +621,86 @@ fn mcpproxy_scan_and_live_rug_pulls_per_category() {
     }
 }
 
+/// mcpproxy's own claim, reproduced: its gate (`go run ./cmd/scan-eval --corpus
+/// detect_corpus_v1.json --gate`, v0.60.0) counts only findings at the blocking tier and reports
+/// every gated attack caught (29 of 29 in unicode smuggling, decoded payloads, shadowing and
+/// phrase injection) and no false positive among the 26 benign entries (21 hard negatives);
+/// `capability_mismatch` (2 entries) is outside its gate. evalgate's `proxy-scan` over the same
+/// file (mcpproxy's, unchanged, in tests/fixtures/spec065/) gives exactly those counts in its
+/// blocking row, and in its review row what mcpproxy's full check set flags at any tier.
+#[test]
+fn proxy_scan_blocking_tier_equals_mcpproxys_own_gate_on_its_detect_corpus() {
+    let bin = mcpproxy(CURRENT);
+    let d = tempdir();
+    let corpus = root().join("tests/fixtures/spec065/detect_corpus_v1.json");
+    let r = run(
+        d.path(),
+        &[
+            "security",
+            "--mcpproxy-bin",
+            bin.to_str().unwrap(),
+            "--security-corpus",
+            corpus.to_str().unwrap(),
+            "--detectors",
+            "proxy-scan",
+            "--no-baseline",
+            "--out",
+            "detect",
+        ],
+    );
+    let dets = r["security"]["detectors"].as_array().unwrap();
+    let det = |n: &str| dets.iter().find(|x| x["detector"] == n).unwrap();
+    let counts = |n: &str| {
+        let c = &det(n)["counts"];
+        [
+            "tp",
+            "fp",
+            "tn",
+            "fn",
+            "hard_negative_fp",
+            "hard_negative_tn",
+        ]
+        .map(|k| c[k].as_u64().unwrap())
+    };
+    let per_cat = |n: &str| -> BTreeMap<String, (u64, u64)> {
+        det(n)["per_category"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["category"].as_str().unwrap().to_string(),
+                    (p["flagged"].as_u64().unwrap(), p["total"].as_u64().unwrap()),
+                )
+            })
+            .collect()
+    };
+    eprintln!(
+        "blocking: {:?} {:?}",
+        counts("proxy-scan"),
+        per_cat("proxy-scan")
+    );
+    eprintln!(
+        "review: {:?} {:?}",
+        counts("proxy-scan/review"),
+        per_cat("proxy-scan/review")
+    );
+    // scan-eval --gate: recall 29/29 in the gated categories, 0 false positives of 26
+    assert_eq!(counts("proxy-scan"), [29, 0, 26, 2, 0, 21]);
+    let gated = per_cat("proxy-scan");
+    for (cat, n) in [
+        ("unicode_smuggling", 6),
+        ("decoded_payload", 6),
+        ("shadowing", 4),
+        ("phrase_injection", 13),
+    ] {
+        assert_eq!(gated[cat], (n, n), "{cat}");
+    }
+    assert_eq!(gated["capability_mismatch"], (0, 2));
+    // every finding, warnings included: 30 of 31 attacks, 11 of 26 benign (all hard negatives)
+    assert_eq!(counts("proxy-scan/review"), [30, 11, 15, 1, 11, 10]);
+}
+
 /// mcpproxy's `shadowing.cross_server` check compares a tool with the tools of every other
 /// connected server, so the scan layout decides what it sees. Each entry is scanned with exactly
 /// its declared `peers`: a clone is caught against its declared original, the same clone with no
@@ -583,7 +708,7 @@ fn mcpproxy_scan_and_live_rug_pulls_per_category() {
 /// clone it (in one shared registry it was).
 #[test]
 fn mcpproxy_scan_sees_each_entry_with_its_declared_peers_only() {
-    let Some(bin) = mcpproxy(CURRENT) else { return };
+    let bin = mcpproxy(CURRENT);
     let d = tempdir();
     std::fs::write(
         d.path().join("evalgate.toml"),
@@ -649,7 +774,7 @@ fn mcpproxy_scan_sees_each_entry_with_its_declared_peers_only() {
 /// default mapping reads whole result objects, so its rankings are sound corpus ids too.
 #[test]
 fn the_old_mcpproxy_gives_sound_rankings_through_the_bare_name_mapping() {
-    let Some(bin) = mcpproxy(OLD) else { return };
+    let bin = mcpproxy(OLD);
     let d = tempdir();
     let r = run(
         d.path(),
@@ -681,7 +806,7 @@ fn the_old_mcpproxy_gives_sound_rankings_through_the_bare_name_mapping() {
 /// then the same corpus searched over REST gives the same ranked lists.
 #[test]
 fn v1_the_real_mcpproxy_over_101_replayed_servers_reproduces_its_baseline() {
-    let Some(bin) = mcpproxy(CURRENT) else { return };
+    let bin = mcpproxy(CURRENT);
     let d = tempdir();
     let baseline = root().join("baselines/mcpproxy-v0.60.0.json");
     let o = evalgate_default(

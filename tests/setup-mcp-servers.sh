@@ -9,8 +9,9 @@
 # and one real security scanner that runs offline, for the scanner detector's tests:
 #   PyPI  mcp-guard-audit 0.13.1 (MIT), transitive pins from tests/scanners.lock
 # into target/mcp-servers/ (git-ignored), and Debian's Chromium for the headless report test
-# (tests/browser.rs) when it is missing, and the real mcpproxy at two pinned versions from the Go
-# module proxy (tests/setup-mcpproxy.sh). Idempotent; .ci/run calls it.
+# (tests/browser.rs) when it is missing, the real mcpproxy at two pinned versions
+# (tests/setup-mcpproxy.sh: the Go module proxy, else the source tarball) and nektos/act
+# (scripts/setup-act.sh). Idempotent; scripts/test.sh (the README's test command) calls it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="${EVALGATE_TEST_SERVERS:-$root/target/mcp-servers}"
@@ -39,8 +40,12 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${EVALGATE_CHROMIUM:-}" ]; the
   echo "installing Debian's chromium for the headless report test"
   sudo_=""
   if [ "$(id -u)" != 0 ]; then sudo_="sudo"; fi
-  $sudo_ apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq chromium >/dev/null
+  # without root or sudo (a laptop) the browser test is skipped by scripts/test.sh, counted;
+  # under CI=true it is required
+  if ! { $sudo_ apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq chromium >/dev/null; }; then
+    echo "chromium could not be installed" >&2
+    if [ "${CI:-}" = true ]; then exit 1; fi
+  fi
 fi
 # two real third-party tool-search proxies, measured by configuration alone
 # (tests/third_party_proxies.rs): contextweaver 0.18.2 (Apache-2.0) and dehydrator 0.3.1 (MIT)
@@ -63,4 +68,6 @@ if [ ! -x "$dest/slop-mcp/node_modules/.bin/slop-mcp" ]; then
   chmod +x "$dest"/slop-mcp/node_modules/@standardbeagle/slop-mcp/binaries/slop-mcp-linux-*
 fi
 bash "$root/tests/setup-mcpproxy.sh"
+# nektos/act, the real Actions runner of tests/act.rs (Go module proxy, pinned)
+bash "$root/scripts/setup-act.sh" || [ "${CI:-}" != true ]
 echo "MCP test servers ready in $dest"

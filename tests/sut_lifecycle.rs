@@ -229,9 +229,7 @@ fn no_wait_unbounded_no_child_survives_and_a_warming_index_is_waited_for() {
 
     // 4. a proxy (the real dehydrator) that forks background children: nothing survives a
     //    success, a gate failure, SIGTERM or SIGKILL of evalgate
-    let Some(bin) = installed_in("dehydrator", "bin", "dehydrator-mcp") else {
-        return;
-    };
+    let bin = installed_in("dehydrator", "bin", "dehydrator-mcp");
     let config = forking_dehydrator(dir);
     let o = eval_command(dir, &bin, &config, &["--no-baseline", "--out", "ok"])
         .output()

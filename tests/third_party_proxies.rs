@@ -10,8 +10,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// The venv `bin` of an installed proxy, or `None` (the test then says so and returns).
-fn installed(pkg: &str, bin: &str) -> Option<PathBuf> {
+/// The venv `bin` of an installed proxy (the test fails without it).
+fn installed(pkg: &str, bin: &str) -> PathBuf {
     installed_in(pkg, "bin", bin)
 }
 
@@ -85,9 +85,7 @@ fn metric(r: &Value, m: &str) -> f64 {
 fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
-    let Some(bin) = installed("contextweaver", "contextweaver") else {
-        return;
-    };
+    let bin = installed("contextweaver", "contextweaver");
     let d = tempdir();
     let dir = d.path();
     let example = root().join("examples/contextweaver/evalgate.toml");
@@ -159,9 +157,7 @@ fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
 fn dehydrator_measured_by_configuration_alone_and_its_start_failure_named() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
-    let Some(bin) = installed("dehydrator", "dehydrator-mcp") else {
-        return;
-    };
+    let bin = installed("dehydrator", "dehydrator-mcp");
     let d = tempdir();
     let dir = d.path();
     let example = root().join("examples/dehydrator/evalgate.toml");
@@ -213,9 +209,7 @@ fn dehydrator_measured_by_configuration_alone_and_its_start_failure_named() {
 fn slop_mcp_measured_from_kdl_or_its_own_cli_and_its_warming_index_waited_for() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
-    let Some(bin) = installed_in("slop-mcp", "node_modules/.bin", "slop-mcp") else {
-        return;
-    };
+    let bin = installed_in("slop-mcp", "node_modules/.bin", "slop-mcp");
     let d = tempdir();
     let dir = d.path();
     let ex = root().join("examples/slop-mcp");

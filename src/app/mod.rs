@@ -439,7 +439,24 @@ pub fn assemble(
     ) {
         for d in &s.detectors {
             if !b.detectors.contains_key(&d.detector) {
-                warnings.push(format!("the baseline has no entry for detector {:?}: its numbers are reported, not gated", d.detector));
+                let limits = gate_context.new_detector;
+                let held: Vec<String> = [
+                    limits.fpr_ceiling.map(|c| format!("FPR ≤ {c:.2}")),
+                    limits.recall_floor.map(|f| format!("recall ≥ {f:.2}")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                let review = d.tier == Some(crate::pipeline::score::model::Tier::Review);
+                warnings.push(if held.is_empty() || review {
+                    format!("the baseline has no entry for detector {:?}: its numbers are reported, not gated", d.detector)
+                } else {
+                    format!(
+                        "the baseline has no entry for detector {:?}: it is held to the limits for a new detector ({}; [gate] new_detector_* in evalgate.toml)",
+                        d.detector,
+                        held.join(", ")
+                    )
+                });
             }
         }
     }

@@ -120,7 +120,8 @@ pub struct ProxyFlags {
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Detectors")]
 pub struct DetectorFlag {
-    /// Detectors under test, comma-separated [default: rules,drift].
+    /// Detectors under test, comma-separated [default: rules,drift; with mcpproxy: rug-pull-live,
+    /// its own quarantine].
     #[arg(long, env = "EVALGATE_DETECTORS", value_enum, value_delimiter = ',')]
     pub detectors: Option<Vec<DetectorKind>>,
 }

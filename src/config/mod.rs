@@ -419,7 +419,7 @@ impl Settings {
             .detectors
             .clone()
             .or(f.detectors)
-            .unwrap_or_else(|| vec![DetectorKind::Rules, DetectorKind::Drift]);
+            .unwrap_or_else(|| default_detectors(sut));
         let recorded = a.recorded.clone().or(rel(base, f.run.recorded));
         let check = specs::catalog_spec(&sut_file, timeout, concurrency as usize, a.quiet);
         let live_proxy = specs::launch_spec(sut, &sut_file, check.clone());
@@ -469,6 +469,17 @@ impl Settings {
             },
             config_file: file_path,
         })
+    }
+}
+
+/// The detectors measured when none are named: for mcpproxy, its own quarantine (one launch,
+/// the rug pulls played through it: about a minute on v1), so the security rows describe the
+/// system under test; its own scan (`proxy-scan`) is opt-in, since it takes about ten launches
+/// and several minutes on v1. Any other system: evalgate's reference checkers.
+pub fn default_detectors(sut: SutKind) -> Vec<DetectorKind> {
+    match sut {
+        SutKind::Mcpproxy => vec![DetectorKind::RugPullLive],
+        _ => vec![DetectorKind::Rules, DetectorKind::Drift],
     }
 }
 

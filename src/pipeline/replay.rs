@@ -5,7 +5,8 @@
 //! rug-pull tests it can switch tools to their `after` definitions after the first listing or the
 //! first call and send `notifications/tools/list_changed`, or switch back and forth when told to
 //! by a control file (evalgate's live rug-pull measurement drives it that way, and learns from
-//! the listed file when the client has re-listed).
+//! the listed file when the client has re-listed: its first line names the definitions last
+//! listed, `before` or `after`, its second how many listings the replay has answered).
 
 use crate::pipeline::dataset::{Corpus, SecurityCorpus};
 use anyhow::{Context, bail};
@@ -183,9 +184,12 @@ impl ReplaySpec {
 
 struct State {
     switched: bool,
+    /// `tools/list` requests answered so far.
+    listings: u64,
 }
 
-/// Where a replay is told to switch and where it tells which definitions it last listed.
+/// Where a replay is told to switch and where it tells which definitions it last listed (and
+/// how many listings it has answered, on a second line).
 #[derive(Debug, Clone, Default)]
 pub struct Control {
     pub switch_file: Option<PathBuf>,
@@ -216,7 +220,10 @@ impl Replay {
         Replay {
             spec: Arc::new(spec),
             switched_tools,
-            state: Arc::new(Mutex::new(State { switched })),
+            state: Arc::new(Mutex::new(State {
+                switched,
+                listings: 0,
+            })),
             control: Arc::new(control),
         }
     }
@@ -275,15 +282,21 @@ impl ServerHandler for Replay {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let switched = self.state.lock().await.switched;
+        let (switched, listings) = {
+            let mut st = self.state.lock().await;
+            st.listings += 1;
+            (st.switched, st.listings)
+        };
         let tools = if switched {
             self.switched_tools.as_ref().clone()
         } else {
             self.spec.tools.clone()
         };
         if let Some(p) = &self.control.listed_file {
+            // written as the answer leaves: the client has asked, not yet applied anything
+            let state = if switched { "after" } else { "before" };
             let _ =
-                crate::infra::files::write_atomic(p, if switched { b"after" } else { b"before" });
+                crate::infra::files::write_atomic(p, format!("{state}\n{listings}\n").as_bytes());
         }
         if self.spec.rug_pull == RugPull::AfterList {
             self.pull_rug(&ctx).await;

@@ -187,18 +187,17 @@ pub fn assert_no_survivors(what: &str) {
 }
 
 /// The directory `sub` of a package installed by tests/setup-mcp-servers.sh under
-/// target/mcp-servers/`pkg` that holds `bin` (`bin` for a venv, `node_modules/.bin` for npm),
-/// or `None` after saying the test is skipped.
-pub fn installed_in(pkg: &str, sub: &str, bin: &str) -> Option<PathBuf> {
+/// target/mcp-servers/`pkg` that holds `bin` (`bin` for a venv, `node_modules/.bin` for npm).
+/// Fails the test when it is missing: the setup installs it from a registry wherever the tests
+/// run (scripts/test.sh calls it), so a missing one is a broken setup, never a pass.
+pub fn installed_in(pkg: &str, sub: &str, bin: &str) -> PathBuf {
     let dir = root().join("target/mcp-servers").join(pkg).join(sub);
-    if dir.join(bin).is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: {pkg} is not installed here (run tests/setup-mcp-servers.sh; .ci/run does)"
-        );
-        None
-    }
+    assert!(
+        dir.join(bin).is_file(),
+        "{pkg} is not installed here: {} is missing (run `bash tests/setup-mcp-servers.sh`; scripts/test.sh does)",
+        dir.join(bin).display()
+    );
+    dir
 }
 
 /// Every query's retrieved list in a report, in order (two runs agree list for list).

@@ -237,6 +237,9 @@ pub struct RetrievalInputs<'a> {
 pub struct DetectorInputs<'a> {
     pub name: &'a str,
     pub metrics: &'a BTreeMap<String, Summary>,
+    /// The row of a system's review tier (findings below its blocking tier): gated against a
+    /// baseline that has it, never by the limits for a new detector.
+    pub review_tier: bool,
 }
 
 /// Everything the gate reads of a run, borrowed from the score results: nothing else of the
@@ -299,7 +302,7 @@ pub fn evaluate(
         // the baseline's limits, or the defaults for a detector new to a baseline in use
         let (ceiling, floor, by_default) = match db {
             Some(db) => (db.fpr_ceiling, db.recall_floor, false),
-            None if b.is_some() => (
+            None if b.is_some() && !d.review_tier => (
                 cx.new_detector.fpr_ceiling,
                 cx.new_detector.recall_floor,
                 true,

@@ -246,6 +246,7 @@ fn the_outcome_depends_on_its_inputs_only() {
             .map(|d| DetectorInputs {
                 name: &d.detector,
                 metrics: &d.metrics,
+                review_tier: false,
             })
             .collect(),
         robustness: None,

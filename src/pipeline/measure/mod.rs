@@ -279,6 +279,7 @@ pub async fn security(
 ) -> (DetectorObservations, Option<SutError>) {
     let mut obs = DetectorObservations {
         detector: d.name().to_string(),
+        source: Some(d.source()),
         scope: d.scope(),
         runs: Vec::new(),
     };

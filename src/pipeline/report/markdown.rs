@@ -157,8 +157,13 @@ pub fn render_view(r: &Report, v: &View) -> String {
             let metrics: Vec<String> = d.metrics.iter().map(|m| mean_ci(m.as_ref())).collect();
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {}{} | {} |",
+                "| {}{} | {} | {} | {}{} | {} |",
                 md_code(&d.name, 60),
+                if d.by.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", md(&d.by, 80))
+                },
                 md(&scope, 80),
                 metrics.join(" | "),
                 d.counts.join(" / "),

@@ -114,6 +114,7 @@ pub fn gate_inputs<'a>(
             .map(|d| crate::pipeline::gate::DetectorInputs {
                 name: &d.detector,
                 metrics: &d.metrics,
+                review_tier: d.tier == Some(crate::pipeline::score::model::Tier::Review),
             })
             .collect(),
         robustness,

@@ -6,7 +6,9 @@ use super::view::{self, Mark, Row, View};
 use crate::infra::text::sanitize::{term, term_ends};
 use crate::pipeline::score::metrics::label;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
+use comfy_table::{
+    Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Row as TableRow, Table, Width,
+};
 use std::fmt::Write;
 
 fn mark_cell(mark: Mark, color: bool) -> Cell {
@@ -61,6 +63,45 @@ fn table(headers: &[&str], color: bool) -> Table {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(headers.to_vec());
     t
+}
+
+/// Fits `t` to the terminal it is printed on without ever collapsing it. Every column keeps at
+/// least the width of its longest word (header included), so a narrow terminal wraps cells at
+/// spaces only; a terminal narrower than that minimum, or one that reports 0 columns (a pty
+/// with no size, as nektos/act's host mode gives a step), gets the table at its content width,
+/// as a pipe does, instead of one character per column. Not a terminal: nothing to fit.
+fn fit(t: &mut Table) {
+    let Some(width) = t.width() else { return };
+    // the longest word of each column, measured as comfy-table measures: a shadow table with
+    // one word per line
+    let words = |r: &TableRow| -> Vec<String> {
+        r.cell_iter()
+            .map(|c| {
+                c.content()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .collect()
+    };
+    let mut shadow = Table::new();
+    if let Some(h) = t.header() {
+        shadow.add_row(words(h));
+    }
+    for r in t.row_iter() {
+        shadow.add_row(words(r));
+    }
+    let longest = shadow.column_max_content_widths();
+    // the borders: one on each side and one between two columns
+    let mut min = t.column_count() + 1;
+    for (col, w) in t.column_iter_mut().zip(longest) {
+        let need = w.saturating_add(col.padding_width());
+        col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(need)));
+        min += usize::from(need);
+    }
+    if usize::from(width) < min {
+        t.set_content_arrangement(ContentArrangement::Disabled);
+    }
 }
 
 fn right(t: &mut Table, cols: std::ops::Range<usize>) {
@@ -122,7 +163,8 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
             term(&rr.corpus_version, 60),
             rr.runs_completed
         );
-        let t = baseline_table("Metric", &v.retrieval_rows, color);
+        let mut t = baseline_table("Metric", &v.retrieval_rows, color);
+        fit(&mut t);
         let _ = writeln!(o, "{t}");
         let _ = writeln!(
             o,
@@ -186,7 +228,11 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
             color,
         );
         for d in &v.detectors {
-            let mut row = vec![Cell::new(term(&d.name, 40))];
+            let mut row = vec![Cell::new(if d.by.is_empty() {
+                term(&d.name, 40)
+            } else {
+                format!("{}\n{}", term(&d.name, 40), term(&d.by, 40))
+            })];
             row.extend(d.metrics.iter().map(|m| Cell::new(mean_ci(m.as_ref()))));
             row.push(Cell::new(format!(
                 "{}{}",
@@ -201,15 +247,14 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
             t.add_row(row);
         }
         right(&mut t, 1..7);
+        fit(&mut t);
         let _ = writeln!(o, "{t}\n");
         let against = v.detector_rows(|d| term(d, 40));
         if !against.is_empty() {
             let _ = writeln!(o, "Detectors against the baseline");
-            let _ = writeln!(
-                o,
-                "{}\n",
-                baseline_table("Detector metric", &against, color)
-            );
+            let mut t = baseline_table("Detector metric", &against, color);
+            fit(&mut t);
+            let _ = writeln!(o, "{t}\n");
         }
         for d in &v.detectors {
             let Some(live) = &d.live else { continue };
@@ -247,6 +292,7 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
                 ]);
             }
             right(&mut t, 1..7);
+            fit(&mut t);
             let _ = writeln!(o, "{t}\n");
         }
     }
@@ -361,4 +407,122 @@ pub fn quiet(r: &Report) -> String {
         term(&r.gate.summary, 600)
     );
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A baseline table as a failed run prints it: its longest words need 60 columns (borders
+    /// included), its content 84.
+    fn sample(width: Option<u16>) -> Table {
+        let mut t = table(
+            &[
+                "Metric",
+                "Baseline",
+                "Current (mean ± 95% CI)",
+                "Δ",
+                "Limit",
+                "Gate",
+            ],
+            false,
+        );
+        t.add_row(vec![
+            "Recall@5",
+            "0.9500",
+            "0.6055",
+            "−0.3445",
+            "≥ 0.9300",
+            "✗ FAIL",
+        ]);
+        t.add_row(vec![
+            "nDCG@10",
+            "0.5567",
+            "0.5567 ± 0.0012",
+            "0",
+            "–",
+            "· not gated",
+        ]);
+        right(&mut t, 1..5);
+        if let Some(w) = width {
+            // what comfy-table reads from the terminal (crossterm) when stdout is a tty
+            t.set_width(w);
+        }
+        t
+    }
+
+    fn fitted(width: Option<u16>) -> String {
+        let mut t = sample(width);
+        fit(&mut t);
+        t.to_string()
+    }
+
+    /// Every word of every cell stands whole on some line.
+    fn assert_words_whole(s: &str) {
+        let words = [
+            "Metric",
+            "Baseline",
+            "Current",
+            "(mean",
+            "95%",
+            "CI)",
+            "Recall@5",
+            "nDCG@10",
+            "0.9500",
+            "0.6055",
+            "−0.3445",
+            "0.9300",
+            "0.0012",
+            "FAIL",
+            "gated",
+        ];
+        for w in words {
+            assert!(
+                s.lines().any(|l| l
+                    .split(|c: char| c == '│' || c == '┆' || c.is_whitespace())
+                    .any(|x| x == w)),
+                "{w:?} is broken in\n{s}"
+            );
+        }
+    }
+
+    fn widest_line(s: &str) -> usize {
+        s.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn a_terminal_of_no_width_or_below_the_minimum_gets_the_whole_table() {
+        // the premise: unfitted, comfy-table squeezes a table into 0 columns one character wide
+        let collapsed = sample(Some(0)).to_string();
+        assert!(collapsed.contains("│ M ┆ B ┆"), "{collapsed}");
+
+        let content = fitted(None);
+        assert_eq!(widest_line(&content), 84, "{content}");
+        assert_words_whole(&content);
+        // a pty reporting 0 columns (act's host mode), or any width below the 60 the longest
+        // words need: the table at its content width, exactly as on a pipe
+        for w in [0, 1, 6, 20, 40, 59] {
+            assert_eq!(fitted(Some(w)), content, "terminal width {w}");
+        }
+        // wide enough: unchanged too
+        for w in [84, 200, u16::MAX] {
+            assert_eq!(fitted(Some(w)), content, "terminal width {w}");
+        }
+    }
+
+    #[test]
+    fn a_narrower_terminal_wraps_cells_at_spaces_and_never_breaks_a_word() {
+        for w in [60u16, 66, 75, 83] {
+            let s = fitted(Some(w));
+            assert!(
+                widest_line(&s) <= usize::from(w),
+                "terminal width {w}: wider\n{s}"
+            );
+            assert!(
+                s.lines().count() > 6,
+                "terminal width {w}: not wrapped\n{s}"
+            );
+            assert_words_whole(&s);
+        }
+    }
 }

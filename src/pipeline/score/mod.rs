@@ -213,6 +213,31 @@ fn split_summaries(per_query: &[QueryReport]) -> BTreeMap<String, SplitSummary> 
         .collect()
 }
 
+/// The suffix of a detector's review row ([`tiered`]).
+pub const REVIEW_SUFFIX: &str = "/review";
+
+/// A detector's rows: one, or for a detector whose system flagged some entry for review below
+/// its blocking tier, two: the detector itself (what the system blocks, as its own gate
+/// counts) and `NAME/review` (everything it flagged, review included).
+pub fn tiered(obs: &DetectorObservations, entries: &[Entry]) -> Vec<DetectorReport> {
+    let has_review = obs.runs.iter().any(|r| r.verdicts.iter().any(|v| v.review));
+    let mut blocking = detector(obs, entries);
+    if !has_review {
+        return vec![blocking];
+    }
+    blocking.tier = Some(Tier::Blocking);
+    let mut any = obs.clone();
+    any.detector = format!("{}{REVIEW_SUFFIX}", obs.detector);
+    for r in &mut any.runs {
+        for v in &mut r.verdicts {
+            v.flagged |= v.review;
+        }
+    }
+    let mut review = detector(&any, entries);
+    review.tier = Some(Tier::Review);
+    vec![blocking, review]
+}
+
 /// Scores one detector's recorded verdicts against the labels.
 pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport {
     // no declared scope: every attack category, the open ones of this corpus included (an
@@ -374,6 +399,8 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
         .collect();
     DetectorReport {
         detector: obs.detector.clone(),
+        source: obs.source.clone(),
+        tier: None,
         scope,
         not_applicable: not_applicable.len(),
         runs_completed: runs,
@@ -493,7 +520,10 @@ pub fn security(
         corpus_version: corpus.version.clone(),
         entries: corpus.entries.len(),
         categories: count_by(corpus.entries.iter().map(|e| e.category)),
-        detectors: obs.iter().map(|o| detector(o, &corpus.entries)).collect(),
+        detectors: obs
+            .iter()
+            .flat_map(|o| tiered(o, &corpus.entries))
+            .collect(),
         observations: obs.to_vec(),
     }
 }
@@ -686,6 +716,87 @@ mod tests {
         assert!(mean(&r, "recall_at_10") < 1.0);
     }
 
+    /// A system with tiers: what it blocks is the detector's row, everything it flagged
+    /// (review included) a second `/review` row; without any review verdict, one row.
+    #[test]
+    fn a_detector_with_a_review_tier_gives_a_blocking_row_and_a_review_row() {
+        let ds = v0();
+        let sec = &ds.security.as_ref().unwrap().value;
+        // blocks every malicious entry of one category, flags every other malicious entry and
+        // every hard negative for review
+        let first_attack = sec
+            .entries
+            .iter()
+            .find(|e| e.label == Truth::Malicious)
+            .unwrap()
+            .category;
+        let obs = DetectorObservations {
+            detector: "scan".into(),
+            source: Some("mcpproxy's own scan".into()),
+            scope: None,
+            runs: vec![DetectorRun {
+                run: 1,
+                verdicts: sec
+                    .entries
+                    .iter()
+                    .map(|e| {
+                        let block = e.label == Truth::Malicious && e.category == first_attack;
+                        crate::pipeline::sut::Decision {
+                            entry_id: e.id.clone(),
+                            flagged: block,
+                            review: !block
+                                && (e.label == Truth::Malicious
+                                    || e.category == Category::HardNegative),
+                            signals: vec![],
+                            live: None,
+                            not_applicable: false,
+                        }
+                    })
+                    .collect(),
+            }],
+        };
+        let rows = tiered(&obs, &sec.entries);
+        assert_eq!(rows.len(), 2);
+        let (block, review) = (&rows[0], &rows[1]);
+        assert_eq!(
+            (block.detector.as_str(), block.tier),
+            ("scan", Some(Tier::Blocking))
+        );
+        assert_eq!(
+            (review.detector.as_str(), review.tier),
+            ("scan/review", Some(Tier::Review))
+        );
+        assert_eq!(block.source.as_deref(), Some("mcpproxy's own scan"));
+        let malicious = sec
+            .entries
+            .iter()
+            .filter(|e| e.label == Truth::Malicious)
+            .count() as u64;
+        let first = sec
+            .entries
+            .iter()
+            .filter(|e| e.label == Truth::Malicious && e.category == first_attack)
+            .count() as u64;
+        let hard = sec
+            .entries
+            .iter()
+            .filter(|e| e.category == Category::HardNegative)
+            .count() as u64;
+        assert!(first < malicious && hard > 0);
+        assert_eq!((block.counts.tp, block.counts.fp), (first, 0));
+        assert_eq!((review.counts.tp, review.counts.fp), (malicious, hard));
+        // no review verdict at all: one row, no tier
+        let mut plain = obs.clone();
+        plain.runs[0]
+            .verdicts
+            .iter_mut()
+            .for_each(|v| v.review = false);
+        let rows = tiered(&plain, &sec.entries);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].tier, None);
+        assert_eq!(rows[0].counts.tp, first);
+    }
+
     #[test]
     fn a_perfect_detector_and_one_that_flags_everything() {
         let ds = v0();
@@ -693,6 +804,7 @@ mod tests {
         let run =
             |flag: &dyn Fn(&crate::pipeline::dataset::model::Entry) -> bool| DetectorObservations {
                 detector: "d".into(),
+                source: None,
                 scope: None,
                 runs: vec![DetectorRun {
                     run: 1,
@@ -702,6 +814,7 @@ mod tests {
                         .map(|e| crate::pipeline::sut::Decision {
                             entry_id: e.id.clone(),
                             flagged: flag(e),
+                            review: false,
                             signals: vec![],
                             live: None,
                             not_applicable: false,

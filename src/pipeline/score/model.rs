@@ -138,6 +138,13 @@ pub struct SecurityReport {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorReport {
     pub detector: String,
+    /// Whose detector it is: evalgate's reference checker, an external scanner, or the system
+    /// under test's own (`mcpproxy's own scan`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// For a system with tiers: which of this detector's two rows this is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<Tier>,
     /// Attack categories the detector covers; its precision/recall/F1 count malicious entries of
     /// these categories only (every benign entry always counts).
     pub scope: Vec<Category>,
@@ -161,6 +168,26 @@ pub struct DetectorReport {
     /// Rug-pulls played against a running proxy (detectors that play them live).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveReport>,
+}
+
+/// Which findings a detector row counts, for a system that has tiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// What the system blocks (mcpproxy: `hard` findings, a `dangerous` server). Gated.
+    Blocking,
+    /// Everything it flagged, warnings for review included. Gated only against a baseline
+    /// that has this row; never by the limits for a new detector.
+    Review,
+}
+
+impl Tier {
+    pub fn label(self) -> &'static str {
+        match self {
+            Tier::Blocking => "blocked",
+            Tier::Review => "review included",
+        }
+    }
 }
 
 /// Rug-pulls played live: what the proxy did, per category and per entry, summed over runs.

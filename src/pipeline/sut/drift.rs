@@ -114,6 +114,7 @@ impl Detector for Drift {
                 Decision {
                     entry_id: e.id.clone(),
                     flagged: !signals.is_empty(),
+                    review: false,
                     signals,
                     live: None,
                     not_applicable,

@@ -190,7 +190,13 @@ pub trait Retriever: Send + Sync {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Decision {
     pub entry_id: String,
+    /// The detector acts on the entry: for a system with tiers, its blocking tier (mcpproxy:
+    /// a `hard` finding, which blocks the server); otherwise any flag.
     pub flagged: bool,
+    /// Not `flagged`, but the system flagged it for review below its blocking tier (mcpproxy: a
+    /// `soft` finding, a warning). Scored as the detector's own `/review` row.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub review: bool,
     /// Ids of the rules that fired, or the changed aspects for drift.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub signals: Vec<String>,
@@ -228,6 +234,11 @@ pub struct LiveOutcome {
 #[async_trait]
 pub trait Detector: Send {
     fn name(&self) -> &str;
+    /// Whose detector it is, as every report shows beside its rows: evalgate's own reference
+    /// checkers, an external scanner, or the system under test's own detector.
+    fn source(&self) -> String {
+        "evalgate's reference checker".into()
+    }
     /// The attack categories this detector claims to cover. Its recall, precision and F1 are
     /// computed over malicious entries of these categories plus every benign entry; flags on
     /// other attack categories are still shown per category. `None` = all attack categories.

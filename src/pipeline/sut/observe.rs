@@ -50,6 +50,9 @@ impl QueryObservation {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorObservations {
     pub detector: String,
+    /// Whose detector it is ([`crate::pipeline::sut::Detector::source`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// Attack categories the detector covers (`null` = all).
     #[serde(default)]
     pub scope: Option<Vec<Category>>,

@@ -367,6 +367,7 @@ impl RecordedDetector {
                             Decision {
                                 entry_id: id.to_string(),
                                 flagged,
+                                review: false,
                                 signals,
                                 live: None,
                                 not_applicable: false,
@@ -398,6 +399,7 @@ impl RecordedDetector {
                 Decision {
                     entry_id: id.clone(),
                     flagged,
+                    review: false,
                     signals: vec![],
                     live: None,
                     not_applicable: false,

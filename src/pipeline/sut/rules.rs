@@ -247,6 +247,7 @@ impl Detector for Rules {
                 Decision {
                     entry_id: e.id.clone(),
                     flagged: !signals.is_empty(),
+                    review: false,
                     signals,
                     live: None,
                     not_applicable: false,

@@ -51,7 +51,8 @@ pub struct ScannerConfig {
     pub command: Vec<String>,
     /// jq filter from the scanner's JSON to findings.
     pub filter: String,
-    /// Findings below this severity do not count (a name: info, low, medium, high, critical;
+    /// Findings below this severity are flagged for review, not blocked: they count in the
+    /// detector's `/review` row only (a name: info, low, medium, high, critical;
     /// or a number).
     pub severity_threshold: Option<Value>,
     /// Batch mode: one file per server, for scanners that judge a server's tools together
@@ -96,6 +97,8 @@ pub(crate) fn severity_rank(v: &Value) -> Option<f64> {
 #[derive(Debug, Clone)]
 struct Finding {
     flagged: bool,
+    /// A flag below `severity_threshold`: flagged for review, not blocked.
+    review: bool,
     reason: Option<String>,
 }
 
@@ -175,15 +178,17 @@ impl Scanner {
                 )));
             }
         };
-        let mut flag = flagged.unwrap_or(true);
+        let flag = flagged.unwrap_or(true);
+        let mut below = false;
         if let (Some(t), Some(s)) = (self.threshold, severity) {
             let rank = severity_rank(s).ok_or_else(|| {
                 self.garbage(format!("unknown severity {}", clip(&s.to_string())))
             })?;
-            flag = flag && rank >= t;
+            below = rank < t;
         }
         Ok(Finding {
-            flagged: flag,
+            flagged: flag && !below,
+            review: flag && below,
             reason,
         })
     }
@@ -449,6 +454,9 @@ impl Detector for Scanner {
     fn name(&self) -> &str {
         &self.cfg.name
     }
+    fn source(&self) -> String {
+        format!("external scanner `{}`", self.cfg.command[0])
+    }
     /// Each invocation (batch) or entry (lines) has its own timeout; the whole call may take
     /// as long as all of them in sequence.
     fn time_limit(&self, per_request: Duration, entries: &[Entry]) -> Duration {
@@ -477,16 +485,18 @@ fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<De
         .map(|e| {
             let fs = findings.get(e.id.as_str());
             let flagged = fs.is_some_and(|fs| fs.iter().any(|f| f.flagged));
+            let review = !flagged && fs.is_some_and(|fs| fs.iter().any(|f| f.review));
             let signals: BTreeSet<String> = fs
                 .into_iter()
                 .flatten()
-                .filter(|f| f.flagged)
+                .filter(|f| f.flagged || f.review)
                 .filter_map(|f| f.reason.clone())
                 .map(|r| clip(&r))
                 .collect();
             Decision {
                 entry_id: e.id.clone(),
                 flagged,
+                review,
                 signals: signals.into_iter().collect(),
                 live: None,
                 not_applicable: false,

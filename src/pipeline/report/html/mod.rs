@@ -115,6 +115,7 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         .map(|(d, dv)| {
             context! {
                 detector => dv.name.clone(),
+                by => dv.by.clone(),
                 mark => serde(dv.mark),
                 metrics => serde(&dv.metrics),
                 counts => serde(&dv.counts),

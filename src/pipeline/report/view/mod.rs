@@ -57,6 +57,9 @@ pub const SPLIT_METRICS: [Metric; 3] = [Metric::RecallAt5, Metric::Mrr, Metric::
 #[derive(Debug, Clone)]
 pub struct DetectorView {
     pub name: String,
+    /// Whose detector it is and, for a system with tiers, what the row counts: "blocked ·
+    /// mcpproxy's own scan", "evalgate's reference checker". Every rendering shows it.
+    pub by: String,
     /// The attack categories it covers.
     pub scope: Vec<Category>,
     /// The outcome of its gated checks.
@@ -221,6 +224,11 @@ impl DetectorView {
         let c = &d.counts;
         DetectorView {
             name: d.detector.clone(),
+            by: [d.tier.map(|t| t.label().to_string()), d.source.clone()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" · "),
             scope: d.scope.clone(),
             mark: subject_mark(&r.gate, &format!("detector:{}", d.detector)),
             metrics: DETECTION_METRICS

@@ -88,7 +88,8 @@ pub enum Quarantine {
 }
 
 /// The scratch mcpproxy config: replay upstreams (server name → the arguments of evalgate's
-/// replay), explicit `quarantined: false`, no response truncation, no socket, no telemetry.
+/// replay), explicit `quarantined: false`, no response truncation, no socket, no telemetry, no
+/// periodic tool-discovery sweep.
 pub fn proxy_config(
     upstreams: &BTreeMap<String, Vec<String>>,
     replay_bin: &Path,
@@ -126,6 +127,10 @@ pub fn proxy_config(
         // hermetic: no update poll, no look-ups of the servers' repositories
         "update_check": {"enabled": false},
         "check_server_repo": false,
+        // no periodic re-listing of every upstream (mcpproxy's default is every 5 min): a sweep
+        // in the middle of a rug-pull play re-applies the changed definitions a second time,
+        // and a second pass changes mcpproxy's verdict on some changes
+        "tool_discovery_interval": "0s",
         "mcpServers": upstreams,
     })
 }

@@ -5,9 +5,22 @@
 //! to the changed tool, and (c) after a switch back, approves the tool and forwards calls again.
 //! A proxy that never re-lists has missed the change, with that reason. Each run launches a
 //! fresh proxy.
+//!
+//! Each phase is judged only once the proxy has settled: evalgate polls `GET /api/v1/tools`
+//! about every 100 ms until every played tool shows that the proxy applied the phase (its
+//! witness, below) and the played tools' states have been identical on three reads in a row.
+//! The witness of the change is the tool's approval hash (and its description, when the change
+//! is to the description) moved away from the baseline's, or the tool withdrawn; the witness of
+//! the switch back is the same values back at the baseline's. A tool whose change the proxy
+//! cannot show (annotations only, or no hash shown and the description unchanged) has no
+//! witness and is judged on the quiet reads alone. The wait is bounded by
+//! max(5 s, 1 s + 30 ms × played tools); a tool not settled by then is judged from the last
+//! read, with an `unsettled` note and signal. Every entry not reported or not restored carries
+//! the proxy's side of it in its note: the status and held evidence it showed, what its diff of
+//! a held tool names, what the call returned.
 
 use super::LiveConfig;
-use super::client::{client, get};
+use super::client::{client, get, url_part};
 use super::layout::{CallArgs, Layout, layout};
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::{Category, Entry};
@@ -21,6 +34,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+type Service = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
 /// Rug-pulls played against the running proxy.
 pub struct RugPullLive {
     /// The proxy launched for each measurement.
@@ -28,14 +43,40 @@ pub struct RugPullLive {
     sup: Supervisor,
     call_tool: String,
     relist_timeout: Duration,
+    /// `[rug_pull_live] trust_mode`, written on every replay server.
+    trust_mode: Option<String>,
+    /// `[rug_pull_live] settle_timeout` in seconds, else [`settle_bound`].
+    settle_timeout: Option<f64>,
 }
 
-/// What the proxy shows of one tool at one moment.
-#[derive(Debug, Clone, PartialEq)]
+/// How often the proxy's catalog is read while waiting for it to settle.
+const POLL: Duration = Duration::from_millis(100);
+/// Identical reads in a row that make a settled catalog.
+const QUIET_READS: usize = 3;
+/// How long the replays' listing counts must stand still before the baseline is read, and how
+/// long after the launch that is at the earliest (mcpproxy re-lists every server ~2 s after it
+/// starts).
+const LISTINGS_QUIET: Duration = Duration::from_secs(1);
+const FIRST_BASELINE: Duration = Duration::from_secs(3);
+
+/// The longest wait for the proxy to settle after a switch, unless configured: max(5 s,
+/// 1 s + 30 ms × played tools).
+fn settle_bound(played: usize) -> Duration {
+    Duration::from_secs(5).max(Duration::from_secs(1) + Duration::from_millis(30) * played as u32)
+}
+
+/// What the proxy shows of one listed tool at one moment.
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Seen {
-    /// `approved`, `changed`, … ; `None` when the tool is not listed at all.
+    /// `approved`, `changed`, … ; `None` when the proxy gives none.
     status: Option<String>,
+    /// `held_verdict:…`, `held_reason:…` and the held signals.
     held: Vec<String>,
+    /// The approval hash (`sha256/v3:<hex>`), where the proxy shows one.
+    hash: Option<String>,
+    description: Option<String>,
+    /// The input schema as the proxy shows it.
+    schema: Option<Value>,
 }
 
 impl Seen {
@@ -43,6 +84,27 @@ impl Seen {
         match &self.status {
             None => true,
             Some(s) => s != "approved" || !self.held.is_empty(),
+        }
+    }
+
+    /// The hash without its `sha256/vN:` label (the label's version may move while the hash
+    /// itself is the baseline's again).
+    fn bare_hash(&self) -> Option<&str> {
+        self.hash
+            .as_deref()
+            .map(|h| h.rsplit_once(':').map_or(h, |(_, hex)| hex))
+    }
+
+    /// `approved`, or `changed (held_reason:…, …)`.
+    fn state(&self) -> String {
+        let status = self
+            .status
+            .as_deref()
+            .unwrap_or("without an approval status");
+        if self.held.is_empty() {
+            status.to_string()
+        } else {
+            format!("{status} ({})", self.held.join(", "))
         }
     }
 }
@@ -59,9 +121,15 @@ fn seen_in(data: &Value) -> Option<BTreeMap<String, Seen>> {
         ) else {
             continue;
         };
+        let text = |k: &str| {
+            t.get(k)
+                .and_then(Value::as_str)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+        };
         let mut held: Vec<String> = Vec::new();
         for k in ["held_verdict", "held_reason"] {
-            if let Some(v) = t.get(k).and_then(Value::as_str).filter(|v| !v.is_empty()) {
+            if let Some(v) = text(k) {
                 held.push(format!("{k}:{v}"));
             }
         }
@@ -71,31 +139,264 @@ fn seen_in(data: &Value) -> Option<BTreeMap<String, Seen>> {
         out.insert(
             format!("{server}:{name}"),
             Seen {
-                status: t
-                    .get("approval_status")
+                status: text("approval_status"),
+                held,
+                hash: text("hash"),
+                description: t
+                    .get("description")
                     .and_then(Value::as_str)
                     .map(str::to_string),
-                held,
+                schema: t.get("schema").filter(|s| !s.is_null()).cloned(),
             },
         );
     }
     Some(out)
 }
 
+/// The approval hash of each tool in the text of mcpproxy's `quarantine_security`
+/// `inspect_tools` answer (`{"tools": [{"tool_name", "hash", …}]}`), by tool name.
+fn hashes_in(text: &str) -> Option<BTreeMap<String, String>> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let tools = v.get("tools").and_then(Value::as_array)?;
+    Some(
+        tools
+            .iter()
+            .filter_map(|t| {
+                let name = t.get("tool_name").and_then(Value::as_str)?;
+                let hash = t.get("hash").and_then(Value::as_str)?;
+                Some((name.to_string(), hash.to_string()))
+            })
+            .collect(),
+    )
+}
+
+/// Where the proxy shows each tool's approval hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HashFrom {
+    /// `hash` in `GET /api/v1/tools` (mcpproxy v0.60.0, the reference proxy).
+    Catalog,
+    /// mcpproxy's MCP tool `quarantine_security` (`inspect_tools`), one call per server:
+    /// mcpproxy v0.51.0 has no `hash` in its catalog.
+    InspectTools,
+    /// Nowhere: only the description witnesses a change.
+    Nowhere,
+}
+
+/// What a rug pull changes in one tool's definition: the fields of the served definition that
+/// differ (`description`, `inputSchema`, `outputSchema`, `annotations`, …), and, when the
+/// changed state lists the name more than once, how often.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Change {
+    fields: Vec<String>,
+    /// Fields that differ in every definition of the changed state (the proxy shows one of
+    /// them, or the last it applied).
+    in_every: Vec<String>,
+    listed: usize,
+    /// The input schema first served.
+    input_schema: Value,
+}
+
+impl Change {
+    /// `the switch changed description, inputSchema`, and `; the name listed 2 times` when so.
+    fn describe(&self) -> String {
+        let mut s = if self.fields.is_empty() {
+            "the switch changed nothing in the definition".to_string()
+        } else {
+            format!("the switch changed {}", self.fields.join(", "))
+        };
+        if self.listed > 1 {
+            s.push_str(&format!(", the name listed {} times", self.listed));
+        }
+        s
+    }
+}
+
+/// The change of each played tool, by `server:tool`: its first definition against each
+/// definition it changes into.
+fn changes_of(layout: &Layout) -> BTreeMap<String, Change> {
+    let mut out = BTreeMap::new();
+    for id in layout.id_of.values() {
+        let Some((server, name)) = id.split_once(':') else {
+            continue;
+        };
+        let Some(spec) = layout.specs.get(server) else {
+            continue;
+        };
+        let as_json = |t: &rmcp::model::Tool| serde_json::to_value(t).unwrap_or(Value::Null);
+        let Some(first) = spec.tools.iter().find(|t| t.name == name).map(as_json) else {
+            continue;
+        };
+        let input_schema = first.get("inputSchema").cloned().unwrap_or(Value::Null);
+        let then: Vec<Value> = spec
+            .changes
+            .get(name)
+            .map(|d| d.iter().map(as_json).collect())
+            .unwrap_or_default();
+        let differ = |a: &Value, b: &Value| -> BTreeSet<String> {
+            let keys = |v: &Value| -> BTreeSet<String> {
+                v.as_object()
+                    .map(|o| o.keys().cloned().collect())
+                    .unwrap_or_default()
+            };
+            keys(a)
+                .union(&keys(b))
+                .filter(|k| *k != "name" && a.get(k.as_str()) != b.get(k.as_str()))
+                .cloned()
+                .collect()
+        };
+        let each: Vec<BTreeSet<String>> = then.iter().map(|t| differ(&first, t)).collect();
+        let fields: BTreeSet<String> = each.iter().flatten().cloned().collect();
+        let in_every: BTreeSet<String> = fields
+            .iter()
+            .filter(|f| each.iter().all(|d| d.contains(*f)))
+            .cloned()
+            .collect();
+        out.insert(
+            id.clone(),
+            Change {
+                fields: fields.into_iter().collect(),
+                in_every: in_every.into_iter().collect(),
+                listed: then.len(),
+                input_schema,
+            },
+        );
+    }
+    out
+}
+
+/// What must move for a tool to show that the proxy applied its change (and move back for
+/// the switch back): nothing, when the proxy cannot show the change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Witness {
+    /// The approval hash (mcpproxy writes it first, with its verdict).
+    hash: bool,
+    /// The description and input schema the catalog shows (mcpproxy refreshes them last,
+    /// after its search index, which also validates a call's arguments).
+    description: bool,
+    schema: bool,
+}
+
+impl Witness {
+    /// The approval hash covers the description and both schemas (not annotations or title);
+    /// the input schema counts where the proxy showed the served one at the baseline
+    /// (mcpproxy v0.51.0 shows a placeholder); a field counts only when every changed
+    /// definition changes it.
+    fn of(change: &Change, hash_from: HashFrom, baseline: Option<&Seen>) -> Witness {
+        let changes = |f: &str| change.in_every.iter().any(|x| x == f);
+        let schema_shown = baseline
+            .and_then(|s| s.schema.as_ref())
+            .is_some_and(|shown| shows_parameters(shown, &change.input_schema));
+        Witness {
+            hash: hash_from != HashFrom::Nowhere
+                && (changes("description") || changes("inputSchema") || changes("outputSchema")),
+            description: changes("description"),
+            schema: schema_shown && changes("inputSchema"),
+        }
+    }
+}
+
+/// Whether the proxy shows the served input schema's parameters: the same non-empty
+/// `properties` (mcpproxy rewrites the rest, dropping `$schema` and `title` and adding an
+/// empty `required`; v0.51.0 shows an empty placeholder for every tool).
+fn shows_parameters(shown: &Value, served: &Value) -> bool {
+    let properties = |v: &Value| v.get("properties").cloned();
+    properties(served).is_some_and(|p| p.as_object().is_some_and(|o| !o.is_empty()))
+        && properties(shown) == properties(served)
+}
+
+/// The three phases of a play: the baseline, the rug pulled, put back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Before,
+    After,
+    Back,
+}
+
+/// Whether what the proxy shows of a tool now proves it applied `phase`'s listing: the tool
+/// listed (baseline); withdrawn, or the witnessed values moved from the baseline's (change);
+/// listed with the witnessed values back at the baseline's (switch back). A tool without a
+/// witness is taken as applied once listed (or withdrawn, after the change).
+fn witnessed(phase: Phase, w: Witness, before: Option<&Seen>, now: Option<&Seen>) -> bool {
+    let (Some(b), Some(n)) = (before, now) else {
+        return match phase {
+            Phase::Before | Phase::Back => now.is_some(),
+            Phase::After => true,
+        };
+    };
+    match phase {
+        Phase::Before => true,
+        Phase::After => {
+            (!w.hash || n.bare_hash().is_some_and(|h| Some(h) != b.bare_hash()))
+                && (!w.description || n.description != b.description)
+                && (!w.schema || n.schema != b.schema)
+        }
+        Phase::Back => {
+            (!w.hash || n.bare_hash().is_some() && n.bare_hash() == b.bare_hash())
+                && (!w.description || n.description == b.description)
+                && (!w.schema || n.schema == b.schema)
+        }
+    }
+}
+
 /// Per `server:tool`: did the call reach the replay, and (shortened) what came back.
 type Calls = HashMap<String, (bool, String)>;
 
+/// What the proxy showed once one phase had settled (or the bound ran out).
+#[derive(Debug, Default)]
+struct Settled {
+    /// The last read of the catalog, by `server:tool`.
+    seen: BTreeMap<String, Seen>,
+    /// Played tools not settled when the bound ran out, with what was missing.
+    unsettled: BTreeMap<String, String>,
+    /// How long the wait took.
+    waited: Duration,
+}
+
 /// What one play observed, in its three phases: the baseline, the rug pulled, put back.
+#[derive(Default)]
 struct Observed {
-    before: BTreeMap<String, Seen>,
-    after: BTreeMap<String, Seen>,
-    back: BTreeMap<String, Seen>,
+    /// What each played tool's rug pull changes.
+    changes: BTreeMap<String, Change>,
+    before: Settled,
+    after: Settled,
+    back: Settled,
     calls_before: Calls,
     calls_after: Calls,
     calls_back: Calls,
     /// The servers not re-listed after the switch to `after`, and after the switch back.
     not_relisted: BTreeSet<String>,
     not_relisted_back: BTreeSet<String>,
+    /// Per server, the listings it answered from the switch until the phase had settled.
+    listings_after: BTreeMap<String, u64>,
+    listings_back: BTreeMap<String, u64>,
+    /// Per played tool held after the switch back, what the proxy's diff of it names.
+    diff_back: BTreeMap<String, String>,
+}
+
+/// `the call went through`, or `the call did not go through (what came back)`.
+fn call_outcome(calls: &Calls, id: &str) -> String {
+    match calls.get(id) {
+        Some((true, _)) => "the call went through".into(),
+        Some((false, text)) => format!("the call did not go through ({text})"),
+        None => "no call was made".into(),
+    }
+}
+
+/// The first 12 hex digits of a hash, for notes.
+fn short(hash: &str) -> &str {
+    let hex = hash.rsplit_once(':').map_or(hash, |(_, h)| h);
+    hex.get(..12).unwrap_or(hex)
+}
+
+/// `server s answered N listings …`, when a phase saw more than one listing of the server (a
+/// second discovery pass can change the proxy's verdict) or none.
+fn listings_note(
+    listings: &BTreeMap<String, u64>,
+    server: &str,
+    after_what: &str,
+) -> Option<String> {
+    let n = *listings.get(server)?;
+    (n != 1).then(|| format!("server {server:?} answered {n} listings {after_what}"))
 }
 
 /// Judges each played entry from what was observed: reported, blocked, restored, and why not.
@@ -107,51 +408,91 @@ fn judge(
     let mut out = BTreeMap::new();
     for (&i, id) in id_of {
         let server = id.split_once(':').map_or("", |(s, _)| s);
-        let missing = Seen {
-            status: None,
-            held: vec![],
-        };
-        let seen_before = o.before.get(id).unwrap_or(&missing);
-        let seen_after = o.after.get(id).unwrap_or(&missing);
-        let seen_back = o.back.get(id).unwrap_or(&missing);
+        let seen_before = o.before.seen.get(id);
+        let seen_after = o.after.seen.get(id);
+        let seen_back = o.back.seen.get(id);
+        let change = o.changes.get(id).cloned().unwrap_or_default();
         let through = |m: &Calls| m.get(id).is_some_and(|c| c.0);
-        let baseline_ok = !seen_before.reports_change() && through(&o.calls_before);
+        let reports = |s: Option<&Seen>| s.is_none_or(Seen::reports_change);
+        let baseline_ok = !reports(seen_before) && through(&o.calls_before);
         let relisted = !o.not_relisted.contains(server);
-        let mut notes = Vec::new();
-        if !baseline_ok {
-            notes.push(format!(
-                "before any change the tool was {} and its call {}",
-                seen_before.status.as_deref().unwrap_or("not listed"),
-                if through(&o.calls_before) {
-                    "went through".to_string()
-                } else {
-                    format!(
-                        "did not go through ({})",
-                        o.calls_before.get(id).map(|c| c.1.as_str()).unwrap_or("")
-                    )
-                }
-            ));
-        }
-        let reported = relisted && seen_after.reports_change();
+        let relisted_back = !o.not_relisted_back.contains(server);
+        let reported = relisted && reports(seen_after);
         // a call refused before any change says nothing about the change
         let blocked = relisted && through(&o.calls_before) && !through(&o.calls_after);
+        let restored = relisted && relisted_back && !reports(seen_back) && through(&o.calls_back);
+
+        let mut notes = Vec::new();
+        let mut signals = Vec::new();
+        for (phase, settled) in [
+            ("after the change", &o.after),
+            ("after the switch back", &o.back),
+        ] {
+            if let Some(why) = settled.unsettled.get(id) {
+                notes.push(format!(
+                    "unsettled {phase}: {why} when the {:.1} s bound ran out; judged from that last read",
+                    settled.waited.as_secs_f64()
+                ));
+            }
+        }
+        if o.after.unsettled.contains_key(id) {
+            signals.push("unsettled:after".to_string());
+        }
+        if o.back.unsettled.contains_key(id) {
+            signals.push("unsettled:back".to_string());
+        }
+        if !baseline_ok {
+            notes.push(format!(
+                "before any change the tool was {} and {}",
+                seen_before.map_or("not listed".into(), Seen::state),
+                call_outcome(&o.calls_before, id)
+            ));
+        }
         if !relisted {
             notes.push(format!(
                 "the proxy never re-listed server {server:?} within {} s of list_changed",
                 relist_timeout.as_secs_f64()
             ));
+        } else if !reported {
+            notes.push(not_reported(
+                &change,
+                seen_before,
+                seen_after,
+                &o.calls_after,
+                id,
+            ));
+            notes.extend(listings_note(&o.listings_after, server, "after the change"));
         }
-        let restored = relisted
-            && !o.not_relisted_back.contains(server)
-            && !seen_back.reports_change()
-            && through(&o.calls_back);
-        let mut signals = Vec::new();
-        if reported {
-            match &seen_after.status {
-                Some(s) => signals.push(format!("status:{s}")),
-                None => signals.push("withdrawn".into()),
+        if relisted && !restored {
+            if !relisted_back {
+                notes.push(format!(
+                    "the proxy never re-listed server {server:?} within {} s of the switch back",
+                    relist_timeout.as_secs_f64()
+                ));
+            } else {
+                let mut why = format!(
+                    "not restored: after the switch back the tool was {}",
+                    seen_back.map_or("not listed".into(), Seen::state)
+                );
+                if let Some(diff) = o.diff_back.get(id) {
+                    why.push_str(&format!("; {diff}"));
+                }
+                why.push_str(&format!(", and {}", call_outcome(&o.calls_back, id)));
+                notes.push(why);
+                notes.extend(listings_note(
+                    &o.listings_back,
+                    server,
+                    "after the switch back",
+                ));
             }
-            signals.extend(seen_after.held.iter().cloned());
+        }
+        if reported {
+            let mut shown = match seen_after {
+                Some(s) => vec![format!("status:{}", s.status.as_deref().unwrap_or("none"))],
+                None => vec!["withdrawn".into()],
+            };
+            shown.extend(seen_after.map(|s| s.held.clone()).unwrap_or_default());
+            signals.splice(0..0, shown);
         }
         out.insert(
             i,
@@ -167,6 +508,116 @@ fn judge(
         );
     }
     out
+}
+
+/// Why a change went unreported: what the proxy showed, what the rug pull changed, and what the
+/// call with the changed definition's arguments returned.
+fn not_reported(
+    change: &Change,
+    before: Option<&Seen>,
+    after: Option<&Seen>,
+    calls_after: &Calls,
+    id: &str,
+) -> String {
+    let state = after.map_or("not listed".into(), Seen::state);
+    let hash = match (
+        before.and_then(|s| s.hash.as_deref()),
+        after.and_then(|s| s.hash.as_deref()),
+    ) {
+        (Some(b), Some(a)) if short(b) != short(a) => format!(
+            " with its approval hash moved {} → {} (the changed definition accepted)",
+            short(b),
+            short(a)
+        ),
+        (Some(_), Some(_)) => " with its approval hash unchanged".into(),
+        _ => String::new(),
+    };
+    format!(
+        "not reported: {}; the proxy then showed the tool {state}{hash}, and {}",
+        change.describe(),
+        call_outcome(calls_after, id)
+    )
+}
+
+/// What a proxy's diff of a held tool names as changed against the approved definition:
+/// mcpproxy's `previous_*`/`current_*` pairs, or the reference proxy's `aspects`.
+fn diff_summary(d: &Value) -> Option<String> {
+    if let Some(aspects) = d.get("aspects").and_then(Value::as_array) {
+        let a: Vec<&str> = aspects.iter().filter_map(Value::as_str).collect();
+        return Some(format!("the proxy's diff names {}", a.join(", ")));
+    }
+    let text = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    // schemas come as JSON text: compared as JSON where they parse
+    let same = |a: &str, b: &str| match (
+        serde_json::from_str::<Value>(a),
+        serde_json::from_str::<Value>(b),
+    ) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    };
+    let brief = |s: &str| -> String {
+        if s.is_empty() {
+            "none".into()
+        } else {
+            let head: String = s.chars().take(60).collect();
+            if head.len() < s.len() {
+                format!("{head}…")
+            } else {
+                head
+            }
+        }
+    };
+    let mut parts = Vec::new();
+    for (label, key) in [
+        ("description", "description"),
+        ("input schema", "schema"),
+        ("output schema", "output_schema"),
+    ] {
+        let (prev, cur) = (
+            text(&format!("previous_{key}")),
+            text(&format!("current_{key}")),
+        );
+        if !same(&prev, &cur) {
+            parts.push(format!("{label} {} → {}", brief(&prev), brief(&cur)));
+        }
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "the proxy's diff against the approved definition: {}",
+            parts.join("; ")
+        )
+    })
+}
+
+/// Per replay server, the definitions it last listed (`before`/`after`) and how many listings
+/// it has answered, from its listed file.
+fn listings(listed: &[(String, PathBuf)]) -> BTreeMap<String, (String, u64)> {
+    listed
+        .iter()
+        .map(|(server, p)| {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            let mut lines = text.lines();
+            let state = lines.next().unwrap_or("").trim().to_string();
+            let count = lines
+                .next()
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(0);
+            (server.clone(), (state, count))
+        })
+        .collect()
+}
+
+/// Per server, the listings answered since `from`.
+fn listings_since(
+    from: &BTreeMap<String, (String, u64)>,
+    now: &BTreeMap<String, (String, u64)>,
+) -> BTreeMap<String, u64> {
+    now.iter()
+        .map(|(s, (_, n))| {
+            let was = from.get(s).map_or(0, |(_, n)| *n);
+            (s.clone(), n.saturating_sub(was))
+        })
+        .collect()
 }
 
 impl RugPullLive {
@@ -186,7 +637,17 @@ impl RugPullLive {
             sup: sup.clone(),
             call_tool,
             relist_timeout: Duration::from_secs_f64(cfg.relist_timeout.unwrap_or(10.0)),
+            trust_mode: cfg.trust_mode.clone(),
+            settle_timeout: cfg.settle_timeout,
         }
+    }
+
+    /// `[rug_pull_live] settle_timeout`, else [`settle_bound`] (a setting that is no number
+    /// of seconds is refused before the play).
+    fn settle_bound(&self, played: usize) -> Duration {
+        self.settle_timeout
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .unwrap_or_else(|| settle_bound(played))
     }
 
     fn played(e: &Entry) -> Option<(Value, Option<Value>)> {
@@ -196,7 +657,7 @@ impl RugPullLive {
         }
     }
 
-    /// Every listed tool's approval state, by `server:tool`.
+    /// Every listed tool as the proxy shows it, by `server:tool`.
     async fn catalog(run: &Running) -> Result<BTreeMap<String, Seen>, SutError> {
         let data = get(run, &client(), "/api/v1/tools")
             .await
@@ -210,42 +671,209 @@ impl RugPullLive {
         })
     }
 
-    /// Polls the catalog until three reads in a row agree (the proxy has settled).
-    async fn settled(run: &Running) -> Result<BTreeMap<String, Seen>, SutError> {
+    /// mcpproxy's `quarantine_security` `inspect_tools` for one server: its tools' approval
+    /// hashes, by tool name; `None` when the proxy has no such tool or its answer has none.
+    async fn inspect_hashes(
+        &self,
+        service: &Service,
+        server: &str,
+    ) -> Option<BTreeMap<String, String>> {
+        let mut args = serde_json::Map::new();
+        args.insert("operation".into(), json!("inspect_tools"));
+        args.insert("name".into(), json!(server));
+        let params = CallToolRequestParams::new("quarantine_security").with_arguments(args);
+        let res = tokio::time::timeout(
+            self.proxy.check.request_timeout,
+            service.peer().call_tool(params),
+        )
+        .await
+        .ok()?
+        .ok()?;
+        let v = serde_json::to_value(&res).ok()?;
+        let text = v
+            .get("content")?
+            .as_array()?
+            .iter()
+            .find_map(|c| c.get("text").and_then(Value::as_str))?;
+        hashes_in(text)
+    }
+
+    /// The catalog, with each played server's hashes from `inspect_tools` when the catalog
+    /// shows none.
+    async fn read(
+        &self,
+        run: &Running,
+        service: &Service,
+        hash_from: HashFrom,
+        servers: &BTreeSet<String>,
+    ) -> Result<BTreeMap<String, Seen>, SutError> {
+        let mut seen = Self::catalog(run).await?;
+        if hash_from == HashFrom::InspectTools {
+            for server in servers {
+                let Some(hashes) = self.inspect_hashes(service, server).await else {
+                    continue;
+                };
+                for (tool, hash) in hashes {
+                    if let Some(s) = seen.get_mut(&format!("{server}:{tool}")) {
+                        s.hash = Some(hash);
+                    }
+                }
+            }
+        }
+        Ok(seen)
+    }
+
+    /// Where this proxy shows approval hashes: in its catalog, else through mcpproxy's
+    /// `inspect_tools`, else nowhere.
+    async fn hash_from(
+        &self,
+        run: &Running,
+        service: &Service,
+        played: &BTreeMap<String, Change>,
+    ) -> Result<HashFrom, SutError> {
+        let seen = Self::catalog(run).await?;
+        if played
+            .keys()
+            .any(|id| seen.get(id).is_some_and(|s| s.hash.is_some()))
+        {
+            return Ok(HashFrom::Catalog);
+        }
+        let Some(server) = played
+            .keys()
+            .find_map(|id| id.split_once(':').map(|(s, _)| s))
+        else {
+            return Ok(HashFrom::Nowhere);
+        };
+        Ok(match self.inspect_hashes(service, server).await {
+            Some(h) if !h.is_empty() => HashFrom::InspectTools,
+            _ => HashFrom::Nowhere,
+        })
+    }
+
+    /// Reads the proxy until `phase` has settled for every played tool: each has its witness
+    /// (see [`witnessed`]) and the played tools' states are identical on [`QUIET_READS`] reads
+    /// in a row, about every [`POLL`]. At the bound, judges from the last read and names the
+    /// tools that had not settled, with what was missing.
+    async fn settle(
+        &self,
+        run: &Running,
+        service: &Service,
+        hash_from: HashFrom,
+        phase: Phase,
+        witnesses: &BTreeMap<String, Witness>,
+        before: &BTreeMap<String, Seen>,
+    ) -> Result<Settled, SutError> {
         let start = Instant::now();
-        let mut last = Self::catalog(run).await?;
-        let mut same = 0;
-        while same < 2 && start.elapsed() < Duration::from_secs(5) {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let now = Self::catalog(run).await?;
+        let bound = self.settle_bound(witnesses.len());
+        let servers: BTreeSet<String> = witnesses
+            .keys()
+            .filter_map(|id| id.split_once(':').map(|(s, _)| s.to_string()))
+            .collect();
+        let played_of = |seen: &BTreeMap<String, Seen>| -> BTreeMap<String, Option<Seen>> {
+            witnesses
+                .keys()
+                .map(|id| (id.clone(), seen.get(id).cloned()))
+                .collect()
+        };
+        let mut seen = self.read(run, service, hash_from, &servers).await?;
+        let mut last = played_of(&seen);
+        let mut previous = last.clone();
+        let mut same = 1;
+        loop {
+            let waiting: Vec<&String> = witnesses
+                .iter()
+                .filter(|(id, w)| !witnessed(phase, **w, before.get(*id), last[*id].as_ref()))
+                .map(|(id, _)| id)
+                .collect();
+            if waiting.is_empty() && same >= QUIET_READS {
+                return Ok(Settled {
+                    seen,
+                    unsettled: BTreeMap::new(),
+                    waited: start.elapsed(),
+                });
+            }
+            if start.elapsed() >= bound {
+                let mut unsettled = BTreeMap::new();
+                for id in waiting {
+                    let why = match phase {
+                        Phase::Before => "not listed".to_string(),
+                        Phase::After => format!(
+                            "no sign that the proxy applied the change (its {} still the baseline's)",
+                            witness_fields(witnesses[id])
+                        ),
+                        Phase::Back => format!(
+                            "no sign that the proxy applied the switch back (its {} not the baseline's again)",
+                            witness_fields(witnesses[id])
+                        ),
+                    };
+                    unsettled.insert(id.clone(), why);
+                }
+                if same < QUIET_READS {
+                    for (id, now) in &last {
+                        if previous.get(id) != Some(now) {
+                            unsettled
+                                .entry(id.clone())
+                                .or_insert_with(|| "its state still changing".to_string());
+                        }
+                    }
+                }
+                return Ok(Settled {
+                    seen,
+                    unsettled,
+                    waited: start.elapsed(),
+                });
+            }
+            tokio::time::sleep(POLL).await;
+            seen = self.read(run, service, hash_from, &servers).await?;
+            let now = played_of(&seen);
             if now == last {
                 same += 1;
             } else {
-                same = 0;
+                same = 1;
+            }
+            previous = std::mem::replace(&mut last, now);
+        }
+    }
+
+    /// Waits until the replays' listing counts have stood still for [`LISTINGS_QUIET`], and
+    /// [`FIRST_BASELINE`] has passed since the launch: the proxy's own startup listings are
+    /// over (bounded by the re-list timeout).
+    async fn listings_quiet(&self, listed: &[(String, PathBuf)], launched: Instant) {
+        let start = Instant::now();
+        let mut last = listings(listed);
+        let mut still_since = Instant::now();
+        while start.elapsed() < self.relist_timeout {
+            if still_since.elapsed() >= LISTINGS_QUIET && launched.elapsed() >= FIRST_BASELINE {
+                return;
+            }
+            tokio::time::sleep(POLL).await;
+            let now = listings(listed);
+            if now != last {
                 last = now;
+                still_since = Instant::now();
             }
         }
-        Ok(last)
     }
 
     /// Switches every replay to `state` and waits until each server has been re-listed with
-    /// it; returns the servers that were not.
+    /// it; returns the servers that were not, and the listing counts just before the switch.
     async fn switch(
         &self,
         ctrl: &Path,
         listed: &[(String, PathBuf)],
         state: &str,
-    ) -> BTreeSet<String> {
+    ) -> (BTreeSet<String>, BTreeMap<String, (String, u64)>) {
+        let at_switch = listings(listed);
         let _ = std::fs::write(ctrl, state);
         let start = Instant::now();
         loop {
-            let missing: BTreeSet<String> = listed
-                .iter()
-                .filter(|(_, p)| !std::fs::read_to_string(p).is_ok_and(|t| t.trim() == state))
-                .map(|(s, _)| s.clone())
+            let missing: BTreeSet<String> = listings(listed)
+                .into_iter()
+                .filter(|(_, (listed_state, _))| listed_state != state)
+                .map(|(s, _)| s)
                 .collect();
             if missing.is_empty() || start.elapsed() > self.relist_timeout {
-                return missing;
+                return (missing, at_switch);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -253,11 +881,7 @@ impl RugPullLive {
 
     /// Calls each tool through the proxy with arguments its served schema accepts: `true` =
     /// the call reached the replay.
-    async fn calls(
-        &self,
-        service: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
-        calls: &CallArgs,
-    ) -> Calls {
+    async fn calls(&self, service: &Service, calls: &CallArgs) -> Calls {
         let mut out = HashMap::new();
         for (id, args_json) in calls {
             let mut args = serde_json::Map::new();
@@ -286,17 +910,67 @@ impl RugPullLive {
         out
     }
 
+    /// For each played tool the proxy holds (`changed`, `pending`, …), what its diff endpoint
+    /// names as changed against the approved definition.
+    async fn diffs(
+        run: &Running,
+        played: &BTreeMap<String, Witness>,
+        seen: &BTreeMap<String, Seen>,
+    ) -> BTreeMap<String, String> {
+        let http = client();
+        let mut out = BTreeMap::new();
+        for id in played.keys() {
+            let held = seen
+                .get(id)
+                .is_some_and(|s| s.status.as_deref().is_some_and(|st| st != "approved"));
+            let Some((server, tool)) = id.split_once(':').filter(|_| held) else {
+                continue;
+            };
+            let path = format!(
+                "/api/v1/servers/{}/tools/{}/diff",
+                url_part(server),
+                url_part(tool)
+            );
+            if let Some(summary) = get(run, &http, &path)
+                .await
+                .ok()
+                .as_ref()
+                .and_then(diff_summary)
+            {
+                out.insert(id.clone(), summary);
+            }
+        }
+        out
+    }
+
     async fn play(&self, layout: &Layout) -> Result<BTreeMap<usize, LiveOutcome>, SutError> {
-        let running =
-            super::launch_over(&self.proxy, &self.sup, layout, Quarantine::On, |i, root| {
+        if let Some(s) = self.settle_timeout
+            && !(s.is_finite() && s > 0.0)
+        {
+            return Err(SutError::Other {
+                system: launch::system_name(&self.proxy),
+                detail: format!(
+                    "[rug_pull_live] settle_timeout = {s}: not a positive number of seconds"
+                ),
+            });
+        }
+        let launched = Instant::now();
+        let running = super::launch_trusting(
+            &self.proxy,
+            &self.sup,
+            layout,
+            Quarantine::On,
+            self.trust_mode.as_deref(),
+            |i, root| {
                 vec![
                     "--switch-file".into(),
                     root.join("switch").display().to_string(),
                     "--listed-file".into(),
                     root.join(format!("listed-{i:04}")).display().to_string(),
                 ]
-            })
-            .await?;
+            },
+        )
+        .await?;
         let root = running.dir.path().to_path_buf();
         let ctrl = root.join("switch");
         let listed: Vec<(String, PathBuf)> = layout
@@ -328,22 +1002,93 @@ impl RugPullLive {
         })?
         .service;
         let (args_before, args_after) = layout.call_args();
+        let changes = changes_of(layout);
+        let hash_from = self.hash_from(&running, &service, &changes).await?;
+        // the baseline needs no witness: every played tool listed
+        let listed_only: BTreeMap<String, Witness> = changes
+            .keys()
+            .map(|id| (id.clone(), Witness::default()))
+            .collect();
 
-        // (0) the baseline: approved and callable
-        let before = Self::settled(&running).await?;
+        // (0) the baseline, once the proxy's own startup listings are over: approved and callable
+        self.listings_quiet(&listed, launched).await;
+        let before = self
+            .settle(
+                &running,
+                &service,
+                hash_from,
+                Phase::Before,
+                &listed_only,
+                &BTreeMap::new(),
+            )
+            .await?;
+        let witnesses: BTreeMap<String, Witness> = changes
+            .iter()
+            .map(|(id, c)| (id.clone(), Witness::of(c, hash_from, before.seen.get(id))))
+            .collect();
         let calls_before = self.calls(&service, &args_before).await;
         // (1) the rug is pulled
-        let not_relisted = self.switch(&ctrl, &listed, "after").await;
-        let after = Self::settled(&running).await?;
+        let (not_relisted, at_switch) = self.switch(&ctrl, &listed, "after").await;
+        let after = self
+            .settle(
+                &running,
+                &service,
+                hash_from,
+                Phase::After,
+                &witnesses,
+                &before.seen,
+            )
+            .await?;
+        let listings_after = listings_since(&at_switch, &listings(&listed));
         let calls_after = self.calls(&service, &args_after).await;
-        // (2) and put back
-        let not_relisted_back = self.switch(&ctrl, &listed, "before").await;
-        let back = Self::settled(&running).await?;
+        // (2) and put back: the calls only once the proxy shows the baseline again
+        let (not_relisted_back, at_switch) = self.switch(&ctrl, &listed, "before").await;
+        let back = self
+            .settle(
+                &running,
+                &service,
+                hash_from,
+                Phase::Back,
+                &witnesses,
+                &before.seen,
+            )
+            .await?;
+        let listings_back = listings_since(&at_switch, &listings(&listed));
         let calls_back = self.calls(&service, &args_before).await;
+        for (id, c) in &changes {
+            if c.in_every.iter().any(|f| f == "inputSchema") && !witnesses[id].schema {
+                eprintln!(
+                    "RPDEBUG noschema {id} served {} shown {:?}",
+                    c.input_schema,
+                    before
+                        .seen
+                        .get(id)
+                        .and_then(|s| s.schema.as_ref())
+                        .map(|v| v.to_string())
+                );
+            }
+        }
+        eprintln!(
+            "RPDEBUG hash_from={hash_from:?} witnesses hash={} desc={} schema={} | before {:?} unsettled {} | after {:?} unsettled {} | back {:?} unsettled {} | listings after {:?} back {:?} | since launch {:?}",
+            witnesses.values().filter(|w| w.hash).count(),
+            witnesses.values().filter(|w| w.description).count(),
+            witnesses.values().filter(|w| w.schema).count(),
+            before.waited,
+            before.unsettled.len(),
+            after.waited,
+            after.unsettled.len(),
+            back.waited,
+            back.unsettled.len(),
+            listings_after.values().collect::<BTreeSet<_>>(),
+            listings_back.values().collect::<BTreeSet<_>>(),
+            launched.elapsed()
+        );
+        let diff_back = Self::diffs(&running, &witnesses, &back.seen).await;
         drop(service);
         running.proxy.terminate(Duration::from_secs(2)).await;
 
         let observed = Observed {
+            changes,
             before,
             after,
             back,
@@ -352,8 +1097,28 @@ impl RugPullLive {
             calls_back,
             not_relisted,
             not_relisted_back,
+            listings_after,
+            listings_back,
+            diff_back,
         };
         Ok(judge(&layout.id_of, &observed, self.relist_timeout))
+    }
+}
+
+/// `approval hash and description`, `approval hash`, …: what witnesses a tool's change.
+fn witness_fields(w: Witness) -> String {
+    let fields: Vec<&str> = [
+        (w.hash, "approval hash"),
+        (w.description, "description"),
+        (w.schema, "input schema"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    match fields.as_slice() {
+        [] => "state".into(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
@@ -368,8 +1133,16 @@ impl Detector for RugPullLive {
     fn time_limit(&self, per_request: Duration, entries: &[Entry]) -> Duration {
         let servers = layout(entries, Self::played).map_or(1, |l| l.specs.len());
         let ready = launch::ready_timeout(&self.proxy, servers);
-        let played = entries.iter().filter(|e| Self::played(e).is_some()).count() as u32;
-        ready + (self.relist_timeout + Duration::from_secs(5)) * 3 + per_request * (3 * played + 3)
+        let played = entries.iter().filter(|e| Self::played(e).is_some()).count();
+        let settle = self.settle_bound(played);
+        // startup listings, then three phases of re-list + settle; per tool three calls and a
+        // diff read, per server an inspect_tools read on each poll when hashes come that way
+        ready
+            + FIRST_BASELINE
+            + self.relist_timeout * 3
+            + settle * 3
+            + per_request * (4 * played as u32 + 3)
+            + Duration::from_secs(5)
     }
     async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
         let layout = layout(entries, Self::played).map_err(|detail| SutError::Other {
@@ -389,9 +1162,18 @@ impl Detector for RugPullLive {
                 Decision {
                     entry_id: e.id.clone(),
                     flagged: outcome.as_ref().is_some_and(|o| o.reported),
+                    review: false,
+                    // what the proxy showed; evalgate's own `unsettled:` marks stay on the
+                    // live outcome
                     signals: outcome
                         .as_ref()
-                        .map(|o| o.signals.clone())
+                        .map(|o| {
+                            o.signals
+                                .iter()
+                                .filter(|s| !s.starts_with("unsettled:"))
+                                .cloned()
+                                .collect()
+                        })
                         .unwrap_or_default(),
                     live: outcome,
                     not_applicable: false,
@@ -409,13 +1191,26 @@ mod tests {
         Seen {
             status: status.map(str::to_string),
             held: held.iter().map(|h| h.to_string()).collect(),
+            ..Seen::default()
+        }
+    }
+
+    /// An approved tool with this hash and description.
+    fn shown(status: &str, hash: &str, description: &str) -> Seen {
+        Seen {
+            status: Some(status.into()),
+            hash: Some(hash.into()),
+            description: Some(description.into()),
+            ..Seen::default()
         }
     }
 
     #[test]
-    fn the_catalog_shows_each_tools_approval_and_what_holds_it() {
+    fn the_catalog_shows_each_tools_approval_what_holds_it_and_its_definition() {
         let data = json!({"tools": [
-            {"server_name": "bank", "name": "pay", "approval_status": "approved"},
+            {"server_name": "bank", "name": "pay", "approval_status": "approved",
+             "hash": "sha256/v3:abc", "description": "Pay.",
+             "schema": {"type": "object"}},
             {"server_name": "bank", "name": "send", "approval_status": "changed",
              "held_verdict": "block", "held_reason": "", "held_signals": ["desc_changed", 7]},
             {"server_name": "bank", "name": "quiet", "held_reason": "schema changed"},
@@ -427,7 +1222,14 @@ mod tests {
             got.keys().collect::<Vec<_>>(),
             ["bank:pay", "bank:quiet", "bank:send"]
         );
-        assert_eq!(got["bank:pay"], seen(Some("approved"), &[]));
+        assert_eq!(
+            got["bank:pay"],
+            Seen {
+                schema: Some(json!({"type": "object"})),
+                ..shown("approved", "sha256/v3:abc", "Pay.")
+            }
+        );
+        assert_eq!(got["bank:pay"].bare_hash(), Some("abc"));
         assert_eq!(
             got["bank:send"],
             seen(Some("changed"), &["held_verdict:block", "desc_changed"])
@@ -444,8 +1246,170 @@ mod tests {
         assert!(!seen(Some("approved"), &[]).reports_change());
         assert!(seen(Some("approved"), &["held_verdict:warn"]).reports_change());
         assert!(seen(Some("pending"), &[]).reports_change());
-        // withdrawn from the catalog
         assert!(seen(None, &[]).reports_change());
+    }
+
+    #[test]
+    fn inspect_tools_gives_each_tools_hash() {
+        let text = r#"{"server_name":"s","tools":[{"tool_name":"a","status":"approved","hash":"h1"},{"tool_name":"b"}],"total":2}"#;
+        assert_eq!(
+            hashes_in(text),
+            Some(BTreeMap::from([("a".to_string(), "h1".to_string())]))
+        );
+        assert_eq!(
+            hashes_in("No tool approval records found for server 's'"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_change_names_the_fields_it_touches_and_what_witnesses_it() {
+        let entries: Vec<Entry> = [
+            ("desc", json!({"name": "t", "description": "evil"})),
+            ("schema", json!({"name": "t", "description": "fine",
+                              "inputSchema": {"type": "object", "properties": {"k": {"type": "string"}}}})),
+            ("hint", json!({"name": "t", "description": "fine",
+                            "annotations": {"destructiveHint": true}})),
+            // the first changed definition is the baseline's: only the second changes
+            ("twice", json!([{"name": "t", "description": "fine"},
+                             {"name": "t", "description": "evil"}])),
+        ]
+        .into_iter()
+        .map(|(id, after)| {
+            serde_json::from_value(json!({
+                "id": id, "label": "malicious", "category": "rug_pull", "server": id,
+                "tool": "t", "description": "d",
+                "provenance": {"source": "self-authored", "license": "MIT"},
+                "before": {"name": "t", "description": "fine"}, "after": after
+            }))
+            .unwrap()
+        })
+        .collect();
+        let l = layout(&entries, RugPullLive::played).unwrap();
+        let c = changes_of(&l);
+        assert_eq!(c["desc:t"].fields, ["description"]);
+        assert_eq!(c["schema:t"].fields, ["inputSchema"]);
+        assert_eq!(c["hint:t"].fields, ["annotations"]);
+        assert_eq!(c["twice:t"].fields, ["description"]);
+        assert!(c["twice:t"].in_every.is_empty());
+        assert_eq!(
+            c["twice:t"].describe(),
+            "the switch changed description, the name listed 2 times"
+        );
+        let w = |id: &str, from| Witness::of(&c[id], from, None);
+        assert_eq!(
+            w("desc:t", HashFrom::Catalog),
+            Witness {
+                hash: true,
+                description: true,
+                schema: false
+            }
+        );
+        assert_eq!(
+            w("schema:t", HashFrom::InspectTools),
+            Witness {
+                hash: true,
+                description: false,
+                schema: false
+            }
+        );
+        // the input schema witnesses where the baseline showed the parameters served
+        let served = |schema: Value| Seen {
+            schema: Some(schema),
+            ..Seen::default()
+        };
+        let shown = served(json!({"type": "object", "required": [],
+                                  "properties": {"k": {"type": "string"}}}));
+        let placeholder = served(json!({"type": "object", "properties": {}}));
+        let ch = Change {
+            input_schema: json!({"$schema": "x", "type": "object",
+                                 "properties": {"k": {"type": "string"}}}),
+            ..c["schema:t"].clone()
+        };
+        assert!(Witness::of(&ch, HashFrom::Catalog, Some(&shown)).schema);
+        assert!(!Witness::of(&ch, HashFrom::Catalog, Some(&placeholder)).schema);
+        // no parameters served: nothing to tell a placeholder by
+        assert!(!Witness::of(&c["schema:t"], HashFrom::Catalog, Some(&placeholder)).schema);
+        // no hash shown: a schema change has no witness, a description change still has one
+        assert_eq!(w("schema:t", HashFrom::Nowhere), Witness::default());
+        assert!(w("desc:t", HashFrom::Nowhere).description);
+        // annotations are not hashed; a change not in every definition may not be the one kept
+        assert_eq!(w("hint:t", HashFrom::Catalog), Witness::default());
+        assert_eq!(w("twice:t", HashFrom::Catalog), Witness::default());
+    }
+
+    #[test]
+    fn a_phase_is_witnessed_by_the_hash_and_description_moving_and_moving_back() {
+        let both = Witness {
+            hash: true,
+            description: true,
+            schema: false,
+        };
+        let base = shown("approved", "sha256/v3:aaa", "fine");
+        let rehashed = shown("approved", "sha256/v3:bbb", "fine");
+        let moved = shown("changed", "sha256/v3:bbb", "evil");
+        let w = |phase, w, now: Option<&Seen>| witnessed(phase, w, Some(&base), now);
+        // the approval record is written before the description the catalog shows
+        assert!(!w(Phase::After, both, Some(&rehashed)));
+        assert!(w(Phase::After, both, Some(&moved)));
+        // withdrawn
+        assert!(w(Phase::After, both, None));
+        // a schema-only change: the hash alone, whatever the status
+        let hash_only = Witness {
+            hash: true,
+            description: false,
+            schema: false,
+        };
+        assert!(w(Phase::After, hash_only, Some(&rehashed)));
+        assert!(!w(Phase::After, hash_only, Some(&base)));
+        assert!(!w(Phase::Back, hash_only, Some(&rehashed)));
+        // back: the baseline's hash under another label, even if held again
+        let back = shown("changed", "sha256/v2:aaa", "fine");
+        assert!(w(Phase::Back, both, Some(&back)));
+        assert!(!w(Phase::Back, both, None));
+        // nothing to witness: listed is enough
+        let none = Witness::default();
+        assert!(w(Phase::After, none, Some(&base)));
+        assert!(w(Phase::Back, none, Some(&base)));
+        assert!(witnessed(Phase::Before, none, None, Some(&base)));
+        assert!(!witnessed(Phase::Before, none, None, None));
+    }
+
+    #[test]
+    fn the_listed_file_gives_the_state_and_the_listings_answered() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b, c) = (d.path().join("a"), d.path().join("b"), d.path().join("c"));
+        std::fs::write(&a, "after\n3\n").unwrap();
+        std::fs::write(&b, "before").unwrap();
+        let files = vec![("a".to_string(), a), ("b".into(), b), ("c".into(), c)];
+        let now = listings(&files);
+        assert_eq!(now["a"], ("after".to_string(), 3));
+        assert_eq!(now["b"], ("before".to_string(), 0));
+        assert_eq!(now["c"], (String::new(), 0));
+        let from = BTreeMap::from([("a".to_string(), ("before".to_string(), 1))]);
+        let since = listings_since(&from, &now);
+        assert_eq!(since["a"], 2);
+        assert_eq!(since["b"], 0);
+    }
+
+    #[test]
+    fn a_held_tools_diff_names_what_differs_from_the_approved_definition() {
+        let d = json!({"status": "changed", "previous_description": "d", "current_description": "d",
+                       "previous_schema": "{\"type\":\"object\",\"a\":1}",
+                       "current_schema": "{\"a\":1,\"type\":\"object\"}",
+                       "previous_output_schema": "{\"type\":\"object\"}",
+                       "current_output_schema": ""});
+        assert_eq!(
+            diff_summary(&d).as_deref(),
+            Some(
+                r#"the proxy's diff against the approved definition: output schema {"type":"object"} → none"#
+            )
+        );
+        assert_eq!(
+            diff_summary(&json!({"aspects": ["changed:description"]})).as_deref(),
+            Some("the proxy's diff names changed:description")
+        );
+        assert_eq!(diff_summary(&json!({"status": "changed"})), None);
     }
 
     fn calls(through: &[(&str, bool)]) -> Calls {
@@ -460,11 +1424,15 @@ mod tests {
             .collect()
     }
 
-    fn catalog(tools: &[(&str, Seen)]) -> BTreeMap<String, Seen> {
-        tools
-            .iter()
-            .map(|(id, s)| (id.to_string(), s.clone()))
-            .collect()
+    fn settled(tools: &[(&str, Seen)]) -> Settled {
+        Settled {
+            seen: tools
+                .iter()
+                .map(|(id, s)| (id.to_string(), s.clone()))
+                .collect(),
+            waited: Duration::from_millis(500),
+            ..Settled::default()
+        }
     }
 
     #[test]
@@ -478,19 +1446,19 @@ mod tests {
         .into();
         let approved = || seen(Some("approved"), &[]);
         let o = Observed {
-            before: catalog(&[
+            before: settled(&[
                 ("a:caught", approved()),
                 ("a:gone", approved()),
                 ("b:missed", approved()),
                 ("a:refused", approved()),
             ]),
-            after: catalog(&[
+            after: settled(&[
                 ("a:caught", seen(Some("changed"), &["held_verdict:block"])),
                 // a:gone withdrawn
                 ("b:missed", seen(Some("changed"), &[])),
                 ("a:refused", approved()),
             ]),
-            back: catalog(&[
+            back: settled(&[
                 ("a:caught", approved()),
                 ("b:missed", approved()),
                 ("a:refused", approved()),
@@ -514,7 +1482,7 @@ mod tests {
                 ("a:refused", true),
             ]),
             not_relisted: BTreeSet::from(["b".to_string()]),
-            not_relisted_back: BTreeSet::new(),
+            ..Observed::default()
         };
         let got = judge(&id_of, &o, Duration::from_secs(10));
         assert_eq!(got.keys().copied().collect::<Vec<_>>(), [0, 2, 3, 5]);
@@ -534,6 +1502,12 @@ mod tests {
         let gone = &got[&2];
         assert!(gone.reported && !gone.blocked && !gone.restored && gone.baseline_ok);
         assert_eq!(gone.signals, ["withdrawn"]);
+        assert_eq!(
+            gone.note.as_deref(),
+            Some(
+                "not restored: after the switch back the tool was not listed, and the call went through"
+            )
+        );
         // a server never re-listed missed the change, whatever its catalog says
         let missed = &got[&3];
         assert!(!missed.relisted && !missed.reported && !missed.blocked && !missed.restored);
@@ -549,9 +1523,119 @@ mod tests {
         assert_eq!(
             refused.note.as_deref(),
             Some(
-                "before any change the tool was approved and its call did not go through (refused)"
+                "before any change the tool was approved and the call did not go through (refused); \
+                 not reported: the switch changed nothing in the definition; the proxy then showed \
+                 the tool approved, and the call did not go through (refused)"
             )
         );
+    }
+
+    #[test]
+    fn a_miss_carries_the_proxys_reason_and_an_unsettled_tool_says_so() {
+        let id_of: BTreeMap<usize, String> =
+            [(0, "s:accepted".to_string()), (1, "s:held".to_string())].into();
+        let mut o = Observed {
+            changes: BTreeMap::from([
+                (
+                    "s:accepted".to_string(),
+                    Change {
+                        fields: vec!["inputSchema".into()],
+                        in_every: vec!["inputSchema".into()],
+                        listed: 1,
+                        ..Change::default()
+                    },
+                ),
+                (
+                    "s:held".to_string(),
+                    Change {
+                        fields: vec!["outputSchema".into()],
+                        in_every: vec!["outputSchema".into()],
+                        listed: 1,
+                        ..Change::default()
+                    },
+                ),
+            ]),
+            before: settled(&[
+                (
+                    "s:accepted",
+                    shown("approved", "sha256/v3:aaaaaaaaaaaaaaaa", "d"),
+                ),
+                (
+                    "s:held",
+                    shown("approved", "sha256/v3:cccccccccccccccc", "d"),
+                ),
+            ]),
+            after: settled(&[
+                (
+                    "s:accepted",
+                    shown("approved", "sha256/v3:bbbbbbbbbbbbbbbb", "d"),
+                ),
+                (
+                    "s:held",
+                    shown("approved", "sha256/v3:dddddddddddddddd", "d"),
+                ),
+            ]),
+            back: settled(&[
+                (
+                    "s:accepted",
+                    shown("approved", "sha256/v3:aaaaaaaaaaaaaaaa", "d"),
+                ),
+                (
+                    "s:held",
+                    shown("changed", "sha256/v3:cccccccccccccccc", "d"),
+                ),
+            ]),
+            calls_before: calls(&[("s:accepted", true), ("s:held", true)]),
+            calls_after: calls(&[("s:accepted", true), ("s:held", true)]),
+            calls_back: calls(&[("s:accepted", true), ("s:held", false)]),
+            listings_after: BTreeMap::from([("s".to_string(), 1)]),
+            listings_back: BTreeMap::from([("s".to_string(), 2)]),
+            diff_back: BTreeMap::from([(
+                "s:held".to_string(),
+                "the proxy's diff against the approved definition: output schema {} → none"
+                    .to_string(),
+            )]),
+            ..Observed::default()
+        };
+        o.back
+            .unsettled
+            .insert("s:held".into(), "its state still changing".into());
+        let got = judge(&id_of, &o, Duration::from_secs(10));
+        let accepted = &got[&0];
+        assert!(!accepted.reported && accepted.restored && accepted.signals.is_empty());
+        assert_eq!(
+            accepted.note.as_deref(),
+            Some(
+                "not reported: the switch changed inputSchema; the proxy then showed the tool \
+                 approved with its approval hash moved aaaaaaaaaaaa → bbbbbbbbbbbb (the changed \
+                 definition accepted), and the call went through"
+            )
+        );
+        let held = &got[&1];
+        assert!(!held.reported && !held.restored);
+        assert_eq!(held.signals, ["unsettled:back"]);
+        let note = held.note.as_deref().unwrap();
+        assert!(
+            note.starts_with(
+                "unsettled after the switch back: its state still changing when the 0.5 s bound \
+                 ran out; judged from that last read; not reported: "
+            ),
+            "{note}"
+        );
+        assert!(
+            note.ends_with(
+                "not restored: after the switch back the tool was changed; the proxy's diff \
+                 against the approved definition: output schema {} → none, and the call did not \
+                 go through (refused); server \"s\" answered 2 listings after the switch back"
+            ),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn the_settle_bound_grows_with_the_played_tools() {
+        assert_eq!(settle_bound(21), Duration::from_secs(5));
+        assert_eq!(settle_bound(200), Duration::from_secs(7));
     }
 
     #[test]

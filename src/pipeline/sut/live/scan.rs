@@ -1,7 +1,8 @@
 //! `proxy-scan`: the proxy's own security scan, asked for per server over its REST API
-//! (`POST /api/v1/servers/{name}/scan`, poll `…/scan/status`, read `…/scan/report`); an entry is
-//! flagged when a finding is located at its tool (`server:tool`). A rug-pull is served as the
-//! definition it became.
+//! (`POST /api/v1/servers/{name}/scan`, poll `…/scan/status`, read `…/scan/report`). An entry
+//! is blocked when a finding at a blocking tier (mcpproxy: `hard`) is located at its tool
+//! (`server:tool`), and flagged for review when only lower findings are. A rug-pull is served as
+//! the definition it became.
 
 use super::ProxyScanConfig;
 use super::client::{api, client, get, url_part};
@@ -155,6 +156,21 @@ fn findings(report: &Value) -> Result<Vec<Value>, &Value> {
     }
 }
 
+/// mcpproxy's blocking tier: only a `hard` finding makes a server `dangerous`
+/// (`isBlockingFinding`, internal/security/scanner/service.go, v0.60.0); `soft` findings and
+/// findings without a tier are warnings.
+pub const DEFAULT_BLOCKING: &[&str] = &["hard"];
+
+/// Does a finding block (its `tier`, else its `threat_level`, is one of `blocking`)? A finding
+/// that does not is flagged for review.
+fn blocks(blocking: &[String], finding: &Value) -> bool {
+    let level = ["tier", "threat_level"]
+        .iter()
+        .filter_map(|k| finding.get(k).and_then(Value::as_str))
+        .find(|v| !v.is_empty());
+    level.is_some_and(|l| blocking.iter().any(|b| b.eq_ignore_ascii_case(l)))
+}
+
 /// Does a finding flag at `threshold`? One without a readable severity always does.
 fn counts(threshold: Option<f64>, finding: &Value) -> bool {
     match threshold {
@@ -299,6 +315,9 @@ impl Detector for ProxyScan {
     fn name(&self) -> &str {
         "proxy-scan"
     }
+    fn source(&self) -> String {
+        format!("{}'s own scan", launch::system_name(&self.proxy))
+    }
     fn time_limit(&self, per_request: Duration, entries: &[Entry]) -> Duration {
         // each launch, then one bounded scan per entry
         let launches = scan_launches(entries).unwrap_or_default();
@@ -315,6 +334,13 @@ impl Detector for ProxyScan {
             detail,
         })?;
         let mut signals: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+        // entries with at least one finding at a blocking tier
+        let mut blocked: BTreeSet<usize> = BTreeSet::new();
+        let blocking: Vec<String> = self
+            .cfg
+            .blocking
+            .clone()
+            .unwrap_or_else(|| DEFAULT_BLOCKING.iter().map(|b| b.to_string()).collect());
         let mut unplaced = 0;
         for (k, l) in launches.iter().enumerate() {
             if !self.proxy.check.quiet {
@@ -341,7 +367,16 @@ impl Detector for ProxyScan {
                     let (id, why) = placed(server, &f);
                     match l.layout.at.get(&id) {
                         Some(&i) => {
-                            signals.entry(i).or_default().insert(why);
+                            let tier = if blocks(&blocking, &f) {
+                                blocked.insert(i);
+                                "blocking"
+                            } else {
+                                "review"
+                            };
+                            signals
+                                .entry(i)
+                                .or_default()
+                                .insert(format!("{why} ({tier})"));
                         }
                         None => unplaced += 1,
                     }
@@ -361,7 +396,8 @@ impl Detector for ProxyScan {
                 let s: Vec<String> = signals.remove(&i).unwrap_or_default().into_iter().collect();
                 Decision {
                     entry_id: e.id.clone(),
-                    flagged: !s.is_empty(),
+                    flagged: blocked.contains(&i),
+                    review: !blocked.contains(&i) && !s.is_empty(),
                     signals: s,
                     live: None,
                     not_applicable: false,
