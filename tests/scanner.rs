@@ -90,7 +90,8 @@ fn exit_codes_are_not_verdicts_and_the_severity_threshold_applies() {
     let (c, r, err) = scan(d.path(), &batch("all", ", \"--exit\", \"1\"", ""));
     assert_eq!(c, 0, "{err}");
     assert_eq!(metric(&r, "recall"), 1.0);
-    // every finding is "low": below a "medium" threshold nothing counts, at "low" everything
+    // every finding is "low": below a "medium" threshold nothing is blocked, every flag is for
+    // review (a second row); at "low" everything is blocked and there is no review row
     let low = ", \"--severity\", \"low\"";
     let (c, r, _) = scan(
         d.path(),
@@ -99,8 +100,14 @@ fn exit_codes_are_not_verdicts_and_the_severity_threshold_applies() {
     assert_eq!(c, 0);
     assert_eq!(metric(&r, "recall"), 0.0);
     assert_eq!(metric(&r, "fpr"), 0.0);
+    let review = &r["security"]["detectors"][1];
+    assert_eq!(review["detector"], "stand-in/review");
+    assert_eq!(review["tier"], "review");
+    assert_eq!(review["metrics"]["recall"]["mean"], 1.0);
+    assert_eq!(r["security"]["detectors"][0]["tier"], "blocking");
     let (_, r, _) = scan(d.path(), &batch("all", low, "severity_threshold = \"low\""));
     assert_eq!(metric(&r, "recall"), 1.0);
+    assert_eq!(r["security"]["detectors"].as_array().unwrap().len(), 1);
 }
 
 #[test]
