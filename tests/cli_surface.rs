@@ -432,7 +432,13 @@ fn a_flag_given_that_cannot_apply_to_the_settings_is_an_error() {
         ),
         (&["security", "--sut", "reference"][..], "proxy-scan"),
         (
-            &["security", "--mcpproxy-bin", "/bin/true"][..],
+            &[
+                "security",
+                "--mcpproxy-bin",
+                "/bin/true",
+                "--detectors",
+                "rules",
+            ][..],
             "proxy-scan",
         ),
         (

@@ -218,7 +218,10 @@ fn sc004_a_detector_flagging_everything_breaks_its_fpr_ceiling_and_one_flagging_
     );
     // the undefined precision is shown as "–", never as 0
     let md = std::fs::read_to_string(d.path().join("none/report.md")).unwrap();
-    assert!(md.contains("| `rules` | all | – |"), "{md}");
+    assert!(
+        md.contains("| `rules` (evalgate's reference checker) | all | – |"),
+        "{md}"
+    );
 }
 
 #[test]
