@@ -801,9 +801,11 @@ fn the_old_mcpproxy_gives_sound_rankings_through_the_bare_name_mapping() {
     );
 }
 
-/// The full v1 corpus: 101 replayed servers, 2,665 tools, 586 queries through the real proxy,
-/// gated against the committed baseline of mcpproxy v0.60.0: an unchanged system reproduces it;
-/// then the same corpus searched over REST gives the same ranked lists.
+/// The README's mcpproxy command (`evalgate run --mcpproxy-bin … --baseline
+/// baselines/mcpproxy-v0.60.0.json`, default detectors: mcpproxy's own quarantine) on the full
+/// v1 corpus: 101 replayed servers, 2,665 tools, 586 queries through the real proxy, gated
+/// against the committed baseline: an unchanged system reproduces it and passes; then the same
+/// corpus searched over REST gives the same ranked lists.
 #[test]
 fn v1_the_real_mcpproxy_over_101_replayed_servers_reproduces_its_baseline() {
     let bin = mcpproxy(CURRENT);
@@ -812,7 +814,7 @@ fn v1_the_real_mcpproxy_over_101_replayed_servers_reproduces_its_baseline() {
     let o = evalgate_default(
         d.path(),
         &[
-            "retrieval",
+            "run",
             "--mcpproxy-bin",
             bin.to_str().unwrap(),
             "--baseline",
@@ -828,6 +830,23 @@ fn v1_the_real_mcpproxy_over_101_replayed_servers_reproduces_its_baseline() {
     assert!(err.contains("catalog ready (2665 tools)"), "{err}");
     let r = read_json(&d.path().join("v1/report.json"));
     assert_eq!(r["gate"]["verdict"], "pass", "{}", r["gate"]);
+    // the security rows are mcpproxy's own quarantine, said so, and gated by the baseline
+    let dets = r["security"]["detectors"].as_array().unwrap();
+    assert_eq!(dets.len(), 1, "{dets:?}");
+    assert_eq!(dets[0]["detector"], "rug-pull-live");
+    assert_eq!(dets[0]["source"], "mcpproxy's own quarantine");
+    assert!(
+        stdout(&o).contains("mcpproxy's own quarantine"),
+        "{}",
+        stdout(&o)
+    );
+    let gated: Vec<&Value> = r["gate"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["subject"] == "detector:rug-pull-live" && c["status"] == "pass")
+        .collect();
+    assert_eq!(gated.len(), 2, "FPR ceiling and recall floor: {}", r["gate"]);
     let b = read_json(&baseline);
     for m in ["recall_at_5", "mrr", "ndcg_at_10"] {
         let want = b["retrieval"]["metrics"][m]["value"].as_f64().unwrap();
