@@ -1127,6 +1127,12 @@ impl Detector for RugPullLive {
     fn name(&self) -> &str {
         "rug-pull-live"
     }
+    fn source(&self) -> String {
+        format!(
+            "{}'s own quarantine",
+            crate::pipeline::sut::launch::system_name(&self.proxy)
+        )
+    }
     fn scope(&self) -> Option<Vec<Category>> {
         Some(vec![Category::RugPull])
     }
