@@ -846,7 +846,12 @@ fn v1_the_real_mcpproxy_over_101_replayed_servers_reproduces_its_baseline() {
         .iter()
         .filter(|c| c["subject"] == "detector:rug-pull-live" && c["status"] == "pass")
         .collect();
-    assert_eq!(gated.len(), 2, "FPR ceiling and recall floor: {}", r["gate"]);
+    assert_eq!(
+        gated.len(),
+        2,
+        "FPR ceiling and recall floor: {}",
+        r["gate"]
+    );
     let b = read_json(&baseline);
     for m in ["recall_at_5", "mrr", "ndcg_at_10"] {
         let want = b["retrieval"]["metrics"][m]["value"].as_f64().unwrap();
