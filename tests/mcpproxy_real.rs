@@ -584,21 +584,17 @@ fn mcpproxy_scan_and_live_rug_pulls_per_category() {
             pc["category"], pc["played"], pc["reported"], pc["blocked"], pc["restored"]
         );
     }
-    let rp = per_cat
-        .iter()
-        .find(|p| p["category"] == "rug_pull")
-        .unwrap();
-    let g = |k: &str| rp[k].as_u64().unwrap();
-    assert_eq!(g("played"), 14);
-    assert_eq!(
-        g("relisted"),
-        14,
-        "every server re-listed after list_changed"
-    );
-    assert!(g("reported") >= 7, "quarantine reports most changes: {rp}");
-    // a reported change is a withheld tool, and every revert restores it
-    assert_eq!(g("blocked"), g("reported"), "{rp}");
-    assert_eq!(g("restored"), 14, "{rp}");
+    // judged once mcpproxy has applied each switch, the counts are exact (5 runs of 5 alike):
+    // mcpproxy v0.60.0 under manual trust holds every description change (8, blocked, and put
+    // back on the revert) and re-approves every input-schema-only change (rp-002, rp-008,
+    // rp-009, rp-014, and rp-006's second definition) and the annotations-only rp-003 without
+    // a word; the 7 hard negatives do not change what mcpproxy hashes
+    let counts = |category: &str| -> [u64; 5] {
+        let c = per_cat.iter().find(|p| p["category"] == category).unwrap();
+        ["played", "relisted", "reported", "blocked", "restored"].map(|k| c[k].as_u64().unwrap())
+    };
+    assert_eq!(counts("rug_pull"), [14, 14, 8, 8, 14], "{per_cat:?}");
+    assert_eq!(counts("hard_negative"), [7, 7, 0, 0, 7], "{per_cat:?}");
     // the baseline call of every played tool went through: destructive tools included
     // (call_tool_destructive) and tools with required parameters (schema-valid arguments)
     let verdicts = r["security"]["observations"]
@@ -613,12 +609,29 @@ fn mcpproxy_scan_and_live_rug_pulls_per_category() {
     let played: Vec<&Value> = verdicts.iter().filter(|v| !v["live"].is_null()).collect();
     assert_eq!(played.len(), 21);
     for v in &played {
-        assert_eq!(
-            v["live"]["baseline_ok"], true,
-            "{}: {}",
-            v["entry_id"], v["live"]
-        );
+        let o = &v["live"];
+        assert_eq!(o["baseline_ok"], true, "{}: {o}", v["entry_id"]);
+        // every miss says why, in mcpproxy's terms; nothing was judged before it settled
+        let note = o["note"].as_str().unwrap_or("");
+        if o["reported"] == false {
+            assert!(note.contains("not reported: "), "{}: {o}", v["entry_id"]);
+        }
+        if o["restored"] == false {
+            assert!(note.contains("not restored: "), "{}: {o}", v["entry_id"]);
+        }
+        assert!(!note.contains("unsettled"), "{}: {o}", v["entry_id"]);
     }
+    // an input-schema-only change is accepted: its approval hash moves and the tool stays
+    // approved
+    let rp002 = played.iter().find(|v| v["entry_id"] == "rp-002").unwrap();
+    let note = rp002["live"]["note"].as_str().unwrap();
+    assert!(
+        note.starts_with(
+            "not reported: the switch changed inputSchema; the proxy then showed the tool \
+             approved with its approval hash moved "
+        ),
+        "{note}"
+    );
 }
 
 /// mcpproxy's own claim, reproduced: its gate (`go run ./cmd/scan-eval --corpus

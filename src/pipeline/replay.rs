@@ -6,7 +6,9 @@
 //! first call and send `notifications/tools/list_changed`, or switch back and forth when told to
 //! by a control file (evalgate's live rug-pull measurement drives it that way, and learns from
 //! the listed file when the client has re-listed: its first line names the definitions last
-//! listed, `before` or `after`, its second how many listings the replay has answered).
+//! listed, `before` or `after`, its second how many listings the replay has answered). The
+//! control file's first line names the definitions to serve; any change of its text sends
+//! list_changed, so a new second line asks the client to re-list without a change.
 
 use crate::pipeline::dataset::{Corpus, SecurityCorpus};
 use anyhow::{Context, bail};
@@ -186,6 +188,8 @@ struct State {
     switched: bool,
     /// `tools/list` requests answered so far.
     listings: u64,
+    /// The switch file's text as last followed.
+    switch_text: String,
 }
 
 /// Where a replay is told to switch and where it tells which definitions it last listed (and
@@ -205,8 +209,9 @@ pub struct Replay {
     control: Arc<Control>,
 }
 
-fn wants_after(path: &Path) -> bool {
-    crate::infra::files::read_to_string(path).is_ok_and(|t| t.trim() == "after")
+/// Whether a switch file's text asks for the `after` definitions: its first line is `after`.
+fn wants_after(text: &str) -> bool {
+    text.lines().next().is_some_and(|l| l.trim() == "after")
 }
 
 impl Replay {
@@ -216,30 +221,39 @@ impl Replay {
 
     pub fn with_control(spec: ReplaySpec, control: Control) -> Self {
         let switched_tools = Arc::new(spec.switched_tools());
-        let switched = control.switch_file.as_deref().is_some_and(wants_after);
+        let switch_text = control
+            .switch_file
+            .as_deref()
+            .and_then(|p| crate::infra::files::read_to_string(p).ok())
+            .unwrap_or_default();
         Replay {
             spec: Arc::new(spec),
             switched_tools,
             state: Arc::new(Mutex::new(State {
-                switched,
+                switched: wants_after(&switch_text),
                 listings: 0,
+                switch_text,
             })),
             control: Arc::new(control),
         }
     }
 
-    /// Follows the switch file until the client goes away: each change of state switches the
-    /// definitions and sends list_changed.
+    /// Follows the switch file until the client goes away: each change of its text serves the
+    /// definitions its first line names and sends list_changed (a file that cannot be read is
+    /// no change).
     async fn follow_switch_file(self, peer: rmcp::Peer<RoleServer>) {
         let Some(path) = self.control.switch_file.clone() else {
             return;
         };
         loop {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            let want = wants_after(&path);
+            let Ok(text) = crate::infra::files::read_to_string(&path) else {
+                continue;
+            };
             let mut st = self.state.lock().await;
-            if st.switched != want {
-                st.switched = want;
+            if st.switch_text != text {
+                st.switched = wants_after(&text);
+                st.switch_text = text;
                 drop(st);
                 if peer.notify_tool_list_changed().await.is_err() {
                     return;
@@ -351,4 +365,18 @@ pub async fn serve_stdio(spec: ReplaySpec, control: Control) -> anyhow::Result<(
         .await
         .context("replay: server task failed")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wants_after;
+
+    #[test]
+    fn the_switch_files_first_line_names_the_definitions_served() {
+        assert!(wants_after("after"));
+        assert!(wants_after("after\n"));
+        assert!(!wants_after("before\nping 1\n"));
+        assert!(!wants_after("afterwards"));
+        assert!(!wants_after(""));
+    }
 }

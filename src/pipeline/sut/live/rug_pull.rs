@@ -20,7 +20,7 @@
 //! a held tool names, what the call returned.
 
 use super::LiveConfig;
-use super::client::{client, get, url_part};
+use super::client::{api, client, get, url_part};
 use super::layout::{CallArgs, Layout, layout};
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::{Category, Entry};
@@ -55,8 +55,9 @@ const POLL: Duration = Duration::from_millis(100);
 const QUIET_READS: usize = 3;
 /// How long the replays' listing counts must stand still before the baseline is read, and how
 /// long after the launch that is at the earliest (mcpproxy re-lists every server ~2 s after it
-/// starts).
-const LISTINGS_QUIET: Duration = Duration::from_secs(1);
+/// starts). mcpproxy applies a listing seconds after asking for it when many servers index at
+/// once, and drops a server's list_changed that arrives while a pass of that server runs.
+const LISTINGS_QUIET: Duration = Duration::from_secs(2);
 const FIRST_BASELINE: Duration = Duration::from_secs(3);
 
 /// The longest wait for the proxy to settle after a switch, unless configured: max(5 s,
@@ -357,6 +358,8 @@ struct Settled {
 struct Observed {
     /// What each played tool's rug pull changes.
     changes: BTreeMap<String, Change>,
+    /// Per server that ignored list_changed before the play, what happened.
+    deaf_at_start: BTreeMap<String, String>,
     before: Settled,
     after: Settled,
     back: Settled,
@@ -423,7 +426,6 @@ fn judge(
         let restored = relisted && relisted_back && !reports(seen_back) && through(&o.calls_back);
 
         let mut notes = Vec::new();
-        let mut signals = Vec::new();
         for (phase, settled) in [
             ("after the change", &o.after),
             ("after the switch back", &o.back),
@@ -435,12 +437,7 @@ fn judge(
                 ));
             }
         }
-        if o.after.unsettled.contains_key(id) {
-            signals.push("unsettled:after".to_string());
-        }
-        if o.back.unsettled.contains_key(id) {
-            signals.push("unsettled:back".to_string());
-        }
+        notes.extend(o.deaf_at_start.get(server).cloned());
         if !baseline_ok {
             notes.push(format!(
                 "before any change the tool was {} and {}",
@@ -486,13 +483,22 @@ fn judge(
                 ));
             }
         }
+        // what the proxy showed of a reported change, then evalgate's own marks
+        let mut signals = Vec::new();
         if reported {
-            let mut shown = match seen_after {
-                Some(s) => vec![format!("status:{}", s.status.as_deref().unwrap_or("none"))],
-                None => vec!["withdrawn".into()],
-            };
-            shown.extend(seen_after.map(|s| s.held.clone()).unwrap_or_default());
-            signals.splice(0..0, shown);
+            match seen_after {
+                Some(s) => {
+                    signals.push(format!("status:{}", s.status.as_deref().unwrap_or("none")));
+                    signals.extend(s.held.iter().cloned());
+                }
+                None => signals.push("withdrawn".into()),
+            }
+        }
+        if o.after.unsettled.contains_key(id) {
+            signals.push("unsettled:after".to_string());
+        }
+        if o.back.unsettled.contains_key(id) {
+            signals.push("unsettled:back".to_string());
         }
         out.insert(
             i,
@@ -555,17 +561,27 @@ fn diff_summary(d: &Value) -> Option<String> {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,
     };
-    let brief = |s: &str| -> String {
-        if s.is_empty() {
-            "none".into()
-        } else {
-            let head: String = s.chars().take(60).collect();
-            if head.len() < s.len() {
-                format!("{head}…")
-            } else {
-                head
+    // the two texts from a little before where they first differ
+    let brief = |prev: &str, cur: &str| -> (String, String) {
+        let from = prev
+            .chars()
+            .zip(cur.chars())
+            .take_while(|(a, b)| a == b)
+            .count()
+            .saturating_sub(20);
+        let part = |s: &str| -> String {
+            if s.is_empty() {
+                return "none".into();
             }
-        }
+            let tail: String = s.chars().skip(from).take(60).collect();
+            let more = s.chars().count() > from + 60;
+            format!(
+                "{}{tail}{}",
+                if from > 0 { "…" } else { "" },
+                if more { "…" } else { "" }
+            )
+        };
+        (part(prev), part(cur))
     };
     let mut parts = Vec::new();
     for (label, key) in [
@@ -578,7 +594,8 @@ fn diff_summary(d: &Value) -> Option<String> {
             text(&format!("current_{key}")),
         );
         if !same(&prev, &cur) {
-            parts.push(format!("{label} {} → {}", brief(&prev), brief(&cur)));
+            let (was, now) = brief(&prev, &cur);
+            parts.push(format!("{label} {was} → {now}"));
         }
     }
     (!parts.is_empty()).then(|| {
@@ -646,7 +663,7 @@ impl RugPullLive {
     /// of seconds is refused before the play).
     fn settle_bound(&self, played: usize) -> Duration {
         self.settle_timeout
-            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .and_then(|s| crate::config::seconds("", s).ok())
             .unwrap_or_else(|| settle_bound(played))
     }
 
@@ -777,7 +794,8 @@ impl RugPullLive {
         };
         let mut seen = self.read(run, service, hash_from, &servers).await?;
         let mut last = played_of(&seen);
-        let mut previous = last.clone();
+        // the read before the current run of identical reads, and that run's length
+        let mut before_run = last.clone();
         let mut same = 1;
         loop {
             let waiting: Vec<&String> = witnesses
@@ -810,7 +828,7 @@ impl RugPullLive {
                 }
                 if same < QUIET_READS {
                     for (id, now) in &last {
-                        if previous.get(id) != Some(now) {
+                        if before_run.get(id) != Some(now) {
                             unsettled
                                 .entry(id.clone())
                                 .or_insert_with(|| "its state still changing".to_string());
@@ -830,8 +848,8 @@ impl RugPullLive {
                 same += 1;
             } else {
                 same = 1;
+                before_run = std::mem::replace(&mut last, now);
             }
-            previous = std::mem::replace(&mut last, now);
         }
     }
 
@@ -864,7 +882,8 @@ impl RugPullLive {
         state: &str,
     ) -> (BTreeSet<String>, BTreeMap<String, (String, u64)>) {
         let at_switch = listings(listed);
-        let _ = std::fs::write(ctrl, state);
+        // whole or not at all: the replays follow every change of the file's text
+        let _ = crate::infra::files::write_atomic(ctrl, state.as_bytes());
         let start = Instant::now();
         loop {
             let missing: BTreeSet<String> = listings(listed)
@@ -877,6 +896,84 @@ impl RugPullLive {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// Asks every replay to send list_changed without changing a definition (the switch file
+    /// gets a new second line, its first stays `before`) and waits until each server has been
+    /// listed again; returns the servers that were not.
+    async fn ping(&self, ctrl: &Path, listed: &[(String, PathBuf)], n: u32) -> BTreeSet<String> {
+        let at_ping = listings(listed);
+        let _ = crate::infra::files::write_atomic(ctrl, format!("before\nping {n}\n").as_bytes());
+        let start = Instant::now();
+        loop {
+            // a count that moved at all (a restarted replay counts from 0 again)
+            let silent: BTreeSet<String> = listings(listed)
+                .into_iter()
+                .filter(|(s, (_, n))| at_ping.get(s).is_some_and(|(_, was)| was == n))
+                .map(|(s, _)| s)
+                .collect();
+            if silent.is_empty() || start.elapsed() > self.relist_timeout {
+                return silent;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Before the play, the servers whose list_changed the proxy ignores, with what was done.
+    /// mcpproxy v0.60.0 starts adding servers before it registers the callback that re-lists a
+    /// server on list_changed, and a client created in that window never gets it (its debug
+    /// log: "No tool discovery callback set - notification ignored"). Such a server is
+    /// restarted through mcpproxy's API (a new client, with the callback) and pinged again;
+    /// a rug pull on a server that still ignores list_changed is missed, with that reason.
+    async fn deaf_servers(
+        &self,
+        run: &Running,
+        ctrl: &Path,
+        listed: &[(String, PathBuf)],
+        played: &BTreeMap<String, Witness>,
+        launched: Instant,
+    ) -> Result<BTreeMap<String, String>, SutError> {
+        let deaf = self.ping(ctrl, listed, 1).await;
+        if deaf.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let http = client();
+        let mut restart_failed = BTreeMap::new();
+        for server in &deaf {
+            let path = format!("/api/v1/servers/{}/restart", url_part(server));
+            if let Err(e) = api(run, &http, reqwest::Method::POST, &path, None).await {
+                restart_failed.insert(server.clone(), e);
+            }
+        }
+        // the restarted servers' tools back in the catalog, the proxy's listings over
+        let start = Instant::now();
+        while start.elapsed() < self.relist_timeout {
+            let seen = Self::catalog(run).await?;
+            if played.keys().all(|id| seen.contains_key(id)) {
+                break;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        self.listings_quiet(listed, launched).await;
+        let still = self.ping(ctrl, listed, 2).await;
+        Ok(deaf
+            .into_iter()
+            .map(|server| {
+                let what = match (restart_failed.get(&server), still.contains(&server)) {
+                    (Some(e), _) => format!("restarting it failed ({e})"),
+                    (None, true) => "restarted, it still ignored it".to_string(),
+                    (None, false) => {
+                        "evalgate restarted the server before the play, and it then re-listed"
+                            .to_string()
+                    }
+                };
+                let note = format!(
+                    "at the start the proxy ignored list_changed from server {server:?} (asked \
+                     to re-list without a change); {what}"
+                );
+                (server, note)
+            })
+            .collect())
     }
 
     /// Calls each tool through the proxy with arguments its served schema accepts: `true` =
@@ -944,15 +1041,13 @@ impl RugPullLive {
     }
 
     async fn play(&self, layout: &Layout) -> Result<BTreeMap<usize, LiveOutcome>, SutError> {
-        if let Some(s) = self.settle_timeout
-            && !(s.is_finite() && s > 0.0)
-        {
-            return Err(SutError::Other {
-                system: launch::system_name(&self.proxy),
-                detail: format!(
-                    "[rug_pull_live] settle_timeout = {s}: not a positive number of seconds"
-                ),
-            });
+        if let Some(s) = self.settle_timeout {
+            crate::config::seconds("[rug_pull_live] settle_timeout", s).map_err(|e| {
+                SutError::Other {
+                    system: launch::system_name(&self.proxy),
+                    detail: e.to_string(),
+                }
+            })?;
         }
         let launched = Instant::now();
         let running = super::launch_trusting(
@@ -1010,7 +1105,12 @@ impl RugPullLive {
             .map(|id| (id.clone(), Witness::default()))
             .collect();
 
-        // (0) the baseline, once the proxy's own startup listings are over: approved and callable
+        // (0) the baseline, once the proxy's own startup listings are over and it re-lists
+        // each server on list_changed: approved and callable
+        self.listings_quiet(&listed, launched).await;
+        let deaf_at_start = self
+            .deaf_servers(&running, &ctrl, &listed, &listed_only, launched)
+            .await?;
         self.listings_quiet(&listed, launched).await;
         let before = self
             .settle(
@@ -1055,40 +1155,13 @@ impl RugPullLive {
             .await?;
         let listings_back = listings_since(&at_switch, &listings(&listed));
         let calls_back = self.calls(&service, &args_before).await;
-        for (id, c) in &changes {
-            if c.in_every.iter().any(|f| f == "inputSchema") && !witnesses[id].schema {
-                eprintln!(
-                    "RPDEBUG noschema {id} served {} shown {:?}",
-                    c.input_schema,
-                    before
-                        .seen
-                        .get(id)
-                        .and_then(|s| s.schema.as_ref())
-                        .map(|v| v.to_string())
-                );
-            }
-        }
-        eprintln!(
-            "RPDEBUG hash_from={hash_from:?} witnesses hash={} desc={} schema={} | before {:?} unsettled {} | after {:?} unsettled {} | back {:?} unsettled {} | listings after {:?} back {:?} | since launch {:?}",
-            witnesses.values().filter(|w| w.hash).count(),
-            witnesses.values().filter(|w| w.description).count(),
-            witnesses.values().filter(|w| w.schema).count(),
-            before.waited,
-            before.unsettled.len(),
-            after.waited,
-            after.unsettled.len(),
-            back.waited,
-            back.unsettled.len(),
-            listings_after.values().collect::<BTreeSet<_>>(),
-            listings_back.values().collect::<BTreeSet<_>>(),
-            launched.elapsed()
-        );
         let diff_back = Self::diffs(&running, &witnesses, &back.seen).await;
         drop(service);
         running.proxy.terminate(Duration::from_secs(2)).await;
 
         let observed = Observed {
             changes,
+            deaf_at_start,
             before,
             after,
             back,
@@ -1141,11 +1214,12 @@ impl Detector for RugPullLive {
         let ready = launch::ready_timeout(&self.proxy, servers);
         let played = entries.iter().filter(|e| Self::played(e).is_some()).count();
         let settle = self.settle_bound(played);
-        // startup listings, then three phases of re-list + settle; per tool three calls and a
-        // diff read, per server an inspect_tools read on each poll when hashes come that way
+        // startup listings, a ping (and a restart and a second ping for servers that ignored
+        // it), then three phases of re-list + settle; per tool three calls and a diff read
         ready
             + FIRST_BASELINE
-            + self.relist_timeout * 3
+            + LISTINGS_QUIET * 2
+            + self.relist_timeout * 6
             + settle * 3
             + per_request * (4 * played as u32 + 3)
             + Duration::from_secs(5)
@@ -1411,6 +1485,16 @@ mod tests {
                 r#"the proxy's diff against the approved definition: output schema {"type":"object"} → none"#
             )
         );
+        let long = "x".repeat(100);
+        let d = json!({"previous_description": format!("{long} then fine."),
+                       "current_description": format!("{long} then evil.")});
+        assert_eq!(
+            diff_summary(&d).as_deref(),
+            Some(
+                "the proxy's diff against the approved definition: description \
+                 …xxxxxxxxxxxxxx then fine. → …xxxxxxxxxxxxxx then evil."
+            )
+        );
         assert_eq!(
             diff_summary(&json!({"aspects": ["changed:description"]})).as_deref(),
             Some("the proxy's diff names changed:description")
@@ -1606,15 +1690,20 @@ mod tests {
         o.back
             .unsettled
             .insert("s:held".into(), "its state still changing".into());
+        o.deaf_at_start.insert(
+            "s".into(),
+            "at the start the proxy ignored list_changed".into(),
+        );
         let got = judge(&id_of, &o, Duration::from_secs(10));
         let accepted = &got[&0];
         assert!(!accepted.reported && accepted.restored && accepted.signals.is_empty());
         assert_eq!(
             accepted.note.as_deref(),
             Some(
-                "not reported: the switch changed inputSchema; the proxy then showed the tool \
-                 approved with its approval hash moved aaaaaaaaaaaa → bbbbbbbbbbbb (the changed \
-                 definition accepted), and the call went through"
+                "at the start the proxy ignored list_changed; not reported: the switch changed \
+                 inputSchema; the proxy then showed the tool approved with its approval hash \
+                 moved aaaaaaaaaaaa → bbbbbbbbbbbb (the changed definition accepted), and the \
+                 call went through"
             )
         );
         let held = &got[&1];
@@ -1624,7 +1713,8 @@ mod tests {
         assert!(
             note.starts_with(
                 "unsettled after the switch back: its state still changing when the 0.5 s bound \
-                 ran out; judged from that last read; not reported: "
+                 ran out; judged from that last read; at the start the proxy ignored \
+                 list_changed; not reported: "
             ),
             "{note}"
         );
