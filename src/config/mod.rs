@@ -313,6 +313,10 @@ impl Settings {
                 "[rug_pull_live] relist_timeout",
                 f.rug_pull_live.relist_timeout,
             ),
+            (
+                "[rug_pull_live] settle_timeout",
+                f.rug_pull_live.settle_timeout,
+            ),
         ] {
             if let Some(v) = v {
                 seconds(setting, v)?;

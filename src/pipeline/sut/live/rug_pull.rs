@@ -659,11 +659,11 @@ impl RugPullLive {
         }
     }
 
-    /// `[rug_pull_live] settle_timeout`, else [`settle_bound`] (a setting that is no number
-    /// of seconds is refused before the play).
+    /// `[rug_pull_live] settle_timeout`, else [`settle_bound`] (checked by the configuration,
+    /// read here as valid).
     fn settle_bound(&self, played: usize) -> Duration {
         self.settle_timeout
-            .and_then(|s| crate::config::seconds("", s).ok())
+            .map(Duration::from_secs_f64)
             .unwrap_or_else(|| settle_bound(played))
     }
 
@@ -1041,14 +1041,6 @@ impl RugPullLive {
     }
 
     async fn play(&self, layout: &Layout) -> Result<BTreeMap<usize, LiveOutcome>, SutError> {
-        if let Some(s) = self.settle_timeout {
-            crate::config::seconds("[rug_pull_live] settle_timeout", s).map_err(|e| {
-                SutError::Other {
-                    system: launch::system_name(&self.proxy),
-                    detail: e.to_string(),
-                }
-            })?;
-        }
         let launched = Instant::now();
         let running = super::launch_trusting(
             &self.proxy,
