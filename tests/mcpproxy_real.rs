@@ -625,8 +625,9 @@ fn mcpproxy_scan_and_live_rug_pulls_per_category() {
     // approved
     let rp002 = played.iter().find(|v| v["entry_id"] == "rp-002").unwrap();
     let note = rp002["live"]["note"].as_str().unwrap();
+    // (after a note on mcpproxy's start-up race when the play had to restart the server)
     assert!(
-        note.starts_with(
+        note.contains(
             "not reported: the switch changed inputSchema; the proxy then showed the tool \
              approved with its approval hash moved "
         ),
