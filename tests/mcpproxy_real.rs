@@ -22,6 +22,14 @@ const CURRENT: &str = "v0.60.0";
 /// The last release before v0.52.0 (bare tool names in retrieve_tools).
 const OLD: &str = "v0.51.0";
 
+/// Held for the whole of each test: the tests run one at a time. Each launches mcpproxy over up
+/// to 101 replayed servers and waits on it with bounded timeouts; on 2 cores, seven of them at
+/// once made a loaded machine's waits the thing measured.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ALONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The binary of `version`; fails the test, with the install error, when there is none.
 fn mcpproxy(version: &str) -> PathBuf {
     let var = format!(
@@ -321,6 +329,7 @@ fn v0_corpus_path() -> PathBuf {
 /// `retrieve_tools` and over REST `/api/v1/index/search`; both ranked lists recorded and compared.
 #[test]
 fn v0_launch_and_mcp_and_rest_rankings_of_the_real_mcpproxy() {
+    let _alone = one_at_a_time();
     let bin = mcpproxy(CURRENT);
     let d = tempdir();
     let bin_s = bin.to_str().unwrap();
@@ -377,6 +386,7 @@ fn v0_launch_and_mcp_and_rest_rankings_of_the_real_mcpproxy() {
 /// allowed): each of their queries' recall drops to 0. SC-007: two fresh launches reproduce each other.
 #[test]
 fn sc003_and_sc007_on_the_real_mcpproxy() {
+    let _alone = one_at_a_time();
     let bin = mcpproxy(CURRENT);
     let d = tempdir();
     let bin_s = bin.to_str().unwrap();
@@ -495,6 +505,7 @@ fn sc003_and_sc007_on_the_real_mcpproxy() {
 /// detector, and the live rug-pull through its tool quarantine, over the v0 security corpus.
 #[test]
 fn mcpproxy_scan_and_live_rug_pulls_per_category() {
+    let _alone = one_at_a_time();
     let bin = mcpproxy(CURRENT);
     let d = tempdir();
     let r = run(
@@ -644,6 +655,7 @@ fn mcpproxy_scan_and_live_rug_pulls_per_category() {
 /// blocking row, and in its review row what mcpproxy's full check set flags at any tier.
 #[test]
 fn proxy_scan_blocking_tier_equals_mcpproxys_own_gate_on_its_detect_corpus() {
+    let _alone = one_at_a_time();
     let bin = mcpproxy(CURRENT);
     let d = tempdir();
     let corpus = root().join("tests/fixtures/spec065/detect_corpus_v1.json");
@@ -722,6 +734,7 @@ fn proxy_scan_blocking_tier_equals_mcpproxys_own_gate_on_its_detect_corpus() {
 /// clone it (in one shared registry it was).
 #[test]
 fn mcpproxy_scan_sees_each_entry_with_its_declared_peers_only() {
+    let _alone = one_at_a_time();
     let bin = mcpproxy(CURRENT);
     let d = tempdir();
     std::fs::write(
@@ -788,6 +801,7 @@ fn mcpproxy_scan_sees_each_entry_with_its_declared_peers_only() {
 /// default mapping reads whole result objects, so its rankings are sound corpus ids too.
 #[test]
 fn the_old_mcpproxy_gives_sound_rankings_through_the_bare_name_mapping() {
+    let _alone = one_at_a_time();
     let bin = mcpproxy(OLD);
     let d = tempdir();
     let r = run(
@@ -822,6 +836,7 @@ fn the_old_mcpproxy_gives_sound_rankings_through_the_bare_name_mapping() {
 /// corpus searched over REST gives the same ranked lists.
 #[test]
 fn v1_the_real_mcpproxy_over_101_replayed_servers_reproduces_its_baseline() {
+    let _alone = one_at_a_time();
     let bin = mcpproxy(CURRENT);
     let d = tempdir();
     let baseline = root().join("baselines/mcpproxy-v0.60.0.json");

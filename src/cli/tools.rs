@@ -76,8 +76,9 @@ pub struct ReplayArgs {
     /// first ones; every change of state sends list_changed (checked every 50 ms).
     #[arg(long, value_name = "FILE")]
     pub switch_file: Option<PathBuf>,
-    /// After answering each tools/list, write which definitions it served (`before`/`after`)
-    /// to FILE, so a caller can tell when the client has re-listed.
+    /// After answering each tools/list, write to FILE which definitions it served (`before` or
+    /// `after`, first line) and how many listings it has answered (second line), so a caller can
+    /// tell when the client has re-listed.
     #[arg(long, value_name = "FILE")]
     pub listed_file: Option<PathBuf>,
 }
