@@ -230,6 +230,28 @@ fn label_category_disagreement_and_missing_hard_negative_coverage() {
     );
 }
 
+/// A server named `..` (or `.`) would be resolved away in a proxy's URL paths and fail the
+/// live detectors as if the system had: it is bad input, named where it is written.
+#[test]
+fn a_server_named_dot_dot_is_bad_input() {
+    let d = tempdir();
+    let s = security_with(|s| {
+        let entries = s["entries"].as_array_mut().unwrap();
+        entries[0]["server"] = json!("..");
+        entries[1]["peers"] = json!([{"server": ".", "tool": {"name": "t", "description": "d"}}]);
+    });
+    let p = write_json(d.path(), "s.json", &s);
+    let err = fails_strict(d.path(), &[("--security-corpus", &p)]);
+    for at in ["$.entries[0].server", "$.entries[1].peers[0].server"] {
+        assert!(
+            err.contains("security.server-name")
+                && err.contains(at)
+                && err.contains("cannot name a server"),
+            "{at}: {err}"
+        );
+    }
+}
+
 #[test]
 fn all_problems_of_all_files_are_reported_at_once() {
     let d = tempdir();

@@ -385,6 +385,15 @@ fn a_flag_another_command_owns_is_a_usage_error_and_its_variable_is_ignored() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let r = read_json(&d.path().join("evalgate-report/report.json"));
     assert!(r["security"].is_null());
+    // --no-baseline wins over EVALGATE_BASELINE (which the action exports for every step)
+    let o = clean(
+        d.path(),
+        &["retrieval", "--no-baseline", "-q", "--robustness", "off"],
+        &[("EVALGATE_BASELINE", "/nonexistent/baseline.json")],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = read_json(&d.path().join("evalgate-report/report.json"));
+    assert_eq!(r["gate"]["verdict"], "no_baseline", "{}", r["gate"]);
     let o = clean(
         d.path(),
         &["security", "--no-baseline", "-q", "--out", "sec"],

@@ -506,6 +506,59 @@ fn spec065_files_load_unchanged() {
     );
 }
 
+/// mcpproxy's own spec-065 files at v0.60.0, with its own mcp-eval baseline, as its users would
+/// run them: exit 0. The default `drift` detector judges no entry of them (0/0), which is not a
+/// regression; the baseline's limits for `sensitive-data`, which did not run, are named.
+#[test]
+fn spec065_files_and_their_own_baseline_pass_and_undefined_is_not_worse() {
+    let f = root().join("tests/fixtures/spec065-v0.60.0");
+    let d = tempdir();
+    let o = evalgate(
+        d.path(),
+        &[
+            "run",
+            "--datasets",
+            f.to_str().unwrap(),
+            "--baseline",
+            f.join("baseline_v1.json").to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = read_json(&d.path().join("evalgate-report/report.json"));
+    assert_eq!(r["gate"]["verdict"], "pass", "{}", r["gate"]);
+    let checks = r["gate"]["checks"].as_array().unwrap();
+    let of = |subject: &str| -> Vec<&Value> {
+        checks.iter().filter(|c| c["subject"] == subject).collect()
+    };
+    let drift = of("detector:drift");
+    assert!(!drift.is_empty());
+    assert!(drift.iter().all(|c| c["status"] == "info"), "{drift:?}");
+    assert!(
+        drift.iter().any(|c| c["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("FPR is undefined (0/0)")),
+        "{drift:?}"
+    );
+    let sd = of("detector:sensitive-data");
+    assert_eq!(sd.len(), 2, "{sd:?}");
+    assert!(sd.iter().all(|c| {
+        c["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("sensitive-data did not run in this measurement")
+    }));
+    assert!(
+        r["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("detector \"drift\", and it judged no entry")),
+        "{}",
+        r["warnings"]
+    );
+}
+
 #[test]
 fn help_explains_commands_and_exit_codes() {
     let d = tempdir();

@@ -448,7 +448,12 @@ pub fn assemble(
                 .flatten()
                 .collect();
                 let review = d.tier == Some(crate::pipeline::score::model::Tier::Review);
-                warnings.push(if held.is_empty() || review {
+                let undefined = ["fpr", "recall"]
+                    .iter()
+                    .all(|m| d.metrics.get(*m).and_then(|s| s.mean).is_none());
+                warnings.push(if undefined {
+                    format!("the baseline has no entry for detector {:?}, and it judged no entry (FPR and recall 0/0): its numbers are reported, not gated", d.detector)
+                } else if held.is_empty() || review {
                     format!("the baseline has no entry for detector {:?}: its numbers are reported, not gated", d.detector)
                 } else {
                     format!(

@@ -158,14 +158,10 @@ pub struct ShardFlag {
 pub struct GateFlags {
     /// Baseline to gate against [default: baselines/default.json if present, else the embedded
     /// one when the embedded datasets are used].
-    #[arg(
-        long,
-        env = "EVALGATE_BASELINE",
-        value_name = "FILE",
-        conflicts_with = "no_baseline"
-    )]
+    #[arg(long, env = "EVALGATE_BASELINE", value_name = "FILE")]
     pub baseline: Option<PathBuf>,
-    /// Report only: do not compare with any baseline.
+    /// Report only: do not compare with any baseline (wins over --baseline and
+    /// EVALGATE_BASELINE, which the action sets for every step).
     #[arg(long)]
     pub no_baseline: bool,
 }

@@ -73,15 +73,20 @@ pub fn http_url(setting: &str, u: &str) -> anyhow::Result<()> {
     }
 }
 
-/// A number of seconds from user input as a [`Duration`]: finite, above 0, at most
-/// [`MAX_SECONDS`]. Every timeout evalgate accepts goes through here, so none can overflow,
-/// be negative, or be NaN (which would otherwise panic or silently become 0).
+/// The shortest wait evalgate accepts: a millisecond. Anything shorter (`1e-300`) would end
+/// every wait before the system under test could answer, and blame it for that.
+const MIN_SECONDS: f64 = 0.001;
+
+/// A number of seconds from user input as a [`Duration`]: finite, at least [`MIN_SECONDS`],
+/// at most [`MAX_SECONDS`]. Every timeout evalgate accepts goes through here, so none can
+/// overflow, be negative, be NaN (which would otherwise panic or silently become 0), or be too
+/// short to be met.
 pub fn seconds(setting: &str, v: f64) -> anyhow::Result<Duration> {
-    if v.is_finite() && v > 0.0 && v <= MAX_SECONDS {
+    if v.is_finite() && (MIN_SECONDS..=MAX_SECONDS).contains(&v) {
         Ok(Duration::from_secs_f64(v))
     } else {
         anyhow::bail!(
-            "{setting}: expected a number of seconds above 0 and at most {MAX_SECONDS} (a week), found {v}"
+            "{setting}: expected a number of seconds of at least {MIN_SECONDS} (a millisecond) and at most {MAX_SECONDS} (a week), found {v}"
         )
     }
 }

@@ -177,8 +177,14 @@ fn keys(metrics: &[Metric]) -> String {
         .join(", ")
 }
 
-/// Problems of one metric entry: a tolerance below 0, a value outside 0..=1.
+/// Problems of one metric entry: a tolerance below 0, a value outside 0..=1, a gated metric
+/// without a value.
 fn metric_problems(name: &str, path: &str, m: &MetricBaseline, out: &mut Vec<String>) {
+    if m.gated && m.value.is_none() {
+        out.push(format!(
+            "{name}: at {path}.value: expected a number for a gated metric, found null (null records a metric that was undefined when the baseline was measured, which cannot gate: set \"gated\": false, or re-measure with `evalgate baseline update`)"
+        ));
+    }
     if !(m.tolerance.is_finite() && m.tolerance >= 0.0) {
         out.push(format!(
             "{name}: at {path}.tolerance: expected a tolerance of 0 or more, found {}",
@@ -346,7 +352,9 @@ impl Baseline {
                             value,
                             direction: m.direction(),
                             tolerance: old.map_or(DEFAULT_TOLERANCE, |o| o.tolerance),
-                            gated: old.map_or(DEFAULT_GATED.contains(m), |o| o.gated),
+                            // an undefined value cannot gate
+                            gated: value.is_some()
+                                && old.map_or(DEFAULT_GATED.contains(m), |o| o.gated),
                         },
                     )
                 })
@@ -389,7 +397,7 @@ impl Baseline {
                                     value: mean(m).map(round6),
                                     direction: m.direction(),
                                     tolerance: o.map_or(0.05, |o| o.tolerance),
-                                    gated: o.is_some_and(|o| o.gated),
+                                    gated: mean(m).is_some() && o.is_some_and(|o| o.gated),
                                 },
                             )
                         })
@@ -493,6 +501,18 @@ mod tests {
             e.contains("at $.security.detectors.rules.fpr_ceiling: expected a rate between 0 and 1, found 1.5"),
             "{e}"
         );
+        // a gated metric with no value is bad input, never a gate failure
+        let mut v: serde_json::Value = serde_json::from_str(EMBEDDED_DEFAULT).unwrap();
+        v["retrieval"]["metrics"]["mrr"]["value"] = serde_json::Value::Null;
+        let e = error(v.clone());
+        assert!(
+            e.contains(
+                "at $.retrieval.metrics.mrr.value: expected a number for a gated metric, found null"
+            ),
+            "{e}"
+        );
+        v["retrieval"]["metrics"]["mrr"]["gated"] = false.into();
+        assert!(Baseline::parse("b.json", &v.to_string()).is_ok());
         let e = error(serde_json::json!({"schema_version": 9}));
         assert!(
             e.contains("at $.schema_version: expected 1, found 9"),

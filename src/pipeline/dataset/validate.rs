@@ -61,10 +61,20 @@ pub fn tool_id_problem(id: &str) -> Option<&'static str> {
     if [s, t].iter().any(|p| p.trim() != *p) {
         return Some("a part starts or ends with whitespace");
     }
+    if let Some(why) = server_name_problem(s) {
+        return Some(why);
+    }
     if id.chars().any(char::is_control) {
         return Some("it holds a control character");
     }
     None
+}
+
+/// What makes `name` unusable as a server name, or `None`: `.` and `..` cannot be a proxy's
+/// server (a URL path such as `/api/v1/servers/{name}/scan` resolves them away).
+pub fn server_name_problem(name: &str) -> Option<&'static str> {
+    matches!(name, "." | "..")
+        .then_some("`.` and `..` cannot name a server: a proxy's URL paths resolve them away")
 }
 
 /// Whether `name` occurs in `text` as a whole word (case-insensitive; word characters are
@@ -399,6 +409,22 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
             "security.duplicate-id",
             out,
         );
+        let servers = en.server.iter().map(|x| (p.key("server"), x)).chain(
+            en.peers
+                .iter()
+                .enumerate()
+                .map(|(j, peer)| (p.key("peers").index(j).key("server"), &peer.server)),
+        );
+        for (at, name) in servers {
+            if let Some(why) = server_name_problem(name) {
+                out.push(s.violation(
+                    e,
+                    &at,
+                    "security.server-name",
+                    format!("expected a server name, found {name:?}: {why}"),
+                ));
+            }
+        }
         match en.category.expected_truth() {
             Some(expected) if en.label != expected => out.push(s.violation(
                 e,
@@ -560,6 +586,8 @@ mod tests {
             ("a:b\n", "whitespace"),
             ("a\u{7}:b", "control"),
             ("", "no `:`"),
+            ("..:x", "cannot name a server"),
+            (".:x", "cannot name a server"),
         ] {
             let p = tool_id_problem(bad);
             assert!(p.is_some_and(|p| p.contains(why)), "{bad:?}: {p:?}");

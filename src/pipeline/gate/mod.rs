@@ -60,21 +60,20 @@ fn tolerance_check(
         check.message = "not gated; reported only".into();
         return check;
     }
-    check.kind = CheckKind::Tolerance;
+    // undefined is not worse: a number that is 0/0 on either side is reported, never gated
     match (current, limit) {
         (None, _) => {
-            check.status = CheckStatus::Fail;
             check.message = format!(
-                "{name} is undefined (0/0) in this run, so it cannot be compared with the baseline"
+                "{name} is undefined (0/0) in this run: nothing to compare with the baseline, so it is reported, not gated"
             );
         }
         (Some(_), None) => {
-            check.status = CheckStatus::Fail;
             check.message = format!(
-                "the baseline value of {name} is undefined; re-run `evalgate baseline update`"
+                "the baseline value of {name} is undefined (0/0 when it was measured): reported, not gated; `evalgate baseline update` records it"
             );
         }
         (Some(c), Some(l)) => {
+            check.kind = CheckKind::Tolerance;
             let ok = match direction {
                 Direction::Higher => c >= l - EPS,
                 Direction::Lower => c <= l + EPS,
@@ -113,10 +112,11 @@ fn threshold_check(
         Direction::Higher
     };
     let (status, message) = match current {
+        // undefined is not worse: the limit is stated, the check reported only
         None => (
-            CheckStatus::Fail,
+            CheckStatus::Info,
             format!(
-                "{name} is undefined (0/0): no entries to compute it over, so the {} cannot be checked",
+                "{name} is undefined (0/0): no entries to compute it over, so the {} {limit:.3} cannot be checked; reported, not gated",
                 if kind == CheckKind::Ceiling {
                     "ceiling"
                 } else {
@@ -156,7 +156,11 @@ fn threshold_check(
     Check {
         subject: subject.into(),
         metric: metric.key().into(),
-        kind,
+        kind: if current.is_some() {
+            kind
+        } else {
+            CheckKind::Info
+        },
         direction,
         baseline: None,
         current,
@@ -248,6 +252,9 @@ pub struct DetectorInputs<'a> {
 pub struct GateInputs<'a> {
     pub retrieval: Option<RetrievalInputs<'a>>,
     pub detectors: Vec<DetectorInputs<'a>>,
+    /// Whether this measurement ran detectors at all (a baseline's limits for a detector that
+    /// did not run are then named in the report).
+    pub security_measured: bool,
     pub robustness: Option<&'a RobustnessReport>,
     /// Why the system under test could not be measured (the report is then partial and nothing
     /// is gated); `None` when it was.
@@ -326,7 +333,10 @@ pub fn evaluate(
                 }
             }
         }
-        if by_default && (ceiling.is_some() || floor.is_some()) {
+        let held = checks
+            .iter()
+            .any(|c| c.subject == subject && c.kind != CheckKind::Info);
+        if by_default && held {
             defaulted.push(d.name.to_string());
         }
         for m in DETECTION_METRICS {
@@ -336,6 +346,39 @@ pub fn evaluate(
                 d.metrics.get(m.key()),
                 db.and_then(|db| db.metrics.get(m.key())),
             ));
+        }
+    }
+    // the baseline's limits for a detector this measurement did not run: said, never dropped
+    // silently
+    if inputs.security_measured
+        && let Some(sb) = b.and_then(|b| b.security.as_ref())
+    {
+        for (name, db) in &sb.detectors {
+            if inputs.detectors.iter().any(|d| d.name == name.as_str()) {
+                continue;
+            }
+            for (limit, metric, word) in [
+                (db.fpr_ceiling, Metric::Fpr, "ceiling"),
+                (db.recall_floor, Metric::Recall, "floor"),
+            ] {
+                let Some(l) = limit else { continue };
+                checks.push(Check {
+                    subject: format!("detector:{name}"),
+                    metric: metric.key().into(),
+                    kind: CheckKind::Info,
+                    direction: metric.direction(),
+                    baseline: None,
+                    current: None,
+                    ci95: None,
+                    delta: None,
+                    limit: Some(l),
+                    status: CheckStatus::Info,
+                    message: format!(
+                        "the baseline's {} {word} {l:.3} for {name} is not checked: {name} did not run in this measurement",
+                        metric.label()
+                    ),
+                });
+            }
         }
     }
     if let Some(rb) = inputs.robustness.filter(|r| r.gated) {

@@ -158,6 +158,91 @@ fn a_detector_new_to_the_baseline_is_held_to_the_default_limits() {
     assert_eq!(g.ungated, [subject]);
 }
 
+/// Undefined is not worse: a detector that could judge no entry (FPR and recall 0/0) is held
+/// to nothing by the new-detector limits or by its baseline, says so, and fails no gate; a
+/// baseline's limits for a detector that did not run are named, not dropped.
+#[test]
+fn undefined_is_not_worse_and_limits_of_a_detector_that_did_not_run_are_named() {
+    let mut r = report();
+    let sec = r.security.as_mut().unwrap();
+    let name = sec.detectors[1].detector.clone();
+    for m in ["fpr", "recall", "precision", "f1", "fpr_hard_negative"] {
+        if let Some(s) = sec.detectors[1].metrics.get_mut(m) {
+            s.mean = None;
+            s.ci95 = None;
+        }
+    }
+    let subject = format!("detector:{name}");
+    let own = r.to_baseline(None);
+    // a new detector (no entry) and one with its own limits and gated metrics: both undefined
+    let mut gated_entry = report().to_baseline(None);
+    for m in gated_entry
+        .security
+        .as_mut()
+        .unwrap()
+        .detectors
+        .get_mut(&name)
+        .unwrap()
+        .metrics
+        .values_mut()
+    {
+        m.gated = true;
+    }
+    let mut no_entry = own.clone();
+    no_entry.security.as_mut().unwrap().detectors.remove(&name);
+    for b in [&no_entry, &gated_entry] {
+        let g = verdict_of(&r, Some(b));
+        assert_eq!(g.verdict, Verdict::Pass, "{}", g.summary);
+        let mine: Vec<&Check> = g.checks.iter().filter(|c| c.subject == subject).collect();
+        assert!(!mine.is_empty());
+        for c in &mine {
+            assert_eq!(
+                (c.kind, c.status),
+                (CheckKind::Info, CheckStatus::Info),
+                "{c:?}"
+            );
+        }
+        let ceiling = mine
+            .iter()
+            .find(|c| c.metric == "fpr" && c.limit.is_some())
+            .unwrap();
+        assert!(
+            ceiling.message.starts_with(
+                "FPR is undefined (0/0): no entries to compute it over, so the ceiling "
+            ) && ceiling
+                .message
+                .contains("cannot be checked; reported, not gated"),
+            "{}",
+            ceiling.message
+        );
+        // covered by no gated check: said, and the check run is neutral, not green
+        assert_eq!(g.ungated, [subject.clone()]);
+        assert!(
+            !g.summary.contains("held to the default limits"),
+            "{}",
+            g.summary
+        );
+    }
+    // the baseline's limits for a detector that did not run
+    let mut ran_less = report();
+    ran_less.security.as_mut().unwrap().detectors.remove(1);
+    let g = verdict_of(&ran_less, Some(&report().to_baseline(None)));
+    assert_eq!(g.verdict, Verdict::Pass, "{}", g.summary);
+    let named: Vec<&str> = g
+        .checks
+        .iter()
+        .filter(|c| c.subject == subject)
+        .map(|c| c.message.as_str())
+        .collect();
+    assert_eq!(named.len(), 2, "{named:?}");
+    assert!(
+        named.iter().all(|m| m.ends_with(&format!(
+            "is not checked: {name} did not run in this measurement"
+        ))),
+        "{named:?}"
+    );
+}
+
 #[test]
 fn limits_for_a_new_detector_default_to_a_tenth() {
     assert_eq!(DEFAULT_NEW_DETECTOR.fpr_ceiling, Some(0.10));
@@ -239,6 +324,7 @@ fn the_outcome_depends_on_its_inputs_only() {
             confusions: (!rr.tool_diagnostics.is_empty())
                 .then_some(rr.tool_diagnostics.confusions.as_slice()),
         }),
+        security_measured: r.security.is_some(),
         detectors: r
             .security
             .iter()

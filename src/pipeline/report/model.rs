@@ -107,6 +107,7 @@ pub fn gate_inputs<'a>(
             confusions: (!r.tool_diagnostics.is_empty())
                 .then_some(r.tool_diagnostics.confusions.as_slice()),
         }),
+        security_measured: security.is_some(),
         detectors: security
             .map(|s| s.detectors.as_slice())
             .unwrap_or_default()
