@@ -216,7 +216,7 @@ fn undefined_is_not_worse_and_limits_of_a_detector_that_did_not_run_are_named() 
             ceiling.message
         );
         // covered by no gated check: said, and the check run is neutral, not green
-        assert_eq!(g.ungated, [subject.clone()]);
+        assert_eq!(g.ungated, std::slice::from_ref(&subject));
         assert!(
             !g.summary.contains("held to the default limits"),
             "{}",
