@@ -124,6 +124,11 @@ impl Positions {
     }
 }
 
+/// Values nested deeper than this are located at their ancestor at this depth: a dataset's
+/// own structure is a handful of levels, and only tool schemas (refused deeper than 100 levels)
+/// go further.
+const LOCATED_DEPTH: usize = 128;
+
 struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
@@ -165,6 +170,45 @@ impl Scanner<'_> {
         }
     }
     fn string(&mut self) -> Option<String> {
+        let start = self.string_raw()?;
+        let raw = std::str::from_utf8(&self.b[start..self.i]).ok()?;
+        serde_json::from_str::<String>(raw).ok()
+    }
+    /// Skips one value without recording what is inside it, iteratively: a value nested
+    /// thousands deep costs its length, not its depth squared (each recorded path holds all its
+    /// ancestors) nor a frame per level.
+    fn skip(&mut self) -> Option<()> {
+        let mut open = 0usize;
+        loop {
+            match self.peek() {
+                Some(b'"') => {
+                    self.string_raw()?;
+                    if open == 0 {
+                        return Some(());
+                    }
+                }
+                Some(b'{' | b'[') => {
+                    open += 1;
+                    self.bump();
+                }
+                Some(b'}' | b']') if open > 0 => {
+                    open -= 1;
+                    self.bump();
+                    if open == 0 {
+                        return Some(());
+                    }
+                }
+                // the end of a scalar
+                None | Some(b'}' | b']' | b',' | b' ' | b'\n' | b'\r' | b'\t') if open == 0 => {
+                    return Some(());
+                }
+                None => return None,
+                Some(_) => self.bump(),
+            }
+        }
+    }
+    /// Steps over a string literal, returning where it started.
+    fn string_raw(&mut self) -> Option<usize> {
         let start = self.i;
         self.expect(b'"')?;
         let mut escaped = false;
@@ -176,15 +220,17 @@ impl Scanner<'_> {
             } else if c == b'\\' {
                 escaped = true;
             } else if c == b'"' {
-                break;
+                return Some(start);
             }
         }
-        let raw = std::str::from_utf8(&self.b[start..self.i]).ok()?;
-        serde_json::from_str::<String>(raw).ok()
     }
     fn value(&mut self, path: JsonPath) -> Option<()> {
         self.ws();
         self.map.insert(path.clone(), (self.line, self.col));
+        if path.0.len() >= LOCATED_DEPTH {
+            // deeper values are located at this one
+            return self.skip();
+        }
         match self.peek()? {
             b'{' => {
                 self.bump();
@@ -471,6 +517,44 @@ mod tests {
             .index(0)
             .key("tool id");
         assert_eq!(p.to_string(), "$.queries[3].labels[0][\"tool id\"]");
+    }
+
+    #[test]
+    fn a_value_nested_thousands_deep_is_located_at_its_ancestor_and_later_values_exactly() {
+        // 16,000 levels: the table keeps LOCATED_DEPTH levels, each path once
+        let n = 16_000;
+        let deep = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let text = format!("{{\"a\": {{\"x\": {deep}, \"s\": \"[{{\", \"n\": 12345}},\n\"b\": 7}}");
+        let pos = Positions::new(text);
+        let mut deep_path = JsonPath::root().key("a").key("x");
+        for _ in 0..200 {
+            deep_path = deep_path.index(0);
+        }
+        let cut = {
+            let mut p = JsonPath::root().key("a").key("x");
+            for _ in 0..LOCATED_DEPTH - 2 {
+                p = p.index(0);
+            }
+            p
+        };
+        assert_eq!(pos.locate(&deep_path), pos.locate(&cut));
+        assert_eq!(pos.locate(&cut), (1, 13 + LOCATED_DEPTH - 2));
+        assert!(
+            pos.table().len() < 2 * LOCATED_DEPTH,
+            "{}",
+            pos.table().len()
+        );
+        // after the skipped value: a string holding brackets, a number, the next line
+        let after = 13 + 2 * n;
+        assert_eq!(
+            pos.locate(&JsonPath::root().key("a").key("s")),
+            (1, after + 7)
+        );
+        assert_eq!(
+            pos.locate(&JsonPath::root().key("a").key("n")),
+            (1, after + 18)
+        );
+        assert_eq!(pos.locate(&JsonPath::root().key("b")), (2, 6));
     }
 
     #[test]
