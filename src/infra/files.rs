@@ -71,6 +71,31 @@ pub fn staged(
     })
 }
 
+/// Removes what [`staged`] left of `names` in `dir` when its process was killed before it could
+/// clean up (`.NAME.XXXXXX.tmp`). Only a caller that holds `dir`'s [`lock_dir`] may call it:
+/// every writer of those files holds the lock, so none of them is still being written.
+pub fn remove_stale_staged(dir: &Path, names: &[&str]) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(file) = file.to_str() else { continue };
+        let stale = names.iter().any(|n| {
+            file.strip_prefix('.')
+                .and_then(|f| f.strip_prefix(n))
+                .and_then(|f| f.strip_prefix('.'))
+                .and_then(|f| f.strip_suffix(".tmp"))
+                .is_some_and(|random| {
+                    random.len() == 6 && random.chars().all(|c| c.is_ascii_alphanumeric())
+                })
+        });
+        if stale && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Reads an input file whole like [`read`], gunzipped when its name ends in `.gz` (the
 /// decompressed size bounded by [`MAX_INPUT`] too).
 pub fn read_maybe_gzip(path: &Path) -> std::io::Result<Vec<u8>> {
@@ -243,6 +268,35 @@ mod tests {
                 "readable by others as with a plain write: {mode:o}"
             );
         }
+    }
+
+    #[test]
+    fn only_what_a_killed_writer_left_of_the_named_files_is_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let keep = [
+            "report.json",
+            ".report.json.tmp",
+            ".notes.AbC123.tmp",
+            ".report.json.AbC12.tmp",
+            "report.json.AbC123.tmp",
+        ];
+        let gone = [".report.json.AbC123.tmp", ".report.md.zz9Q0x.tmp"];
+        for f in keep.iter().chain(&gone) {
+            std::fs::write(d.path().join(f), "x").unwrap();
+        }
+        // a killed writer's file, as [`staged`] names it
+        let left = staged(&d.path().join("report.html"), &mut |w| w.write_all(b"x")).unwrap();
+        let left = left.tmp.into_temp_path().keep().unwrap();
+        remove_stale_staged(d.path(), &["report.json", "report.md", "report.html"]);
+        let mut now: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        now.sort();
+        let mut want: Vec<String> = keep.iter().map(|s| s.to_string()).collect();
+        want.sort();
+        assert_eq!(now, want);
+        assert!(!left.exists());
     }
 
     #[test]

@@ -73,7 +73,9 @@ pub fn json(r: &Report) -> String {
 /// compact JSON, gzipped when the name ends in `.gz`. Each file is written beside its place
 /// and all are moved into place only when every one was written: a failed render leaves the
 /// directory as it was. An observations file of an earlier run that this one does not write
-/// is removed, so it is never read as this run's. Returns the paths.
+/// is removed, so it is never read as this run's, and so are the temporary files of a run
+/// killed while writing. The caller holds `dir`'s lock ([`files::lock_dir`]). Returns the
+/// paths.
 pub fn write_all(
     r: &Report,
     view: &View,
@@ -82,6 +84,13 @@ pub fn write_all(
 ) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("{}: cannot create the report directory", dir.display()))?;
+    // what a run killed while writing left behind (the caller holds the directory's lock)
+    let names: Vec<&str> = FILES
+        .iter()
+        .filter_map(|e| e.file_name())
+        .chain(OBSERVATIONS_FILES.iter().copied())
+        .collect();
+    files::remove_stale_staged(dir, &names);
     let side = r.observations_file.as_deref().zip(observations);
     // every file is rendered and staged on its own thread (report.json of a large golden set
     // takes longest); the first failure in file order is the one reported
