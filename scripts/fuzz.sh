@@ -27,7 +27,8 @@ set -euo pipefail
 
 secs="${1:-60}"
 case "$secs" in
-  '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
+  # libFuzzer reads -max_total_time=0 as "no limit": a bounded run needs at least 1 s
+  '' | *[!0-9]* | 0 | 00*) echo "usage: $0 [SECONDS]: a whole number of seconds, at least 1" >&2; exit 2 ;;
 esac
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
