@@ -6,6 +6,7 @@ pub mod http;
 pub mod json_rows;
 pub mod json_select;
 pub mod mcp;
+pub mod own_binary;
 pub mod process;
 pub mod secrets;
 pub mod text;

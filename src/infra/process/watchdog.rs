@@ -44,7 +44,7 @@ pub fn start() {
     if pipe.is_some() {
         return;
     }
-    let Ok(exe) = std::env::current_exe() else {
+    let Ok(exe) = crate::infra::own_binary::own_binary() else {
         return;
     };
     let child = Command::new(exe)

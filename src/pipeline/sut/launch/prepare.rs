@@ -120,7 +120,7 @@ pub(super) async fn prepare(
         std::fs::create_dir_all(d)
             .map_err(|e| fail(format!("cannot create {}: {e}", d.display())))?;
     }
-    let me = std::env::current_exe()
+    let me = crate::infra::own_binary::own_binary()
         .map_err(|e| fail(format!("cannot find evalgate's own binary: {e}")))?;
     let port = free_port().map_err(|e| fail(format!("no free loopback port: {e}")))?;
     let listen = format!("127.0.0.1:{port}");

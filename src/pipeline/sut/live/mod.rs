@@ -130,8 +130,8 @@ fn with_trust_mode(
         ));
     }
     // the launcher serves each replay from evalgate's own binary
-    let me =
-        std::env::current_exe().map_err(|e| format!("cannot find evalgate's own binary: {e}"))?;
+    let me = crate::infra::own_binary::own_binary()
+        .map_err(|e| format!("cannot find evalgate's own binary: {e}"))?;
     let cfg = launch::proxy_config(upstreams, &me, "", Path::new(""), "", quarantine);
     let mut servers = cfg["mcpServers"].clone();
     for server in servers.as_array_mut().into_iter().flatten() {

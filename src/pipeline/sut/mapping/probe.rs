@@ -42,7 +42,7 @@ pub fn check(filter: &str) -> Result<(), String> {
     if !ENABLED.load(Ordering::Relaxed) {
         return Ok(());
     }
-    let Ok(exe) = std::env::current_exe() else {
+    let Ok(exe) = crate::infra::own_binary::own_binary() else {
         return Ok(());
     };
     let mut cmd = std::process::Command::new(exe);
