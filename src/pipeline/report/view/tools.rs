@@ -13,7 +13,7 @@ use crate::pipeline::score::model::RetrievalReport;
 pub const LIST_MAX: usize = 20;
 
 /// The per-tool diagnostics, cut for a page.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ToolsView {
     /// Runs the counts are summed over.
     pub runs: usize,
@@ -31,6 +31,8 @@ pub struct ToolsView {
     /// The [`LIST_MAX`] worst confusion pairs and how many there are.
     pub confusions: Vec<ConfusionPair>,
     pub confusions_total: usize,
+    /// How many of them report.json keeps (fewer than the total when the list was cut).
+    pub confusions_kept: usize,
     /// The first [`LIST_MAX`] hard negatives in a top 5 and how many there are.
     pub hard_negatives: Vec<HardNegativeHit>,
     pub hard_negatives_total: usize,
@@ -80,7 +82,8 @@ impl ToolsView {
                 .collect(),
             never_found_total: d.never_found.len(),
             confusions: d.confusions.iter().take(LIST_MAX).cloned().collect(),
-            confusions_total: d.confusions.len(),
+            confusions_total: d.confusions_total.max(d.confusions.len()),
+            confusions_kept: d.confusions.len(),
             hard_negatives: d
                 .hard_negatives_in_top_5
                 .iter()
@@ -96,8 +99,13 @@ impl ToolsView {
     /// 5 · 1,234 confusion pairs · 12 hard negatives in a top 5 · 3 pairs new since the
     /// baseline".
     pub fn summary(&self) -> String {
+        let kept = if self.confusions_kept < self.confusions_total {
+            format!(" (report.json keeps the worst {})", self.confusions_kept)
+        } else {
+            String::new()
+        };
         let mut s = format!(
-            "{} tools relevant to some query · {} never in a top 5 · {} confusion pair(s) · {} hard negative(s) in a top 5",
+            "{} tools relevant to some query · {} never in a top 5 · {} confusion pair(s){kept} · {} hard negative(s) in a top 5",
             self.tools, self.never_found_total, self.confusions_total, self.hard_negatives_total
         );
         if let Some(n) = &self.new_confusions {
@@ -107,5 +115,33 @@ impl ToolsView {
             s.push_str(&format!(" (counts over {} runs)", self.runs));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_confusion_list_says_its_total_and_how_many_are_kept() {
+        let v = ToolsView {
+            runs: 1,
+            tools: 812,
+            confusions_total: 92_806,
+            confusions_kept: 10_000,
+            ..ToolsView::default()
+        };
+        assert!(
+            v.summary()
+                .contains(" · 92806 confusion pair(s) (report.json keeps the worst 10000) · "),
+            "{}",
+            v.summary()
+        );
+        let whole = ToolsView {
+            confusions_total: 32,
+            confusions_kept: 32,
+            ..v
+        };
+        assert!(whole.summary().contains(" · 32 confusion pair(s) · "));
     }
 }
