@@ -424,6 +424,15 @@ impl Settings {
                 if unread.len() == 1 { "it" } else { "them" },
             );
         }
+        if sut == SutKind::Launch
+            && f.sut.launch.config_format
+                == Some(crate::pipeline::sut::launch::writers::ConfigFormat::None)
+            && !f.sut.launch.proxy_config.is_empty()
+        {
+            anyhow::bail!(
+                "[sut.launch] proxy_config: config_format = \"none\" writes no config to merge it into; use a config format, or put the settings in `setup` or `env`"
+            );
+        }
         let detectors = a
             .detectors
             .clone()

@@ -163,7 +163,7 @@ pub(super) async fn prepare(
             Some(serde_json::to_string_pretty(&cfg).unwrap_or_default())
         }
         ConfigFormat::McpServers | ConfigFormat::Servers => {
-            writers::json_config(shape.format, &ups)
+            writers::json_config(shape.format, &ups, &l.proxy_config)
                 .map(|v| serde_json::to_string_pretty(&v).unwrap_or_default())
         }
         ConfigFormat::Template => {
@@ -172,7 +172,7 @@ pub(super) async fn prepare(
             })?;
             let src = crate::infra::files::read_to_string(t)
                 .map_err(|e| fail(format!("{}: cannot read the template: {e}", t.display())))?;
-            Some(writers::render_template(t, &src, &ups, &vars).map_err(fail)?)
+            Some(writers::render_template(t, &src, &ups, &vars, &l.proxy_config).map_err(fail)?)
         }
         ConfigFormat::None => None,
     };

@@ -65,8 +65,12 @@ pub fn servers_map(ups: &[UpstreamCmd]) -> Value {
 }
 
 /// The `mcp-servers` and `servers` formats.
-pub fn json_config(format: ConfigFormat, ups: &[UpstreamCmd]) -> Option<Value> {
-    match format {
+pub fn json_config(
+    format: ConfigFormat,
+    ups: &[UpstreamCmd],
+    proxy_config: &serde_json::Map<String, Value>,
+) -> Option<Value> {
+    let mut v = match format {
         ConfigFormat::McpServers => Some(json!({"mcpServers": servers_map(ups)})),
         ConfigFormat::Servers => Some(json!({
             "servers": ups.iter().map(|u| {
@@ -78,7 +82,12 @@ pub fn json_config(format: ConfigFormat, ups: &[UpstreamCmd]) -> Option<Value> {
             }).collect::<Vec<_>>()
         })),
         _ => None,
+    }?;
+    // `[sut.launch] proxy_config`: the proxy's own top-level settings
+    for (k, x) in proxy_config {
+        v[k] = x.clone();
     }
+    Some(v)
 }
 
 /// Renders a user's template with `servers` (each `name`, `command`, `args`, `env`) and every
@@ -89,6 +98,7 @@ pub fn render_template(
     source: &str,
     ups: &[UpstreamCmd],
     vars: &Vars,
+    proxy_config: &serde_json::Map<String, Value>,
 ) -> Result<String, String> {
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
@@ -103,6 +113,10 @@ pub fn render_template(
     ctx.insert(
         "servers".into(),
         minijinja::Value::from(minijinja::value::Serde(ups)),
+    );
+    ctx.insert(
+        "proxy_config".into(),
+        minijinja::Value::from(minijinja::value::Serde(proxy_config)),
     );
     env.get_template(&name)
         .and_then(|t| t.render(ctx))
@@ -157,14 +171,46 @@ mod tests {
 
     #[test]
     fn the_built_in_formats_carry_every_server_with_its_command() {
-        let m = json_config(ConfigFormat::McpServers, &ups()).unwrap();
+        let m = json_config(ConfigFormat::McpServers, &ups(), &Default::default()).unwrap();
         assert_eq!(m["mcpServers"]["Design Components"]["args"][2], "a\"b");
         assert_eq!(m["mcpServers"]["git"]["env"]["K"], "v");
         assert!(m["mcpServers"]["Design Components"].get("env").is_none());
-        let l = json_config(ConfigFormat::Servers, &ups()).unwrap();
+        let l = json_config(ConfigFormat::Servers, &ups(), &Default::default()).unwrap();
+        assert_eq!(l.as_object().unwrap().len(), 1);
         assert_eq!(l["servers"][0]["name"], "Design Components");
         assert_eq!(l["servers"][1]["command"], "/bin/evalgate");
-        assert!(json_config(ConfigFormat::Mcpproxy, &ups()).is_none());
+        assert!(json_config(ConfigFormat::Mcpproxy, &ups(), &Default::default()).is_none());
+        // proxy_config at the top level of both
+        let mut extra = serde_json::Map::new();
+        extra.insert("version".into(), json!("1.0"));
+        for f in [ConfigFormat::McpServers, ConfigFormat::Servers] {
+            let v = json_config(f, &ups(), &extra).unwrap();
+            assert_eq!(v["version"], "1.0", "{f:?}");
+        }
+    }
+
+    /// `proxy_config` reaches every format that writes a config: merged into the top level of
+    /// the built-in ones, a variable of a template; a `.json.j2` template quotes every value
+    /// as JSON by itself (minijinja's escaping by file name), so a hostile name stays a string.
+    #[test]
+    fn proxy_config_reaches_templates_and_a_json_template_quotes_values_itself() {
+        let mut extra = serde_json::Map::new();
+        extra.insert("version".into(), json!(2));
+        extra.insert("gateway".into(), json!({"log": "info"}));
+        let src = r#"{"v": {{ proxy_config.version }}, "g": {{ proxy_config.gateway|tojson }}, "first": {{ servers[0].args[2] }}, "sep": {{ "," }}}"#;
+        let out = render_template(
+            Path::new("c.json.j2"),
+            src,
+            &ups(),
+            &Vars::default(),
+            &extra,
+        )
+        .unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(
+            v,
+            json!({"v": 2, "g": {"log": "info"}, "first": "a\"b", "sep": ","})
+        );
     }
 
     #[test]
@@ -172,16 +218,37 @@ mod tests {
         let mut vars = Vars::default();
         vars.set("data_dir", "/tmp/d");
         let src = "dir: {{ data_dir|tojson }}\nupstreams:\n{% for s in servers %}  {{ s.name|tojson }}:\n    command: {{ s.command|tojson }}\n    args: {{ s.args|tojson }}\n{% endfor %}";
-        let out = render_template(Path::new("t.yaml.j2"), src, &ups(), &vars).unwrap();
+        let out = render_template(
+            Path::new("t.yaml.j2"),
+            src,
+            &ups(),
+            &vars,
+            &Default::default(),
+        )
+        .unwrap();
         assert!(out.contains("\"Design Components\":"), "{out}");
         assert!(out.contains(r#""a\"b""#), "{out}");
         assert!(out.contains("dir: \"/tmp/d\""), "{out}");
-        let err = render_template(Path::new("t.j2"), "{{ data_dri }}", &ups(), &vars).unwrap_err();
+        let err = render_template(
+            Path::new("t.j2"),
+            "{{ data_dri }}",
+            &ups(),
+            &vars,
+            &Default::default(),
+        )
+        .unwrap_err();
         assert!(
             err.starts_with("t.j2: the template does not render"),
             "{err}"
         );
-        let err = render_template(Path::new("t.j2"), "{% for %}", &ups(), &vars).unwrap_err();
+        let err = render_template(
+            Path::new("t.j2"),
+            "{% for %}",
+            &ups(),
+            &vars,
+            &Default::default(),
+        )
+        .unwrap_err();
         assert!(
             err.starts_with("t.j2: the template does not parse"),
             "{err}"
