@@ -60,6 +60,28 @@ pub enum SutError {
 }
 
 impl SutError {
+    /// The same failure with `tail` (the system's exit and the last lines of its log) appended
+    /// to what it says, so a failure of a process evalgate started quotes the process's own
+    /// words.
+    pub fn with_log(mut self, tail: &str) -> SutError {
+        if tail.trim().is_empty() {
+            return self;
+        }
+        match &mut self {
+            SutError::Timeout { context: d, .. }
+            | SutError::Crashed { detail: d, .. }
+            | SutError::Garbage { detail: d, .. }
+            | SutError::Missing { detail: d, .. }
+            | SutError::Other { detail: d, .. }
+            | SutError::Unreachable { detail: d, .. } => {
+                if !d.contains(tail.trim()) {
+                    d.push_str(tail);
+                }
+            }
+        }
+        self
+    }
+
     /// The kind, as `failure.kind` names it in report.json.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -307,7 +307,8 @@ pub async fn launch(
         // through the launched retriever, which watches the process while probing
         match check_catalog(&s.check, &launched, Some(&launched.search), &corpus.value).await {
             Ok(c) => c,
-            Err(e) => return Err(launched.explain(e).await),
+            // the proxy's log goes with the failure (explain adds it when the proxy died)
+            Err(e) => return Err(launched.explain(e).await.with_log(&launched.log_tail())),
         }
     });
     settle(s, &launched, golden).await?;
