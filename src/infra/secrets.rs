@@ -77,13 +77,16 @@ pub fn names_credential(name: &str) -> bool {
 /// Registers the credentials in evalgate's environment: the value of every variable whose name
 /// marks one (the GitHub token in `EVALGATE_GITHUB_TOKEN` or `GITHUB_TOKEN`, the runner's
 /// `ACTIONS_RUNTIME_TOKEN` and `ACTIONS_ID_TOKEN_REQUEST_TOKEN`, any `*_PASSWORD`...) and
-/// what any URL-valued variable carries (`HTTPS_PROXY=http://user:PASS@proxy`).
+/// what any URL-valued variable carries (`HTTPS_PROXY=http://user:PASS@proxy`). evalgate's own
+/// settings are no credentials, but for the token: `EVALGATE_COMMENT_KEY=evalgate` names a key
+/// and masking "evalgate" would break the comment's marker.
 pub fn register_environment(vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>) {
     for (k, v) in vars {
         let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
             continue;
         };
-        if names_credential(k) {
+        let own_setting = k.starts_with("EVALGATE_") && k != "EVALGATE_GITHUB_TOKEN";
+        if names_credential(k) && !own_setting {
             register(v);
         }
         if v.contains("://") {
@@ -455,11 +458,19 @@ mod tests {
             ("HTTPS_PROXY", "http://proxyUser:proxyPass0004@proxy:3128"),
             ("GIT_AUTHOR_NAME", "Some Author Name"),
             ("HOME", "/home/runner"),
+            ("EVALGATE_COMMENT_KEY", "evalgate-matrix"),
+            ("EVALGATE_GITHUB_TOKEN", "ghs_evalgateToken0005"),
         ];
         register_environment(vars.iter().map(|(k, v)| (k.into(), v.into())));
         assert_eq!(
-            scrub("ghs_envToken0001 idRequest0002 servicePass0003 proxyPass0004"),
-            "*** *** *** ***"
+            scrub(
+                "ghs_envToken0001 idRequest0002 servicePass0003 proxyPass0004 ghs_evalgateToken0005"
+            ),
+            "*** *** *** *** ***"
+        );
+        assert_eq!(
+            scrub("<!-- evalgate:evalgate-matrix -->"),
+            "<!-- evalgate:evalgate-matrix -->"
         );
         assert_eq!(
             scrub("Some Author Name at /home/runner"),
