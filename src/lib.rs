@@ -69,6 +69,12 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    // every credential evalgate is given is masked from here on, before anything is started
+    // or read: the job's tokens and credentials in the environment, and --github-token
+    infra::secrets::register_environment(std::env::vars_os());
+    if let Some(t) = cli.command.github_token() {
+        infra::secrets::register(t);
+    }
     infra::mcp::init_tls();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

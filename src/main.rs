@@ -21,6 +21,8 @@ fn main() {
         let filter = std::env::args().nth(2).unwrap_or_default();
         std::process::exit(evalgate::pipeline::sut::mapping::probe::run(&filter));
     }
+    // the job's tokens are in this process's environment: no child may read them from /proc
+    evalgate::infra::process::hide_from_children();
     evalgate::infra::process::watchdog::enable();
     std::process::exit(evalgate::main_with_args(std::env::args_os()));
 }

@@ -21,6 +21,9 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
     for h in &a.headers {
         crate::infra::secrets::register_header(h.split_once(':').map_or(h.as_str(), |(_, v)| v));
     }
+    for e in &a.env {
+        crate::infra::secrets::register(e.split_once('=').map_or(e.as_str(), |(_, v)| v));
+    }
     let ep = match (&a.url, a.command.split_first()) {
         (Some(url), _) => Endpoint::Http {
             url: url.clone(),
