@@ -18,6 +18,7 @@ const INFRA: &[&str] = &[
     "json_rows",
     "text",
     "files",
+    "own_binary",
     "secrets",
     "http",
     "process",
