@@ -177,3 +177,85 @@ impl Recheck {
 fn clip(s: &str) -> String {
     crate::infra::text::sanitize::clip(s, 200)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::sut::observe::{QueryObservation, RetrievalRun};
+
+    fn obs(answers: &[usize]) -> RetrievalObservations {
+        RetrievalObservations {
+            system: "p".into(),
+            requested: 20,
+            runs: vec![RetrievalRun {
+                run: 1,
+                queries: answers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &n)| QueryObservation {
+                        id: format!("q{i}").into(),
+                        ranked: (0..n).map(|k| format!("s:t{k}").into()).collect(),
+                        latency_ms: 1.0,
+                    })
+                    .collect(),
+            }],
+        }
+    }
+
+    fn witness(measured: usize, now: Result<usize, &str>) -> Witness {
+        let ids = |n: usize| (0..n).map(|k| format!("s:t{k}").into()).collect();
+        Witness {
+            id: "q0".into(),
+            measured: ids(measured),
+            now: now.map(ids).map_err(String::from),
+        }
+    }
+
+    /// Most witnesses lost is the system failing, with the run of empty answers at the end;
+    /// half or fewer lost, or answers that changed, are warnings only.
+    #[test]
+    fn most_witnesses_lost_is_a_failure_and_a_few_a_warning() {
+        let o = obs(&[3, 3, 0, 3, 0, 0, 0]);
+        let lost = Recheck {
+            witnesses: vec![
+                witness(3, Ok(0)),
+                witness(3, Err("crashed")),
+                witness(3, Ok(3)),
+            ],
+        };
+        let e = lost.failure(&o).expect("2 of 3 lost");
+        assert_eq!(e.kind(), "degraded");
+        assert_eq!(
+            e.to_string(),
+            "p stopped answering during the measurement: asked again after the measured runs, 2 of 3 queries it had answered came back empty or unanswered (query \"q0\" had 3 result(s), now none); 4 of its 7 answers were empty, the last 3 in a row. Its refusals would be scored as misses, so nothing is gated (a per-session search budget or rate limit? raise it, or lower --runs)"
+        );
+        assert!(lost.warnings("p").is_empty());
+        let few = Recheck {
+            witnesses: vec![witness(3, Ok(0)), witness(3, Ok(3)), witness(3, Ok(2))],
+        };
+        assert!(few.failure(&o).is_none());
+        let w = few.warnings("p");
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("1 of 3 queries it had answered came back empty"));
+        assert!(w[1].contains("1 of 3 queries were answered differently"));
+        assert!(Recheck::default().failure(&o).is_none());
+    }
+
+    /// The witnesses are spread over the queries answered in some run, with that answer.
+    #[test]
+    fn witnesses_are_answered_queries_spread_over_the_golden_set() {
+        let golden: GoldenSet = serde_json::from_value(serde_json::json!({
+            "corpus_version": "1",
+            "queries": (0..40).map(|i| serde_json::json!({
+                "id": format!("q{i}"), "query": "x", "labels": [{"tool_id": "s:t0", "relevance": 1}]
+            })).collect::<Vec<_>>()
+        }))
+        .unwrap();
+        let answers: Vec<usize> = (0..40).map(|i| usize::from(i % 2 == 0)).collect();
+        let w = witnesses(&golden, &obs(&answers));
+        assert_eq!(w.len(), WITNESSES);
+        assert!(w.iter().all(|(_, _, m)| m.len() == 1));
+        assert_eq!(w[0].0.as_str(), "q0");
+        assert_eq!(w[1].0.as_str(), "q2");
+    }
+}
