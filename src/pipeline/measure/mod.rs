@@ -2,6 +2,7 @@
 //! Nothing here scores; see `score`.
 
 pub mod probes;
+pub mod recheck;
 
 use crate::pipeline::dataset::{Entry, GoldenSet};
 use crate::pipeline::sut::observe::{

@@ -283,9 +283,14 @@ pub fn render_view(r: &Report, v: &View) -> String {
             md(&rb.system, 60),
             rb.failed,
             if rb.survived {
-                ""
+                String::new()
+            } else if rb.survival.is_empty() {
+                ", and it did not answer an ordinary query afterwards".to_string()
             } else {
-                ", and it did not answer an ordinary query afterwards"
+                format!(
+                    ", and it did not answer an ordinary query afterwards ({})",
+                    md(&rb.survival, 200)
+                )
             },
             if rb.gated {
                 " (gated)"

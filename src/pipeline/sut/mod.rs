@@ -57,6 +57,11 @@ pub enum SutError {
     /// Nothing accepted a connection at the system's address: not a crash, nothing ran there.
     #[error("{system}: {detail}")]
     Unreachable { system: String, detail: String },
+    /// The system answered at first, then stopped answering during the measurement (a search
+    /// budget spent, a rate limit): asked again afterwards, queries it had answered come back
+    /// empty. Its later answers would be scored as misses.
+    #[error("{system} stopped answering during the measurement: {detail}")]
+    Degraded { system: String, detail: String },
 }
 
 impl SutError {
@@ -91,6 +96,7 @@ impl SutError {
             SutError::Missing { .. } => "missing",
             SutError::Other { .. } => "other",
             SutError::Unreachable { .. } => "unreachable",
+            SutError::Degraded { .. } => "degraded",
         }
     }
 
