@@ -78,6 +78,7 @@ impl SutError {
             | SutError::Garbage { detail: d, .. }
             | SutError::Missing { detail: d, .. }
             | SutError::Other { detail: d, .. }
+            | SutError::Degraded { detail: d, .. }
             | SutError::Unreachable { detail: d, .. } => {
                 if !d.contains(tail.trim()) {
                     d.push_str(tail);
