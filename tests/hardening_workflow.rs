@@ -52,6 +52,12 @@ fn run(cwd: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
 /// No line of stdout or stderr is a workflow command evalgate did not mean: the only commands
 /// allowed are its own `::error title=…` and `::notice title=evalgate::…` lines on stdout.
 fn assert_no_injected_commands(what: &str, o: &Output) {
+    // the crafted value did reach the output (else the case proves nothing)
+    assert!(
+        format!("{}{}", stdout(o), stderr(o)).contains("add-mask"),
+        "{what}: the crafted value is not quoted\n{}",
+        stderr(o)
+    );
     for (stream, text, own) in [("stdout", stdout(o), true), ("stderr", stderr(o), false)] {
         // the runner splits lines on \n and on \r
         for line in text.split(['\n', '\r']) {
@@ -146,7 +152,7 @@ fn no_input_can_print_a_workflow_command() {
 
     // shard reports in `merge`
     let mut shard = good.clone();
-    shard["command"] = json!(INJECT);
+    shard["gate"]["verdict"] = json!(INJECT);
     let s1 = write_json(dir, "shard1.json", &shard);
     let o = run(
         dir,
@@ -190,14 +196,19 @@ fn no_input_can_print_a_workflow_command() {
     let bad_sec = write_json(dir, "bad-security.json", &sec);
     let o = run(
         dir,
-        &["validate", "--security", bad_sec.to_str().unwrap()],
+        &["validate", "--security-corpus", bad_sec.to_str().unwrap()],
         &[],
     );
     assert_ne!(code(&o), 0);
     assert_no_injected_commands("validate of a crafted dataset", &o);
     let o = run(
         dir,
-        &["security", "--security", bad_sec.to_str().unwrap(), "-q"],
+        &[
+            "security",
+            "--security-corpus",
+            bad_sec.to_str().unwrap(),
+            "-q",
+        ],
         &[],
     );
     assert_ne!(code(&o), 0);
