@@ -89,7 +89,12 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
                 corpus.servers.len()
             );
         }
-        None => crate::out!("{}", crate::pipeline::dataset::corpus_json(&corpus)),
+        // `#` occurs only inside JSON strings, where `\u0023` is the same text: the legacy
+        // workflow command `##[` is escaped without changing the data (out! would alter it)
+        None => crate::out!(
+            "{}",
+            crate::pipeline::dataset::corpus_json(&corpus).replace("##[", "#\\u0023[")
+        ),
     }
     Ok(0)
 }
