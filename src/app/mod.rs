@@ -716,25 +716,25 @@ pub(crate) async fn deliver(
         use report::Exporter as _;
         crate::out!("{}", terminal.render(&report, &view)?);
         for w in &report.warnings {
-            eprintln!("warning: {}", sanitize::visible_lines(w));
+            crate::errln!("warning: {}", sanitize::visible_lines(w));
         }
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-        eprintln!("reports: {}", names.join(", "));
+        crate::errln!("reports: {}", names.join(", "));
     } else {
         // quiet: nothing on success, but a failure still says why
-        eprint!("{}", report::terminal::quiet(&report));
+        crate::err!("{}", report::terminal::quiet(&report));
     }
     let env = crate::pipeline::publish::env::GhEnv::from_env();
     if crate::pipeline::publish::plan::publishes(publish_args.publish, env.actions) {
         if let Some(sh) = shard {
-            eprintln!(
+            crate::errln!(
                 "github: shard {sh} is not published: `evalgate merge` publishes the joined report"
             );
         } else {
             let opts = publish_options(publish_args, &env, None, github_timeout);
             let out = crate::pipeline::publish::publish(&report, &out.out, &env, &opts).await;
             for n in out.notes {
-                eprintln!("github: {}", github_note(&n));
+                crate::errln!("github: {}", github_note(&n));
             }
         }
     }

@@ -420,7 +420,7 @@ impl Settings {
         let sut = a.sut.or(f.sut.kind).unwrap_or(if a.mcpproxy_bin.is_some() {
             SutKind::Mcpproxy
         } else {
-            SutKind::Embedded
+            a.default_sut.unwrap_or(SutKind::Embedded)
         });
         // a key that is accepted is a key that works: settings the chosen kind never reads are
         // refused (unless --sut picked another kind for this run on purpose)

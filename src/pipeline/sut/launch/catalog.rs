@@ -218,7 +218,7 @@ pub async fn by_search(
             answered += 1;
             if !spec.quiet && told.elapsed() >= PROGRESS_EVERY {
                 told = Instant::now();
-                eprintln!(
+                crate::errln!(
                     "{}: catalog probe round {rounds}: {answered}/{todo_len} searches, {}/{} tools seen",
                     spec.system,
                     seen.len(),
@@ -245,7 +245,7 @@ pub async fn by_search(
         cov.rounds = rounds;
         cov.seconds = start.elapsed().as_secs_f64();
         if !spec.quiet && rounds > 1 && !(cov.complete() && stable) {
-            eprintln!(
+            crate::errln!(
                 "{}: catalog probe round {rounds}: {}/{} tools seen{}",
                 spec.system,
                 cov.seen,
