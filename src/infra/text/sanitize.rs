@@ -17,8 +17,9 @@ pub const CELL_MAX: usize = 160;
 ///   paragraph separators);
 /// - `Variation_Selector` (also in the ignorables; named for clarity);
 /// - characters whose glyph is blank although they are letters or symbols: U+2800 BRAILLE
-///   PATTERN BLANK and the Hangul fillers U+115F, U+1160, U+3164, U+FFA0.
-const INVISIBLE_CLASS: &str = r"[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Variation_Selector}\x{2800}\x{115F}\x{1160}\x{3164}\x{FFA0}]";
+///   PATTERN BLANK, the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, U+1D159 MUSICAL SYMBOL
+///   NULL NOTEHEAD and U+16FE4 KHITAN SMALL SCRIPT FILLER.
+const INVISIBLE_CLASS: &str = r"[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Variation_Selector}\x{2800}\x{115F}\x{1160}\x{3164}\x{FFA0}\x{1D159}\x{16FE4}]";
 
 /// [`INVISIBLE_CLASS`] as sorted, disjoint inclusive ranges (from regex-syntax's Unicode tables).
 fn invisible_ranges() -> &'static [(char, char)] {
@@ -372,7 +373,9 @@ mod tests {
     }
 
     /// Issue 17 item 8: invisible characters that passed the old hand list.
-    const ITEM8_INVISIBLES: [char; 12] = [
+    const ITEM8_INVISIBLES: [char; 14] = [
+        '\u{1D159}', // MUSICAL SYMBOL NULL NOTEHEAD (So, blank glyph; issue 37)
+        '\u{16FE4}', // KHITAN SMALL SCRIPT FILLER (blank glyph; issue 37)
         '\u{3164}',  // HANGUL FILLER (Lo, blank glyph)
         '\u{FE0F}',  // VARIATION SELECTOR-16
         '\u{E0100}', // VARIATION SELECTOR-17
