@@ -728,8 +728,10 @@ fn the_plain_gate_passes_and_writes_its_summary_outputs_and_dry_run_payloads() {
         );
     }
     let out = run.output("evalgate", None);
+    // no system chosen: evalgate measures the reference proxy (the action says so through
+    // EVALGATE_DEFAULT_SUT; it never appends --sut itself)
     assert!(
-        out.contains(" run --sut reference --out "),
+        out.contains(" run --out ") && out.contains("Tool discovery: retriever reference-proxy"),
         "the reference proxy: {out}"
     );
     assert!(out.contains("act: dry run, nothing posted"), "{out}");
@@ -946,7 +948,8 @@ fn a_shard_matrix_and_its_merge_job_give_the_one_job_report() {
         let l = Some(("shard", leg));
         let out = run.output("measure", l);
         assert!(
-            out.contains(&format!(" run --shard {leg} --sut reference --out ")),
+            out.contains(&format!(" run --shard {leg} --out "))
+                && out.contains("Tool discovery: retriever reference-proxy"),
             "{leg}: {out}"
         );
         assert!(
@@ -1090,7 +1093,7 @@ fn a_failing_gate_fails_its_job_with_error_annotations() {
     assert_common(&a, &run, "evalgate");
     assert!(
         run.output("evalgate", None)
-            .contains("evalgate action: system under test from EVALGATE_SUT=embedded"),
+            .contains("Tool discovery: retriever embedded"),
         "{log}"
     );
     assert!(
