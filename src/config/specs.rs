@@ -36,6 +36,8 @@ pub struct GateSpec {
     pub no_baseline: bool,
     /// `[gate]`: limits of a detector the baseline has no entry for.
     pub new_detector: crate::pipeline::gate::NewDetectorLimits,
+    /// `[gate] significance`, `require_significance`: the paired comparisons' level and rule.
+    pub significance: crate::pipeline::gate::Significance,
 }
 
 /// Where the reports go and how the terminal shows them.
@@ -177,6 +179,8 @@ url = "http://file.example/mcp"
 ready_timeout = 7
 [gate]
 new_detector_fpr_ceiling = 0.2
+significance = 0.01
+require_significance = true
 [proxy_scan]
 scan_timeout = 9
 "#;
@@ -188,6 +192,13 @@ scan_timeout = 9
         assert_eq!(s.measure.timeout, Duration::from_secs(5));
         assert_eq!(s.report.out, dir.path().join("o"));
         assert_eq!(s.gate.new_detector.fpr_ceiling, Some(0.2));
+        assert_eq!(
+            s.gate.significance,
+            crate::pipeline::gate::Significance {
+                alpha: 0.01,
+                required: true
+            }
+        );
         let SutSpec::Mcp { name, mcp, check } = &s.sut else {
             panic!("{:?}", s.sut)
         };
@@ -213,6 +224,10 @@ scan_timeout = 9
         assert_eq!(
             s.gate.new_detector,
             crate::pipeline::gate::DEFAULT_NEW_DETECTOR
+        );
+        assert_eq!(
+            s.gate.significance,
+            crate::pipeline::gate::Significance::default()
         );
         assert!(matches!(s.sut, SutSpec::Embedded), "{:?}", s.sut);
         let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();

@@ -15,6 +15,7 @@ fn check(kind: CheckKind, status: CheckStatus) -> Check {
         limit: Some(0.48),
         status,
         message: String::new(),
+        paired: None,
     }
 }
 
