@@ -15,7 +15,7 @@ use crate::pipeline::score::metrics::{DETECTION_METRICS, Metric, QueryMetrics, R
 use crate::pipeline::score::stats::Summary;
 pub use model::*;
 use std::collections::BTreeMap;
-pub use words::{sentence, signed};
+pub use words::{p_value as words_p_value, sentence, signed};
 
 /// Slack for rounding: baselines store values to 6 decimals.
 const EPS: f64 = 1e-6;
