@@ -125,7 +125,13 @@ pub fn compare(pairs: &[(f64, f64)], higher: bool) -> Option<PairedComparison> {
     if pairs.is_empty() {
         return None;
     }
-    let deltas: Vec<f64> = pairs.iter().map(|(b, c)| c - b).collect();
+    // a delta within the baseline's rounding (6 decimals) is no change: 0 in the mean, the
+    // interval and the test alike
+    let deltas: Vec<f64> = pairs
+        .iter()
+        .map(|(b, c)| c - b)
+        .map(|d| if d.abs() <= EPS { 0.0 } else { d })
+        .collect();
     let (mut better, mut worse) = (0, 0);
     for &d in &deltas {
         if d.abs() <= EPS {
@@ -250,6 +256,16 @@ mod tests {
         assert_eq!(c.delta_ci95, Some([0.0, 0.0]));
         assert_eq!((c.better, c.worse, c.unchanged), (0, 0, 50));
         assert_eq!(c.mean_delta, 0.0);
+    }
+
+    #[test]
+    fn a_delta_within_the_baselines_rounding_is_no_change() {
+        let pairs: Vec<(f64, f64)> = (0..30)
+            .map(|i| (0.434482, 0.43448213 + i as f64 * 1e-9))
+            .collect();
+        let c = compare(&pairs, true).unwrap();
+        assert_eq!((c.p_value, c.mean_delta, c.unchanged), (1.0, 0.0, 30));
+        assert_eq!(c.delta_ci95, Some([0.0, 0.0]));
     }
 
     #[test]
