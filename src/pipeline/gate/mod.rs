@@ -298,6 +298,8 @@ pub fn evaluate(
     let b = baseline.map(|(_, b)| b);
     // detectors held to the default limits only (the baseline has no entry for them)
     let mut defaulted: Vec<String> = Vec::new();
+    // drops beyond the tolerance that passed as not significant (require_significance)
+    let mut let_through: Vec<String> = Vec::new();
     if let Some(r) = &inputs.retrieval {
         let rb = b.and_then(|b| b.retrieval.as_ref());
         for m in RETRIEVAL_METRICS {
@@ -308,7 +310,7 @@ pub fn evaluate(
                 rb.and_then(|rb| rb.metrics.get(m.key())),
             ));
         }
-        compare_per_query(&mut checks, r, rb, cx.significance);
+        let_through = compare_per_query(&mut checks, r, rb, cx.significance);
     }
     for d in &inputs.detectors {
         let subject = format!("detector:{}", d.name);
@@ -513,6 +515,12 @@ pub fn evaluate(
         if !tail.is_empty() {
             tail.push_str(&format!("; `{update}` writes a baseline that does"));
         }
+        if !let_through.is_empty() {
+            tail.push_str(&format!(
+                "; {} dropped beyond the tolerance but not significantly ([gate] require_significance)",
+                let_through.join(", ")
+            ));
+        }
         (
             Verdict::Pass,
             format!("gate passed: all {gated} gated check(s) held{tail}"),
@@ -540,9 +548,10 @@ fn compare_per_query(
     r: &RetrievalInputs,
     rb: Option<&crate::pipeline::baseline::RetrievalBaseline>,
     sig: Significance,
-) {
+) -> Vec<String> {
+    let mut let_through = Vec::new();
     let Some(rb) = rb.filter(|rb| !rb.per_query.is_empty()) else {
-        return;
+        return let_through;
     };
     let mut family: Vec<usize> = Vec::new();
     for (i, c) in checks.iter_mut().enumerate() {
@@ -580,8 +589,9 @@ fn compare_per_query(
         match (c.status, significant) {
             (CheckStatus::Fail, false) if sig.required => {
                 c.status = CheckStatus::Pass;
+                let_through.push(crate::pipeline::score::metrics::label(&c.metric).to_string());
                 c.message = format!(
-                    "{} beyond the tolerance, but {said}: passes, since [gate] require_significance = true",
+                    "{}: beyond the tolerance, but {said}; passes, since [gate] require_significance = true",
                     words::sentence(c)
                 );
             }
@@ -593,6 +603,7 @@ fn compare_per_query(
             _ => c.message.push_str(&format!("; {said}")),
         }
     }
+    let_through
 }
 
 /// The run's confusion pairs the baseline does not have, worst first; `None` when either side

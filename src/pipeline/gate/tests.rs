@@ -532,6 +532,13 @@ fn a_large_drop_that_is_not_significant_says_so_and_passes_only_when_significanc
     };
     let g = evaluate(&worse.gate_inputs(), Some(("b.json", &b)), &cx);
     assert_eq!(g.verdict, Verdict::Pass, "{}", g.summary);
+    assert!(
+        g.summary.contains(
+            "Recall@5 dropped beyond the tolerance but not significantly ([gate] require_significance)"
+        ),
+        "{}",
+        g.summary
+    );
     let c = recall_at_5(&g);
     assert_eq!(c.status, CheckStatus::Pass);
     assert!(
