@@ -164,6 +164,24 @@ mod tests {
         (dir, s)
     }
 
+    #[test]
+    fn a_significance_level_outside_0_to_1_is_refused_by_name() {
+        for bad in ["0", "1", "1.5", "-0.05"] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("evalgate.toml");
+            std::fs::write(&path, format!("[gate]\nsignificance = {bad}\n")).unwrap();
+            let a = EvalArgs {
+                config: Some(path),
+                ..EvalArgs::default()
+            };
+            let e = Settings::resolve(&a).unwrap_err().to_string();
+            assert!(
+                e.contains("[gate] significance: expected a level between 0 and 1"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
     const FILE: &str = r#"
 detectors = ["rules", "proxy_scan", "rules"]
 [run]
