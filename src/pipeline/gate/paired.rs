@@ -159,8 +159,8 @@ pub fn compare(pairs: &[(f64, f64)], higher: bool) -> Option<PairedComparison> {
     })
 }
 
-/// Holm–Bonferroni adjusted p-values of a family, in the order given: the i-th smallest of m (i from 0)
-/// is multiplied by (m − i), made monotone and capped at 1.
+/// Holm–Bonferroni adjusted p-values of a family, in the order given: the i-th smallest of m
+/// (i from 0) is multiplied by (m − i), made monotone and capped at 1.
 pub fn holm(ps: &[f64]) -> Vec<f64> {
     let m = ps.len();
     let mut order: Vec<usize> = (0..m).collect();
