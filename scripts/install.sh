@@ -39,14 +39,20 @@ escape() {
   s="${s//$'\n'/'%0A'}"
   printf '%s' "$s"
 }
+# Text for the log, its line breaks kept: a line that would start a workflow command (`::`
+# after blanks; `##[` anywhere) gets a `|` in it, so an input quoted in a message (a version
+# with a line break) cannot start one. CR counts as a line break, as for the runner.
+log_lines() {
+  printf '%s\n' "$*" | tr '\r' '\n' | sed -e 's/^\([[:space:]]*\)::/\1|::/' -e 's/##\[/#|#[/g'
+}
 fail() {
   echo "::error title=evalgate install::$(escape "$*")"
-  echo "evalgate install: $*" >&2
+  log_lines "evalgate install: $*" >&2
   exit 1
 }
 warn() {
   echo "::warning title=evalgate install::$(escape "$*")"
-  echo "evalgate install: warning: $*" >&2
+  log_lines "evalgate install: warning: $*" >&2
 }
 # The reason the prebuilt path failed (set by install_release, reported once).
 reason=""

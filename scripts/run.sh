@@ -6,9 +6,10 @@
 #   EVALGATE_BIN          binary to run (the install step's output; default: evalgate on PATH)
 #   INPUT_CONFIG          evalgate.toml path                     -> --config
 #   INPUT_MCPPROXY_BIN    mcpproxy binary built earlier          -> --mcpproxy-bin
-#                         empty: --sut reference (evalgate's own reference proxy), unless the
-#                         config file (or ./evalgate.toml) chooses `[sut] kind`, or EVALGATE_SUT
-#                         is set
+#                         empty: EVALGATE_DEFAULT_SUT=reference, so evalgate measures its own
+#                         reference proxy unless the config file (or ./evalgate.toml) chooses
+#                         `[sut] kind` or EVALGATE_SUT is set (evalgate reads its config; this
+#                         script does not)
 #   INPUT_RUNS            repetitions                            -> --runs
 #   INPUT_COMMENT_KEY     sticky-comment key; empty: $GITHUB_JOB plus the matrix values
 #   INPUT_ARTIFACT_NAME   artifact name; empty: evalgate-report-<comment key>
@@ -20,7 +21,8 @@
 #                         `evalgate merge` over every report.json under it (sorted) instead of
 #                         `run`; runs, mcpproxy-bin and shard do not apply then
 #   INPUT_ARGS            extra arguments, whitespace-separated (no quoting, no expansion),
-#                         appended after the ones above
+#                         appended after the ones above; their values are not echoed (a header
+#                         or a URL may carry a credential)
 #   EVALGATE_MATRIX_JSON  toJSON(matrix) of the calling job ("null" outside a matrix)
 # Passed through untouched to evalgate (it publishes by itself under GITHUB_ACTIONS=true):
 #   EVALGATE_GITHUB_TOKEN, EVALGATE_COMMENT, EVALGATE_CHECK_RUN, EVALGATE_FAIL_ON,
@@ -28,15 +30,47 @@
 #   INPUT_DATASETS, INPUT_BASELINE, INPUT_DETECTORS -> EVALGATE_DATASETS, EVALGATE_BASELINE,
 #   EVALGATE_DETECTORS, exported only when the input is set: an empty input leaves a variable
 #   the caller set in the step's `env:` as it is.
-# Exported here: EVALGATE_COMMENT_KEY, EVALGATE_ARTIFACT_NAME.
+# Exported here: EVALGATE_COMMENT_KEY, EVALGATE_ARTIFACT_NAME, EVALGATE_DEFAULT_SUT.
 # Step outputs written here: report-dir, artifact-name, comment-key (and report-json/-html/-md
 # when evalgate did not write them itself). evalgate writes verdict, report-*, regressions.
+# Every value written to GITHUB_OUTPUT is one line (inputs with a line break are refused), and
+# every line printed keeps input text from starting a workflow command (escaped as the runner
+# reads a command's message: %, CR and LF).
 set -euo pipefail
 
+# $* as one line: %, CR and LF escaped (the runner's own escaping for a command's message).
+oneline() {
+  local s="$*"
+  s="${s//'%'/%25}"
+  s="${s//$'\r'/%0D}"
+  s="${s//$'\n'/%0A}"
+  printf '%s' "$s"
+}
+
+say() {
+  echo "evalgate action: $(oneline "$@")"
+}
+
 fail() {
-  echo "::error title=evalgate::$*"
-  echo "evalgate action: $*" >&2
+  echo "::error title=evalgate::$(oneline "$@")"
+  say "$@" >&2
   exit 2
+}
+
+# A value for GITHUB_OUTPUT from input `$1`: refused when it holds a line break or another
+# control character (a newline in artifact-name once injected a report-dir output).
+one_line_input() {
+  case "$2" in
+    *[[:cntrl:]]*) fail "input '$1' must be one line without control characters, got '$2'" ;;
+  esac
+}
+
+# Appends `name=value` to GITHUB_OUTPUT; the value must be one line.
+set_output() {
+  case "$2" in
+    *$'\n'* | *$'\r'*) fail "step output '$1' cannot hold a line break" ;;
+  esac
+  printf '%s=%s\n' "$1" "$2" >>"$GITHUB_OUTPUT"
 }
 
 # Lower-case, [a-z0-9._-] only, dashes squeezed, bounded length (stable across runs).
@@ -57,24 +91,13 @@ slug() {
   printf '%s' "$s"
 }
 
-# Does this evalgate.toml choose the system under test itself (`kind` in its [sut] table)?
-config_chooses_sut() {
-  [ -f "$1" ] || return 1
-  awk '
-    /^[ \t]*\[/ { sec = $0; gsub(/[ \t]/, "", sec) }
-    sec == "[sut]" && /^[ \t]*kind[ \t]*=/ { found = 1 }
-    sec !~ /^\[/ && /^[ \t]*sut[ \t]*=.*kind/ { found = 1 }
-    END { exit !found }
-  ' "$1"
-}
-
 bin="${EVALGATE_BIN:-}"
 if [ -z "$bin" ]; then bin=evalgate; fi
 
 workdir="${INPUT_WORKING_DIRECTORY:-}"
 if [ -n "$workdir" ]; then
   cd -- "$workdir" 2>/dev/null || fail "input 'working-directory' must be a directory, got '${workdir}'"
-  echo "evalgate action: running in $(pwd)"
+  say "running in $(pwd)"
 fi
 
 merge="${INPUT_MERGE:-}"
@@ -110,12 +133,10 @@ else
   fi
   if [ -n "$proxy" ]; then
     args+=(--mcpproxy-bin "$proxy")
-  elif [ -n "${EVALGATE_SUT:-}" ]; then
-    echo "evalgate action: system under test from EVALGATE_SUT=${EVALGATE_SUT}"
-  elif config_chooses_sut "${config:-evalgate.toml}"; then
-    echo "evalgate action: system under test from ${config:-evalgate.toml}"
   else
-    args+=(--sut reference)
+    # evalgate reads its own config: the reference proxy is the default only when neither
+    # the config's [sut] kind nor EVALGATE_SUT chooses the system under test
+    export EVALGATE_DEFAULT_SUT=reference
   fi
 fi
 
@@ -139,6 +160,7 @@ artifact="${INPUT_ARTIFACT_NAME:-}"
 if [ -z "$artifact" ]; then
   artifact="evalgate-report-$key"
 fi
+one_line_input artifact-name "$artifact"
 # upload-artifact rejects these characters in a name.
 if [[ "$artifact" == *[\":\<\>\|\*\?\\/]* ]]; then
   fail "input 'artifact-name' must not contain any of \" : < > | * ? \\ /, got '${artifact}'"
@@ -146,6 +168,7 @@ fi
 
 out="${INPUT_REPORT_DIR:-}"
 if [ -z "$out" ]; then out=evalgate-report; fi
+one_line_input report-dir "$out"
 case "$out" in
   /*) ;;
   *) out="$PWD/$out" ;;
@@ -166,19 +189,27 @@ export EVALGATE_COMMENT_KEY="$key"
 export EVALGATE_ARTIFACT_NAME="$artifact"
 
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
-  {
-    echo "report-dir=$out"
-    echo "artifact-name=$artifact"
-    echo "comment-key=$key"
-  } >>"$GITHUB_OUTPUT"
+  set_output report-dir "$out"
+  set_output artifact-name "$artifact"
+  set_output comment-key "$key"
 fi
 
 # Extra arguments: split on whitespace only (read -a does no quote removal, no globbing and no
 # expansion), so an input can never run anything.
 extra_input="${INPUT_ARGS:-}"
+shown="${args[*]}"
 if [ -n "$extra_input" ]; then
   read -r -a extra <<<"${extra_input//$'\n'/ }"
   args+=("${extra[@]}")
+  # shown as flag names only: a value may be a credential (a header, a URL with a key), and
+  # this line is printed before anything could mask it
+  for a in "${extra[@]}"; do
+    case "$a" in
+      --*=*) shown+=" ${a%%=*}=***" ;;
+      -*) shown+=" $a" ;;
+      *) shown+=" ***" ;;
+    esac
+  done
 fi
 
 if [ -n "$merge" ]; then
@@ -189,9 +220,10 @@ if [ -n "$merge" ]; then
   done < <(find "$merge" -name report.json -type f -print0 | sort -z)
   [ "${#shard_reports[@]}" -gt 0 ] || fail "input 'merge': no report.json under '${merge}' (download the shards' report artifacts there first)"
   args+=("${shard_reports[@]}")
+  shown+=" ${shard_reports[*]}"
 fi
 
-echo "evalgate action: $bin ${args[*]}"
+say "$bin $shown"
 code=0
 "$bin" "${args[@]}" || code=$?
 
@@ -199,7 +231,7 @@ code=0
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
   for kind in json html md; do
     if [ -f "$out/report.$kind" ] && ! grep -Eq "^report-$kind(=|<<)" "$GITHUB_OUTPUT"; then
-      echo "report-$kind=$out/report.$kind" >>"$GITHUB_OUTPUT"
+      set_output "report-$kind" "$out/report.$kind"
     fi
   done
 fi

@@ -19,19 +19,56 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::stdout_write(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
+/// Writes to standard error, like `eprint!`, with no line a GitHub Actions runner could take
+/// for a workflow command ([`infra::text::sanitize::no_workflow_commands`]): messages quote
+/// input text, line breaks and all. Every message of evalgate goes through this or [`out!`].
+#[macro_export]
+macro_rules! err {
+    ($($arg:tt)*) => { $crate::stderr_write(format_args!($($arg)*)) };
+}
+
+/// [`err!`] with a newline.
+#[macro_export]
+macro_rules! errln {
+    () => { $crate::err!("\n") };
+    ($($arg:tt)*) => { $crate::stderr_write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 static STDOUT_ERROR: std::sync::Mutex<Option<std::io::Error>> = std::sync::Mutex::new(None);
 
 #[doc(hidden)]
 pub fn stdout_write(args: std::fmt::Arguments<'_>) {
+    let text = args.to_string();
+    stdout_raw(&infra::text::sanitize::no_workflow_commands(&text));
+}
+
+/// Prints one of evalgate's own workflow commands (`::error title=…::…`) on standard output, as
+/// it is: the only way a line starting with `::` leaves evalgate. Its values must already be
+/// escaped (`pipeline::publish::runner`).
+pub fn workflow_command(line: &str) {
+    stdout_raw(&format!("{line}\n"));
+}
+
+fn stdout_raw(text: &str) {
     use std::io::Write;
     let mut failed = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
     if failed.is_some() {
         return;
     }
     let mut o = std::io::stdout().lock();
-    if let Err(e) = o.write_fmt(args).and_then(|_| o.flush()) {
+    if let Err(e) = o.write_all(text.as_bytes()).and_then(|_| o.flush()) {
         *failed = Some(e);
     }
+}
+
+#[doc(hidden)]
+pub fn stderr_write(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let text = args.to_string();
+    let text = infra::text::sanitize::no_workflow_commands(&text);
+    let mut e = std::io::stderr().lock();
+    // as `eprint!`, minus the panic: nothing is left to tell when stderr is gone
+    let _ = e.write_all(text.as_bytes()).and_then(|_| e.flush());
 }
 
 /// Whether writing to standard output has failed (say, the reader closed the pipe).
@@ -48,7 +85,7 @@ fn report_stdout_error() {
     if let Some(e) = failed.as_ref()
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        eprintln!("warning: could not write to standard output: {e}");
+        errln!("warning: could not write to standard output: {e}");
     }
 }
 
@@ -64,11 +101,28 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     pipeline::sut::mapping::probe::enable();
     let cli = match cli::parse(args) {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            // a usage error quotes the argument given, which may come from anywhere
+            use std::io::IsTerminal;
+            let text = if std::io::stderr().is_terminal() {
+                e.render().ansi().to_string()
+            } else {
+                e.render().to_string()
+            };
+            err!("{text}");
+            return 2;
+        }
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
+            return 0;
         }
     };
+    // every credential evalgate is given is masked from here on, before anything is started
+    // or read: the job's tokens and credentials in the environment, and --github-token
+    infra::secrets::register_environment(std::env::vars_os());
+    if let Some(t) = cli.command.github_token() {
+        infra::secrets::register(t);
+    }
     infra::mcp::init_tls();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -77,7 +131,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            errln!("error: cannot start the async runtime: {e}");
             return 2;
         }
     };
@@ -135,10 +189,10 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
             // errors quote dataset and SUT text: shown visible (no escape sequences)
             use infra::text::sanitize::visible_lines;
             if let Some(d) = e.downcast_ref::<pipeline::dataset::DatasetErrors>() {
-                eprint!("{}", visible_lines(&d.to_string()));
+                err!("{}", visible_lines(&d.to_string()));
             } else {
                 // (its causes joined, any Rust type name a library put in them left out)
-                eprintln!(
+                errln!(
                     "error: {}",
                     visible_lines(&infra::secrets::scrub(&infra::mcp::readable(e.as_ref())))
                 );

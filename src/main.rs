@@ -21,6 +21,24 @@ fn main() {
         let filter = std::env::args().nth(2).unwrap_or_default();
         std::process::exit(evalgate::pipeline::sut::mapping::probe::run(&filter));
     }
+    // the job's tokens are in this process's environment: no child may read them from /proc
+    evalgate::infra::process::hide_from_children();
+
+    // a panic's message may quote input text: it leaves like every other message (err!), so
+    // none of its lines can start a workflow command
+    std::panic::set_hook(Box::new(|info| {
+        let thread = std::thread::current();
+        let name = thread.name().unwrap_or("<unnamed>");
+        evalgate::errln!("thread '{name}' {info}");
+        let trace = std::backtrace::Backtrace::capture();
+        if trace.status() == std::backtrace::BacktraceStatus::Captured {
+            evalgate::errln!("stack backtrace:\n{trace}");
+        } else {
+            evalgate::errln!(
+                "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
+            );
+        }
+    }));
     evalgate::infra::process::watchdog::enable();
     std::process::exit(evalgate::main_with_args(std::env::args_os()));
 }

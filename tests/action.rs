@@ -293,8 +293,8 @@ if [ "${1:-}" = --version ]; then echo "evalgate 0.1.0 (stub)"; exit 0; fi
 log="${STUB_LOG:?}"
 printf '%s\n' "$@" >"$log/evalgate-argv"
 for v in EVALGATE_GITHUB_TOKEN EVALGATE_COMMENT EVALGATE_CHECK_RUN EVALGATE_FAIL_ON \
-  EVALGATE_COMMENT_KEY EVALGATE_ARTIFACT_NAME EVALGATE_SUT EVALGATE_DATASETS EVALGATE_BASELINE \
-  EVALGATE_DETECTORS GITHUB_ACTIONS; do
+  EVALGATE_COMMENT_KEY EVALGATE_ARTIFACT_NAME EVALGATE_SUT EVALGATE_DEFAULT_SUT EVALGATE_DATASETS \
+  EVALGATE_BASELINE EVALGATE_DETECTORS GITHUB_ACTIONS; do
   printf '%s=%s\n' "$v" "${!v-<unset>}"
 done >"$log/evalgate-env"
 pwd >"$log/evalgate-cwd"
@@ -969,10 +969,6 @@ fn install_and_run_with_the_real_binary() {
 
     let step = run.step("run");
     assert!(step.code == 0 || step.code == 1, "{log}");
-    assert!(
-        log.contains("--sut reference"),
-        "no mcpproxy-bin: the reference proxy: {log}"
-    );
     let o = &run.outputs;
     assert!(
         ["pass", "fail", "no_baseline", "error"].contains(&o["verdict"].as_str()),
@@ -996,6 +992,10 @@ fn install_and_run_with_the_real_binary() {
     let report: Value =
         serde_json::from_str(&fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     assert!(report.is_object());
+    assert_eq!(
+        report["retrieval"]["retriever"], "reference-proxy",
+        "no mcpproxy-bin and no config: evalgate's reference proxy\n{log}"
+    );
     assert!(
         run.summary.contains("evalgate"),
         "job summary: {:?}",
@@ -1475,8 +1475,6 @@ fn working_directory_baseline_detectors_and_extra_args_reach_evalgate() {
         argv,
         [
             "run",
-            "--sut",
-            "reference",
             "--out",
             out.as_str(),
             "--timeout",
@@ -1540,8 +1538,9 @@ fn the_system_under_test_defaults_to_the_reference_proxy() {
     let run = r.run();
     assert_eq!(run.code(), 0, "{}", run.log());
     let a = argv(&r);
-    assert_eq!(a[..3], ["run", "--sut", "reference"]);
+    assert_eq!(a[..2], ["run", "--out"]);
     let env = r.log_file("evalgate-env").unwrap();
+    assert!(env.contains("EVALGATE_DEFAULT_SUT=reference\n"), "{env}");
     assert!(env.contains("EVALGATE_DATASETS=datasets/v0\n"), "{env}");
     assert!(env.contains("EVALGATE_COMMENT_KEY=nightly-gate\n"), "{env}");
     assert!(
@@ -1593,9 +1592,11 @@ fn the_system_under_test_defaults_to_the_reference_proxy() {
     r.input("config", "ci/evalgate.toml");
     r.run();
     assert_eq!(
-        argv(&r)[..5],
-        ["run", "--config", "ci/evalgate.toml", "--sut", "reference"]
+        argv(&r)[..4],
+        ["run", "--config", "ci/evalgate.toml", "--out"]
     );
+    let env = r.log_file("evalgate-env").unwrap();
+    assert!(env.contains("EVALGATE_DEFAULT_SUT=reference\n"), "{env}");
 
     // EVALGATE_SUT in the job's environment wins too.
     let mut r = Runner::new();
@@ -1621,6 +1622,136 @@ fn the_system_under_test_defaults_to_the_reference_proxy() {
         assert!(run.log().contains(msg), "{}", run.log());
         assert!(r.log_file("evalgate-argv").is_none());
     }
+}
+
+/// scripts/run.sh run directly with the real binary in `dir` (no publishing: not under
+/// GITHUB_ACTIONS), with `env`; returns the report's system under test.
+fn run_sh_real(dir: &Path, env: &[(&str, &str)]) -> String {
+    let out = dir.join("github-output.txt");
+    let mut c = Command::new("bash");
+    c.arg(Path::new(ROOT).join("scripts/run.sh"))
+        .current_dir(dir);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("GITHUB_") || k.starts_with("EVALGATE_") || k.starts_with("INPUT_") {
+            c.env_remove(&k);
+        }
+    }
+    c.env("EVALGATE_BIN", EVALGATE)
+        .env("EVALGATE_DATASETS", Path::new(ROOT).join("datasets/v0"))
+        .env("GITHUB_OUTPUT", &out)
+        .env("INPUT_ARGS", "--publish never --no-baseline -q");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.code() == Some(0), "{log}");
+    let report: Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("evalgate-report/report.json")).unwrap())
+            .unwrap();
+    report["retrieval"]["retriever"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn evalgate_not_the_shell_decides_whether_the_config_chooses_the_system() {
+    // Issue 36 item 6: forms of `[sut] kind` the old awk missed, so `--sut reference` was
+    // appended and the reference proxy measured under the configured system's name.
+    for (i, toml) in [
+        "[sut] # the system under test\nkind = \"embedded\"\n",
+        "sut.kind = \"embedded\"\n",
+        "\"sut\".kind = \"embedded\"\n",
+        "[ sut ]\n'kind' = 'embedded'\n",
+        "sut = { kind = \"embedded\" }\n",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let d = tempfile::tempdir().unwrap();
+        fs::write(d.path().join("evalgate.toml"), toml).unwrap();
+        assert_eq!(
+            run_sh_real(d.path(), &[]),
+            "embedded",
+            "config {i}: {toml:?}"
+        );
+    }
+    // no kind anywhere: the reference proxy, and the same through an explicit config path
+    let d = tempfile::tempdir().unwrap();
+    fs::create_dir_all(d.path().join("ci")).unwrap();
+    fs::write(d.path().join("ci/gate.toml"), "[run]\nruns = 1\n").unwrap();
+    assert_eq!(
+        run_sh_real(d.path(), &[("INPUT_CONFIG", "ci/gate.toml")]),
+        "reference-proxy"
+    );
+}
+
+#[test]
+fn no_input_injects_a_step_output_or_a_workflow_command() {
+    // a newline in artifact-name once added `report-dir=..`, which the upload step uploads
+    for (k, v) in [
+        ("artifact-name", "evalgate-report\nreport-dir=.."),
+        ("artifact-name", "evalgate-report\r::add-mask::x"),
+        ("report-dir", "out\nartifact-name=evil"),
+        (
+            "working-directory",
+            "nope\n::add-mask::hunter2\n::stop-commands::t",
+        ),
+        ("version", "1.2.3\n::add-mask::hunter2"),
+        ("fallback", "none\n::add-mask::hunter2"),
+    ] {
+        let mut r = Runner::new();
+        r.publish_release(&r.stub(), "x86_64-unknown-linux-musl");
+        r.input(k, v);
+        let run = r.run();
+        let log = run.log();
+        assert_ne!(run.code(), 0, "{k}={v:?}: {log}");
+        assert!(r.log_file("evalgate-argv").is_none());
+        let outputs = (run.steps.iter().find(|s| s.id == "run"))
+            .map(|s| s.outputs.clone())
+            .unwrap_or_default();
+        assert!(
+            outputs.get("report-dir").is_none_or(|d| d != ".."),
+            "{outputs:?}"
+        );
+        assert!(!outputs.contains_key("artifact-name") || outputs["artifact-name"] != "evil");
+        for line in log.split(['\n', '\r']) {
+            let t = line.trim_start();
+            assert!(
+                !t.starts_with("::")
+                    || t.starts_with("::error title=evalgate::")
+                    || t.starts_with("::error title=evalgate install::"),
+                "{k}={v:?}: injected {line:?}\n{log}"
+            );
+        }
+    }
+}
+
+#[test]
+fn credentials_in_the_args_input_are_not_echoed() {
+    let mut r = Runner::new();
+    r.publish_release(&r.stub(), "x86_64-unknown-linux-musl");
+    r.input(
+        "args",
+        "--header Authorization:Bearer-s3cr3tvalue --url=https://user:pa55word@h.example/mcp?key=k3yk3y -q",
+    );
+    let run = r.run();
+    let log = run.log();
+    for secret in ["s3cr3tvalue", "pa55word", "k3yk3y"] {
+        assert!(!log.contains(secret), "{secret} echoed:\n{log}");
+    }
+    assert!(log.contains("--header *** --url=*** -q"), "{log}");
+    let argv = r.log_file("evalgate-argv").unwrap();
+    assert!(
+        argv.contains("Authorization:Bearer-s3cr3tvalue\n")
+            && argv.contains("--url=https://user:pa55word@h.example/mcp?key=k3yk3y\n"),
+        "evalgate still gets them: {argv}"
+    );
 }
 
 #[test]
@@ -1755,8 +1886,6 @@ fn the_shard_and_merge_inputs_become_a_shard_run_and_a_merge() {
             "2",
             "--shard",
             "2/4",
-            "--sut",
-            "reference",
             "--out",
             out.as_str()
         ]

@@ -18,6 +18,7 @@ const INFRA: &[&str] = &[
     "json_rows",
     "text",
     "files",
+    "own_binary",
     "secrets",
     "http",
     "process",
@@ -131,7 +132,18 @@ fn violations() -> Vec<String> {
             bad.push(format!("src/{rel}: mentions clap below the command line"));
         }
         for (a, b) in uses(text) {
-            if a == "out" || a == "outln" || a == "stdout_write" || a == "stdout_failed" {
+            if [
+                "out",
+                "outln",
+                "err",
+                "errln",
+                "stdout_write",
+                "stderr_write",
+                "stdout_failed",
+                "workflow_command",
+            ]
+            .contains(&a.as_str())
+            {
                 continue;
             }
             let Some(ar) = rank(LAYERS, &a) else {
@@ -180,6 +192,41 @@ fn every_path_in_src_points_down_the_data_flow() {
         bad.is_empty(),
         "{} path(s) point up:\n{}",
         bad.len(),
+        bad.join("\n")
+    );
+}
+
+/// Issue 36 item 4: every message leaves through `out!`/`err!` (src/lib.rs), which keep any
+/// line from starting a workflow command; evalgate's own commands through `workflow_command`.
+#[test]
+fn every_message_is_printed_through_the_neutralising_macros() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().to_string();
+        if rel == "lib.rs" || rel.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let text = match text.find("#[cfg(test)]\nmod tests") {
+            Some(i) => &text[..i],
+            None => &text[..],
+        };
+        for (no, line) in text.lines().enumerate() {
+            let direct = ["println!(", "print!(", "io::stdout()", "io::stderr()"]
+                .iter()
+                .any(|m| line.contains(m))
+                && !line.contains("is_terminal()");
+            if direct {
+                bad.push(format!("src/{rel}:{}: {}", no + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "print with crate::out!/outln!/err!/errln! (or crate::workflow_command):\n{}",
         bad.join("\n")
     );
 }

@@ -861,3 +861,22 @@ fn a_jq_probe_never_outlives_a_killed_evalgate() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// A reader that closed evalgate's stderr (`evalgate run 2>&1 >/dev/null | head -1`) is no
+/// reason to panic (exit 101) or to leave the reports unwritten: the exit code is still the
+/// verdict's, and the reports are on disk.
+#[test]
+fn a_closed_stderr_is_neither_a_panic_nor_a_lost_report() {
+    let d = tempdir();
+    let mut c = evalgate_command(d.path(), &["run", "--robustness", "off", "--out", "r"]);
+    c.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    // the reader goes away before evalgate writes anything
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let r = read_json(&d.path().join("r/report.json"));
+    assert_eq!(r["retrieval"]["queries"], 109);
+    assert!(d.path().join("r/report.html").is_file());
+}

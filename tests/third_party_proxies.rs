@@ -128,6 +128,11 @@ fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
         "{detail}"
     );
     assert!(detail.contains("filesystem:read_file"), "{detail}");
+    // the proxy's own words are kept with the failure
+    assert!(
+        detail.contains("--- proxy log tail ---") || detail.contains("--- its stderr"),
+        "{detail}"
+    );
     assert!(r["retrieval"].is_null() || r["retrieval"]["per_query"] == Value::Array(vec![]));
 
     // one upstream missing from the written config: exit 3 naming that server

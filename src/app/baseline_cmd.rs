@@ -67,7 +67,7 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
         .into());
     }
     if let Some(f) = &report.failure {
-        eprintln!(
+        crate::errln!(
             "error: the system under test could not be measured, the baseline is not written: {}",
             crate::infra::text::sanitize::visible_lines(&f.to_string())
         );

@@ -53,7 +53,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
             crate::outln!("ok  {}: the dataset card is current", file.display());
             return Ok(0);
         }
-        eprintln!(
+        crate::errln!(
             "{}: the dataset card is stale; run `evalgate card --update {}`",
             file.display(),
             file.display()
@@ -62,9 +62,9 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
     }
     if new != doc {
         crate::infra::files::write_atomic(file, new.as_bytes())?;
-        eprintln!("updated the dataset card in {}", file.display());
+        crate::errln!("updated the dataset card in {}", file.display());
     } else {
-        eprintln!("{}: the dataset card was already current", file.display());
+        crate::errln!("{}: the dataset card was already current", file.display());
     }
     Ok(0)
 }
@@ -81,9 +81,9 @@ pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
     )?;
     // dataset text (ids, versions, file names) reaches the terminal only through `sanitize`
     for w in crate::pipeline::dataset::summarize_warnings(&ds.warnings) {
-        eprintln!("{}", sanitize::visible_lines(&w));
+        crate::errln!("{}", sanitize::visible_lines(&w));
     }
-    eprintln!(
+    crate::errln!(
         "profile {}: {} warning(s)",
         ds.profile.as_str(),
         ds.warnings.len()

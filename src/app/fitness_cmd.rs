@@ -317,7 +317,7 @@ pub async fn cmd_fitness(a: &FitnessArgs) -> anyhow::Result<i32> {
     let mut fit = Fitness::new(&s)?;
     fit.sup.install_signal_handlers();
     for w in fit.warnings() {
-        eprintln!("warning: {}", sanitize::visible_lines(&w));
+        crate::errln!("warning: {}", sanitize::visible_lines(&w));
     }
     if let Some((path, text)) = single {
         let o = fit
@@ -329,7 +329,7 @@ pub async fn cmd_fitness(a: &FitnessArgs) -> anyhow::Result<i32> {
                 0
             }
             Err(e) => {
-                eprintln!("error: {}", sanitize::visible_lines(&e.to_string()));
+                crate::errln!("error: {}", sanitize::visible_lines(&e.to_string()));
                 crate::outln!("{}", error_line(None, &e));
                 3
             }

@@ -294,7 +294,7 @@ pub async fn measure_all(
     {
         let slice = plan.shard.map(|s| shard::golden_slice(&g.value, s));
         let golden = slice.as_ref().unwrap_or(&g.value);
-        let (obs, err) = measure::retrieval(r, golden, plan.runs, plan.limits, progress).await;
+        let (obs, mut err) = measure::retrieval(r, golden, plan.runs, plan.limits, progress).await;
         let asked: std::collections::HashSet<&str> =
             g.value.queries.iter().map(|q| q.id.as_str()).collect();
         // a system that found nothing is not probed, and no detector runs after it (`assemble`
@@ -303,24 +303,46 @@ pub async fn measure_all(
         let found_nothing = plan.shard.is_none()
             && answers().next().is_some()
             && answers().all(|q| q.ranked.is_empty());
+        let mut system_warnings = r.warnings(&asked);
+        // the guarantee holds to the end: queries it answered are asked again and compared
+        if err.is_none() && !found_nothing && r.replays().is_none() {
+            let again = measure::recheck::run(r, golden, &obs, plan.limits).await;
+            err = again.failure(&obs);
+            if err.is_none() {
+                system_warnings.extend(again.warnings(r.name()));
+            }
+        }
         m.retrieval_failed = err.is_some() || found_nothing;
-        m.retrieval = Some(RetrievalMeasured {
-            observations: obs,
-            coverage: r.coverage(),
-            system_warnings: r.warnings(&asked),
-        });
         if !m.retrieval_failed
             && plan.robustness != RobustnessMode::Off
             && r.replays().is_none()
             && plan.shard.is_none_or(Shard::first)
-            && let Some(q) = g.value.queries.first()
         {
-            let ids: std::collections::HashSet<&str> =
-                c.value.tools.iter().map(|t| t.tool_id.as_str()).collect();
-            let gate = plan.robustness == RobustnessMode::Gate;
-            let timeout = plan.limits.request_timeout;
-            m.robustness = Some(probes::run(r, &q.query, &ids, timeout, gate).await);
+            // the ordinary query: the first the system answered, so that "still answering
+            // afterwards" compares content (an empty answer where there was a list is not)
+            let measured = |id: &crate::infra::text::Text| {
+                answers()
+                    .find(|o| &o.id == id && !o.ranked.is_empty())
+                    .map(|o| o.ranked.len())
+            };
+            let ordinary = golden
+                .queries
+                .iter()
+                .find_map(|q| measured(&q.id).map(|n| (q, n)))
+                .or_else(|| golden.queries.first().map(|q| (q, 0)));
+            if let Some((q, had)) = ordinary {
+                let ids: std::collections::HashSet<&str> =
+                    c.value.tools.iter().map(|t| t.tool_id.as_str()).collect();
+                let gate = plan.robustness == RobustnessMode::Gate;
+                let timeout = plan.limits.request_timeout;
+                m.robustness = Some(probes::run(r, &q.query, had, &ids, timeout, gate).await);
+            }
         }
+        m.retrieval = Some(RetrievalMeasured {
+            observations: obs,
+            coverage: r.coverage(),
+            system_warnings,
+        });
         m.failure = err;
     }
     if plan.part != Part::Retrieval
@@ -695,25 +717,25 @@ pub(crate) async fn deliver(
         use report::Exporter as _;
         crate::out!("{}", terminal.render(&report, &view)?);
         for w in &report.warnings {
-            eprintln!("warning: {}", sanitize::visible_lines(w));
+            crate::errln!("warning: {}", sanitize::visible_lines(w));
         }
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-        eprintln!("reports: {}", names.join(", "));
+        crate::errln!("reports: {}", names.join(", "));
     } else {
         // quiet: nothing on success, but a failure still says why
-        eprint!("{}", report::terminal::quiet(&report));
+        crate::err!("{}", report::terminal::quiet(&report));
     }
     let env = crate::pipeline::publish::env::GhEnv::from_env();
     if crate::pipeline::publish::plan::publishes(publish_args.publish, env.actions) {
         if let Some(sh) = shard {
-            eprintln!(
+            crate::errln!(
                 "github: shard {sh} is not published: `evalgate merge` publishes the joined report"
             );
         } else {
             let opts = publish_options(publish_args, &env, None, github_timeout);
             let out = crate::pipeline::publish::publish(&report, &out.out, &env, &opts).await;
             for n in out.notes {
-                eprintln!("github: {}", github_note(&n));
+                crate::errln!("github: {}", github_note(&n));
             }
         }
     }

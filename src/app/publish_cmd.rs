@@ -19,7 +19,7 @@ fn usable_token(t: Option<String>) -> Option<String> {
         return None;
     }
     if !t.chars().all(|c| c.is_ascii_graphic()) {
-        eprintln!(
+        crate::errln!(
             "warning: the GitHub token holds characters a token cannot have (a space or a control character); nothing is posted to GitHub"
         );
         return None;
@@ -90,7 +90,7 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
     };
     // publishing is this command's whole job: `auto` publishes, on a runner or not
     if !crate::pipeline::publish::plan::publishes(a.publish.publish, true) {
-        eprintln!("github: --publish never: nothing is posted or written");
+        crate::errln!("github: --publish never: nothing is posted or written");
         return Ok(crate::pipeline::publish::exit_code(
             &report,
             a.publish.fail_on,
@@ -99,7 +99,7 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
     let opts = publish_options(&a.publish, &env, pr, timeout);
     let out = crate::pipeline::publish::publish(&report, &a.report_dir, &env, &opts).await;
     for n in out.notes {
-        eprintln!("github: {}", github_note(&n));
+        crate::errln!("github: {}", github_note(&n));
     }
     Ok(crate::pipeline::publish::exit_code(
         &report,

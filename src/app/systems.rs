@@ -111,7 +111,8 @@ pub async fn make_retriever(
                             inner: Box::new(m),
                             coverage,
                         })),
-                        Err(e) => Err(e),
+                        // a stdio server's exit and stderr go with the failure
+                        Err(e) => Err(e.with_log(&m.story())),
                     }
                 }
                 Err(e) => Err(SutError::connect_failed(

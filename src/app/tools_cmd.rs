@@ -21,6 +21,9 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
     for h in &a.headers {
         crate::infra::secrets::register_header(h.split_once(':').map_or(h.as_str(), |(_, v)| v));
     }
+    for e in &a.env {
+        crate::infra::secrets::register(e.split_once('=').map_or(e.as_str(), |(_, v)| v));
+    }
     let ep = match (&a.url, a.command.split_first()) {
         (Some(url), _) => Endpoint::Http {
             url: url.clone(),
@@ -66,7 +69,7 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
         Ok(t) => t,
         Err(e) => {
             // the error may quote the server's own text, and the credentials it was given
-            eprintln!(
+            crate::errln!(
                 "error: snapshot of server {:?} failed: {}",
                 a.server,
                 crate::infra::text::sanitize::visible_lines(&crate::infra::secrets::scrub(
@@ -81,7 +84,7 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
     match &a.out {
         Some(p) => {
             snapshot::write(p, &corpus)?;
-            eprintln!(
+            crate::errln!(
                 "{}: {n} tool(s) from {:?}; {} tool(s) from {} server(s) in all",
                 p.display(),
                 a.server,
@@ -89,7 +92,12 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
                 corpus.servers.len()
             );
         }
-        None => crate::out!("{}", crate::pipeline::dataset::corpus_json(&corpus)),
+        // `#` occurs only inside JSON strings, where `\u0023` is the same text: the legacy
+        // workflow command `##[` is escaped without changing the data (out! would alter it)
+        None => crate::out!(
+            "{}",
+            crate::pipeline::dataset::corpus_json(&corpus).replace("##[", "#\\u0023[")
+        ),
     }
     Ok(0)
 }
@@ -144,7 +152,7 @@ async fn replay_fault(served: &str) {
         return;
     };
     if f.strip_prefix("exit-on-start=") == Some(served) {
-        eprintln!("evalgate replay: injected fault: server {served:?} exits on start");
+        crate::errln!("evalgate replay: injected fault: server {served:?} exits on start");
         std::process::exit(1);
     }
     if let Some((server, secs)) = f
@@ -154,7 +162,7 @@ async fn replay_fault(served: &str) {
         && let Ok(secs) = secs.parse::<f64>()
         && crate::config::seconds("slow-start", secs).is_ok()
     {
-        eprintln!("evalgate replay: injected fault: server {server:?} starts after {secs} s");
+        crate::errln!("evalgate replay: injected fault: server {server:?} starts after {secs} s");
         tokio::time::sleep(std::time::Duration::from_secs_f64(secs)).await;
     }
 }

@@ -78,6 +78,11 @@ pub struct SystemFlags {
     /// The search system under test [default: embedded; mcpproxy when --mcpproxy-bin is given].
     #[arg(long = "sut", alias = "retriever", env = "EVALGATE_SUT", value_enum)]
     pub sut: Option<SutKind>,
+    /// The system under test when neither --sut, `[sut] kind` nor --mcpproxy-bin chooses one
+    /// (the GitHub Action sets `reference`, so that evalgate, not the action's shell, reads the
+    /// config) [default: embedded].
+    #[arg(long, env = "EVALGATE_DEFAULT_SUT", value_enum, hide = true)]
+    pub default_sut: Option<SutKind>,
     /// mcpproxy binary to launch (implies --sut mcpproxy).
     #[arg(long, env = "EVALGATE_MCPPROXY_BIN", value_name = "PATH")]
     pub mcpproxy_bin: Option<PathBuf>,
@@ -442,6 +447,7 @@ fn datasets(
 
 fn with_system(mut a: EvalArgs, s: &SystemFlags) -> EvalArgs {
     a.sut = s.sut;
+    a.default_sut = s.default_sut;
     a.mcpproxy_bin = s.mcpproxy_bin.clone();
     a.url = s.url.clone();
     a.headers = s.headers.clone();

@@ -88,6 +88,22 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// The GitHub token given by `--github-token` (or `EVALGATE_GITHUB_TOKEN`), if this command
+    /// takes one: registered for masking before anything runs.
+    pub fn github_token(&self) -> Option<&str> {
+        let p = match self {
+            Command::Run(a) => &a.publish,
+            Command::Retrieval(a) => &a.publish,
+            Command::Security(a) => &a.publish,
+            Command::Merge(a) => &a.publish,
+            Command::Publish(a) => &a.publish,
+            _ => return None,
+        };
+        p.github_token.as_deref()
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum CorpusCommand {
     /// Connect to an MCP server, list every tool (all pages) and write a corpus file; repeat

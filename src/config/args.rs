@@ -18,6 +18,9 @@ pub struct EvalArgs {
     pub dataset_dir: Option<PathBuf>,
     pub profile: Option<Profile>,
     pub sut: Option<SutKind>,
+    /// The system under test when neither `--sut`, `[sut] kind` nor `--mcpproxy-bin` chooses
+    /// one (`EVALGATE_DEFAULT_SUT`; the GitHub Action sets `reference`) [default: embedded].
+    pub default_sut: Option<SutKind>,
     pub mcpproxy_bin: Option<PathBuf>,
     pub url: Option<String>,
     pub headers: Vec<String>,

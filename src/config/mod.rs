@@ -406,6 +406,25 @@ impl Settings {
                 http_url(what, u)?;
             }
         }
+        // what the configuration gives its children is a credential until shown otherwise:
+        // masked in every output from now on (SECURITY.md)
+        for v in sut_file
+            .mcp
+            .env
+            .values()
+            .chain(sut_file.launch.env.values())
+        {
+            crate::infra::secrets::register(v);
+        }
+        for v in sut_file.launch.headers.values() {
+            crate::infra::secrets::register_header(v);
+        }
+        if let Some(u) = &sut_file.launch.url {
+            crate::infra::secrets::register_url(u);
+        }
+        for v in f.scanner.iter().flat_map(|sc| sc.env.values()) {
+            crate::infra::secrets::register(v);
+        }
         // relative paths in the file are relative to the file: the template, and commands
         // given as a path (`./bin/proxy`, `tools/scan.py`); bare names are looked up on PATH
         sut_file.launch.template = rel(base, sut_file.launch.template);
@@ -420,7 +439,7 @@ impl Settings {
         let sut = a.sut.or(f.sut.kind).unwrap_or(if a.mcpproxy_bin.is_some() {
             SutKind::Mcpproxy
         } else {
-            SutKind::Embedded
+            a.default_sut.unwrap_or(SutKind::Embedded)
         });
         // a key that is accepted is a key that works: settings the chosen kind never reads are
         // refused (unless --sut picked another kind for this run on purpose)

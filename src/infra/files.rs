@@ -122,23 +122,29 @@ pub const MAX_INPUT: u64 = 1 << 30;
 /// Reads an input file whole, refusing what is not a regular file before opening it (a FIFO
 /// would block the open, `/dev/zero` never ends) and what is larger than [`MAX_INPUT`].
 pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_at_most(path, MAX_INPUT)
+}
+
+/// [`read`] with a smaller bound of `max` bytes (an input that is never large, such as the
+/// runner's event payload).
+pub fn read_at_most(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::{Error, ErrorKind};
     let meta = regular_file(path)?;
     let too_large = || {
         Error::new(
             ErrorKind::InvalidInput,
-            format!("larger than {} MiB", MAX_INPUT >> 20),
+            format!("larger than {} MiB", max >> 20),
         )
     };
-    if meta.len() > MAX_INPUT {
+    if meta.len() > max {
         return Err(too_large());
     }
     let mut buf = Vec::with_capacity(meta.len() as usize);
     // a file still growing is cut at the limit
     std::fs::File::open(path)?
-        .take(MAX_INPUT + 1)
+        .take(max + 1)
         .read_to_end(&mut buf)?;
-    if buf.len() as u64 > MAX_INPUT {
+    if buf.len() as u64 > max {
         return Err(too_large());
     }
     Ok(buf)
@@ -230,7 +236,7 @@ pub fn lock_dir(dir: &Path, wait: Duration) -> anyhow::Result<DirLock> {
                     );
                 }
                 if !said {
-                    eprintln!(
+                    crate::errln!(
                         "waiting for another evalgate run writing into {}",
                         dir.display()
                     );

@@ -288,8 +288,10 @@ pub mod watch {
     use std::task::{Context, Poll};
     use tokio::io::{AsyncRead, ReadBuf};
 
-    /// The longest line (one MCP message) read from a stdio server, in bytes.
-    pub const MAX_LINE: usize = 256 << 20;
+    /// The longest line (one MCP message) read from a stdio server, in bytes: the cap on an
+    /// HTTP answer too. A longer one is a broken answer at once (named as garbage), not a wait
+    /// for the timeout while the line grows in memory.
+    pub const MAX_LINE: usize = crate::infra::http::MAX_ANSWER;
     /// How much of the first stray line is quoted.
     const SAMPLE: usize = 120;
 
@@ -298,11 +300,20 @@ pub mod watch {
     pub struct StdoutWatch {
         stray: AtomicU64,
         first: Mutex<String>,
+        /// A line longer than [`MAX_LINE`] ended the stream.
+        too_long: std::sync::atomic::AtomicBool,
     }
 
     impl StdoutWatch {
-        /// "it wrote N line(s) to stdout that are not MCP messages, the first: …", once any.
+        /// "it wrote N line(s) to stdout that are not MCP messages, the first: …", once any;
+        /// or that a message was longer than evalgate reads.
         pub fn note(&self) -> Option<String> {
+            if self.too_long.load(Ordering::Relaxed) {
+                return Some(format!(
+                    "it wrote a line of more than {} MiB to stdout (one MCP message; evalgate reads at most that much of an answer)",
+                    MAX_LINE >> 20
+                ));
+            }
             let n = self.stray.load(Ordering::Relaxed);
             if n == 0 {
                 return None;
@@ -345,6 +356,7 @@ pub mod watch {
                 }
                 self.line_len += 1;
                 if self.line_len > MAX_LINE {
+                    self.seen.too_long.store(true, Ordering::Relaxed);
                     return Err(std::io::Error::other(format!(
                         "a line of more than {} MiB on stdout",
                         MAX_LINE >> 20
@@ -385,6 +397,8 @@ pub mod watch {
             if let Poll::Ready(Ok(())) = r
                 && let Err(e) = this.inspect(&buf.filled()[before..])
             {
+                // an error reads nothing (AsyncRead's contract)
+                buf.set_filled(before);
                 return Poll::Ready(Err(e));
             }
             r
@@ -544,5 +558,31 @@ mod tests {
             "ids [a, b] and [x::y z]"
         );
         assert_eq!(without_type_names("unclosed [a::b"), "unclosed [a::b");
+    }
+
+    /// A message over the cap ends the stream as soon as it passes the cap, and the note says
+    /// so (the caller names it garbage); a stray text line is counted and quoted.
+    #[tokio::test]
+    async fn a_line_over_the_cap_ends_the_stream_at_once_and_is_named() {
+        use tokio::io::AsyncReadExt;
+        let seen = std::sync::Arc::new(watch::StdoutWatch::default());
+        let mut big = b"{\"jsonrpc\":\"2.0\",\"result\":\"".to_vec();
+        big.resize(watch::MAX_LINE + 1024, b'x');
+        let mut r = watch::Watched::new(&big[..], seen.clone());
+        let mut sink = Vec::new();
+        let err = r.read_to_end(&mut sink).await.unwrap_err();
+        assert!(err.to_string().contains("more than 16 MiB"), "{err}");
+        assert!(sink.len() <= watch::MAX_LINE + 64 * 1024, "{}", sink.len());
+        assert!(seen.note().unwrap().contains("a line of more than 16 MiB"));
+
+        let seen = std::sync::Arc::new(watch::StdoutWatch::default());
+        let text = b"server ready\n{\"jsonrpc\":\"2.0\"}\n";
+        let mut r = watch::Watched::new(&text[..], seen.clone());
+        r.read_to_end(&mut Vec::new()).await.unwrap();
+        assert!(
+            seen.note().unwrap().contains("1 line(s)"),
+            "{:?}",
+            seen.note()
+        );
     }
 }

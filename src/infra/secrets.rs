@@ -1,10 +1,13 @@
 //! Credentials never reach a report, a terminal or GitHub.
 //!
-//! Two layers: every URL in text loses its user information and its query values (where API
-//! keys travel: `http://user:PASS@host/mcp?apikey=KEY` becomes `http://***@host/mcp?apikey=***`),
-//! and every credential evalgate was given (header values, URL passwords and keys, the GitHub
-//! token, a launched proxy's API key) is registered here and replaced by `***` wherever it
-//! appears, for instance echoed back inside a server's error message.
+//! Two layers: every URL in text loses its user information, its query values, its matrix
+//! parameters' values and its fragment's values (where API keys travel:
+//! `http://user:PASS@host/mcp;jsessionid=S?apikey=KEY#tok=T` becomes
+//! `http://***@host/mcp;jsessionid=***?apikey=***#tok=***`), and every credential evalgate was
+//! given (the job's tokens and credential-named variables, header values, URL passwords, keys
+//! and key-like path segments, the values of `[sut.*] env`, a launched proxy's API key) is
+//! registered here and replaced by `***` wherever it appears, for instance echoed back inside a
+//! server's error message. SECURITY.md states the rule.
 
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,25 +51,100 @@ pub fn register_header(value: &str) {
     }
 }
 
-/// Registers what a URL carries: its user name and password, and its query values.
+/// A name containing one of these (upper-cased) marks a credential.
+const CREDENTIAL_MARKS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+    "PRIVATE",
+    "KEY",
+];
+
+/// Whether an environment variable's name marks a credential (`GITHUB_TOKEN`,
+/// `ACTIONS_ID_TOKEN_REQUEST_TOKEN`, `MY_SERVICE_PASSWORD`, `npm_config__authToken`; not
+/// `GIT_AUTHOR_NAME`).
+pub fn names_credential(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase().replace("AUTHOR", "");
+    CREDENTIAL_MARKS.iter().any(|m| upper.contains(m))
+}
+
+/// Registers the credentials in evalgate's environment: the value of every variable whose name
+/// marks one (the GitHub token in `EVALGATE_GITHUB_TOKEN` or `GITHUB_TOKEN`, the runner's
+/// `ACTIONS_RUNTIME_TOKEN` and `ACTIONS_ID_TOKEN_REQUEST_TOKEN`, any `*_PASSWORD`...) and
+/// what any URL-valued variable carries (`HTTPS_PROXY=http://user:PASS@proxy`). evalgate's own
+/// settings are no credentials, but for the token: `EVALGATE_COMMENT_KEY=evalgate` names a key
+/// and masking "evalgate" would break the comment's marker.
+pub fn register_environment(vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>) {
+    for (k, v) in vars {
+        let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
+            continue;
+        };
+        let own_setting = k.starts_with("EVALGATE_") && k != "EVALGATE_GITHUB_TOKEN";
+        if names_credential(k) && !own_setting {
+            register(v);
+        }
+        if v.contains("://") {
+            register_url(v);
+        }
+    }
+}
+
+/// Registers what a URL given to evalgate carries: its user name and password, its query
+/// values, its matrix parameters' values (`;jsessionid=V`), its fragment's values (`#tok=V`),
+/// and every path segment that looks like a key ([`looks_like_key`]: `/api/KEY/mcp`).
 pub fn register_url(url: &str) {
     let Some(parts) = split_url(url) else { return };
-    if parts.userinfo.is_some() || parts.query.is_some() {
+    if mask_one(url.trim()) != url.trim() {
         ACTIVE.store(true, Ordering::Relaxed);
     }
+    let both = |v: &str| {
+        register(v);
+        register(&percent_decode(v));
+    };
     if let Some(user) = parts.userinfo {
-        for p in user.split(':') {
-            register(p);
-            register(&percent_decode(p));
-        }
+        user.split(':').for_each(both);
     }
     if let Some(q) = parts.query {
         for pair in q.split('&') {
-            let v = pair.split_once('=').map_or(pair, |(_, v)| v);
-            register(v);
-            register(&percent_decode(v));
+            both(pair.split_once('=').map_or(pair, |(_, v)| v));
         }
     }
+    for segment in parts.path.split('/') {
+        let mut pieces = segment.split(';');
+        let name = pieces.next().unwrap_or_default();
+        if looks_like_key(&percent_decode(name)) {
+            both(name);
+        }
+        for param in pieces {
+            both(param.split_once('=').map_or(param, |(_, v)| v));
+        }
+    }
+    if let Some(f) = parts.fragment {
+        if f.contains('=') {
+            for pair in f.split('&') {
+                both(pair.split_once('=').map_or(pair, |(_, v)| v));
+            }
+        } else if looks_like_key(&percent_decode(f)) {
+            both(f);
+        }
+    }
+}
+
+/// Whether a path segment (or a bare fragment) of a URL given to evalgate looks like a key: at
+/// least 16 characters, only letters, digits, `-` and `_`, with both letters and digits (an
+/// API key, a session id, a UUID; not `mcp`, `api`, `v1` or `search-tools`).
+fn looks_like_key(s: &str) -> bool {
+    s.len() >= 16
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        && s.chars().any(|c| c.is_ascii_alphabetic())
+        && s.chars().any(|c| c.is_ascii_digit())
 }
 
 /// `text` with every URL's credentials and every registered credential masked.
@@ -138,27 +216,45 @@ fn walk(v: &mut serde_json::Value, f: &mut dyn FnMut(&mut String) -> bool) -> bo
     }
 }
 
-/// A URL with its user information and query values masked; other text unchanged.
+/// A URL with its user information and the values of its query, matrix parameters and
+/// fragment masked; other text unchanged.
 pub fn redact_url(url: &str) -> String {
     mask_urls(url)
 }
 
 struct UrlParts<'a> {
     userinfo: Option<&'a str>,
+    path: &'a str,
     query: Option<&'a str>,
+    fragment: Option<&'a str>,
 }
 
 fn split_url(url: &str) -> Option<UrlParts<'_>> {
-    let (_, rest) = url.split_once("://")?;
+    let (_, rest) = url.trim().split_once("://")?;
     let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let authority = &rest[..auth_end];
     let userinfo = authority.rfind('@').map(|at| &authority[..at]);
-    let after = &rest[auth_end..];
-    let query = after.find('?').map(|q| {
-        let tail = &after[q + 1..];
-        &tail[..tail.find('#').unwrap_or(tail.len())]
-    });
-    Some(UrlParts { userinfo, query })
+    let (path, query, fragment) = split_after(&rest[auth_end..]);
+    Some(UrlParts {
+        userinfo,
+        path,
+        query,
+        fragment,
+    })
+}
+
+/// What follows a URL's authority: its path, its query (after `?`) and its fragment (after
+/// `#`, which ends the query).
+fn split_after(after: &str) -> (&str, Option<&str>, Option<&str>) {
+    let (rest, fragment) = match after.split_once('#') {
+        Some((r, f)) => (r, Some(f)),
+        None => (after, None),
+    };
+    let (path, query) = match rest.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (rest, None),
+    };
+    (path, query, fragment)
 }
 
 /// Characters that end a URL inside running text.
@@ -195,7 +291,8 @@ fn mask_urls(text: &str) -> String {
     out
 }
 
-/// One URL (scheme included) with user information and query values masked.
+/// One URL (scheme included) with its user information and the values of its query, matrix
+/// parameters and fragment masked (a bare fragment, `#section`, is kept).
 fn mask_one(url: &str) -> String {
     let Some(sep) = url.find("://") else {
         return url.to_string();
@@ -211,15 +308,41 @@ fn mask_one(url: &str) -> String {
         }
         None => out.push_str(authority),
     }
-    let after = &rest[auth_end..];
-    let Some(q) = after.find('?') else {
-        out.push_str(after);
-        return out;
-    };
-    out.push_str(&after[..=q]);
-    let tail = &after[q + 1..];
-    let (query, frag) = tail.split_at(tail.find('#').unwrap_or(tail.len()));
-    let masked: Vec<String> = query
+    let (path, query, fragment) = split_after(&rest[auth_end..]);
+    let path: Vec<String> = path
+        .split('/')
+        .map(|segment| {
+            let mut pieces = segment.split(';');
+            let mut s = pieces.next().unwrap_or_default().to_string();
+            for param in pieces {
+                s.push(';');
+                s.push_str(&match param.split_once('=') {
+                    Some((k, v)) if !v.is_empty() => format!("{k}={MASK}"),
+                    _ => param.to_string(),
+                });
+            }
+            s
+        })
+        .collect();
+    out.push_str(&path.join("/"));
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(&mask_pairs(q));
+    }
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(&if f.contains('=') {
+            mask_pairs(f)
+        } else {
+            f.to_string()
+        });
+    }
+    out
+}
+
+/// `k=v&k2=v2` (a query, a fragment) with every value masked.
+fn mask_pairs(pairs: &str) -> String {
+    let masked: Vec<String> = pairs
         .split('&')
         .map(|pair| match pair.split_once('=') {
             Some((k, v)) if !v.is_empty() => format!("{k}={MASK}"),
@@ -228,9 +351,7 @@ fn mask_one(url: &str) -> String {
             None => MASK.to_string(),
         })
         .collect();
-    out.push_str(&masked.join("&"));
-    out.push_str(frag);
-    out
+    masked.join("&")
 }
 
 fn percent_encode(s: &str) -> String {
@@ -297,6 +418,66 @@ mod tests {
         // short values are left to the URL rule
         register("abc");
         assert_eq!(scrub("abc"), "abc");
+    }
+
+    #[test]
+    fn matrix_parameters_and_fragment_values_are_masked_a_bare_fragment_kept() {
+        assert_eq!(
+            redact_url("http://h/api/x;jsessionid=S3SS10N;v=/mcp?k=1#tok=T0K&a=b"),
+            "http://h/api/x;jsessionid=***;v=/mcp?k=***#tok=***&a=***"
+        );
+        assert_eq!(redact_url("http://h/a#section"), "http://h/a#section");
+        // a `?` inside the fragment starts no query: the fragment's own values are masked
+        assert_eq!(redact_url("http://h/a#x?y=1"), "http://h/a#x?y=***");
+        assert_eq!(redact_url("http://h/a#x?y"), "http://h/a#x?y");
+        let once = redact_url("http://h/a;s=1#t=2");
+        assert_eq!(redact_url(&once), once);
+    }
+
+    #[test]
+    fn a_given_url_registers_its_key_like_path_segments_matrix_and_fragment_values() {
+        register_url(
+            "http://h/api/k3yInThePath0123456789/mcp;jsessionid=sessionValue9#tok=fragmentValue9",
+        );
+        let s = scrub(
+            "GET /api/k3yInThePath0123456789/mcp;jsessionid=sessionValue9 401; fragmentValue9",
+        );
+        assert_eq!(s, "GET /api/***/mcp;jsessionid=*** 401; ***");
+        // ordinary segments are not keys
+        assert!(!looks_like_key("mcp"));
+        assert!(!looks_like_key("search-tools-endpoint"));
+        assert!(looks_like_key("550e8400-e29b-41d4-a716-446655440000"));
+    }
+
+    #[test]
+    fn the_environment_registers_credential_named_values_and_url_passwords() {
+        let vars = [
+            ("GITHUB_TOKEN", "ghs_envToken0001"),
+            ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "idRequest0002"),
+            ("MY_SERVICE_PASSWORD", "servicePass0003"),
+            ("HTTPS_PROXY", "http://proxyUser:proxyPass0004@proxy:3128"),
+            ("GIT_AUTHOR_NAME", "Some Author Name"),
+            ("HOME", "/home/runner"),
+            ("EVALGATE_COMMENT_KEY", "evalgate-matrix"),
+            ("EVALGATE_GITHUB_TOKEN", "ghs_evalgateToken0005"),
+        ];
+        register_environment(vars.iter().map(|(k, v)| (k.into(), v.into())));
+        assert_eq!(
+            scrub(
+                "ghs_envToken0001 idRequest0002 servicePass0003 proxyPass0004 ghs_evalgateToken0005"
+            ),
+            "*** *** *** *** ***"
+        );
+        assert_eq!(
+            scrub("<!-- evalgate:evalgate-matrix -->"),
+            "<!-- evalgate:evalgate-matrix -->"
+        );
+        assert_eq!(
+            scrub("Some Author Name at /home/runner"),
+            "Some Author Name at /home/runner"
+        );
+        assert!(names_credential("npm_config__authToken"));
+        assert!(!names_credential("GIT_AUTHOR_EMAIL"));
     }
 
     #[test]

@@ -18,6 +18,9 @@
 //! - `head_sha` must be 40 hex digits, else 422 `No commit found for SHA: ...`.
 //! - A `conclusion` without `status` completes the run; `status: completed` needs a conclusion.
 //! - A missing `User-Agent` is refused with 403, a missing token with 401 "Requires authentication".
+//! - `GET /user` answers a user's token (a `bot_login` without `[bot]`) with the user; an
+//!   installation token (`github-actions[bot]`, any `[bot]` login) gets 403 "Resource not
+//!   accessible by integration", as on GitHub.
 #![allow(dead_code)]
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -301,6 +304,8 @@ enum Route {
     CreateRun(String),
     GetRun(String, u64),
     EditRun(String, u64),
+    /// `GET /user`: the token's own user.
+    User,
 }
 
 impl Route {
@@ -314,6 +319,7 @@ impl Route {
             Route::CreateRun(..) => "checks/runs#create-a-check-run",
             Route::GetRun(..) => "checks/runs#get-a-check-run",
             Route::EditRun(..) => "checks/runs#update-a-check-run",
+            Route::User => "users/users#get-the-authenticated-user",
         };
         format!("{DOCS}/{anchor}")
     }
@@ -420,6 +426,7 @@ impl St {
             ("POST", ["repos", o, r, "check-runs"]) => Route::CreateRun(rp(o, r)),
             ("GET", ["repos", o, r, "check-runs", c]) => Route::GetRun(rp(o, r), num(c)?),
             ("PATCH", ["repos", o, r, "check-runs", c]) => Route::EditRun(rp(o, r), num(c)?),
+            ("GET", ["user"]) => Route::User,
             _ => return None,
         })
     }
@@ -533,6 +540,28 @@ impl St {
                 validate_run(b, self.runs[i].conclusion.as_deref(), doc)?;
                 apply_run(&mut self.runs[i], b, &now);
                 reply(200, self.run_json(&self.runs[i]))
+            }
+            Route::User if self.opts.bot_login.ends_with("[bot]") => {
+                return Err(error(403, "Resource not accessible by integration", doc));
+            }
+            Route::User => {
+                // the `private-user` shape: the simple user plus the profile
+                let mut u = author(&self.opts.bot_login);
+                let profile = json!({
+                    "name": null, "company": null, "blog": "", "location": null, "email": null,
+                    "hireable": null, "bio": null, "twitter_username": null,
+                    "notification_email": null, "public_repos": 2, "public_gists": 0,
+                    "followers": 0, "following": 0, "created_at": "2020-01-01T00:00:00Z",
+                    "updated_at": now, "private_gists": 0, "total_private_repos": 0,
+                    "owned_private_repos": 0, "disk_usage": 0, "collaborators": 0,
+                    "two_factor_authentication": true,
+                    "plan": {"name": "free", "space": 976562499, "collaborators": 0,
+                        "private_repos": 10000},
+                });
+                for (k, v) in profile.as_object().expect("an object") {
+                    u[k] = v.clone();
+                }
+                reply(200, u)
             }
         })
     }

@@ -27,7 +27,8 @@ pub struct Spec {
     pub name: String,
     pub program: PathBuf,
     pub args: Vec<String>,
-    /// Added to (and overriding) the inherited environment.
+    /// What the configuration names for this child: added to (and overriding) the part of
+    /// evalgate's environment every child gets ([`super::env`]); nothing else is inherited.
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
     /// Give the child a pipe as stdin (otherwise `/dev/null`). The write end stays open until
@@ -178,6 +179,8 @@ pub fn die_with_evalgate(cmd: &mut std::process::Command) {
 pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
+        .env_clear()
+        .envs(super::env::for_child())
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .process_group(0)
         .stdin(if spec.stdin_piped {

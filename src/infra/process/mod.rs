@@ -43,12 +43,14 @@
 //! * `signals`: the SIGINT/SIGTERM handler and scratch-directory removal.
 //! * `procfs`: the `/proc` process table ([`descendants`]).
 //! * `log`: the bounded capture of a child's output ([`Managed::log_tail`]).
+//! * [`env`]: what a child's environment holds (an allow-list, never a credential).
 //! * `sys`: the system calls, through `nix`.
 //! * [`watchdog`]: the helper that outlives a SIGKILLed evalgate.
 
 use std::sync::{Mutex, MutexGuard};
 
 mod child;
+pub mod env;
 mod log;
 mod procfs;
 mod signals;
@@ -61,6 +63,7 @@ pub use child::{Managed, Spec, die_with_evalgate};
 pub use procfs::descendants;
 pub use stop::become_child_subreaper;
 pub use supervisor::Supervisor;
+pub use sys::hide_from_children;
 
 /// Locks a mutex, ignoring poisoning: these locks guard plain data that stays consistent, and
 /// the kill paths must keep working while a panic unwinds.

@@ -32,7 +32,7 @@ impl Supervisor {
             return;
         }
         if tokio::runtime::Handle::try_current().is_err() {
-            eprintln!("warning: signal handlers not installed: no Tokio runtime");
+            crate::errln!("warning: signal handlers not installed: no Tokio runtime");
             return;
         }
         let (mut int, mut term) = match (
@@ -41,7 +41,7 @@ impl Supervisor {
         ) {
             (Ok(int), Ok(term)) => (int, term),
             (Err(e), _) | (_, Err(e)) => {
-                eprintln!("warning: signal handlers not installed: {e}");
+                crate::errln!("warning: signal handlers not installed: {e}");
                 return;
             }
         };
@@ -62,7 +62,7 @@ impl Supervisor {
             for dir in lock(&SCRATCH).drain(..) {
                 let _ = std::fs::remove_dir_all(dir);
             }
-            eprintln!("evalgate: {name} received, child processes stopped");
+            crate::errln!("evalgate: {name} received, child processes stopped");
             std::process::exit(code);
         });
     }

@@ -79,3 +79,15 @@ pub fn set_child_subreaper() -> io::Result<()> {
         "child subreapers are Linux-only",
     ))
 }
+
+/// Makes evalgate non-dumpable: its `/proc/PID/environ`, memory and file descriptors become
+/// unreadable to other processes of the same user, so a child (code from the pull request)
+/// cannot read the tokens in evalgate's environment there. A child's own exec makes it
+/// dumpable again. Best effort: an error leaves evalgate as it was.
+#[cfg(target_os = "linux")]
+pub fn hide_from_children() {
+    let _ = nix::sys::prctl::set_dumpable(false);
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn hide_from_children() {}

@@ -49,6 +49,8 @@ pub fn start() {
     };
     let child = Command::new(exe)
         .arg(ARG)
+        .env_clear()
+        .envs(super::env::for_child())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -17,8 +17,9 @@ pub const CELL_MAX: usize = 160;
 ///   paragraph separators);
 /// - `Variation_Selector` (also in the ignorables; named for clarity);
 /// - characters whose glyph is blank although they are letters or symbols: U+2800 BRAILLE
-///   PATTERN BLANK and the Hangul fillers U+115F, U+1160, U+3164, U+FFA0.
-const INVISIBLE_CLASS: &str = r"[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Variation_Selector}\x{2800}\x{115F}\x{1160}\x{3164}\x{FFA0}]";
+///   PATTERN BLANK, the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, U+1D159 MUSICAL SYMBOL
+///   NULL NOTEHEAD and U+16FE4 KHITAN SMALL SCRIPT FILLER.
+const INVISIBLE_CLASS: &str = r"[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Variation_Selector}\x{2800}\x{115F}\x{1160}\x{3164}\x{FFA0}\x{1D159}\x{16FE4}]";
 
 /// [`INVISIBLE_CLASS`] as sorted, disjoint inclusive ranges (from regex-syntax's Unicode tables).
 fn invisible_ranges() -> &'static [(char, char)] {
@@ -166,9 +167,12 @@ fn inert(text: &str) -> String {
 }
 
 /// Dataset text as an inline code span: inert on GitHub (no HTML, links or mentions inside code
-/// spans); backticks and table pipes are replaced by look-alikes so the span cannot be closed.
+/// spans); backticks and table pipes are replaced by look-alikes so the span cannot be closed,
+/// and the `<` of `<!--` by `‹`: the raw text of a comment must not hold another job's hidden
+/// marker (`<!-- evalgate:KEY -->`) for the publisher to find.
 pub fn md_code(s: &str, max: usize) -> String {
     let t: String = clip(&visible(s), max)
+        .replace("<!--", "\u{2039}!--")
         .chars()
         .map(|c| match c {
             '`' => 'ˋ',
@@ -245,6 +249,38 @@ fn plain(text: &str) -> String {
     out
 }
 
+/// Text for evalgate's standard output or standard error: no line of it can be read by a
+/// GitHub Actions runner as a workflow command. The runner takes a line whose text starts with
+/// `::` after blanks (`::add-mask::`, `::stop-commands::`, `::error`) for a command, and the
+/// legacy form `##[command]` anywhere in a line; error messages quote input text (serde's
+/// "unknown variant", a path, a server's answer) with its line breaks. The first colon of such a
+/// `::` and the first hash of every `##[` become full-width look-alikes (U+FF1A, U+FF03);
+/// everything else, line breaks (`\n`, and `\r`, which the runner also splits on) included, is
+/// kept. evalgate's own workflow commands bypass this (`crate::workflow_command`).
+pub fn no_workflow_commands(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains("::") && !s.contains("##[") {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut line_start = true;
+    for (i, &c) in chars.iter().enumerate() {
+        let next = |k: usize| chars.get(i + k).copied();
+        match c {
+            '\n' | '\r' => {
+                out.push(c);
+                line_start = true;
+                continue;
+            }
+            ':' if line_start && next(1) == Some(':') => out.push('\u{FF1A}'),
+            '#' if next(1) == Some('#') && next(2) == Some('[') => out.push('\u{FF03}'),
+            c => out.push(c),
+        }
+        line_start = line_start && c.is_whitespace();
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The first `n` characters of a digest (whole characters: the text may not be hex).
 pub fn short_hash(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
@@ -272,6 +308,8 @@ mod tests {
         assert!(m.contains("&lt;script&gt;"));
         let c = md_code("a`b|c <img src=x>", 100);
         assert_eq!(c, "`aˋb¦c <img src=x>`");
+        // no hidden comment marker in the raw text (issue 36 item 5)
+        assert_eq!(md_code("<!-- evalgate:b -->", 100), "`‹!-- evalgate:b -->`");
     }
 
     #[test]
@@ -335,7 +373,9 @@ mod tests {
     }
 
     /// Issue 17 item 8: invisible characters that passed the old hand list.
-    const ITEM8_INVISIBLES: [char; 12] = [
+    const ITEM8_INVISIBLES: [char; 14] = [
+        '\u{1D159}', // MUSICAL SYMBOL NULL NOTEHEAD (So, blank glyph; issue 37)
+        '\u{16FE4}', // KHITAN SMALL SCRIPT FILLER (blank glyph; issue 37)
         '\u{3164}',  // HANGUL FILLER (Lo, blank glyph)
         '\u{FE0F}',  // VARIATION SELECTOR-16
         '\u{E0100}', // VARIATION SELECTOR-17
@@ -428,6 +468,25 @@ mod tests {
         // only a digit after the dash makes a reference
         assert_eq!(md("gh-pages", 100), "gh-pages");
         assert_eq!(md("GH-", 100), "GH-");
+    }
+
+    #[test]
+    fn no_line_of_output_can_be_a_workflow_command() {
+        let hostile = "unknown variant `x\n::add-mask::tok\n  \t::stop-commands::t\r::set-output name=verdict::pass\n\u{3000}::error::x`, expected one of a ##[set-output name=v;]pass";
+        let n = no_workflow_commands(hostile);
+        for line in n.split(['\n', '\r']) {
+            assert!(!line.trim_start().starts_with("::"), "{line:?} in {n:?}");
+            assert!(!line.contains("##["), "{line:?}");
+        }
+        // line breaks and the rest of the text are kept; a `::` inside a line is harmless
+        assert_eq!(n.lines().count(), hostile.lines().count());
+        assert!(n.contains("\u{FF1A}:add-mask::tok"), "{n}");
+        assert!(n.contains("\u{FF03}#[set-output"), "{n}");
+        assert_eq!(no_workflow_commands("srv::tool a::b"), "srv::tool a::b");
+        assert!(matches!(
+            no_workflow_commands("plain text"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     // three findings of the fuzzers (fuzz/, scripts/fuzz.sh), kept as regressions

@@ -294,6 +294,23 @@ pub fn evaluate(
     policy: &Policy,
 ) -> GateOutcome {
     let cx = policy;
+    // a partial run gates nothing: no check is computed over what was measured before the
+    // system failed (its numbers cover part of the datasets), so no regression, annotation or
+    // failed check can be published from it; the summary says why
+    if let Some(f) = &inputs.failure {
+        return GateReport {
+            verdict: Verdict::Error,
+            baseline: baseline.map(|(n, _)| n.to_string()),
+            summary: format!(
+                "the system under test could not be measured: {}; the report is partial and nothing is gated",
+                words::clip(f, 300)
+            ),
+            checks: Vec::new(),
+            ungated: Vec::new(),
+            worst_queries: Vec::new(),
+            new_confusions: None,
+        };
+    }
     let mut checks = Vec::new();
     let b = baseline.map(|(_, b)| b);
     // detectors held to the default limits only (the baseline has no entry for them)
@@ -458,15 +475,7 @@ pub fn evaluate(
         .filter(|c| c.status == CheckStatus::Fail)
         .collect();
     let update = &cx.update_command;
-    let (verdict, summary) = if let Some(f) = &inputs.failure {
-        let why = format!(": {}", words::clip(f, 300));
-        (
-            Verdict::Error,
-            format!(
-                "the system under test could not be measured{why}; the report is partial and nothing is gated"
-            ),
-        )
-    } else if !failures.is_empty() {
+    let (verdict, summary) = if !failures.is_empty() {
         const SHOWN: usize = 3;
         let mut words: Vec<String> = failures.iter().take(SHOWN).map(|c| sentence(c)).collect();
         if failures.len() > SHOWN {

@@ -371,6 +371,12 @@ fn a_system_that_could_not_be_measured_is_an_error_and_gates_nothing() {
         g.summary,
         "the system under test could not be measured: the proxy exited with status 1; the report is partial and nothing is gated"
     );
+    // a partial run gates nothing: no check, no regressed query, no new confusion is computed
+    // over what was measured before the failure, so none can be published
+    assert!(g.checks.is_empty(), "{:?}", g.checks);
+    assert!(g.worst_queries.is_empty() && g.ungated.is_empty());
+    assert!(g.new_confusions.is_none());
+    assert_eq!(g.baseline.as_deref(), Some("b.json"));
     // the reason is clipped to 300 characters
     inputs.failure = Some("x".repeat(400));
     let g = evaluate(&inputs, None, &Policy::default());

@@ -2,6 +2,7 @@
 //! Nothing here scores; see `score`.
 
 pub mod probes;
+pub mod recheck;
 
 use crate::pipeline::dataset::{Entry, GoldenSet};
 use crate::pipeline::sut::observe::{
@@ -9,7 +10,7 @@ use crate::pipeline::sut::observe::{
 };
 use crate::pipeline::sut::{DEPTH, HEADROOM};
 use crate::pipeline::sut::{Detector, InProcess, Retriever, SearchRequest, SutError};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 /// Progress lines on stderr: a rewritten line on a terminal, a few plain lines otherwise.
@@ -47,11 +48,10 @@ impl Progress {
                     .last
                     .is_none_or(|t| now.duration_since(t) > Duration::from_millis(100))
             {
-                eprint!("\r\x1b[2K{phase}: {done}/{total}");
+                crate::err!("\r\x1b[2K{phase}: {done}/{total}");
                 if finished {
-                    eprintln!();
+                    crate::errln!();
                 }
-                let _ = std::io::stderr().flush();
                 self.last = Some(now);
             }
         } else if finished
@@ -59,7 +59,7 @@ impl Progress {
                 .last
                 .is_none_or(|t| now.duration_since(t) > Duration::from_secs(10))
         {
-            eprintln!("{phase}: {done}/{total}");
+            crate::errln!("{phase}: {done}/{total}");
             self.last = Some(now);
         }
     }

@@ -83,8 +83,12 @@ pub struct RobustnessReport {
     /// Whether a failed probe fails the gate.
     pub gated: bool,
     pub probes: Vec<ProbeResult>,
-    /// An ordinary query still answered after the probes.
+    /// An ordinary query still answered after the probes: with results, when the measurement
+    /// got results for it (an empty answer or a refusal in words is not "still answering").
     pub survived: bool,
+    /// What the ordinary query got after the probes, against what the measurement got.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub survival: String,
     pub failed: usize,
 }
 
@@ -214,10 +218,12 @@ pub fn judge(
     r
 }
 
-/// Runs every probe (each bounded by `timeout`), then one ordinary query.
+/// Runs every probe (each bounded by `timeout`), then one ordinary query, whose answer is
+/// compared with the `measured` results the measurement got for it.
 pub async fn run(
     r: &dyn Retriever,
     ordinary: &str,
+    measured: usize,
     corpus: &HashSet<&str>,
     timeout: Duration,
     gated: bool,
@@ -253,19 +259,17 @@ pub async fn run(
         };
         out.push(judge(&p, reply, corpus));
     }
-    let survived = matches!(
-        tokio::time::timeout(
-            timeout,
-            r.search(SearchRequest {
-                run: 0,
-                query_id: "after-probes",
-                text: ordinary,
-                limit: 10,
-            })
-        )
-        .await,
-        Ok(Ok(_))
-    );
+    let after = tokio::time::timeout(
+        timeout,
+        r.search(SearchRequest {
+            run: 0,
+            query_id: "after-probes",
+            text: ordinary,
+            limit: 10,
+        }),
+    )
+    .await;
+    let (survived, survival) = survival(after, measured, timeout);
     let failed = out
         .iter()
         .filter(|p| p.outcome == ProbeOutcome::Failed)
@@ -276,7 +280,31 @@ pub async fn run(
         gated,
         probes: out,
         survived,
+        survival,
         failed,
+    }
+}
+
+/// Whether the ordinary query after the probes was still answered, compared by content with the
+/// `measured` results the measurement got for it, and in words.
+fn survival(
+    after: Result<Result<crate::pipeline::sut::Ranked, SutError>, tokio::time::error::Elapsed>,
+    measured: usize,
+    timeout: Duration,
+) -> (bool, String) {
+    match after {
+        Ok(Ok(r)) if r.ids.is_empty() && measured > 0 => (
+            false,
+            format!(
+                "answered with no result, where the measurement got {measured}: the system stopped answering"
+            ),
+        ),
+        Ok(Ok(r)) => (true, format!("{} results", r.ids.len())),
+        Ok(Err(e)) => (false, e.to_string().chars().take(300).collect()),
+        Err(_) => (
+            false,
+            format!("no answer within {} s", timeout.as_secs_f64()),
+        ),
     }
 }
 

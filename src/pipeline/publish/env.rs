@@ -23,6 +23,9 @@ pub struct GhEnv {
     pub output: Option<PathBuf>,
 }
 
+/// The largest event payload read, in bytes (GitHub caps a webhook's payload at 25 MB).
+pub const MAX_EVENT: u64 = 32 << 20;
+
 fn var(k: &str) -> Option<String> {
     std::env::var(k).ok().filter(|v| !v.is_empty())
 }
@@ -62,10 +65,19 @@ impl GhEnv {
         ))
     }
 
-    /// The event payload, if the runner gave one.
-    pub fn event(&self) -> Option<Value> {
-        let text = std::fs::read_to_string(self.event_path.as_ref()?).ok()?;
-        serde_json::from_str(&text).ok()
+    /// The event payload, if the runner gave one. It is read like every input: a regular file
+    /// only (a FIFO would hang the run, `/dev/zero` never ends), at most [`MAX_EVENT`] bytes;
+    /// a payload that cannot be read is an error naming `GITHUB_EVENT_PATH`.
+    pub fn event(&self) -> Result<Option<Value>, String> {
+        let Some(path) = self.event_path.as_ref() else {
+            return Ok(None);
+        };
+        let what = || format!("GITHUB_EVENT_PATH {}", path.display());
+        let bytes = crate::infra::files::read_at_most(path, MAX_EVENT)
+            .map_err(|e| format!("{}: cannot read the event payload: {e}", what()))?;
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| format!("{}: the event payload is not JSON: {e}", what()))
     }
 }
 

@@ -27,7 +27,7 @@ pub async fn execute(actions: Vec<Action>) -> Published {
         match action {
             Action::ErrorLines(lines) => {
                 for l in lines {
-                    crate::outln!("{l}");
+                    crate::workflow_command(&l);
                 }
             }
             Action::WriteOutputs { path, outputs } => {
@@ -81,6 +81,7 @@ async fn post(github: &Connection, requests: &[Request], out: &mut Published) {
         repo: &github.repo,
         timeout: github.timeout,
         hinted: false,
+        me: None,
         out,
     };
     let sent = async move {
@@ -184,6 +185,34 @@ fn uncertain(e: &octocrab::Error) -> bool {
     }
 }
 
+/// The author of what a workflow's `GITHUB_TOKEN` writes.
+const ACTIONS_BOT: &str = "github-actions[bot]";
+
+/// Who the token writes as.
+#[derive(Debug, Clone)]
+struct Identity {
+    login: String,
+    /// Known when `GET /user` answered; otherwise the login is a bot's (`[bot]` logins are
+    /// GitHub's own: no person can take one).
+    id: Option<u64>,
+}
+
+impl Identity {
+    fn wrote(&self, user: &octocrab::models::Author) -> bool {
+        match self.id {
+            Some(id) => user.id.into_inner() == id,
+            None => user.login == self.login && user.r#type == "Bot",
+        }
+    }
+}
+
+/// A comment body's first line (GitHub keeps what the API was sent; an edit in the browser
+/// may end lines with CR LF).
+fn first_line(body: &str) -> &str {
+    let line = body.split('\n').next().unwrap_or_default();
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
 /// The requests to one repository, under one deadline.
 struct Session<'a> {
     /// Retries: reads and whole-resource updates.
@@ -195,6 +224,8 @@ struct Session<'a> {
     timeout: Duration,
     /// The permissions hint was given.
     hinted: bool,
+    /// Who the token is, once asked ([`Session::identity`]).
+    me: Option<Identity>,
     out: &'a mut Published,
 }
 
@@ -255,7 +286,7 @@ impl Session<'_> {
     /// after GitHub saved the comment). After such an error the comments are listed and an
     /// existing one is updated instead; only when none is there is the POST sent once more.
     async fn create_comment(
-        &self,
+        &mut self,
         c: &Comment,
     ) -> octocrab::Result<octocrab::models::issues::Comment> {
         let (owner, repo) = (self.owner, self.repo);
@@ -283,10 +314,39 @@ impl Session<'_> {
         }
     }
 
-    /// Finds our sticky comment (by marker, preferring a bot's) over every page.
-    async fn find_comment(&self, pr: u64, marker: &str) -> octocrab::Result<Option<(u64, String)>> {
+    /// Who the token is, asked once: `GET /user` answers for a personal or user token; an
+    /// installation token (a workflow's `GITHUB_TOKEN`, a GitHub App's) is refused there, and
+    /// what it writes is signed by the app's bot, `github-actions[bot]` for `GITHUB_TOKEN`.
+    async fn identity(&mut self) -> Identity {
+        if let Some(me) = &self.me {
+            return me.clone();
+        }
+        let me = match self.gh.current().user().await {
+            Ok(u) => Identity {
+                login: u.login,
+                id: Some(u.id.into_inner()),
+            },
+            Err(_) => Identity {
+                login: ACTIONS_BOT.to_string(),
+                id: None,
+            },
+        };
+        self.me = Some(me.clone());
+        me
+    }
+
+    /// Finds our sticky comment over every page: one written by the token's own identity whose
+    /// first line is the marker. Anyone can post the marker (a PR commenter racing the bot,
+    /// another app quoting it), and such a comment is never updated: the report would land in a
+    /// comment its author can edit.
+    async fn find_comment(
+        &mut self,
+        pr: u64,
+        marker: &str,
+    ) -> octocrab::Result<Option<(u64, String)>> {
+        let me = self.identity().await;
         let mut page = 1u32;
-        let mut found: Option<(u64, String, bool)> = None;
+        let mut found: Option<(u64, String)> = None;
         loop {
             let p = self
                 .gh
@@ -299,11 +359,8 @@ impl Session<'_> {
             let n = p.items.len();
             for c in p.items {
                 let body = c.body.unwrap_or_default();
-                if body.contains(marker) {
-                    let bot = c.user.r#type == "Bot";
-                    if found.as_ref().is_none_or(|f| !f.2 && bot) {
-                        found = Some((c.id.into_inner(), body, bot));
-                    }
+                if found.is_none() && me.wrote(&c.user) && first_line(&body) == marker {
+                    found = Some((c.id.into_inner(), body));
                 }
             }
             if n < 100 || page >= 100 {
@@ -311,7 +368,7 @@ impl Session<'_> {
             }
             page += 1;
         }
-        Ok(found.map(|(id, b, _)| (id, b)))
+        Ok(found)
     }
 
     /// Creates the check run (once), completes it (retried: a whole-resource update), then

@@ -115,13 +115,23 @@ pub async fn publish(
     env: &GhEnv,
     opts: &PublishOptions,
 ) -> Published {
+    let mut notes = Vec::new();
+    let pr = opts.pr.clone().or_else(|| match env.event() {
+        Ok(event) => event.as_ref().and_then(env::pull_request),
+        Err(e) => {
+            notes.push(format!(
+                "{e}; the pull request is not known, so nothing is posted to it"
+            ));
+            None
+        }
+    });
     let event = plan::Event {
         env,
-        pr: opts
-            .pr
-            .clone()
-            .or_else(|| env.event().as_ref().and_then(env::pull_request)),
+        pr,
         report_dir,
     };
-    exec::execute(plan::plan(report, &event, opts)).await
+    let mut published = exec::execute(plan::plan(report, &event, opts)).await;
+    notes.append(&mut published.notes);
+    published.notes = notes;
+    published
 }

@@ -151,10 +151,11 @@ pub fn render_view(r: &Report, v: &View) -> String {
             let scope = if d.scope.len() == 4 {
                 "all".to_string()
             } else {
-                // (categories are dataset text: a corpus may name its own)
+                // (categories are dataset text: a corpus may name its own; escaped once,
+                // below, with the whole cell)
                 d.scope
                     .iter()
-                    .map(|c| category(*c))
+                    .map(|c| c.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
             };
@@ -287,9 +288,14 @@ pub fn render_view(r: &Report, v: &View) -> String {
             md(&rb.system, 60),
             rb.failed,
             if rb.survived {
-                ""
+                String::new()
+            } else if rb.survival.is_empty() {
+                ", and it did not answer an ordinary query afterwards".to_string()
             } else {
-                ", and it did not answer an ordinary query afterwards"
+                format!(
+                    ", and it did not answer an ordinary query afterwards ({})",
+                    md(&rb.survival, 200)
+                )
             },
             if rb.gated {
                 " (gated)"
@@ -545,6 +551,8 @@ mod tests {
                 .unwrap();
         let d = &mut v["security"]["detectors"][0];
         d["scope"][0] = hostile.into();
+        // an open category with an underscore: escaped once in the Scope column
+        d["scope"][1] = "unicode_smuggling".into();
         d["per_category"][0]["category"] = hostile.into();
         d["hard_negatives_by_resemblance"][0]["category"] = hostile.into();
         d["entries"][0]["category"] = hostile.into();
@@ -557,6 +565,8 @@ mod tests {
             md.contains("&lt;img src=x onerror=alert\\(1\\)&gt;"),
             "{md}"
         );
+        assert!(md.contains(", unicode\\_smuggli"), "{md}");
+        assert!(!md.contains("unicode\\\\"), "{md}");
         let html = super::super::html::render(&r).unwrap();
         assert!(
             html.contains("&lt;img src=x onerror=alert(1)&gt;"),

@@ -312,9 +312,14 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
                 n => format!(", {n} not applicable"),
             },
             if rb.survived {
-                "still answering afterwards"
+                "still answering afterwards".to_string()
+            } else if rb.survival.is_empty() {
+                "NOT answering an ordinary query afterwards".to_string()
             } else {
-                "NOT answering an ordinary query afterwards"
+                format!(
+                    "NOT answering an ordinary query afterwards ({})",
+                    term(&rb.survival, 200)
+                )
             }
         );
         for p in rb.probes.iter().filter(|p| p.outcome == P::Failed) {

@@ -57,9 +57,37 @@ pub enum SutError {
     /// Nothing accepted a connection at the system's address: not a crash, nothing ran there.
     #[error("{system}: {detail}")]
     Unreachable { system: String, detail: String },
+    /// The system answered at first, then stopped answering during the measurement (a search
+    /// budget spent, a rate limit): asked again afterwards, queries it had answered come back
+    /// empty. Its later answers would be scored as misses.
+    #[error("{system} stopped answering during the measurement: {detail}")]
+    Degraded { system: String, detail: String },
 }
 
 impl SutError {
+    /// The same failure with `tail` (the system's exit and the last lines of its log) appended
+    /// to what it says, so a failure of a process evalgate started quotes the process's own
+    /// words.
+    pub fn with_log(mut self, tail: &str) -> SutError {
+        if tail.trim().is_empty() {
+            return self;
+        }
+        match &mut self {
+            SutError::Timeout { context: d, .. }
+            | SutError::Crashed { detail: d, .. }
+            | SutError::Garbage { detail: d, .. }
+            | SutError::Missing { detail: d, .. }
+            | SutError::Other { detail: d, .. }
+            | SutError::Degraded { detail: d, .. }
+            | SutError::Unreachable { detail: d, .. } => {
+                if !d.contains(tail.trim()) {
+                    d.push_str(tail);
+                }
+            }
+        }
+        self
+    }
+
     /// The kind, as `failure.kind` names it in report.json.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -69,6 +97,7 @@ impl SutError {
             SutError::Missing { .. } => "missing",
             SutError::Other { .. } => "other",
             SutError::Unreachable { .. } => "unreachable",
+            SutError::Degraded { .. } => "degraded",
         }
     }
 

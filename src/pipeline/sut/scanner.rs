@@ -252,10 +252,14 @@ impl Scanner {
             .collect()
             .await;
         let mut findings: HashMap<&str, Vec<Finding>> = HashMap::new();
+        // tools the output names: an output about them from which the filter took nothing
+        // is a filter for another format, not a scanner that found nothing
+        let mut named: BTreeSet<&str> = BTreeSet::new();
         for (file, out) in files.iter().zip(outputs) {
             let out = out?;
             let by_name: HashMap<&str, &Entry> =
                 file.entries.iter().map(|(n, e)| (n.as_str(), *e)).collect();
+            names_in(&out, &by_name, &mut named);
             for v in self
                 .mapper
                 .outputs(&out)
@@ -278,7 +282,27 @@ impl Scanner {
                     .push(self.finding(&v)?);
             }
         }
+        if findings.is_empty() && !named.is_empty() {
+            let e = named.iter().next().copied().unwrap_or_default();
+            return Err(self.nothing_matched(
+                entries.len(),
+                &format!(
+                    "the scanner's output names {} of the scanned tools (e.g. {e:?})",
+                    named.len()
+                ),
+            ));
+        }
         Ok(verdicts(entries, &findings))
+    }
+
+    /// Zero verdicts from output that said something: the filter does not read this scanner's
+    /// output (written for another format or version), so every entry would count as not
+    /// flagged. A named failure, never recall 0 and FPR 0.
+    fn nothing_matched(&self, entries: usize, output: &str) -> SutError {
+        self.garbage(format!(
+            "the filter `{}` yielded no finding, not even `flagged: false`, for any of the {entries} entries, although {output}: a filter written for another output format? Run the command by hand and fix the filter; a scanner that clears a tool should yield {{tool, flagged: false}} for it",
+            clip(&self.cfg.filter)
+        ))
     }
 
     /// Runs one batch invocation: stdout must be JSON, whatever the exit code.
@@ -380,6 +404,8 @@ impl Scanner {
         let mut lines = BufReader::new(stdout).lines();
         let limit = self.timeout();
         let mut findings: HashMap<&str, Vec<Finding>> = HashMap::new();
+        // answers that held something the filter could have read
+        let mut with_data = 0;
         let crashed = |what: &str| SutError::Crashed {
             system: self.cfg.name.clone(),
             detail: format!(
@@ -432,6 +458,7 @@ impl Scanner {
                     clip(answer.trim())
                 ))
             })?;
+            with_data += usize::from(has_data(&v));
             let outs = self
                 .mapper
                 .outputs(&v)
@@ -445,6 +472,14 @@ impl Scanner {
         }
         drop(stdin);
         sup.shutdown(Duration::from_millis(500)).await;
+        if findings.is_empty() && with_data > 0 {
+            let answered = if with_data == entries.len() {
+                "the scanner answered every one with data".to_string()
+            } else {
+                format!("the scanner answered {with_data} of them with data")
+            };
+            return Err(self.nothing_matched(entries.len(), &answered));
+        }
         Ok(verdicts(entries, &findings))
     }
 }
@@ -503,6 +538,31 @@ fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<De
             }
         })
         .collect()
+}
+
+/// Adds to `named` the scanned tools whose name is a string anywhere in `v`.
+fn names_in<'a>(v: &Value, by_name: &HashMap<&'a str, &Entry>, named: &mut BTreeSet<&'a str>) {
+    match v {
+        Value::String(s) => {
+            if let Some((n, _)) = by_name.get_key_value(s.as_str()) {
+                named.insert(*n);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| names_in(x, by_name, named)),
+        Value::Object(o) => o.values().for_each(|x| names_in(x, by_name, named)),
+        _ => {}
+    }
+}
+
+/// A per-entry answer that holds something: a value other than null, or a container holding
+/// one (`{}`, `[]`, `null` and their nestings say nothing).
+fn has_data(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Array(a) => a.iter().any(has_data),
+        Value::Object(o) => o.values().any(has_data),
+        _ => true,
+    }
 }
 
 /// The tool name an entry is served under: its `tool`, else its id.

@@ -87,7 +87,7 @@ mod enabled {
         pub async fn on_search(&self, n: usize) -> Option<String> {
             match *self {
                 Fault::CrashAfter(k) if n >= k => {
-                    eprintln!("evalgate proxy: injected fault: crashing on search {n}");
+                    crate::errln!("evalgate proxy: injected fault: crashing on search {n}");
                     std::process::exit(101);
                 }
                 Fault::HangAfter(k) if n >= k => {

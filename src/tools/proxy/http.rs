@@ -438,7 +438,7 @@ impl ProxyMcp {
                 ));
             }
             Some((OnToolDrift::Log, _)) => {
-                eprintln!("evalgate proxy: tool_drift call allowed (log mode) {name}");
+                crate::errln!("evalgate proxy: tool_drift call allowed (log mode) {name}");
             }
             None => {}
         }

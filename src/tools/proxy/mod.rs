@@ -148,7 +148,7 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
         sup: crate::infra::process::Supervisor::new(),
     });
     if cfg.mcp_servers.iter().any(|s| cfg.drift_tracked(s)) {
-        eprintln!(
+        crate::errln!(
             "evalgate proxy: tool drift policy on_tool_drift={} (baselines are in memory; a restart re-baselines)",
             cfg.on_tool_drift
         );
@@ -156,7 +156,7 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
     // SIGTERM from whoever launched us stops the upstream servers too
     state.sup.install_signal_handlers();
     upstream::start_all(state.clone(), &cfg).await;
-    eprintln!(
+    crate::errln!(
         "evalgate proxy: listening on http://{}",
         listener.local_addr()?
     );
@@ -166,7 +166,7 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
     use axum::serve::ListenerExt;
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
-            eprintln!("evalgate proxy: cannot set TCP_NODELAY on a connection: {e}");
+            crate::errln!("evalgate proxy: cannot set TCP_NODELAY on a connection: {e}");
         }
     });
     axum::serve(listener, http::router(state))

@@ -102,7 +102,7 @@ pub async fn start(state: std::sync::Arc<State>, server: String) -> ScanJob {
     let id = job.job_id.clone();
     state.scans.lock().await.insert(server.clone(), job);
     if state.fault.cancels_scans() {
-        eprintln!("evalgate proxy: injected fault: cancelling the scan of {server:?}");
+        crate::errln!("evalgate proxy: injected fault: cancelling the scan of {server:?}");
         if let Some(j) = state.scans.lock().await.get_mut(&server) {
             j.status = "cancelled";
             j.completed_at = Some(now());

@@ -91,7 +91,7 @@ impl ClientHandler for UpstreamClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(state) = self.state.upgrade() {
             if state.fault.ignores_list_changed() {
-                eprintln!(
+                crate::errln!(
                     "evalgate proxy: injected fault: ignoring list_changed from {:?}",
                     self.name
                 );
@@ -153,7 +153,7 @@ fn observe(state: &State, name: &str, definitions: Vec<Value>) {
     let mut drift = state.drift.lock().unwrap_or_else(|p| p.into_inner());
     let mode = drift.mode();
     for ev in drift.observe(name, definitions) {
-        eprintln!("{}", ev.log_line(mode));
+        crate::errln!("{}", ev.log_line(mode));
     }
 }
 
@@ -175,7 +175,7 @@ pub async fn refresh(state: &Arc<State>, name: &str) {
             }
             set_status(state, name, true, "ready", n, None).await;
             if let Err(e) = state.reindex().await {
-                eprintln!("evalgate proxy: reindex failed: {e:#}");
+                crate::errln!("evalgate proxy: reindex failed: {e:#}");
             }
         }
         Some(Err(e)) => set_status(state, name, false, "error", 0, Some(e)).await,
@@ -270,12 +270,12 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
                         drop(inner);
                         set_status(&st, &name, true, "ready", n, None).await;
                         if let Err(err) = st.reindex().await {
-                            eprintln!("evalgate proxy: reindex failed: {err:#}");
+                            crate::errln!("evalgate proxy: reindex failed: {err:#}");
                         }
                         return;
                     }
                     Err(e) => {
-                        eprintln!(
+                        crate::errln!(
                             "evalgate proxy: upstream {name:?} failed (attempt {attempt}/3): {e}"
                         );
                         last_err = e;

@@ -137,7 +137,7 @@ impl CheckSpec {
             detail: format!(
                 "the system does not show the whole corpus ({why}): {}. Nothing was measured: \
                  scores over an incomplete catalog would be wrong. A server never seen usually \
-                 did not start (see the system's log); single tools that never appear even \
+                 did not start (its log follows when evalgate started it); single tools that never appear even \
                  when searched by their own name and description are either missing or \
                  unreachable by its search (a router that prunes, a result cap). Set \
                  [sut.catalog] allow_partial = true to measure anyway, with the coverage \
@@ -218,7 +218,7 @@ pub async fn by_search(
             answered += 1;
             if !spec.quiet && told.elapsed() >= PROGRESS_EVERY {
                 told = Instant::now();
-                eprintln!(
+                crate::errln!(
                     "{}: catalog probe round {rounds}: {answered}/{todo_len} searches, {}/{} tools seen",
                     spec.system,
                     seen.len(),
@@ -245,7 +245,7 @@ pub async fn by_search(
         cov.rounds = rounds;
         cov.seconds = start.elapsed().as_secs_f64();
         if !spec.quiet && rounds > 1 && !(cov.complete() && stable) {
-            eprintln!(
+            crate::errln!(
                 "{}: catalog probe round {rounds}: {}/{} tools seen{}",
                 spec.system,
                 cov.seen,

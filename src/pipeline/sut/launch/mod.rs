@@ -204,7 +204,7 @@ pub async fn check_catalog(
         _ => catalog::by_search(r, corpus, &spec).await?,
     };
     if !s.quiet {
-        eprintln!("{}: catalog {}", spec.system, cov.summary());
+        crate::errln!("{}: catalog {}", spec.system, cov.summary());
     }
     Ok(cov)
 }
@@ -240,7 +240,7 @@ pub async fn launch(
         LaunchTransport::Stdio => {
             let p = prepare(s, &plan, dir.path(), sup, &shape).await?;
             if !s.check.quiet {
-                eprintln!(
+                crate::errln!(
                     "{name}: starting {} (stdio) over {} replayed server(s)",
                     p.program.display(),
                     plan.upstreams.len()
@@ -307,7 +307,8 @@ pub async fn launch(
         // through the launched retriever, which watches the process while probing
         match check_catalog(&s.check, &launched, Some(&launched.search), &corpus.value).await {
             Ok(c) => c,
-            Err(e) => return Err(launched.explain(e).await),
+            // the proxy's log goes with the failure (explain adds it when the proxy died)
+            Err(e) => return Err(launched.explain(e).await.with_log(&launched.log_tail())),
         }
     });
     settle(s, &launched, golden).await?;

@@ -77,7 +77,7 @@ pub async fn start(
             }
         };
         if !s.check.quiet && shape.rest_ready {
-            eprintln!(
+            crate::errln!(
                 "{name}: catalog ready ({} tools) after {:.1} s",
                 plan.want.len(),
                 took.as_secs_f64()
@@ -108,7 +108,7 @@ fn spawn(
     spec.env = p.env.clone();
     spec.cwd = Some(p.cwd.clone());
     if !s.check.quiet {
-        eprintln!(
+        crate::errln!(
             "{name}: starting {} on {} over {} replayed server(s)",
             spec.program.display(),
             p.listen,

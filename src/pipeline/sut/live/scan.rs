@@ -344,7 +344,7 @@ impl Detector for ProxyScan {
         let mut unplaced = 0;
         for (k, l) in launches.iter().enumerate() {
             if !self.proxy.check.quiet {
-                eprintln!(
+                crate::errln!(
                     "proxy-scan: launch {}/{} ({} entries that cannot see each other, with their declared peers)",
                     k + 1,
                     launches.len(),
@@ -385,7 +385,7 @@ impl Detector for ProxyScan {
             running.proxy.terminate(Duration::from_secs(2)).await;
         }
         if unplaced > 0 && !self.proxy.check.quiet {
-            eprintln!(
+            crate::errln!(
                 "proxy-scan: {unplaced} finding(s) located at no entry's tool (server-level findings, peers) were not counted"
             );
         }

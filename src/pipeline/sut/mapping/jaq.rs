@@ -8,16 +8,27 @@ use serde_json::Value;
 /// A compiled filter.
 pub(super) type Filter = jaq_core::Filter<Native<Val>>;
 
-/// Compiles `code` with jaq-std's and jaq-json's definitions; `Err` is jaq's diagnostics as one
-/// line.
+/// jaq-std's filters with an effect beyond the value they map: reading evalgate's environment
+/// (`env`, where the job's tokens are), ending evalgate (`halt` exits 0, a gate passed
+/// unmeasured; `halt_error` also prints) and printing to stderr (`stderr`, `debug`). A filter
+/// comes from evalgate.toml, so from the pull request (SECURITY.md): these do not exist for it.
+const WITHHELD: &[&str] = &["env", "halt", "halt_error", "stderr", "debug"];
+
+/// Compiles `code` with jaq-std's and jaq-json's definitions, minus [`WITHHELD`]; `Err` is
+/// jaq's diagnostics as one line.
 pub(super) fn compile(code: &str) -> Result<Filter, String> {
     let arena = Arena::default();
-    let loader = Loader::new(jaq_std::defs().chain(jaq_json::defs()));
+    let std_defs = jaq_std::defs().filter(|d| !WITHHELD.contains(&d.name));
+    let loader = Loader::new(std_defs.chain(jaq_json::defs()));
     let modules = loader
         .load(&arena, File { code, path: () })
         .map_err(|errs| load_errors_message(code, errs))?;
     Compiler::default()
-        .with_funs(jaq_std::funs().chain(jaq_json::funs()))
+        .with_funs(
+            jaq_std::funs()
+                .filter(|(name, _, _)| !WITHHELD.contains(name))
+                .chain(jaq_json::funs()),
+        )
         .compile(modules)
         .map_err(compile_errors_message)
 }

@@ -48,6 +48,8 @@ pub fn check(filter: &str) -> Result<(), String> {
     let mut cmd = std::process::Command::new(exe);
     cmd.arg(ARG)
         .arg(filter)
+        .env_clear()
+        .envs(crate::infra::process::env::for_child())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());

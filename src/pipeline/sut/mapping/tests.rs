@@ -593,3 +593,30 @@ fn fast_path_agrees_with_the_filter_on_generated_answers() {
         "answered {answered}, declined {declined}"
     );
 }
+
+/// Issue 36: a filter comes from evalgate.toml, so from the pull request. It may not read
+/// evalgate's environment (where the job's tokens are), end evalgate (`halt` exits 0: a gate
+/// passed unmeasured) or print past the report; jq's ordinary filters all still work.
+#[test]
+fn a_filter_cannot_read_the_environment_end_evalgate_or_print() {
+    for f in [
+        "env",
+        "env.GITHUB_TOKEN",
+        "$ENV.GITHUB_TOKEN",
+        "halt",
+        "halt_error",
+        "halt_error(0)",
+        "stderr",
+        "debug",
+        "debug(\"x\")",
+    ] {
+        assert!(Mapper::new(f, IdStyle::Auto).is_err(), "{f} compiled");
+    }
+    let m = Mapper::new(
+        ".tools | map(.name) | sort | .[] | ascii_downcase | tostring",
+        IdStyle::Auto,
+    )
+    .unwrap();
+    let ids = m.run(&json!({"tools": [{"name": "A"}]}));
+    assert!(ids.is_ok(), "{ids:?}");
+}

@@ -1,0 +1,261 @@
+//! The measurement's guarantee holds to its end, not only at its start. The catalog check and
+//! the first answers show a system that answers; a system with a per-session search budget, a
+//! rate limit or a licence that runs out can stop answering half-way and say so in words that
+//! map to no tool (a plain-text refusal, not an MCP error): every later query would then be
+//! scored as a miss, and the numbers would be wrong without anything failing.
+//!
+//! So after the measured runs a fixed, spread-out sample of the queries the system did answer
+//! is asked again and the answers are compared by content. Most of them now empty is the
+//! system failing (exit 3, [`SutError::Degraded`], nothing gated); a few of them empty, or
+//! answered differently, is a warning.
+
+use super::Limits;
+use crate::infra::text::Text;
+use crate::pipeline::dataset::GoldenSet;
+use crate::pipeline::sut::observe::RetrievalObservations;
+use crate::pipeline::sut::{Retriever, SearchRequest, SutError};
+
+/// Queries asked again after the measured runs.
+pub const WITNESSES: usize = 16;
+
+/// One witness asked again: its id, what the measurement got, what came back now.
+#[derive(Debug, Clone)]
+pub struct Witness {
+    pub id: Text,
+    pub measured: Vec<Text>,
+    /// The answer now, or why there was none.
+    pub now: Result<Vec<Text>, String>,
+}
+
+impl Witness {
+    /// Answered during the measurement, and now with nothing (or not at all).
+    pub fn lost(&self) -> bool {
+        self.now.as_ref().map_or(true, Vec::is_empty)
+    }
+    /// Answered now, but not with the list the measurement got.
+    pub fn changed(&self) -> bool {
+        self.now
+            .as_ref()
+            .is_ok_and(|n| !n.is_empty() && *n != self.measured)
+    }
+}
+
+/// What asking the sample again showed.
+#[derive(Debug, Clone, Default)]
+pub struct Recheck {
+    pub witnesses: Vec<Witness>,
+}
+
+/// The witnesses: up to [`WITNESSES`] queries spread over the golden set whose answer in some
+/// run was not empty, each with the first such answer.
+fn witnesses<'a>(
+    golden: &'a GoldenSet,
+    obs: &RetrievalObservations,
+) -> Vec<(&'a Text, &'a Text, Vec<Text>)> {
+    let answered: Vec<(&Text, &Text, Vec<Text>)> = golden
+        .queries
+        .iter()
+        .filter_map(|q| {
+            obs.runs
+                .iter()
+                .filter_map(|r| r.queries.iter().find(|o| o.id == q.id))
+                .find(|o| !o.ranked.is_empty())
+                .map(|o| (&q.id, &q.query, o.ranked.clone()))
+        })
+        .collect();
+    let step = (answered.len() / WITNESSES).max(1);
+    answered.into_iter().step_by(step).take(WITNESSES).collect()
+}
+
+/// Asks the witnesses again, each bounded by the request timeout, with the measurement's
+/// limit and concurrency.
+pub async fn run(
+    r: &dyn Retriever,
+    golden: &GoldenSet,
+    obs: &RetrievalObservations,
+    limits: Limits,
+) -> Recheck {
+    use futures::StreamExt;
+    let asked = witnesses(golden, obs);
+    let requested = obs.requested;
+    let witnesses =
+        futures::stream::iter(asked.into_iter().map(|(id, text, measured)| async move {
+            let req = SearchRequest {
+                run: 0,
+                query_id: id,
+                text,
+                limit: requested,
+            };
+            let now = match tokio::time::timeout(limits.request_timeout, r.search(req)).await {
+                Ok(Ok(ranked)) => Ok(ranked.ids),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => Err(format!(
+                    "no answer within {} s",
+                    limits.request_timeout.as_secs_f64()
+                )),
+            };
+            Witness {
+                id: id.clone(),
+                measured,
+                now,
+            }
+        }))
+        .buffered(limits.concurrency.max(1))
+        .collect()
+        .await;
+    Recheck { witnesses }
+}
+
+impl Recheck {
+    fn lost(&self) -> Vec<&Witness> {
+        self.witnesses.iter().filter(|w| w.lost()).collect()
+    }
+
+    /// The system failing: most witnesses it had answered now come back with nothing. The
+    /// detail says how many, names one, and how long the run of empty answers at the end of the
+    /// measurement was.
+    pub fn failure(&self, obs: &RetrievalObservations) -> Option<SutError> {
+        let lost = self.lost();
+        let asked = self.witnesses.len();
+        if asked == 0 || lost.len() * 2 <= asked {
+            return None;
+        }
+        let answers: Vec<bool> = obs
+            .runs
+            .iter()
+            .flat_map(|r| &r.queries)
+            .map(|q| q.ranked.is_empty())
+            .collect();
+        let tail = answers.iter().rev().take_while(|&&e| e).count();
+        let empty = answers.iter().filter(|&&e| e).count();
+        let first = lost[0];
+        let why = match &first.now {
+            Ok(_) => format!(
+                "query {:?} had {} result(s), now none",
+                first.id.as_str(),
+                first.measured.len()
+            ),
+            Err(e) => format!("query {:?}: {}", first.id.as_str(), clip(e)),
+        };
+        Some(SutError::Degraded {
+            system: obs.system.clone(),
+            detail: format!(
+                "asked again after the measured runs, {} of {asked} queries it had answered came back empty or unanswered ({why}); {} of its {} answers were empty{}. Its refusals would be scored as misses, so nothing is gated (a per-session search budget or rate limit? raise it, or lower --runs)",
+                lost.len(),
+                empty,
+                answers.len(),
+                if tail > 0 {
+                    format!(", the last {tail} in a row")
+                } else {
+                    String::new()
+                }
+            ),
+        })
+    }
+
+    /// What a reader should know when the system did not fail: a few witnesses lost, or
+    /// answered differently from the measurement.
+    pub fn warnings(&self, system: &str) -> Vec<String> {
+        let asked = self.witnesses.len();
+        let lost = self.lost().len();
+        let changed = self.witnesses.iter().filter(|w| w.changed()).count();
+        let mut out = Vec::new();
+        if lost > 0 && lost * 2 <= asked {
+            out.push(format!(
+                "{system}: asked again after the measured runs, {lost} of {asked} queries it had answered came back empty or unanswered: it may have stopped answering near the end of the measurement"
+            ));
+        }
+        if changed > 0 {
+            out.push(format!(
+                "{system}: asked again after the measured runs, {changed} of {asked} queries were answered differently than during the measurement: the system changed while it was measured"
+            ));
+        }
+        out
+    }
+}
+
+fn clip(s: &str) -> String {
+    crate::infra::text::sanitize::clip(s, 200)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::sut::observe::{QueryObservation, RetrievalRun};
+
+    fn obs(answers: &[usize]) -> RetrievalObservations {
+        RetrievalObservations {
+            system: "p".into(),
+            requested: 20,
+            runs: vec![RetrievalRun {
+                run: 1,
+                queries: answers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &n)| QueryObservation {
+                        id: format!("q{i}").into(),
+                        ranked: (0..n).map(|k| format!("s:t{k}").into()).collect(),
+                        latency_ms: 1.0,
+                    })
+                    .collect(),
+            }],
+        }
+    }
+
+    fn witness(measured: usize, now: Result<usize, &str>) -> Witness {
+        let ids = |n: usize| (0..n).map(|k| format!("s:t{k}").into()).collect();
+        Witness {
+            id: "q0".into(),
+            measured: ids(measured),
+            now: now.map(ids).map_err(String::from),
+        }
+    }
+
+    /// Most witnesses lost is the system failing, with the run of empty answers at the end;
+    /// half or fewer lost, or answers that changed, are warnings only.
+    #[test]
+    fn most_witnesses_lost_is_a_failure_and_a_few_a_warning() {
+        let o = obs(&[3, 3, 0, 3, 0, 0, 0]);
+        let lost = Recheck {
+            witnesses: vec![
+                witness(3, Ok(0)),
+                witness(3, Err("crashed")),
+                witness(3, Ok(3)),
+            ],
+        };
+        let e = lost.failure(&o).expect("2 of 3 lost");
+        assert_eq!(e.kind(), "degraded");
+        assert_eq!(
+            e.to_string(),
+            "p stopped answering during the measurement: asked again after the measured runs, 2 of 3 queries it had answered came back empty or unanswered (query \"q0\" had 3 result(s), now none); 4 of its 7 answers were empty, the last 3 in a row. Its refusals would be scored as misses, so nothing is gated (a per-session search budget or rate limit? raise it, or lower --runs)"
+        );
+        assert!(lost.warnings("p").is_empty());
+        let few = Recheck {
+            witnesses: vec![witness(3, Ok(0)), witness(3, Ok(3)), witness(3, Ok(2))],
+        };
+        assert!(few.failure(&o).is_none());
+        let w = few.warnings("p");
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("1 of 3 queries it had answered came back empty"));
+        assert!(w[1].contains("1 of 3 queries were answered differently"));
+        assert!(Recheck::default().failure(&o).is_none());
+    }
+
+    /// The witnesses are spread over the queries answered in some run, with that answer.
+    #[test]
+    fn witnesses_are_answered_queries_spread_over_the_golden_set() {
+        let golden: GoldenSet = serde_json::from_value(serde_json::json!({
+            "corpus_version": "1",
+            "queries": (0..40).map(|i| serde_json::json!({
+                "id": format!("q{i}"), "query": "x", "labels": [{"tool_id": "s:t0", "relevance": 1}]
+            })).collect::<Vec<_>>()
+        }))
+        .unwrap();
+        let answers: Vec<usize> = (0..40).map(|i| usize::from(i % 2 == 0)).collect();
+        let w = witnesses(&golden, &obs(&answers));
+        assert_eq!(w.len(), WITNESSES);
+        assert!(w.iter().all(|(_, _, m)| m.len() == 1));
+        assert_eq!(w[0].0.as_str(), "q0");
+        assert_eq!(w[1].0.as_str(), "q2");
+    }
+}
