@@ -308,7 +308,9 @@ pub fn evaluate(
             checks: Vec::new(),
             ungated: Vec::new(),
             worst_queries: Vec::new(),
+            improved_queries: Vec::new(),
             new_confusions: None,
+            significance: None,
         };
     }
     let mut checks = Vec::new();
