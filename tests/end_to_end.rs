@@ -66,6 +66,21 @@ fn sc007_an_unchanged_system_reproduces_its_baseline_over_repeated_runs() {
                 );
             }
         }
+        // no query moved: nothing to test, p = 1, nothing significant
+        let paired: Vec<&Value> = r["gate"]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c.get("paired"))
+            .collect();
+        assert_eq!(paired.len(), 3, "{}", r["gate"]);
+        for p in paired {
+            assert_eq!(p["p_value"], 1.0, "{p}");
+            assert_eq!((&p["worse"], &p["better"]), (&json!(0), &json!(0)), "{p}");
+            assert_eq!(p["significant"], false, "{p}");
+            assert_eq!(p["delta_ci95"], json!([0.0, 0.0]), "{p}");
+        }
+        assert!(r["gate"].get("improved_queries").is_none());
         let m = &r["retrieval"]["metrics"]["ndcg_at_10"];
         assert_eq!(m["per_run"].as_array().unwrap().len(), 3);
         assert_eq!(m["sd"].as_f64(), Some(0.0));
@@ -123,9 +138,58 @@ fn sc003_a_degraded_index_lowers_the_scores_and_fails_the_gate_naming_the_metric
         let was = base["retrieval"]["metrics"][m]["value"].as_f64().unwrap();
         assert!(cur < was - 0.05, "{m}: {cur} not clearly below {was}");
     }
+    // each gated metric's paired comparison with the baseline's per-query values: the worse
+    // queries counted as the test counts them, significant, its interval below 0
+    for m in ["recall_at_5", "mrr", "ndcg_at_10"] {
+        let c = r["gate"]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["subject"] == "retrieval" && c["metric"] == m)
+            .unwrap();
+        let p = &c["paired"];
+        let (mut worse, mut better, mut paired) = (0, 0, 0);
+        for q in r["retrieval"]["per_query"].as_array().unwrap() {
+            let Some(was) = base["retrieval"]["per_query"][q["id"].as_str().unwrap()][m].as_f64()
+            else {
+                continue;
+            };
+            let d = q["metrics"][m].as_f64().unwrap() - was;
+            paired += 1;
+            worse += usize::from(d < -1e-6);
+            better += usize::from(d > 1e-6);
+        }
+        assert_eq!(p["queries"], paired, "{m}: {p}");
+        assert_eq!(p["worse"], worse, "{m}: {p}");
+        assert_eq!(p["better"], better, "{m}: {p}");
+        assert!(worse > better && paired > 100, "{m}: {p}");
+        assert_eq!(p["method"], "monte_carlo", "{m}: {p}");
+        assert!(p["p_value"].as_f64().unwrap() < 0.05, "{m}: {p}");
+        assert!(p["p_holm"].as_f64().unwrap() < 0.05, "{m}: {p}");
+        assert_eq!(p["significant"], true, "{m}: {p}");
+        let ci = p["delta_ci95"].as_array().unwrap();
+        let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+        let mean = p["mean_delta"].as_f64().unwrap();
+        assert!(lo <= mean && mean <= hi && hi < 0.0, "{m}: {p}");
+        assert!(
+            c["message"]
+                .as_str()
+                .unwrap()
+                .contains("significant at α = 0.05 (p "),
+            "{m}: {}",
+            c["message"]
+        );
+    }
+    assert_eq!(
+        r["gate"]["significance"],
+        json!({"alpha": 0.05, "required": false})
+    );
     let md = std::fs::read_to_string(d.path().join("evalgate-report/report.md")).unwrap();
     assert!(
-        md.contains("❌ fail") && md.contains("Most regressed queries"),
+        md.contains("❌ fail")
+            && (md.contains("Most regressed queries")
+                || md.contains("Queries that changed most (worse first, then better)"))
+            && md.contains("(significant) · CI \u{2212}"),
         "{md}"
     );
 }

@@ -51,6 +51,7 @@ pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
         why_no_baseline: why_none,
         update_command,
         new_detector: s.gate.new_detector,
+        significance: s.gate.significance,
     };
     let plan = Plan {
         part,

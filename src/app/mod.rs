@@ -576,6 +576,7 @@ pub async fn evaluate(
         why_no_baseline: why_none,
         update_command: update_command(&std::env::args().collect::<Vec<_>>()),
         new_detector: s.gate.new_detector,
+        significance: s.gate.significance,
     };
     let limits = Limits {
         request_timeout: s.measure.timeout,

@@ -166,9 +166,28 @@ pub struct GateFile {
     pub new_detector_fpr_ceiling: Option<LimitSetting>,
     /// Recall floor of such a detector [default 0.10]; `false`: none.
     pub new_detector_recall_floor: Option<LimitSetting>,
+    /// Alpha of the paired per-query comparisons (after Holm–Bonferroni) [default 0.05].
+    pub significance: Option<f64>,
+    /// A drop beyond the tolerance fails only when also significant [default false].
+    pub require_significance: Option<bool>,
 }
 
 impl GateFile {
+    fn significance(&self) -> anyhow::Result<crate::pipeline::gate::Significance> {
+        let d = crate::pipeline::gate::Significance::default();
+        let alpha = match self.significance {
+            None => d.alpha,
+            Some(a) if a > 0.0 && a < 1.0 => a,
+            Some(a) => anyhow::bail!(
+                "[gate] significance: expected a level between 0 and 1 (exclusive), such as 0.05, found {a}"
+            ),
+        };
+        Ok(crate::pipeline::gate::Significance {
+            alpha,
+            required: self.require_significance.unwrap_or(d.required),
+        })
+    }
+
     fn limits(&self) -> anyhow::Result<crate::pipeline::gate::NewDetectorLimits> {
         let d = crate::pipeline::gate::DEFAULT_NEW_DETECTOR;
         let one = |key: &str, v: Option<LimitSetting>, default: Option<f64>| match v {
@@ -503,6 +522,7 @@ impl Settings {
                 baseline: a.baseline.clone().or(rel(base, f.run.baseline)),
                 no_baseline: a.no_baseline,
                 new_detector: f.gate.limits()?,
+                significance: f.gate.significance()?,
             },
             config_file: file_path,
         })

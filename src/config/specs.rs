@@ -36,6 +36,8 @@ pub struct GateSpec {
     pub no_baseline: bool,
     /// `[gate]`: limits of a detector the baseline has no entry for.
     pub new_detector: crate::pipeline::gate::NewDetectorLimits,
+    /// `[gate] significance`, `require_significance`: the paired comparisons' level and rule.
+    pub significance: crate::pipeline::gate::Significance,
 }
 
 /// Where the reports go and how the terminal shows them.
@@ -162,6 +164,24 @@ mod tests {
         (dir, s)
     }
 
+    #[test]
+    fn a_significance_level_outside_0_to_1_is_refused_by_name() {
+        for bad in ["0", "1", "1.5", "-0.05"] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("evalgate.toml");
+            std::fs::write(&path, format!("[gate]\nsignificance = {bad}\n")).unwrap();
+            let a = EvalArgs {
+                config: Some(path),
+                ..EvalArgs::default()
+            };
+            let e = Settings::resolve(&a).unwrap_err().to_string();
+            assert!(
+                e.contains("[gate] significance: expected a level between 0 and 1"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
     const FILE: &str = r#"
 detectors = ["rules", "proxy_scan", "rules"]
 [run]
@@ -177,6 +197,8 @@ url = "http://file.example/mcp"
 ready_timeout = 7
 [gate]
 new_detector_fpr_ceiling = 0.2
+significance = 0.01
+require_significance = true
 [proxy_scan]
 scan_timeout = 9
 "#;
@@ -188,6 +210,13 @@ scan_timeout = 9
         assert_eq!(s.measure.timeout, Duration::from_secs(5));
         assert_eq!(s.report.out, dir.path().join("o"));
         assert_eq!(s.gate.new_detector.fpr_ceiling, Some(0.2));
+        assert_eq!(
+            s.gate.significance,
+            crate::pipeline::gate::Significance {
+                alpha: 0.01,
+                required: true
+            }
+        );
         let SutSpec::Mcp { name, mcp, check } = &s.sut else {
             panic!("{:?}", s.sut)
         };
@@ -213,6 +242,10 @@ scan_timeout = 9
         assert_eq!(
             s.gate.new_detector,
             crate::pipeline::gate::DEFAULT_NEW_DETECTOR
+        );
+        assert_eq!(
+            s.gate.significance,
+            crate::pipeline::gate::Significance::default()
         );
         assert!(matches!(s.sut, SutSpec::Embedded), "{:?}", s.sut);
         let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();

@@ -5,6 +5,7 @@
 //! verdict alone, so they always agree.
 
 pub mod model;
+pub mod paired;
 mod words;
 
 use crate::infra::text::Text;
@@ -14,7 +15,7 @@ use crate::pipeline::score::metrics::{DETECTION_METRICS, Metric, QueryMetrics, R
 use crate::pipeline::score::stats::Summary;
 pub use model::*;
 use std::collections::BTreeMap;
-pub use words::{sentence, signed};
+pub use words::{p_value as words_p_value, sentence, signed};
 
 /// Slack for rounding: baselines store values to 6 decimals.
 const EPS: f64 = 1e-6;
@@ -46,6 +47,7 @@ fn tolerance_check(
         limit: None,
         status: CheckStatus::Info,
         message: String::new(),
+        paired: None,
     };
     let Some(b) = b else {
         check.message = "no baseline value; reported only".into();
@@ -169,6 +171,7 @@ fn threshold_check(
         limit: Some(limit),
         status,
         message,
+        paired: None,
     }
 }
 
@@ -197,6 +200,8 @@ pub struct Policy {
     /// The command that writes a baseline for this run, quoted in every "not gated" headline.
     pub update_command: String,
     pub new_detector: NewDetectorLimits,
+    /// `[gate] significance` and `require_significance`.
+    pub significance: Significance,
 }
 
 impl Default for Policy {
@@ -205,6 +210,7 @@ impl Default for Policy {
             why_no_baseline: None,
             update_command: "evalgate baseline update".into(),
             new_detector: DEFAULT_NEW_DETECTOR,
+            significance: Significance::default(),
         }
     }
 }
@@ -274,6 +280,8 @@ pub fn shard_outcome(shard: crate::pipeline::dataset::shard::Shard) -> GateOutco
         checks: Vec::new(),
         ungated: Vec::new(),
         worst_queries: Vec::new(),
+        improved_queries: Vec::new(),
+        significance: None,
         new_confusions: None,
     }
 }
@@ -300,13 +308,17 @@ pub fn evaluate(
             checks: Vec::new(),
             ungated: Vec::new(),
             worst_queries: Vec::new(),
+            improved_queries: Vec::new(),
             new_confusions: None,
+            significance: None,
         };
     }
     let mut checks = Vec::new();
     let b = baseline.map(|(_, b)| b);
     // detectors held to the default limits only (the baseline has no entry for them)
     let mut defaulted: Vec<String> = Vec::new();
+    // drops beyond the tolerance that passed as not significant (require_significance)
+    let mut let_through: Vec<String> = Vec::new();
     if let Some(r) = &inputs.retrieval {
         let rb = b.and_then(|b| b.retrieval.as_ref());
         for m in RETRIEVAL_METRICS {
@@ -317,6 +329,7 @@ pub fn evaluate(
                 rb.and_then(|rb| rb.metrics.get(m.key())),
             ));
         }
+        let_through = compare_per_query(&mut checks, r, rb, cx.significance);
     }
     for d in &inputs.detectors {
         let subject = format!("detector:{}", d.name);
@@ -394,6 +407,7 @@ pub fn evaluate(
                         "the baseline's {} {word} {l:.3} for {name} is not checked: {name} did not run in this measurement",
                         metric.label()
                     ),
+                    paired: None,
                 });
             }
         }
@@ -426,6 +440,7 @@ pub fn evaluate(
             } else {
                 format!("failed probes: {}", failed.join(", "))
             },
+            paired: None,
         });
     }
     // measured parts with no gated check: with a baseline, a pass does not cover them
@@ -451,7 +466,11 @@ pub fn evaluate(
     } else {
         Vec::new()
     };
-    let worst_queries = worst_queries(inputs.retrieval.as_ref(), b);
+    let (worst_queries, improved_queries) = changed_queries(inputs.retrieval.as_ref(), b);
+    let significance = checks
+        .iter()
+        .any(|c| c.paired.is_some())
+        .then_some(cx.significance);
     let new_confusions = new_confusions(inputs.retrieval.as_ref(), b);
     let failures: Vec<&Check> = checks
         .iter()
@@ -507,6 +526,12 @@ pub fn evaluate(
         if !tail.is_empty() {
             tail.push_str(&format!("; `{update}` writes a baseline that does"));
         }
+        if !let_through.is_empty() {
+            tail.push_str(&format!(
+                "; {} dropped beyond the tolerance but not significantly ([gate] require_significance)",
+                let_through.join(", ")
+            ));
+        }
         (
             Verdict::Pass,
             format!("gate passed: all {gated} gated check(s) held{tail}"),
@@ -519,8 +544,77 @@ pub fn evaluate(
         checks,
         ungated,
         worst_queries,
+        improved_queries,
+        significance,
         new_confusions,
     }
+}
+
+/// The paired comparison of every gated retrieval check with the baseline's per-query values
+/// (when it keeps them for the metric), Holm–Bonferroni over them, and the rule: with
+/// `require_significance`, a drop beyond the tolerance that is not significant passes; either
+/// way a check's message says whether its change is significant.
+fn compare_per_query(
+    checks: &mut [Check],
+    r: &RetrievalInputs,
+    rb: Option<&crate::pipeline::baseline::RetrievalBaseline>,
+    sig: Significance,
+) -> Vec<String> {
+    let mut let_through = Vec::new();
+    let Some(rb) = rb.filter(|rb| !rb.per_query.is_empty()) else {
+        return let_through;
+    };
+    let mut family: Vec<usize> = Vec::new();
+    for (i, c) in checks.iter_mut().enumerate() {
+        if c.subject != "retrieval" || c.kind != CheckKind::Tolerance {
+            continue;
+        }
+        let Some(m) = Metric::from_key(&c.metric) else {
+            continue;
+        };
+        let pairs: Vec<(f64, f64)> = r
+            .per_query
+            .iter()
+            .filter_map(|q| {
+                let b = *rb.per_query.get(q.id.as_str())?.get(m.key())?;
+                Some((b, q.metrics.get(m)?))
+            })
+            .collect();
+        c.paired = paired::compare(&pairs, c.direction == Direction::Higher);
+        if c.paired.is_some() {
+            family.push(i);
+        }
+    }
+    let ps: Vec<f64> = family
+        .iter()
+        .filter_map(|&i| checks[i].paired.as_ref().map(|p| p.p_value))
+        .collect();
+    let adjusted = paired::holm(&ps);
+    for (&i, h) in family.iter().zip(adjusted) {
+        let c = &mut checks[i];
+        let Some(p) = c.paired.as_mut() else { continue };
+        let significant = h <= sig.alpha + f64::EPSILON;
+        p.p_holm = Some(h);
+        p.significant = Some(significant);
+        let said = words::significance(p, sig.alpha);
+        match (c.status, significant) {
+            (CheckStatus::Fail, false) if sig.required => {
+                c.status = CheckStatus::Pass;
+                let_through.push(crate::pipeline::score::metrics::label(&c.metric).to_string());
+                c.message = format!(
+                    "{}: beyond the tolerance, but {said}; passes, since [gate] require_significance = true",
+                    words::sentence(c)
+                );
+            }
+            (CheckStatus::Fail, false) => {
+                c.message.push_str(&format!(
+                    "; the change is large but {said}: it may be query-sample noise"
+                ));
+            }
+            _ => c.message.push_str(&format!("; {said}")),
+        }
+    }
+    let_through
 }
 
 /// The run's confusion pairs the baseline does not have, worst first; `None` when either side
@@ -539,17 +633,26 @@ fn new_confusions(r: Option<&RetrievalInputs>, b: Option<&Baseline>) -> Option<N
     })
 }
 
-/// Queries that dropped the most in Recall@5 then nDCG@10 against the baseline's per-query
-/// values; without them, the lowest-scoring queries.
-fn worst_queries(r: Option<&RetrievalInputs>, b: Option<&Baseline>) -> Vec<QueryDelta> {
+/// Most queries each list of changed queries keeps.
+const CHANGED_QUERIES_MAX: usize = 10;
+
+/// The queries that changed most against the baseline's per-query values: those that dropped
+/// the most in Recall@5 or nDCG@10 (the larger drop decides), worst first, and those that rose
+/// the most (with no drop in either), best first. Without per-query baseline values, the
+/// lowest-scoring queries and no improved ones.
+fn changed_queries(
+    r: Option<&RetrievalInputs>,
+    b: Option<&Baseline>,
+) -> (Vec<QueryDelta>, Vec<QueryDelta>) {
     let Some(r) = r else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     let per_query: Option<&BTreeMap<String, BTreeMap<String, f64>>> = b
         .and_then(|b| b.retrieval.as_ref())
         .map(|rb| &rb.per_query)
         .filter(|m| !m.is_empty());
     let mut out: Vec<QueryDelta> = Vec::new();
+    let mut up: Vec<QueryDelta> = Vec::new();
     for q in &r.per_query {
         let cur = q.metrics.ndcg_at_10;
         match per_query {
@@ -557,25 +660,33 @@ fn worst_queries(r: Option<&RetrievalInputs>, b: Option<&Baseline>) -> Vec<Query
                 let Some(base) = pq.get(q.id.as_str()) else {
                     continue;
                 };
-                // the larger of the two drops decides
+                // the larger of the two drops decides; the larger rise when neither dropped
                 let mut worst: Option<QueryDelta> = None;
+                let mut best: Option<QueryDelta> = None;
                 for m in [Metric::RecallAt5, Metric::NdcgAt10] {
                     let (Some(bv), Some(cv)) = (base.get(m.key()), q.metrics.get(m)) else {
                         continue;
                     };
                     let d = cv - bv;
+                    let delta = || QueryDelta {
+                        id: q.id.clone(),
+                        query: q.query.clone(),
+                        metric: m.key().into(),
+                        baseline: Some(*bv),
+                        current: cv,
+                        delta: Some(d),
+                    };
                     if d < -EPS && worst.as_ref().is_none_or(|w| d < w.delta.unwrap_or(0.0)) {
-                        worst = Some(QueryDelta {
-                            id: q.id.clone(),
-                            query: q.query.clone(),
-                            metric: m.key().into(),
-                            baseline: Some(*bv),
-                            current: cv,
-                            delta: Some(d),
-                        });
+                        worst = Some(delta());
+                    }
+                    if d > EPS && best.as_ref().is_none_or(|w| d > w.delta.unwrap_or(0.0)) {
+                        best = Some(delta());
                     }
                 }
-                out.extend(worst);
+                match worst {
+                    Some(w) => out.push(w),
+                    None => up.extend(best),
+                }
             }
             None if cur < 1.0 - EPS => out.push(QueryDelta {
                 id: q.id.clone(),
@@ -593,8 +704,14 @@ fn worst_queries(r: Option<&RetrievalInputs>, b: Option<&Baseline>) -> Vec<Query
         let kb = b.delta.unwrap_or(b.current);
         ka.total_cmp(&kb).then_with(|| a.id.cmp(&b.id))
     });
-    out.truncate(10);
-    out
+    out.truncate(CHANGED_QUERIES_MAX);
+    up.sort_by(|a, b| {
+        let ka = a.delta.unwrap_or_default();
+        let kb = b.delta.unwrap_or_default();
+        kb.total_cmp(&ka).then_with(|| a.id.cmp(&b.id))
+    });
+    up.truncate(CHANGED_QUERIES_MAX);
+    (out, up)
 }
 
 #[cfg(test)]

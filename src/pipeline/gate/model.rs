@@ -56,11 +56,39 @@ pub struct GateReport {
     /// Queries whose per-query score dropped the most against the baseline (or, with no
     /// per-query baseline, scored lowest).
     pub worst_queries: Vec<QueryDelta>,
+    /// Queries whose per-query score rose the most against the baseline, best first (with
+    /// `worst_queries`, the queries that changed most); empty without per-query baseline
+    /// values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub improved_queries: Vec<QueryDelta>,
+    /// The significance level of the paired comparisons and whether the gate requires it
+    /// (`[gate] significance`, `require_significance`); absent in reports written before
+    /// evalgate had them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub significance: Option<Significance>,
     /// The confusion pairs of this run that the baseline does not have (reported, never
     /// gated); absent when the baseline keeps no confusions (written before evalgate had
     /// them) or retrieval was not compared with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_confusions: Option<NewConfusions>,
+}
+
+/// `[gate] significance` and `require_significance`: the level at which a paired comparison is
+/// significant (after Holm–Bonferroni over the gate's paired comparisons) and whether a drop
+/// beyond the tolerance fails only when it is significant.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Significance {
+    pub alpha: f64,
+    pub required: bool,
+}
+
+impl Default for Significance {
+    fn default() -> Self {
+        Significance {
+            alpha: 0.05,
+            required: false,
+        }
+    }
 }
 
 /// Confusion pairs (a relevant tool missed the top 5, `taken` was there instead) that the
@@ -178,6 +206,49 @@ pub struct Check {
     pub limit: Option<f64>,
     pub status: CheckStatus,
     pub message: String,
+    /// The paired per-query comparison with the baseline (a gated retrieval metric whose
+    /// per-query values the baseline keeps); absent otherwise and in reports written before
+    /// evalgate had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<PairedComparison>,
+}
+
+/// How the randomization test's p-value was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PairedMethod {
+    /// Every sign assignment of the non-zero deltas enumerated (at most 20 of them).
+    Exact,
+    /// 10,000 random sign assignments, seeded: p = (1 + as extreme) / (1 + 10,000).
+    MonteCarlo,
+}
+
+/// One metric's per-query values against the baseline's, over the queries present in both:
+/// how many changed which way, a two-sided paired randomization test of the mean delta and a
+/// paired bootstrap 95 % interval of it (docs/metrics.md, "Paired comparison").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PairedComparison {
+    /// Queries present in both the run and the baseline's per-query values.
+    pub queries: usize,
+    /// Queries whose value moved the better way (by more than 0.000001).
+    pub better: usize,
+    pub worse: usize,
+    pub unchanged: usize,
+    /// Mean of current − baseline over these queries.
+    pub mean_delta: f64,
+    /// Paired bootstrap 95 % interval of `mean_delta` (10,000 resamples, seeded).
+    pub delta_ci95: Option<[f64; 2]>,
+    /// Two-sided p-value of the paired randomization (sign-flip) test of `mean_delta`.
+    pub p_value: f64,
+    pub method: PairedMethod,
+    /// Sign assignments counted: 2^n when exact, else the draws.
+    pub permutations: usize,
+    /// `p_value` adjusted by Holm–Bonferroni over the gate's paired comparisons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_holm: Option<f64>,
+    /// Whether `p_holm` is at most `[gate] significance` (alpha, default 0.05).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub significant: Option<bool>,
 }
 
 /// A query whose score dropped against the baseline (or, without per-query baseline values,

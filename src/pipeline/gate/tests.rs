@@ -16,6 +16,7 @@ fn check(subject: &str, metric: &str, kind: CheckKind) -> Check {
         limit: None,
         status: CheckStatus::Fail,
         message: "the message".into(),
+        paired: None,
     }
 }
 
@@ -259,6 +260,8 @@ fn the_exit_code_and_the_conclusion_follow_the_verdict_alone() {
         checks: vec![],
         ungated: ungated.iter().map(|s| s.to_string()).collect(),
         worst_queries: vec![],
+        improved_queries: vec![],
+        significance: None,
         new_confusions: None,
     };
     for (verdict, code, never, conclusion) in [
@@ -434,4 +437,136 @@ fn confusions_the_baseline_does_not_have_are_listed_as_new_and_never_gated() {
     r.retrieval.as_mut().unwrap().tool_diagnostics = ToolDiagnostics::default();
     assert!(verdict_of(&r, Some(&b)).new_confusions.is_none());
     assert!(r.to_baseline(None).retrieval.unwrap().confusions.is_none());
+}
+
+/// The fixture's report with `n` queries, every one scoring 1.0 in Recall@5 (and the mean to
+/// match), and the same report with the first `dropped` queries' Recall@5 down to 0.
+fn with_queries(n: usize, dropped: usize) -> (Report, Report) {
+    let mut r = report();
+    let rt = r.retrieval.as_mut().unwrap();
+    let q0 = rt.per_query[0].clone();
+    rt.per_query = (0..n)
+        .map(|i| {
+            let mut q = q0.clone();
+            q.id = format!("q{i:02}").into();
+            q.metrics.recall_at_5 = 1.0;
+            q
+        })
+        .collect();
+    rt.metrics.get_mut("recall_at_5").unwrap().mean = Some(1.0);
+    let mut worse = r.clone();
+    let wt = worse.retrieval.as_mut().unwrap();
+    for q in wt.per_query.iter_mut().take(dropped) {
+        q.metrics.recall_at_5 = 0.0;
+    }
+    wt.metrics.get_mut("recall_at_5").unwrap().mean = Some(1.0 - dropped as f64 / n as f64);
+    (r, worse)
+}
+
+fn recall_at_5(g: &GateReport) -> &Check {
+    g.checks
+        .iter()
+        .find(|c| c.subject == "retrieval" && c.metric == "recall_at_5")
+        .unwrap()
+}
+
+#[test]
+fn a_regression_over_many_queries_is_significant_and_its_interval_excludes_0() {
+    let (r, worse) = with_queries(30, 12);
+    let b = r.to_baseline(None);
+    let g = verdict_of(&worse, Some(&b));
+    let c = recall_at_5(&g);
+    assert_eq!(c.status, CheckStatus::Fail);
+    let p = c.paired.as_ref().expect("a paired comparison");
+    assert_eq!((p.queries, p.worse, p.better, p.unchanged), (30, 12, 0, 18));
+    // 12 non-zero deltas: exact, and only the two all-same-sign assignments are as extreme
+    assert_eq!(p.method, model::PairedMethod::Exact);
+    assert_eq!(p.p_value, 2.0 / 4096.0);
+    assert!((p.mean_delta + 0.4).abs() < 1e-9);
+    let [lo, hi] = p.delta_ci95.unwrap();
+    assert!(lo <= -0.4 && hi < 0.0, "{lo} {hi}");
+    assert_eq!(p.significant, Some(true));
+    assert!(p.p_holm.unwrap() >= p.p_value);
+    assert!(
+        c.message.contains("significant at α = 0.05"),
+        "{}",
+        c.message
+    );
+    assert_eq!(g.worst_queries.len(), 10);
+    assert!(g.worst_queries.iter().all(|q| q.delta == Some(-1.0)));
+    assert_eq!(g.significance, Some(Significance::default()));
+    // the same inputs, the same comparison
+    assert_eq!(recall_at_5(&verdict_of(&worse, Some(&b))).paired, c.paired);
+}
+
+#[test]
+fn an_unchanged_system_has_p_1_and_nothing_significant() {
+    let (r, _) = with_queries(30, 0);
+    let b = r.to_baseline(None);
+    let g = verdict_of(&r, Some(&b));
+    assert_eq!(g.verdict, Verdict::Pass, "{}", g.summary);
+    for c in g.checks.iter().filter(|c| c.paired.is_some()) {
+        let p = c.paired.as_ref().unwrap();
+        assert_eq!(p.p_value, 1.0);
+        assert_eq!(p.significant, Some(false));
+        assert_eq!((p.worse, p.better), (0, 0));
+        assert!(c.message.contains("not significant"), "{}", c.message);
+    }
+    assert!(g.worst_queries.is_empty() && g.improved_queries.is_empty());
+}
+
+#[test]
+fn a_large_drop_that_is_not_significant_says_so_and_passes_only_when_significance_is_required() {
+    // 2 of 30 queries lost Recall@5: −0.067, beyond the tolerance, but p = 0.5
+    let (r, worse) = with_queries(30, 2);
+    let b = r.to_baseline(None);
+    let g = verdict_of(&worse, Some(&b));
+    let c = recall_at_5(&g);
+    assert_eq!(c.status, CheckStatus::Fail);
+    assert_eq!(c.paired.as_ref().unwrap().p_value, 0.5);
+    assert!(
+        c.message.contains("large but not significant at α = 0.05"),
+        "{}",
+        c.message
+    );
+    let cx = Policy {
+        significance: Significance {
+            alpha: 0.05,
+            required: true,
+        },
+        ..Policy::default()
+    };
+    let g = evaluate(&worse.gate_inputs(), Some(("b.json", &b)), &cx);
+    assert_eq!(g.verdict, Verdict::Pass, "{}", g.summary);
+    assert!(
+        g.summary.contains(
+            "Recall@5 dropped beyond the tolerance but not significantly ([gate] require_significance)"
+        ),
+        "{}",
+        g.summary
+    );
+    let c = recall_at_5(&g);
+    assert_eq!(c.status, CheckStatus::Pass);
+    assert!(
+        c.message.contains("require_significance = true"),
+        "{}",
+        c.message
+    );
+    // a significant drop still fails when significance is required
+    let (_, much_worse) = with_queries(30, 12);
+    let g = evaluate(&much_worse.gate_inputs(), Some(("b.json", &b)), &cx);
+    assert_eq!(g.verdict, Verdict::Fail);
+}
+
+#[test]
+fn queries_that_rose_are_listed_best_first_after_those_that_fell() {
+    let (r, worse) = with_queries(30, 3);
+    // the worse run as the baseline: the three queries rose
+    let b = worse.to_baseline(None);
+    let g = verdict_of(&r, Some(&b));
+    assert!(g.worst_queries.is_empty());
+    let ids: Vec<&str> = g.improved_queries.iter().map(|q| q.id.as_str()).collect();
+    assert_eq!(ids, ["q00", "q01", "q02"]);
+    let p = recall_at_5(&g).paired.clone().unwrap();
+    assert_eq!((p.better, p.worse), (3, 0));
 }

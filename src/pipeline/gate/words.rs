@@ -71,3 +71,38 @@ pub fn sentence(c: &Check) -> String {
         _ => format!("{name}: {}", c.message),
     }
 }
+
+/// A p-value as it is read: four decimals, "< 0.0001" below that.
+pub fn p_value(p: f64) -> String {
+    if p < 0.0001 {
+        "< 0.0001".into()
+    } else {
+        format!("= {p:.4}")
+    }
+}
+
+/// A paired comparison in words: "significant at α = 0.05 (p = 0.0020, Holm-adjusted 0.0060;
+/// Δ 95 % CI −0.040 to −0.020; 12 of 40 queries worse, 3 better)".
+pub fn significance(p: &super::model::PairedComparison, alpha: f64) -> String {
+    let holm = p.p_holm.unwrap_or(p.p_value);
+    let adjusted = if (holm - p.p_value).abs() > f64::EPSILON {
+        format!(", Holm-adjusted {holm:.4}")
+    } else {
+        String::new()
+    };
+    let ci = p.delta_ci95.map_or_else(String::new, |[lo, hi]| {
+        format!("; Δ 95 % CI {} to {}", signed(lo, 3), signed(hi, 3))
+    });
+    format!(
+        "{} at α = {alpha} (p {}{adjusted}{ci}; {} of {} queries worse, {} better)",
+        if p.significant == Some(true) {
+            "significant"
+        } else {
+            "not significant"
+        },
+        p_value(p.p_value),
+        p.worse,
+        p.queries,
+        p.better,
+    )
+}

@@ -178,25 +178,51 @@ pub fn conclusion(r: &Report, code: i32) -> CheckRunConclusion {
     }
 }
 
+/// A number as a machine output carries it: rounded to 6 decimals, so `0.95 − 0.02` is `0.93`,
+/// not `0.9299999999999999` (the noise of binary floating point, not a measurement).
+pub fn machine_number(v: f64) -> f64 {
+    if v.is_finite() {
+        let r = (v * 1e6).round() / 1e6;
+        // no "-0.0"
+        if r == 0.0 { 0.0 } else { r }
+    } else {
+        v
+    }
+}
+
 /// The `regressions` step output: the failed checks as one line of JSON, an array of
-/// `{"subject", "metric", "kind", "current", "baseline", "limit"}` (`[]` when none), for
-/// `fromJSON(steps.<id>.outputs.regressions)`. A subject such as `detector:rules` holds a colon,
-/// so no `subject:metric` text format could be split reliably; JSON can.
+/// `{"subject", "metric", "kind", "current", "baseline", "limit"}` (`[]` when none), and with a
+/// paired per-query comparison also `"p_value"` and `"delta_ci95"`, for
+/// `fromJSON(steps.<id>.outputs.regressions)`. Numbers are rounded to 6 decimals
+/// ([`machine_number`]). A subject such as `detector:rules` holds a colon, so no
+/// `subject:metric` text format could be split reliably; JSON can.
 pub fn regressions_output(report: &Report) -> String {
+    let n = |v: Option<f64>| v.map(machine_number);
     let items: Vec<serde_json::Value> = report
         .gate
         .checks
         .iter()
         .filter(|c| c.status == CheckStatus::Fail)
         .map(|c| {
-            json!({
+            let mut item = json!({
                 "subject": sanitize::line(&c.subject, 200),
                 "metric": sanitize::line(&c.metric, 80),
                 "kind": c.kind,
-                "current": c.current,
-                "baseline": c.baseline,
-                "limit": c.limit,
-            })
+                "current": n(c.current),
+                "baseline": n(c.baseline),
+                "limit": n(c.limit),
+            });
+            if let (Some(p), Some(o)) = (&c.paired, item.as_object_mut()) {
+                o.insert("p_value".into(), json!(machine_number(p.p_value)));
+                o.insert(
+                    "delta_ci95".into(),
+                    json!(
+                        p.delta_ci95
+                            .map(|[lo, hi]| [machine_number(lo), machine_number(hi)])
+                    ),
+                );
+            }
+            item
         })
         .collect();
     serde_json::Value::Array(items).to_string()

@@ -31,7 +31,11 @@ fn baseline_rows(o: &mut String, first: &str, rows: &[Row]) {
             row.label,
             num(row.baseline),
             mean_ci(row.current.as_ref()),
-            delta(row.delta),
+            match &row.paired {
+                // the paired comparison under the Δ, on its own line
+                Some(p) => format!("{}<br><sub>{}</sub>", delta(row.delta), p),
+                None => delta(row.delta),
+            },
             if row.limit.is_empty() {
                 "–"
             } else {

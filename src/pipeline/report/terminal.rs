@@ -39,7 +39,10 @@ fn baseline_table(first: &str, rows: &[Row], color: bool) -> Table {
             Cell::new(&row.label),
             Cell::new(num(row.baseline)),
             Cell::new(mean_ci(row.current.as_ref())),
-            Cell::new(delta(row.delta)),
+            Cell::new(match &row.paired {
+                Some(p) => format!("{}\n{p}", delta(row.delta)),
+                None => delta(row.delta),
+            }),
             Cell::new(if row.limit.is_empty() {
                 "–"
             } else {

@@ -672,3 +672,41 @@ fn every_text_is_sanitized_before_it_reaches_a_sink() {
         "{regressions}"
     );
 }
+
+#[test]
+fn the_regressions_output_carries_rounded_numbers_and_the_paired_comparison() {
+    let mut r = fail();
+    let c = &mut r.gate.checks[1];
+    (c.baseline, c.current, c.limit) = (Some(0.95), Some(0.1 + 0.2), Some(0.95 - 0.02));
+    assert_eq!(
+        c.limit,
+        Some(0.9299999999999999),
+        "the float noise this is about"
+    );
+    let out = regressions_output(&r);
+    assert!(out.contains("\"limit\":0.93}"), "{out}");
+    assert!(out.contains("\"current\":0.3,"), "{out}");
+    assert!(!out.contains("p_value"), "{out}");
+    c_paired(&mut r);
+    let v: Value = serde_json::from_str(&regressions_output(&r)).unwrap();
+    assert_eq!(v[0]["p_value"], json!(0.000488));
+    assert_eq!(v[0]["delta_ci95"], json!([-0.5, -0.3]));
+    assert_eq!(machine_number(-1e-9), 0.0);
+    assert_eq!(machine_number(-0.0).to_string(), "0");
+}
+
+fn c_paired(r: &mut Report) {
+    r.gate.checks[1].paired = Some(crate::pipeline::gate::model::PairedComparison {
+        queries: 30,
+        better: 0,
+        worse: 12,
+        unchanged: 18,
+        mean_delta: -0.4,
+        delta_ci95: Some([-0.5000000000000001, -0.30000000000000004]),
+        p_value: 2.0 / 4096.0,
+        method: crate::pipeline::gate::model::PairedMethod::Exact,
+        permutations: 4096,
+        p_holm: Some(2.0 / 4096.0 * 3.0),
+        significant: Some(true),
+    });
+}

@@ -370,21 +370,25 @@ fn category_rows(r: &Report) -> Vec<CategoryRow> {
     out
 }
 
-/// The gate's worst queries as a table; `None` when there are none.
+/// The queries that changed most as a table, worse first then better (the gate's
+/// `worst_queries` then `improved_queries`); `None` when there are none.
 fn regressions(gate: &GateReport) -> Option<Regressions> {
-    if gate.worst_queries.is_empty() {
+    if gate.worst_queries.is_empty() && gate.improved_queries.is_empty() {
         return None;
     }
     let regressed = gate.worst_queries.iter().any(|q| q.delta.is_some());
+    let improved = !gate.improved_queries.is_empty();
     Some(Regressions {
-        title: if regressed {
-            "Most regressed queries"
-        } else {
-            "Lowest-scoring queries"
+        title: match (regressed, improved) {
+            (true, true) => "Queries that changed most (worse first, then better)",
+            (true, false) => "Most regressed queries",
+            (false, true) if gate.worst_queries.is_empty() => "Most improved queries",
+            (false, _) => "Lowest-scoring queries",
         },
         rows: gate
             .worst_queries
             .iter()
+            .chain(&gate.improved_queries)
             .map(|q| RegressionRow {
                 id: q.id.clone(),
                 query: q.query.clone(),
@@ -396,6 +400,30 @@ fn regressions(gate: &GateReport) -> Option<Regressions> {
             })
             .collect(),
     })
+}
+
+/// A paired comparison in a table cell: "p < 0.0001 · CI −0.500 to −0.300 · 12 worse, 0
+/// better of 30".
+pub fn paired_text(p: &crate::pipeline::gate::model::PairedComparison) -> String {
+    let ci = p.delta_ci95.map_or_else(String::new, |[lo, hi]| {
+        format!(
+            " · CI {} to {}",
+            crate::pipeline::gate::signed(lo, 3),
+            crate::pipeline::gate::signed(hi, 3)
+        )
+    });
+    format!(
+        "p {}{}{ci} · {} worse, {} better of {}",
+        crate::pipeline::gate::words_p_value(p.p_value),
+        if p.significant == Some(true) {
+            " (significant)"
+        } else {
+            ""
+        },
+        p.worse,
+        p.better,
+        p.queries
+    )
 }
 
 /// How a number stands with the gate. One symbol set for every renderer.
@@ -449,6 +477,9 @@ pub struct Row {
     /// The limits that apply, in words (`≥ 0.5396`, `≤ 0.090 ceiling`); empty when none does.
     pub limit: String,
     pub mark: Mark,
+    /// The paired per-query comparison with the baseline in words ([`paired_text`]); `None`
+    /// without one.
+    pub paired: Option<String>,
     /// What a chart marks on the metric's axis: the first check's baseline value and its
     /// limit when it is gated (a ceiling or a floor comes before the tolerance check).
     #[serde(skip)]
@@ -498,6 +529,7 @@ fn rows(
                 delta: tol.and_then(|c| c.delta),
                 limit: limits.join("; "),
                 mark: Mark::of(checks.iter().copied()),
+                paired: tol.and_then(|c| c.paired.as_ref()).map(paired_text),
                 chart_baseline: first.and_then(|c| c.baseline),
                 // an ungated (info) check has no limit worth drawing
                 chart_limit: first

@@ -15,6 +15,7 @@ fn check(kind: CheckKind, status: CheckStatus) -> Check {
         limit: Some(0.48),
         status,
         message: String::new(),
+        paired: None,
     }
 }
 
@@ -172,4 +173,70 @@ fn a_detectors_category_table_marks_attacks_it_does_not_claim_and_counts_every_r
     assert!(d.categories.iter().all(|c| c.checked == c.total * 2));
     // a detector claiming all four attacks has nothing out of scope
     assert!(v.detectors[1].categories.iter().all(|c| !c.out_of_scope));
+}
+
+#[test]
+fn a_paired_comparison_shows_under_its_delta_and_improved_queries_follow_the_worse_ones() {
+    let mut r = fixture();
+    let c = r
+        .gate
+        .checks
+        .iter_mut()
+        .find(|c| c.subject == "retrieval" && c.metric == "recall_at_5")
+        .unwrap();
+    c.paired = Some(crate::pipeline::gate::model::PairedComparison {
+        queries: 30,
+        better: 1,
+        worse: 12,
+        unchanged: 17,
+        mean_delta: -0.4,
+        delta_ci95: Some([-0.5, -0.3]),
+        p_value: 0.00004,
+        method: crate::pipeline::gate::model::PairedMethod::MonteCarlo,
+        permutations: 10_000,
+        p_holm: Some(0.00012),
+        significant: Some(true),
+    });
+    let mut up = r.gate.worst_queries[0].clone();
+    up.id = "risen".into();
+    up.delta = Some(0.5);
+    r.gate.improved_queries = vec![up];
+    let v = View::of(&r);
+    let row = v
+        .retrieval_rows
+        .iter()
+        .find(|w| w.label == "Recall@5")
+        .unwrap();
+    assert_eq!(
+        row.paired.as_deref(),
+        Some(
+            "p < 0.0001 (significant) · CI \u{2212}0.500 to \u{2212}0.300 · 12 worse, 1 better of 30"
+        )
+    );
+    assert!(
+        v.retrieval_rows
+            .iter()
+            .filter(|w| w.label != "Recall@5")
+            .all(|w| w.paired.is_none())
+    );
+    let reg = v.regressions.unwrap();
+    assert_eq!(
+        reg.title,
+        "Queries that changed most (worse first, then better)"
+    );
+    assert_eq!(reg.rows.len(), r.gate.worst_queries.len() + 1);
+    assert_eq!(reg.rows.last().unwrap().id.as_str(), "risen");
+    // every renderer shows it
+    let md = crate::pipeline::report::markdown::render(&r);
+    assert!(md.contains("<sub>p < 0.0001 (significant)"), "{md}");
+    let html = crate::pipeline::report::html::render(&r).unwrap();
+    assert!(html.contains("<small>p &lt; 0.0001 (significant)"));
+    let term = crate::pipeline::report::terminal::render(&r, false);
+    assert!(term.contains("p < 0.0001 (significant)"), "{term}");
+    // only worse (or only better) queries keep their own titles
+    r.gate.worst_queries.clear();
+    assert_eq!(
+        View::of(&r).regressions.unwrap().title,
+        "Most improved queries"
+    );
 }
