@@ -515,6 +515,32 @@ fn an_unchanged_system_has_p_1_and_nothing_significant() {
     assert!(g.worst_queries.is_empty() && g.improved_queries.is_empty());
 }
 
+/// A baseline value edited by hand no longer matches the per-query values kept beside it: a
+/// paired test would compare with something the gate does not (p = 1 and "noise" for a drop
+/// of 0.34), so none is made and the check fails on the tolerance alone.
+#[test]
+fn per_query_values_that_do_not_make_the_baselines_value_are_not_paired() {
+    // the baseline holds R@5 1.0, but per-query values of a run that lost two queries (what
+    // a hand-edited value looks like): the current run equals those per-query values
+    let (_, worse) = with_queries(30, 2);
+    let mut b = worse.to_baseline(None);
+    b.retrieval
+        .as_mut()
+        .unwrap()
+        .metrics
+        .get_mut("recall_at_5")
+        .unwrap()
+        .value = Some(1.0);
+    let g = verdict_of(&worse, Some(&b));
+    let c = recall_at_5(&g);
+    assert_eq!(c.status, CheckStatus::Fail);
+    assert!(c.paired.is_none(), "{:?}", c.paired);
+    assert!(!c.message.contains("significant"), "{}", c.message);
+    // the baseline as written: paired
+    let g = verdict_of(&worse, Some(&worse.to_baseline(None)));
+    assert!(recall_at_5(&g).paired.is_some());
+}
+
 #[test]
 fn a_large_drop_that_is_not_significant_says_so_and_passes_only_when_significance_is_required() {
     // 2 of 30 queries lost Recall@5: −0.067, beyond the tolerance, but p = 0.5
