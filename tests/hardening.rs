@@ -286,37 +286,6 @@ fn item6_concurrent_runs_with_one_out_never_mix_their_reports() {
     }
 }
 
-/// A server on 127.0.0.1 that answers every request 401 and echoes the request back (its
-/// line and headers, credentials included), as careless servers and APIs do in their errors.
-fn echo_401_server() -> u16 {
-    use std::io::{BufRead, BufReader, Write};
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            let mut r = BufReader::new(s);
-            let mut head = String::new();
-            loop {
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                head.push_str(&line);
-            }
-            let body =
-                serde_json::json!({ "message": format!("Bad credentials, you sent: {head}") })
-                    .to_string();
-            let mut s = r.into_inner();
-            let _ = write!(
-                s,
-                "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    port
-}
-
 /// Item 2: the credentials evalgate is given (a URL's user, password and query key, a header,
 /// the GitHub token) never reach the terminal, report.json, report.md, report.html or what is
 /// published, even when the system under test and the GitHub API echo them back.
