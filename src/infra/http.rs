@@ -49,6 +49,20 @@ pub async fn read_body(mut resp: reqwest::Response, max: usize) -> Result<String
     })
 }
 
+/// `s` as one path segment of a URL (RFC 3986 unreserved characters kept, every other byte
+/// percent-encoded).
+pub fn path_segment(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -67,19 +67,7 @@ fn envelope(
     Ok(v.get("data").cloned().unwrap_or(v))
 }
 
-/// `s` as one path segment of a URL (RFC 3986 unreserved characters kept, every other byte
-/// percent-encoded).
-pub(super) fn url_part(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
+pub(super) use crate::infra::http::path_segment as url_part;
 
 #[cfg(test)]
 mod tests {
