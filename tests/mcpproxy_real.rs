@@ -204,30 +204,37 @@ fn start(bin: &Path, corpus: &evalgate::pipeline::dataset::Corpus) -> Up {
             .difference(&have)
             .filter_map(|id| id.split(':').next())
             .collect();
-        // On a loaded machine mcpproxy can leave a server behind (CI, 2 cores: 1 of 101 servers
-        // still missing after 326 s). Once, a third of the way in, ask mcpproxy to restart
-        // each server still missing, as its user would; the figures say so.
-        if start.elapsed() > limit / 3 {
-            for s in missing.iter().filter(|s| !restarted.contains(**s)) {
-                let answer = curl_json(&[
-                    "-X",
-                    "POST",
-                    "-H",
-                    &header,
-                    &format!("{}/api/v1/servers/{s}/restart", up.base),
-                ]);
-                eprintln!(
-                    "test harness: {s} still missing after {:.0} s, restarted it: {answer:?}",
-                    start.elapsed().as_secs_f64()
-                );
-                restarted.insert(s.to_string());
+        let servers = || {
+            curl_json(&["-H", &header, &format!("{}/api/v1/servers", up.base)])
+                .and_then(|v| v["data"]["servers"].as_array().cloned())
+                .unwrap_or_default()
+        };
+        // On a loaded machine mcpproxy can give up on a server (CI, 2 cores: 1 of 101 servers
+        // still missing after 326 s). Once, half way in, ask mcpproxy to restart each missing
+        // server it reports failed (not connected, with an error), as its user would.
+        if start.elapsed() > limit / 2 {
+            for s in servers() {
+                let name = s["name"].as_str().unwrap_or_default().to_string();
+                let failed = s["connected"] != true
+                    && !s["last_error"].as_str().unwrap_or_default().is_empty();
+                if missing.contains(name.as_str()) && failed && restarted.insert(name.clone()) {
+                    let answer = curl_json(&[
+                        "-X",
+                        "POST",
+                        "-H",
+                        &header,
+                        &format!("{}/api/v1/servers/{name}/restart", up.base),
+                    ]);
+                    eprintln!(
+                        "test harness: {name} failed ({}) after {:.0} s, restarted it: {answer:?}",
+                        s["last_error"],
+                        start.elapsed().as_secs_f64()
+                    );
+                }
             }
         }
         if start.elapsed() >= limit {
-            let servers = curl_json(&["-H", &header, &format!("{}/api/v1/servers", up.base)])
-                .and_then(|v| v["data"]["servers"].as_array().cloned())
-                .unwrap_or_default();
-            let status: Vec<String> = servers
+            let status: Vec<String> = servers()
                 .iter()
                 .filter(|s| missing.contains(s["name"].as_str().unwrap_or("")))
                 .map(|s| {

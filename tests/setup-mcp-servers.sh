@@ -3,7 +3,8 @@
 # pinned (versions and licences as in datasets/tools/servers.json):
 #   PyPI  mcp-server-time 2026.10.19 (MIT), transitive pins from datasets/tools/requirements.lock
 #   npm   @modelcontextprotocol/server-memory 2026.1.26 (MIT)
-#   PyPI  contextweaver 0.18.2 (Apache-2.0), dehydrator 0.3.1 (MIT): real tool-search proxies,
+#   PyPI  contextweaver 0.18.2 (Apache-2.0), dehydrator 0.3.1 (MIT), mcp-orchestrator 0.1.2 (MIT):
+#         real tool-search proxies,
 #         transitive pins from tests/proxies/*.lock
 #   npm   @standardbeagle/slop-mcp 0.15.0 (MIT): a third one (no dependencies)
 # and one real security scanner that runs offline, for the scanner detector's tests:
@@ -49,7 +50,9 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${EVALGATE_CHROMIUM:-}" ]; the
 fi
 # two real third-party tool-search proxies, measured by configuration alone
 # (tests/third_party_proxies.rs): contextweaver 0.18.2 (Apache-2.0) and dehydrator 0.3.1 (MIT)
-for p in contextweaver:0.18.2:contextweaver dehydrator:0.3.1:dehydrator-mcp; do
+# and mcp-orchestrator 0.1.2 (MIT): a 200-character query cap, at most 10 results, per-server
+# `url`/`transport` fields in its JSON config
+for p in contextweaver:0.18.2:contextweaver dehydrator:0.3.1:dehydrator-mcp mcp-orchestrator:0.1.2:mcp-orchestrator; do
   IFS=: read -r pkg ver bin <<< "$p"
   if [ ! -x "$dest/$pkg/bin/$bin" ]; then
     echo "installing $pkg $ver into $dest/$pkg"

@@ -250,3 +250,90 @@ fn slop_mcp_measured_from_kdl_or_its_own_cli_and_its_warming_index_waited_for() 
     assert_eq!(retrieved_lists(&r1), retrieved_lists(&r3));
     assert_eq!(survivors(), Vec::<String>::new(), "after the runs");
 }
+
+/// mcp-orchestrator 0.1.2 (PyPI): stdio, a JSON `servers` list whose entries need `url` and
+/// `transport` (`server_fields`), a top-level `version` (`proxy_config`), `tool_search` that
+/// refuses queries over 200 characters and answers at most 10 results. Measured from
+/// examples/mcp-orchestrator/evalgate.toml alone; two runs identical; its ranked lists equal
+/// those an independent client (its own `mcp` package, tests/fixtures/orchestrator_client.py)
+/// gets for the same 109 queries. Without the probe's length cap the catalog check names the
+/// refused query, its length and the system's own words, and exits 3.
+#[test]
+fn mcp_orchestrator_measured_with_a_capped_probe_and_checked_against_a_direct_client() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+    let bin = installed("mcp-orchestrator", "mcp-orchestrator");
+    let d = tempdir();
+    let dir = d.path();
+    let example = root().join("examples/mcp-orchestrator/evalgate.toml");
+
+    let (c1, r1, e1) = run(dir, &bin, &example, "a");
+    assert_eq!(c1, 0, "{e1}");
+    let cat = &r1["retrieval"]["catalog"];
+    assert_eq!(
+        (cat["served"].as_u64(), cat["seen"].as_u64()),
+        (Some(112), Some(112)),
+        "{cat}"
+    );
+    assert_eq!(cat["method"], "search");
+    assert_eq!(r1["retrieval"]["requested"], 10, "[sut] results = 10");
+    let (r5, mrr) = (metric(&r1, "recall_at_5"), metric(&r1, "mrr"));
+    eprintln!("mcp-orchestrator 0.1.2, v0: R@5 {r5:.4} MRR {mrr:.4}");
+    assert!(r5 > 0.2 && mrr > 0.2, "R@5 {r5} MRR {mrr}");
+    let (c2, r2, e2) = run(dir, &bin, &example, "b");
+    assert_eq!(c2, 0, "{e2}");
+    assert_eq!(r1["retrieval"]["metrics"], r2["retrieval"]["metrics"]);
+    assert_eq!(retrieved_lists(&r1), retrieved_lists(&r2));
+    assert_eq!(survivors(), Vec::<String>::new(), "after success");
+
+    // the same 109 queries through an independent client: the same lists, in order
+    let o = std::process::Command::new(bin.join("python"))
+        .arg(root().join("tests/fixtures/orchestrator_client.py"))
+        .arg(evalgate_bin())
+        .arg(root().join("datasets/v0"))
+        .arg(dir.join("direct"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let direct: serde_json::Map<String, Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let per_query = r1["retrieval"]["per_query"].as_array().unwrap();
+    assert_eq!(per_query.len(), direct.len());
+    let mut same = 0;
+    for q in per_query {
+        let id = q["id"].as_str().unwrap();
+        let theirs: Vec<String> = direct[id]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().replacen("__", ":", 1))
+            .collect();
+        let ours: Vec<String> = q["retrieved"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(ours, theirs, "{id}");
+        same += 1;
+    }
+    eprintln!(
+        "mcp-orchestrator: {same} of {} lists equal a direct client's",
+        direct.len()
+    );
+
+    // without the cap: the refused probe query is named, with the system's own words
+    let uncapped = std::fs::read_to_string(&example)
+        .unwrap()
+        .replace("probe_max_chars = 200\n", "");
+    std::fs::write(dir.join("uncapped.toml"), uncapped).unwrap();
+    let (c, r, e) = run(dir, &bin, &dir.join("uncapped.toml"), "c");
+    assert_eq!(c, 3, "{e}");
+    let detail = r["failure"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("Query exceeds 200 character limit"),
+        "{detail}"
+    );
+    assert!(detail.contains("the catalog probe for "), "{detail}");
+    assert!(detail.contains("probe_max_chars"), "{detail}");
+    assert_eq!(survivors(), Vec::<String>::new(), "after a failure");
+}

@@ -176,6 +176,7 @@ impl<'a> Fitness<'a> {
             limits: Limits {
                 request_timeout: self.s.measure.timeout,
                 concurrency: self.s.measure.concurrency,
+                results: self.s.measure.results,
             },
             baseline: None,
             robustness: RobustnessMode::Off,

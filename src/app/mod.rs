@@ -581,6 +581,7 @@ pub async fn evaluate(
     let limits = Limits {
         request_timeout: s.measure.timeout,
         concurrency: s.measure.concurrency,
+        results: s.measure.results,
     };
     let sup = Supervisor::new();
     let mut detectors = if part != Part::Retrieval {

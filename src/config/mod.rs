@@ -91,6 +91,26 @@ pub fn seconds(setting: &str, v: f64) -> anyhow::Result<Duration> {
     }
 }
 
+/// A count from evalgate.toml (`default` when absent), refused outside `range` (bad input,
+/// exit 2), with what it counts.
+fn count_in(
+    setting: &str,
+    v: Option<u32>,
+    default: usize,
+    range: std::ops::RangeInclusive<usize>,
+    what: &str,
+) -> anyhow::Result<usize> {
+    let n = v.map_or(default, |v| v as usize);
+    if !range.contains(&n) {
+        anyhow::bail!(
+            "{setting} = {n}: expected {} to {} ({what})",
+            range.start(),
+            range.end()
+        );
+    }
+    Ok(n)
+}
+
 /// The kind as written in evalgate.toml and on the command line.
 fn kind_name(k: SutKind) -> String {
     k.name()
@@ -234,6 +254,10 @@ pub struct SutFile {
     pub launch: LaunchFile,
     /// Path of the mcpproxy binary for kind `mcpproxy`.
     pub mcpproxy_bin: Option<PathBuf>,
+    /// How many results each search asks for [default: 20, the scored depth 10 plus headroom
+    /// for off-corpus ids and duplicates]; at least 10, at most 1000. The catalog probe and the
+    /// stability probe ask for as many.
+    pub results: Option<u32>,
     /// `[sut.catalog]`: how evalgate establishes that the system sees the whole corpus.
     #[serde(default)]
     pub catalog: CatalogFile,
@@ -346,6 +370,27 @@ impl Settings {
                 seconds(setting, v)?;
             }
         }
+        let results = count_in(
+            "[sut] results",
+            f.sut.results,
+            crate::pipeline::sut::DEPTH + crate::pipeline::sut::HEADROOM,
+            crate::pipeline::sut::DEPTH..=1000,
+            "the results each search asks for: the metrics score the first 10",
+        )?;
+        count_in(
+            "[sut.catalog] probe_words",
+            f.sut.catalog.probe_words,
+            crate::pipeline::sut::launch::catalog::PROBE_WORDS,
+            1..=1000,
+            "the words of a tool's description in its probe query",
+        )?;
+        count_in(
+            "[sut.catalog] probe_max_chars",
+            f.sut.catalog.probe_max_chars,
+            16,
+            16..=100_000,
+            "the longest probe query sent, in characters",
+        )?;
         let mut scanner_names = std::collections::BTreeSet::new();
         for (i, sc) in f.scanner.iter().enumerate() {
             if let Some(t) = sc.timeout {
@@ -505,6 +550,7 @@ impl Settings {
                 concurrency: concurrency as usize,
                 robustness: a.robustness.or(f.run.robustness).unwrap_or_default(),
                 shard: a.shard,
+                results,
             },
             report: ReportSpec {
                 out: a

@@ -25,6 +25,8 @@ pub struct MeasureSpec {
     pub robustness: RobustnessMode,
     /// `--shard i/n`: measure one slice of the queries and entries (for `evalgate merge`).
     pub shard: Option<crate::pipeline::dataset::shard::Shard>,
+    /// `[sut] results`: how many results each search asks for.
+    pub results: usize,
 }
 
 /// What the run is gated against.
@@ -60,6 +62,10 @@ pub(super) fn catalog_spec(
 ) -> CatalogSpec {
     CatalogSpec {
         catalog: sut.catalog.clone(),
+        results: sut.results.map_or(
+            crate::pipeline::sut::DEPTH + crate::pipeline::sut::HEADROOM,
+            |n| n as usize,
+        ),
         ready_timeout: sut.launch.ready_timeout.map(Duration::from_secs_f64),
         request_timeout,
         concurrency,
@@ -179,6 +185,53 @@ mod tests {
                 e.contains("[gate] significance: expected a level between 0 and 1"),
                 "{bad}: {e}"
             );
+        }
+    }
+
+    /// `[sut] results` and the probe's shape reach the measurement and the catalog check;
+    /// out of range they are refused by name.
+    #[test]
+    fn results_and_the_probe_shape_are_settings_checked_by_name() {
+        let (_d, s) = resolve(
+            "[sut]\nkind = \"mcp\"\nresults = 10\n[sut.mcp]\nurl = \"http://127.0.0.1:1/mcp\"\n[sut.catalog]\nprobe_words = 8\nprobe_max_chars = 200\n",
+            EvalArgs::default(),
+        );
+        assert_eq!(s.measure.results, 10);
+        let SutSpec::Mcp { check, .. } = &s.sut else {
+            panic!("{:?}", s.sut)
+        };
+        assert_eq!(check.results, 10);
+        assert_eq!(check.catalog.probe_words, Some(8));
+        assert_eq!(check.catalog.probe_max_chars, Some(200));
+        let (_d, s) = resolve("", EvalArgs::default());
+        assert_eq!(s.measure.results, 20);
+        for (bad, want) in [
+            (
+                "[sut]\nresults = 9\n",
+                "[sut] results = 9: expected 10 to 1000",
+            ),
+            (
+                "[sut]\nresults = 1001\n",
+                "[sut] results = 1001: expected 10 to 1000",
+            ),
+            (
+                "[sut.catalog]\nprobe_words = 0\n",
+                "[sut.catalog] probe_words = 0: expected 1 to 1000",
+            ),
+            (
+                "[sut.catalog]\nprobe_max_chars = 15\n",
+                "[sut.catalog] probe_max_chars = 15: expected 16 to 100000",
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("evalgate.toml");
+            std::fs::write(&path, bad).unwrap();
+            let a = EvalArgs {
+                config: Some(path),
+                ..EvalArgs::default()
+            };
+            let e = Settings::resolve(&a).unwrap_err().to_string();
+            assert!(e.contains(want), "{bad}: {e}");
         }
     }
 

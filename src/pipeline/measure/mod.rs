@@ -71,6 +71,8 @@ pub struct Limits {
     pub request_timeout: Duration,
     /// Queries in flight at once.
     pub concurrency: usize,
+    /// Results each search asks for (`[sut] results`).
+    pub results: usize,
 }
 
 impl Default for Limits {
@@ -78,6 +80,7 @@ impl Default for Limits {
         Limits {
             request_timeout: Duration::from_secs(30),
             concurrency: 4,
+            results: DEPTH + HEADROOM,
         }
     }
 }
@@ -102,7 +105,7 @@ pub async fn retrieval(
             _ => measure(),
         };
     }
-    let requested = DEPTH + HEADROOM;
+    let requested = limits.results;
     let system = r.name().to_string();
     let mut obs = RetrievalObservations {
         system: system.clone(),
@@ -169,7 +172,7 @@ fn in_threads(
     progress: &mut Progress,
 ) -> (RetrievalObservations, Option<SutError>) {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let requested = DEPTH + HEADROOM;
+    let requested = limits.results;
     let threads = limits.concurrency.clamp(
         1,
         std::thread::available_parallelism().map_or(1, |n| n.get()),

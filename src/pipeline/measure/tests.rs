@@ -189,6 +189,7 @@ fn on_threads_an_answer_later_than_the_request_timeout_is_a_timeout() {
     let limits = Limits {
         request_timeout: Duration::from_millis(20),
         concurrency: 2,
+        ..Limits::default()
     };
     let (obs, err) =
         multi_thread().block_on(retrieval(&fake, golden, 1, limits, &mut Progress::silent()));

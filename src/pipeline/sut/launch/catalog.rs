@@ -118,6 +118,30 @@ pub struct CheckSpec {
     pub concurrency: usize,
     pub allow_partial: bool,
     pub quiet: bool,
+    /// Results each probe search asks for.
+    pub results: usize,
+    /// How each tool's probe query is made.
+    pub probe: ProbeShape,
+}
+
+/// Words of a tool's description in its probe query, by default.
+pub const PROBE_WORDS: usize = 24;
+
+/// How a tool's probe query is made: its name and the first `words` words of its description,
+/// cut to at most `max_chars` characters at a word boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeShape {
+    pub words: usize,
+    pub max_chars: Option<usize>,
+}
+
+impl Default for ProbeShape {
+    fn default() -> Self {
+        ProbeShape {
+            words: PROBE_WORDS,
+            max_chars: None,
+        }
+    }
 }
 
 impl CheckSpec {
@@ -151,10 +175,23 @@ impl CheckSpec {
 /// How often a long probe round reports its progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
-/// The probe text for a tool: its name and the start of its description.
-pub fn probe_text(name: &str, description: &str) -> String {
-    let words: Vec<&str> = description.split_whitespace().take(24).collect();
-    format!("{name} {}", words.join(" ")).trim().to_string()
+/// The probe text for a tool: its name and the start of its description, in `shape`.
+pub fn probe_text(name: &str, description: &str, shape: ProbeShape) -> String {
+    let words: Vec<&str> = description.split_whitespace().take(shape.words).collect();
+    let text = format!("{name} {}", words.join(" ")).trim().to_string();
+    match shape.max_chars {
+        Some(max) if text.chars().count() > max => {
+            let cut: String = text.chars().take(max).collect();
+            // at the last word boundary, unless that would leave less than the name
+            match cut.rfind(char::is_whitespace) {
+                Some(i) if i >= name.len().min(cut.len()) && i > 0 => {
+                    cut[..i].trim_end().to_string()
+                }
+                _ => cut,
+            }
+        }
+        _ => text,
+    }
 }
 
 /// The coverage probe through the search itself.
@@ -167,12 +204,17 @@ pub async fn by_search(
     let probes: Vec<(String, String)> = corpus
         .tools
         .iter()
-        .map(|t| (t.tool_id.clone(), probe_text(t.bare_name(), &t.description)))
+        .map(|t| {
+            (
+                t.tool_id.clone(),
+                probe_text(t.bare_name(), &t.description, spec.probe),
+            )
+        })
         .collect();
     // a fixed, spread-out sample whose answers must repeat exactly: the index has settled
     let step = (probes.len() / 16).max(1);
     let sample: Vec<usize> = (0..probes.len()).step_by(step).take(16).collect();
-    let limit = crate::pipeline::sut::DEPTH + crate::pipeline::sut::HEADROOM;
+    let limit = spec.results;
     let start = Instant::now();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut last_sample: Option<Vec<Vec<Text>>> = None;
@@ -195,7 +237,15 @@ pub async fn by_search(
                     limit,
                 };
                 let r = match tokio::time::timeout(spec.request_timeout, r.search(req)).await {
-                    Ok(r) => r.map(|r| r.ids),
+                    // name the probe query the system refused, and how to shape it
+                    Ok(r) => r.map(|r| r.ids).map_err(|e| {
+                        e.with_log(&format!(
+                            "\n(the catalog probe for {id}: the query {:?}, {} characters; \
+                             [sut.catalog] probe_words and probe_max_chars shape it)",
+                            crate::infra::text::sanitize::clip(text, 300),
+                            text.chars().count()
+                        ))
+                    }),
                     Err(_) => Err(SutError::Timeout {
                         system: spec.system.clone(),
                         seconds: spec.request_timeout.as_secs_f64(),
@@ -366,8 +416,22 @@ mod tests {
     #[test]
     fn the_probe_text_is_the_name_and_the_start_of_the_description() {
         let long = "word ".repeat(100);
-        let t = probe_text("create_issue", &long);
+        let t = probe_text("create_issue", &long, ProbeShape::default());
         assert!(t.starts_with("create_issue word"));
         assert_eq!(t.split_whitespace().count(), 25);
+        let shape = |words, max_chars| ProbeShape { words, max_chars };
+        assert_eq!(probe_text("a", &long, shape(2, None)), "a word word");
+        // cut to the limit at a word boundary: "create_issue" + 37 × " word" is 197 characters
+        let capped = probe_text("create_issue", &long, shape(100, Some(200)));
+        assert_eq!(capped.chars().count(), 197, "{capped}");
+        assert!(capped.ends_with(" word"));
+        // a name longer than the limit is cut inside it
+        assert_eq!(
+            probe_text("abcdefghijklmnopqrstuvwxyz", "x y", shape(24, Some(16))),
+            "abcdefghijklmnop"
+        );
+        // characters, not bytes
+        let wide = probe_text("é", &"ü ".repeat(50), shape(100, Some(20)));
+        assert_eq!(wide.chars().count(), 19, "{wide}");
     }
 }

@@ -181,6 +181,14 @@ pub async fn check_catalog(
         concurrency: s.concurrency,
         allow_partial: s.catalog.allow_partial,
         quiet: s.quiet,
+        results: s.results,
+        probe: catalog::ProbeShape {
+            words: s
+                .catalog
+                .probe_words
+                .map_or(catalog::PROBE_WORDS, |n| n as usize),
+            max_chars: s.catalog.probe_max_chars.map(|n| n as usize),
+        },
     };
     let c = &s.catalog;
     let cov = match (c.check.unwrap_or_default(), mcp) {
@@ -329,7 +337,7 @@ async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Resu
                     run: 0,
                     query_id: &q.id,
                     text: &q.query,
-                    limit: crate::pipeline::sut::DEPTH + crate::pipeline::sut::HEADROOM,
+                    limit: s.check.results,
                 }),
             )
             .await

@@ -160,10 +160,23 @@ pub(super) async fn prepare(
             for (k, v) in &l.proxy_config {
                 cfg[k] = v.clone();
             }
+            if let Some(servers) = cfg["mcpServers"].as_array_mut() {
+                for e in servers {
+                    let name = e["name"].as_str().unwrap_or_default().to_string();
+                    let args: Vec<String> = e["args"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|a| a.as_str().map(String::from))
+                        .collect();
+                    let command = e["command"].as_str().unwrap_or_default().to_string();
+                    writers::merge_server_fields(e, &name, &command, &args, &l.server_fields);
+                }
+            }
             Some(serde_json::to_string_pretty(&cfg).unwrap_or_default())
         }
         ConfigFormat::McpServers | ConfigFormat::Servers => {
-            writers::json_config(shape.format, &ups, &l.proxy_config)
+            writers::json_config(shape.format, &ups, &l.proxy_config, &l.server_fields)
                 .map(|v| serde_json::to_string_pretty(&v).unwrap_or_default())
         }
         ConfigFormat::Template => {

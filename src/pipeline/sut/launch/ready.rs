@@ -59,10 +59,11 @@ pub(super) async fn wait_ready(
                 Ok(None) => servers_ready = true,
                 Ok(Some(pend)) if pend.is_empty() => servers_ready = true,
                 Ok(Some(pend)) => {
-                    // On a loaded machine mcpproxy can leave a server behind (seen in CI on 2
-                    // cores: 1 of 101 never connected in 326 s). Once, a third of the way in,
-                    // ask it to restart those still pending, as its user would, and say so.
-                    if !restarted && start.elapsed() > ready_timeout / 3 {
+                    // On a loaded machine mcpproxy can give up on a server (seen in CI on 2
+                    // cores: 1 of 101 never connected in 326 s). Once, half way in, ask it to
+                    // restart those it reports failed (not connected, with an error), as its
+                    // user would, and say so. Servers still starting are left alone.
+                    if !restarted && start.elapsed() > ready_timeout / 2 {
                         restarted = true;
                         restart(&client, base, &p.api_key, name, &pend).await;
                     }
@@ -235,8 +236,8 @@ fn pending_in(body: &Value, want: &BTreeMap<&str, usize>) -> Option<Vec<(String,
     )
 }
 
-/// Asks the proxy to restart each pending server it has configured
-/// (`POST /api/v1/servers/{name}/restart`), and says so on stderr.
+/// Asks the proxy to restart each pending server it reports failed (not connected, with an
+/// error) (`POST /api/v1/servers/{name}/restart`), and says so on stderr.
 async fn restart(
     client: &reqwest::Client,
     base: &str,
@@ -246,7 +247,7 @@ async fn restart(
 ) {
     let mut asked = Vec::new();
     for (server, what) in pend {
-        if what.ends_with("(not configured)") {
+        if !what.starts_with(&format!("{server} (not connected, last error: ")) {
             continue;
         }
         let url = format!(

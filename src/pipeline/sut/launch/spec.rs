@@ -23,6 +23,12 @@ pub struct CatalogFile {
     /// every report). Default false: an incomplete catalog is exit 3.
     #[serde(default)]
     pub allow_partial: bool,
+    /// For `search`: how many words of a tool's description follow its name in its probe
+    /// query [default: 24].
+    pub probe_words: Option<u32>,
+    /// For `search`: the longest probe query sent, in characters (cut at a word boundary) [default:
+    /// no limit], for systems that refuse long queries.
+    pub probe_max_chars: Option<u32>,
 }
 
 /// `[sut.launch]`: a launched proxy, whatever its config language.
@@ -66,6 +72,11 @@ pub struct LaunchFile {
     /// `on_tool_drift = "log"` for the reference proxy's observe mode).
     #[serde(default)]
     pub proxy_config: serde_json::Map<String, serde_json::Value>,
+    /// Keys merged into every server entry of a generated config (`mcpproxy`, `mcp-servers`,
+    /// `servers`), e.g. `transport = "stdio"`; in string values `{server}` is the server's name
+    /// and `{server_command}` its command line.
+    #[serde(default)]
+    pub server_fields: serde_json::Map<String, serde_json::Value>,
 }
 
 /// How evalgate talks to a launched proxy.
@@ -79,9 +90,11 @@ pub enum LaunchTransport {
 
 /// How a system's catalog is established before any number is taken: `[sut.catalog]`, how
 /// long to wait for it, and how requests are sent meanwhile.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CatalogSpec {
     pub catalog: CatalogFile,
+    /// `[sut] results`: how many results each probe search asks for.
+    pub results: usize,
     /// `[sut.launch] ready_timeout` [default: [`super::READY_TIMEOUT`], for a launch plus one
     /// second per served server].
     pub ready_timeout: Option<Duration>,
@@ -90,6 +103,19 @@ pub struct CatalogSpec {
     /// Requests sent at once.
     pub concurrency: usize,
     pub quiet: bool,
+}
+
+impl Default for CatalogSpec {
+    fn default() -> Self {
+        CatalogSpec {
+            catalog: CatalogFile::default(),
+            results: crate::pipeline::sut::DEPTH + crate::pipeline::sut::HEADROOM,
+            ready_timeout: None,
+            request_timeout: Duration::from_secs(30),
+            concurrency: 4,
+            quiet: false,
+        }
+    }
 }
 
 /// One proxy evalgate starts itself: the system under test of a launched kind, or the proxy

@@ -64,20 +64,78 @@ pub fn servers_map(ups: &[UpstreamCmd]) -> Value {
     Value::Object(m)
 }
 
+/// `[sut.launch] server_fields` merged into one server's entry `e` of a generated config:
+/// in string values (at any depth) `{server}` is the server's name and `{server_command}` its
+/// command line, each argument quoted for a POSIX shell when it needs it.
+pub fn merge_server_fields(
+    e: &mut Value,
+    name: &str,
+    command: &str,
+    args: &[String],
+    fields: &serde_json::Map<String, Value>,
+) {
+    fn fill(v: &Value, name: &str, line: &str) -> Value {
+        match v {
+            Value::String(s) => Value::String(
+                s.replace("{server_command}", line)
+                    .replace("{server}", name),
+            ),
+            Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, name, line)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (k.clone(), fill(x, name, line)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    if fields.is_empty() {
+        return;
+    }
+    let line = std::iter::once(command)
+        .chain(args.iter().map(String::as_str))
+        .map(shell_word)
+        .collect::<Vec<_>>()
+        .join(" ");
+    for (k, v) in fields {
+        e[k] = fill(v, name, &line);
+    }
+}
+
+/// `w` as one POSIX shell word: as it is when it holds only safe characters, else single-quoted.
+fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
 /// The `mcp-servers` and `servers` formats.
 pub fn json_config(
     format: ConfigFormat,
     ups: &[UpstreamCmd],
     proxy_config: &serde_json::Map<String, Value>,
+    server_fields: &serde_json::Map<String, Value>,
 ) -> Option<Value> {
     let mut v = match format {
-        ConfigFormat::McpServers => Some(json!({"mcpServers": servers_map(ups)})),
+        ConfigFormat::McpServers => {
+            let mut m = servers_map(ups);
+            for u in ups {
+                merge_server_fields(&mut m[&u.name], &u.name, &u.command, &u.args, server_fields);
+            }
+            Some(json!({"mcpServers": m}))
+        }
         ConfigFormat::Servers => Some(json!({
             "servers": ups.iter().map(|u| {
                 let mut e = json!({"name": u.name, "command": u.command, "args": u.args});
                 if !u.env.is_empty() {
                     e["env"] = json!(u.env);
                 }
+                merge_server_fields(&mut e, &u.name, &u.command, &u.args, server_fields);
                 e
             }).collect::<Vec<_>>()
         })),
@@ -171,22 +229,75 @@ mod tests {
 
     #[test]
     fn the_built_in_formats_carry_every_server_with_its_command() {
-        let m = json_config(ConfigFormat::McpServers, &ups(), &Default::default()).unwrap();
+        let m = json_config(
+            ConfigFormat::McpServers,
+            &ups(),
+            &Default::default(),
+            &Default::default(),
+        )
+        .unwrap();
         assert_eq!(m["mcpServers"]["Design Components"]["args"][2], "a\"b");
         assert_eq!(m["mcpServers"]["git"]["env"]["K"], "v");
         assert!(m["mcpServers"]["Design Components"].get("env").is_none());
-        let l = json_config(ConfigFormat::Servers, &ups(), &Default::default()).unwrap();
+        let l = json_config(
+            ConfigFormat::Servers,
+            &ups(),
+            &Default::default(),
+            &Default::default(),
+        )
+        .unwrap();
         assert_eq!(l.as_object().unwrap().len(), 1);
         assert_eq!(l["servers"][0]["name"], "Design Components");
         assert_eq!(l["servers"][1]["command"], "/bin/evalgate");
-        assert!(json_config(ConfigFormat::Mcpproxy, &ups(), &Default::default()).is_none());
+        assert!(
+            json_config(
+                ConfigFormat::Mcpproxy,
+                &ups(),
+                &Default::default(),
+                &Default::default()
+            )
+            .is_none()
+        );
         // proxy_config at the top level of both
         let mut extra = serde_json::Map::new();
         extra.insert("version".into(), json!("1.0"));
         for f in [ConfigFormat::McpServers, ConfigFormat::Servers] {
-            let v = json_config(f, &ups(), &extra).unwrap();
+            let v = json_config(f, &ups(), &extra, &Default::default()).unwrap();
             assert_eq!(v["version"], "1.0", "{f:?}");
         }
+    }
+
+    /// `server_fields` reach every server entry of both built-in formats, with the server's
+    /// name and its command line (shell-quoted where needed) filled in at any depth.
+    #[test]
+    fn server_fields_reach_every_server_entry_with_its_name_and_command() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("transport".into(), json!("stdio"));
+        fields.insert("url".into(), json!("{server_command}"));
+        fields.insert("meta".into(), json!({"labels": ["{server}", 3]}));
+        let l = json_config(ConfigFormat::Servers, &ups(), &Default::default(), &fields).unwrap();
+        assert_eq!(l["servers"][0]["transport"], "stdio");
+        assert_eq!(
+            l["servers"][0]["url"],
+            "/bin/evalgate replay --server 'a\"b'"
+        );
+        assert_eq!(
+            l["servers"][0]["meta"],
+            json!({"labels": ["Design Components", 3]})
+        );
+        assert_eq!(l["servers"][1]["url"], "/bin/evalgate");
+        // the entry's own keys stay unless a field names them
+        assert_eq!(l["servers"][1]["env"]["K"], "v");
+        let m = json_config(
+            ConfigFormat::McpServers,
+            &ups(),
+            &Default::default(),
+            &fields,
+        )
+        .unwrap();
+        assert_eq!(m["mcpServers"]["git"]["transport"], "stdio");
+        assert_eq!(m["mcpServers"]["git"]["meta"]["labels"][0], "git");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
     }
 
     /// `proxy_config` reaches every format that writes a config: merged into the top level of
