@@ -321,6 +321,19 @@ fn mcp_orchestrator_measured_with_a_capped_probe_and_checked_against_a_direct_cl
         direct.len()
     );
 
+    // its upstreams as URLs: evalgate serves every replay over Streamable HTTP on its own
+    // port (`upstream_transport = "http"`), the config names each by `url`; the same lists
+    let http = root().join("examples/mcp-orchestrator/evalgate.http.toml");
+    let (ch, rh, eh) = run(dir, &bin, &http, "http");
+    assert_eq!(ch, 0, "{eh}");
+    assert_eq!(rh["retrieval"]["catalog"]["seen"], 112);
+    assert_eq!(retrieved_lists(&rh), retrieved_lists(&r1));
+    assert_eq!(
+        survivors(),
+        Vec::<String>::new(),
+        "after the HTTP upstreams"
+    );
+
     // without the cap: the refused probe query is named, with the system's own words
     let uncapped = std::fs::read_to_string(&example)
         .unwrap()

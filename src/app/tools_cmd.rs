@@ -139,7 +139,15 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
     if a.names == crate::pipeline::replay::ServedNames::Prefixed {
         spec.prefix_names();
     }
-    crate::pipeline::replay::serve_stdio(spec, control).await?;
+    match &a.listen {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| BadInput(format!("replay --listen {addr}: cannot listen: {e}")))?;
+            crate::pipeline::replay::serve_http(spec, control, listener).await?
+        }
+        None => crate::pipeline::replay::serve_stdio(spec, control).await?,
+    }
     Ok(0)
 }
 

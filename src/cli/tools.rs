@@ -81,6 +81,10 @@ pub struct ReplayArgs {
     /// tell when the client has re-listed.
     #[arg(long, value_name = "FILE")]
     pub listed_file: Option<PathBuf>,
+    /// Serve over Streamable HTTP at `http://ADDR/mcp` instead of stdin/stdout (for proxies
+    /// that take their upstreams only as URLs), e.g. `127.0.0.1:9001`.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["switch_file", "rug_pull"])]
+    pub listen: Option<String>,
 }
 
 #[derive(Debug, Args)]

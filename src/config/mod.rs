@@ -129,6 +129,9 @@ fn unread_keys(kind: SutKind, keys: &BTreeMap<String, Vec<String>>) -> Vec<Strin
                 ("mcp", K::Mcp) | ("rest", K::Rest) => true,
                 // a launched proxy is reached where it was started
                 ("mcp", _) if launched => !["url", "command", "headers"].contains(&k.as_str()),
+                // evalgate serves the upstreams of a `launch` proxy only; mcpproxy's family is
+                // given stdio commands
+                ("launch", K::Mcpproxy | K::Reference) if k == "upstream_transport" => false,
                 ("launch", _) if launched => true,
                 // how long the coverage probe may wait, for a system started elsewhere
                 ("launch", K::Mcp | K::Rest) => k == "ready_timeout",

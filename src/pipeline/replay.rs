@@ -367,6 +367,28 @@ pub async fn serve_stdio(spec: ReplaySpec, control: Control) -> anyhow::Result<(
     Ok(())
 }
 
+/// Serves over Streamable HTTP at `/mcp` on `listener` until the process is stopped: one
+/// session per client, each with the same tools. (Rug-pulls are played over stdio only.)
+pub async fn serve_http(
+    spec: ReplaySpec,
+    control: Control,
+    listener: tokio::net::TcpListener,
+) -> anyhow::Result<()> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    let replay = Replay::with_control(spec, control);
+    let mcp: StreamableHttpService<Replay, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(replay.clone()),
+        Default::default(),
+        StreamableHttpServerConfig::default(),
+    );
+    let app = axum::Router::new().nest_service("/mcp", mcp);
+    axum::serve(listener, app)
+        .await
+        .context("replay: HTTP server failed")
+}
+
 #[cfg(test)]
 mod tests {
     use super::wants_after;

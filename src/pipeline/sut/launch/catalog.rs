@@ -238,13 +238,15 @@ pub async fn by_search(
                 };
                 let r = match tokio::time::timeout(spec.request_timeout, r.search(req)).await {
                     // name the probe query the system refused, and how to shape it
-                    Ok(r) => r.map(|r| r.ids).map_err(|e| {
-                        e.with_log(&format!(
+                    Ok(r) => r.map(|r| r.ids).map_err(|e| match e {
+                        // an answer the system gave to this query (not a transport failure)
+                        SutError::Garbage { .. } | SutError::Other { .. } => e.with_log(&format!(
                             "\n(the catalog probe for {id}: the query {:?}, {} characters; \
                              [sut.catalog] probe_words and probe_max_chars shape it)",
                             crate::infra::text::sanitize::clip(text, 300),
                             text.chars().count()
-                        ))
+                        )),
+                        e => e,
                     }),
                     Err(_) => Err(SutError::Timeout {
                         system: spec.system.clone(),

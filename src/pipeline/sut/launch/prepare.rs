@@ -97,8 +97,65 @@ fn upstream_cmds(plan: &Plan, me: &Path) -> Vec<UpstreamCmd> {
             command: me.display().to_string(),
             args: args.clone(),
             env: BTreeMap::new(),
+            url: None,
         })
         .collect()
+}
+
+/// `upstream_transport = "http"`: starts every replay under the supervisor on its own loopback
+/// port (`evalgate replay … --listen 127.0.0.1:PORT`), waits until each accepts connections
+/// (bounded by the launch's ready timeout; one that exits first is named with its log), and
+/// gives each upstream its URL.
+async fn serve_over_http(
+    s: &LaunchSpec,
+    ups: &mut [UpstreamCmd],
+    sup: &Supervisor,
+) -> Result<(), SutError> {
+    let name = system_name(s);
+    let limit = ready_timeout(s, ups.len());
+    let mut started = Vec::new();
+    for u in ups.iter_mut() {
+        let port = free_port().map_err(|e| SutError::Other {
+            system: name.clone(),
+            detail: format!("no free loopback port for the replay of {}: {e}", u.name),
+        })?;
+        let listen = format!("127.0.0.1:{port}");
+        let mut spec = Spec::new(format!("replay {}", u.name), PathBuf::from(&u.command));
+        spec.args = u.args.clone();
+        spec.args.extend(["--listen".to_string(), listen.clone()]);
+        let child = sup.spawn(spec).map_err(|e| SutError::Crashed {
+            system: name.clone(),
+            detail: format!("the replay of {} did not start: {e:#}", u.name),
+        })?;
+        u.url = Some(format!("http://{listen}/mcp"));
+        started.push((u.name.clone(), listen, child));
+    }
+    let start = std::time::Instant::now();
+    for (server, listen, child) in &started {
+        loop {
+            if tokio::net::TcpStream::connect(listen).await.is_ok() {
+                break;
+            }
+            if let Some(status) = child.try_exited() {
+                return Err(SutError::Crashed {
+                    system: name.clone(),
+                    detail: format!(
+                        "the replay of {server} on {listen} exited ({status}) before it listened\n--- its log ---\n{}",
+                        child.log_tail(LOG_LINES)
+                    ),
+                });
+            }
+            if start.elapsed() > limit {
+                return Err(SutError::Timeout {
+                    system: name.clone(),
+                    seconds: limit.as_secs_f64(),
+                    context: format!("waiting for the replay of {server} to listen on {listen}"),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    Ok(())
 }
 
 pub(super) async fn prepare(
@@ -131,7 +188,12 @@ pub(super) async fn prepare(
             .filter(|_| s.kind == SutKind::Launch)
             .unwrap_or_else(|| shape.format.default_name().to_string()),
     );
-    let ups = upstream_cmds(plan, &me);
+    let mut ups = upstream_cmds(plan, &me);
+    let over_http = s.kind == SutKind::Launch
+        && l.upstream_transport.unwrap_or(LaunchTransport::Stdio) == LaunchTransport::Http;
+    if over_http {
+        serve_over_http(s, &mut ups, sup).await?;
+    }
     let mut vars = Vars::default();
     vars.set("config", cfg_path.display().to_string());
     vars.set("data_dir", data_dir.display().to_string());
@@ -170,7 +232,24 @@ pub(super) async fn prepare(
                         .filter_map(|a| a.as_str().map(String::from))
                         .collect();
                     let command = e["command"].as_str().unwrap_or_default().to_string();
-                    writers::merge_server_fields(e, &name, &command, &args, &l.server_fields);
+                    let url = ups
+                        .iter()
+                        .find(|u| u.name == name)
+                        .and_then(|u| u.url.clone());
+                    if let (Some(url), Some(o)) = (&url, e.as_object_mut()) {
+                        o.insert("protocol".into(), "http".into());
+                        o.insert("url".into(), url.as_str().into());
+                        o.remove("command");
+                        o.remove("args");
+                    }
+                    writers::merge_server_fields(
+                        e,
+                        &name,
+                        &command,
+                        &args,
+                        url.as_deref(),
+                        &l.server_fields,
+                    );
                 }
             }
             Some(serde_json::to_string_pretty(&cfg).unwrap_or_default())

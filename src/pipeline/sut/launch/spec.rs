@@ -77,6 +77,10 @@ pub struct LaunchFile {
     /// and `{server_command}` its command line.
     #[serde(default)]
     pub server_fields: serde_json::Map<String, serde_json::Value>,
+    /// How the replayed corpus servers are served to the proxy: `stdio` (default: the proxy
+    /// starts each as a command) or `http` (evalgate starts each on its own loopback port and
+    /// the config names its URL, `http://127.0.0.1:PORT/mcp`).
+    pub upstream_transport: Option<LaunchTransport>,
 }
 
 /// How evalgate talks to a launched proxy.

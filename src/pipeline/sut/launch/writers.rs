@@ -48,6 +48,10 @@ pub struct UpstreamCmd {
     pub command: String,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
+    /// `[sut.launch] upstream_transport = "http"`: the server's Streamable HTTP endpoint
+    /// (evalgate started it), which the config names instead of a command.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// The `{"name": {"command", "args", "env"}}` map: the `mcp-servers` format's body and the value
@@ -55,8 +59,11 @@ pub struct UpstreamCmd {
 pub fn servers_map(ups: &[UpstreamCmd]) -> Value {
     let mut m = serde_json::Map::new();
     for u in ups {
-        let mut e = json!({"command": u.command, "args": u.args});
-        if !u.env.is_empty() {
+        let mut e = match &u.url {
+            Some(url) => json!({"url": url}),
+            None => json!({"command": u.command, "args": u.args}),
+        };
+        if !u.env.is_empty() && u.url.is_none() {
             e["env"] = json!(u.env);
         }
         m.insert(u.name.clone(), e);
@@ -65,27 +72,26 @@ pub fn servers_map(ups: &[UpstreamCmd]) -> Value {
 }
 
 /// `[sut.launch] server_fields` merged into one server's entry `e` of a generated config:
-/// in string values (at any depth) `{server}` is the server's name and `{server_command}` its
-/// command line, each argument quoted for a POSIX shell when it needs it.
+/// in string values (at any depth) `{server}` is the server's name, `{server_command}` its
+/// command line (each argument quoted for a POSIX shell when it needs it) and `{server_url}`
+/// its URL (`upstream_transport = "http"`, else empty).
 pub fn merge_server_fields(
     e: &mut Value,
     name: &str,
     command: &str,
     args: &[String],
+    url: Option<&str>,
     fields: &serde_json::Map<String, Value>,
 ) {
-    fn fill(v: &Value, name: &str, line: &str) -> Value {
+    fn fill(v: &Value, with: &[(&str, &str)]) -> Value {
         match v {
-            Value::String(s) => Value::String(
-                s.replace("{server_command}", line)
-                    .replace("{server}", name),
-            ),
-            Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, name, line)).collect()),
-            Value::Object(o) => Value::Object(
-                o.iter()
-                    .map(|(k, x)| (k.clone(), fill(x, name, line)))
-                    .collect(),
-            ),
+            Value::String(s) => {
+                Value::String(with.iter().fold(s.clone(), |acc, (k, x)| acc.replace(k, x)))
+            }
+            Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, with)).collect()),
+            Value::Object(o) => {
+                Value::Object(o.iter().map(|(k, x)| (k.clone(), fill(x, with))).collect())
+            }
             other => other.clone(),
         }
     }
@@ -97,8 +103,13 @@ pub fn merge_server_fields(
         .map(shell_word)
         .collect::<Vec<_>>()
         .join(" ");
+    let with = [
+        ("{server_command}", line.as_str()),
+        ("{server_url}", url.unwrap_or_default()),
+        ("{server}", name),
+    ];
     for (k, v) in fields {
-        e[k] = fill(v, name, &line);
+        e[k] = fill(v, &with);
     }
 }
 
@@ -125,17 +136,27 @@ pub fn json_config(
         ConfigFormat::McpServers => {
             let mut m = servers_map(ups);
             for u in ups {
-                merge_server_fields(&mut m[&u.name], &u.name, &u.command, &u.args, server_fields);
+                merge_server_fields(
+                    &mut m[&u.name],
+                    &u.name,
+                    &u.command,
+                    &u.args,
+                    u.url.as_deref(),
+                    server_fields,
+                );
             }
             Some(json!({"mcpServers": m}))
         }
         ConfigFormat::Servers => Some(json!({
             "servers": ups.iter().map(|u| {
-                let mut e = json!({"name": u.name, "command": u.command, "args": u.args});
-                if !u.env.is_empty() {
+                let mut e = match &u.url {
+                    Some(url) => json!({"name": u.name, "url": url}),
+                    None => json!({"name": u.name, "command": u.command, "args": u.args}),
+                };
+                if !u.env.is_empty() && u.url.is_none() {
                     e["env"] = json!(u.env);
                 }
-                merge_server_fields(&mut e, &u.name, &u.command, &u.args, server_fields);
+                merge_server_fields(&mut e, &u.name, &u.command, &u.args, u.url.as_deref(), server_fields);
                 e
             }).collect::<Vec<_>>()
         })),
@@ -217,12 +238,14 @@ mod tests {
                 command: "/bin/evalgate".into(),
                 args: vec!["replay".into(), "--server".into(), "a\"b".into()],
                 env: BTreeMap::new(),
+                url: None,
             },
             UpstreamCmd {
                 name: "git".into(),
                 command: "/bin/evalgate".into(),
                 args: vec![],
                 env: BTreeMap::from([("K".into(), "v".into())]),
+                url: None,
             },
         ]
     }
@@ -298,6 +321,27 @@ mod tests {
         assert_eq!(m["mcpServers"]["git"]["transport"], "stdio");
         assert_eq!(m["mcpServers"]["git"]["meta"]["labels"][0], "git");
         assert_eq!(shell_word("it's"), "'it'\\''s'");
+        // upstreams served over HTTP are named by URL, in both formats
+        let mut http = ups();
+        http[0].url = Some("http://127.0.0.1:9/mcp".into());
+        let mut f = serde_json::Map::new();
+        f.insert("endpoint".into(), json!("{server_url}"));
+        let l = json_config(ConfigFormat::Servers, &http, &Default::default(), &f).unwrap();
+        assert_eq!(
+            l["servers"][0],
+            json!({"name": "Design Components", "url": "http://127.0.0.1:9/mcp", "endpoint": "http://127.0.0.1:9/mcp"})
+        );
+        let m = json_config(ConfigFormat::McpServers, &http, &Default::default(), &f).unwrap();
+        assert_eq!(
+            m["mcpServers"]["Design Components"]["url"],
+            "http://127.0.0.1:9/mcp"
+        );
+        assert!(
+            m["mcpServers"]["Design Components"]
+                .get("command")
+                .is_none()
+        );
+        assert_eq!(m["mcpServers"]["git"]["endpoint"], "");
     }
 
     /// `proxy_config` reaches every format that writes a config: merged into the top level of
