@@ -193,9 +193,9 @@ fn bench_score(c: &mut Criterion) {
     g.bench_function("metrics_filter_and_score_20k_x10", |b| {
         b.iter(|| {
             let mut sum = 0.0;
-            let mut lookup = metrics::Lookup::new(&corpus_ids);
+            let lookup = &corpus_ids;
             for (qo, q) in run.iter().zip(&golden.queries) {
-                let f = metrics::filter_ranked(&qo.ranked, &mut lookup);
+                let f = metrics::filter_ranked(&qo.ranked, lookup);
                 let s = metrics::score_query(&q.labels, &f.ids);
                 sum += s.ndcg_at_10 + metrics::hard_negatives_in_top(&q.labels, &f.ids, 5) as f64;
             }

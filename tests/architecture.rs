@@ -15,7 +15,6 @@ const STAGES: &[&str] = &[
 
 /// Infrastructure modules, lowest first.
 const INFRA: &[&str] = &[
-    "json_rows",
     "text",
     "files",
     "own_binary",

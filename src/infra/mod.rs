@@ -3,8 +3,6 @@
 
 pub mod files;
 pub mod http;
-pub mod json_rows;
-pub mod json_select;
 pub mod mcp;
 pub mod own_binary;
 pub mod process;

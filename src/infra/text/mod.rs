@@ -95,55 +95,9 @@ impl Serialize for Text {
 }
 
 impl<'de> Deserialize<'de> for Text {
-    /// One allocation per string: the decoder's borrowed or buffered text is copied straight
-    /// into the shared buffer (serde's own `Arc<str>` goes through a `String` first).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = Text;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Text, E> {
-                Ok(INTERNER.with_borrow_mut(|set| match set {
-                    Some(set) => match set.get(s) {
-                        Some(t) => t.clone(),
-                        None => {
-                            let t = Text::from(s);
-                            set.insert(t.clone());
-                            t
-                        }
-                    },
-                    None => Text::from(s),
-                }))
-            }
-        }
-        d.deserialize_str(V)
+        String::deserialize(d).map(Text::from)
     }
-}
-
-/// The texts decoded so far inside [`interning`] (a fast hash: the keys are not chosen to
-/// collide, and at worst a lookup is slower).
-type Interned = std::collections::HashSet<Text, foldhash::fast::RandomState>;
-
-thread_local! {
-    /// The texts decoded so far inside [`interning`] on this thread.
-    static INTERNER: std::cell::RefCell<Option<Interned>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f`, in which every `Text` decoded on this thread shares the buffer of an equal one
-/// decoded before it: recorded observations name the same few thousand tool ids hundreds of
-/// thousands of times, and hold each once instead of once per mention.
-pub fn interning<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Interned>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let before = self.0.take();
-            INTERNER.with_borrow_mut(|set| *set = before);
-        }
-    }
-    let _restore = Restore(INTERNER.with_borrow_mut(|set| set.replace(Default::default())));
-    f()
 }
 
 /// Canonical JSON: keys sorted at every level, compact.

@@ -7,7 +7,6 @@
 pub mod color;
 pub mod format;
 pub mod html;
-pub mod json_layout;
 pub mod markdown;
 pub mod model;
 pub mod terminal;
@@ -39,8 +38,7 @@ pub trait Exporter: Sync {
 /// The formats written into the report directory, in this order.
 pub const FILES: &[&dyn Exporter] = &[&Json, &markdown::Markdown, &html::Html];
 
-/// `report.json`: the model itself, indented with its rows one per line
-/// ([`json_layout`]; it needs no view).
+/// `report.json`: the model itself, indented (it needs no view).
 pub struct Json;
 
 impl Exporter for Json {
@@ -54,16 +52,16 @@ impl Exporter for Json {
         // the serializer's many small writes go to a buffer of a known type (inlined copies),
         // not each through the `dyn Write`
         let mut w = std::io::BufWriter::with_capacity(1 << 16, w);
-        json_layout::to_writer(&mut w, report)?;
+        serde_json::to_writer_pretty(&mut w, report)?;
         w.write_all(b"\n")?;
         w.flush()?;
         Ok(())
     }
 }
 
-/// `report.json`: the model itself, in the [`json_layout`].
+/// `report.json`: the model itself, indented.
 pub fn json(r: &Report) -> String {
-    let mut s = json_layout::to_string(r).expect("report serialises");
+    let mut s = serde_json::to_string_pretty(r).expect("report serialises");
     s.push('\n');
     s
 }

@@ -27,7 +27,7 @@
 
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Corpus, GoldenSet, Label};
-use crate::pipeline::score::metrics::{IdPositions, Lookup, ranked_positions};
+use crate::pipeline::score::metrics::{IdPositions, ranked_positions};
 use crate::pipeline::sut::observe::RetrievalObservations;
 use foldhash::{HashMap, HashMapExt};
 use schemars::JsonSchema;
@@ -58,7 +58,6 @@ pub struct ToolDiagnostics {
     pub runs: usize,
     /// Every tool relevant (grade 1 or more) to at least one query, by tool id. Tools no query
     /// finds relevant are left out, so the table grows with the golden set, not the corpus.
-    #[serde(serialize_with = "crate::infra::json_rows::rows")]
     pub per_tool: Vec<ToolStat>,
     /// The same, aggregated per server (the `server` part of `server:tool`), by server name.
     pub per_server: Vec<ServerStat>,
@@ -69,7 +68,6 @@ pub struct ToolDiagnostics {
     /// relevant to the query (`taken`) was in it. Worst first: most queries, then most
     /// occurrences, then by ids. At most 10,000 (`confusions_total` counts them all): when cut,
     /// every pair with more queries than the last one kept is here.
-    #[serde(serialize_with = "crate::infra::json_rows::rows")]
     pub confusions: Vec<ConfusionPair>,
     /// Confusion pairs in all, listed or not.
     #[serde(default)]
@@ -252,14 +250,14 @@ impl<'a> Accumulator<'a> {
             ..Accumulator::default()
         };
         let mut ranked = Vec::new();
-        let mut lookup = Lookup::new(corpus_ids);
+        let lookup = corpus_ids;
         for run in &obs.runs {
             for qo in &run.queries {
                 let Some(qi) = index.position(&qo.id) else {
                     continue;
                 };
                 let q = &golden.queries[qi as usize];
-                ranked_positions(&qo.ranked, &mut lookup, &mut ranked);
+                ranked_positions(&qo.ranked, lookup, &mut ranked);
                 let mut numbers = std::mem::take(&mut acc.label_numbers);
                 numbers.clear();
                 numbers.extend(q.labels.iter().map(|l| {

@@ -40,7 +40,7 @@ pub fn retrieval(
     // query rose by 0.1-0.2 KB and the 100k-tool run's peak RSS by 20 MB)
     let tool_diagnostics = std::thread::scope(|s| {
         let metrics = s.spawn(|| {
-            let mut corpus_lookup = metrics::Lookup::new(&corpus_ids);
+            let corpus_lookup = &corpus_ids;
             for run in &obs.runs {
                 if run.queries.len() == golden.queries.len() {
                     runs_completed += 1;
@@ -52,7 +52,7 @@ pub fn retrieval(
                         continue;
                     };
                     let q = &golden.queries[qi];
-                    let f = metrics::filter_ranked(&qo.ranked, &mut corpus_lookup);
+                    let f = metrics::filter_ranked(&qo.ranked, corpus_lookup);
                     diag.answers += 1;
                     if qo.ranked.is_empty() {
                         diag.empty_answers += 1;
@@ -632,13 +632,13 @@ mod tests {
         };
         let by_position = diagnostics::ToolDiagnostics::of(&obs, c, &g);
         let corpus_ids: metrics::IdPositions = c.tools.iter().map(|t| t.tool_id.as_str()).collect();
-        let mut lookup = metrics::Lookup::new(&corpus_ids);
+        let lookup = &corpus_ids;
         let mut by_text = diagnostics::Accumulator::default();
         for run in &obs.runs {
             for qo in &run.queries {
                 let qi = g.queries.iter().position(|q| q.id == qo.id).unwrap();
                 let q = &g.queries[qi];
-                let f = metrics::filter_ranked(&qo.ranked, &mut lookup);
+                let f = metrics::filter_ranked(&qo.ranked, lookup);
                 by_text.add(run.run, qi, &q.id, &q.labels, &f.ids);
             }
         }

@@ -45,7 +45,6 @@ pub struct RetrievalReport {
     /// marks splits: a system tuned to the dev queries scores visibly lower on the held-out ones.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub splits: BTreeMap<String, SplitSummary>,
-    #[serde(serialize_with = "crate::infra::json_rows::rows")]
     pub per_query: Vec<QueryReport>,
     /// Raw results of every run (for re-scoring); in the report's `observations_file` instead
     /// when it names one.
@@ -163,7 +162,6 @@ pub struct DetectorReport {
     /// Hard negatives by the attack category they resemble: their flag rate.
     pub hard_negatives_by_resemblance: Vec<CategoryReport>,
     /// Every entry's outcome.
-    #[serde(serialize_with = "crate::infra::json_rows::rows")]
     pub entries: Vec<EntryOutcome>,
     /// Rug-pulls played against a running proxy (detectors that play them live).
     #[serde(default, skip_serializing_if = "Option::is_none")]

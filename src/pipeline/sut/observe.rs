@@ -22,7 +22,6 @@ pub struct RetrievalObservations {
 pub struct RetrievalRun {
     /// 1-based run number.
     pub run: usize,
-    #[serde(serialize_with = "crate::infra::json_rows::rows")]
     pub queries: Vec<QueryObservation>,
 }
 

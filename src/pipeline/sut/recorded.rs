@@ -13,7 +13,7 @@ use super::{Decision, Detector, InProcess, Ranked, Retriever, SearchRequest, Sut
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Category, Entry};
 use crate::pipeline::sut::observe::{
-    DetectorObservations, ObservationsFile, QueryObservation, RetrievalObservations, RetrievalRun,
+    DetectorObservations, ObservationsFile, RetrievalObservations,
 };
 use anyhow::{Context, bail};
 use async_trait::async_trait;
@@ -33,73 +33,31 @@ fn parse_json(path: &Path, text: &str) -> anyhow::Result<Value> {
         .with_context(|| format!("{}: expected JSON recorded observations", path.display()))
 }
 
-/// The observations of the evalgate report at `path`, read as the file streams past (a report
-/// of 20,000 queries is some 45 MB; it is never whole in memory): each query's observation is
-/// decoded on its own, with each tool id held once, and the per-query rows and everything else
-/// are skipped. The observations file beside the report when it names one. `None` when the file
-/// does not fit (another format, or a broken report: the general reading follows, with its
-/// precise errors).
+/// The observations of the evalgate report at `path` (its `retrieval.observations` and
+/// `security.observations`; serde skips everything else as it reads), or of the observations
+/// file beside it when the report names one. `None` when the file does not fit (another
+/// format, or a broken report: the general reading follows, with its precise errors).
 fn report_observations(path: &Path) -> anyhow::Result<Option<ObservationsFile>> {
-    use crate::infra::json_select::{Seg, Want, select};
+    #[derive(Deserialize)]
+    struct Report {
+        observations_file: Option<String>,
+        retrieval: Option<Part<RetrievalObservations>>,
+        security: Option<Part<Vec<DetectorObservations>>>,
+    }
+    #[derive(Deserialize)]
+    struct Part<T> {
+        observations: Option<T>,
+    }
     let reader = crate::infra::files::open(path)
         .with_context(|| format!("{}: cannot read recorded observations", path.display()))?;
-    let key = |s: &Seg, k: &str| matches!(s, Seg::Key(x) if x == k);
-    let mut file: Option<String> = None;
-    let mut retrieval: Option<RetrievalObservations> = None;
-    let mut security: Option<Vec<DetectorObservations>> = None;
-    let read = crate::infra::text::interning(|| {
-        select(
-            reader,
-            &mut |p| match p {
-                [] => Want::Descend,
-                [k] if key(k, "observations_file") => Want::Take,
-                [k] if key(k, "retrieval") || key(k, "security") => Want::Descend,
-                [r, o] if key(r, "retrieval") && key(o, "observations") => Want::Descend,
-                [s, o] if key(s, "security") && key(o, "observations") => Want::Take,
-                [_, _, k] if key(k, "system") || key(k, "requested") => Want::Take,
-                [_, _, k] if key(k, "runs") => Want::Descend,
-                [_, _, _, Seg::Index(_)] => Want::Descend,
-                [_, _, _, _, k] if key(k, "run") => Want::Take,
-                [_, _, _, _, k] if key(k, "queries") => Want::Descend,
-                [_, _, _, _, _, Seg::Index(_)] => Want::Take,
-                _ => Want::Skip,
-            },
-            &mut |p, bytes| {
-                if let [_] = p {
-                    file = serde_json::from_slice(bytes)?;
-                    return Ok(());
-                }
-                if let [_, _] = p {
-                    security = serde_json::from_slice(bytes)?;
-                    return Ok(());
-                }
-                let obs = retrieval.get_or_insert_with(Default::default);
-                match p {
-                    [_, _, Seg::Key(k)] if k == "system" => {
-                        obs.system = serde_json::from_slice(bytes)?;
-                    }
-                    [_, _, _] => obs.requested = serde_json::from_slice(bytes)?,
-                    [_, _, _, Seg::Index(i), Seg::Key(_)] => {
-                        let run = run_at(obs, *i)?;
-                        run.run = serde_json::from_slice(bytes)?;
-                    }
-                    [_, _, _, Seg::Index(i), _, Seg::Index(_)] => {
-                        let mut q: QueryObservation = serde_json::from_slice(bytes)?;
-                        q.ranked.shrink_to_fit();
-                        run_at(obs, *i)?.queries.push(q);
-                    }
-                    _ => anyhow::bail!("unexpected path {p:?}"),
-                }
-                Ok(())
-            },
-        )
-    });
-    if read.is_err() {
+    let Ok(report) = serde_json::from_reader::<_, Report>(std::io::BufReader::new(reader)) else {
         return Ok(None);
-    }
-    if let Some(name) = file {
+    };
+    if let Some(name) = report.observations_file {
         return ObservationsFile::read_beside(path, &name).map(Some);
     }
+    let retrieval = report.retrieval.and_then(|p| p.observations);
+    let security = report.security.and_then(|p| p.observations);
     // a run without its number, or observations without the system's name, do not fit
     if let Some(obs) = &retrieval
         && (obs.system.is_empty() || obs.runs.iter().any(|r| r.run == 0))
@@ -112,16 +70,6 @@ fn report_observations(path: &Path) -> anyhow::Result<Option<ObservationsFile>> 
             security,
         }),
     )
-}
-
-/// Run `i` (from 0) of the observations being read, which come in order.
-fn run_at(obs: &mut RetrievalObservations, i: usize) -> anyhow::Result<&mut RetrievalRun> {
-    if i == obs.runs.len() {
-        obs.runs.push(RetrievalRun::default());
-    }
-    obs.runs
-        .get_mut(i)
-        .ok_or_else(|| anyhow::anyhow!("run {i} out of order"))
 }
 
 /// Replays recorded search results.
@@ -483,7 +431,7 @@ mod tests {
     }
 
     #[test]
-    fn a_report_streamed_past_gives_the_observations_its_tree_holds_with_ids_shared() {
+    fn a_report_read_gives_the_observations_its_tree_holds() {
         let runs: Vec<serde_json::Value> = (1..=3)
             .map(|run| {
                 let queries: Vec<_> = (0..50)
@@ -508,25 +456,15 @@ mod tests {
                 "runs": [{"run": 1, "verdicts": [{"entry_id": "e1", "flagged": false}]}]}]}
         });
         let f = file(&serde_json::to_string_pretty(&report).unwrap());
-        let streamed = report_observations(f.path()).unwrap().unwrap();
+        let read = report_observations(f.path()).unwrap().unwrap();
         let tree: RetrievalObservations =
             serde_json::from_value(report["retrieval"]["observations"].clone()).unwrap();
-        let a = serde_json::to_value(streamed.retrieval.as_ref().unwrap()).unwrap();
+        let a = serde_json::to_value(read.retrieval.as_ref().unwrap()).unwrap();
         assert_eq!(a, serde_json::to_value(&tree).unwrap());
         assert_eq!(
-            serde_json::to_value(streamed.security.as_ref().unwrap()).unwrap(),
+            serde_json::to_value(read.security.as_ref().unwrap()).unwrap(),
             report["security"]["observations"]
         );
-        // one buffer per distinct id
-        let obs = streamed.retrieval.unwrap();
-        let odd: Vec<*const u8> = obs
-            .runs
-            .iter()
-            .flat_map(|r| &r.queries)
-            .map(|q| q.ranked[1].as_ptr())
-            .collect();
-        assert_eq!(odd.len(), 150);
-        assert!(odd.iter().all(|p| *p == odd[0]));
         // and the replay is that of the tree
         let r = RecordedRetriever::from_file(f.path()).unwrap();
         assert_eq!(r.name, "recorded:embedded");

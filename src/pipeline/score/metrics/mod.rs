@@ -51,88 +51,8 @@ impl<'a> FromIterator<&'a str> for IdPositions<'a> {
     }
 }
 
-/// [`IdPositions::position`] remembered by where the text asked about lives.
-///
-/// A re-score looks up 400,000 ranked ids (20,000 queries × 20 results), and twice: the metrics
-/// and the per-tool diagnostics each filter every list. Recorded answers share one buffer per
-/// distinct id (`text::interning`), so the same few thousand addresses come back again and
-/// again; hashing and comparing their text each time was half of scoring. A lookup remembers
-/// the answer for an address and length in a fixed table of slots (a newer address takes an
-/// older one's slot; four slots per id of the table keep such losses rare), so each distinct id
-/// is hashed about once. Answers whose ids do not share buffers (a live system's) only pass
-/// through the slots: the table never grows.
-///
-/// Sound because every text asked about is borrowed for `'a`, the lookup's whole life: while it
-/// lives no such text is freed, so no address is reused for other bytes, and equal address and
-/// length mean equal text.
-pub struct Lookup<'t, 'a> {
-    table: &'t IdPositions<'t>,
-    slots: Vec<Slot>,
-    _asked: std::marker::PhantomData<&'a str>,
-}
-
-/// One remembered answer: the address and length of a text, its position (`NONE` if not in the
-/// table). An address of 0 marks an empty slot (no text lives at 0). 16 bytes.
-#[derive(Clone, Copy)]
-struct Slot {
-    addr: usize,
-    len: u32,
-    position: u32,
-}
-
-impl<'t, 'a> Lookup<'t, 'a> {
-    /// 65,536 slots (1 MB) at most: a 10,000-tool corpus gets 65,536, v1 (2,665 tools) 16,384.
-    const MAX_SLOTS: usize = 1 << 16;
-    const NONE: u32 = u32::MAX;
-
-    /// A lookup in `table` with no answer remembered yet.
-    pub fn new(table: &'t IdPositions<'t>) -> Self {
-        let n = (table.positions.len() * 4)
-            .next_power_of_two()
-            .clamp(64, Self::MAX_SLOTS);
-        let empty = Slot {
-            addr: 0,
-            len: 0,
-            position: 0,
-        };
-        Lookup {
-            table,
-            slots: vec![empty; n],
-            _asked: std::marker::PhantomData,
-        }
-    }
-
-    /// The position of `id` in the table, as [`IdPositions::position`] answers.
-    #[inline]
-    pub fn position(&mut self, id: &'a str) -> Option<u32> {
-        let addr = id.as_ptr() as usize;
-        let Ok(len) = u32::try_from(id.len()) else {
-            return self.table.position(id);
-        };
-        // Fibonacci hashing of the address: the top bits of the product pick the slot
-        let bits = self.slots.len().trailing_zeros();
-        let i = ((addr as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize;
-        let slot = &mut self.slots[i];
-        let position = if slot.addr == addr && slot.len == len {
-            slot.position
-        } else {
-            let p = self.table.position(id).unwrap_or(Self::NONE);
-            *slot = Slot {
-                addr,
-                len,
-                position: p,
-            };
-            p
-        };
-        (position != Self::NONE).then_some(position)
-    }
-}
-
 /// Drops ids not in `corpus` and repeated ids, keeping the first occurrence.
-pub fn filter_ranked<'a, S: AsRef<str>>(
-    raw: &'a [S],
-    corpus: &mut Lookup<'_, 'a>,
-) -> Filtered<'a, S> {
+pub fn filter_ranked<'a, S: AsRef<str>>(raw: &'a [S], corpus: &IdPositions<'_>) -> Filtered<'a, S> {
     let mut f: Filtered<'a, S> = Filtered {
         ids: Vec::with_capacity(raw.len()),
         off_corpus: 0,
@@ -166,7 +86,7 @@ pub fn filter_ranked<'a, S: AsRef<str>>(
 /// (cleared first): the per-tool diagnostics count by position, not by text.
 pub fn ranked_positions<'a, S: AsRef<str>>(
     raw: &'a [S],
-    corpus: &mut Lookup<'_, 'a>,
+    corpus: &IdPositions<'_>,
     out: &mut Vec<(u32, &'a S)>,
 ) {
     out.clear();
