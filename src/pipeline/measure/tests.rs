@@ -1,4 +1,5 @@
-//! The in-process path of `retrieval` (threads) answers exactly what one query at a time does.
+//! `retrieval` answers exactly what one query at a time does, whatever its concurrency; the
+//! first failure in golden order stops it; a late answer is a timeout.
 
 use super::*;
 use crate::pipeline::dataset::{DatasetPaths, Datasets, Need, Profile};
@@ -18,20 +19,7 @@ fn v1() -> Datasets {
     .unwrap()
 }
 
-/// A retriever asked only through `search`: the concurrent stream on one task.
-struct AsyncOnly<'a>(&'a dyn Retriever);
-
-#[async_trait]
-impl Retriever for AsyncOnly<'_> {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
-        self.0.search(req).await
-    }
-}
-
-/// An in-process system that answers a query with its own id, fails on `fail_at` and takes
+/// A system answering on the calling thread: a query with its own id, fails on `fail_at` and takes
 /// `slow_ms` over `slow_at`.
 struct Fake {
     fail_at: Option<&'static str>,
@@ -44,15 +32,6 @@ impl Retriever for Fake {
         "fake"
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
-        self.search_now(req)
-    }
-    fn in_process(&self) -> Option<&dyn InProcess> {
-        Some(self)
-    }
-}
-
-impl InProcess for Fake {
-    fn search_now(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         if self.fail_at == Some(req.query_id) {
             return Err(SutError::Other {
                 system: "fake".into(),
@@ -103,7 +82,7 @@ fn multi_thread() -> tokio::runtime::Runtime {
 }
 
 #[test]
-fn bm25_on_threads_answers_exactly_what_one_query_at_a_time_does() {
+fn bm25_answers_exactly_what_one_query_at_a_time_does_at_any_concurrency() {
     let ds = v1();
     // a slice of v1's queries: a debug build's BM25 is slow
     let golden = &GoldenSet {
@@ -111,7 +90,6 @@ fn bm25_on_threads_answers_exactly_what_one_query_at_a_time_does() {
         ..ds.golden.as_ref().unwrap().value.clone()
     };
     let index = Embedded::new(&ds.corpus.as_ref().unwrap().value).unwrap();
-    assert!(index.in_process().is_some());
     let one = |r: &dyn Retriever, c: usize, rt: &tokio::runtime::Runtime| {
         let (obs, err) = rt.block_on(retrieval(r, golden, 2, limits(c), &mut Progress::silent()));
         assert!(err.is_none(), "{err:?}");
@@ -139,7 +117,6 @@ fn bm25_on_threads_answers_exactly_what_one_query_at_a_time_does() {
         })
         .collect();
     assert_eq!(plain.len(), 2 * golden.queries.len());
-    assert_eq!(one(&AsyncOnly(&index), 4, &multi), plain);
     assert_eq!(one(&index, 1, &current), plain);
     assert_eq!(one(&index, 1, &multi), plain);
     assert_eq!(one(&index, 2, &multi), plain);
@@ -147,7 +124,7 @@ fn bm25_on_threads_answers_exactly_what_one_query_at_a_time_does() {
 }
 
 #[test]
-fn on_threads_the_first_failure_in_golden_order_stops_the_measurement() {
+fn the_first_failure_in_golden_order_stops_the_measurement() {
     let ds = v1();
     let golden = &ds.golden.as_ref().unwrap().value;
     let at = golden.queries[37].id.to_string().leak() as &'static str;
@@ -178,7 +155,7 @@ fn on_threads_the_first_failure_in_golden_order_stops_the_measurement() {
 }
 
 #[test]
-fn on_threads_an_answer_later_than_the_request_timeout_is_a_timeout() {
+fn an_answer_later_than_the_request_timeout_is_a_timeout() {
     let ds = v1();
     let golden = &ds.golden.as_ref().unwrap().value;
     let at = golden.queries[5].id.to_string().leak() as &'static str;

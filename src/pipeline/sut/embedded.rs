@@ -18,7 +18,7 @@
 //! term scores in an order that depends on how the search went, so two mathematically equal
 //! sums can differ by an ulp.)
 
-use super::{InProcess, Ranked, Retriever, SearchRequest, SutError};
+use super::{Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::text::Text;
 use crate::pipeline::dataset::Corpus;
 use async_trait::async_trait;
@@ -523,15 +523,6 @@ impl Retriever for Embedded {
         &self.name
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
-        self.search_now(req)
-    }
-    fn in_process(&self) -> Option<&dyn InProcess> {
-        Some(self)
-    }
-}
-
-impl InProcess for Embedded {
-    fn search_now(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let start = Instant::now();
         let ids = self
             .rank(req.text, req.limit)

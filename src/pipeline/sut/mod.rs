@@ -149,19 +149,6 @@ pub struct Ranked {
     pub latency: Duration,
 }
 
-/// A retriever that answers in-process and synchronously (see [`Retriever::in_process`]);
-/// called from several threads at once.
-pub trait InProcess: Sync {
-    /// What [`Retriever::search`] answers, computed on this thread.
-    fn search_now(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError>;
-    /// True when an answer costs less than handing it between threads (a lookup in memory):
-    /// the queries are then asked on the measuring thread alone, and the answers are kept in
-    /// its memory.
-    fn answers_at_once(&self) -> bool {
-        false
-    }
-}
-
 /// What a system said to a robustness probe.
 #[derive(Debug, Clone)]
 pub enum ProbeReply {
@@ -177,12 +164,6 @@ pub trait Retriever: Send + Sync {
     fn name(&self) -> &str;
     /// Searches; called concurrently (bounded by the measurement's concurrency).
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError>;
-    /// The same searches answered on the calling thread, for a system that runs in-process and
-    /// waits on nothing (CPU-bound): the measurement then spreads its queries over threads, one
-    /// a core, instead of interleaving them on one. `None` (the default): only `search`.
-    fn in_process(&self) -> Option<&dyn InProcess> {
-        None
-    }
     /// Whether the result count is passed to the system (the "limit 1" probe needs it).
     fn sends_limit(&self) -> bool {
         true

@@ -9,7 +9,7 @@
 //!
 //! Run `r` replays the report's run `r` (cycling when the report has fewer runs).
 
-use super::{Decision, Detector, InProcess, Ranked, Retriever, SearchRequest, SutError};
+use super::{Decision, Detector, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Category, Entry};
 use crate::pipeline::sut::observe::{
@@ -195,19 +195,6 @@ impl Retriever for RecordedRetriever {
         )]
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
-        self.search_now(req)
-    }
-    /// A lookup in memory: answered on the measuring threads, without a timer per query.
-    fn in_process(&self) -> Option<&dyn InProcess> {
-        Some(self)
-    }
-}
-
-impl InProcess for RecordedRetriever {
-    fn answers_at_once(&self) -> bool {
-        true
-    }
-    fn search_now(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let run = &self.runs[(req.run.max(1) - 1) % self.runs.len()];
         match run.get(req.query_id) {
             Some((ids, ms)) => Ok(Ranked {
