@@ -558,12 +558,8 @@ pub async fn evaluate(
     part: Part,
     use_baseline: bool,
 ) -> anyhow::Result<(Report, Option<ChosenBaseline>)> {
-    let (ds, ahead) = std::thread::scope(|sc| {
-        let ahead = (part != Part::Security).then(|| sc.spawn(|| systems::read_ahead(&s.sut)));
-        let ds = Datasets::load(&s.datasets, part.need(), s.profile);
-        (ds, ahead.map(crate::infra::threads::join))
-    });
-    let ds = ds?;
+    let ds = Datasets::load(&s.datasets, part.need(), s.profile)?;
+    let ahead = (part != Part::Security).then(|| systems::read_ahead(&s.sut));
     let mut warnings = Vec::new();
     let mut why_none = None;
     // a shard is not gated (the merge is), so it has no baseline to choose

@@ -8,4 +8,3 @@ pub mod own_binary;
 pub mod process;
 pub mod secrets;
 pub mod text;
-pub mod threads;

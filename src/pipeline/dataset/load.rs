@@ -356,25 +356,17 @@ items!(SecurityCorpus, super::model::Entry, entries);
 /// the item-by-item path of [`decode`], which finds every bad item and where it is.
 ///
 /// The decode, the duplicate-key scan and (for a file that is not embedded, whose fingerprint
-/// was computed at build time) the sha256 each read the whole text, independently: they run
-/// side by side on the cores. The text is then kept, not copied, for locating violations.
+/// was computed at build time) the sha256 each read the whole text. The text is then kept,
+/// not copied, for locating violations.
 fn load<T: Items>(
     mut source: Source,
     text: Cow<'static, str>,
     out: &mut Vec<Violation>,
 ) -> Option<Loaded<T>> {
-    let (fast, dup, sha256) = std::thread::scope(|s| {
-        let dup = s.spawn(|| super::jsonpath::duplicate_key(&text));
-        let sha256 = (!source.embedded).then(|| s.spawn(|| sha256_hex(text.as_bytes())));
-        let fast = serde_json::from_str::<T>(&text);
-        (
-            fast,
-            crate::infra::threads::join(dup),
-            sha256.map(crate::infra::threads::join),
-        )
-    });
-    if let Some(h) = sha256 {
-        source.sha256 = h;
+    let fast = serde_json::from_str::<T>(&text);
+    let dup = super::jsonpath::duplicate_key(&text);
+    if !source.embedded {
+        source.sha256 = sha256_hex(text.as_bytes());
     }
     // keys are compared in well-formed JSON only (a syntax error is reported on its own)
     let well_formed = fast.is_ok() || serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok();

@@ -360,28 +360,18 @@ impl Datasets {
         need: Need,
         profile: Profile,
     ) -> Result<Datasets, DatasetErrors> {
-        // the files are read and decoded side by side (each on more than one core: see
-        // `load::load`); their violations are reported in the same order as one by one
-        use crate::infra::threads::join;
-        let ((corpus, corpus_out), (golden, golden_out), (security, security_out)) =
-            std::thread::scope(|s| {
-                let corpus = need.retrieval.then(|| {
-                    s.spawn(|| read_and_load(&paths.corpus, &embedded::CORPUS_FILE, load::corpus))
-                });
-                let golden = need.retrieval.then(|| {
-                    s.spawn(|| read_and_load(&paths.golden, &embedded::GOLDEN_FILE, load::golden))
-                });
-                let security = need.security.then(|| {
-                    s.spawn(|| {
-                        read_and_load(&paths.security, &embedded::SECURITY_FILE, load::security)
-                    })
-                });
-                (
-                    corpus.map(join).unwrap_or_default(),
-                    golden.map(join).unwrap_or_default(),
-                    security.map(join).unwrap_or_default(),
-                )
-            });
+        let (corpus, corpus_out) = need
+            .retrieval
+            .then(|| read_and_load(&paths.corpus, &embedded::CORPUS_FILE, load::corpus))
+            .unwrap_or_default();
+        let (golden, golden_out) = need
+            .retrieval
+            .then(|| read_and_load(&paths.golden, &embedded::GOLDEN_FILE, load::golden))
+            .unwrap_or_default();
+        let (security, security_out) = need
+            .security
+            .then(|| read_and_load(&paths.security, &embedded::SECURITY_FILE, load::security))
+            .unwrap_or_default();
         let mut out = corpus_out;
         out.extend(golden_out);
         if let Some(c) = &corpus {

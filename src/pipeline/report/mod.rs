@@ -90,46 +90,36 @@ pub fn write_all(
         .collect();
     files::remove_stale_staged(dir, &names);
     let side = r.observations_file.as_deref().zip(observations);
-    // every file is rendered and staged on its own thread (report.json of a large golden set
-    // takes longest); the first failure in file order is the one reported
-    let staged = std::thread::scope(|s| {
-        let mut jobs = Vec::new();
-        for e in FILES {
-            if let Some(name) = e.file_name() {
-                jobs.push(s.spawn(move || -> anyhow::Result<_> {
-                    let path = dir.join(name);
-                    let mut result = Ok(());
-                    let staged = files::staged(&path, &mut |w| {
-                        result = e.write(r, view, w);
-                        Ok(())
-                    })?;
-                    result?;
-                    Ok((path, staged))
-                }));
+    // every file is rendered and staged, then all are moved into place
+    let mut staged = Vec::new();
+    for e in FILES {
+        if let Some(name) = e.file_name() {
+            let path = dir.join(name);
+            let mut result = Ok(());
+            let s = files::staged(&path, &mut |w| {
+                result = e.write(r, view, w);
+                Ok(())
+            })?;
+            result?;
+            staged.push((path, s));
+        }
+    }
+    if let Some((name, obs)) = side {
+        let path = dir.join(name);
+        let gzip = name.ends_with(".gz");
+        let s = files::staged(&path, &mut |w| {
+            if gzip {
+                let mut z = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
+                serde_json::to_writer(&mut z, obs)?;
+                z.finish()?;
+                Ok(())
+            } else {
+                serde_json::to_writer(&mut *w, obs)?;
+                Ok(())
             }
-        }
-        if let Some((name, obs)) = side {
-            jobs.push(s.spawn(move || {
-                let path = dir.join(name);
-                let gzip = name.ends_with(".gz");
-                let staged = files::staged(&path, &mut |w| {
-                    if gzip {
-                        let mut z = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
-                        serde_json::to_writer(&mut z, obs)?;
-                        z.finish()?;
-                        Ok(())
-                    } else {
-                        serde_json::to_writer(&mut *w, obs)?;
-                        Ok(())
-                    }
-                })?;
-                Ok((path, staged))
-            }));
-        }
-        jobs.into_iter()
-            .map(crate::infra::threads::join)
-            .collect::<anyhow::Result<Vec<_>>>()
-    })?;
+        })?;
+        staged.push((path, s));
+    }
     let mut written = Vec::new();
     for (path, s) in staged {
         s.commit()?;

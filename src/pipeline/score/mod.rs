@@ -33,58 +33,48 @@ pub fn retrieval(
     let mut per_query: Vec<QueryRuns> = vec![QueryRuns::default(); golden.queries.len()];
     let mut latencies = Vec::new();
     let mut runs_completed = 0;
-    // the metrics and the per-tool diagnostics read the same answers side by side (a re-score
-    // of 20,000 queries spends about as long on each). The diagnostics stay on this thread:
-    // their tables are freed before the report is written, and memory freed here is reused by
-    // what this thread allocates next (made on another thread, the 20k re-score's memory per
-    // query rose by 0.1-0.2 KB and the 100k-tool run's peak RSS by 20 MB)
-    let tool_diagnostics = std::thread::scope(|s| {
-        let metrics = s.spawn(|| {
-            let corpus_lookup = &corpus_ids;
-            for run in &obs.runs {
-                if run.queries.len() == golden.queries.len() {
-                    runs_completed += 1;
-                }
-                let mut sums = [0.0; RETRIEVAL_METRICS.len()];
-                let mut n = 0usize;
-                for qo in &run.queries {
-                    let Some(qi) = index.position(&qo.id).map(|i| i as usize) else {
-                        continue;
-                    };
-                    let q = &golden.queries[qi];
-                    let f = metrics::filter_ranked(&qo.ranked, corpus_lookup);
-                    diag.answers += 1;
-                    if qo.ranked.is_empty() {
-                        diag.empty_answers += 1;
-                    }
-                    diag.off_corpus_results += f.off_corpus;
-                    diag.duplicate_results += f.duplicates;
-                    if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0
-                    {
-                        diag.starved_queries += 1;
-                    }
-                    diag.hard_negatives_in_top_5 +=
-                        metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
-                    let s = metrics::score_query(&q.labels, &f.ids).values();
-                    for (sum, v) in sums.iter_mut().zip(s) {
-                        *sum += v;
-                    }
-                    n += 1;
-                    per_query[qi].add(s, || {
-                        f.ids.iter().take(DEPTH).map(|&id| id.clone()).collect()
-                    });
-                    latencies.push(qo.latency_ms);
-                }
-                for (means, sum) in per_run_means.iter_mut().zip(sums) {
-                    means.push((n > 0).then(|| sum / n as f64));
-                }
+    {
+        let corpus_lookup = &corpus_ids;
+        for run in &obs.runs {
+            if run.queries.len() == golden.queries.len() {
+                runs_completed += 1;
             }
-        });
-        let tools =
-            diagnostics::ToolDiagnostics::of_indexed(&obs, corpus, &corpus_ids, golden, &index);
-        crate::infra::threads::join(metrics);
-        tools
-    });
+            let mut sums = [0.0; RETRIEVAL_METRICS.len()];
+            let mut n = 0usize;
+            for qo in &run.queries {
+                let Some(qi) = index.position(&qo.id).map(|i| i as usize) else {
+                    continue;
+                };
+                let q = &golden.queries[qi];
+                let f = metrics::filter_ranked(&qo.ranked, corpus_lookup);
+                diag.answers += 1;
+                if qo.ranked.is_empty() {
+                    diag.empty_answers += 1;
+                }
+                diag.off_corpus_results += f.off_corpus;
+                diag.duplicate_results += f.duplicates;
+                if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
+                    diag.starved_queries += 1;
+                }
+                diag.hard_negatives_in_top_5 +=
+                    metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
+                let s = metrics::score_query(&q.labels, &f.ids).values();
+                for (sum, v) in sums.iter_mut().zip(s) {
+                    *sum += v;
+                }
+                n += 1;
+                per_query[qi].add(s, || {
+                    f.ids.iter().take(DEPTH).map(|&id| id.clone()).collect()
+                });
+                latencies.push(qo.latency_ms);
+            }
+            for (means, sum) in per_run_means.iter_mut().zip(sums) {
+                means.push((n > 0).then(|| sum / n as f64));
+            }
+        }
+    }
+    let tool_diagnostics =
+        diagnostics::ToolDiagnostics::of_indexed(&obs, corpus, &corpus_ids, golden, &index);
     let per_query = query_rows(golden, per_query);
     let metrics = RETRIEVAL_METRICS
         .iter()

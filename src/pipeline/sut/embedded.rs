@@ -229,32 +229,14 @@ pub fn indexed_texts(
 pub struct FieldTexts(Vec<[String; 4]>);
 
 impl FieldTexts {
-    /// Every tool's texts, analysed on all cores.
+    /// Every tool's texts, analysed.
     pub fn of(corpus: &Corpus) -> anyhow::Result<FieldTexts> {
-        let n = corpus.tools.len();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |c| c.get())
-            .clamp(1, n.div_ceil(256).max(1));
-        let chunk = n.div_ceil(threads).max(1);
-        let analyzer = en_stem()?;
-        let parts: Vec<anyhow::Result<Vec<[String; 4]>>> = std::thread::scope(|sc| {
-            let handles: Vec<_> = corpus
-                .tools
-                .chunks(chunk)
-                .map(|tools| {
-                    let mut a = analyzer.clone();
-                    sc.spawn(move || tools.iter().map(|t| indexed_texts(&mut a, t)).collect())
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(crate::infra::threads::join)
-                .collect()
-        });
-        let mut all = Vec::with_capacity(n);
-        for p in parts {
-            all.extend(p?);
-        }
+        let mut analyzer = en_stem()?;
+        let all = corpus
+            .tools
+            .iter()
+            .map(|t| indexed_texts(&mut analyzer, t))
+            .collect::<anyhow::Result<Vec<[String; 4]>>>()?;
         Ok(FieldTexts(all))
     }
 
