@@ -179,3 +179,28 @@ fn a_filter_that_explodes_on_a_real_answer_is_a_named_failure_not_an_abort() {
         assert!(took < Duration::from_secs(60), "{name}: {took:?}");
     }
 }
+
+/// The same class over REST: a search endpoint that accepts the connection and never answers
+/// is a `timeout`. (A guard: here the measurement's own limit fires before the HTTP client's,
+/// which `RestSearch` now also names a timeout instead of a crash.)
+#[test]
+fn a_rest_endpoint_that_never_answers_is_a_timeout() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in l.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let d = tempdir();
+    let url = format!("http://127.0.0.1:{port}/search");
+    let (r, took) = failed(
+        d.path(),
+        "",
+        &["--sut", "rest", "--url", &url, "--timeout", "1"],
+    );
+    assert_eq!(r["failure"]["kind"], "timeout", "{}", r["failure"]);
+    assert_eq!(r["failure"]["seconds"], 1.0, "{}", r["failure"]);
+    assert!(took < Duration::from_secs(30), "{took:?}");
+}

@@ -39,7 +39,6 @@ pub fn run(filter: &str) -> i32 {
         return 2;
     };
     let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { return 0 };
         let answer = match serde_json::from_str::<Value>(&line) {
@@ -56,9 +55,8 @@ pub fn run(filter: &str) -> i32 {
             })
             .to_string();
         }
-        if writeln!(out, "{text}").and_then(|_| out.flush()).is_err() {
-            return 0;
-        }
+        // compact JSON: one line, never a workflow command (it starts with `{`)
+        crate::outln!("{text}");
     }
     0
 }
