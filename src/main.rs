@@ -21,6 +21,13 @@ fn main() {
         let filter = std::env::args().nth(2).unwrap_or_default();
         std::process::exit(evalgate::pipeline::sut::mapping::probe::run(&filter));
     }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == evalgate::pipeline::sut::mapping::worker::ARG)
+    {
+        let filter = std::env::args().nth(2).unwrap_or_default();
+        std::process::exit(evalgate::pipeline::sut::mapping::worker::run(&filter));
+    }
     // the job's tokens are in this process's environment: no child may read them from /proc
     evalgate::infra::process::hide_from_children();
 

@@ -347,3 +347,39 @@ fn a_partial_run_publishes_no_regression() {
         "evalgate: system under test failed"
     );
 }
+
+/// Item 1, a rate limit that recovers: the last 43 of the 109 queries are refused in words,
+/// then the system answers again, so the queries asked again after the measurement are all
+/// answered. Before: exit 0 with R@5 far below the true value. Now: the run of 43 empty answers
+/// at the end, after none in the 66 before it, is the system failing (exit 3, `degraded`).
+#[test]
+fn a_run_of_empty_answers_at_the_end_is_the_system_failing_even_if_it_recovers() {
+    let d = tempdir();
+    let dir = d.path();
+    let window = budget_config(dir, "window", PROBE + 66, "window");
+    let o = evalgate(
+        dir,
+        &[
+            "retrieval",
+            "--config",
+            &window,
+            "--no-baseline",
+            "--concurrency",
+            "1",
+            "--out",
+            "window",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}{}", stdout(&o), stderr(&o));
+    let r = read_json(&dir.join("window/report.json"));
+    assert_eq!(r["gate"]["verdict"], "error");
+    assert_eq!(r["failure"]["kind"], "degraded", "{}", r["failure"]);
+    let detail = r["failure"]["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("the last 43 of its 109 answers were empty, in a row, where ")
+            && detail.contains("of the 66 before them were (by chance less likely than one in a million); asked again afterwards, it answered"),
+        "{detail}"
+    );
+    assert!(r["gate"]["checks"].as_array().unwrap().is_empty());
+}

@@ -100,11 +100,17 @@ impl<H: ClientHandler> Session<H> {
                 self.describe,
                 readable(&e)
             ))),
-            Err(_) => Err(self.explain(format!(
-                "no answer to tools/list within {} s ({})",
-                self.timeout.as_secs_f64(),
-                self.describe
-            ))),
+            Err(_) => Err(RequestTimeout {
+                seconds: self.timeout.as_secs_f64(),
+                detail: self
+                    .explain(format!(
+                        "no answer to tools/list within {} s ({})",
+                        self.timeout.as_secs_f64(),
+                        self.describe
+                    ))
+                    .to_string(),
+            }
+            .into()),
         }
     }
 
@@ -247,6 +253,30 @@ pub fn io_words(e: &std::io::Error) -> String {
     }
 }
 
+/// Whether `e` (or a cause of it) is a request that ran out of time: a `reqwest` timeout, an
+/// I/O `TimedOut`, or a message saying so (rmcp's transport errors keep only the text of the
+/// HTTP error that caused them).
+pub fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(r) = err.downcast_ref::<reqwest::Error>()
+            && r.is_timeout()
+        {
+            return true;
+        }
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::TimedOut
+        {
+            return true;
+        }
+        if err.to_string().contains("operation timed out") {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
+
 /// The I/O error in `e`'s chain of causes, in plain words ([`io_words`]), if there is one.
 pub fn io_cause(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut cur = Some(e);
@@ -268,6 +298,15 @@ pub struct InitTimeout {
     pub detail: String,
 }
 
+/// A server that did not answer a later request (`tools/list`) within the time allowed: a
+/// timeout, like [`InitTimeout`], not a crash.
+#[derive(Debug, thiserror::Error)]
+#[error("{detail}")]
+pub struct RequestTimeout {
+    pub seconds: f64,
+    pub detail: String,
+}
+
 /// A server that answered, but not with MCP messages (a caller names it garbage, not a timeout
 /// or a crash).
 #[derive(Debug, thiserror::Error)]
@@ -278,8 +317,9 @@ pub struct Garbage {
 
 /// Watching a stdio server's stdout on its way to the MCP client: lines that cannot be MCP
 /// messages are counted and the first is kept, so a server that logs to stdout (or prints
-/// nothing but noise) is named as such instead of as a timeout; a line beyond [`MAX_LINE`] ends
-/// the stream instead of growing without bound.
+/// nothing but noise) is named as such instead of as a timeout; a line beyond [`MAX_LINE`], or
+/// one that starts like a message (`{`, `[`) but is not JSON-RPC, ends the stream at once
+/// (a broken answer, not a wait for the timeout).
 pub mod watch {
     use std::pin::Pin;
     use std::sync::Arc;
@@ -302,6 +342,9 @@ pub mod watch {
         first: Mutex<String>,
         /// A line longer than [`MAX_LINE`] ended the stream.
         too_long: std::sync::atomic::AtomicBool,
+        /// A line that starts like a message but is not JSON-RPC ended the stream: why, and
+        /// its start.
+        broken: Mutex<Option<(String, String)>>,
     }
 
     impl StdoutWatch {
@@ -312,6 +355,12 @@ pub mod watch {
                 return Some(format!(
                     "it wrote a line of more than {} MiB to stdout (one MCP message; evalgate reads at most that much of an answer)",
                     MAX_LINE >> 20
+                ));
+            }
+            if let Some((why, line)) = &*self.broken.lock().unwrap_or_else(|p| p.into_inner()) {
+                return Some(format!(
+                    "it wrote a line to stdout that is not a JSON-RPC message ({why}): {:?}",
+                    crate::infra::text::sanitize::term(line, SAMPLE)
                 ));
             }
             let n = self.stray.load(Ordering::Relaxed);
@@ -333,6 +382,55 @@ pub mod watch {
         line_start: bool,
         line_len: usize,
         sampling: bool,
+        /// The current line starts with `{` or `[` (a JSON-RPC message or batch): it is kept
+        /// in `line` and checked when it ends.
+        buffering: bool,
+        line: Vec<u8>,
+    }
+
+    /// Why `line` (a whole line that starts with `{` or `[`) cannot be a JSON-RPC message a
+    /// server sends, or `None` when it can. Lenient where rmcp is: a message with a `method`
+    /// (a request or notification, however shaped) and an error answer without an id pass.
+    pub fn not_json_rpc(line: &[u8]) -> Option<String> {
+        #[derive(serde::Deserialize)]
+        struct Shape {
+            jsonrpc: Option<serde_json::Value>,
+            id: Option<serde_json::Value>,
+            method: Option<serde::de::IgnoredAny>,
+            result: Option<serde::de::IgnoredAny>,
+            error: Option<serde::de::IgnoredAny>,
+        }
+        fn check(m: &Shape) -> Option<String> {
+            if m.jsonrpc.as_ref().and_then(|v| v.as_str()) != Some("2.0") {
+                return Some("its \"jsonrpc\" is not \"2.0\"".into());
+            }
+            if m.method.is_some() {
+                return None;
+            }
+            let id_ok = matches!(
+                m.id,
+                Some(serde_json::Value::Number(_) | serde_json::Value::String(_))
+            );
+            match (m.result.is_some(), m.error.is_some()) {
+                (true, false) if id_ok => None,
+                (false, true) => None,
+                (true, false) => Some("an answer without a number or string id".into()),
+                (true, true) => Some("both a result and an error".into()),
+                (false, false) => Some("no method, result or error".into()),
+            }
+        }
+        let first = line.iter().find(|b| !b.is_ascii_whitespace());
+        if first == Some(&b'[') {
+            return match serde_json::from_slice::<Vec<Shape>>(line) {
+                Ok(batch) => batch.iter().find_map(check),
+                Err(e) => Some(format!("not JSON: {e}")),
+            };
+        }
+        match serde_json::from_slice::<Shape>(line) {
+            Ok(m) => check(&m),
+            Err(e) if e.is_data() => Some(format!("not a JSON-RPC object: {e}")),
+            Err(e) => Some(format!("not JSON: {e}")),
+        }
     }
 
     impl<R> Watched<R> {
@@ -343,43 +441,88 @@ pub mod watch {
                 line_start: true,
                 line_len: 0,
                 sampling: false,
+                buffering: false,
+                line: Vec::new(),
             }
         }
 
-        fn inspect(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-            for &b in bytes {
-                if b == b'\n' {
-                    self.line_start = true;
-                    self.line_len = 0;
-                    self.sampling = false;
-                    continue;
+        fn inspect(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+            while !bytes.is_empty() {
+                let (seg, ends) = match memchr::memchr(b'\n', bytes) {
+                    Some(i) => (&bytes[..i], true),
+                    None => (bytes, false),
+                };
+                bytes = if ends { &bytes[seg.len() + 1..] } else { &[] };
+                self.segment(seg)?;
+                if ends {
+                    self.end_line()?;
                 }
-                self.line_len += 1;
-                if self.line_len > MAX_LINE {
-                    self.seen.too_long.store(true, Ordering::Relaxed);
-                    return Err(std::io::Error::other(format!(
-                        "a line of more than {} MiB on stdout",
-                        MAX_LINE >> 20
-                    )));
-                }
-                if self.line_start && !b.is_ascii_whitespace() {
+            }
+            Ok(())
+        }
+
+        /// A part of a line (no newline in it).
+        fn segment(&mut self, seg: &[u8]) -> std::io::Result<()> {
+            self.line_len += seg.len();
+            if self.line_len > MAX_LINE {
+                self.seen.too_long.store(true, Ordering::Relaxed);
+                return Err(std::io::Error::other(format!(
+                    "a line of more than {} MiB on stdout",
+                    MAX_LINE >> 20
+                )));
+            }
+            let mut rest = seg;
+            if self.line_start {
+                let skip = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+                rest = &rest[skip..];
+                if let Some(&b) = rest.first() {
                     self.line_start = false;
                     // every JSON-RPC message (or batch) starts with { or [
-                    if b != b'{'
-                        && b != b'['
-                        && self.seen.stray.fetch_add(1, Ordering::Relaxed) == 0
-                    {
+                    if b == b'{' || b == b'[' {
+                        self.buffering = true;
+                    } else if self.seen.stray.fetch_add(1, Ordering::Relaxed) == 0 {
                         self.sampling = true;
                     }
                 }
-                if self.sampling {
-                    let mut first = self.seen.first.lock().unwrap_or_else(|p| p.into_inner());
-                    if first.len() < SAMPLE * 4 {
-                        first.push(b as char);
-                    } else {
-                        self.sampling = false;
-                    }
+            }
+            if self.buffering {
+                self.line.extend_from_slice(rest);
+            }
+            if self.sampling {
+                let mut first = self.seen.first.lock().unwrap_or_else(|p| p.into_inner());
+                let room = (SAMPLE * 4).saturating_sub(first.len());
+                first.extend(rest.iter().take(room).map(|&b| b as char));
+                if first.len() >= SAMPLE * 4 {
+                    self.sampling = false;
                 }
+            }
+            Ok(())
+        }
+
+        /// The end of a line: a message that cannot be JSON-RPC ends the stream at once (rmcp
+        /// would drop it and leave the request waiting for the whole timeout).
+        fn end_line(&mut self) -> std::io::Result<()> {
+            let broken = if self.buffering {
+                not_json_rpc(&self.line)
+            } else {
+                None
+            };
+            if let Some(why) = broken {
+                let sample = String::from_utf8_lossy(&self.line[..self.line.len().min(SAMPLE * 4)])
+                    .into_owned();
+                *self.seen.broken.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some((why.clone(), sample));
+                return Err(std::io::Error::other(format!(
+                    "a line on stdout that is not a JSON-RPC message ({why})"
+                )));
+            }
+            self.line_start = true;
+            self.line_len = 0;
+            self.sampling = false;
+            self.buffering = false;
+            self.line.clear();
+            if self.line.capacity() > 1 << 20 {
+                self.line = Vec::new();
             }
             Ok(())
         }
@@ -516,6 +659,18 @@ pub async fn connect<H: ClientHandler>(
             })?;
             let service = match service {
                 Ok(s) => s,
+                // the transport's own per-request limit (the same `limit`) may fire first: it is
+                // the same wait for `initialize`, a timeout, not a crash
+                Err(e) if timed_out(&e) => {
+                    return Err(InitTimeout {
+                        seconds: limit.as_secs_f64(),
+                        detail: format!(
+                            "no answer to MCP initialize within {} s ({describe})",
+                            limit.as_secs_f64()
+                        ),
+                    }
+                    .into());
+                }
                 Err(e) => {
                     // name the usual cause plainly: nothing listening there
                     if let Some(why) = unreachable(url).await {
@@ -576,13 +731,50 @@ mod tests {
         assert!(seen.note().unwrap().contains("a line of more than 16 MiB"));
 
         let seen = std::sync::Arc::new(watch::StdoutWatch::default());
-        let text = b"server ready\n{\"jsonrpc\":\"2.0\"}\n";
+        let text = b"server ready\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n";
         let mut r = watch::Watched::new(&text[..], seen.clone());
         r.read_to_end(&mut Vec::new()).await.unwrap();
         assert!(
             seen.note().unwrap().contains("1 line(s)"),
             "{:?}",
             seen.note()
+        );
+    }
+
+    /// A line that starts like a message but is not JSON-RPC ends the stream at once, named;
+    /// what rmcp accepts (requests, notifications, answers, errors without an id) passes.
+    #[tokio::test]
+    async fn a_line_that_starts_like_a_message_but_is_not_json_rpc_ends_the_stream() {
+        use tokio::io::AsyncReadExt;
+        for ok in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            " {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r",
+        ] {
+            assert_eq!(watch::not_json_rpc(ok.as_bytes()), None, "{ok}");
+        }
+        for bad in [
+            "{this is not json",
+            r#"{"jsonrpc":"1.0","id":[1],"answer":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":[1],"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"level":"info","msg":"started"}"#,
+            "[1, 2",
+        ] {
+            assert!(watch::not_json_rpc(bad.as_bytes()).is_some(), "{bad}");
+        }
+        let seen = std::sync::Arc::new(watch::StdoutWatch::default());
+        let text = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{this is not json\nmore";
+        let mut r = watch::Watched::new(&text[..], seen.clone());
+        let err = r.read_to_end(&mut Vec::new()).await.unwrap_err();
+        assert!(err.to_string().contains("not a JSON-RPC message"), "{err}");
+        let note = seen.note().unwrap();
+        assert!(
+            note.contains("not a JSON-RPC message (not JSON") && note.contains("{this is not json"),
+            "{note}"
         );
     }
 }

@@ -65,6 +65,10 @@ pub(super) struct Slot {
     finished: AtomicBool,
     /// Descendants seen outside the group (`setsid`), as (pid, start time).
     escaped: Mutex<Vec<(u32, u64)>>,
+    /// The mark in this child's environment ([`super::owner`]).
+    mark: String,
+    /// Adopted orphans already read and found not to carry `mark`, as (pid, start time).
+    foreign: Mutex<Vec<(u32, u64)>>,
     log: Arc<Mutex<LogRing>>,
     readers_open: Arc<AtomicUsize>,
 }
@@ -87,9 +91,49 @@ impl Slot {
         st.exit.clone()
     }
 
+    /// Records the orphans evalgate adopted (as a child subreaper) that carry this child's
+    /// mark, and their descendants: what escaped the group and outlived its parent.
+    pub(super) fn adopt(&self, table: &[ProcStat]) {
+        let me = std::process::id();
+        let mut found = Vec::new();
+        {
+            let escaped = lock(&self.escaped);
+            let mut foreign = lock(&self.foreign);
+            for p in table {
+                let key = (p.pid, p.start);
+                if p.dead
+                    || p.ppid != me
+                    || p.pid == self.pid
+                    || escaped.contains(&key)
+                    || foreign.contains(&key)
+                {
+                    continue;
+                }
+                if super::owner::has_mark(&super::owner::marks_of(p.pid), &self.mark) {
+                    found.push(*p);
+                } else {
+                    foreign.push(key);
+                }
+            }
+            foreign.retain(|k| table.iter().any(|p| (p.pid, p.start) == *k));
+        }
+        if found.is_empty() {
+            return;
+        }
+        let mut escaped = lock(&self.escaped);
+        for p in found {
+            for q in std::iter::once(p).chain(descendants_in(table, p.pid)) {
+                if !escaped.contains(&(q.pid, q.start)) {
+                    escaped.push((q.pid, q.start));
+                }
+            }
+        }
+    }
+
     /// Records descendants of the leader that left its process group.
     pub(super) fn note_escaped(&self, table: Option<&[ProcStat]>) {
         let Some(table) = table else { return };
+        self.adopt(table);
         if self.poll_exit().is_some() {
             // The leader is reaped: its pid no longer names our process, so its "children"
             // could be anyone's. (Its own children were re-parented when it exited.)
@@ -125,6 +169,9 @@ impl Slot {
     pub(super) fn settle(&self, table: Option<&[ProcStat]>) -> bool {
         if self.finished() {
             return true;
+        }
+        if let Some(table) = table {
+            self.adopt(table);
         }
         let escaped = lock(&self.escaped).clone();
         let ours = |p: &ProcStat| p.pgrp == self.pid || escaped.contains(&(p.pid, p.start));
@@ -177,11 +224,13 @@ pub fn die_with_evalgate(cmd: &mut std::process::Command) {
 /// Starts `spec` (labelled `label` in errors) as the leader of a new process group, with its
 /// output readers running. The caller registers the returned slot with its supervisor.
 pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
+    let (mark, marks) = super::owner::next_mark();
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
         .env_clear()
         .envs(super::env::for_child())
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(super::owner::VAR, marks)
         .process_group(0)
         .stdin(if spec.stdin_piped {
             Stdio::piped()
@@ -224,6 +273,8 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
         state: Mutex::new(ChildState { child, exit: None }),
         finished: AtomicBool::new(false),
         escaped: Mutex::new(Vec::new()),
+        mark,
+        foreign: Mutex::new(Vec::new()),
         log,
         readers_open,
     });

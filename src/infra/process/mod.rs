@@ -18,7 +18,11 @@
 //!
 //! Descendants that escape the group (`setsid`) are found through `/proc` parent links while
 //! their parent is still alive and are signalled individually (identified by pid *and* start
-//! time, so a recycled pid is never hit). A group is only signalled while it can still hold a
+//! time, so a recycled pid is never hit). Once their parent is gone they are found by the mark
+//! every child carries in its environment ([`owner`]): evalgate, a child subreaper, adopts the
+//! orphans and stops those marked as a child's with that child (at the latest when the
+//! supervisor shuts down); after a SIGKILL of evalgate the [`watchdog`] kills every process
+//! marked with this run. A group is only signalled while it can still hold a
 //! process of ours: once the leader is reaped and the group is observed empty, its slot is
 //! marked finished and never signalled again.
 //!
@@ -43,6 +47,7 @@
 //! * `signals`: the SIGINT/SIGTERM handler and scratch-directory removal.
 //! * `procfs`: the `/proc` process table ([`descendants`]).
 //! * `log`: the bounded capture of a child's output ([`Managed::log_tail`]).
+//! * [`owner`]: the mark in each child's environment that finds its escaped descendants.
 //! * [`env`]: what a child's environment holds (an allow-list, never a credential).
 //! * `sys`: the system calls, through `nix`.
 //! * [`watchdog`]: the helper that outlives a SIGKILLed evalgate.
@@ -52,6 +57,7 @@ use std::sync::{Mutex, MutexGuard};
 mod child;
 pub mod env;
 mod log;
+pub mod owner;
 mod procfs;
 mod signals;
 mod stop;

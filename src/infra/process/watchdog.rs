@@ -7,7 +7,8 @@
 //! evalgate tells the watchdog, over a pipe, each process group it starts (`+PGID`) and each it
 //! has seen end (`-PGID`). When the pipe closes — evalgate exited, normally or not — the watchdog
 //! SIGKILLs the groups still listed (plus SIGCONT, for stopped ones) and exits. On a normal exit
-//! the list is empty and it exits at once; [`finish`] waits for that, so no helper outlives a
+//! the list is empty and it exits at once (after a sweep for marked processes: none are left
+//! after a clean exit); [`finish`] waits for that, so no helper outlives a
 //! run that ended cleanly.
 //!
 //! The watchdog is started only by the real binary ([`enable`] from `main`), never by a test
@@ -49,6 +50,7 @@ pub fn start() {
     };
     let child = Command::new(exe)
         .arg(ARG)
+        .arg(super::owner::run_token())
         .env_clear()
         .envs(super::env::for_child())
         .stdin(Stdio::piped())
@@ -89,8 +91,12 @@ pub fn finish() {
     let _ = child.wait();
 }
 
-/// The helper's main loop: collect groups until EOF, then kill those still listed.
+/// The helper's main loop: collect groups until EOF, then kill those still listed, then every
+/// process marked as a child of the run named by the next argument ([`super::owner`]): the
+/// descendants that escaped their group with `setsid()` and were re-parented when evalgate
+/// and their parent died.
 pub fn run() -> i32 {
+    let token = std::env::args().nth(2).unwrap_or_default();
     let mut live = BTreeSet::new();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
@@ -112,5 +118,31 @@ pub fn run() -> i32 {
         let _ = super::sys::signal_group(pgid, Some(Signal::SIGKILL));
         let _ = super::sys::signal_group(pgid, Some(Signal::SIGCONT));
     }
+    if !token.is_empty() {
+        sweep(&token);
+    }
     0
+}
+
+/// SIGKILLs every live process marked as a child of run `token`, until a pass finds none
+/// (a marked process may fork while the others die; bounded: at most 50 passes).
+fn sweep(token: &str) {
+    let me = std::process::id();
+    for _ in 0..50 {
+        let Some(table) = super::procfs::proc_table() else {
+            return;
+        };
+        let mut hit = false;
+        for p in table.iter().filter(|p| !p.dead && p.pid != me) {
+            if super::owner::has_run(&super::owner::marks_of(p.pid), token) {
+                let _ = super::sys::signal_pid(p.pid, Some(Signal::SIGKILL));
+                let _ = super::sys::signal_pid(p.pid, Some(Signal::SIGCONT));
+                hit = true;
+            }
+        }
+        if !hit {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

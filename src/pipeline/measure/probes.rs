@@ -152,6 +152,18 @@ pub fn judge(
     reply: Option<Result<ProbeReply, SutError>>,
     corpus: &HashSet<&str>,
 ) -> ProbeResult {
+    judge_sent(probe, reply, corpus, true)
+}
+
+/// [`judge`], knowing whether the probe's limit reached the system (`limit_sent`): a system
+/// asked without a limit argument (`[sut.mcp] limit_arg = ""`, the count fixed in
+/// `extra_args`) cannot have ignored one, so its count is not checked against the probe's.
+pub fn judge_sent(
+    probe: &Probe,
+    reply: Option<Result<ProbeReply, SutError>>,
+    corpus: &HashSet<&str>,
+    limit_sent: bool,
+) -> ProbeResult {
     let mut r = ProbeResult {
         id: probe.id.to_string(),
         what: probe.what.to_string(),
@@ -191,6 +203,9 @@ pub fn judge(
                 );
             } else if distinct.len() != ranked.ids.len() {
                 r.detail = format!("{} duplicate result(s)", ranked.ids.len() - distinct.len());
+            } else if !limit_sent && probe.limit > 0 && ranked.ids.len() > probe.limit {
+                r.outcome = ProbeOutcome::Answered;
+                r.detail = format!("{} results (no limit sent: not checked)", ranked.ids.len());
             } else if probe.limit > 0 && ranked.ids.len() > probe.limit {
                 r.detail = format!(
                     "{} results for a limit of {}: the limit was ignored",
@@ -257,7 +272,7 @@ pub async fn run(
                 context: format!("probe {}", p.id),
             })),
         };
-        out.push(judge(&p, reply, corpus));
+        out.push(judge_sent(&p, reply, corpus, r.sends_limit()));
     }
     let after = tokio::time::timeout(
         timeout,
@@ -330,6 +345,10 @@ mod tests {
             ProbeOutcome::Answered
         );
         let r = judge(limit1, ranked(&["a:x", "a:y"]), &corpus);
+        // no limit argument sent (limit_arg = ""): nothing was ignored
+        let unsent = judge_sent(limit1, ranked(&["a:x", "a:y"]), &corpus, false);
+        assert_eq!(unsent.outcome, ProbeOutcome::Answered);
+        assert_eq!(unsent.detail, "2 results (no limit sent: not checked)");
         assert_eq!(r.outcome, ProbeOutcome::Failed);
         assert!(r.detail.contains("limit was ignored"), "{}", r.detail);
         let empty = &ps[0];

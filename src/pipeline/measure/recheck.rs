@@ -18,6 +18,12 @@ use crate::pipeline::sut::{Retriever, SearchRequest, SutError};
 /// Queries asked again after the measured runs.
 pub const WITNESSES: usize = 16;
 
+/// The shortest run of empty answers at the end of the measurement that can be a failure.
+pub const MIN_TAIL: usize = 8;
+/// How unlikely, at the system's own rate of empty answers before it, a run of empty answers at
+/// the end must be to be a failure rather than chance.
+pub const CHANCE: f64 = 1e-6;
+
 /// One witness asked again: its id, what the measurement got, what came back now.
 #[derive(Debug, Clone)]
 pub struct Witness {
@@ -114,18 +120,22 @@ impl Recheck {
     /// The system failing: most witnesses it had answered now come back with nothing. The
     /// detail says how many, names one, and how long the run of empty answers at the end of the
     /// measurement was.
+    ///
+    /// Or, with the witnesses answered again (a rate limit that recovered by then): the
+    /// measurement ended with a run of empty answers that the system's own rate of empty
+    /// answers before it makes implausible ([`tail_failure`]).
     pub fn failure(&self, obs: &RetrievalObservations) -> Option<SutError> {
         let lost = self.lost();
         let asked = self.witnesses.len();
-        if asked == 0 || lost.len() * 2 <= asked {
-            return None;
-        }
         let answers: Vec<bool> = obs
             .runs
             .iter()
             .flat_map(|r| &r.queries)
             .map(|q| q.ranked.is_empty())
             .collect();
+        if asked == 0 || lost.len() * 2 <= asked {
+            return tail_failure(&obs.system, &answers);
+        }
         let tail = answers.iter().rev().take_while(|&&e| e).count();
         let empty = answers.iter().filter(|&&e| e).count();
         let first = lost[0];
@@ -172,6 +182,35 @@ impl Recheck {
         }
         out
     }
+}
+
+/// The measurement's answers (`true`: empty, in the order asked) end with a run of empty
+/// answers that is not chance: at least [`MIN_TAIL`] long, after at least as many answers, and
+/// less likely than [`CHANCE`] at the rate of empty answers before it. The rate is estimated
+/// conservatively from the same system on the same kind of query (the golden queries before
+/// the run), one empty and one answered added (Laplace), so that a system that answers many
+/// queries with genuinely nothing needs a longer run: at a rate of 30 % empty, 12 in a row.
+/// The catalog probe's queries (each tool's own name and description) are not the comparison:
+/// they are easier than golden queries, so a system with a score threshold would be failed for
+/// the golden queries it rightly answers with nothing.
+pub fn tail_failure(system: &str, answers: &[bool]) -> Option<SutError> {
+    let tail = answers.iter().rev().take_while(|&&e| e).count();
+    let head = answers.len() - tail;
+    if tail < MIN_TAIL || head < MIN_TAIL {
+        return None;
+    }
+    let head_empty = answers[..head].iter().filter(|&&e| e).count();
+    let rate = (head_empty as f64 + 1.0) / (head as f64 + 2.0);
+    if tail as f64 * rate.ln() >= CHANCE.ln() {
+        return None;
+    }
+    Some(SutError::Degraded {
+        system: system.to_string(),
+        detail: format!(
+            "the last {tail} of its {} answers were empty, in a row, where {head_empty} of the {head} before them were (by chance less likely than one in a million); asked again afterwards, it answered: it stopped answering for a while (a rate limit?). Its refusals would be scored as misses, so nothing is gated",
+            answers.len()
+        ),
+    })
 }
 
 fn clip(s: &str) -> String {
@@ -257,5 +296,36 @@ mod tests {
         assert!(w.iter().all(|(_, _, m)| m.len() == 1));
         assert_eq!(w[0].0.as_str(), "q0");
         assert_eq!(w[1].0.as_str(), "q2");
+    }
+
+    /// A run of empty answers at the end is a failure only when the system's own rate of empty
+    /// answers before it makes it implausible.
+    #[test]
+    fn a_run_of_empty_answers_at_the_end_is_a_failure_only_beyond_chance() {
+        let run = |head: usize, head_empty: usize, tail: usize| {
+            let mut a: Vec<bool> = (0..head).map(|i| i < head_empty).collect();
+            a.extend(std::iter::repeat_n(true, tail));
+            tail_failure("p", &a)
+        };
+        // the budget case: 66 answered, then 43 refused
+        let e = run(66, 0, 43).expect("a failure");
+        assert_eq!(e.kind(), "degraded");
+        assert!(
+            e.to_string().starts_with(
+                "p stopped answering during the measurement: the last 43 of its 109 answers were empty, in a row, where 0 of the 66 before them were"
+            ),
+            "{e}"
+        );
+        assert!(run(66, 0, 8).is_some());
+        // too short, or too few answers before it
+        assert!(run(66, 0, 7).is_none());
+        assert!(run(5, 0, 40).is_none());
+        // a system that answers 30 % of the queries with nothing: 10 in a row is chance
+        assert!(run(100, 30, 10).is_none());
+        assert!(run(100, 30, 13).is_some());
+        // no run at the end
+        let mut a = vec![true; 50];
+        a.push(false);
+        assert!(tail_failure("p", &a).is_none());
     }
 }

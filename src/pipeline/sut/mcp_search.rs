@@ -187,6 +187,18 @@ impl McpSearch {
         let result = attempt.map_err(|err| {
             // rmcp's errors name its Rust types (`Transport [rmcp::…<…>]`): said in words
             let e = crate::infra::mcp::readable(&err);
+            // no answer in time (ours, or the HTTP transport's own limit of the same length)
+            // is a timeout, not a crash, unless the server answered garbage or exited: that is
+            // then the cause, below
+            let late = matches!(err, ServiceError::Timeout { .. })
+                || (Self::transport_failure(&err) && crate::infra::mcp::timed_out(&err));
+            if late && self.session.garbage().is_none() && self.session.exited().is_none() {
+                return SutError::Timeout {
+                    system: system.clone(),
+                    seconds: self.session.timeout.as_secs_f64(),
+                    context: format!("query {:?}{}", req.query_id, self.story()),
+                };
+            }
             if Self::transport_failure(&err)
                 && let Some(note) = self.session.garbage()
             {

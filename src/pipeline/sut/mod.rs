@@ -101,10 +101,18 @@ impl SutError {
         }
     }
 
-    /// A system that could not be connected to: a timeout when it never answered `initialize`
-    /// in time, a plain failure when nothing listens at its address, else a crash; `extra` (a log tail) is appended to the detail.
+    /// A system that could not be connected to (or failed a later MCP request such as
+    /// `tools/list`): a timeout when it never answered `initialize` or the request in time,
+    /// garbage when it answered but not in MCP, a plain failure when nothing listens at its address, else a crash; `extra` (a log tail) is appended to the detail.
     pub fn connect_failed(system: String, e: &anyhow::Error, extra: &str) -> SutError {
         if let Some(t) = e.downcast_ref::<crate::infra::mcp::InitTimeout>() {
+            return SutError::Timeout {
+                system,
+                seconds: t.seconds,
+                context: format!("{e:#}{extra}"),
+            };
+        }
+        if let Some(t) = e.downcast_ref::<crate::infra::mcp::RequestTimeout>() {
             return SutError::Timeout {
                 system,
                 seconds: t.seconds,

@@ -41,8 +41,9 @@ impl RestSearch {
         Ok(RestSearch { spec, client })
     }
 
-    /// A request that failed twice: nothing accepting connections is `unreachable` (nothing
-    /// ran there), anything else broke on the way and is a crash; said in words, without the
+    /// A request that failed twice: no answer in time is a `timeout`, nothing accepting
+    /// connections is `unreachable` (nothing ran there), anything else broke on the way and is
+    /// a crash; said in words, without the
     /// whole query URL or the HTTP stack's wrappers.
     fn transport_error(&self, req: &SearchRequest<'_>, e: &reqwest::Error) -> SutError {
         let system = self.spec.name.clone();
@@ -50,7 +51,17 @@ impl RestSearch {
         let why = crate::infra::mcp::io_cause(e)
             .or_else(|| std::error::Error::source(e).map(crate::infra::mcp::readable))
             .unwrap_or_else(|| e.to_string());
-        if e.is_connect() {
+        if e.is_timeout() {
+            // no answer in time is a timeout, not a crash
+            SutError::Timeout {
+                system,
+                seconds: self.spec.timeout.as_secs_f64(),
+                context: format!(
+                    "query {:?}: the request to {url} (after one retry)",
+                    req.query_id
+                ),
+            }
+        } else if e.is_connect() {
             SutError::Unreachable {
                 system,
                 detail: format!("could not connect to {url}: {why}"),

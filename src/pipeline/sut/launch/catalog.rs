@@ -365,10 +365,10 @@ where
     let mut rounds = 0;
     loop {
         rounds += 1;
-        let tools = list().await.map_err(|e| SutError::Crashed {
-            system: spec.system.clone(),
-            detail: format!("{e:#}"),
-        })?;
+        // a hang is a timeout, an answer that is not MCP garbage, anything else a crash
+        let tools = list()
+            .await
+            .map_err(|e| SutError::connect_failed(spec.system.clone(), &e, ""))?;
         let v = serde_json::to_value(&tools).unwrap_or_default();
         let ids: BTreeSet<String> = mapper
             .outputs(&v)

@@ -12,6 +12,7 @@ mod ids;
 mod jaq;
 mod payload;
 pub mod probe;
+pub mod worker;
 
 pub use ids::{IdStyle, normalize_id};
 pub use payload::call_result_payload;
@@ -38,7 +39,7 @@ pub const MCPPROXY_REST_SEARCH_FILTER: &str = ".data.results[] | .tool";
 
 /// A filter yielding more results than this is treated as broken (a runaway generator such as
 /// `repeat(.)`) rather than collected forever.
-const MAX_RESULTS: usize = 10_000;
+pub(crate) const MAX_RESULTS: usize = 10_000;
 
 /// How much of an offending value or text an error message quotes.
 const QUOTE_CHARS: usize = 200;
@@ -110,6 +111,9 @@ pub struct Mapper {
     filter: jaq::Filter,
     /// The filter is [`MCPPROXY_RETRIEVE_TOOLS_FILTER`]: [`Mapper::map_text_fast`] may answer.
     retrieve_tools: bool,
+    /// A configured filter runs here, bounded in memory and time ([`worker`]); the presets
+    /// (and every filter in a library user or unit test) run in this process.
+    worker: Option<worker::Worker>,
 }
 
 impl fmt::Debug for Mapper {
@@ -132,7 +136,9 @@ impl Mapper {
             filter: filter.to_string(),
             message,
         })?;
-        if ![MCPPROXY_RETRIEVE_TOOLS_FILTER, MCPPROXY_REST_SEARCH_FILTER].contains(&filter) {
+        let preset =
+            [MCPPROXY_RETRIEVE_TOOLS_FILTER, MCPPROXY_REST_SEARCH_FILTER].contains(&filter);
+        if !preset {
             probe::check(filter).map_err(|message| MapError::NeverEnds {
                 filter: filter.to_string(),
                 message,
@@ -143,6 +149,11 @@ impl Mapper {
             style,
             filter: compiled,
             retrieve_tools: filter == MCPPROXY_RETRIEVE_TOOLS_FILTER,
+            worker: if preset {
+                None
+            } else {
+                worker::Worker::for_filter(filter)
+            },
         })
     }
 
@@ -239,7 +250,11 @@ impl Mapper {
 
     /// Runs the compiled filter on a payload, collecting its outputs as JSON.
     fn run(&self, payload: &Value) -> Result<Vec<Value>, MapError> {
-        jaq::run(&self.filter, payload, MAX_RESULTS).map_err(|message| MapError::Runtime {
+        let result = match &self.worker {
+            Some(w) => w.apply(payload),
+            None => jaq::run(&self.filter, payload, MAX_RESULTS),
+        };
+        result.map_err(|message| MapError::Runtime {
             filter: self.source.clone(),
             message,
         })

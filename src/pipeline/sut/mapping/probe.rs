@@ -37,6 +37,11 @@ pub fn run(filter: &str) -> i32 {
     0
 }
 
+/// Whether this process can run itself as a probe or a [`worker`](super::worker).
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
 /// Runs the probe; `Err` says why the filter is refused.
 pub fn check(filter: &str) -> Result<(), String> {
     if !ENABLED.load(Ordering::Relaxed) {
