@@ -746,7 +746,9 @@ fn rank_change(q: &QueryInput, before: &[String], worse: bool) -> Option<RankCha
     let pos = |list: &mut dyn Iterator<Item = &str>, id: &str| {
         list.take(10).position(|t| t == id).map(|i| i + 1)
     };
-    let mut best: Option<(isize, u8, &Text, Option<usize>, Option<usize>)> = None;
+    // (how far it moved, its grade, the tool, its rank before, its rank now)
+    type Moved<'q> = (isize, u8, &'q Text, Option<usize>, Option<usize>);
+    let mut best: Option<Moved> = None;
     let mut seen: Vec<&str> = Vec::new();
     for l in q.labels.iter().filter(|l| l.relevance >= 1) {
         if seen.contains(&l.tool_id.as_str()) {
