@@ -9,6 +9,10 @@
 #   npm   @standardbeagle/slop-mcp 0.15.0 (MIT): a third one (no dependencies)
 # and one real security scanner that runs offline, for the scanner detector's tests:
 #   PyPI  mcp-guard-audit 0.13.1 (MIT), transitive pins from tests/scanners.lock
+# the field's evaluation tools, for the cross-check of metrics and p-values (tests/crosscheck.rs):
+#   PyPI  ranx 0.3.21 (MIT) and pytrec-eval-terrier 0.5.11 (MIT; trec_eval bundled in its
+#         wheel: pytrec-eval 0.5's setup.py downloads trec_eval from GitHub at install time),
+#         transitive pins from tests/crosscheck.lock
 # into target/mcp-servers/ (git-ignored), and Debian's Chromium for the headless report test
 # (tests/browser.rs) when it is missing, the real mcpproxy at two pinned versions
 # (tests/setup-mcpproxy.sh: the Go module proxy, else the source tarball) and nektos/act
@@ -36,6 +40,13 @@ if [ ! -x "$dest/scanners/bin/mcp-guard" ]; then
   python3 -m venv "$dest/scanners"
   "$dest/scanners/bin/pip" install --quiet --disable-pip-version-check \
     -c "$root/tests/scanners.lock" "mcp-guard-audit==0.13.1"
+fi
+if ! compgen -G "$dest/crosscheck/lib/python3*/site-packages/ranx-0.3.21.dist-info" >/dev/null ||
+  ! compgen -G "$dest/crosscheck/lib/python3*/site-packages/pytrec_eval_terrier-0.5.11.dist-info" >/dev/null; then
+  echo "installing ranx and pytrec-eval-terrier into $dest/crosscheck"
+  python3 -m venv "$dest/crosscheck"
+  "$dest/crosscheck/bin/pip" install --quiet --disable-pip-version-check \
+    -c "$root/tests/crosscheck.lock" "ranx==0.3.21" "pytrec-eval-terrier==0.5.11"
 fi
 if ! command -v chromium >/dev/null 2>&1 && [ -z "${EVALGATE_CHROMIUM:-}" ]; then
   echo "installing Debian's chromium for the headless report test"

@@ -175,6 +175,23 @@ pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
                 "retrieval.per_query: {changed_q} quer(ies) changed"
             ));
         }
+        if let Some(ranked) = &r.per_query_ranked {
+            let was = or.and_then(|o| o.per_query_ranked.as_ref());
+            let changed = ranked
+                .iter()
+                .filter(|(id, v)| was.and_then(|w| w.get(*id)) != Some(v))
+                .count();
+            if changed > 0 {
+                out.push(format!(
+                    "retrieval.per_query_ranked: {changed} quer(ies) changed{}",
+                    if was.is_none() {
+                        " (none kept before)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
         let old_pairs = or.and_then(|o| o.confusions.as_ref());
         if r.confusions.is_some() && r.confusions.as_ref() != old_pairs {
             let count = |m: Option<&BTreeMap<String, BTreeMap<String, usize>>>| {
@@ -206,6 +223,23 @@ pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
                 let ov = od.and_then(|o| o.metrics.get(k)).and_then(|m| m.value);
                 if od.is_some() && ov != m.value {
                     out.push(format!("security.{d}.{k}: {} → {}", f(ov), f(m.value)));
+                }
+            }
+            if let (Some(od), Some(v)) = (od, &db.verdicts) {
+                let was = od.verdicts.as_ref();
+                let changed = v
+                    .iter()
+                    .filter(|(id, x)| was.and_then(|w| w.get(*id)) != Some(x))
+                    .count();
+                if changed > 0 {
+                    out.push(format!(
+                        "security.{d}.verdicts: {changed} entr(ies) changed{}",
+                        if was.is_none() {
+                            " (none kept before)"
+                        } else {
+                            ""
+                        }
+                    ));
                 }
             }
         }

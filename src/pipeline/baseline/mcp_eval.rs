@@ -121,6 +121,7 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
         per_query: BTreeMap::new(),
         confusions: None,
         confusions_cut_at: None,
+        per_query_ranked: None,
     };
     let security = m.security.as_ref().map(|s| {
         let gate = s.gate.as_ref();
@@ -156,6 +157,7 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
                             fpr_ceiling: gate.and_then(|g| g.fpr_ceiling),
                             recall_floor: gate.and_then(|g| g.recall_floor),
                             metrics,
+                            verdicts: None,
                         },
                     )
                 })

@@ -67,6 +67,11 @@ pub struct RetrievalBaseline {
     /// then new only if it has more queries than this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confusions_cut_at: Option<usize>,
+    /// Per query, the top 10 tool ids of the run in rank order (report.json's `retrieved`), to
+    /// say which relevant tool moved from which rank to which, and what took its place. Absent
+    /// in a baseline written before evalgate kept them: changed queries then show their Δ only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_query_ranked: Option<BTreeMap<String, Vec<String>>>,
 }
 
 impl RetrievalBaseline {
@@ -130,6 +135,29 @@ pub struct DetectorBaseline {
     /// Fail when the mean recall is below this.
     pub recall_floor: Option<f64>,
     pub metrics: BTreeMap<String, MetricBaseline>,
+    /// Per entry id: whether the detector flagged it (entries it judged: attacks in its scope,
+    /// benign entries and hard negatives), to list the entries that flip and test the paired
+    /// verdicts (McNemar). Absent in a baseline written before evalgate kept them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdicts: Option<BTreeMap<String, bool>>,
+}
+
+/// A detector's per-entry verdicts as a baseline keeps them: entry id → flagged, for the
+/// entries it judged (attacks in its scope, benign entries and hard negatives, by majority
+/// over runs); `None` for a detector without entries.
+pub fn verdict_map(
+    entries: &[crate::pipeline::score::model::EntryOutcome],
+) -> Option<BTreeMap<String, bool>> {
+    use crate::pipeline::score::model::Outcome;
+    let m: BTreeMap<String, bool> = entries
+        .iter()
+        .filter_map(|e| match e.outcome {
+            Outcome::Tp | Outcome::Fp => Some((e.id.clone(), true)),
+            Outcome::Tn | Outcome::Fn => Some((e.id.clone(), false)),
+            Outcome::OutOfScope | Outcome::NotApplicable => None,
+        })
+        .collect();
+    (!m.is_empty()).then_some(m)
 }
 
 /// Direction of a metric by its key: the [`Metric`]'s own for a known key; for any other name,
@@ -377,6 +405,15 @@ impl Baseline {
                 per_query,
                 confusions: confusion_map(&r.tool_diagnostics),
                 confusions_cut_at: r.tool_diagnostics.confusions_cut_at(),
+                per_query_ranked: Some(
+                    r.per_query
+                        .iter()
+                        .map(|q| {
+                            let top = q.retrieved.iter().take(10).map(|t| t.to_string());
+                            (q.id.to_string(), top.collect())
+                        })
+                        .collect(),
+                ),
             }
         });
         let security = security.map(|s| {
@@ -414,6 +451,7 @@ impl Baseline {
                             fpr_ceiling,
                             recall_floor,
                             metrics,
+                            verdicts: verdict_map(&d.entries),
                         },
                     )
                 })

@@ -231,6 +231,9 @@ pub struct QueryInput<'a> {
     pub id: &'a Text,
     pub query: &'a Text,
     pub metrics: &'a QueryMetrics,
+    /// Its graded labels and the first run's ranked list (to say which relevant tool moved).
+    pub labels: &'a [crate::pipeline::score::model::LabelRef],
+    pub retrieved: &'a [Text],
 }
 
 /// What retrieval measured: the aggregate metrics by key and every query's scores.
@@ -250,6 +253,8 @@ pub struct DetectorInputs<'a> {
     /// The row of a system's review tier (findings below its blocking tier): gated against a
     /// baseline that has it, never by the limits for a new detector.
     pub review_tier: bool,
+    /// Every entry's outcome (to compare verdicts with the baseline's, entry by entry).
+    pub entries: &'a [crate::pipeline::score::model::EntryOutcome],
 }
 
 /// Everything the gate reads of a run, borrowed from the score results: nothing else of the
@@ -283,6 +288,7 @@ pub fn shard_outcome(shard: crate::pipeline::dataset::shard::Shard) -> GateOutco
         improved_queries: Vec::new(),
         significance: None,
         new_confusions: None,
+        detector_flips: Vec::new(),
     }
 }
 
@@ -311,6 +317,7 @@ pub fn evaluate(
             improved_queries: Vec::new(),
             new_confusions: None,
             significance: None,
+            detector_flips: Vec::new(),
         };
     }
     let mut checks = Vec::new();
@@ -319,6 +326,7 @@ pub fn evaluate(
     let mut defaulted: Vec<String> = Vec::new();
     // drops beyond the tolerance that passed as not significant (require_significance)
     let mut let_through: Vec<String> = Vec::new();
+    let mut flips = detector_flips(&inputs.detectors, b);
     if let Some(r) = &inputs.retrieval {
         let rb = b.and_then(|b| b.retrieval.as_ref());
         for m in RETRIEVAL_METRICS {
@@ -329,7 +337,10 @@ pub fn evaluate(
                 rb.and_then(|rb| rb.metrics.get(m.key())),
             ));
         }
-        let_through = compare_per_query(&mut checks, r, rb, cx.significance);
+        let_through = compare_per_query(&mut checks, Some(r), rb, &mut flips, cx.significance);
+    } else {
+        // no retrieval: the family holds the detectors' tests only
+        compare_per_query(&mut checks, None, None, &mut flips, cx.significance);
     }
     for d in &inputs.detectors {
         let subject = format!("detector:{}", d.name);
@@ -467,10 +478,8 @@ pub fn evaluate(
         Vec::new()
     };
     let (worst_queries, improved_queries) = changed_queries(inputs.retrieval.as_ref(), b);
-    let significance = checks
-        .iter()
-        .any(|c| c.paired.is_some())
-        .then_some(cx.significance);
+    let significance =
+        (checks.iter().any(|c| c.paired.is_some()) || !flips.is_empty()).then_some(cx.significance);
     let new_confusions = new_confusions(inputs.retrieval.as_ref(), b);
     let failures: Vec<&Check> = checks
         .iter()
@@ -547,6 +556,7 @@ pub fn evaluate(
         improved_queries,
         significance,
         new_confusions,
+        detector_flips: flips,
     }
 }
 
@@ -556,16 +566,16 @@ pub fn evaluate(
 /// way a check's message says whether its change is significant.
 fn compare_per_query(
     checks: &mut [Check],
-    r: &RetrievalInputs,
+    r: Option<&RetrievalInputs>,
     rb: Option<&crate::pipeline::baseline::RetrievalBaseline>,
+    flips: &mut [DetectorFlips],
     sig: Significance,
 ) -> Vec<String> {
     let mut let_through = Vec::new();
-    let Some(rb) = rb.filter(|rb| !rb.per_query.is_empty()) else {
-        return let_through;
-    };
+    let rb = rb.filter(|rb| !rb.per_query.is_empty());
     let mut family: Vec<usize> = Vec::new();
     for (i, c) in checks.iter_mut().enumerate() {
+        let (Some(r), Some(rb)) = (r, rb) else { break };
         if c.subject != "retrieval" || c.kind != CheckKind::Tolerance {
             continue;
         }
@@ -599,11 +609,17 @@ fn compare_per_query(
             family.push(i);
         }
     }
+    // one family: the retrieval metrics' paired comparisons, then every detector's McNemar test
     let ps: Vec<f64> = family
         .iter()
         .filter_map(|&i| checks[i].paired.as_ref().map(|p| p.p_value))
+        .chain(flips.iter().map(|f| f.mcnemar.p_value))
         .collect();
     let adjusted = paired::holm(&ps);
+    for (f, &h) in flips.iter_mut().zip(&adjusted[family.len()..]) {
+        f.mcnemar.p_holm = Some(h);
+        f.mcnemar.significant = Some(h <= sig.alpha + f64::EPSILON);
+    }
     for (&i, h) in family.iter().zip(adjusted) {
         let c = &mut checks[i];
         let Some(p) = c.paired.as_mut() else { continue };
@@ -631,6 +647,77 @@ fn compare_per_query(
     let_through
 }
 
+/// Per detector whose baseline keeps per-entry verdicts: the entries judged in both whose
+/// verdict flipped (wrong way first: attacks newly missed, benign entries newly flagged; then
+/// the fixed ones) and McNemar's exact test of the paired verdicts. The Holm-adjusted p is set
+/// with the family.
+fn detector_flips(detectors: &[DetectorInputs], b: Option<&Baseline>) -> Vec<DetectorFlips> {
+    use crate::pipeline::dataset::Truth;
+    let Some(sb) = b.and_then(|b| b.security.as_ref()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for d in detectors {
+        let Some(was) = sb.detectors.get(d.name).and_then(|db| db.verdicts.as_ref()) else {
+            continue;
+        };
+        let now = crate::pipeline::baseline::verdict_map(d.entries).unwrap_or_default();
+        let malicious: BTreeMap<&str, bool> = d
+            .entries
+            .iter()
+            .map(|e| (e.id.as_str(), e.label == Truth::Malicious))
+            .collect();
+        let (mut entries, mut unflagged, mut flagged) = (0, 0, 0);
+        let mut wrong: Vec<EntryFlip> = Vec::new();
+        let mut right: Vec<EntryFlip> = Vec::new();
+        for (id, &f) in &now {
+            let Some(&w) = was.get(id) else { continue };
+            entries += 1;
+            if w == f {
+                continue;
+            }
+            if f {
+                flagged += 1;
+            } else {
+                unflagged += 1;
+            }
+            let m = malicious.get(id.as_str()).copied().unwrap_or(false);
+            let flip = EntryFlip {
+                id: Text::from(id.as_str()),
+                malicious: m,
+                flagged: f,
+            };
+            // an attack flagged or a benign entry no longer flagged is fixed
+            if m == f {
+                right.push(flip);
+            } else {
+                wrong.push(flip);
+            }
+        }
+        // newly missed attacks first, then newly flagged benign entries, then the fixed ones
+        wrong.sort_by_key(|f| f.flagged);
+        let newly_missed = wrong.iter().filter(|f| f.malicious).count();
+        let (newly_flagged, fixed) = (wrong.len() - newly_missed, right.len());
+        let flips: Vec<EntryFlip> = wrong.into_iter().chain(right).take(FLIPS_MAX).collect();
+        out.push(DetectorFlips {
+            detector: d.name.to_string(),
+            entries,
+            newly_missed,
+            newly_flagged,
+            fixed,
+            flips,
+            mcnemar: McNemar {
+                unflagged,
+                flagged,
+                p_value: paired::mcnemar_p(unflagged, flagged),
+                p_holm: None,
+                significant: None,
+            },
+        });
+    }
+    out
+}
+
 /// The run's confusion pairs the baseline does not have, worst first; `None` when either side
 /// has none to compare (no retrieval, no tool diagnostics, a baseline without confusions).
 fn new_confusions(r: Option<&RetrievalInputs>, b: Option<&Baseline>) -> Option<NewConfusions> {
@@ -644,6 +731,67 @@ fn new_confusions(r: Option<&RetrievalInputs>, b: Option<&Baseline>) -> Option<N
     Some(NewConfusions {
         total: new.len(),
         pairs: new.into_iter().take(NEW_CONFUSIONS_MAX).cloned().collect(),
+    })
+}
+
+/// Most tools a [`RankChange`] names as having taken a relevant tool's place.
+const TOOK_ITS_PLACE_MAX: usize = 3;
+
+/// How the query's relevant tools moved between the baseline's top 10 (`before`) and the run's:
+/// the one that moved most the way the query changed (down when it got `worse`, else up; the
+/// higher grade, then the label order, on a tie), with, when it got worse, the tools now at or
+/// above its old rank that were not there before. `None` when no relevant tool moved that way.
+fn rank_change(q: &QueryInput, before: &[String], worse: bool) -> Option<RankChange> {
+    const OUT: usize = 11;
+    let pos = |list: &mut dyn Iterator<Item = &str>, id: &str| {
+        list.take(10).position(|t| t == id).map(|i| i + 1)
+    };
+    // (how far it moved, its grade, the tool, its rank before, its rank now)
+    type Moved<'q> = (isize, u8, &'q Text, Option<usize>, Option<usize>);
+    let mut best: Option<Moved> = None;
+    let mut seen: Vec<&str> = Vec::new();
+    for l in q.labels.iter().filter(|l| l.relevance >= 1) {
+        if seen.contains(&l.tool_id.as_str()) {
+            continue;
+        }
+        seen.push(l.tool_id.as_str());
+        let b = pos(&mut before.iter().map(String::as_str), l.tool_id.as_str());
+        let a = pos(
+            &mut q.retrieved.iter().map(Text::as_str),
+            l.tool_id.as_str(),
+        );
+        // how far it moved the way the query changed (positive: that way)
+        let moved = a.unwrap_or(OUT) as isize - b.unwrap_or(OUT) as isize;
+        let moved = if worse { moved } else { -moved };
+        if moved <= 0 {
+            continue;
+        }
+        if best
+            .as_ref()
+            .is_none_or(|(m, g, ..)| (moved, l.relevance) > (*m, *g))
+        {
+            best = Some((moved, l.relevance, &l.tool_id, b, a));
+        }
+    }
+    let (_, _, tool, b, a) = best?;
+    let took_its_place = if worse {
+        let cut = b.unwrap_or(10);
+        let was: Vec<&str> = before.iter().take(cut).map(String::as_str).collect();
+        q.retrieved
+            .iter()
+            .take(cut)
+            .filter(|t| !was.contains(&t.as_str()) && t.as_str() != tool.as_str())
+            .take(TOOK_ITS_PLACE_MAX)
+            .cloned()
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Some(RankChange {
+        tool: tool.clone(),
+        before: b,
+        after: a,
+        took_its_place,
     })
 }
 
@@ -665,6 +813,9 @@ fn changed_queries(
         .and_then(|b| b.retrieval.as_ref())
         .map(|rb| &rb.per_query)
         .filter(|m| !m.is_empty());
+    let ranked = b
+        .and_then(|b| b.retrieval.as_ref())
+        .and_then(|rb| rb.per_query_ranked.as_ref());
     let mut out: Vec<QueryDelta> = Vec::new();
     let mut up: Vec<QueryDelta> = Vec::new();
     for q in &r.per_query {
@@ -689,6 +840,9 @@ fn changed_queries(
                         baseline: Some(*bv),
                         current: cv,
                         delta: Some(d),
+                        ranks: ranked
+                            .and_then(|r| r.get(q.id.as_str()))
+                            .and_then(|before| rank_change(q, before, d < 0.0)),
                     };
                     if d < -EPS && worst.as_ref().is_none_or(|w| d < w.delta.unwrap_or(0.0)) {
                         worst = Some(delta());
@@ -709,6 +863,7 @@ fn changed_queries(
                 baseline: None,
                 current: cur,
                 delta: None,
+                ranks: None,
             }),
             None => {}
         }

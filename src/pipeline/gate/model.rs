@@ -71,6 +71,10 @@ pub struct GateReport {
     /// them) or retrieval was not compared with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_confusions: Option<NewConfusions>,
+    /// Per detector whose baseline keeps its per-entry verdicts: the entries that flipped and
+    /// McNemar's test; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub detector_flips: Vec<DetectorFlips>,
 }
 
 /// `[gate] significance` and `require_significance`: the level at which a paired comparison is
@@ -261,4 +265,73 @@ pub struct QueryDelta {
     pub baseline: Option<f64>,
     pub current: f64,
     pub delta: Option<f64>,
+    /// How the query's relevant tool moved in the ranked list, when the baseline keeps the
+    /// query's top 10 (`retrieval.per_query_ranked`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<RankChange>,
+}
+
+/// A relevant tool's rank (1-based, in the top 10) in the baseline's list and now; `None` is
+/// "not in the top 10".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RankChange {
+    /// The relevant tool that moved most the way the query changed.
+    pub tool: Text,
+    pub before: Option<usize>,
+    pub after: Option<usize>,
+    /// For a query that got worse: the tools now ranked at or above the tool's old rank that
+    /// were not there in the baseline's list (at most 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub took_its_place: Vec<Text>,
+}
+
+/// One detector's verdicts against the baseline's, entry by entry (a baseline written by
+/// `evalgate baseline update` keeps them in `security.detectors.*.verdicts`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DetectorFlips {
+    pub detector: String,
+    /// Entries judged in both (attacks in the detector's scope and benign entries).
+    pub entries: usize,
+    /// Attacks flagged in the baseline and missed now.
+    pub newly_missed: usize,
+    /// Benign entries (hard negatives included) flagged now and not in the baseline.
+    pub newly_flagged: usize,
+    /// Flips the right way: attacks caught now, benign entries no longer flagged.
+    pub fixed: usize,
+    /// The flipped entries, wrong way first (newly missed, then newly flagged), then the fixed
+    /// ones; at most [`FLIPS_MAX`].
+    pub flips: Vec<EntryFlip>,
+    /// McNemar's exact test of the paired verdicts.
+    pub mcnemar: McNemar,
+}
+
+/// Most flipped entries a detector's list keeps.
+pub const FLIPS_MAX: usize = 10;
+
+/// One entry whose verdict flipped since the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EntryFlip {
+    pub id: Text,
+    /// Whether the entry is an attack (else benign or a hard negative).
+    pub malicious: bool,
+    /// Flagged now (so not flagged in the baseline).
+    pub flagged: bool,
+}
+
+/// McNemar's exact test of paired yes/no verdicts: under the null hypothesis the discordant
+/// entries flip either way with probability ½; two-sided p = min(1, 2 · P(X ≤ min(b, c))),
+/// X ~ Binomial(b + c, ½); 1 when nothing flipped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct McNemar {
+    /// Flagged in the baseline, not now.
+    pub unflagged: usize,
+    /// Flagged now, not in the baseline.
+    pub flagged: usize,
+    pub p_value: f64,
+    /// `p_value` adjusted by Holm–Bonferroni over the gate's family (the retrieval metrics'
+    /// paired comparisons and every detector's McNemar test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_holm: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub significant: Option<bool>,
 }

@@ -18,6 +18,9 @@ pub const EXACT_MAX: usize = 20;
 pub const PERMUTATIONS: usize = 10_000;
 /// Bootstrap resamples of the queries for the confidence interval.
 pub const BOOTSTRAPS: usize = 10_000;
+/// How far a sum of sign-flipped deltas may be from the observed one, per non-zero delta, and
+/// still tie with it (the baseline's 6-decimal rounding, both ways).
+pub const TIE_PER_DELTA: f64 = 1e-6;
 /// The fixed seed of every draw (the test and the bootstrap each start from it).
 pub const SEED: u64 = 0x0e7a_16a7_e039_5eed;
 
@@ -51,8 +54,11 @@ pub fn randomization_p(deltas: &[f64]) -> (f64, PairedMethod, usize) {
         return (1.0, PairedMethod::Exact, 1);
     }
     let observed: f64 = nz.iter().sum::<f64>().abs();
-    // sums equal to the observed one up to rounding count as extreme
-    let tie = 1e-9 * (1.0 + observed);
+    // sums equal to the observed one up to rounding count as extreme: the baseline keeps its
+    // values to 6 decimals, so each delta is off its exact value by up to 5e-7 and two sign
+    // assignments that tie exactly (−1/3 and +1/3 of Recall@5) can differ by up to 1e-6 per
+    // delta; float summation adds its own 1e-9
+    let tie = TIE_PER_DELTA * nz.len() as f64 + 1e-9 * (1.0 + observed);
     if nz.len() <= EXACT_MAX {
         let total: u64 = 1 << nz.len();
         let mut extreme: u64 = 0;
@@ -174,9 +180,46 @@ pub fn holm(ps: &[f64]) -> Vec<f64> {
     out
 }
 
+/// Two-sided p-value of McNemar's exact test of paired yes/no verdicts with `b` entries that
+/// went one way and `c` the other: min(1, 2 · P(X ≤ min(b, c))) for X ~ Binomial(b + c, ½);
+/// 1 when nothing flipped. Summed in logarithms, so thousands of flips do not underflow.
+pub fn mcnemar_p(b: usize, c: usize) -> f64 {
+    let n = b + c;
+    if n == 0 {
+        return 1.0;
+    }
+    let k = b.min(c);
+    // ln P(X = i), from ln P(X = 0) = −n ln 2 by the ratio (n − i) / (i + 1)
+    let mut ln_pmf = -(n as f64) * std::f64::consts::LN_2;
+    let mut tail = 0.0;
+    for i in 0..=k {
+        tail += ln_pmf.exp();
+        ln_pmf += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
+    }
+    (2.0 * tail).min(1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcnemar_is_the_two_sided_binomial_tail_of_the_discordant_pairs() {
+        assert_eq!(mcnemar_p(0, 0), 1.0);
+        // 5 flips all one way: 2 · (1/2)^5
+        assert!((mcnemar_p(5, 0) - 2.0 / 32.0).abs() < 1e-15);
+        assert!((mcnemar_p(0, 5) - 2.0 / 32.0).abs() < 1e-15);
+        // b = 1, c = 9: 2 · (1 + 10) / 1024
+        assert!((mcnemar_p(1, 9) - 22.0 / 1024.0).abs() < 1e-14);
+        // balanced flips: p = 1
+        assert_eq!(mcnemar_p(3, 3), 1.0);
+        assert_eq!(mcnemar_p(1, 0), 1.0);
+        // large counts do not underflow: 2000 flips one way is far below any alpha, not NaN
+        let p = mcnemar_p(2000, 0);
+        assert!((0.0..1e-300).contains(&p), "{p}");
+        let p = mcnemar_p(1000, 1100);
+        assert!(p > 0.02 && p < 0.04, "{p}");
+    }
 
     #[test]
     fn ten_equal_positive_deltas_give_p_2_over_1024_exactly() {
@@ -232,6 +275,40 @@ mod tests {
             .count();
         let exact = extreme as f64 / total as f64;
         assert!((mc - exact).abs() < 0.02, "mc {mc} exact {exact}");
+    }
+
+    #[test]
+    fn exact_ties_stay_ties_against_a_baseline_rounded_to_6_decimals() {
+        // Recall@5 values in thirds: the baseline keeps 0.333333 and 0.666667, so −1/3 + 2/3
+        // and +1/3 no longer sum alike; found by the cross-check with ranx (tests/crosscheck.rs)
+        let thirds = [
+            (0, 1),
+            (1, 0),
+            (2, 0),
+            (0, 2),
+            (3, 1),
+            (1, 2),
+            (0, 1),
+            (2, 1),
+            (0, 3),
+            (1, 0),
+            (3, 0),
+            (2, 3),
+        ];
+        let exact: Vec<f64> = thirds
+            .iter()
+            .map(|&(b, c)| c as f64 / 3.0 - b as f64 / 3.0)
+            .collect();
+        let rounded: Vec<f64> = thirds
+            .iter()
+            .map(|&(b, c)| {
+                let b = ((b as f64 / 3.0) * 1e6).round() / 1e6;
+                c as f64 / 3.0 - b
+            })
+            .collect();
+        let (pe, _, _) = randomization_p(&exact);
+        let (pr, _, _) = randomization_p(&rounded);
+        assert_eq!(pe, pr);
     }
 
     #[test]

@@ -263,6 +263,7 @@ fn the_exit_code_and_the_conclusion_follow_the_verdict_alone() {
         improved_queries: vec![],
         significance: None,
         new_confusions: None,
+        detector_flips: vec![],
     };
     for (verdict, code, never, conclusion) in [
         (Verdict::Pass, 0, 0, Conclusion::Success),
@@ -322,6 +323,8 @@ fn the_outcome_depends_on_its_inputs_only() {
                     id: &q.id,
                     query: &q.query,
                     metrics: &q.metrics,
+                    labels: &q.labels,
+                    retrieved: &q.retrieved,
                 })
                 .collect(),
             confusions: (!rr.tool_diagnostics.is_empty())
@@ -336,6 +339,7 @@ fn the_outcome_depends_on_its_inputs_only() {
                 name: &d.detector,
                 metrics: &d.metrics,
                 review_tier: false,
+                entries: &d.entries,
             })
             .collect(),
         robustness: None,
@@ -595,4 +599,188 @@ fn queries_that_rose_are_listed_best_first_after_those_that_fell() {
     assert_eq!(ids, ["q00", "q01", "q02"]);
     let p = recall_at_5(&g).paired.clone().unwrap();
     assert_eq!((p.better, p.worse), (3, 0));
+}
+
+/// The fixture's report with the first detector's entries replaced: attacks `a0`..`a9`
+/// (flagged unless listed in `missed`) and benign entries `b0`..`b9` (flagged when listed in
+/// `flagged`).
+fn with_entries(missed: &[&str], flagged: &[&str]) -> Report {
+    use crate::pipeline::dataset::Truth;
+    use crate::pipeline::score::model::Outcome;
+    let mut r = report();
+    let d = &mut r.security.as_mut().unwrap().detectors[0];
+    let e0 = d.entries[0].clone();
+    d.entries = (0..20)
+        .map(|i| {
+            let mut e = e0.clone();
+            let attack = i < 10;
+            e.id = format!("{}{}", if attack { 'a' } else { 'b' }, i % 10);
+            e.label = if attack {
+                Truth::Malicious
+            } else {
+                Truth::Benign
+            };
+            e.outcome = match (
+                attack,
+                missed.contains(&e.id.as_str()),
+                flagged.contains(&e.id.as_str()),
+            ) {
+                (true, true, _) => Outcome::Fn,
+                (true, false, _) => Outcome::Tp,
+                (false, _, true) => Outcome::Fp,
+                (false, _, false) => Outcome::Tn,
+            };
+            e
+        })
+        .collect();
+    r
+}
+
+#[test]
+fn detector_flips_name_the_newly_missed_and_newly_flagged_entries_with_mcnemars_test() {
+    let before = with_entries(&["a9"], &[]);
+    let b = before.to_baseline(None);
+    let name = before.security.as_ref().unwrap().detectors[0]
+        .detector
+        .clone();
+    let kept = b.security.as_ref().unwrap().detectors[&name]
+        .verdicts
+        .as_ref()
+        .unwrap();
+    assert_eq!(kept.len(), 20);
+    assert_eq!((kept["a0"], kept["a9"], kept["b0"]), (true, false, false));
+    // the same verdicts: nothing flipped, p = 1
+    let g = verdict_of(&before, Some(&b));
+    let f = g
+        .detector_flips
+        .iter()
+        .find(|f| f.detector == name)
+        .unwrap();
+    assert_eq!(
+        (f.entries, f.newly_missed, f.newly_flagged, f.fixed),
+        (20, 0, 0, 0)
+    );
+    assert_eq!(f.mcnemar.p_value, 1.0);
+    // six attacks missed now, one benign entry flagged, one attack caught again
+    let after = with_entries(&["a0", "a1", "a2", "a3", "a4", "a5"], &["b0"]);
+    let g = verdict_of(&after, Some(&b));
+    let f = g
+        .detector_flips
+        .iter()
+        .find(|f| f.detector == name)
+        .unwrap();
+    assert_eq!((f.newly_missed, f.newly_flagged, f.fixed), (6, 1, 1));
+    assert_eq!((f.mcnemar.unflagged, f.mcnemar.flagged), (6, 2));
+    // 2 · P(X ≤ 2), X ~ Bin(8, ½) = 2 · 37 / 256
+    assert!((f.mcnemar.p_value - 74.0 / 256.0).abs() < 1e-12);
+    let ids: Vec<(&str, bool, bool)> = f
+        .flips
+        .iter()
+        .map(|e| (e.id.as_str(), e.malicious, e.flagged))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("a0", true, false),
+            ("a1", true, false),
+            ("a2", true, false),
+            ("a3", true, false),
+            ("a4", true, false),
+            ("a5", true, false),
+            ("b0", false, true),
+            ("a9", true, true),
+        ]
+    );
+    // in Holm's family with the retrieval metrics' tests: adjusted at least as high
+    assert!(f.mcnemar.p_holm.unwrap() >= f.mcnemar.p_value);
+    assert_eq!(f.mcnemar.significant, Some(false));
+    assert!(g.significance.is_some());
+    // a baseline written before evalgate kept verdicts: no flips, and it still loads
+    let mut v: serde_json::Value = serde_json::from_str(&b.to_json()).unwrap();
+    for d in v["security"]["detectors"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+    {
+        d.as_object_mut().unwrap().remove("verdicts");
+    }
+    let old = Baseline::parse("old.json", &v.to_string()).unwrap();
+    assert!(verdict_of(&after, Some(&old)).detector_flips.is_empty());
+}
+
+#[test]
+fn many_one_way_flips_are_significant_after_holm() {
+    let before = with_entries(&[], &[]);
+    let b = before.to_baseline(None);
+    let all: Vec<String> = (0..10).map(|i| format!("a{i}")).collect();
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let g = verdict_of(&with_entries(&all, &[]), Some(&b));
+    let f = &g.detector_flips[0];
+    // 2 / 1024 before Holm; the family is this test and the other detector's (p = 1)
+    assert!((f.mcnemar.p_value - 2.0 / 1024.0).abs() < 1e-15);
+    assert!(f.mcnemar.p_holm.unwrap() > f.mcnemar.p_value);
+    assert_eq!(f.mcnemar.significant, Some(true));
+}
+
+#[test]
+fn a_worse_query_names_its_relevant_tools_rank_before_and_after_and_what_took_its_place() {
+    let r = report();
+    let b = r.to_baseline(None);
+    let q0 = &r.retrieval.as_ref().unwrap().per_query[0];
+    let ranked = b
+        .retrieval
+        .as_ref()
+        .unwrap()
+        .per_query_ranked
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        ranked[q0.id.as_str()],
+        q0.retrieved
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+    );
+    // the primary tool (grade 2) falls from rank 1 to 5; two new tools come in above it
+    let primary = q0
+        .labels
+        .iter()
+        .find(|l| l.relevance == 2)
+        .unwrap()
+        .tool_id
+        .clone();
+    let mut worse = r.clone();
+    let wq = &mut worse.retrieval.as_mut().unwrap().per_query[0];
+    let mut list: Vec<Text> = vec!["new-1".into(), "new-2".into()];
+    list.extend(q0.retrieved.iter().filter(|t| **t != primary).cloned());
+    list.truncate(4);
+    list.push(primary.clone());
+    wq.retrieved = list;
+    wq.metrics.ndcg_at_10 -= 0.2;
+    let g = verdict_of(&worse, Some(&b));
+    let q = g.worst_queries.iter().find(|q| q.id == q0.id).unwrap();
+    assert_eq!(
+        q.ranks,
+        Some(RankChange {
+            tool: primary.clone(),
+            before: Some(1),
+            after: Some(5),
+            took_its_place: vec!["new-1".into()],
+        })
+    );
+    // better the other way round: the baseline is the worse run
+    let bw = worse.to_baseline(None);
+    let g = verdict_of(&r, Some(&bw));
+    let q = g.improved_queries.iter().find(|q| q.id == q0.id).unwrap();
+    let rc = q.ranks.as_ref().unwrap();
+    assert_eq!(
+        (rc.tool.as_str(), rc.before, rc.after),
+        (primary.as_str(), Some(5), Some(1))
+    );
+    assert!(rc.took_its_place.is_empty());
+    // a baseline without ranked lists: the Δ only
+    let mut old = b.clone();
+    old.retrieval.as_mut().unwrap().per_query_ranked = None;
+    let g = verdict_of(&worse, Some(&old));
+    assert!(g.worst_queries.iter().all(|q| q.ranks.is_none()));
 }

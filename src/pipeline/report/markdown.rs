@@ -180,11 +180,64 @@ pub fn render_view(r: &Report, v: &View) -> String {
                 d.mark.text()
             );
         }
-        // every detector's numbers that have a baseline value or a limit
-        let against = v.detector_rows(|d| md_code(d, 60));
+        // every detector's numbers that have a baseline value or a limit; the detectors whose
+        // rows all stand unchanged fold into one line
+        let against: Vec<view::Row> = v
+            .detectors
+            .iter()
+            .filter(|d| !v.unchanged_detectors.contains(&d.name))
+            .flat_map(|d| {
+                let shown = md_code(&d.name, 60);
+                d.against.iter().map(move |row| view::Row {
+                    label: format!("{shown} {}", row.label),
+                    ..row.clone()
+                })
+            })
+            .collect();
         if !against.is_empty() {
             let _ = writeln!(o);
             baseline_rows(&mut o, "Detector metric", &against);
+        }
+        if !v.unchanged_detectors.is_empty() {
+            let n = v.unchanged_detectors.len();
+            let _ = writeln!(
+                o,
+                "\n{n} detector{} unchanged against the baseline (every Δ 0, every check held{}): {}",
+                if n == 1 { "" } else { "s" },
+                if r.gate.detector_flips.is_empty() {
+                    ""
+                } else {
+                    ", no verdict flipped"
+                },
+                v.unchanged_detectors
+                    .iter()
+                    .map(|d| md_code(d, 60))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        // per-entry verdicts that flipped since the baseline, with McNemar's test
+        for f in r.gate.detector_flips.iter().filter(|f| !f.flips.is_empty()) {
+            let _ = writeln!(
+                o,
+                "\n<details><summary>{}: verdicts flipped since the baseline: {}</summary>\n",
+                md_code(&f.detector, 60),
+                view::flips_text(f)
+            );
+            let _ = writeln!(o, "| Entry | Flip |");
+            let _ = writeln!(o, "|---|---|");
+            for e in &f.flips {
+                let _ = writeln!(o, "| {} | {} |", id(&e.id), view::flip_kind(e));
+            }
+            let total = f.newly_missed + f.newly_flagged + f.fixed;
+            if total > f.flips.len() {
+                let _ = writeln!(
+                    o,
+                    "\n{} of {total} flips listed (every entry's outcome is in report.json)",
+                    f.flips.len()
+                );
+            }
+            let _ = writeln!(o, "\n</details>");
         }
         // per-category recall / flag rate, one column per detector
         let _ = writeln!(
@@ -260,12 +313,47 @@ pub fn render_view(r: &Report, v: &View) -> String {
     }
     if let Some(reg) = &v.regressions {
         let _ = writeln!(o, "<details><summary>{}</summary>\n", reg.title);
-        let _ = writeln!(o, "| Query | Text | Metric | Baseline | Current | Δ |");
-        let _ = writeln!(o, "|---|---|---|---:|---:|---:|");
+        let ranked = reg.rows.iter().any(|q| q.ranks.is_some());
+        let _ = writeln!(
+            o,
+            "| Query | Text | Metric | Baseline | Current | Δ |{}",
+            if ranked {
+                " Relevant tool: rank before → after (top 10) |"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(
+            o,
+            "|---|---|---|---:|---:|---:|{}",
+            if ranked { "---|" } else { "" }
+        );
         for q in &reg.rows {
+            let ranks = match (&q.ranks, ranked) {
+                (_, false) => String::new(),
+                (None, true) => " – |".to_string(),
+                (Some(rc), true) => format!(
+                    " {} {} → {}{} |",
+                    id(&rc.tool),
+                    view::rank(rc.before),
+                    view::rank(rc.after),
+                    if rc.took_its_place.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; in its place: {}",
+                            rc.took_its_place
+                                .iter()
+                                .map(|t| id(t))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    }
+                ),
+            };
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |{ranks}",
                 md_code(&q.id, 40),
                 md(&q.query, CELL_MAX),
                 // a name evalgate does not know (a hand-made report.json) stays inert

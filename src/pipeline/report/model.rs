@@ -102,6 +102,8 @@ pub fn gate_inputs<'a>(
                     id: &q.id,
                     query: &q.query,
                     metrics: &q.metrics,
+                    labels: &q.labels,
+                    retrieved: &q.retrieved,
                 })
                 .collect(),
             confusions: (!r.tool_diagnostics.is_empty())
@@ -116,6 +118,7 @@ pub fn gate_inputs<'a>(
                 name: &d.detector,
                 metrics: &d.metrics,
                 review_tier: d.tier == Some(crate::pipeline::score::model::Tier::Review),
+                entries: &d.entries,
             })
             .collect(),
         robustness,

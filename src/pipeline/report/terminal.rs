@@ -259,6 +259,18 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
             fit(&mut t);
             let _ = writeln!(o, "{t}\n");
         }
+        for f in r.gate.detector_flips.iter().filter(|f| !f.flips.is_empty()) {
+            let _ = writeln!(
+                o,
+                "{}: verdicts flipped since the baseline: {}",
+                term(&f.detector, 40),
+                view::flips_text(f)
+            );
+            for e in &f.flips {
+                let _ = writeln!(o, "  {}: {}", term(&e.id, 80), view::flip_kind(e));
+            }
+            let _ = writeln!(o);
+        }
         for d in &v.detectors {
             let Some(live) = &d.live else { continue };
             let _ = writeln!(
@@ -298,6 +310,45 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
             fit(&mut t);
             let _ = writeln!(o, "{t}\n");
         }
+    }
+    if let Some(reg) = v
+        .regressions
+        .as_ref()
+        .filter(|g| g.rows.iter().any(|q| q.delta.is_some()))
+    {
+        let _ = writeln!(o, "{}", reg.title);
+        for q in &reg.rows {
+            let ranks = q.ranks.as_ref().map_or_else(String::new, |rc| {
+                format!(
+                    "; {} rank {} → {}{}",
+                    term(&rc.tool, 60),
+                    view::rank(rc.before),
+                    view::rank(rc.after),
+                    if rc.took_its_place.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            ", in its place {}",
+                            rc.took_its_place
+                                .iter()
+                                .map(|t| term(t, 60))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    }
+                )
+            });
+            let _ = writeln!(
+                o,
+                "  {} {} {} → {} ({}){ranks}",
+                term(&q.id, 40),
+                q.label.map_or_else(|| term(&q.metric, 40), str::to_string),
+                num(q.baseline),
+                num(Some(q.current)),
+                delta(q.delta),
+            );
+        }
+        let _ = writeln!(o);
     }
     if let (Some(rb), Some(n)) = (&r.robustness, &v.probes) {
         use crate::pipeline::measure::probes::ProbeOutcome as P;

@@ -151,6 +151,21 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         detectors => detectors,
         splits => splits,
         regressions => serde(&v.regressions),
+        flips => r
+            .gate
+            .detector_flips
+            .iter()
+            .filter(|f| !f.flips.is_empty())
+            .map(|f| context! {
+                detector => f.detector.clone(),
+                text => super::view::flips_text(f),
+                entries => f
+                    .flips
+                    .iter()
+                    .map(|e| context! { id => e.id.to_string(), kind => super::view::flip_kind(e) })
+                    .collect::<Vec<_>>(),
+            })
+            .collect::<Vec<_>>(),
         tools => serde(&v.tools),
         tools_summary => v.tools.as_ref().map(|t| t.summary()),
         pair_sections => v.tools.as_ref().map(pair_sections).unwrap_or_default(),

@@ -39,6 +39,9 @@ pub struct View {
     pub probes: Option<ProbeCounts>,
     /// The per-tool diagnostics, cut for a page; `None` without them.
     pub tools: Option<ToolsView>,
+    /// The names of the detectors whose rows against the baseline all stand unchanged (every
+    /// Δ within the baseline's rounding, no check failed): the comment folds them into one line.
+    pub unchanged_detectors: Vec<String>,
 }
 
 /// One golden-set split on the headline metrics.
@@ -154,6 +157,87 @@ pub struct RegressionRow {
     pub baseline: Option<f64>,
     pub current: f64,
     pub delta: Option<f64>,
+    /// How its relevant tool moved (a baseline that keeps ranked lists).
+    pub ranks: Option<crate::pipeline::gate::model::RankChange>,
+}
+
+/// The detectors whose checks against the baseline all stand unchanged: at least one Δ, every
+/// Δ within the baseline's rounding (0.000001), no failed check, and no entry whose verdict
+/// flipped (when the baseline keeps verdicts).
+fn unchanged_detectors(r: &Report) -> Vec<String> {
+    let Some(s) = &r.security else {
+        return Vec::new();
+    };
+    s.detectors
+        .iter()
+        .map(|d| &d.detector)
+        .filter(|name| {
+            let subject = format!("detector:{name}");
+            let checks: Vec<&Check> = r
+                .gate
+                .checks
+                .iter()
+                .filter(|c| c.subject == subject)
+                .collect();
+            checks.iter().any(|c| c.delta.is_some())
+                && checks.iter().all(|c| {
+                    c.status != CheckStatus::Fail && c.delta.is_none_or(|d| d.abs() <= 1e-6)
+                })
+                && r.gate
+                    .detector_flips
+                    .iter()
+                    .filter(|f| &f.detector == *name)
+                    .all(|f| f.flips.is_empty())
+        })
+        .cloned()
+        .collect()
+}
+
+/// A rank in the top 10 (`3`), or `–` when the tool is not in it.
+pub fn rank(r: Option<usize>) -> String {
+    r.map_or_else(|| "–".to_string(), |r| r.to_string())
+}
+
+/// A detector's flips in words, numbers only (no dataset text): "2 newly missed attacks, 1
+/// newly flagged benign entry, 3 fixed of 120 entries · McNemar p = 0.0312 (Holm = 0.0936)".
+pub fn flips_text(f: &crate::pipeline::gate::model::DetectorFlips) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let m = &f.mcnemar;
+    format!(
+        "{}, {}, {} of {} entries · McNemar p {}{}{}",
+        plural(
+            f.newly_missed,
+            "newly missed attack",
+            "newly missed attacks"
+        ),
+        plural(
+            f.newly_flagged,
+            "newly flagged benign entry",
+            "newly flagged benign entries"
+        ),
+        plural(f.fixed, "fixed", "fixed"),
+        f.entries,
+        crate::pipeline::gate::words_p_value(m.p_value),
+        m.p_holm
+            .map(|h| format!(" (Holm {})", crate::pipeline::gate::words_p_value(h)))
+            .unwrap_or_default(),
+        if m.significant == Some(true) {
+            ", significant"
+        } else {
+            ""
+        }
+    )
+}
+
+/// What a flipped entry is now, in words: "attack, now missed", "benign, now flagged".
+pub fn flip_kind(e: &crate::pipeline::gate::model::EntryFlip) -> &'static str {
+    match (e.malicious, e.flagged) {
+        (true, false) => "attack, now missed",
+        (true, true) => "attack, now caught (fixed)",
+        (false, true) => "benign, now flagged",
+        (false, false) => "benign, no longer flagged (fixed)",
+    }
 }
 
 /// The robustness probes' outcomes, counted.
@@ -190,6 +274,7 @@ impl View {
                 .collect(),
             categories: category_rows(r),
             regressions: regressions(&r.gate),
+            unchanged_detectors: unchanged_detectors(r),
             probes: r.robustness.as_ref().map(ProbeCounts::of),
             tools: r
                 .retrieval
@@ -397,6 +482,7 @@ fn regressions(gate: &GateReport) -> Option<Regressions> {
                 baseline: q.baseline,
                 current: q.current,
                 delta: q.delta,
+                ranks: q.ranks.clone(),
             })
             .collect(),
     })

@@ -240,3 +240,99 @@ fn a_paired_comparison_shows_under_its_delta_and_improved_queries_follow_the_wor
         "Most improved queries"
     );
 }
+
+/// The fixture gated against the baseline it makes itself, after `change` alters the run.
+fn gated_against_itself(change: impl Fn(&mut crate::pipeline::report::model::Report)) -> Report {
+    let mut r = fixture();
+    r.failure = None;
+    r.robustness = None;
+    let hostile = "<img src=x onerror=alert(1)>|`x`";
+    r.security.as_mut().unwrap().detectors[0].entries[0].id = hostile.into();
+    r.retrieval.as_mut().unwrap().per_query[0].labels[0].tool_id = hostile.into();
+    r.retrieval.as_mut().unwrap().per_query[0].retrieved[0] = hostile.into();
+    let b = r.to_baseline(None);
+    change(&mut r);
+    r.gate = crate::pipeline::gate::evaluate(
+        &r.gate_inputs(),
+        Some(("b.json", &b)),
+        &crate::pipeline::gate::Policy::default(),
+    );
+    r
+}
+
+#[test]
+fn unchanged_detectors_fold_into_one_line_of_the_comment() {
+    let r = gated_against_itself(|_| {});
+    let v = View::of(&r);
+    let names: Vec<String> = r
+        .security
+        .as_ref()
+        .unwrap()
+        .detectors
+        .iter()
+        .map(|d| d.detector.clone())
+        .collect();
+    assert_eq!(v.unchanged_detectors, names);
+    let md = crate::pipeline::report::markdown::render(&r);
+    assert!(
+        md.contains("2 detectors unchanged against the baseline (every Δ 0, every check held, no verdict flipped): "),
+        "{md}"
+    );
+    assert!(!md.contains("| Detector metric |"), "{md}");
+    assert!(!md.contains("verdicts flipped"), "{md}");
+}
+
+#[test]
+fn flipped_verdicts_and_rank_changes_show_in_every_renderer_escaped() {
+    use crate::pipeline::score::model::Outcome;
+    let r = gated_against_itself(|r| {
+        // the hostile benign entry is no longer flagged; the primary tool drops out of the list
+        let d = &mut r.security.as_mut().unwrap().detectors[0];
+        assert_eq!(d.entries[0].outcome, Outcome::Fp);
+        d.entries[0].outcome = Outcome::Tn;
+        let q = &mut r.retrieval.as_mut().unwrap().per_query[0];
+        q.retrieved[0] = "taker".into();
+        q.metrics.ndcg_at_10 = 0.1;
+    });
+    let v = View::of(&r);
+    assert_eq!(
+        v.unchanged_detectors.len(),
+        1,
+        "{:?}",
+        v.unchanged_detectors
+    );
+    let f = &r.gate.detector_flips[0];
+    assert_eq!((f.fixed, f.mcnemar.unflagged), (1, 1));
+    assert_eq!(
+        flips_text(f),
+        "0 newly missed attacks, 0 newly flagged benign entries, 1 fixed of 3 entries · McNemar p = 1.0000 (Holm = 1.0000)"
+    );
+    let q = &r.gate.worst_queries[0];
+    let rc = q.ranks.as_ref().unwrap();
+    assert_eq!((rc.before, rc.after), (Some(1), None));
+    assert_eq!(rc.took_its_place, vec![Text::from("taker")]);
+    let md = crate::pipeline::report::markdown::render(&r);
+    assert!(
+        md.contains("verdicts flipped since the baseline: 0 newly missed"),
+        "{md}"
+    );
+    assert!(md.contains("benign, no longer flagged (fixed)"), "{md}");
+    assert!(md.contains(" 1 → –; in its place: `taker` |"), "{md}");
+    assert!(
+        md.contains("1 detector unchanged against the baseline"),
+        "{md}"
+    );
+    // dataset text only inside code spans, its pipes and backticks neutralised
+    assert!(!md.contains("|`x`"), "{md}");
+    assert_eq!(
+        md.matches("<img").count(),
+        md.matches("`<img src=x onerror=alert(1)>¦ˋxˋ`").count()
+    );
+    let html = crate::pipeline::report::html::render(&r).unwrap();
+    assert!(html.contains("benign, no longer flagged (fixed)"));
+    assert!(html.contains("1 → –; in its place"));
+    assert!(!html.contains("<img"));
+    let term = crate::pipeline::report::terminal::render(&r, false);
+    assert!(term.contains("benign, no longer flagged (fixed)"), "{term}");
+    assert!(term.contains("rank 1 → –, in its place taker"), "{term}");
+}
