@@ -10,6 +10,7 @@ pub mod html;
 pub mod json_layout;
 pub mod markdown;
 pub mod model;
+pub mod scorecard;
 pub mod terminal;
 pub mod view;
 
