@@ -131,7 +131,10 @@ pub fn radar_svg(sc: &Scorecard) -> String {
     let n = sc.dimensions.len();
     let mut s = String::new();
     let label = match sc.total {
-        Some(t) => format!("Scorecard radar chart: {}/100 in five dimensions", points(t)),
+        Some(t) => format!(
+            "Scorecard radar chart: {}/100 in five dimensions",
+            points(t)
+        ),
         None => "Scorecard radar chart: no dimension measured".to_string(),
     };
     let desc: Vec<String> = sc.dimensions.iter().map(dimension).collect();
