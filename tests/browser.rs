@@ -411,6 +411,7 @@ const TEMPLATE_ELEMENTS: &[&str] = &[
     "line",
     "circle",
     "path",
+    "polygon",
     "text",
 ];
 
@@ -856,6 +857,35 @@ fn hostile_report_is_inert_in_chromium_and_its_charts_render() {
         "one dot per run per detector metric"
     );
     assert_eq!(marks("spread-retrieval", "mean"), vec![7]);
+    // the scorecard's radar: five axes, a vertex per measured dimension, its label on the page
+    assert_eq!(count_kind("radar"), 1, "charts: {kinds:?}");
+    let radar = &charts.iter().find(|(k, _)| k == "radar").unwrap().1;
+    let measured = report["scorecard"]["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| !d["score"].is_null())
+        .count();
+    assert!(measured >= 4, "{}", report["scorecard"]);
+    assert_eq!(
+        radar
+            .iter()
+            .filter(|(n, a)| n == "line" && attr(a, "class").is_some_and(|c| c.starts_with("axis")))
+            .count(),
+        5
+    );
+    assert_eq!(marks("radar", "vertex"), vec![measured]);
+    assert_eq!(marks("radar", "shape"), vec![1]);
+    assert!(
+        radar
+            .iter()
+            .any(|(n, a)| n == "polygon" && attr(a, "class") == Some("shape")),
+        "the radar has no shape"
+    );
+    assert!(
+        shown_text.contains("Scorecard ") && shown_text.contains("/100"),
+        "no scorecard line on the page"
+    );
     for (kind, els) in charts.iter().filter(|(k, _)| k == "confusion") {
         let cells = els
             .iter()

@@ -684,3 +684,109 @@ fn a_system_that_cannot_answer_is_exit_3_with_a_partial_report() {
         stdout(&o)
     );
 }
+
+/// The scorecard (docs/scorecard.md): `baseline update` stores it; a run against that baseline
+/// shows Δ 0 for an unchanged system and a lower discovery and total for a degraded index; an
+/// older baseline without one shows Δ "—".
+#[test]
+fn the_scorecard_is_stored_in_the_baseline_and_a_degraded_index_lowers_it() {
+    let d = tempdir();
+    let run = |args: &[&str]| {
+        let o = evalgate(d.path(), args);
+        assert!([0, 1].contains(&code(&o)), "{}{}", stdout(&o), stderr(&o));
+        o
+    };
+    run(&["run", "--no-baseline", "--out", "first", "-q"]);
+    let first = read_json(&d.path().join("first/report.json"));
+    let sc = &first["scorecard"];
+    assert_eq!(sc["rubric"], 1, "{sc}");
+    let names: Vec<&str> = sc["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "discovery",
+            "robustness",
+            "security",
+            "performance",
+            "transparency"
+        ]
+    );
+    let dim = |r: &Value, n: &str| -> Option<f64> {
+        r["scorecard"]["dimensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == n)
+            .unwrap()["score"]
+            .as_f64()
+    };
+    // discovery is the mean of Recall@5, MRR and nDCG@10, times 30, one decimal
+    let m = |k: &str| first["retrieval"]["metrics"][k]["mean"].as_f64().unwrap();
+    let want = ((m("recall_at_5") + m("mrr") + m("ndcg_at_10")) / 3.0 * 300.0).round() / 10.0;
+    assert_eq!(dim(&first, "discovery"), Some(want));
+    assert!(sc["total"].as_f64().unwrap() > 0.0, "{sc}");
+
+    // the baseline keeps it
+    let o = run(&[
+        "baseline",
+        "update",
+        "--from",
+        "first/report.json",
+        "--output",
+        "b.json",
+    ]);
+    assert!(stdout(&o).contains("scorecard"), "{}", stdout(&o));
+    let b = read_json(&d.path().join("b.json"));
+    assert_eq!(b["scorecard"]["total"], sc["total"], "{}", b["scorecard"]);
+
+    // unchanged: Δ 0 where nothing but latency can move
+    run(&["run", "--baseline", "b.json", "--out", "same", "-q"]);
+    let same = read_json(&d.path().join("same/report.json"));
+    assert_eq!(same["scorecard"]["baseline"]["total"], sc["total"]);
+    assert_eq!(dim(&same, "discovery"), dim(&first, "discovery"));
+    assert_eq!(dim(&same, "security"), dim(&first, "security"));
+    let md = std::fs::read_to_string(d.path().join("same/report.md")).unwrap();
+    let line = md.lines().find(|l| l.starts_with("Scorecard ")).unwrap();
+    assert!(
+        line.contains(" vs baseline)") && line.contains("not gated"),
+        "{line}"
+    );
+
+    // a degraded index: discovery and the total fall, and the line says so
+    let corpus = write_json(d.path(), "corpus.json", &blank_descriptions());
+    run(&[
+        "run",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--baseline",
+        "b.json",
+        "--out",
+        "worse",
+        "-q",
+    ]);
+    let worse = read_json(&d.path().join("worse/report.json"));
+    assert!(
+        dim(&worse, "discovery").unwrap() < dim(&first, "discovery").unwrap() - 1.0,
+        "{}",
+        worse["scorecard"]
+    );
+    let total = |r: &Value| r["scorecard"]["total"].as_f64().unwrap();
+    assert!(total(&worse) < total(&first), "{}", worse["scorecard"]);
+    let md = std::fs::read_to_string(d.path().join("worse/report.md")).unwrap();
+    let line = md.lines().find(|l| l.starts_with("Scorecard ")).unwrap();
+    assert!(line.contains("(Δ \u{2212}"), "{line}");
+
+    // a baseline written before the scorecard: Δ "—"
+    let mut before = read_json(&baseline_copy(d.path()));
+    before.as_object_mut().unwrap().remove("scorecard");
+    let old = write_json(d.path(), "old.json", &before);
+    let o = run(&["run", "--baseline", old.to_str().unwrap(), "--out", "old"]);
+    assert!(stdout(&o).contains("(Δ — vs baseline)"), "{}", stdout(&o));
+    let oldr = read_json(&d.path().join("old/report.json"));
+    assert!(oldr["scorecard"].get("baseline").is_none());
+}

@@ -244,5 +244,19 @@ pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
             }
         }
     }
+    if let Some(sc) = &new.scorecard {
+        // the scorecard (docs/scorecard.md): what a later run's Δ is against
+        let os = old.and_then(|o| o.scorecard.as_ref());
+        if os != Some(sc) {
+            let t = |s: Option<&crate::pipeline::score::scorecard::ScorecardBaseline>| match s
+                .map(|s| s.total)
+            {
+                None => "none".to_string(),
+                Some(None) => "not measured".to_string(),
+                Some(Some(t)) => format!("{}/100", crate::pipeline::report::scorecard::points(t)),
+            };
+            out.push(format!("scorecard: {} → {}", t(os), t(Some(sc))));
+        }
+    }
     out
 }

@@ -98,6 +98,8 @@ impl ChosenBaseline {
                 baseline::DEFAULT_PATH
             ));
             b.retrieval = None;
+            // another system's scorecard is no Δ either
+            b.scorecard = None;
         }
         b
     }
@@ -532,6 +534,20 @@ pub fn assemble(
             update_command: gate_context.update_command.clone(),
         }
     });
+    // the scorecard of a whole run (a shard's is made when the shards are merged)
+    let scorecard = plan.shard.is_none().then(|| {
+        let mut sc = crate::pipeline::score::scorecard::scorecard(
+            &crate::pipeline::score::scorecard::Inputs {
+                retrieval: retrieval.as_ref(),
+                security: security.as_ref(),
+                robustness: robustness.as_ref(),
+                failure: failure.as_ref(),
+                corpus_tools: ds.corpus.as_ref().map(|c| c.value.tools.len()),
+            },
+        );
+        sc.against(usable.as_ref().and_then(|(_, b)| b.scorecard.as_ref()));
+        sc
+    });
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
         evalgate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -543,6 +559,7 @@ pub fn assemble(
         retrieval,
         security,
         robustness,
+        scorecard,
         gate,
         failure,
         warnings,

@@ -199,6 +199,7 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
         datasets,
         retrieval: Some(retrieval),
         security,
+        scorecard: None,
     };
     Ok((b, note))
 }

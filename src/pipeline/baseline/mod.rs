@@ -37,6 +37,10 @@ pub struct Baseline {
     pub retrieval: Option<RetrievalBaseline>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security: Option<SecurityBaseline>,
+    /// The scorecard of the run the baseline was written from (docs/scorecard.md), for the Δ a
+    /// later run shows. Absent in a baseline written before evalgate had it: Δ is then "—".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scorecard: Option<crate::pipeline::score::scorecard::ScorecardBaseline>,
 }
 
 /// A dataset the baseline was measured on: its version and sha256.
@@ -352,6 +356,7 @@ impl Baseline {
         datasets: &[DatasetRef],
         retrieval: Option<&RetrievalReport>,
         security: Option<&SecurityReport>,
+        scorecard: Option<&crate::pipeline::score::scorecard::Scorecard>,
         previous: Option<&Baseline>,
     ) -> Baseline {
         let datasets = datasets
@@ -466,6 +471,9 @@ impl Baseline {
             datasets,
             retrieval: retrieval.or_else(|| previous.and_then(|p| p.retrieval.clone())),
             security: security.or_else(|| previous.and_then(|p| p.security.clone())),
+            scorecard: scorecard
+                .map(|s| s.to_baseline())
+                .or_else(|| previous.and_then(|p| p.scorecard.clone())),
         }
     }
 

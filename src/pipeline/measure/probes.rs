@@ -92,6 +92,10 @@ pub struct RobustnessReport {
     pub failed: usize,
 }
 
+/// A probe's detail when the system returned an error without a message (the scorecard's
+/// transparency counts it as an error that names no cause).
+pub const NO_MESSAGE: &str = "an error without a message";
+
 /// The probes, with `ordinary` (a real golden query) for the limit probes.
 pub fn probes(ordinary: &str) -> Vec<Probe> {
     let p = |id, what, text: String, limit| Probe {
@@ -180,7 +184,7 @@ pub fn judge_sent(
         Some(Ok(ProbeReply::Refused(msg))) => {
             let msg = msg.trim().to_string();
             if msg.is_empty() {
-                r.detail = "an error without a message".into();
+                r.detail = NO_MESSAGE.into();
             } else {
                 r.outcome = ProbeOutcome::Refused;
                 r.detail = msg.chars().take(300).collect();

@@ -93,6 +93,10 @@ pub fn render_view(r: &Report, v: &View) -> String {
         md(&r.evalgate_version, 40),
         r.dataset_profile.as_str()
     );
+    if let Some(line) = super::scorecard::line(r) {
+        // numbers and fixed names only (docs/scorecard.md)
+        let _ = writeln!(o, "{line}\n");
+    }
     if let Some(rr) = &r.retrieval {
         let _ = writeln!(
             o,

@@ -9,6 +9,7 @@ pub mod format;
 pub mod html;
 pub mod markdown;
 pub mod model;
+pub mod scorecard;
 pub mod terminal;
 pub mod view;
 

@@ -40,6 +40,11 @@ pub struct Report {
     /// Robustness probes of the search system (after the measured runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub robustness: Option<crate::pipeline::measure::probes::RobustnessReport>,
+    /// One number out of 100 in five weighted dimensions, computed from the sections above
+    /// (docs/scorecard.md), with the baseline's for Δ. Informational: it does not gate. Absent
+    /// in a report written before evalgate had it and in a shard's report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scorecard: Option<crate::pipeline::score::scorecard::Scorecard>,
     pub gate: GateReport,
     /// Set when a system under test could not be measured; the report is then partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,6 +141,7 @@ impl Report {
             &self.datasets,
             self.retrieval.as_ref(),
             self.security.as_ref(),
+            self.scorecard.as_ref(),
             previous,
         )
     }

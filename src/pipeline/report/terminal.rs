@@ -383,6 +383,9 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         }
         let _ = writeln!(o);
     }
+    if let Some(line) = super::scorecard::line(r) {
+        let _ = writeln!(o, "{line}\n");
+    }
     let _ = writeln!(
         o,
         "verdict: {} — {}",

@@ -4,6 +4,7 @@
 pub mod diagnostics;
 pub mod metrics;
 pub mod model;
+pub mod scorecard;
 pub mod stats;
 
 use crate::infra::text::Text;

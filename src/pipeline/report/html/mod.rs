@@ -173,6 +173,11 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         failure_text => failure_text,
         query_svg => safe(query_svg),
         spread_svg => safe(spread_svg),
+        // the scorecard: its line, table and radar chart (numbers and fixed names; the notes
+        // are escaped by the template)
+        scorecard_line => super::scorecard::line(r),
+        scorecard_rows => r.scorecard.as_ref().map(|s| serde(super::scorecard::rows(s))),
+        scorecard_svg => safe(r.scorecard.as_ref().map(super::scorecard::radar_svg)),
     })?;
     Ok(html)
 }
@@ -298,6 +303,8 @@ impl<'a> Page<'a> {
             retrieval,
             security,
             robustness,
+            // rendered beside the page (`scorecard_*`)
+            scorecard: _,
             gate,
             failure,
             warnings,
