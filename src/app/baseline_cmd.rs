@@ -247,7 +247,19 @@ pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
     if let Some(sc) = &new.scorecard {
         // the scorecard (docs/scorecard.md): what a later run's Δ is against
         let os = old.and_then(|o| o.scorecard.as_ref());
-        if os != Some(sc) {
+        // latency is the machine's as much as the system's: a scorecard that differs only in
+        // its performance points (and so its total) is not a change to write
+        fn but_latency(
+            s: &crate::pipeline::score::scorecard::ScorecardBaseline,
+        ) -> (u32, Vec<(&String, &Option<f64>)>) {
+            let d = s
+                .dimensions
+                .iter()
+                .filter(|(k, _)| k.as_str() != "performance")
+                .collect();
+            (s.rubric, d)
+        }
+        if os.map(but_latency) != Some(but_latency(sc)) {
             let t = |s: Option<&crate::pipeline::score::scorecard::ScorecardBaseline>| match s
                 .map(|s| s.total)
             {
