@@ -360,18 +360,21 @@ impl Datasets {
         need: Need,
         profile: Profile,
     ) -> Result<Datasets, DatasetErrors> {
-        let (corpus, corpus_out) = need
-            .retrieval
-            .then(|| read_and_load(&paths.corpus, &embedded::CORPUS_FILE, load::corpus))
-            .unwrap_or_default();
-        let (golden, golden_out) = need
-            .retrieval
-            .then(|| read_and_load(&paths.golden, &embedded::GOLDEN_FILE, load::golden))
-            .unwrap_or_default();
-        let (security, security_out) = need
-            .security
-            .then(|| read_and_load(&paths.security, &embedded::SECURITY_FILE, load::security))
-            .unwrap_or_default();
+        let (corpus, corpus_out) = if need.retrieval {
+            read_and_load(&paths.corpus, &embedded::CORPUS_FILE, load::corpus)
+        } else {
+            Default::default()
+        };
+        let (golden, golden_out) = if need.retrieval {
+            read_and_load(&paths.golden, &embedded::GOLDEN_FILE, load::golden)
+        } else {
+            Default::default()
+        };
+        let (security, security_out) = if need.security {
+            read_and_load(&paths.security, &embedded::SECURITY_FILE, load::security)
+        } else {
+            Default::default()
+        };
         let mut out = corpus_out;
         out.extend(golden_out);
         if let Some(c) = &corpus {
