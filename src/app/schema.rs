@@ -59,6 +59,39 @@ mod tests {
         }
     }
 
+    /// report.json is read by other programs: every field of every type in its schema says what
+    /// it is (from its doc comment).
+    #[test]
+    fn every_report_field_has_a_description() {
+        let (_, body) = super::all()
+            .into_iter()
+            .find(|(n, _)| *n == "report.schema.json")
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let mut undocumented = vec![];
+        let mut types = vec![("Report".to_string(), &v)];
+        for (name, d) in v["$defs"].as_object().unwrap() {
+            types.push((name.clone(), d));
+            for alt in ["oneOf", "anyOf"] {
+                for a in d[alt].as_array().into_iter().flatten() {
+                    types.push((name.clone(), a));
+                }
+            }
+        }
+        for (name, t) in types {
+            for (field, p) in t["properties"].as_object().into_iter().flatten() {
+                // a tagged enum's tag (`"kind": {"const": "timeout"}`) is described by its variant
+                if !p["description"].is_string() && p.get("const").is_none() {
+                    undocumented.push(format!("{name}.{field}"));
+                }
+            }
+        }
+        assert!(
+            undocumented.is_empty(),
+            "no description for {undocumented:?}"
+        );
+    }
+
     /// The schemas are public API: every type in them says what it is (from its doc comment).
     #[test]
     fn every_schema_type_has_a_description() {

@@ -444,7 +444,9 @@ pub struct DatasetRef {
     pub kind: String,
     /// File path, or `embedded:...` for the compiled-in default.
     pub source: String,
+    /// The dataset's own `version` field, when it has one.
     pub version: Option<String>,
+    /// SHA-256 of the file's bytes (of the compiled-in text for `embedded:...`).
     pub sha256: String,
     /// Number of tools, queries or entries.
     pub items: usize,

@@ -63,7 +63,9 @@ impl std::str::FromStr for Shard {
 /// it cannot ask the systems again).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ShardRef {
+    /// This shard's number, 1-based (`--shard index/count`).
     pub index: usize,
+    /// How many shards the evaluation was cut into.
     pub count: usize,
     /// The golden queries measured: positions `[start, end)` in the golden set.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -42,11 +42,13 @@ impl Verdict {
 /// and every check.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct GateReport {
+    /// `pass`, `fail`, `no_baseline` or `error` (the run was incomplete).
     pub verdict: Verdict,
     /// The baseline file compared with (`embedded:...` for the compiled-in one).
     pub baseline: Option<String>,
     /// One line saying what happened.
     pub summary: String,
+    /// Every comparison made (gated and `info`).
     pub checks: Vec<Check>,
     /// What was measured but has no gated check (`retrieval`, `detector:NAME`): with a
     /// baseline in use, a measured part it does not cover (a new or renamed detector, a section
@@ -82,7 +84,9 @@ pub struct GateReport {
 /// beyond the tolerance fails only when it is significant.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Significance {
+    /// `[gate] significance`: the level a Holm-adjusted p-value is held to.
     pub alpha: f64,
+    /// `[gate] require_significance`: a regression fails only when it is significant.
     pub required: bool,
 }
 
@@ -198,17 +202,25 @@ pub enum CheckStatus {
 pub struct Check {
     /// `retrieval` or `detector:<name>`.
     pub subject: String,
+    /// The metric compared (`recall_at_5`, `fpr`, ...).
     pub metric: String,
+    /// How the limit is set: the baseline's tolerance, a ceiling, a floor, or `info` (not gated).
     pub kind: CheckKind,
+    /// Which way is better for this metric.
     pub direction: Direction,
+    /// The baseline's value; `null` when the baseline has none for this metric.
     pub baseline: Option<f64>,
+    /// This run's mean; `null` when undefined (never gated).
     pub current: Option<f64>,
+    /// 95 % confidence interval of `current` over runs.
     pub ci95: Option<[f64; 2]>,
     /// current − baseline.
     pub delta: Option<f64>,
     /// The limit applied: baseline ∓ tolerance, the ceiling or the floor.
     pub limit: Option<f64>,
+    /// `pass`, `fail`, or `info` when nothing is gated (an undefined value included).
     pub status: CheckStatus,
+    /// What the check found, in one sentence.
     pub message: String,
     /// The paired per-query comparison with the baseline (a gated retrieval metric whose
     /// per-query values the baseline keeps); absent otherwise and in reports written before
@@ -236,7 +248,9 @@ pub struct PairedComparison {
     pub queries: usize,
     /// Queries whose value moved the better way (by more than 0.000001).
     pub better: usize,
+    /// Queries whose value moved the worse way (by more than 0.000001).
     pub worse: usize,
+    /// Queries whose value moved by at most 0.000001.
     pub unchanged: usize,
     /// Mean of current − baseline over these queries.
     pub mean_delta: f64,
@@ -244,6 +258,7 @@ pub struct PairedComparison {
     pub delta_ci95: Option<[f64; 2]>,
     /// Two-sided p-value of the paired randomization (sign-flip) test of `mean_delta`.
     pub p_value: f64,
+    /// `exact` (every sign assignment) or `monte_carlo` (seeded draws).
     pub method: PairedMethod,
     /// Sign assignments counted: 2^n when exact, else the draws.
     pub permutations: usize,
@@ -259,11 +274,17 @@ pub struct PairedComparison {
 /// scored lowest).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct QueryDelta {
+    /// The golden query's id.
     pub id: Text,
+    /// The query text.
     pub query: Text,
+    /// The per-query metric compared.
     pub metric: String,
+    /// The baseline's value for the query; `null` without per-query baseline values.
     pub baseline: Option<f64>,
+    /// This run's value for the query (mean over runs).
     pub current: f64,
+    /// `current - baseline`; `null` without a baseline value.
     pub delta: Option<f64>,
     /// How the query's relevant tool moved in the ranked list, when the baseline keeps the
     /// query's top 10 (`retrieval.per_query_ranked`); absent otherwise.
@@ -277,7 +298,9 @@ pub struct QueryDelta {
 pub struct RankChange {
     /// The relevant tool that moved most the way the query changed.
     pub tool: Text,
+    /// Its 1-based rank in the baseline's list; `null` when not in its top 10.
     pub before: Option<usize>,
+    /// Its 1-based rank now; `null` when not in the top 10.
     pub after: Option<usize>,
     /// For a query that got worse: the tools now ranked at or above the tool's old rank that
     /// were not there in the baseline's list (at most 3).
@@ -289,6 +312,7 @@ pub struct RankChange {
 /// `evalgate baseline update` keeps them in `security.detectors.*.verdicts`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorFlips {
+    /// The detector's name.
     pub detector: String,
     /// Entries judged in both (attacks in the detector's scope and benign entries).
     pub entries: usize,
@@ -311,6 +335,7 @@ pub const FLIPS_MAX: usize = 10;
 /// One entry whose verdict flipped since the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EntryFlip {
+    /// The security entry's id.
     pub id: Text,
     /// Whether the entry is an attack (else benign or a hard negative).
     pub malicious: bool,
@@ -327,11 +352,13 @@ pub struct McNemar {
     pub unflagged: usize,
     /// Flagged now, not in the baseline.
     pub flagged: usize,
+    /// Two-sided exact p-value (binomial on the discordant pairs).
     pub p_value: f64,
     /// `p_value` adjusted by Holm–Bonferroni over the gate's family (the retrieval metrics'
     /// paired comparisons and every detector's McNemar test).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p_holm: Option<f64>,
+    /// Whether `p_holm` is at most `[gate] significance`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub significant: Option<bool>,
 }

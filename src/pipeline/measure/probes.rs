@@ -65,23 +65,29 @@ impl ProbeOutcome {
 /// One probe: what was asked, how the system answered and why that counts as it does.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ProbeResult {
+    /// The probe's id.
     pub id: String,
+    /// What the probe sends, in words.
     pub what: String,
+    /// How the system took it.
     pub outcome: ProbeOutcome,
     /// Results returned, when it answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results: Option<usize>,
     /// The error message, or why the answer was judged unsound.
     pub detail: String,
+    /// Time to the answer, in milliseconds, when it answered.
     pub latency_ms: Option<f64>,
 }
 
 /// Robustness probes of the search system after the measured runs: odd queries and limits.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RobustnessReport {
+    /// The system probed.
     pub system: String,
     /// Whether a failed probe fails the gate.
     pub gated: bool,
+    /// Every probe and what the system did.
     pub probes: Vec<ProbeResult>,
     /// An ordinary query still answered after the probes: with results, when the measurement
     /// got results for it (an empty answer or a refusal in words is not "still answering").
@@ -89,6 +95,7 @@ pub struct RobustnessReport {
     /// What the ordinary query got after the probes, against what the measurement got.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub survival: String,
+    /// Probes that failed.
     pub failed: usize,
 }
 

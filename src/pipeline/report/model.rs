@@ -24,6 +24,7 @@ pub struct Report {
     pub command: String,
     /// How many times every measurement was repeated.
     pub runs: usize,
+    /// The datasets measured: kind, source, version, sha256 and size of each.
     pub datasets: Vec<DatasetRef>,
     /// How strictly the datasets were held to evalgate's authoring rules (their warnings are
     /// in `warnings`).
@@ -33,8 +34,10 @@ pub struct Report {
     /// measured. `evalgate merge` joins the shards into one report, which has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::pipeline::dataset::shard::ShardRef>,
+    /// Discovery: the ranked lists scored against the golden set (absent for `security`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrieval: Option<RetrievalReport>,
+    /// Security: every detector over the security corpus (absent for `retrieval`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security: Option<SecurityReport>,
     /// Robustness probes of the search system (after the measured runs).
@@ -45,10 +48,12 @@ pub struct Report {
     /// in a report written before evalgate had it and in a shard's report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scorecard: Option<crate::pipeline::score::scorecard::Scorecard>,
+    /// The verdict and every check that produced it.
     pub gate: GateReport,
     /// Set when a system under test could not be measured; the report is then partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<SutError>,
+    /// What the run noticed but did not fail on: dataset authoring warnings, the baseline's, the system's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// The file beside report.json holding the raw observations (`--observations file` or

@@ -83,6 +83,7 @@ pub struct ToolDiagnostics {
 pub struct ToolStat {
     /// `server:tool`.
     pub tool: Text,
+    /// The server the tool belongs to.
     pub server: Text,
     /// Queries it is relevant to (grade 1 or more), summed over runs.
     pub relevant_in: usize,
@@ -97,6 +98,7 @@ pub struct ToolStat {
 /// One server: its tools' diagnostics summed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServerStat {
+    /// The server's name.
     pub server: Text,
     /// Its tools relevant to at least one query.
     pub tools: usize,
@@ -104,6 +106,7 @@ pub struct ServerStat {
     pub never_found: usize,
     /// Summed over its tools (and runs).
     pub relevant_in: usize,
+    /// Summed over its tools (and runs): found in a top 5.
     pub found_in_top_5: usize,
     /// `found_in_top_5 / relevant_in`.
     pub recall_at_5: f64,
@@ -113,6 +116,7 @@ pub struct ServerStat {
 /// was in it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ConfusionPair {
+    /// The relevant tool missing from the top 5 (`server:tool`).
     pub wanted: Text,
     /// The tool in the top 5 instead.
     pub taken: Text,
@@ -127,7 +131,9 @@ pub struct ConfusionPair {
 /// A grade-0 label (a tool judged not relevant to the query) that reached the query's top 5.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HardNegativeHit {
+    /// The golden query's id.
     pub query: Text,
+    /// The hard-negative tool that reached its top 5.
     pub tool: Text,
     /// Runs in which it was in the top 5.
     pub runs: usize,

@@ -16,9 +16,13 @@ use std::collections::BTreeMap;
 /// the graded labels.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RetrievalReport {
+    /// The system under test's name.
     pub retriever: String,
+    /// The tool corpus's version.
     pub corpus_version: String,
+    /// The golden set's version, when it has one.
     pub golden_version: Option<String>,
+    /// Golden queries measured per run.
     pub queries: usize,
     /// Depth the ranked lists are scored to.
     pub depth: usize,
@@ -29,7 +33,9 @@ pub struct RetrievalReport {
     /// Aggregate metrics by name (`recall_at_1`, ..., `mrr`, `ndcg_at_10`, `map`): per-run
     /// means, then statistics over runs.
     pub metrics: BTreeMap<String, Summary>,
+    /// Search latency over every query of every run, in milliseconds.
     pub latency_ms: Latency,
+    /// Counts of queries the system failed or answered oddly.
     pub diagnostics: RetrievalDiagnostics,
     /// Per tool and per server: how often each relevant tool is found in the top 5, the
     /// relevant tools never found, the confusions (which tool took a missed tool's place in
@@ -45,6 +51,7 @@ pub struct RetrievalReport {
     /// marks splits: a system tuned to the dev queries scores visibly lower on the held-out ones.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub splits: BTreeMap<String, SplitSummary>,
+    /// Every golden query with its labels, first-run results and metrics, in golden-set order.
     pub per_query: Vec<QueryReport>,
     /// Raw results of every run (for re-scoring); in the report's `observations_file` instead
     /// when it names one.
@@ -55,9 +62,13 @@ pub struct RetrievalReport {
 /// Search latency in milliseconds over every answer of every run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Latency {
+    /// Median, in milliseconds; `null` with no measured query.
     pub p50: Option<f64>,
+    /// 95th percentile (nearest rank), in milliseconds.
     pub p95: Option<f64>,
+    /// Slowest, in milliseconds.
     pub max: Option<f64>,
+    /// Mean, in milliseconds.
     pub mean: Option<f64>,
 }
 
@@ -89,27 +100,35 @@ pub struct RetrievalDiagnostics {
 /// relevant).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LabelRef {
+    /// `server:tool`.
     pub tool_id: Text,
+    /// 2 = primary, 1 = acceptable, 0 = explicitly not relevant (a hard negative).
     pub relevance: u8,
 }
 
 /// Metrics over the queries of one split (means of the per-query, run-averaged values).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SplitSummary {
+    /// Queries of the split.
     pub queries: usize,
+    /// Mean of each per-query metric over the split's queries.
     pub metrics: BTreeMap<String, f64>,
 }
 
 /// One query: its labels, what the system returned (first run) and its run-averaged metrics.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct QueryReport {
+    /// The golden query's id.
     pub id: Text,
+    /// The query text, as the golden set gives it.
     pub query: Text,
     /// The golden-set split this query belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<Text>,
+    /// The golden set's notes on the query.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<Text>,
+    /// The relevant tools with their grades.
     pub labels: Vec<LabelRef>,
     /// The filtered top results of the first run (up to the depth).
     pub retrieved: Vec<Text>,
@@ -122,10 +141,13 @@ pub struct QueryReport {
 /// Security detectors: each detector over the labelled malicious and benign tool definitions.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SecurityReport {
+    /// The security corpus's version, when it has one.
     pub corpus_version: Option<String>,
+    /// Entries measured per run.
     pub entries: usize,
     /// Entries per category.
     pub categories: BTreeMap<Category, usize>,
+    /// One report per detector (and per tier of a detector with tiers).
     pub detectors: Vec<DetectorReport>,
     /// Every detector's raw verdicts; in the report's `observations_file` instead when it
     /// names one.
@@ -136,6 +158,7 @@ pub struct SecurityReport {
 /// One detector: confusion counts, precision/recall/F1/FPR over runs, per category, per entry.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorReport {
+    /// The detector's name (`/review` appended for a review-tier row).
     pub detector: String,
     /// Whose detector it is: evalgate's reference checker, an external scanner, or the system
     /// under test's own (`mcpproxy's own scan`).
@@ -151,9 +174,11 @@ pub struct DetectorReport {
     /// (their outcome is `not_applicable`).
     #[serde(default)]
     pub not_applicable: usize,
+    /// Runs in which the detector judged every entry.
     pub runs_completed: usize,
     /// Counts summed over runs.
     pub counts: Confusion,
+    /// The confusion counts of each run.
     pub per_run_counts: Vec<Confusion>,
     /// `precision`, `recall`, `f1`, `fpr`, `fpr_hard_negative`: per-run values, then statistics.
     pub metrics: BTreeMap<String, Summary>,
@@ -201,6 +226,7 @@ pub struct LiveReport {
 /// Rug-pulls played live, per category: how often the proxy reported, blocked and restored.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveCategory {
+    /// The entry category.
     pub category: Category,
     /// For hard negatives: the attack category they resemble.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -209,26 +235,38 @@ pub struct LiveCategory {
     pub played: usize,
     /// Counts summed over runs.
     pub relisted: usize,
+    /// Runs × entries where the proxy reported the change.
     pub reported: usize,
+    /// Runs × entries where the changed tool could not be called.
     pub blocked: usize,
+    /// Runs × entries callable again after the change was reverted.
     pub restored: usize,
     /// Shares per run, then statistics: reported / played, blocked / played, restored / played.
     pub detection_rate: Summary,
+    /// Blocked / played per run, then statistics.
     pub block_rate: Summary,
+    /// Restored / played per run, then statistics.
     pub restore_rate: Summary,
 }
 
 /// One rug-pull played live against the proxy, over every run.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LiveEntry {
+    /// The security entry's id.
     pub id: String,
+    /// The entry's category.
     pub category: Category,
+    /// `malicious` or `benign`.
     pub label: Truth,
     /// Runs in which the entry was played.
     pub runs: usize,
+    /// Runs in which the proxy listed the changed tool.
     pub relisted_runs: usize,
+    /// Runs in which the proxy reported the change.
     pub reported_runs: usize,
+    /// Runs in which the changed tool could not be called.
     pub blocked_runs: usize,
+    /// Runs in which the tool was callable again after the revert.
     pub restored_runs: usize,
     /// Runs in which the tool was approved and callable before any change.
     pub baseline_ok_runs: usize,
@@ -242,6 +280,7 @@ pub struct LiveEntry {
 /// One category of the security corpus: recall for attacks, flag rate for benign entries.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CategoryReport {
+    /// The entry category (an attack category, `benign` or `hard_negative`).
     pub category: Category,
     /// Entries of the category.
     pub total: usize,
@@ -255,8 +294,11 @@ pub struct CategoryReport {
 /// not_applicable) and the signals that fired.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct EntryOutcome {
+    /// The security entry's id.
     pub id: String,
+    /// The entry's category.
     pub category: Category,
+    /// `malicious` or `benign`.
     pub label: Truth,
     /// In how many runs the entry was flagged.
     pub flagged_runs: usize,
@@ -264,6 +306,7 @@ pub struct EntryOutcome {
     pub signals: Vec<String>,
     /// By majority over runs.
     pub outcome: Outcome,
+    /// The entry's tool description, as the corpus gives it.
     pub description: String,
 }
 

@@ -74,7 +74,9 @@ pub struct Dimension {
 /// What a baseline keeps of a scorecard, to show Δ against.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ScorecardBaseline {
+    /// The rubric version the baseline's scorecard was computed with.
     pub rubric: u32,
+    /// The baseline's total out of 100; `null` when it has none.
     pub total: Option<f64>,
     /// Points per dimension; `null` for one that was not measured.
     pub dimensions: BTreeMap<String, Option<f64>>,

@@ -12,12 +12,15 @@ pub struct Summary {
     pub per_run: Vec<Option<f64>>,
     /// Number of defined values.
     pub n: usize,
+    /// Mean of the defined values; `null` when none is.
     pub mean: Option<f64>,
     /// Sample standard deviation (n − 1); `null` when n < 2.
     pub sd: Option<f64>,
     /// 95 % Student-t confidence interval of the mean, `[low, high]`; `null` when n < 2.
     pub ci95: Option<[f64; 2]>,
+    /// Smallest defined value.
     pub min: Option<f64>,
+    /// Largest defined value.
     pub max: Option<f64>,
 }
 

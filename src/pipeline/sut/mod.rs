@@ -36,32 +36,68 @@ use std::time::Duration;
 #[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SutError {
+    /// A wait ran out: the system did not answer in time.
     #[error("{system} did not answer within {seconds} s ({context})")]
     Timeout {
+        /// The system under test's name.
         system: String,
+        /// The wait that ran out, in seconds.
         seconds: f64,
+        /// What was waited for (the request, the start, the catalog).
         context: String,
     },
+    /// The system exited or closed its connection.
     #[error("{system} crashed: {detail}")]
-    Crashed { system: String, detail: String },
-    #[error("{system} returned something that is not a valid answer: {detail}")]
-    Garbage { system: String, detail: String },
-    #[error("{system} has no observation for {item}: {detail}")]
-    Missing {
+    Crashed {
+        /// The system under test's name.
         system: String,
-        item: String,
+        /// What happened: the exit status and the last lines of its stderr or log.
         detail: String,
     },
+    /// The system answered with something that is not a valid answer.
+    #[error("{system} returned something that is not a valid answer: {detail}")]
+    Garbage {
+        /// The system under test's name.
+        system: String,
+        /// What was wrong with the answer, with its start quoted.
+        detail: String,
+    },
+    /// A recording has no observation for a query or entry.
+    #[error("{system} has no observation for {item}: {detail}")]
+    Missing {
+        /// The system under test's name.
+        system: String,
+        /// The query or entry id without an observation.
+        item: String,
+        /// Where evalgate looked.
+        detail: String,
+    },
+    /// Any other failure of the system under test.
     #[error("{system} failed: {detail}")]
-    Other { system: String, detail: String },
+    Other {
+        /// The system under test's name.
+        system: String,
+        /// What failed.
+        detail: String,
+    },
     /// Nothing accepted a connection at the system's address: not a crash, nothing ran there.
     #[error("{system}: {detail}")]
-    Unreachable { system: String, detail: String },
+    Unreachable {
+        /// The system under test's name.
+        system: String,
+        /// The address and the connection error.
+        detail: String,
+    },
     /// The system answered at first, then stopped answering during the measurement (a search
     /// budget spent, a rate limit): asked again afterwards, queries it had answered come back
     /// empty. Its later answers would be scored as misses.
     #[error("{system} stopped answering during the measurement: {detail}")]
-    Degraded { system: String, detail: String },
+    Degraded {
+        /// The system under test's name.
+        system: String,
+        /// How many answers came back empty when asked again.
+        detail: String,
+    },
 }
 
 impl SutError {
@@ -207,6 +243,7 @@ pub trait Retriever: Send + Sync {
 /// A detector's decision on one entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Decision {
+    /// The security entry's id.
     pub entry_id: String,
     /// The detector acts on the entry: for a system with tiers, its blocking tier (mcpproxy:
     /// a `hard` finding, which blocks the server); otherwise any flag.

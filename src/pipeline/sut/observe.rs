@@ -14,6 +14,7 @@ pub struct RetrievalObservations {
     pub system: String,
     /// How many results were asked for per query.
     pub requested: usize,
+    /// One per run, in order.
     pub runs: Vec<RetrievalRun>,
 }
 
@@ -22,15 +23,18 @@ pub struct RetrievalObservations {
 pub struct RetrievalRun {
     /// 1-based run number.
     pub run: usize,
+    /// One per golden query, in golden-set order.
     pub queries: Vec<QueryObservation>,
 }
 
 /// One query in one run: the ranked tool ids as returned and how long the answer took.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct QueryObservation {
+    /// The golden query's id.
     pub id: Text,
     /// Ids as the system returned them (canonical `server:tool`), before filtering.
     pub ranked: Vec<Text>,
+    /// Time to the answer, in milliseconds.
     pub latency_ms: f64,
 }
 
@@ -48,6 +52,7 @@ impl QueryObservation {
 /// What a detector decided, raw: every run's decision per entry.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorObservations {
+    /// The detector's name.
     pub detector: String,
     /// Whose detector it is ([`crate::pipeline::sut::Detector::source`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,13 +60,16 @@ pub struct DetectorObservations {
     /// Attack categories the detector covers (`null` = all).
     #[serde(default)]
     pub scope: Option<Vec<Category>>,
+    /// One per run, in order.
     pub runs: Vec<DetectorRun>,
 }
 
 /// One run of a detector over every entry.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct DetectorRun {
+    /// 1-based run number.
     pub run: usize,
+    /// One per security entry, in corpus order.
     pub verdicts: Vec<Decision>,
 }
 

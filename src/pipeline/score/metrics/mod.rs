@@ -282,11 +282,17 @@ impl QueryScores {
 pub struct QueryMetrics {
     /// Average precision of this query (its mean over queries is MAP).
     pub map: f64,
+    /// 1 / rank of the first relevant tool (0 if none is listed).
     pub mrr: f64,
+    /// nDCG over the top 10 with graded gains.
     pub ndcg_at_10: f64,
+    /// Share of the relevant tools in the top 1.
     pub recall_at_1: f64,
+    /// Share of the relevant tools in the top 10.
     pub recall_at_10: f64,
+    /// Share of the relevant tools in the top 3.
     pub recall_at_3: f64,
+    /// Share of the relevant tools in the top 5.
     pub recall_at_5: f64,
 }
 
@@ -439,9 +445,13 @@ pub fn hard_negatives_in_top<S: AsRef<str>>(labels: &[Label], ranked: &[S], k: u
     schemars::JsonSchema,
 )]
 pub struct Confusion {
+    /// Attacks flagged.
     pub tp: u64,
+    /// Benign entries flagged.
     pub fp: u64,
+    /// Benign entries not flagged.
     pub tn: u64,
+    /// Attacks not flagged.
     #[serde(rename = "fn")]
     pub fn_: u64,
     /// Flagged hard negatives (a subset of `fp`).

@@ -51,6 +51,7 @@ pub struct Coverage {
     pub missing_servers: Vec<String>,
     /// Probe rounds (search) or listings (tools-list) until the answer.
     pub rounds: usize,
+    /// Time the catalog check took, in seconds.
     pub seconds: f64,
     /// The run was measured although the catalog was incomplete (`allow_partial`).
     pub partial_allowed: bool,
