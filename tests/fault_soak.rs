@@ -18,24 +18,6 @@ struct Case {
     env: Vec<(&'static str, &'static str)>,
 }
 
-/// The fault fixture answering every search with all 112 v0 corpus ids, so its catalog is
-/// complete after one probe round and the probe costs exactly 112 + 16 calls.
-fn faulty(mode: &str, after: u32) -> String {
-    let script = root().join("tests/fixtures/faulty_mcp.py");
-    let corpus = read_json(&root().join("datasets/v0/corpus.json"));
-    let ids: Vec<&str> = corpus["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["tool_id"].as_str().unwrap())
-        .collect();
-    format!(
-        "[sut]\nkind = \"mcp\"\n\n[sut.mcp]\ncommand = [\"python3\", {:?}, \"{mode}\", \"{}\", \"{after}\"]\n",
-        script.display().to_string(),
-        ids.join(",")
-    )
-}
-
 fn proxy(fault: &'static str, extra: &[&'static str]) -> Case {
     let mut args = vec!["--sut", "reference"];
     args.extend_from_slice(extra);
@@ -50,7 +32,7 @@ fn proxy(fault: &'static str, extra: &[&'static str]) -> Case {
 fn stdio(mode: &'static str, after: u32) -> Case {
     Case {
         name: mode,
-        toml: faulty(mode, after),
+        toml: faulty_mcp_toml(mode, after),
         args: vec!["--timeout", "1"],
         env: vec![],
     }
@@ -60,15 +42,7 @@ fn stdio(mode: &'static str, after: u32) -> Case {
 fn run(dir: &Path, c: &Case) -> Value {
     std::fs::write(dir.join("evalgate.toml"), &c.toml).unwrap();
     let _ = std::fs::remove_dir_all(dir.join("r"));
-    let mut args = vec![
-        "retrieval",
-        "--no-baseline",
-        "--robustness",
-        "off",
-        "--out",
-        "r",
-        "-q",
-    ];
+    let mut args = QUICK_RETRIEVAL.to_vec();
     args.extend_from_slice(&c.args);
     let o = evalgate_env(dir, &args, &c.env);
     assert_eq!(

@@ -9,37 +9,12 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// `evalgate.toml` for tests/fixtures/faulty_mcp.py in `mode` as `--sut mcp` over stdio.
-fn faulty(mode: &str) -> String {
-    let script = root().join("tests/fixtures/faulty_mcp.py");
-    let corpus = read_json(&root().join("datasets/v0/corpus.json"));
-    let ids: Vec<&str> = corpus["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["tool_id"].as_str().unwrap())
-        .collect();
-    format!(
-        "[sut]\nkind = \"mcp\"\n\n[sut.mcp]\ncommand = [\"python3\", {:?}, \"{mode}\", \"{}\", \"0\"]\n",
-        script.display().to_string(),
-        ids.join(",")
-    )
-}
-
 /// Runs `retrieval` with `toml` and `args`; asserts exit 3 and returns report.json and the
 /// time taken.
 fn failed(dir: &Path, toml: &str, args: &[&str]) -> (Value, Duration) {
     std::fs::write(dir.join("evalgate.toml"), toml).unwrap();
     let _ = std::fs::remove_dir_all(dir.join("r"));
-    let mut all = vec![
-        "retrieval",
-        "--no-baseline",
-        "--robustness",
-        "off",
-        "--out",
-        "r",
-        "-q",
-    ];
+    let mut all = QUICK_RETRIEVAL.to_vec();
     all.extend_from_slice(args);
     let start = Instant::now();
     let o = evalgate(dir, &all);
@@ -89,7 +64,11 @@ fn an_http_server_that_never_answers_initialize_is_a_timeout() {
 #[test]
 fn a_stdio_server_that_never_answers_tools_list_is_a_timeout() {
     let d = tempdir();
-    let (r, _) = failed(d.path(), &faulty("hang-list"), &["--timeout", "2"]);
+    let (r, _) = failed(
+        d.path(),
+        &faulty_mcp_toml("hang-list", 0),
+        &["--timeout", "2"],
+    );
     assert_eq!(r["failure"]["kind"], "timeout", "{}", r["failure"]);
     let ctx = r["failure"]["context"].as_str().unwrap();
     assert!(ctx.contains("no answer to tools/list within 2 s"), "{ctx}");
@@ -101,7 +80,7 @@ fn a_stdio_server_that_never_answers_tools_list_is_a_timeout() {
 #[test]
 fn a_stdio_answer_that_starts_with_a_brace_but_is_not_json_is_garbage_at_once() {
     let d = tempdir();
-    let (r, took) = failed(d.path(), &faulty("brace"), &["--timeout", "60"]);
+    let (r, took) = failed(d.path(), &faulty_mcp_toml("brace", 0), &["--timeout", "60"]);
     assert_eq!(r["failure"]["kind"], "garbage", "{}", r["failure"]);
     let detail = r["failure"]["detail"].as_str().unwrap();
     assert!(
@@ -121,7 +100,7 @@ fn no_limit_sent_is_not_a_limit_ignored() {
     let dir = d.path();
     let toml = format!(
         "{}limit_arg = \"\"\nextra_args = {{ limit = 20 }}\n",
-        faulty("ok")
+        faulty_mcp_toml("ok", 0)
     );
     std::fs::write(dir.join("evalgate.toml"), toml).unwrap();
     let o = evalgate(
@@ -165,7 +144,10 @@ fn a_filter_that_explodes_on_a_real_answer_is_a_named_failure_not_an_abort() {
         let filter = format!(
             "if type == \"object\" and (.tools | length) > 100 then ({explode}) else .tools[] end"
         );
-        let toml = format!("{}preset = \"none\"\nfilter = {filter:?}\n", faulty("ok"));
+        let toml = format!(
+            "{}preset = \"none\"\nfilter = {filter:?}\n",
+            faulty_mcp_toml("ok", 0)
+        );
         let (r, took) = failed(d.path(), &toml, &["--timeout", "30"]);
         assert_eq!(r["failure"]["kind"], "garbage", "{name}: {}", r["failure"]);
         let detail = r["failure"]["detail"].as_str().unwrap();

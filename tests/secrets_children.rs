@@ -369,19 +369,7 @@ fn a_launched_proxy_and_its_replay_servers_see_no_token() {
             "slow-start=no-such-server:1".to_string(),
         ));
     }
-    let o = run_with(
-        dir,
-        &[
-            "retrieval",
-            "--no-baseline",
-            "--robustness",
-            "off",
-            "--out",
-            "r",
-            "-q",
-        ],
-        &extra,
-    );
+    let o = run_with(dir, &QUICK_RETRIEVAL, &extra);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let launched = dumps(dir, "env-launch");
     assert_eq!(launched.len(), 1, "{launched:?}");

@@ -73,6 +73,23 @@ fn run_env(
 /// The tests of this binary check for surviving processes: they run one at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The catalog check saw all 112 v0 tools through the system's own search.
+fn assert_whole_catalog_by_search(r: &Value) {
+    let cat = &r["retrieval"]["catalog"];
+    assert_eq!(
+        (cat["served"].as_u64(), cat["seen"].as_u64()),
+        (Some(112), Some(112)),
+        "{cat}"
+    );
+    assert_eq!(cat["method"], "search");
+}
+
+/// Two measurements of the same system agree: the same numbers and the same ranked lists.
+fn assert_same_measurement(a: &Value, b: &Value) {
+    assert_eq!(a["retrieval"]["metrics"], b["retrieval"]["metrics"]);
+    assert_eq!(retrieved_lists(a), retrieved_lists(b));
+}
+
 fn metric(r: &Value, m: &str) -> f64 {
     r["retrieval"]["metrics"][m]["mean"].as_f64().unwrap()
 }
@@ -92,13 +109,7 @@ fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
 
     let (c1, r1, e1) = run(dir, &bin, &example, "a");
     assert_eq!(c1, 0, "{e1}");
-    let cat = &r1["retrieval"]["catalog"];
-    assert_eq!(
-        (cat["served"].as_u64(), cat["seen"].as_u64()),
-        (Some(112), Some(112)),
-        "{cat}"
-    );
-    assert_eq!(cat["method"], "search");
+    assert_whole_catalog_by_search(&r1);
     let r5 = metric(&r1, "recall_at_5");
     // figures of the worked example in docs/systems-under-test.md (v0, beam width 10):
     // R@5 0.5183, MRR 0.4226
@@ -109,8 +120,7 @@ fn contextweaver_measured_by_configuration_alone_and_its_blind_spots_named() {
     // no state leaks between runs: a second run gives the same numbers and lists
     let (c2, r2, e2) = run(dir, &bin, &example, "b");
     assert_eq!(c2, 0, "{e2}");
-    assert_eq!(r1["retrieval"]["metrics"], r2["retrieval"]["metrics"]);
-    assert_eq!(retrieved_lists(&r1), retrieved_lists(&r2));
+    assert_same_measurement(&r1, &r2);
     assert_eq!(survivors(), Vec::<String>::new(), "after success");
 
     // the same proxy with its default router: tools its search cannot reach are named, exit 3
@@ -173,8 +183,7 @@ fn dehydrator_measured_by_configuration_alone_and_its_start_failure_named() {
     assert_measured(&r1, 0.4587, 0.3135);
     let (c2, r2, e2) = run(dir, &bin, &example, "b");
     assert_eq!(c2, 0, "{e2}");
-    assert_eq!(r1["retrieval"]["metrics"], r2["retrieval"]["metrics"]);
-    assert_eq!(retrieved_lists(&r1), retrieved_lists(&r2));
+    assert_same_measurement(&r1, &r2);
     assert_eq!(survivors(), Vec::<String>::new(), "after success");
 
     // the corpus names as they are: it stops at start, named with its stderr
@@ -227,8 +236,7 @@ fn slop_mcp_measured_from_kdl_or_its_own_cli_and_its_warming_index_waited_for() 
     // registered by its own CLI instead: `slop-mcp mcp add` once per server
     let (c2, r2, e2) = run(dir, &bin, &ex.join("evalgate.setup.toml"), "cli");
     assert_eq!(c2, 0, "{e2}");
-    assert_eq!(r1["retrieval"]["metrics"], r2["retrieval"]["metrics"]);
-    assert_eq!(retrieved_lists(&r1), retrieved_lists(&r2));
+    assert_same_measurement(&r1, &r2);
 
     // a slowly warming index: github's replay starts 5 s late; the probe keeps searching
     let started = Instant::now();
@@ -246,8 +254,7 @@ fn slop_mcp_measured_from_kdl_or_its_own_cli_and_its_warming_index_waited_for() 
         "the probe reported the index filling: {e3}"
     );
     assert!(r3["retrieval"]["catalog"]["rounds"].as_u64().unwrap() >= 4);
-    assert_eq!(r1["retrieval"]["metrics"], r3["retrieval"]["metrics"]);
-    assert_eq!(retrieved_lists(&r1), retrieved_lists(&r3));
+    assert_same_measurement(&r1, &r3);
     assert_eq!(survivors(), Vec::<String>::new(), "after the runs");
 }
 
@@ -269,21 +276,14 @@ fn mcp_orchestrator_measured_with_a_capped_probe_and_checked_against_a_direct_cl
 
     let (c1, r1, e1) = run(dir, &bin, &example, "a");
     assert_eq!(c1, 0, "{e1}");
-    let cat = &r1["retrieval"]["catalog"];
-    assert_eq!(
-        (cat["served"].as_u64(), cat["seen"].as_u64()),
-        (Some(112), Some(112)),
-        "{cat}"
-    );
-    assert_eq!(cat["method"], "search");
+    assert_whole_catalog_by_search(&r1);
     assert_eq!(r1["retrieval"]["requested"], 10, "[sut] results = 10");
     let (r5, mrr) = (metric(&r1, "recall_at_5"), metric(&r1, "mrr"));
     eprintln!("mcp-orchestrator 0.1.2, v0: R@5 {r5:.4} MRR {mrr:.4}");
     assert!(r5 > 0.2 && mrr > 0.2, "R@5 {r5} MRR {mrr}");
     let (c2, r2, e2) = run(dir, &bin, &example, "b");
     assert_eq!(c2, 0, "{e2}");
-    assert_eq!(r1["retrieval"]["metrics"], r2["retrieval"]["metrics"]);
-    assert_eq!(retrieved_lists(&r1), retrieved_lists(&r2));
+    assert_same_measurement(&r1, &r2);
     assert_eq!(survivors(), Vec::<String>::new(), "after success");
 
     // the same 109 queries through an independent client: the same lists, in order

@@ -240,3 +240,36 @@ pub fn echo_401_server() -> u16 {
     });
     port
 }
+
+/// `evalgate.toml` for tests/fixtures/faulty_mcp.py as `--sut mcp` over stdio: `mode` after
+/// `after` good answers, each search answering all 112 v0 corpus ids (its catalog is complete
+/// after one probe round).
+#[allow(dead_code)]
+pub fn faulty_mcp_toml(mode: &str, after: u32) -> String {
+    let script = root().join("tests/fixtures/faulty_mcp.py");
+    let corpus = read_json(&root().join("datasets/v0/corpus.json"));
+    let ids: Vec<&str> = corpus["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool_id"].as_str().unwrap())
+        .collect();
+    format!(
+        "[sut]\nkind = \"mcp\"\n\n[sut.mcp]\ncommand = [\"python3\", {:?}, \"{mode}\", \"{}\", \"{after}\"]\n",
+        script.display().to_string(),
+        ids.join(",")
+    )
+}
+
+/// `retrieval` with no baseline, no robustness probes, quiet, reports in `r`: what a test that
+/// looks at one measurement runs (its own flags appended).
+#[allow(dead_code)]
+pub const QUICK_RETRIEVAL: [&str; 7] = [
+    "retrieval",
+    "--no-baseline",
+    "--robustness",
+    "off",
+    "--out",
+    "r",
+    "-q",
+];
