@@ -68,6 +68,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_server_name_is_one_url_segment() {
+        assert_eq!(path_segment("github-2.v1_x~"), "github-2.v1_x~");
+        assert_eq!(path_segment("a b/c?d"), "a%20b%2Fc%3Fd");
+        assert_eq!(path_segment("é"), "%C3%A9");
+    }
+
+    #[test]
     fn a_body_over_the_limit_is_named_in_mebibytes() {
         assert_eq!(
             BodyError::TooLarge(MAX_ANSWER).to_string(),

@@ -4,6 +4,7 @@
 
 use super::prepare::{LaunchShape, Prepared};
 use super::{LOG_LINES, Plan, ready_timeout};
+use crate::infra::http::path_segment;
 use crate::infra::process::Managed;
 use crate::pipeline::sut::SutError;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
@@ -250,10 +251,7 @@ async fn restart(
         if !what.starts_with(&format!("{server} (not connected, last error: ")) {
             continue;
         }
-        let url = format!(
-            "{base}/api/v1/servers/{}/restart",
-            crate::infra::http::path_segment(server)
-        );
+        let url = format!("{base}/api/v1/servers/{}/restart", path_segment(server));
         let answer = client.post(url).header("X-API-Key", api_key).send().await;
         asked.push(match answer {
             Ok(r) if r.status().is_success() => what.clone(),

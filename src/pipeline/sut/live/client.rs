@@ -67,8 +67,6 @@ fn envelope(
     Ok(v.get("data").cloned().unwrap_or(v))
 }
 
-pub(super) use crate::infra::http::path_segment as url_part;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,12 +103,5 @@ mod tests {
         let long = "x".repeat(500);
         let e = get(StatusCode::OK, &long).unwrap_err();
         assert!(e.ends_with(&format!("{:?}", "x".repeat(200))), "{e}");
-    }
-
-    #[test]
-    fn a_server_name_is_one_url_segment() {
-        assert_eq!(url_part("github-2.v1_x~"), "github-2.v1_x~");
-        assert_eq!(url_part("a b/c?d"), "a%20b%2Fc%3Fd");
-        assert_eq!(url_part("é"), "%C3%A9");
     }
 }

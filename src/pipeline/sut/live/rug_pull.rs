@@ -20,8 +20,9 @@
 //! a held tool names, what the call returned.
 
 use super::LiveConfig;
-use super::client::{api, client, get, url_part};
+use super::client::{api, client, get};
 use super::layout::{CallArgs, Layout, layout};
+use crate::infra::http::path_segment;
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::{Category, Entry};
 use crate::pipeline::sut::launch::spec::LaunchSpec;
@@ -940,7 +941,7 @@ impl RugPullLive {
         let http = client();
         let mut restart_failed = BTreeMap::new();
         for server in &deaf {
-            let path = format!("/api/v1/servers/{}/restart", url_part(server));
+            let path = format!("/api/v1/servers/{}/restart", path_segment(server));
             if let Err(e) = api(run, &http, reqwest::Method::POST, &path, None).await {
                 restart_failed.insert(server.clone(), e);
             }
@@ -1025,8 +1026,8 @@ impl RugPullLive {
             };
             let path = format!(
                 "/api/v1/servers/{}/tools/{}/diff",
-                url_part(server),
-                url_part(tool)
+                path_segment(server),
+                path_segment(tool)
             );
             if let Some(summary) = get(run, &http, &path)
                 .await

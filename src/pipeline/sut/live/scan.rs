@@ -5,8 +5,9 @@
 //! the definition it became.
 
 use super::ProxyScanConfig;
-use super::client::{api, client, get, url_part};
+use super::client::{api, client, get};
 use super::layout::{Layout, as_tool, definitions, empty_spec, safe, served_name};
+use crate::infra::http::path_segment;
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::Entry;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
@@ -94,7 +95,7 @@ impl ProxyScan {
     /// Starts, polls and reads one server's scan; returns its findings.
     async fn scan(&self, run: &Running, server: &str) -> Result<Vec<Value>, SutError> {
         let http = client();
-        let path = format!("/api/v1/servers/{}/scan", url_part(server));
+        let path = format!("/api/v1/servers/{}/scan", path_segment(server));
         let fail = |detail: String| SutError::Other {
             system: run.name.clone(),
             detail: format!("security scan of server {server:?}: {detail}"),
