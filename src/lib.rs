@@ -123,6 +123,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     if let Some(t) = cli.command.github_token() {
         infra::secrets::register(t);
     }
+    infra::log::init(cli.verbose);
     infra::mcp::init_tls();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -19,6 +19,7 @@ const INFRA: &[&str] = &[
     "files",
     "own_binary",
     "secrets",
+    "log",
     "http",
     "process",
     "mcp",

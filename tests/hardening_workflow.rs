@@ -232,6 +232,62 @@ fn no_input_can_print_a_workflow_command() {
     assert_no_injected_commands("a crafted --sut value", &o);
 }
 
+/// A REST server on 127.0.0.1 answering every request 200 with `body`.
+fn answering(body: String) -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let mut r = BufReader::new(s);
+            let mut line = String::new();
+            while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            let _ = write!(
+                r.into_inner(),
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+/// `-vv` logs every exchange with the system under test, raw answers included: a system that
+/// answers workflow commands and the job's token gets neither through (the log line is
+/// neutralised like every message, the token masked), and the exchange is there to read.
+#[test]
+fn the_exchange_log_neither_runs_commands_nor_shows_the_token() {
+    let d = tempdir();
+    let dir = d.path();
+    let token = "ghs_loggedTokenLoggedToken000000000000000";
+    let port = answering(format!("{INJECT}\n{token}"));
+    let url = format!("http://127.0.0.1:{port}/search");
+    let o = run(
+        dir,
+        &[
+            "retrieval",
+            "--sut",
+            "rest",
+            "--url",
+            &url,
+            "--no-baseline",
+            "-vv",
+            "-q",
+        ],
+        &[("GITHUB_TOKEN", token.to_string())],
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_no_injected_commands("a system's answer in the -vv log", &o);
+    let e = stderr(&o);
+    assert!(
+        e.contains("TRACE") && e.contains("HTTP 200 OK, answer x"),
+        "{e}"
+    );
+    assert!(!e.contains(token) && !stdout(&o).contains(token), "{e}");
+}
+
 #[test]
 fn evalgate_still_prints_its_own_error_lines() {
     // a failing gate under GitHub Actions: the `::error` lines are evalgate's and stay commands

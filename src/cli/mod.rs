@@ -36,6 +36,11 @@ pub use values::ProxyKind;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Log what evalgate decides on stderr (`-vv`: every exchange with the system under
+    /// test). EVALGATE_LOG takes tracing's filter syntax instead
+    /// (`EVALGATE_LOG=evalgate=trace,rmcp=debug`).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]

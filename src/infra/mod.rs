@@ -3,6 +3,7 @@
 
 pub mod files;
 pub mod http;
+pub mod log;
 pub mod mcp;
 pub mod own_binary;
 pub mod process;

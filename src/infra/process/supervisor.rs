@@ -87,6 +87,12 @@ impl Supervisor {
             bail!("cannot start {label}: evalgate is shutting down");
         }
         let slot = child::start(&spec, &label)?;
+        tracing::debug!(
+            "started {label} (pid {}): {} {:?}",
+            slot.pid,
+            spec.program.display(),
+            spec.args
+        );
 
         let mut reg = lock(&self.inner.registry);
         if reg.closed {

@@ -135,8 +135,18 @@ pub async fn retrieval(
         .buffered(limits.concurrency.max(1));
         while let Some((q, res)) = answers.next().await {
             match res {
-                Ok(ranked) => rr.queries.push(QueryObservation::of(q.id.clone(), ranked)),
+                Ok(ranked) => {
+                    tracing::debug!(
+                        "run {run}, query {:?}: {} results in {:.1} ms, top {:?}",
+                        q.id,
+                        ranked.ids.len(),
+                        ranked.latency.as_secs_f64() * 1000.0,
+                        &ranked.ids[..ranked.ids.len().min(3)]
+                    );
+                    rr.queries.push(QueryObservation::of(q.id.clone(), ranked))
+                }
                 Err(e) => {
+                    tracing::debug!("run {run}, query {:?}: {e}", q.id);
                     drop(answers);
                     obs.runs.push(rr);
                     return (obs, Some(e));
@@ -167,6 +177,7 @@ pub async fn security(
     };
     let limit = d.time_limit(limits.request_timeout, entries);
     for run in 1..=runs {
+        tracing::debug!("{}: run {run} over {} entries", obs.detector, entries.len());
         let res = tokio::time::timeout(limit, d.detect(entries, run)).await;
         let res = res.unwrap_or_else(|_| {
             Err(SutError::Timeout {

@@ -159,6 +159,12 @@ impl McpSearch {
     ) -> Result<Result<Ranked, String>, SutError> {
         let mut args = self.arguments(req);
         args.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        tracing::trace!(
+            "query {:?}: calls {} with {}",
+            req.query_id,
+            self.spec.tool,
+            serde_json::Value::Object(args.clone())
+        );
         let params = CallToolRequestParams::new(self.spec.tool.clone()).with_arguments(args);
         let start = Instant::now();
         let call = |p: CallToolRequestParams| async move {
@@ -183,6 +189,13 @@ impl McpSearch {
             attempt = call(params).await;
         }
         let latency = start.elapsed();
+        if let Ok(answer) = &attempt {
+            tracing::trace!(
+                "query {:?}: answer {}",
+                req.query_id,
+                serde_json::to_string(answer).unwrap_or_default()
+            );
+        }
         let system = self.spec.name.clone();
         let result = attempt.map_err(|err| {
             // rmcp's errors name its Rust types (`Transport [rmcp::…<…>]`): said in words

@@ -137,6 +137,7 @@ impl Retriever for RestSearch {
             },
         })?;
         let latency = start.elapsed();
+        tracing::trace!("query {:?}: HTTP {status}, answer {body}", req.query_id);
         if !status.is_success() {
             return Err(SutError::Other {
                 system,
