@@ -1,4 +1,4 @@
-//! Failures named right (issue 37, item 6): a wait that runs out is a `timeout`, an answer
+//! Failures named right: a wait that runs out is a `timeout`, an answer
 //! that is not MCP is `garbage` at once (not after the whole timeout), whatever the transport
 //! and whichever request it was. Each ends in exit 3 with the kind and message asserted.
 

@@ -1,4 +1,4 @@
-//! Issue 17 item 8: dataset text reaches the terminal, report.md and report.html only through
+//! Dataset text reaches the terminal, report.md and report.html only through
 //! the one neutraliser (`src/infra/text/sanitize.rs`): no terminal escape sequence, no invisible
 //! character (a set derived from Unicode properties) and no live `GH-45` issue reference.
 

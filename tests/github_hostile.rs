@@ -1,5 +1,5 @@
-//! Issue 17, the GitHub side: item 1 (every GitHub sink is neutralised: the check run as posted
-//! and as written under act, the step outputs, the `::error` lines) and item 5 (a GitHub API
+//! The GitHub side of hostile input: every GitHub sink is neutralised (the check run as posted
+//! and as written under act, the step outputs, the `::error` lines), and a GitHub API
 //! that never answers, or answers forever, is a bounded, named warning that keeps the verdict's
 //! exit code).
 

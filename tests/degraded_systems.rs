@@ -1,4 +1,4 @@
-//! Wrong numbers with exit 0 (issue 37, items 1–3), with real programs: a stdio MCP search
+//! No wrong number with exit 0, with real programs: a stdio MCP search
 //! server with a per-session search budget (tests/fixtures/budget_mcp.py) that refuses in plain
 //! words or crashes once it is spent, and a stand-in scanner whose output the filter does not
 //! match. Each ends in the exact verdict, exit code and message; a partial run gates nothing.

@@ -1,12 +1,13 @@
-//! Issue 36, items 4, 5 and 7, as an attacker would try them against the real binary:
-//! - 4: text evalgate did not write (a report.json, shard reports, a baseline, a dataset, an
+//! Workflow commands, the sticky comment and the runner's files, as an attacker would try them
+//! against the real binary:
+//! - text evalgate did not write (a report.json, shard reports, a baseline, a dataset, an
 //!   evalgate.toml, a command-line value) never starts a line of stdout or stderr as a workflow
 //!   command (`::add-mask::`, `::stop-commands::`, `::set-output`) nor carries the legacy
 //!   `##[command]` form;
-//! - 5: the sticky comment is found only among the token's own comments, by the marker on its
+//! - the sticky comment is found only among the token's own comments, by the marker on its
 //!   first line: a PR commenter racing the bot with the marker, and dataset text carrying another
 //!   job's marker, take nothing over (fake GitHub API on 127.0.0.1);
-//! - 7: `GITHUB_EVENT_PATH` is read like every input: a FIFO or `/dev/zero` is a named note, not
+//! - `GITHUB_EVENT_PATH` is read like every input: a FIFO or `/dev/zero` is a named note, not
 //!   a hang or an allocation without end.
 
 mod common;
@@ -312,7 +313,7 @@ fn evalgate_still_prints_its_own_error_lines() {
     );
 }
 
-// ---- item 5: the sticky comment ------------------------------------------------------------
+// ---- the sticky comment ------------------------------------------------------------------
 
 /// `evalgate publish` of a passing report against the fake, with the comment wanted always.
 fn publish_to(fake: &FakeGitHub, dir: &Path, report_dir: &Path, key: &str) -> Output {
@@ -450,7 +451,7 @@ fn dataset_text_cannot_carry_another_jobs_marker() {
     assert!(c2[1].body.starts_with("<!-- evalgate:b -->\n"));
 }
 
-// ---- item 7: the event payload -------------------------------------------------------------
+// ---- the event payload -------------------------------------------------------------------
 
 /// Runs `cmd`, killing it after `limit`.
 fn output_within(mut cmd: Command, limit: Duration) -> Option<Output> {

@@ -1,4 +1,4 @@
-//! Issue 36, items 1–3: evalgate hands no credential to the code it runs and publishes none.
+//! Credentials: evalgate hands no credential to the code it runs and publishes none.
 //!
 //! Real processes throughout: a system under test (stdio and launched), the replay servers a
 //! launched proxy starts, and a `[[scanner]]` that each write their own environment, as seen

@@ -1,4 +1,4 @@
-//! Hostile and careless input (issue 17): every duration and number a user can give is bounded,
+//! Hostile and careless input: every duration and number a user can give is bounded,
 //! each bad one is exit 2 naming the setting, and none panics (exit 101).
 
 mod common;
