@@ -10,7 +10,9 @@
 //! control file's first line names the definitions to serve; any change of its text sends
 //! list_changed, so a new second line asks the client to re-list without a change.
 
-use crate::pipeline::dataset::{Corpus, SecurityCorpus};
+use crate::infra::files::{read_to_string, write_atomic};
+use crate::pipeline::dataset::mcp::to_mcp;
+use crate::pipeline::dataset::{Corpus, Entry, SecurityCorpus};
 use anyhow::{Context, bail};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -64,7 +66,7 @@ fn rug_pull_off() -> RugPull {
     RugPull::Off
 }
 
-fn definition_from_entry(e: &crate::pipeline::dataset::Entry) -> Value {
+fn definition_from_entry(e: &Entry) -> Value {
     if let Some(b) = &e.before {
         return b.clone();
     }
@@ -86,7 +88,7 @@ impl ReplaySpec {
         let mut tools = Vec::new();
         if let Some(c) = corpus {
             for t in c.tools.iter().filter(|t| t.server_name() == server) {
-                tools.push(crate::pipeline::dataset::mcp::to_mcp(t)?);
+                tools.push(to_mcp(t)?);
             }
         }
         let mut changes = BTreeMap::new();
@@ -159,7 +161,7 @@ impl ReplaySpec {
 
     /// Reads a `--spec` file.
     pub fn from_file(path: &Path, rug_pull: RugPull) -> anyhow::Result<ReplaySpec> {
-        let text = crate::infra::files::read_to_string(path)
+        let text = read_to_string(path)
             .with_context(|| format!("{}: cannot read the replay spec", path.display()))?;
         let mut spec: ReplaySpec = serde_json::from_str(&text).with_context(|| {
             format!(
@@ -224,7 +226,7 @@ impl Replay {
         let switch_text = control
             .switch_file
             .as_deref()
-            .and_then(|p| crate::infra::files::read_to_string(p).ok())
+            .and_then(|p| read_to_string(p).ok())
             .unwrap_or_default();
         Replay {
             spec: Arc::new(spec),
@@ -247,7 +249,7 @@ impl Replay {
         };
         loop {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            let Ok(text) = crate::infra::files::read_to_string(&path) else {
+            let Ok(text) = read_to_string(&path) else {
                 continue;
             };
             let mut st = self.state.lock().await;
@@ -309,8 +311,7 @@ impl ServerHandler for Replay {
         if let Some(p) = &self.control.listed_file {
             // written as the answer leaves: the client has asked, not yet applied anything
             let state = if switched { "after" } else { "before" };
-            let _ =
-                crate::infra::files::write_atomic(p, format!("{state}\n{listings}\n").as_bytes());
+            let _ = write_atomic(p, format!("{state}\n{listings}\n").as_bytes());
         }
         if self.spec.rug_pull == RugPull::AfterList {
             self.pull_rug(&ctx).await;
@@ -374,8 +375,9 @@ pub async fn serve_http(
     control: Control,
     listener: tokio::net::TcpListener,
 ) -> anyhow::Result<()> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+        StreamableHttpServerConfig, StreamableHttpService,
     };
     let replay = Replay::with_control(spec, control);
     let mcp: StreamableHttpService<Replay, LocalSessionManager> = StreamableHttpService::new(

@@ -2,7 +2,9 @@
 //! every tool over all pages, and write a corpus file: sorted `server:tool` ids, full definitions,
 //! the server's identity from `initialize`, the client capabilities used and when it was taken.
 
+use crate::infra::files::{read_to_string, write_atomic};
 use crate::infra::mcp::{self, Endpoint};
+use crate::pipeline::dataset::mcp::from_mcp;
 use crate::pipeline::dataset::{Corpus, ServerInfo, Tool, corpus_json};
 use anyhow::{Context, bail};
 use rmcp::ClientHandler;
@@ -107,7 +109,7 @@ pub async fn take(
                 t.name
             );
         }
-        out.push(crate::pipeline::dataset::mcp::from_mcp(name, t)?);
+        out.push(from_mcp(name, t)?);
     }
     out.sort_by(|a, b| a.tool_id.cmp(&b.tool_id));
     let mut extra = Map::new();
@@ -180,7 +182,7 @@ pub fn merge(corpus: &mut Corpus, taken: Taken) {
 
 /// Writes atomically.
 pub fn write(path: &Path, c: &Corpus) -> anyhow::Result<()> {
-    crate::infra::files::write_atomic(path, corpus_json(c).as_bytes())
+    write_atomic(path, corpus_json(c).as_bytes())
 }
 
 /// A new, empty corpus.
@@ -197,8 +199,7 @@ pub fn empty(version: &str) -> Corpus {
 
 /// Reads an existing corpus to merge into.
 pub fn read(path: &Path) -> anyhow::Result<Corpus> {
-    let text = crate::infra::files::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
     serde_json::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
             "{}:{}:{}: not a corpus file: {e}",

@@ -7,6 +7,7 @@
 //! environment holds its tokens (`GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, ...): an allow-list
 //! keeps a variable nobody thought of out, where a deny-list would let it through.
 
+use crate::infra::secrets::names_credential;
 use std::ffi::OsString;
 
 /// Passed on by exact name.
@@ -110,9 +111,7 @@ fn carries_password(value: &str) -> bool {
 pub fn inherited(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
     vars.filter(|(k, v)| {
         let Some(k) = k.to_str() else { return false };
-        allowed(k)
-            && !crate::infra::secrets::names_credential(k)
-            && !carries_password(&v.to_string_lossy())
+        allowed(k) && !names_credential(k) && !carries_password(&v.to_string_lossy())
     })
     .collect()
 }

@@ -22,6 +22,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::infra::own_binary::own_binary;
 use nix::sys::signal::Signal;
 
 /// The hidden command line argument that runs [`run`].
@@ -45,7 +46,7 @@ pub fn start() {
     if pipe.is_some() {
         return;
     }
-    let Ok(exe) = crate::infra::own_binary::own_binary() else {
+    let Ok(exe) = own_binary() else {
         return;
     };
     let child = Command::new(exe)

@@ -3,9 +3,12 @@
 
 pub mod mcp_eval;
 
+use crate::infra::files::read_to_string;
 use crate::pipeline::dataset::DatasetRef;
+use crate::pipeline::score::diagnostics::ToolDiagnostics;
 use crate::pipeline::score::metrics::{DETECTION_METRICS, Direction, Metric, RETRIEVAL_METRICS};
-use crate::pipeline::score::model::{RetrievalReport, SecurityReport};
+use crate::pipeline::score::model::{EntryOutcome, RetrievalReport, SecurityReport};
+use crate::pipeline::score::scorecard::{Scorecard, ScorecardBaseline};
 use anyhow::Context;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -40,7 +43,7 @@ pub struct Baseline {
     /// The scorecard of the run the baseline was written from (docs/scorecard.md), for the Δ a
     /// later run shows. Absent in a baseline written before evalgate had it: Δ is then "—".
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scorecard: Option<crate::pipeline::score::scorecard::ScorecardBaseline>,
+    pub scorecard: Option<ScorecardBaseline>,
 }
 
 /// A dataset the baseline was measured on: its version and sha256.
@@ -98,9 +101,7 @@ impl RetrievalBaseline {
 
 /// The confusion pairs of a run as a baseline keeps them (`None` for a report without tool
 /// diagnostics).
-pub fn confusion_map(
-    d: &crate::pipeline::score::diagnostics::ToolDiagnostics,
-) -> Option<BTreeMap<String, BTreeMap<String, usize>>> {
+pub fn confusion_map(d: &ToolDiagnostics) -> Option<BTreeMap<String, BTreeMap<String, usize>>> {
     if d.is_empty() {
         return None;
     }
@@ -149,9 +150,7 @@ pub struct DetectorBaseline {
 /// A detector's per-entry verdicts as a baseline keeps them: entry id → flagged, for the
 /// entries it judged (attacks in its scope, benign entries and hard negatives, by majority
 /// over runs); `None` for a detector without entries.
-pub fn verdict_map(
-    entries: &[crate::pipeline::score::model::EntryOutcome],
-) -> Option<BTreeMap<String, bool>> {
+pub fn verdict_map(entries: &[EntryOutcome]) -> Option<BTreeMap<String, bool>> {
     use crate::pipeline::score::model::Outcome;
     let m: BTreeMap<String, bool> = entries
         .iter()
@@ -344,7 +343,7 @@ impl Baseline {
 
     /// [`Baseline::load`], with the note of an imported format.
     pub fn load_noted(path: &Path) -> anyhow::Result<(Baseline, Option<String>)> {
-        let text = crate::infra::files::read_to_string(path)
+        let text = read_to_string(path)
             .with_context(|| format!("{}: cannot read the baseline", path.display()))?;
         Self::parse_noted(&path.display().to_string(), &text)
     }
@@ -356,7 +355,7 @@ impl Baseline {
         datasets: &[DatasetRef],
         retrieval: Option<&RetrievalReport>,
         security: Option<&SecurityReport>,
-        scorecard: Option<&crate::pipeline::score::scorecard::Scorecard>,
+        scorecard: Option<&Scorecard>,
         previous: Option<&Baseline>,
     ) -> Baseline {
         let datasets = datasets

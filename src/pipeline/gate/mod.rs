@@ -9,9 +9,14 @@ pub mod paired;
 mod words;
 
 use crate::infra::text::Text;
-use crate::pipeline::baseline::{Baseline, MetricBaseline};
+use crate::pipeline::baseline::{Baseline, MetricBaseline, RetrievalBaseline, verdict_map};
+use crate::pipeline::dataset::shard::Shard;
 use crate::pipeline::measure::probes::{ProbeOutcome, RobustnessReport};
-use crate::pipeline::score::metrics::{DETECTION_METRICS, Metric, QueryMetrics, RETRIEVAL_METRICS};
+use crate::pipeline::score::diagnostics::ConfusionPair;
+use crate::pipeline::score::metrics::{
+    DETECTION_METRICS, Metric, QueryMetrics, RETRIEVAL_METRICS, label,
+};
+use crate::pipeline::score::model::{EntryOutcome, LabelRef};
 use crate::pipeline::score::stats::Summary;
 pub use model::*;
 use std::collections::BTreeMap;
@@ -232,7 +237,7 @@ pub struct QueryInput<'a> {
     pub query: &'a Text,
     pub metrics: &'a QueryMetrics,
     /// Its graded labels and the first run's ranked list (to say which relevant tool moved).
-    pub labels: &'a [crate::pipeline::score::model::LabelRef],
+    pub labels: &'a [LabelRef],
     pub retrieved: &'a [Text],
 }
 
@@ -242,7 +247,7 @@ pub struct RetrievalInputs<'a> {
     pub metrics: &'a BTreeMap<String, Summary>,
     pub per_query: Vec<QueryInput<'a>>,
     /// The run's confusion pairs, worst first; `None` when it has no tool diagnostics.
-    pub confusions: Option<&'a [crate::pipeline::score::diagnostics::ConfusionPair]>,
+    pub confusions: Option<&'a [ConfusionPair]>,
 }
 
 /// What one detector measured: its detection metrics by key.
@@ -254,7 +259,7 @@ pub struct DetectorInputs<'a> {
     /// baseline that has it, never by the limits for a new detector.
     pub review_tier: bool,
     /// Every entry's outcome (to compare verdicts with the baseline's, entry by entry).
-    pub entries: &'a [crate::pipeline::score::model::EntryOutcome],
+    pub entries: &'a [EntryOutcome],
 }
 
 /// Everything the gate reads of a run, borrowed from the score results: nothing else of the
@@ -274,7 +279,7 @@ pub struct GateInputs<'a> {
 
 /// The outcome of one shard of a sharded evaluation (`--shard i/n`) that was measured: not
 /// gated (exit 0), since its numbers cover a slice; `evalgate merge` gates the whole.
-pub fn shard_outcome(shard: crate::pipeline::dataset::shard::Shard) -> GateOutcome {
+pub fn shard_outcome(shard: Shard) -> GateOutcome {
     GateReport {
         verdict: Verdict::NoBaseline,
         baseline: None,
@@ -567,7 +572,7 @@ pub fn evaluate(
 fn compare_per_query(
     checks: &mut [Check],
     r: Option<&RetrievalInputs>,
-    rb: Option<&crate::pipeline::baseline::RetrievalBaseline>,
+    rb: Option<&RetrievalBaseline>,
     flips: &mut [DetectorFlips],
     sig: Significance,
 ) -> Vec<String> {
@@ -630,7 +635,7 @@ fn compare_per_query(
         match (c.status, significant) {
             (CheckStatus::Fail, false) if sig.required => {
                 c.status = CheckStatus::Pass;
-                let_through.push(crate::pipeline::score::metrics::label(&c.metric).to_string());
+                let_through.push(label(&c.metric).to_string());
                 c.message = format!(
                     "{}: beyond the tolerance, but {said}; passes, since [gate] require_significance = true",
                     words::sentence(c)
@@ -661,7 +666,7 @@ fn detector_flips(detectors: &[DetectorInputs], b: Option<&Baseline>) -> Vec<Det
         let Some(was) = sb.detectors.get(d.name).and_then(|db| db.verdicts.as_ref()) else {
             continue;
         };
-        let now = crate::pipeline::baseline::verdict_map(d.entries).unwrap_or_default();
+        let now = verdict_map(d.entries).unwrap_or_default();
         let malicious: BTreeMap<&str, bool> = d
             .entries
             .iter()
@@ -724,7 +729,7 @@ fn new_confusions(r: Option<&RetrievalInputs>, b: Option<&Baseline>) -> Option<N
     let pairs = r?.confusions?;
     let rb = b?.retrieval.as_ref()?;
     rb.confusions.as_ref()?;
-    let new: Vec<&crate::pipeline::score::diagnostics::ConfusionPair> = pairs
+    let new: Vec<&ConfusionPair> = pairs
         .iter()
         .filter(|p| rb.is_new_confusion(&p.wanted, &p.taken, p.queries) == Some(true))
         .collect();

@@ -2,6 +2,7 @@
 //! regressed. Pure data; the verdict decides the exit code and the check run's conclusion.
 
 use crate::infra::text::Text;
+use crate::pipeline::score::diagnostics::ConfusionPair;
 pub use crate::pipeline::score::metrics::Direction;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -106,7 +107,7 @@ pub struct NewConfusions {
     /// New pairs in all.
     pub total: usize,
     /// The worst of them (most queries first), at most 20.
-    pub pairs: Vec<crate::pipeline::score::diagnostics::ConfusionPair>,
+    pub pairs: Vec<ConfusionPair>,
 }
 
 /// Most new confusion pairs the gate's report lists (`total` counts them all).

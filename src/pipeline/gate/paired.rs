@@ -6,6 +6,7 @@
 //! the same p-value and interval on every machine. docs/metrics.md states the rules.
 
 use super::model::{PairedComparison, PairedMethod};
+use crate::pipeline::score::stats::percentile;
 
 /// Slack for rounding: baselines store per-query values to 6 decimals, so a delta this small
 /// is "unchanged".
@@ -119,8 +120,8 @@ pub fn bootstrap_ci95(deltas: &[f64]) -> Option<[f64; 2]> {
     let means: Vec<f64> = (0..BOOTSTRAPS)
         .map(|_| (0..n).map(|_| deltas[rng.below(n)]).sum::<f64>() / n as f64)
         .collect();
-    let lo = crate::pipeline::score::stats::percentile(&means, 2.5)?;
-    let hi = crate::pipeline::score::stats::percentile(&means, 97.5)?;
+    let lo = percentile(&means, 2.5)?;
+    let hi = percentile(&means, 97.5)?;
     Some([lo, hi])
 }
 

@@ -2,6 +2,7 @@
 //! the renderers use the same functions.
 
 use super::model::{Check, CheckKind};
+use crate::pipeline::score::metrics::label;
 
 /// Slack for rounding, as in the gate.
 const EPS: f64 = super::EPS;
@@ -41,11 +42,7 @@ fn who(subject: &str) -> String {
 /// A failed check as a reviewer reads it: "Recall@5 fell 0.5596 → 0.4091 (−0.151;
 /// tolerance 0.020)", "rules FPR 0.1200 is above its ceiling 0.090".
 pub fn sentence(c: &Check) -> String {
-    let name = format!(
-        "{}{}",
-        who(&c.subject),
-        crate::pipeline::score::metrics::label(&c.metric)
-    );
+    let name = format!("{}{}", who(&c.subject), label(&c.metric));
     match (c.kind, c.current, c.baseline, c.limit) {
         (CheckKind::Tolerance, Some(cur), Some(base), Some(limit)) => {
             let verb = if (cur - base).abs() < EPS {

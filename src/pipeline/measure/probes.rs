@@ -6,7 +6,7 @@
 //! measurement. Reported always; gated only when asked (`--robustness gate`).
 
 use crate::infra::text::Text;
-use crate::pipeline::sut::{ProbeReply, Retriever, SearchRequest, SutError};
+use crate::pipeline::sut::{ProbeReply, Ranked, Retriever, SearchRequest, SutError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -314,7 +314,7 @@ pub async fn run(
 /// Whether the ordinary query after the probes was still answered, compared by content with the
 /// `measured` results the measurement got for it, and in words.
 fn survival(
-    after: Result<Result<crate::pipeline::sut::Ranked, SutError>, tokio::time::error::Elapsed>,
+    after: Result<Result<Ranked, SutError>, tokio::time::error::Elapsed>,
     measured: usize,
     timeout: Duration,
 ) -> (bool, String) {

@@ -1,5 +1,6 @@
 //! What a GitHub Actions runner (or `act`) tells a step through its environment.
 
+use crate::infra::files::read_at_most;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -73,7 +74,7 @@ impl GhEnv {
             return Ok(None);
         };
         let what = || format!("GITHUB_EVENT_PATH {}", path.display());
-        let bytes = crate::infra::files::read_at_most(path, MAX_EVENT)
+        let bytes = read_at_most(path, MAX_EVENT)
             .map_err(|e| format!("{}: cannot read the event payload: {e}", what()))?;
         serde_json::from_slice(&bytes)
             .map(Some)

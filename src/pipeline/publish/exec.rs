@@ -2,9 +2,9 @@
 //! commands, and talks to GitHub through octocrab (timeouts, retries and the deadline are
 //! described in the [module's documentation](super)). Never fails: problems become notes.
 
-use super::Published;
 use super::plan::{Action, CheckRun, Comment, Connection, Request, check_output, conclusion_name};
-use super::runner;
+use super::{Published, runner};
+use crate::infra::files::write_atomic;
 use octocrab::Octocrab;
 use octocrab::params::checks::CheckRunStatus;
 use octocrab::service::middleware::retry::{NoOpRateLimitMetrics, RetryConfig};
@@ -46,12 +46,10 @@ pub async fn execute(actions: Vec<Action>) -> Published {
                     ));
                 }
             }
-            Action::DryRunFile { path, content } => {
-                match crate::infra::files::write_atomic(&path, content.as_bytes()) {
-                    Ok(()) => out.dry_run_files.push(path),
-                    Err(e) => out.notes.push(format!("{e:#}")),
-                }
-            }
+            Action::DryRunFile { path, content } => match write_atomic(&path, content.as_bytes()) {
+                Ok(()) => out.dry_run_files.push(path),
+                Err(e) => out.notes.push(format!("{e:#}")),
+            },
             Action::RemoveStaleFile { path } => {
                 let _ = std::fs::remove_file(&path);
             }

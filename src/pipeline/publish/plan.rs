@@ -10,6 +10,7 @@ use super::env::{GhEnv, PullRequest};
 use super::{CommentMode, FailOn, PublishOptions, PublishWhen, body, runner};
 use crate::infra::text::sanitize;
 use crate::pipeline::gate::Conclusion;
+use crate::pipeline::report::markdown::{render, verdict_badge};
 use crate::pipeline::report::model::{CheckStatus, Report, Verdict};
 use octocrab::params::checks::{
     CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
@@ -339,7 +340,7 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
     let env = event.env;
     let mut actions = Vec::new();
     let code = exit_code(report, opts.fail_on);
-    let md = crate::pipeline::report::markdown::render(report);
+    let md = render(report);
     let link = match env.run_url() {
         Some(u) => format!(
             "\n[Full report (HTML and JSON): artifact `{}` of this run]({u})\n",
@@ -403,7 +404,7 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
     let text = CheckText {
         title: format!(
             "{}: {}",
-            crate::pipeline::report::markdown::verdict_badge(report.gate.verdict),
+            verdict_badge(report.gate.verdict),
             sanitize::line(&report.gate.summary, 160)
         ),
         summary: {

@@ -4,9 +4,11 @@
 
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Category, Truth};
+use crate::pipeline::score::diagnostics::ToolDiagnostics;
 use crate::pipeline::score::metrics::Confusion;
 pub use crate::pipeline::score::metrics::{Direction, QueryMetrics};
 use crate::pipeline::score::stats::Summary;
+use crate::pipeline::sut::launch::catalog::Coverage;
 use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -42,11 +44,11 @@ pub struct RetrievalReport {
     /// the top 5) and the hard negatives that reached a top 5. `top_k` is 5; counts are summed
     /// over runs. Empty (`runs` 0) in a report written before evalgate had them.
     #[serde(default)]
-    pub tool_diagnostics: crate::pipeline::score::diagnostics::ToolDiagnostics,
+    pub tool_diagnostics: ToolDiagnostics,
     /// What evalgate established about the system's catalog before measuring (systems reached
     /// over MCP, REST or launched); absent for in-process and recorded systems.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub catalog: Option<crate::pipeline::sut::launch::catalog::Coverage>,
+    pub catalog: Option<Coverage>,
     /// Means over the queries of each golden-set split (`dev`, `held_out`), when the golden set
     /// marks splits: a system tuned to the dev queries scores visibly lower on the held-out ones.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

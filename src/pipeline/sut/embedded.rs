@@ -20,7 +20,7 @@
 
 use super::{Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::text::Text;
-use crate::pipeline::dataset::Corpus;
+use crate::pipeline::dataset::{Corpus, Tool};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -155,7 +155,7 @@ impl Bm25StatisticsProvider for QueryStats<'_> {
 
 /// The four texts indexed for a tool: its name split into words, its description, its input
 /// parameter names split into words, its server name split into words.
-pub fn field_texts(t: &crate::pipeline::dataset::Tool) -> [String; 4] {
+pub fn field_texts(t: &Tool) -> [String; 4] {
     let params = t
         .schema
         .as_ref()
@@ -210,10 +210,7 @@ fn analyse(analyzer: &mut TextAnalyzer, text: &str) -> anyhow::Result<String> {
 /// hold no whitespace), so its terms, term frequencies and field lengths are exactly those
 /// `en_stem` gives the raw texts; analysing is most of the work of indexing, and done this way
 /// it can be done once for many indexes ([`FieldTexts`]) and on every core.
-pub fn indexed_texts(
-    analyzer: &mut TextAnalyzer,
-    t: &crate::pipeline::dataset::Tool,
-) -> anyhow::Result<[String; 4]> {
+pub fn indexed_texts(analyzer: &mut TextAnalyzer, t: &Tool) -> anyhow::Result<[String; 4]> {
     let [a, b, c, d] = field_texts(t);
     Ok([
         analyse(analyzer, &a)?,

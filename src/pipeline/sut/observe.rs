@@ -1,9 +1,10 @@
 //! Observations: what each system returned, recorded before any scoring. Reports keep them so a
 //! run can be re-scored offline (the `recorded` system) and compared with another scorer.
 
+use crate::infra::files::read_maybe_gzip;
 use crate::infra::text::Text;
 use crate::pipeline::dataset::Category;
-use crate::pipeline::sut::Decision;
+use crate::pipeline::sut::{Decision, Ranked};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -40,7 +41,7 @@ pub struct QueryObservation {
 
 impl QueryObservation {
     /// Query `id`'s answer as the system gave it.
-    pub fn of(id: Text, answer: crate::pipeline::sut::Ranked) -> Self {
+    pub fn of(id: Text, answer: Ranked) -> Self {
         QueryObservation {
             id,
             ranked: answer.ids,
@@ -146,7 +147,7 @@ impl ObservationsFile {
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(std::path::Path::new("."));
         let path = dir.join(name);
-        let bytes = crate::infra::files::read_maybe_gzip(&path).with_context(|| {
+        let bytes = read_maybe_gzip(&path).with_context(|| {
             format!(
                 "{}: cannot read the observations file its report names ({})",
                 path.display(),

@@ -10,6 +10,7 @@
 //! Run `r` replays the report's run `r` (cycling when the report has fewer runs).
 
 use super::{Decision, Detector, Ranked, Retriever, SearchRequest, SutError};
+use crate::infra::files::{open, read_to_string};
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Category, Entry};
 use crate::pipeline::sut::observe::{
@@ -24,7 +25,7 @@ use std::path::Path;
 use std::time::Duration;
 
 fn read_text(path: &Path) -> anyhow::Result<String> {
-    crate::infra::files::read_to_string(path)
+    read_to_string(path)
         .with_context(|| format!("{}: cannot read recorded observations", path.display()))
 }
 
@@ -48,7 +49,7 @@ fn report_observations(path: &Path) -> anyhow::Result<Option<ObservationsFile>> 
     struct Part<T> {
         observations: Option<T>,
     }
-    let reader = crate::infra::files::open(path)
+    let reader = open(path)
         .with_context(|| format!("{}: cannot read recorded observations", path.display()))?;
     let Ok(report) = serde_json::from_reader::<_, Report>(std::io::BufReader::new(reader)) else {
         return Ok(None);

@@ -4,7 +4,10 @@
 use super::mapping::Mapper;
 use super::{Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::http::{BodyError, MAX_ANSWER, read_body};
+use crate::infra::mcp::{io_cause, readable};
+use crate::infra::secrets::redact_url;
 use crate::infra::text::Text;
+use crate::infra::text::sanitize::clip;
 use async_trait::async_trait;
 use std::time::{Duration, Instant};
 
@@ -47,9 +50,9 @@ impl RestSearch {
     /// whole query URL or the HTTP stack's wrappers.
     fn transport_error(&self, req: &SearchRequest<'_>, e: &reqwest::Error) -> SutError {
         let system = self.spec.name.clone();
-        let url = crate::infra::secrets::redact_url(&self.spec.url);
-        let why = crate::infra::mcp::io_cause(e)
-            .or_else(|| std::error::Error::source(e).map(crate::infra::mcp::readable))
+        let url = redact_url(&self.spec.url);
+        let why = io_cause(e)
+            .or_else(|| std::error::Error::source(e).map(readable))
             .unwrap_or_else(|| e.to_string());
         if e.is_timeout() {
             // no answer in time is a timeout, not a crash
@@ -144,7 +147,7 @@ impl Retriever for RestSearch {
                 detail: format!(
                     "query {:?}: HTTP {status}: {}",
                     req.query_id,
-                    crate::infra::text::sanitize::clip(&body, 300)
+                    clip(&body, 300)
                 ),
             });
         }
@@ -153,7 +156,7 @@ impl Retriever for RestSearch {
             detail: format!(
                 "query {:?}: the body is not JSON ({e}): {}",
                 req.query_id,
-                crate::infra::text::sanitize::clip(&body, 200)
+                clip(&body, 200)
             ),
         })?;
         let ids = self

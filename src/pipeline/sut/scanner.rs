@@ -16,7 +16,7 @@
 
 use super::mapping::{IdStyle, Mapper};
 use super::{Decision, Detector, SutError};
-use crate::infra::process::{Spec, Supervisor};
+use crate::infra::process::{Managed, Spec, Supervisor};
 use crate::pipeline::dataset::{Category, Entry};
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -193,11 +193,7 @@ impl Scanner {
         })
     }
 
-    fn spawn(
-        &self,
-        sup: &Supervisor,
-        args: Vec<String>,
-    ) -> Result<crate::infra::process::Managed, SutError> {
+    fn spawn(&self, sup: &Supervisor, args: Vec<String>) -> Result<Managed, SutError> {
         let mut spec = Spec::new(self.cfg.name.clone(), &args[0]);
         spec.args = args[1..].to_vec();
         spec.env = self

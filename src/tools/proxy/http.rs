@@ -5,6 +5,7 @@
 use super::State;
 use super::config::OnToolDrift;
 use crate::pipeline::dataset::{RawJson, Tool};
+use crate::pipeline::sut::drift::fingerprint;
 use axum::Router;
 use axum::extract::{Query, State as AxState};
 use axum::http::{HeaderMap, StatusCode};
@@ -15,9 +16,8 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -166,7 +166,7 @@ async fn tool_diff(
         "aspects": t.aspects,
         "baseline": t.baseline,
         "current": t.current_all(),
-        "baseline_hash": crate::pipeline::sut::drift::fingerprint(&t.baseline),
+        "baseline_hash": fingerprint(&t.baseline),
         "hash": t.hash(),
     }))
 }

@@ -27,6 +27,9 @@ mod http;
 pub mod scan;
 mod upstream;
 
+use crate::infra::files::read_to_string;
+use crate::infra::mcp::init_tls;
+use crate::infra::process::Supervisor;
 use anyhow::Context;
 use catalog::Catalog;
 use config::ProxyConfig;
@@ -67,7 +70,7 @@ pub struct State {
     /// Tool-definition baselines and drift state (held briefly, never across an await).
     pub drift: std::sync::Mutex<drift::DriftTracker>,
     /// Owns the upstream server processes.
-    pub sup: crate::infra::process::Supervisor,
+    pub sup: Supervisor,
 }
 
 impl State {
@@ -120,8 +123,8 @@ impl State {
 /// Reads the config, starts serving on `listen` at once and connects the upstreams in the
 /// background (like mcpproxy, the catalog fills as servers come up).
 pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Result<()> {
-    crate::infra::mcp::init_tls();
-    let text = crate::infra::files::read_to_string(config_path)
+    init_tls();
+    let text = read_to_string(config_path)
         .with_context(|| format!("{}: cannot read the proxy config", config_path.display()))?;
     let cfg = ProxyConfig::parse(&config_path.display().to_string(), &text)?;
     let listener = tokio::net::TcpListener::bind(listen)

@@ -4,6 +4,8 @@
 //! returns the findings, each located at `server:tool`.
 
 use super::State;
+use crate::pipeline::sut::rules::{scan_text, tool_text};
+use crate::tools::snapshot::rfc3339;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,7 +28,7 @@ pub struct ScanJob {
 static NEXT_JOB: AtomicU64 = AtomicU64::new(1);
 
 fn now() -> String {
-    crate::tools::snapshot::rfc3339(SystemTime::now())
+    rfc3339(SystemTime::now())
 }
 
 /// The category mcpproxy-style findings carry for each reference rule.
@@ -51,14 +53,14 @@ pub async fn scan_server(state: &State, server: &str) -> Value {
         .filter(|t| t.server_name() == server)
     {
         scanned += 1;
-        let text = crate::pipeline::sut::rules::tool_text(
+        let text = tool_text(
             &t.description,
             t.schema
                 .as_ref()
                 .map(crate::pipeline::dataset::RawJson::value)
                 .as_ref(),
         );
-        for rule in crate::pipeline::sut::rules::scan_text(&text) {
+        for rule in scan_text(&text) {
             let evidence: String = t.description.chars().take(200).collect();
             findings.push(json!({
                 "rule_id": rule,

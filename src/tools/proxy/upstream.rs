@@ -6,7 +6,9 @@ use super::config::{OnToolDrift, ProxyConfig, ServerEntry};
 use super::drift::{DriftTracker, ToolState};
 use super::{ServerStatus, State};
 use crate::infra::mcp::{self, Endpoint};
+use crate::infra::process::Managed;
 use crate::pipeline::dataset::Tool;
+use crate::pipeline::dataset::mcp::from_definition;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient};
@@ -21,7 +23,7 @@ const UPSTREAM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10)
 struct Upstream {
     service: RunningService<RoleClient, UpstreamClient>,
     /// The supervised stdio process serving it.
-    _child: Option<crate::infra::process::Managed>,
+    _child: Option<Managed>,
     /// The latest listing as corpus tools, one per name (the first when a name repeats).
     tools: Vec<Tool>,
 }
@@ -137,8 +139,7 @@ async fn list(
     let mut definitions = Vec::with_capacity(listed.len());
     for t in &listed {
         let def = serde_json::to_value(t).map_err(|e| e.to_string())?;
-        let tool = crate::pipeline::dataset::mcp::from_definition(name, &def)
-            .map_err(|e| e.to_string())?;
+        let tool = from_definition(name, &def).map_err(|e| e.to_string())?;
         // a repeated name is the drift tracker's business; the catalog keeps the first
         if !tools.iter().any(|x| x.tool_id == tool.tool_id) {
             tools.push(tool);

@@ -15,8 +15,9 @@
 //! case the coverage travels with the report.
 
 use crate::infra::text::Text;
+use crate::infra::text::sanitize::clip;
 use crate::pipeline::dataset::Corpus;
-use crate::pipeline::sut::mapping::{IdStyle, Mapper};
+use crate::pipeline::sut::mapping::{IdStyle, Mapper, normalize_id};
 use crate::pipeline::sut::{Retriever, SearchRequest, SutError};
 use futures::StreamExt;
 use schemars::JsonSchema;
@@ -244,7 +245,7 @@ pub async fn by_search(
                         SutError::Garbage { .. } | SutError::Other { .. } => e.with_log(&format!(
                             "\n(the catalog probe for {id}: the query {:?}, {} characters; \
                              [sut.catalog] probe_words and probe_max_chars shape it)",
-                            crate::infra::text::sanitize::clip(text, 300),
+                            clip(text, 300),
                             text.chars().count()
                         )),
                         e => e,
@@ -378,7 +379,7 @@ where
                 detail: format!("mapping the tools/list answer: {e}"),
             })?
             .iter()
-            .filter_map(|x| crate::pipeline::sut::mapping::normalize_id(x, id_style))
+            .filter_map(|x| normalize_id(x, id_style))
             .collect();
         let seen: BTreeSet<String> = ids.intersection(&want).cloned().collect();
         let stable = last.as_ref() == Some(&ids);

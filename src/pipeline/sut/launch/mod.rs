@@ -25,11 +25,12 @@ pub use upstreams::{
 
 use crate::infra::mcp::Endpoint;
 use crate::infra::process::{Managed, Supervisor};
-use crate::pipeline::dataset::{Corpus, GoldenSet, Loaded};
+use crate::infra::text::Text;
+use crate::pipeline::dataset::{Corpus, GoldenSet, Loaded, Query};
 use crate::pipeline::sut::kind::SutKind;
 use crate::pipeline::sut::mapping::Mapper;
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
-use crate::pipeline::sut::{Ranked, Retriever, SearchRequest, SutError};
+use crate::pipeline::sut::{ProbeReply, Ranked, Retriever, SearchRequest, SutError};
 use async_trait::async_trait;
 use catalog::{CatalogCheck, CheckSpec, Coverage};
 use prepare::{prepare, shape};
@@ -124,7 +125,7 @@ impl Retriever for Launched {
         &self,
         req: SearchRequest<'_>,
         extra: &serde_json::Map<String, Value>,
-    ) -> Option<Result<crate::pipeline::sut::ProbeReply, SutError>> {
+    ) -> Option<Result<ProbeReply, SutError>> {
         if let Some(status) = self.exited() {
             return Some(Err(SutError::Crashed {
                 system: self.name.clone(),
@@ -325,8 +326,8 @@ pub async fn launch(
 
 /// The index may still be settling: probe until two rounds of the first golden queries agree.
 async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Result<(), SutError> {
-    let probes: Vec<&crate::pipeline::dataset::Query> = golden.queries.iter().take(3).collect();
-    let mut previous: Option<Vec<Vec<crate::infra::text::Text>>> = None;
+    let probes: Vec<&Query> = golden.queries.iter().take(3).collect();
+    let mut previous: Option<Vec<Vec<Text>>> = None;
     for _ in 0..20 {
         let mut round = Vec::new();
         for q in &probes {

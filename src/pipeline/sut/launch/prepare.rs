@@ -6,6 +6,8 @@ use super::catalog::CatalogCheck;
 use super::upstreams::{free_port, proxy_config, random_key};
 use super::writers::{self, ConfigFormat, UpstreamCmd, Vars};
 use super::{LOG_LINES, Plan};
+use crate::infra::files::read_to_string;
+use crate::infra::own_binary::own_binary;
 use crate::infra::process::{Spec, Supervisor};
 use crate::pipeline::sut::SutError;
 use crate::pipeline::sut::kind::SutKind;
@@ -177,8 +179,7 @@ pub(super) async fn prepare(
         std::fs::create_dir_all(d)
             .map_err(|e| fail(format!("cannot create {}: {e}", d.display())))?;
     }
-    let me = crate::infra::own_binary::own_binary()
-        .map_err(|e| fail(format!("cannot find evalgate's own binary: {e}")))?;
+    let me = own_binary().map_err(|e| fail(format!("cannot find evalgate's own binary: {e}")))?;
     let port = free_port().map_err(|e| fail(format!("no free loopback port: {e}")))?;
     let listen = format!("127.0.0.1:{port}");
     let api_key = random_key();
@@ -262,7 +263,7 @@ pub(super) async fn prepare(
             let t = l.template.as_ref().ok_or_else(|| {
                 fail("[sut.launch] config_format = \"template\" needs template = \"FILE\"".into())
             })?;
-            let src = crate::infra::files::read_to_string(t)
+            let src = read_to_string(t)
                 .map_err(|e| fail(format!("{}: cannot read the template: {e}", t.display())))?;
             Some(writers::render_template(t, &src, &ups, &vars, &l.proxy_config).map_err(fail)?)
         }

@@ -4,8 +4,9 @@
 
 use super::prepare::{LaunchShape, Prepared};
 use super::{LOG_LINES, Plan, ready_timeout};
-use crate::infra::http::path_segment;
+use crate::infra::http::{MAX_API_ANSWER, path_segment, read_body};
 use crate::infra::process::Managed;
+use crate::infra::text::sanitize::clip;
 use crate::pipeline::sut::SutError;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
 use serde_json::Value;
@@ -130,7 +131,7 @@ async fn catalog_ids(
 ) -> Result<BTreeSet<String>, String> {
     let resp = get(client, base, api_key, "/api/v1/tools").await?;
     let status = resp.status();
-    let text = crate::infra::http::read_body(resp, crate::infra::http::MAX_API_ANSWER)
+    let text = read_body(resp, MAX_API_ANSWER)
         .await
         .map_err(|e| format!("HTTP {status}: {e}"))?;
     let body: Value =
@@ -168,8 +169,7 @@ async fn servers_pending(
     if resp.status() == reqwest::StatusCode::NOT_FOUND {
         return Ok(None);
     }
-    let Ok(body) = crate::infra::http::read_body(resp, crate::infra::http::MAX_API_ANSWER).await
-    else {
+    let Ok(body) = read_body(resp, MAX_API_ANSWER).await else {
         return Ok(None);
     };
     let Ok(body) = serde_json::from_str::<Value>(&body) else {
@@ -225,10 +225,7 @@ fn pending_in(body: &Value, want: &BTreeMap<&str, usize>) -> Option<Vec<(String,
                         if err.is_empty() {
                             String::new()
                         } else {
-                            format!(
-                                ", last error: {}",
-                                crate::infra::text::sanitize::clip(err, 160)
-                            )
+                            format!(", last error: {}", clip(err, 160))
                         }
                     ),
                 )),
@@ -263,7 +260,7 @@ async fn restart(
         crate::errln!(
             "{system}: {} server(s) still not ready, asked the proxy to restart them: {}",
             asked.len(),
-            crate::infra::text::sanitize::clip(&asked.join("; "), 600)
+            clip(&asked.join("; "), 600)
         );
     }
 }

@@ -2,9 +2,12 @@
 //! and [`LaunchSpec`], everything one launch reads, resolved once by `config` (the launch
 //! never sees the rest of the settings).
 
+use crate::pipeline::replay::ServedNames;
 use crate::pipeline::sut::kind::SutKind;
+use crate::pipeline::sut::launch::writers::ConfigFormat;
 use crate::pipeline::sut::mapping::IdStyle;
 use crate::pipeline::sut::spec::McpFile;
+use crate::pipeline::sut::{DEPTH, HEADROOM};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -44,7 +47,7 @@ pub struct LaunchFile {
     /// Working directory of the proxy (default: the scratch directory, `{workdir}`).
     pub cwd: Option<String>,
     /// `mcpproxy` (default), `mcp-servers`, `servers`, `template` or `none`.
-    pub config_format: Option<crate::pipeline::sut::launch::writers::ConfigFormat>,
+    pub config_format: Option<ConfigFormat>,
     /// File name of `{config}` inside the scratch directory.
     pub config_name: Option<String>,
     /// minijinja template for `config_format = "template"` (relative to evalgate.toml).
@@ -67,7 +70,7 @@ pub struct LaunchFile {
     /// How the replayed servers name their tools: `bare` (default, the corpus names) or
     /// `prefixed` (`<server>__<tool>`, for proxies that need tool names unique across servers;
     /// read back by the `__` id style).
-    pub served_names: Option<crate::pipeline::replay::ServedNames>,
+    pub served_names: Option<ServedNames>,
     /// Keys merged into the top level of every generated proxy config (e.g.
     /// `on_tool_drift = "log"` for the reference proxy's observe mode).
     #[serde(default)]
@@ -113,7 +116,7 @@ impl Default for CatalogSpec {
     fn default() -> Self {
         CatalogSpec {
             catalog: CatalogFile::default(),
-            results: crate::pipeline::sut::DEPTH + crate::pipeline::sut::HEADROOM,
+            results: DEPTH + HEADROOM,
             ready_timeout: None,
             request_timeout: Duration::from_secs(30),
             concurrency: 4,

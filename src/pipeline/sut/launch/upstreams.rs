@@ -1,7 +1,8 @@
 //! What a launch serves and how the proxy is told of it: the replay upstreams (one corpus file
 //! per server), the scratch mcpproxy config, a free port and a fresh API key.
 
-use crate::pipeline::dataset::Corpus;
+use crate::infra::secrets::register;
+use crate::pipeline::dataset::{Corpus, corpus_json};
 use crate::pipeline::replay::ServedNames;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,7 +31,7 @@ pub fn random_key() -> String {
     }
     let key: String = b.iter().map(|x| format!("{x:02x}")).collect();
     // a key is a credential: masked wherever a proxy's message echoes it
-    crate::infra::secrets::register(&key);
+    register(&key);
     key
 }
 
@@ -71,7 +72,7 @@ pub fn write_server_corpora(
         };
         // server names are data: the file name is an index, never the name
         let p = dir.join(format!("server-{i:04}.json"));
-        std::fs::write(&p, crate::pipeline::dataset::corpus_json(&part))?;
+        std::fs::write(&p, corpus_json(&part))?;
         out.insert(s.to_string(), p);
     }
     Ok(out)

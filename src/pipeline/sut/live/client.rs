@@ -1,5 +1,6 @@
 //! The proxy's own REST API (mcpproxy's `/api/v1/…`), as the live detectors call it.
 
+use crate::infra::http::{MAX_API_ANSWER, read_body};
 use crate::pipeline::sut::launch::Running;
 use serde_json::Value;
 use std::time::Duration;
@@ -30,7 +31,7 @@ pub(super) async fn api(
         .await
         .map_err(|e| format!("{method} {path}: {e}"))?;
     let status = resp.status();
-    let text = crate::infra::http::read_body(resp, crate::infra::http::MAX_API_ANSWER)
+    let text = read_body(resp, MAX_API_ANSWER)
         .await
         .map_err(|e| format!("{method} {path}: {e}"))?;
     envelope(&method, path, status, &text)

@@ -4,6 +4,7 @@
 
 use crate::pipeline::dataset::Entry;
 use crate::pipeline::replay::ReplaySpec;
+use crate::pipeline::sut::sample_args::sample_args;
 use rmcp::model::Tool as McpTool;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -94,7 +95,7 @@ impl Layout {
             };
             let args = |t: Option<&McpTool>| {
                 let schema = t.map(|t| Value::Object((*t.input_schema).clone()));
-                crate::pipeline::sut::sample_args::sample_args(schema.as_ref()).to_string()
+                sample_args(schema.as_ref()).to_string()
             };
             let first = spec.tools.iter().find(|t| t.name == name);
             let then = spec.changes.get(name).and_then(|d| d.first()).or(first);

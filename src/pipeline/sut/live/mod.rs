@@ -17,6 +17,7 @@ mod scan;
 pub use rug_pull::RugPullLive;
 pub use scan::ProxyScan;
 
+use crate::infra::own_binary::own_binary;
 use crate::infra::process::Supervisor;
 use crate::pipeline::sut::SutError;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
@@ -130,8 +131,7 @@ fn with_trust_mode(
         ));
     }
     // the launcher serves each replay from evalgate's own binary
-    let me = crate::infra::own_binary::own_binary()
-        .map_err(|e| format!("cannot find evalgate's own binary: {e}"))?;
+    let me = own_binary().map_err(|e| format!("cannot find evalgate's own binary: {e}"))?;
     let cfg = launch::proxy_config(upstreams, &me, "", Path::new(""), "", quarantine);
     let mut servers = cfg["mcpServers"].clone();
     for server in servers.as_array_mut().into_iter().flatten() {

@@ -22,11 +22,13 @@
 use super::LiveConfig;
 use super::client::{api, client, get};
 use super::layout::{CallArgs, Layout, layout};
+use crate::infra::files::write_atomic;
 use crate::infra::http::path_segment;
+use crate::infra::mcp::{ConnectOpts, connect, readable};
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::{Category, Entry};
 use crate::pipeline::sut::launch::spec::LaunchSpec;
-use crate::pipeline::sut::launch::{self, Quarantine, Running};
+use crate::pipeline::sut::launch::{self, Quarantine, Running, system_name};
 use crate::pipeline::sut::{Decision, Detector, LiveOutcome, SutError};
 use async_trait::async_trait;
 use rmcp::model::CallToolRequestParams;
@@ -884,7 +886,7 @@ impl RugPullLive {
     ) -> (BTreeSet<String>, BTreeMap<String, (String, u64)>) {
         let at_switch = listings(listed);
         // whole or not at all: the replays follow every change of the file's text
-        let _ = crate::infra::files::write_atomic(ctrl, state.as_bytes());
+        let _ = write_atomic(ctrl, state.as_bytes());
         let start = Instant::now();
         loop {
             let missing: BTreeSet<String> = listings(listed)
@@ -904,7 +906,7 @@ impl RugPullLive {
     /// listed again; returns the servers that were not.
     async fn ping(&self, ctrl: &Path, listed: &[(String, PathBuf)], n: u32) -> BTreeSet<String> {
         let at_ping = listings(listed);
-        let _ = crate::infra::files::write_atomic(ctrl, format!("before\nping {n}\n").as_bytes());
+        let _ = write_atomic(ctrl, format!("before\nping {n}\n").as_bytes());
         let start = Instant::now();
         loop {
             // a count that moved at all (a restarted replay counts from 0 again)
@@ -999,7 +1001,7 @@ impl RugPullLive {
                         text,
                     )
                 }
-                Ok(Err(e)) => (false, crate::infra::mcp::readable(&e)),
+                Ok(Err(e)) => (false, readable(&e)),
                 Err(_) => (false, "no answer within the request timeout".into()),
             };
             let short: String = text.chars().take(160).collect();
@@ -1067,13 +1069,13 @@ impl RugPullLive {
             .enumerate()
             .map(|(i, s)| (s.clone(), root.join(format!("listed-{i:04}"))))
             .collect();
-        let service = crate::infra::mcp::connect(
+        let service = connect(
             &crate::infra::mcp::Endpoint::Http {
                 url: format!("{}/mcp", running.base),
                 headers: vec![("X-API-Key".into(), running.api_key.clone())],
             },
             (),
-            &crate::infra::mcp::ConnectOpts {
+            &ConnectOpts {
                 sup: &self.sup,
                 timeout: self.proxy.check.request_timeout,
                 name: &running.name,
@@ -1194,10 +1196,7 @@ impl Detector for RugPullLive {
         "rug-pull-live"
     }
     fn source(&self) -> String {
-        format!(
-            "{}'s own quarantine",
-            crate::pipeline::sut::launch::system_name(&self.proxy)
-        )
+        format!("{}'s own quarantine", system_name(&self.proxy))
     }
     fn scope(&self) -> Option<Vec<Category>> {
         Some(vec![Category::RugPull])

@@ -12,6 +12,7 @@ use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::Entry;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
 use crate::pipeline::sut::launch::{self, Quarantine, Running};
+use crate::pipeline::sut::scanner::severity_rank;
 use crate::pipeline::sut::{Decision, Detector, SutError};
 use async_trait::async_trait;
 use rmcp::model::Tool as McpTool;
@@ -59,7 +60,7 @@ impl ProxyScan {
         let cfg = cfg.clone();
         let threshold = match &cfg.severity_threshold {
             None => None,
-            Some(v) => Some(crate::pipeline::sut::scanner::severity_rank(v).ok_or_else(|| {
+            Some(v) => Some(severity_rank(v).ok_or_else(|| {
                 anyhow::anyhow!(
                     "[proxy_scan] severity_threshold {v}: expected info, low, medium, high, critical or a number"
                 )
@@ -178,7 +179,7 @@ fn counts(threshold: Option<f64>, finding: &Value) -> bool {
         None => true,
         Some(t) => finding
             .get("severity")
-            .and_then(crate::pipeline::sut::scanner::severity_rank)
+            .and_then(severity_rank)
             .is_none_or(|s| s >= t),
     }
 }
