@@ -26,187 +26,22 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const EVALGATE: &str = env!("CARGO_BIN_EXE_evalgate");
 const TOKEN: &str = "ghs_simulatedGithubToken0000000000000000";
 
-/// Just enough YAML for action.yml: block mappings and sequences, plain and quoted one-line
-/// scalars, comments. Anything else panics, so action.yml stays within what is checked here.
-mod yaml {
-    use serde_json::{Map, Value};
-
-    struct Line {
-        indent: usize,
-        text: String,
-        no: usize,
-    }
-
-    pub fn parse(src: &str) -> Value {
-        let lines: Vec<Line> = src
-            .lines()
-            .enumerate()
-            .filter_map(|(i, raw)| {
-                assert!(!raw.contains('\t'), "line {}: tab", i + 1);
-                let text = raw.trim_start();
-                if text.is_empty() || text.starts_with('#') {
-                    return None;
-                }
-                Some(Line {
-                    indent: raw.len() - text.len(),
-                    text: text.trim_end().to_string(),
-                    no: i + 1,
-                })
-            })
-            .collect();
-        let mut p = Parser { lines, i: 0 };
-        let v = p.node();
-        if let Some(l) = p.lines.get(p.i) {
-            panic!("line {}: unexpected indentation", l.no);
-        }
-        v
-    }
-
-    struct Parser {
-        lines: Vec<Line>,
-        i: usize,
-    }
-
-    fn is_item(t: &str) -> bool {
-        t == "-" || t.starts_with("- ")
-    }
-
-    /// `key: rest` / `key:` with a plain key.
-    fn split_key(t: &str) -> Option<(String, String)> {
-        let end = t.find(':')?;
-        let key = &t[..end];
-        let ok = !key.is_empty()
-            && key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        let rest = &t[end + 1..];
-        (ok && (rest.is_empty() || rest.starts_with(' ')))
-            .then(|| (key.to_string(), rest.trim().to_string()))
-    }
-
-    fn scalar(s: &str, no: usize) -> String {
-        let s = s.trim();
-        let after = |rest: &str| {
-            let rest = rest.trim();
-            assert!(
-                rest.is_empty() || rest.starts_with('#'),
-                "line {no}: text after a quoted scalar"
-            );
-        };
-        if let Some(body) = s.strip_prefix('"') {
-            let mut out = String::new();
-            let mut chars = body.char_indices();
-            while let Some((i, c)) = chars.next() {
-                match c {
-                    '"' => {
-                        after(&body[i + 1..]);
-                        return out;
-                    }
-                    '\\' => match chars.next().map(|(_, c)| c) {
-                        Some('n') => out.push('\n'),
-                        Some('t') => out.push('\t'),
-                        Some(c @ ('"' | '\\' | '/')) => out.push(c),
-                        other => panic!("line {no}: escape {other:?} not supported"),
-                    },
-                    c => out.push(c),
-                }
-            }
-            panic!("line {no}: unterminated string");
-        }
-        if let Some(body) = s.strip_prefix('\'') {
-            let mut out = String::new();
-            let mut rest = body;
-            loop {
-                let end = rest
-                    .find('\'')
-                    .unwrap_or_else(|| panic!("line {no}: unterminated string"));
-                out.push_str(&rest[..end]);
-                if rest[end + 1..].starts_with('\'') {
-                    out.push('\'');
-                    rest = &rest[end + 2..];
-                } else {
-                    after(&rest[end + 1..]);
-                    return out;
-                }
-            }
-        }
-        assert!(
-            !s.starts_with(['|', '>', '{', '[', '&', '*', '!']),
-            "line {no}: block scalars, flow collections, anchors and tags are not used in action.yml"
-        );
-        let s = match s.find(" #") {
-            Some(i) => &s[..i],
-            None => s,
-        };
-        s.trim_end().to_string()
-    }
-
-    impl Parser {
-        fn node(&mut self) -> Value {
-            let l = &self.lines[self.i];
-            if is_item(&l.text) {
-                self.seq(l.indent)
-            } else {
-                self.map(l.indent)
-            }
-        }
-
-        fn map(&mut self, indent: usize) -> Value {
-            let mut m = Map::new();
-            while let Some(l) = self.lines.get(self.i) {
-                if l.indent != indent || is_item(&l.text) {
-                    break;
-                }
-                let no = l.no;
-                let (key, rest) = split_key(&l.text)
-                    .unwrap_or_else(|| panic!("line {no}: expected `key: value`"));
-                self.i += 1;
-                let value = if rest.is_empty() || rest.starts_with('#') {
-                    match self.lines.get(self.i) {
-                        Some(n) if n.indent > indent => self.node(),
-                        Some(n) if n.indent == indent && is_item(&n.text) => self.seq(indent),
-                        _ => Value::Null,
-                    }
-                } else {
-                    Value::String(scalar(&rest, no))
-                };
-                assert!(
-                    m.insert(key.clone(), value).is_none(),
-                    "line {no}: duplicate key {key}"
-                );
-            }
-            Value::Object(m)
-        }
-
-        fn seq(&mut self, indent: usize) -> Value {
-            let mut v = Vec::new();
-            while let Some(l) = self.lines.get(self.i) {
-                if l.indent != indent || !is_item(&l.text) {
-                    break;
-                }
-                let no = l.no;
-                let rest = l.text[1..].trim_start().to_string();
-                let offset = l.text.len() - rest.len();
-                if rest.is_empty() {
-                    self.i += 1;
-                    v.push(self.node());
-                } else if split_key(&rest).is_some() {
-                    // `- key: value` opens a mapping whose keys line up with `key`.
-                    self.lines[self.i].indent = indent + offset;
-                    self.lines[self.i].text = rest;
-                    v.push(self.map(indent + offset));
-                } else {
-                    self.i += 1;
-                    v.push(Value::String(scalar(&rest, no)));
-                }
-            }
-            Value::Array(v)
-        }
-    }
-}
-
+/// action.yml as JSON, every scalar a string (as the runner hands inputs and `with:` values to a
+/// step).
 fn action_yml() -> Value {
-    yaml::parse(&fs::read_to_string(Path::new(ROOT).join("action.yml")).unwrap())
+    fn strings(v: Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                Value::Object(m.into_iter().map(|(k, v)| (k, strings(v))).collect())
+            }
+            Value::Array(a) => Value::Array(a.into_iter().map(strings).collect()),
+            Value::Bool(b) => Value::String(b.to_string()),
+            Value::Number(n) => Value::String(n.to_string()),
+            v => v,
+        }
+    }
+    let text = fs::read_to_string(Path::new(ROOT).join("action.yml")).unwrap();
+    strings(yaml_serde::from_str(&text).expect("action.yml is YAML"))
 }
 
 fn crate_version() -> String {
