@@ -681,7 +681,6 @@ mod tests {
                     sup: &sup,
                     timeout: std::time::Duration::from_secs(10),
                     name: "proxy",
-                    lean_http: false,
                 },
             )
             .await
@@ -694,12 +693,10 @@ mod tests {
                 let params =
                     rmcp::model::CallToolRequestParams::new("retrieve_tools").with_arguments(args);
                 let result = session.service.peer().call_tool(params).await.unwrap();
-                let text = &result.content[0].as_text().unwrap().text;
-                assert_eq!(
-                    m.map_text_fast(text).unwrap()[0],
-                    "s:a",
-                    "sessions: {sessions}"
-                );
+                let ids = m
+                    .map_call_result(&serde_json::to_value(&result).unwrap())
+                    .unwrap();
+                assert_eq!(ids[0], "s:a", "sessions: {sessions}");
             }
         }
     }

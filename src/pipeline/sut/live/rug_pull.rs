@@ -1076,7 +1076,6 @@ impl RugPullLive {
                 sup: &self.sup,
                 timeout: self.proxy.check.request_timeout,
                 name: &running.name,
-                lean_http: false,
             },
         )
         .await
