@@ -649,8 +649,8 @@ pub async fn connect<H: ClientHandler>(
             })?;
             let service = match service {
                 Ok(s) => s,
-                // the transport's own per-request limit (the same `limit`) may fire first: it is
-                // the same wait for `initialize`, a timeout, not a crash
+                // an error that is itself a timeout (of the connection, say) is the same wait for
+                // `initialize`: a timeout, not a crash
                 Err(e) if timed_out(&e) => {
                     return Err(InitTimeout {
                         seconds: limit.as_secs_f64(),

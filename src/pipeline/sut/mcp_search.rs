@@ -186,7 +186,7 @@ impl McpSearch {
         let result = attempt.map_err(|err| {
             // rmcp's errors name its Rust types (`Transport [rmcp::…<…>]`): said in words
             let e = crate::infra::mcp::readable(&err);
-            // no answer in time (ours, or the HTTP transport's own limit of the same length)
+            // no answer in time (ours, or a transport error that is itself a timeout)
             // is a timeout, not a crash, unless the server answered garbage or exited: that is
             // then the cause, below
             let late = matches!(err, ServiceError::Timeout { .. })

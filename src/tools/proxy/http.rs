@@ -32,7 +32,7 @@ pub fn router(state: Arc<State>) -> Router {
     // server answers a plain request/response call): nothing here needs a session (no
     // server-initiated messages, no resumption), while a session routes every call through the
     // session's worker task and frames the answer as a server-sent event the client must parse
-    // again (docs/performance.md, "A profile of the MCP side"). `mcp_sessions: true` keeps
+    // again. `mcp_sessions: true` keeps
     // rmcp's session mode, for clients that need the session handshake exercised.
     let config = StreamableHttpServerConfig::default();
     let config = if state.mcp_sessions {
