@@ -90,7 +90,7 @@ impl fmt::Display for JsonPath {
 pub struct Positions {
     /// The file's text itself, not a copy (a dataset's text is read once and kept here).
     text: Cow<'static, str>,
-    map: OnceLock<HashMap<JsonPath, usize>>,
+    map: OnceLock<HashMap<JsonPath, (usize, usize)>>,
 }
 
 impl Positions {
@@ -103,9 +103,20 @@ impl Positions {
         }
     }
 
-    fn table(&self) -> &HashMap<JsonPath, usize> {
-        self.map
-            .get_or_init(|| walk(&self.text, Mode::Table).starts)
+    fn table(&self) -> &HashMap<JsonPath, (usize, usize)> {
+        self.map.get_or_init(|| {
+            // the walk notes values in the order they start: one sweep of the text places them
+            let (mut at, mut place) = (0, (1, 1));
+            let text = self.text.as_bytes();
+            let starts = walk(&self.text, Mode::Table).starts.into_iter();
+            starts
+                .map(|(path, start)| {
+                    place = advance(place, text.get(at..start).unwrap_or_default());
+                    at = at.max(start);
+                    (path, place)
+                })
+                .collect()
+        })
     }
 
     /// Where `path` starts, or its nearest existing ancestor; (1, 1) when nothing is known.
@@ -113,8 +124,8 @@ impl Positions {
         let map = self.table();
         let mut p = Some(path.clone());
         while let Some(cur) = p {
-            if let Some(&at) = map.get(&cur) {
-                return line_col(&self.text, at);
+            if let Some(&place) = map.get(&cur) {
+                return place;
             }
             p = cur.parent();
         }
@@ -169,13 +180,14 @@ struct Found<'a> {
     /// Bytes serde_json has taken from the text, when it reads through [`Counted`].
     read: Option<&'a Cell<usize>>,
     path: Vec<Seg>,
-    starts: HashMap<JsonPath, usize>,
+    starts: Vec<(JsonPath, usize)>,
     duplicate: Option<(JsonPath, Option<usize>, Option<usize>)>,
 }
 
 /// What a walk found: where values start, the first key given twice (where its values start).
 struct Walked {
-    starts: HashMap<JsonPath, usize>,
+    /// In the order the values start in the text.
+    starts: Vec<(JsonPath, usize)>,
     duplicate: Option<(JsonPath, Option<usize>, Option<usize>)>,
 }
 
@@ -187,7 +199,7 @@ fn walk(text: &str, mode: Mode) -> Walked {
         text: text.as_bytes(),
         read: None,
         path: Vec::new(),
-        starts: HashMap::new(),
+        starts: Vec::new(),
         duplicate: None,
     });
     // a duplicate ends the walk with an error; any other error leaves what was found so far
@@ -246,7 +258,7 @@ impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
                 && let Some(at) = start
             {
                 let path = JsonPath(f.path.clone());
-                f.starts.insert(path, at);
+                f.starts.push((path, at));
             }
             start
         };
@@ -318,10 +330,17 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
 
 /// The line and column (1-based, counted in characters) of byte `offset` of `text`.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
-    let line = 1 + before.matches('\n').count();
-    (line, 1 + before[line_start..].chars().count())
+    advance((1, 1), &text.as_bytes()[..offset.min(text.len())])
+}
+
+/// A line and column moved over `bytes`.
+fn advance((line, column): (usize, usize), bytes: &[u8]) -> (usize, usize) {
+    bytes.iter().fold((line, column), |(l, c), &b| match b {
+        b'\n' => (l + 1, 1),
+        // a UTF-8 continuation byte: the same character
+        _ if b & 0xC0 == 0x80 => (l, c),
+        _ => (l, c + 1),
+    })
 }
 
 #[cfg(test)]
