@@ -9,7 +9,7 @@ For each build: starts its reference proxy (`evalgate proxy`) over datasets/v0 w
 clients keep it), does the MCP handshake and 30 `tools/call` of `retrieve_tools`, and prints the
 median and largest time of a call. A server that writes an event stream's headers and its events
 apart without TCP_NODELAY makes each call on a reused connection wait for the client's delayed
-acknowledgement, ~40 ms (docs/performance.md); evalgate's proxy sets TCP_NODELAY since
+acknowledgement, ~40 ms (docs/performance-history.md); evalgate's proxy sets TCP_NODELAY since
 2026-11-27.
 """
 

@@ -23,7 +23,6 @@ fn opts(sup: &evalgate::infra::process::Supervisor) -> mcp::ConnectOpts<'_> {
         sup,
         timeout: Duration::from_secs(30),
         name: "test server",
-        lean_http: false,
     }
 }
 

@@ -2,8 +2,6 @@
 //! reference proxy: connecting a client over stdio or streamable HTTP (rmcp), and converting
 //! between corpus tools and MCP tool definitions.
 
-mod lean;
-
 use crate::infra::process::{Managed, Spec, Supervisor};
 use anyhow::{Context, bail};
 use rmcp::model::Tool as McpTool;
@@ -71,10 +69,6 @@ pub struct ConnectOpts<'a> {
     pub timeout: Duration,
     /// Names the child in messages ("cannot start <name>").
     pub name: &'a str,
-    /// Over HTTP, carry the session with [`lean::LeanHttp`] (a POST per message, no worker
-    /// task, no standalone GET stream) instead of rmcp's streamable-HTTP client: for the search
-    /// session, whose per-call latency is measured.
-    pub lean_http: bool,
 }
 
 /// A connected MCP client: the rmcp service and, for stdio, the supervised child serving it.
@@ -640,16 +634,12 @@ pub async fn connect<H: ClientHandler>(
                     .with_context(|| format!("invalid value for header {k:?}"))?;
                 custom.insert(name, value);
             }
-            let service = if opts.lean_http {
-                let headers: reqwest::header::HeaderMap = custom.into_iter().collect();
-                let transport = lean::LeanHttp::new(url, headers, limit)?;
-                tokio::time::timeout(limit, handler.serve(transport)).await
-            } else {
-                let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
-                    .custom_headers(custom);
-                let transport = StreamableHttpClientTransport::from_config(config);
-                tokio::time::timeout(limit, handler.serve(transport)).await
-            };
+            // rmcp's client carries the session (Mcp-Session-Id, the protocol version header) and
+            // caps what it reads: a JSON answer and an event at 16 MiB each
+            let config =
+                StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(custom);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let service = tokio::time::timeout(limit, handler.serve(transport)).await;
             let service = service.map_err(|_| InitTimeout {
                 seconds: limit.as_secs_f64(),
                 detail: format!(
@@ -659,8 +649,8 @@ pub async fn connect<H: ClientHandler>(
             })?;
             let service = match service {
                 Ok(s) => s,
-                // the transport's own per-request limit (the same `limit`) may fire first: it is
-                // the same wait for `initialize`, a timeout, not a crash
+                // an error that is itself a timeout (of the connection, say) is the same wait for
+                // `initialize`: a timeout, not a crash
                 Err(e) if timed_out(&e) => {
                     return Err(InitTimeout {
                         seconds: limit.as_secs_f64(),

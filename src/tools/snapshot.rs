@@ -84,7 +84,6 @@ pub async fn take(
         sup: &sup,
         timeout,
         name,
-        lean_http: false,
     };
     let work = async {
         let client = mcp::connect(ep, SnapshotClient, &opts).await?;

@@ -1,9 +1,8 @@
 //! `Text`: an immutable string that is shared, not copied, when cloned.
 //!
 //! Query ids, query texts and tool ids travel from the golden set and the system's answers into
-//! every per-query row of the report. As `String`s, each row copied them: scoring 20,000 queries
-//! × 10 results allocated some 300,000 small strings, more than the metrics themselves cost.
-//! As `Text` (an `Arc<str>`), a row holds the same bytes as the golden set and the observations.
+//! every per-query row of the report. As `Text` (an `Arc<str>`), a row holds the same bytes as
+//! the golden set and the observations instead of a copy of each.
 //!
 //! On the wire it is a plain JSON string, and its schema is `{"type": "string"}`.
 

@@ -77,8 +77,8 @@ pub struct Tool {
 }
 
 /// A JSON value kept as its source text, decoded only where it is used (serving or indexing a
-/// tool). The corpus's schemas are most of its 8 MB: as trees they were a third of a re-score's
-/// time to build and a fifth to free again; as text each is one allocation.
+/// tool). The corpus's schemas are most of its 8 MB: as text each is one allocation, where a
+/// tree would be built and freed again on every run that never looks inside it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct RawJson(Box<serde_json::value::RawValue>);

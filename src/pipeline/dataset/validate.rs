@@ -119,7 +119,12 @@ pub fn json_depth(v: &serde_json::Value) -> usize {
     }
 }
 
-fn too_deep(depth: usize) -> String {
+/// `None`: deeper than serde_json reads into a tree (128 levels or more).
+fn too_deep(depth: Option<usize>) -> String {
+    let depth = match depth {
+        Some(d) => d.to_string(),
+        None => "more than 127".into(),
+    };
     format!(
         "nests {depth} levels deep; expected at most {MAX_DEFINITION_DEPTH} (a served definition travels inside an MCP message, and JSON readers stop at 128 levels)"
     )
@@ -182,8 +187,9 @@ pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
             ("extra", &t.extra),
         ] {
             if let Some(raw) = raw {
-                let depth = super::jsonpath::json_text_depth(raw.get());
-                if depth > MAX_DEFINITION_DEPTH {
+                // the text is valid JSON: a tree is refused only past serde_json's 127 levels
+                let depth = serde_json::from_str(raw.get()).ok().map(|v| json_depth(&v));
+                if depth.is_none_or(|d| d > MAX_DEFINITION_DEPTH) {
                     out.push(c.violation(e, &p.key(key), "corpus.depth", too_deep(depth)));
                 }
             }
@@ -498,7 +504,12 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
         if let Some(depth) = en.input_schema.as_ref().map(json_depth)
             && depth > MAX_DEFINITION_DEPTH
         {
-            out.push(s.violation(e, &p.key("input_schema"), "security.depth", too_deep(depth)));
+            out.push(s.violation(
+                e,
+                &p.key("input_schema"),
+                "security.depth",
+                too_deep(Some(depth)),
+            ));
         }
         for (key, v) in [("before", &en.before), ("after", &en.after)] {
             if let Some(v) = v {
@@ -524,7 +535,7 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
                     }
                     let depth = json_depth(d);
                     if depth > MAX_DEFINITION_DEPTH {
-                        out.push(s.violation(e, &dp, "security.depth", too_deep(depth)));
+                        out.push(s.violation(e, &dp, "security.depth", too_deep(Some(depth))));
                     }
                 }
             }

@@ -32,7 +32,7 @@ pub fn router(state: Arc<State>) -> Router {
     // server answers a plain request/response call): nothing here needs a session (no
     // server-initiated messages, no resumption), while a session routes every call through the
     // session's worker task and frames the answer as a server-sent event the client must parse
-    // again (docs/performance.md, "A profile of the MCP side"). `mcp_sessions: true` keeps
+    // again. `mcp_sessions: true` keeps
     // rmcp's session mode, for clients that need the session handshake exercised.
     let config = StreamableHttpServerConfig::default();
     let config = if state.mcp_sessions {
@@ -681,7 +681,6 @@ mod tests {
                     sup: &sup,
                     timeout: std::time::Duration::from_secs(10),
                     name: "proxy",
-                    lean_http: false,
                 },
             )
             .await
@@ -694,12 +693,10 @@ mod tests {
                 let params =
                     rmcp::model::CallToolRequestParams::new("retrieve_tools").with_arguments(args);
                 let result = session.service.peer().call_tool(params).await.unwrap();
-                let text = &result.content[0].as_text().unwrap().text;
-                assert_eq!(
-                    m.map_text_fast(text).unwrap()[0],
-                    "s:a",
-                    "sessions: {sessions}"
-                );
+                let ids = m
+                    .map_call_result(&serde_json::to_value(&result).unwrap())
+                    .unwrap();
+                assert_eq!(ids[0], "s:a", "sessions: {sessions}");
             }
         }
     }

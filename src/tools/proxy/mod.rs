@@ -164,8 +164,8 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
         listener.local_addr()?
     );
     // answers go out as soon as they are written: with Nagle's algorithm on, an event-stream
-    // answer written after its headers waited on a reused connection for the client's delayed
-    // acknowledgement (~40 ms a request; docs/performance.md)
+    // answer written after its headers would wait on a reused connection for the client's
+    // delayed acknowledgement
     use axum::serve::ListenerExt;
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {

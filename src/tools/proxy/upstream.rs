@@ -235,7 +235,6 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
                         sup: &st.sup,
                         timeout: UPSTREAM_TIMEOUT,
                         name: &name,
-                        lean_http: false,
                     };
                     match mcp::connect(&ep, client.clone(), &opts).await {
                         Ok(session) => match list(&session.service, &name).await {

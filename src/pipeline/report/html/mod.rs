@@ -208,10 +208,10 @@ fn pair_sections(t: &super::view::ToolsView) -> Vec<Value> {
     out
 }
 
-/// What the template reads: the report without its raw observations. The page never shows
-/// them, and turning them into template values was a third of the render's time (perf, a v1
-/// re-score). The destructuring is exhaustive, so a field added to the model is a compile
-/// error here until the view decides about it.
+/// What the template reads: the report without its raw observations, which the page never
+/// shows and which would otherwise all be turned into template values. The destructuring is
+/// exhaustive, so a field added to the model is a compile error here until the view decides
+/// about it.
 #[derive(serde::Serialize)]
 struct Page<'a> {
     schema_version: u32,

@@ -1079,7 +1079,6 @@ impl RugPullLive {
                 sup: &self.sup,
                 timeout: self.proxy.check.request_timeout,
                 name: &running.name,
-                lean_http: false,
             },
         )
         .await
