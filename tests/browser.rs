@@ -262,118 +262,33 @@ enum Tok {
     Text(String),
 }
 
-fn decode(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&nbsp;", "\u{a0}")
-        .replace("&amp;", "&")
-}
-
-/// Tokenises serialised HTML: start tags with attributes, end tags and decoded text. The
-/// contents of raw-text elements (`style`, `script`...) become one text token.
+/// The DOM Chromium serialises, read back by a real HTML parser (html5ever, through scraper) and
+/// walked in document order: start tags with their attributes, end tags and decoded text
+/// (comments and the doctype left out).
 fn tokens(html: &str) -> Vec<Tok> {
+    use scraper::Node;
+    use ego_tree::iter::Edge;
+    let doc = scraper::Html::parse_document(html);
     let mut out = Vec::new();
-    let b = html.as_bytes();
-    let mut i = 0;
-    let mut text_start = 0;
-    let flush = |out: &mut Vec<Tok>, from: usize, to: usize| {
-        if to > from {
-            out.push(Tok::Text(decode(&html[from..to])));
-        }
-    };
-    while i < b.len() {
-        if b[i] != b'<' {
-            i += 1;
-            continue;
-        }
-        if html[i..].starts_with("<!--") {
-            flush(&mut out, text_start, i);
-            i = html[i..].find("-->").map_or(b.len(), |k| i + k + 3);
-            text_start = i;
-            continue;
-        }
-        if html[i..].starts_with("<!") {
-            flush(&mut out, text_start, i);
-            i = html[i..].find('>').map_or(b.len(), |k| i + k + 1);
-            text_start = i;
-            continue;
-        }
-        let closing = b.get(i + 1) == Some(&b'/');
-        let name_from = i + 1 + usize::from(closing);
-        let name_len = html[name_from..]
-            .find(|c: char| c.is_whitespace() || c == '>' || c == '/')
-            .unwrap_or(0);
-        if name_len == 0 {
-            i += 1; // a literal '<' (Chromium escapes these, so this should not happen)
-            continue;
-        }
-        flush(&mut out, text_start, i);
-        let name = html[name_from..name_from + name_len].to_ascii_lowercase();
-        let mut j = name_from + name_len;
-        let mut attrs = Vec::new();
-        loop {
-            while j < b.len() && (b[j] as char).is_whitespace() {
-                j += 1;
-            }
-            if j >= b.len() {
-                break;
-            }
-            if b[j] == b'>' {
-                j += 1;
-                break;
-            }
-            if b[j] == b'/' {
-                j += 1;
-                continue;
-            }
-            let an = html[j..]
-                .find(|c: char| c.is_whitespace() || c == '=' || c == '>' || c == '/')
-                .map_or(b.len(), |k| j + k);
-            let aname = html[j..an].to_ascii_lowercase();
-            j = an;
-            let mut aval = String::new();
-            if b.get(j) == Some(&b'=') {
-                j += 1;
-                if let Some(&q) = b.get(j).filter(|c| **c == b'"' || **c == b'\'') {
-                    let end = html[j + 1..].find(q as char).map_or(b.len(), |k| j + 1 + k);
-                    aval = decode(&html[j + 1..end]);
-                    j = (end + 1).min(b.len());
-                } else {
-                    let end = html[j..]
-                        .find(|c: char| c.is_whitespace() || c == '>')
-                        .map_or(b.len(), |k| j + k);
-                    aval = decode(&html[j..end]);
-                    j = end;
+    for edge in doc.tree.root().traverse() {
+        match edge {
+            Edge::Open(n) => match n.value() {
+                Node::Element(e) => out.push(Tok::Start(
+                    e.name().to_string(),
+                    e.attrs()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                )),
+                Node::Text(t) => out.push(Tok::Text(t.to_string())),
+                _ => {}
+            },
+            Edge::Close(n) => {
+                if let Node::Element(e) = n.value() {
+                    out.push(Tok::End(e.name().to_string()));
                 }
             }
-            attrs.push((aname, aval));
-        }
-        i = j;
-        text_start = i;
-        if closing {
-            out.push(Tok::End(name));
-            continue;
-        }
-        let raw = matches!(
-            name.as_str(),
-            "style" | "script" | "xmp" | "iframe" | "noembed" | "noframes" | "noscript"
-        );
-        out.push(Tok::Start(name.clone(), attrs));
-        if raw {
-            let close = format!("</{name}");
-            let end = html[i..]
-                .to_ascii_lowercase()
-                .find(&close)
-                .map_or(b.len(), |k| i + k);
-            if end > i {
-                out.push(Tok::Text(html[i..end].to_string()));
-            }
-            i = end;
-            text_start = i;
         }
     }
-    flush(&mut out, text_start, b.len());
     out
 }
 
