@@ -1,9 +1,10 @@
 //! `report.md`: the delta table a pull-request reviewer reads. Every dataset string goes
 //! through [`sanitize::md`].
 
+use super::doc::{self, Align, Cell, Format, Table};
 use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
-use super::view::{self, CategoryCell, Row, View};
+use super::view::{self, CategoryCell, View};
 use crate::infra::text::sanitize::{CELL_MAX, md, md_code, md_ends};
 use std::fmt::Write;
 
@@ -16,38 +17,39 @@ pub fn verdict_badge(v: Verdict) -> &'static str {
     }
 }
 
-/// The rows of an "against the baseline" table: `| first | Baseline | Current | Δ | Limit |
-/// Gate |`, `first` being the metric (or the detector and the metric).
-fn baseline_rows(o: &mut String, first: &str, rows: &[Row]) {
-    let _ = writeln!(
-        o,
-        "| {first} | Baseline | Current (mean ± 95% CI) | Δ | Limit | Gate |"
-    );
-    let _ = writeln!(o, "|---|---:|---:|---:|---:|:---|");
-    for row in rows {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {} |",
-            row.label,
-            num(row.baseline),
-            mean_ci(row.current.as_ref()),
-            match &row.paired {
-                // the paired comparison under the Δ, on its own line
-                Some(p) => format!("{}<br><sub>{}</sub>", delta(row.delta), p),
-                None => delta(row.delta),
-            },
-            if row.limit.is_empty() {
-                "–"
-            } else {
-                &row.limit
-            },
-            row.mark.text()
-        );
-    }
-}
-
 /// `report.md`: the delta table a pull-request reviewer reads.
 pub struct Markdown;
+
+impl Format for Markdown {
+    fn cell(&self, c: &Cell) -> String {
+        match c {
+            Cell::Plain(s) => s.clone(),
+            Cell::Id(s, max) => md_code(s, *max),
+            Cell::Text(s, max) => md(s, *max),
+            Cell::Category(c) => category(*c),
+            Cell::Mark(m) => m.text().to_string(),
+            Cell::Seq(cells) => cells.iter().map(|c| self.cell(c)).collect(),
+            Cell::Note(c, note) => format!("{}<br><sub>{note}</sub>", self.cell(c)),
+        }
+    }
+    fn table(&self, t: &Table) -> String {
+        let row = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+        let mut o = row(t.head.iter().map(|(h, _)| self.cell(h)).collect());
+        o.push('|');
+        for (_, align) in &t.head {
+            o.push_str(match align {
+                Align::Left => "---|",
+                Align::Right => "---:|",
+                Align::Mark => ":---|",
+            });
+        }
+        o.push('\n');
+        for r in &t.rows {
+            o.push_str(&row(r.iter().map(|c| self.cell(c)).collect()));
+        }
+        o
+    }
+}
 
 impl super::Exporter for Markdown {
     fn file_name(&self) -> Option<&'static str> {
@@ -105,7 +107,7 @@ pub fn render_view(r: &Report, v: &View) -> String {
             rr.queries,
             md_code(&rr.corpus_version, 80)
         );
-        baseline_rows(&mut o, "Metric", &v.retrieval_rows);
+        o.push_str(&Markdown.table(&doc::retrieval_table(&v.retrieval_rows)));
         let d = &rr.diagnostics;
         let runs = rr.runs_completed;
         let pr = |n: usize| view::per_run(n as u64, runs);
@@ -186,21 +188,15 @@ pub fn render_view(r: &Report, v: &View) -> String {
         }
         // every detector's numbers that have a baseline value or a limit; the detectors whose
         // rows all stand unchanged fold into one line
-        let against: Vec<view::Row> = v
+        let against = v
             .detectors
             .iter()
             .filter(|d| !v.unchanged_detectors.contains(&d.name))
-            .flat_map(|d| {
-                let shown = md_code(&d.name, 60);
-                d.against.iter().map(move |row| view::Row {
-                    label: format!("{shown} {}", row.label),
-                    ..row.clone()
-                })
-            })
-            .collect();
-        if !against.is_empty() {
+            .flat_map(|d| d.against.iter().map(|row| (d.name.as_str(), row)));
+        let against = doc::detectors_table(against);
+        if !against.rows.is_empty() {
             let _ = writeln!(o);
-            baseline_rows(&mut o, "Detector metric", &against);
+            o.push_str(&Markdown.table(&against));
         }
         if !v.unchanged_detectors.is_empty() {
             let n = v.unchanged_detectors.len();
@@ -290,28 +286,7 @@ pub fn render_view(r: &Report, v: &View) -> String {
                 md(&d.name, 40),
                 view::per_run_note(d.runs)
             );
-            let _ = writeln!(
-                o,
-                "| Category | Played | Reported | Blocked | Restored | Detection rate | Block rate |"
-            );
-            let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|");
-            for c in live {
-                let like = c
-                    .resembles
-                    .map(|r| format!(" like {}", category(r)))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    o,
-                    "| {}{like} | {} | {} | {} | {} | {} | {} |",
-                    category(c.category),
-                    c.played,
-                    c.reported,
-                    c.blocked,
-                    c.restored,
-                    mean_ci(Some(&c.detection_rate)),
-                    mean_ci(Some(&c.block_rate)),
-                );
-            }
+            o.push_str(&Markdown.table(&doc::live_table(live)));
         }
         let _ = writeln!(o);
     }

@@ -5,6 +5,7 @@
 //! leaves half-written output.
 
 pub mod color;
+pub mod doc;
 pub mod format;
 pub mod html;
 pub mod markdown;
