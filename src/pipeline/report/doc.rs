@@ -5,8 +5,12 @@
 //! a format unescaped, nor be escaped twice.
 
 use super::format::{delta, mean_ci, num};
-use super::view::{LiveRow, Mark, Row};
+use super::view::{self, CategoryCell, LiveRow, Mark, Regressions, Row, ToolsView, View};
+use crate::infra::text::sanitize::CELL_MAX;
 use crate::pipeline::dataset::Category;
+use crate::pipeline::gate::model::{DetectorFlips, RankChange};
+use crate::pipeline::measure::probes::{ProbeOutcome, RobustnessReport};
+use crate::pipeline::score::diagnostics::ConfusionPair;
 
 /// One cell's content, by what it is.
 #[derive(Debug, Clone)]
@@ -176,6 +180,234 @@ pub fn live_table(live: &[LiveRow]) -> Table {
             c.restored.clone().into(),
             mean_ci(Some(&c.detection_rate)).into(),
             mean_ci(Some(&c.block_rate)).into(),
+        ]);
+    }
+    t
+}
+
+/// `items` as cells, joined by `sep`.
+pub fn joined<T>(items: impl IntoIterator<Item = T>, sep: &str, cell: impl Fn(T) -> Cell) -> Cell {
+    let mut cells = Vec::new();
+    for (i, x) in items.into_iter().enumerate() {
+        if i > 0 {
+            cells.push(sep.into());
+        }
+        cells.push(cell(x));
+    }
+    Cell::Seq(cells)
+}
+
+/// A tool id, server name, query or entry id.
+pub fn id(s: &str) -> Cell {
+    Cell::Id(s.to_string(), 80)
+}
+
+/// Every detector: who runs it, its scope, its metrics, its counts (per-run means over
+/// `runs`) and its gate.
+pub fn overview_table(v: &View, runs: usize) -> Table {
+    let counts = format!("TP / FP / TN / FN{}", view::per_run_note(runs));
+    let mut t = Table::new(
+        &[
+            "Detector",
+            "Scope",
+            "Precision",
+            "Recall",
+            "F1",
+            "FPR",
+            "FPR hard neg.",
+            &counts,
+            "Gate",
+        ],
+        2,
+        true,
+    );
+    for d in &v.detectors {
+        let mut name = vec![Cell::Id(d.name.clone(), 60)];
+        if !d.by.is_empty() {
+            name.extend([" (".into(), Cell::Text(d.by.clone(), 80), ")".into()]);
+        }
+        let scope = if d.scope.len() == 4 {
+            "all".into()
+        } else {
+            // (open categories are dataset text: the whole cell is escaped once)
+            let names: Vec<&str> = d.scope.iter().map(|c| c.as_str()).collect();
+            Cell::Text(names.join(", "), 80)
+        };
+        let mut row = vec![Cell::Seq(name), scope];
+        row.extend(d.metrics.iter().map(|m| mean_ci(m.as_ref()).into()));
+        let na = match d.not_applicable {
+            0 => String::new(),
+            n => format!(" (not applicable: {n})"),
+        };
+        row.push(format!("{}{na}", d.counts.join(" / ")).into());
+        row.push(Cell::Mark(d.mark));
+        t.rows.push(row);
+    }
+    t
+}
+
+/// The entries whose verdicts flipped since the baseline.
+pub fn flips_table(f: &DetectorFlips) -> Table {
+    let mut t = Table::new(&["Entry", "Flip"], 2, false);
+    for e in &f.flips {
+        t.rows.push(vec![id(&e.id), view::flip_kind(e).into()]);
+    }
+    t
+}
+
+/// Recall (attack categories) or flag rate per category, one column per detector.
+pub fn category_table<'a>(v: &View, detectors: impl IntoIterator<Item = &'a str>) -> Table {
+    let mut t = Table::new(&["Category", "Entries"], 1, false);
+    for d in detectors {
+        t.head.push((Cell::Text(d.to_string(), 40), Align::Right));
+    }
+    for row in &v.categories {
+        let label = if row.hard_negatives {
+            let c = Cell::Category(row.category);
+            Cell::Seq(vec![
+                "hard negatives like ".into(),
+                c,
+                " (flag rate)".into(),
+            ])
+        } else {
+            let what = if row.attack { "recall" } else { "flag rate" };
+            Cell::Seq(vec![
+                Cell::Category(row.category),
+                format!(" ({what})").into(),
+            ])
+        };
+        let mut cells = vec![label, row.entries.to_string().into()];
+        cells.extend(row.cells.iter().map(|c| match c {
+            CategoryCell::OutOfScope => "out of scope".into(),
+            CategoryCell::Rate(rate) => num(*rate).into(),
+        }));
+        t.rows.push(cells);
+    }
+    t
+}
+
+/// The most regressed (or lowest-scoring) queries, with how their relevant tool moved when
+/// the baseline keeps ranked lists.
+pub fn regressions_table(reg: &Regressions) -> Table {
+    let mut t = Table::new(
+        &["Query", "Text", "Metric", "Baseline", "Current", "Δ"],
+        3,
+        false,
+    );
+    let ranked = reg.rows.iter().any(|q| q.ranks.is_some());
+    if ranked {
+        let head = "Relevant tool: rank before → after (top 10)";
+        t.head.push((head.into(), Align::Left));
+    }
+    for q in &reg.rows {
+        let mut row = vec![
+            Cell::Id(q.id.to_string(), 40),
+            Cell::Text(q.query.to_string(), CELL_MAX),
+            // a name evalgate does not know (a hand-made report.json) stays inert
+            q.label
+                .map_or_else(|| Cell::Id(q.metric.clone(), 60), Cell::from),
+            num(q.baseline).into(),
+            num(Some(q.current)).into(),
+            delta(q.delta).into(),
+        ];
+        if ranked {
+            row.push(q.ranks.as_ref().map_or_else(|| "–".into(), ranks));
+        }
+        t.rows.push(row);
+    }
+    t
+}
+
+/// `tool 3 → 7; in its place: a, b`.
+pub fn ranks(rc: &RankChange) -> Cell {
+    let moved = format!(" {} → {}", view::rank(rc.before), view::rank(rc.after));
+    let mut cells = vec![id(&rc.tool), moved.into()];
+    if !rc.took_its_place.is_empty() {
+        cells.push("; in its place: ".into());
+        cells.push(joined(&rc.took_its_place, ", ", |t| id(t)));
+    }
+    Cell::Seq(cells)
+}
+
+/// Confusion pairs: wanted, taken instead, queries, examples.
+pub fn confusion_table(pairs: &[ConfusionPair]) -> Table {
+    let head = ["Wanted", "Taken instead", "Queries", "Example queries"];
+    let mut t = Table::new(&head, 2, false);
+    t.head[3].1 = Align::Left;
+    for p in pairs {
+        t.rows.push(vec![
+            id(&p.wanted),
+            id(&p.taken),
+            p.queries.to_string().into(),
+            joined(&p.examples, ", ", |e| id(e)),
+        ]);
+    }
+    t
+}
+
+/// The tools with the lowest Recall@5.
+pub fn worst_tools_table(t: &ToolsView) -> Table {
+    let head = ["Tool", "Relevant in", "Found in top 5", "Recall@5", "MRR"];
+    let mut table = Table::new(&head, 1, false);
+    for s in &t.worst_tools {
+        table.rows.push(vec![
+            id(&s.tool),
+            s.relevant_in.to_string().into(),
+            s.found_in_top_5.to_string().into(),
+            num(Some(s.recall_at_5)).into(),
+            num(Some(s.mrr)).into(),
+        ]);
+    }
+    table
+}
+
+/// The servers with the lowest Recall@5.
+pub fn worst_servers_table(t: &ToolsView) -> Table {
+    let head = [
+        "Server",
+        "Relevant tools",
+        "Never found",
+        "Relevant in",
+        "Found in top 5",
+        "Recall@5",
+    ];
+    let mut table = Table::new(&head, 1, false);
+    for s in &t.worst_servers {
+        let n = [s.tools, s.never_found, s.relevant_in, s.found_in_top_5];
+        let mut row = vec![id(&s.server)];
+        row.extend(n.iter().map(|n| Cell::Plain(n.to_string())));
+        row.push(num(Some(s.recall_at_5)).into());
+        table.rows.push(row);
+    }
+    table
+}
+
+/// Hard negatives in a top 5: query, tool, runs, best rank.
+pub fn hard_negatives_table(t: &ToolsView) -> Table {
+    let mut table = Table::new(&["Query", "Tool", "Runs", "Best rank"], 2, false);
+    for h in &t.hard_negatives {
+        table.rows.push(vec![
+            id(&h.query),
+            id(&h.tool),
+            h.runs.to_string().into(),
+            h.best_rank.to_string().into(),
+        ]);
+    }
+    table
+}
+
+/// Every robustness probe: what it sent, its outcome (a failure marked), what happened.
+pub fn probes_table(rb: &RobustnessReport) -> Table {
+    let mut t = Table::new(&["Probe", "Outcome", "Detail"], 3, false);
+    for p in &rb.probes {
+        let mark = match p.outcome {
+            ProbeOutcome::Failed => "❌ ",
+            _ => "",
+        };
+        t.rows.push(vec![
+            Cell::Text(p.what.to_string(), 80),
+            format!("{mark}{}", p.outcome.as_str()).into(),
+            Cell::Text(p.detail.to_string(), CELL_MAX),
         ]);
     }
     t
