@@ -28,7 +28,7 @@ pub enum Cell {
     /// Cells shown one after another.
     Seq(Vec<Cell>),
     /// A cell with a smaller note under it (the paired comparison under a Δ).
-    Note(Box<Cell>, String),
+    Note(Box<Cell>, Box<Cell>),
 }
 
 impl From<String> for Cell {
@@ -113,7 +113,7 @@ pub fn baseline_table(first: &str, rows: &[(Cell, &Row)]) -> Table {
             num(row.baseline).into(),
             mean_ci(row.current.as_ref()).into(),
             match &row.paired {
-                Some(p) => Cell::Note(Box::new(d), p.clone()),
+                Some(p) => Cell::Note(Box::new(d), Box::new(p.clone().into())),
                 None => d,
             },
             if row.limit.is_empty() {
@@ -411,4 +411,31 @@ pub fn probes_table(rb: &RobustnessReport) -> Table {
         ]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::report::model::fixture;
+
+    #[test]
+    fn a_detectors_rows_are_led_by_its_name_as_an_id() {
+        let v = View::of(&fixture());
+        let rows = v
+            .detectors
+            .iter()
+            .flat_map(|d| d.against.iter().map(|row| (d.name.as_str(), row)));
+        let t = detectors_table(rows);
+        let want: usize = v.detectors.iter().map(|d| d.against.len()).sum();
+        assert!(want > 0);
+        assert_eq!(t.rows.len(), want);
+        let first = v.detectors.iter().find(|d| !d.against.is_empty()).unwrap();
+        let Cell::Seq(label) = &t.rows[0][0] else {
+            panic!("{:?}", t.rows[0][0])
+        };
+        assert!(matches!(&label[0], Cell::Id(name, _) if *name == first.name));
+        assert!(
+            matches!(&label[1], Cell::Plain(l) if *l == format!(" {}", first.against[0].label))
+        );
+    }
 }

@@ -29,7 +29,7 @@ impl Format for Markdown {
             Cell::Category(c) => category(*c),
             Cell::Mark(m) => m.text().to_string(),
             Cell::Seq(cells) => cells.iter().map(|c| self.cell(c)).collect(),
-            Cell::Note(c, note) => format!("{}<br><sub>{note}</sub>", self.cell(c)),
+            Cell::Note(c, note) => format!("{}<br><sub>{}</sub>", self.cell(c), self.cell(note)),
         }
     }
     fn table(&self, t: &Table) -> String {

@@ -96,7 +96,7 @@ impl Format for Terminal {
             Cell::Category(c) => term(c.as_str(), 60),
             Cell::Mark(m) => m.text().to_string(),
             Cell::Seq(cells) => cells.iter().map(|c| self.cell(c)).collect(),
-            Cell::Note(c, note) => format!("{}\n{note}", self.cell(c)),
+            Cell::Note(c, note) => format!("{}\n{}", self.cell(c), self.cell(note)),
         }
     }
     fn table(&self, d: &doc::Table) -> String {
@@ -215,45 +215,33 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
     if let Some(s) = &r.security {
         let _ = writeln!(o, "Security detectors: {} entries", s.entries);
         let counts = format!("TP/FP/TN/FN{}", view::per_run_note(r.runs));
-        let mut t = table(
-            &[
-                "Detector",
-                "Precision",
-                "Recall",
-                "F1",
-                "FPR",
-                "FPR hard neg.",
-                &counts,
-                "Gate",
-            ],
-            color,
-        );
+        let head = [
+            "Detector",
+            "Precision",
+            "Recall",
+            "F1",
+            "FPR",
+            "FPR hard neg.",
+        ];
+        let mut t = doc::Table::new(&head, 1, false);
+        t.head.push((counts.into(), Align::Right));
+        t.head.push(("Gate".into(), Align::Left));
         for d in &v.detectors {
-            let mut row = vec![TableCell::new(if d.by.is_empty() {
-                term(&d.name, 40)
-            } else {
-                format!("{}\n{}", term(&d.name, 40), term(&d.by, 40))
-            })];
-            row.extend(
-                d.metrics
-                    .iter()
-                    .map(|m| TableCell::new(mean_ci(m.as_ref()))),
-            );
-            row.push(TableCell::new(format!(
-                "{}{}",
-                d.counts.join("/"),
-                if d.not_applicable > 0 {
-                    format!("\nn/a {}", d.not_applicable)
-                } else {
-                    String::new()
-                }
-            )));
-            row.push(mark_cell(d.mark, color));
-            t.add_row(row);
+            let mut name = Cell::Id(d.name.clone(), 40);
+            if !d.by.is_empty() {
+                name = Cell::Note(Box::new(name), Box::new(Cell::Text(d.by.clone(), 40)));
+            }
+            let mut row = vec![name];
+            row.extend(d.metrics.iter().map(|m| mean_ci(m.as_ref()).into()));
+            let na = match d.not_applicable {
+                0 => String::new(),
+                n => format!("\nn/a {n}"),
+            };
+            row.push(format!("{}{na}", d.counts.join("/")).into());
+            row.push(Cell::Mark(d.mark));
+            t.rows.push(row);
         }
-        right(&mut t, 1..7);
-        fit(&mut t);
-        let _ = writeln!(o, "{t}\n");
+        let _ = writeln!(o, "{}\n", f.table(&t));
         let against = v
             .detectors
             .iter()
@@ -367,34 +355,6 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         r.gate.verdict.as_str(),
         term(&r.gate.summary, 600)
     );
-    o
-}
-
-/// One line per failed gate check, then one naming why the system under test could not be
-/// measured: what the full view ends with, and all that `-q` prints.
-pub fn failures(r: &Report) -> String {
-    let mut o = String::new();
-    for c in r
-        .gate
-        .checks
-        .iter()
-        .filter(|c| c.status == CheckStatus::Fail)
-    {
-        let _ = writeln!(
-            o,
-            "FAILED {} {}: {}",
-            term(&c.subject, 60),
-            label(&c.metric),
-            term(&c.message, 300)
-        );
-    }
-    if let Some(f) = &r.failure {
-        let _ = writeln!(
-            o,
-            "SYSTEM UNDER TEST FAILED: {}",
-            term_ends(&f.to_string(), 600)
-        );
-    }
     o
 }
 
