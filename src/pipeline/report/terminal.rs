@@ -281,26 +281,11 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
     {
         let _ = writeln!(o, "{}", reg.title);
         for q in &reg.rows {
-            let ranks = q.ranks.as_ref().map_or_else(String::new, |rc| {
-                format!(
-                    "; {} rank {} → {}{}",
-                    term(&rc.tool, 60),
-                    view::rank(rc.before),
-                    view::rank(rc.after),
-                    if rc.took_its_place.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            ", in its place {}",
-                            rc.took_its_place
-                                .iter()
-                                .map(|t| term(t, 60))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    }
-                )
-            });
+            // the same words as report.md's and report.html's rank column
+            let ranks = q
+                .ranks
+                .as_ref()
+                .map_or_else(String::new, |rc| format!("; {}", f.cell(&doc::ranks(rc))));
             let _ = writeln!(
                 o,
                 "  {} {} {} → {} ({}){ranks}",

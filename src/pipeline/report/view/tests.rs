@@ -319,5 +319,5 @@ fn flipped_verdicts_and_rank_changes_show_in_every_renderer_escaped() {
     assert!(!html.contains("<img"));
     let term = crate::pipeline::report::terminal::render(&r, false);
     assert!(term.contains("benign, no longer flagged (fixed)"), "{term}");
-    assert!(term.contains("rank 1 → –, in its place taker"), "{term}");
+    assert!(term.contains(" 1 → –; in its place: taker"), "{term}");
 }
