@@ -61,12 +61,12 @@ pub struct Table {
 }
 
 impl Table {
-    /// A table with these headers: the first `left` columns left-aligned, then numbers,
-    /// then a gate column when `gate`.
-    pub fn new(head: &[&str], left: usize, gate: bool) -> Table {
-        let n = head.len();
+    /// A table with these headers (separated by `|`): the first `left` columns left-aligned,
+    /// then numbers, then a gate column when `gate`.
+    pub fn new(head: &str, left: usize, gate: bool) -> Table {
+        let n = head.split('|').count();
         let head = head
-            .iter()
+            .split('|')
             .enumerate()
             .map(|(i, h)| {
                 let align = match i {
@@ -74,7 +74,7 @@ impl Table {
                     _ if gate && i + 1 == n => Align::Mark,
                     _ => Align::Right,
                 };
-                (Cell::from(*h), align)
+                (Cell::from(h), align)
             })
             .collect();
         Table {
@@ -95,14 +95,7 @@ pub trait Format {
 /// Baseline, Current, Δ (the paired comparison under it), Limit, Gate.
 pub fn baseline_table(first: &str, rows: &[(Cell, &Row)]) -> Table {
     let mut t = Table::new(
-        &[
-            first,
-            "Baseline",
-            "Current (mean ± 95% CI)",
-            "Δ",
-            "Limit",
-            "Gate",
-        ],
+        &format!("{first}|Baseline|Current (mean ± 95% CI)|Δ|Limit|Gate"),
         1,
         true,
     );
@@ -155,15 +148,7 @@ pub fn detectors_table<'a>(rows: impl IntoIterator<Item = (&'a str, &'a Row)>) -
 /// A detector's rug-pulls played live, one row per category.
 pub fn live_table(live: &[LiveRow]) -> Table {
     let mut t = Table::new(
-        &[
-            "Category",
-            "Played",
-            "Reported",
-            "Blocked",
-            "Restored",
-            "Detection rate",
-            "Block rate",
-        ],
+        "Category|Played|Reported|Blocked|Restored|Detection rate|Block rate",
         1,
         false,
     );
@@ -205,22 +190,11 @@ pub fn id(s: &str) -> Cell {
 /// Every detector: who runs it, its scope, its metrics, its counts (per-run means over
 /// `runs`) and its gate.
 pub fn overview_table(v: &View, runs: usize) -> Table {
-    let counts = format!("TP / FP / TN / FN{}", view::per_run_note(runs));
-    let mut t = Table::new(
-        &[
-            "Detector",
-            "Scope",
-            "Precision",
-            "Recall",
-            "F1",
-            "FPR",
-            "FPR hard neg.",
-            &counts,
-            "Gate",
-        ],
-        2,
-        true,
+    let note = view::per_run_note(runs);
+    let head = format!(
+        "Detector|Scope|Precision|Recall|F1|FPR|FPR hard neg.|TP / FP / TN / FN{note}|Gate"
     );
+    let mut t = Table::new(&head, 2, true);
     for d in &v.detectors {
         let mut name = vec![Cell::Id(d.name.clone(), 60)];
         if !d.by.is_empty() {
@@ -248,7 +222,7 @@ pub fn overview_table(v: &View, runs: usize) -> Table {
 
 /// The entries whose verdicts flipped since the baseline.
 pub fn flips_table(f: &DetectorFlips) -> Table {
-    let mut t = Table::new(&["Entry", "Flip"], 2, false);
+    let mut t = Table::new("Entry|Flip", 2, false);
     for e in &f.flips {
         t.rows.push(vec![id(&e.id), view::flip_kind(e).into()]);
     }
@@ -257,7 +231,7 @@ pub fn flips_table(f: &DetectorFlips) -> Table {
 
 /// Recall (attack categories) or flag rate per category, one column per detector.
 pub fn category_table<'a>(v: &View, detectors: impl IntoIterator<Item = &'a str>) -> Table {
-    let mut t = Table::new(&["Category", "Entries"], 1, false);
+    let mut t = Table::new("Category|Entries", 1, false);
     for d in detectors {
         t.head.push((Cell::Text(d.to_string(), 40), Align::Right));
     }
@@ -289,11 +263,7 @@ pub fn category_table<'a>(v: &View, detectors: impl IntoIterator<Item = &'a str>
 /// The most regressed (or lowest-scoring) queries, with how their relevant tool moved when
 /// the baseline keeps ranked lists.
 pub fn regressions_table(reg: &Regressions) -> Table {
-    let mut t = Table::new(
-        &["Query", "Text", "Metric", "Baseline", "Current", "Δ"],
-        3,
-        false,
-    );
+    let mut t = Table::new("Query|Text|Metric|Baseline|Current|Δ", 3, false);
     let ranked = reg.rows.iter().any(|q| q.ranks.is_some());
     if ranked {
         let head = "Relevant tool: rank before → after (top 10)";
@@ -331,8 +301,7 @@ pub fn ranks(rc: &RankChange) -> Cell {
 
 /// Confusion pairs: wanted, taken instead, queries, examples.
 pub fn confusion_table(pairs: &[ConfusionPair]) -> Table {
-    let head = ["Wanted", "Taken instead", "Queries", "Example queries"];
-    let mut t = Table::new(&head, 2, false);
+    let mut t = Table::new("Wanted|Taken instead|Queries|Example queries", 2, false);
     t.head[3].1 = Align::Left;
     for p in pairs {
         t.rows.push(vec![
@@ -347,8 +316,7 @@ pub fn confusion_table(pairs: &[ConfusionPair]) -> Table {
 
 /// The tools with the lowest Recall@5.
 pub fn worst_tools_table(t: &ToolsView) -> Table {
-    let head = ["Tool", "Relevant in", "Found in top 5", "Recall@5", "MRR"];
-    let mut table = Table::new(&head, 1, false);
+    let mut table = Table::new("Tool|Relevant in|Found in top 5|Recall@5|MRR", 1, false);
     for s in &t.worst_tools {
         table.rows.push(vec![
             id(&s.tool),
@@ -363,15 +331,8 @@ pub fn worst_tools_table(t: &ToolsView) -> Table {
 
 /// The servers with the lowest Recall@5.
 pub fn worst_servers_table(t: &ToolsView) -> Table {
-    let head = [
-        "Server",
-        "Relevant tools",
-        "Never found",
-        "Relevant in",
-        "Found in top 5",
-        "Recall@5",
-    ];
-    let mut table = Table::new(&head, 1, false);
+    let head = "Server|Relevant tools|Never found|Relevant in|Found in top 5|Recall@5";
+    let mut table = Table::new(head, 1, false);
     for s in &t.worst_servers {
         let n = [s.tools, s.never_found, s.relevant_in, s.found_in_top_5];
         let mut row = vec![id(&s.server)];
@@ -384,7 +345,7 @@ pub fn worst_servers_table(t: &ToolsView) -> Table {
 
 /// Hard negatives in a top 5: query, tool, runs, best rank.
 pub fn hard_negatives_table(t: &ToolsView) -> Table {
-    let mut table = Table::new(&["Query", "Tool", "Runs", "Best rank"], 2, false);
+    let mut table = Table::new("Query|Tool|Runs|Best rank", 2, false);
     for h in &t.hard_negatives {
         table.rows.push(vec![
             id(&h.query),
@@ -398,7 +359,7 @@ pub fn hard_negatives_table(t: &ToolsView) -> Table {
 
 /// Every robustness probe: what it sent, its outcome (a failure marked), what happened.
 pub fn probes_table(rb: &RobustnessReport) -> Table {
-    let mut t = Table::new(&["Probe", "Outcome", "Detail"], 3, false);
+    let mut t = Table::new("Probe|Outcome|Detail", 3, false);
     for p in &rb.probes {
         let mark = match p.outcome {
             ProbeOutcome::Failed => "❌ ",

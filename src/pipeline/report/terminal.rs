@@ -215,17 +215,8 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
     if let Some(s) = &r.security {
         let _ = writeln!(o, "Security detectors: {} entries", s.entries);
         let counts = format!("TP/FP/TN/FN{}", view::per_run_note(r.runs));
-        let head = [
-            "Detector",
-            "Precision",
-            "Recall",
-            "F1",
-            "FPR",
-            "FPR hard neg.",
-        ];
-        let mut t = doc::Table::new(&head, 1, false);
-        t.head.push((counts.into(), Align::Right));
-        t.head.push(("Gate".into(), Align::Left));
+        let head = format!("Detector|Precision|Recall|F1|FPR|FPR hard neg.|{counts}|Gate");
+        let mut t = doc::Table::new(&head, 1, true);
         for d in &v.detectors {
             let mut name = Cell::Id(d.name.clone(), 40);
             if !d.by.is_empty() {
