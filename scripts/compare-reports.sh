@@ -4,8 +4,9 @@
 # For refactors that must not change a byte of output. Runs six fixed evaluations with each
 # binary (v0 and v1, a passing and a failing gate, retrieval and security alone, an external
 # scanner that claims one category so others show as out of scope) on the
-# repository's datasets, blanks what differs between any two runs (latencies and durations),
-# and diffs report.json (keys sorted), report.md, report.html, stdout and the exit code.
+# repository's datasets, blanks what differs between any two runs (latencies and durations,
+# also in report.json's text: the scorecard's notes quote the p95), and diffs report.json
+# (keys sorted), report.md, report.html, stdout and the exit code.
 # Exit 0 when identical, 1 with the diff otherwise. Needs python3.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 BEFORE_BIN AFTER_BIN" >&2; exit 2; }
@@ -61,7 +62,7 @@ p = sys.argv[1]
 json.dump(strip(json.load(open(p))), open(p, "w"), indent=1, sort_keys=True)
 PY
   done
-  sed -i -E 's/[0-9]+(\.[0-9]+)? ?(ms|s)\b/T\2/g' "$out"/*/report.md "$out"/*/report.html "$out"/*/stdout.txt
+  sed -i -E 's/[0-9]+(\.[0-9]+)? ?(ms|s)\b/T\2/g' "$out"/*/report.json "$out"/*/report.md "$out"/*/report.html "$out"/*/stdout.txt
 }
 capture "$(realpath "$1")" "$work/before"
 capture "$(realpath "$2")" "$work/after"

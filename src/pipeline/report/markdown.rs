@@ -1,10 +1,11 @@
 //! `report.md`: the delta table a pull-request reviewer reads. Every dataset string goes
 //! through [`sanitize::md`].
 
-use super::format::{delta, mean_ci, ms, num, splits_line};
+use super::doc::{self, Align, Cell, Format, Table};
+use super::format::{ms, splits_line};
 use super::model::*;
-use super::view::{self, CategoryCell, Row, View};
-use crate::infra::text::sanitize::{CELL_MAX, md, md_code, md_ends};
+use super::view::{self, View};
+use crate::infra::text::sanitize::{md, md_code, md_ends};
 use std::fmt::Write;
 
 pub fn verdict_badge(v: Verdict) -> &'static str {
@@ -16,38 +17,39 @@ pub fn verdict_badge(v: Verdict) -> &'static str {
     }
 }
 
-/// The rows of an "against the baseline" table: `| first | Baseline | Current | Δ | Limit |
-/// Gate |`, `first` being the metric (or the detector and the metric).
-fn baseline_rows(o: &mut String, first: &str, rows: &[Row]) {
-    let _ = writeln!(
-        o,
-        "| {first} | Baseline | Current (mean ± 95% CI) | Δ | Limit | Gate |"
-    );
-    let _ = writeln!(o, "|---|---:|---:|---:|---:|:---|");
-    for row in rows {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {} |",
-            row.label,
-            num(row.baseline),
-            mean_ci(row.current.as_ref()),
-            match &row.paired {
-                // the paired comparison under the Δ, on its own line
-                Some(p) => format!("{}<br><sub>{}</sub>", delta(row.delta), p),
-                None => delta(row.delta),
-            },
-            if row.limit.is_empty() {
-                "–"
-            } else {
-                &row.limit
-            },
-            row.mark.text()
-        );
-    }
-}
-
 /// `report.md`: the delta table a pull-request reviewer reads.
 pub struct Markdown;
+
+impl Format for Markdown {
+    fn cell(&self, c: &Cell) -> String {
+        match c {
+            Cell::Plain(s) => s.clone(),
+            Cell::Id(s, max) => md_code(s, *max),
+            Cell::Text(s, max) => md(s, *max),
+            Cell::Category(c) => category(*c),
+            Cell::Mark(m) => m.text().to_string(),
+            Cell::Seq(cells) => cells.iter().map(|c| self.cell(c)).collect(),
+            Cell::Note(c, note) => format!("{}<br><sub>{}</sub>", self.cell(c), self.cell(note)),
+        }
+    }
+    fn table(&self, t: &Table) -> String {
+        let row = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+        let mut o = row(t.head.iter().map(|(h, _)| self.cell(h)).collect());
+        o.push('|');
+        for (_, align) in &t.head {
+            o.push_str(match align {
+                Align::Left => "---|",
+                Align::Right => "---:|",
+                Align::Mark => ":---|",
+            });
+        }
+        o.push('\n');
+        for r in &t.rows {
+            o.push_str(&row(r.iter().map(|c| self.cell(c)).collect()));
+        }
+        o
+    }
+}
 
 impl super::Exporter for Markdown {
     fn file_name(&self) -> Option<&'static str> {
@@ -105,7 +107,7 @@ pub fn render_view(r: &Report, v: &View) -> String {
             rr.queries,
             md_code(&rr.corpus_version, 80)
         );
-        baseline_rows(&mut o, "Metric", &v.retrieval_rows);
+        o.push_str(&Markdown.table(&doc::retrieval_table(&v.retrieval_rows)));
         let d = &rr.diagnostics;
         let runs = rr.runs_completed;
         let pr = |n: usize| view::per_run(n as u64, runs);
@@ -145,62 +147,18 @@ pub fn render_view(r: &Report, v: &View) -> String {
     }
     if let Some(s) = &r.security {
         let _ = writeln!(o, "### Security detectors · {} entries\n", s.entries);
-        let _ = writeln!(
-            o,
-            "| Detector | Scope | Precision | Recall | F1 | FPR | FPR hard neg. | TP / FP / TN / FN{} | Gate |",
-            view::per_run_note(r.runs)
-        );
-        let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|:---|");
-        for d in &v.detectors {
-            let scope = if d.scope.len() == 4 {
-                "all".to_string()
-            } else {
-                // (categories are dataset text: a corpus may name its own; escaped once,
-                // below, with the whole cell)
-                d.scope
-                    .iter()
-                    .map(|c| c.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let metrics: Vec<String> = d.metrics.iter().map(|m| mean_ci(m.as_ref())).collect();
-            let _ = writeln!(
-                o,
-                "| {}{} | {} | {} | {}{} | {} |",
-                md_code(&d.name, 60),
-                if d.by.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", md(&d.by, 80))
-                },
-                md(&scope, 80),
-                metrics.join(" | "),
-                d.counts.join(" / "),
-                if d.not_applicable > 0 {
-                    format!(" (not applicable: {})", d.not_applicable)
-                } else {
-                    String::new()
-                },
-                d.mark.text()
-            );
-        }
+        o.push_str(&Markdown.table(&doc::overview_table(v, r.runs)));
         // every detector's numbers that have a baseline value or a limit; the detectors whose
         // rows all stand unchanged fold into one line
-        let against: Vec<view::Row> = v
+        let against = v
             .detectors
             .iter()
             .filter(|d| !v.unchanged_detectors.contains(&d.name))
-            .flat_map(|d| {
-                let shown = md_code(&d.name, 60);
-                d.against.iter().map(move |row| view::Row {
-                    label: format!("{shown} {}", row.label),
-                    ..row.clone()
-                })
-            })
-            .collect();
-        if !against.is_empty() {
+            .flat_map(|d| d.against.iter().map(|row| (d.name.as_str(), row)));
+        let against = doc::detectors_table(against);
+        if !against.rows.is_empty() {
             let _ = writeln!(o);
-            baseline_rows(&mut o, "Detector metric", &against);
+            o.push_str(&Markdown.table(&against));
         }
         if !v.unchanged_detectors.is_empty() {
             let n = v.unchanged_detectors.len();
@@ -228,11 +186,7 @@ pub fn render_view(r: &Report, v: &View) -> String {
                 md_code(&f.detector, 60),
                 view::flips_text(f)
             );
-            let _ = writeln!(o, "| Entry | Flip |");
-            let _ = writeln!(o, "|---|---|");
-            for e in &f.flips {
-                let _ = writeln!(o, "| {} | {} |", id(&e.id), view::flip_kind(e));
-            }
+            o.push_str(&Markdown.table(&doc::flips_table(f)));
             let total = f.newly_missed + f.newly_flagged + f.fixed;
             if total > f.flips.len() {
                 let _ = writeln!(
@@ -244,44 +198,12 @@ pub fn render_view(r: &Report, v: &View) -> String {
             let _ = writeln!(o, "\n</details>");
         }
         // per-category recall / flag rate, one column per detector
+        let names = s.detectors.iter().map(|d| d.detector.as_str());
         let _ = writeln!(
             o,
-            "\n| Category | Entries | {} |",
-            s.detectors
-                .iter()
-                .map(|d| md(&d.detector, 40))
-                .collect::<Vec<_>>()
-                .join(" | ")
+            "\n{}",
+            Markdown.table(&doc::category_table(v, names)).trim_end()
         );
-        let _ = writeln!(o, "|---|---:|{}", "---:|".repeat(s.detectors.len()));
-        for row in &v.categories {
-            let cells: Vec<String> = row
-                .cells
-                .iter()
-                .map(|c| match c {
-                    CategoryCell::OutOfScope => "out of scope".to_string(),
-                    CategoryCell::Rate(rate) => num(*rate),
-                })
-                .collect();
-            let _ = if row.hard_negatives {
-                writeln!(
-                    o,
-                    "| hard negatives like {} (flag rate) | {} | {} |",
-                    category(row.category),
-                    row.entries,
-                    cells.join(" | ")
-                )
-            } else {
-                let what = if row.attack { "recall" } else { "flag rate" };
-                writeln!(
-                    o,
-                    "| {} ({what}) | {} | {} |",
-                    category(row.category),
-                    row.entries,
-                    cells.join(" | ")
-                )
-            };
-        }
         for d in &v.detectors {
             let Some(live) = &d.live else { continue };
             let _ = writeln!(
@@ -290,84 +212,13 @@ pub fn render_view(r: &Report, v: &View) -> String {
                 md(&d.name, 40),
                 view::per_run_note(d.runs)
             );
-            let _ = writeln!(
-                o,
-                "| Category | Played | Reported | Blocked | Restored | Detection rate | Block rate |"
-            );
-            let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|");
-            for c in live {
-                let like = c
-                    .resembles
-                    .map(|r| format!(" like {}", category(r)))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    o,
-                    "| {}{like} | {} | {} | {} | {} | {} | {} |",
-                    category(c.category),
-                    c.played,
-                    c.reported,
-                    c.blocked,
-                    c.restored,
-                    mean_ci(Some(&c.detection_rate)),
-                    mean_ci(Some(&c.block_rate)),
-                );
-            }
+            o.push_str(&Markdown.table(&doc::live_table(live)));
         }
         let _ = writeln!(o);
     }
     if let Some(reg) = &v.regressions {
         let _ = writeln!(o, "<details><summary>{}</summary>\n", reg.title);
-        let ranked = reg.rows.iter().any(|q| q.ranks.is_some());
-        let _ = writeln!(
-            o,
-            "| Query | Text | Metric | Baseline | Current | Δ |{}",
-            if ranked {
-                " Relevant tool: rank before → after (top 10) |"
-            } else {
-                ""
-            }
-        );
-        let _ = writeln!(
-            o,
-            "|---|---|---|---:|---:|---:|{}",
-            if ranked { "---|" } else { "" }
-        );
-        for q in &reg.rows {
-            let ranks = match (&q.ranks, ranked) {
-                (_, false) => String::new(),
-                (None, true) => " – |".to_string(),
-                (Some(rc), true) => format!(
-                    " {} {} → {}{} |",
-                    id(&rc.tool),
-                    view::rank(rc.before),
-                    view::rank(rc.after),
-                    if rc.took_its_place.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            "; in its place: {}",
-                            rc.took_its_place
-                                .iter()
-                                .map(|t| id(t))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    }
-                ),
-            };
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} | {} | {} |{ranks}",
-                md_code(&q.id, 40),
-                md(&q.query, CELL_MAX),
-                // a name evalgate does not know (a hand-made report.json) stays inert
-                q.label
-                    .map_or_else(|| md_code(&q.metric, 60), str::to_string),
-                num(q.baseline),
-                num(Some(q.current)),
-                delta(q.delta)
-            );
-        }
+        o.push_str(&Markdown.table(&doc::regressions_table(reg)));
         let _ = writeln!(o, "\n</details>\n");
     }
     if let Some(t) = &v.tools {
@@ -395,21 +246,7 @@ pub fn render_view(r: &Report, v: &View) -> String {
                 " (reported, not gated)"
             }
         );
-        let _ = writeln!(o, "| Probe | Outcome | Detail |");
-        let _ = writeln!(o, "|---|---|---|");
-        for p in &rb.probes {
-            let mark = match p.outcome {
-                crate::pipeline::measure::probes::ProbeOutcome::Failed => "❌ ",
-                _ => "",
-            };
-            let _ = writeln!(
-                o,
-                "| {} | {mark}{} | {} |",
-                md(&p.what, 80),
-                p.outcome.as_str(),
-                md(&p.detail, CELL_MAX)
-            );
-        }
+        o.push_str(&Markdown.table(&doc::probes_table(rb)));
         let _ = writeln!(o, "\n</details>\n");
     }
     if !r.warnings.is_empty() {
@@ -440,34 +277,12 @@ pub fn render_view(r: &Report, v: &View) -> String {
     o
 }
 
-/// A tool id, server name or query id (dataset text) as an inert code span.
-fn id(s: &str) -> String {
-    md_code(s, 80)
-}
-
 /// "the worst 20 of 1234" or "all 12".
 fn shown(listed: usize, total: usize) -> String {
     if listed < total {
         format!("the worst {listed} of {total}")
     } else {
         format!("all {total}")
-    }
-}
-
-/// A table of confusion pairs: wanted, taken instead, queries, examples.
-fn confusion_rows(o: &mut String, pairs: &[crate::pipeline::score::diagnostics::ConfusionPair]) {
-    let _ = writeln!(o, "| Wanted | Taken instead | Queries | Example queries |");
-    let _ = writeln!(o, "|---|---|---:|---|");
-    for p in pairs {
-        let ex: Vec<String> = p.examples.iter().map(|e| id(e)).collect();
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} |",
-            id(&p.wanted),
-            id(&p.taken),
-            p.queries,
-            ex.join(", ")
-        );
     }
 }
 
@@ -493,7 +308,7 @@ fn tools_section(o: &mut String, t: &view::ToolsView) {
         if n.pairs.is_empty() {
             let _ = writeln!(o, "None.\n");
         } else {
-            confusion_rows(o, &n.pairs);
+            o.push_str(&Markdown.table(&doc::confusion_table(&n.pairs)));
             let _ = writeln!(o);
         }
     }
@@ -503,7 +318,7 @@ fn tools_section(o: &mut String, t: &view::ToolsView) {
             "**Confusions** ({}, most queries first):\n",
             shown(t.confusions.len(), t.confusions_total)
         );
-        confusion_rows(o, &t.confusions);
+        o.push_str(&Markdown.table(&doc::confusion_table(&t.confusions)));
         let _ = writeln!(o);
     }
     let _ = writeln!(
@@ -511,55 +326,20 @@ fn tools_section(o: &mut String, t: &view::ToolsView) {
         "**Tools with the lowest Recall@5** ({}):\n",
         shown(t.worst_tools.len(), t.tools)
     );
-    let _ = writeln!(
-        o,
-        "| Tool | Relevant in | Found in top 5 | Recall@5 | MRR |"
-    );
-    let _ = writeln!(o, "|---|---:|---:|---:|---:|");
-    for s in &t.worst_tools {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} |",
-            id(&s.tool),
-            s.relevant_in,
-            s.found_in_top_5,
-            num(Some(s.recall_at_5)),
-            num(Some(s.mrr))
-        );
-    }
+    o.push_str(&Markdown.table(&doc::worst_tools_table(t)));
     let _ = writeln!(
         o,
         "\n**Servers with the lowest Recall@5** ({}):\n",
         shown(t.worst_servers.len(), t.servers)
     );
-    let _ = writeln!(
-        o,
-        "| Server | Relevant tools | Never found | Relevant in | Found in top 5 | Recall@5 |"
-    );
-    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|");
-    for s in &t.worst_servers {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {} |",
-            id(&s.server),
-            s.tools,
-            s.never_found,
-            s.relevant_in,
-            s.found_in_top_5,
-            num(Some(s.recall_at_5))
-        );
-    }
+    o.push_str(&Markdown.table(&doc::worst_servers_table(t)));
     if !t.never_found.is_empty() {
         let more = t.never_found_total - t.never_found.len();
         let _ = writeln!(
             o,
             "\n**Never in a top 5** ({}): {}{}",
             t.never_found_total,
-            t.never_found
-                .iter()
-                .map(|s| id(s))
-                .collect::<Vec<_>>()
-                .join(", "),
+            Markdown.cell(&doc::joined(&t.never_found, ", ", |s| doc::id(s))),
             if more > 0 {
                 format!(" and {more} more")
             } else {
@@ -581,18 +361,7 @@ fn tools_section(o: &mut String, t: &view::ToolsView) {
                 format!("all {}", t.hard_negatives_total)
             }
         );
-        let _ = writeln!(o, "| Query | Tool | Runs | Best rank |");
-        let _ = writeln!(o, "|---|---|---:|---:|");
-        for h in &t.hard_negatives {
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} |",
-                id(&h.query),
-                id(&h.tool),
-                h.runs,
-                h.best_rank
-            );
-        }
+        o.push_str(&Markdown.table(&doc::hard_negatives_table(t)));
     }
     let _ = writeln!(o, "\n</details>\n");
 }

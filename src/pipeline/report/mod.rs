@@ -1,10 +1,14 @@
 //! Reports: one model ([`model::Report`]), one view of it ([`view::View`], every section's
-//! numbers computed once) and many [`Exporter`]s (JSON, Markdown, HTML, terminal) that only lay
-//! the view out. A new format is one file implementing [`Exporter`] and one line in [`FILES`].
+//! numbers computed once), its tables as a typed document ([`doc`], each cell saying what its
+//! text is) and the [`Exporter`]s: JSON (the model itself), Markdown, HTML and the terminal,
+//! which read the model and the view and lay out the document's tables through their
+//! [`doc::Format`]. A file format is one [`Exporter`] and one line in [`FILES`]; the terminal
+//! is only shown.
 //! Files are rendered in memory first and then moved into place, so a failed render never
 //! leaves half-written output.
 
 pub mod color;
+pub mod doc;
 pub mod format;
 pub mod html;
 pub mod markdown;

@@ -1,58 +1,26 @@
 //! The terminal table (comfy-table), printed to stdout after a run.
 
+use super::doc::{self, Align, Cell, Format};
 use super::format::{delta, mean_ci, ms, num, splits_line};
 use super::model::*;
-use super::view::{self, Mark, Row, View};
+use super::view::{self, Mark, View};
 use crate::infra::text::sanitize::{term, term_ends};
 use crate::pipeline::score::metrics::label;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{
-    Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Row as TableRow, Table, Width,
+    Cell as TableCell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Row as TableRow,
+    Table, Width,
 };
 use std::fmt::Write;
 
-fn mark_cell(mark: Mark, color: bool) -> Cell {
+fn mark_cell(mark: Mark, color: bool) -> TableCell {
     let col = match mark {
         Mark::Pass => Color::Green,
         Mark::Fail => Color::Red,
         Mark::NotGated => Color::Reset,
     };
-    let cell = Cell::new(mark.text());
+    let cell = TableCell::new(mark.text());
     if color { cell.fg(col) } else { cell }
-}
-
-/// An "against the baseline" table: the first column, then Baseline, Current, Δ, Limit, Gate.
-fn baseline_table(first: &str, rows: &[Row], color: bool) -> Table {
-    let mut t = table(
-        &[
-            first,
-            "Baseline",
-            "Current (mean ± 95% CI)",
-            "Δ",
-            "Limit",
-            "Gate",
-        ],
-        color,
-    );
-    for row in rows {
-        t.add_row(vec![
-            Cell::new(&row.label),
-            Cell::new(num(row.baseline)),
-            Cell::new(mean_ci(row.current.as_ref())),
-            Cell::new(match &row.paired {
-                Some(p) => format!("{}\n{p}", delta(row.delta)),
-                None => delta(row.delta),
-            }),
-            Cell::new(if row.limit.is_empty() {
-                "–"
-            } else {
-                &row.limit
-            }),
-            mark_cell(row.mark, color),
-        ]);
-    }
-    right(&mut t, 1..5);
-    t
 }
 
 fn table(headers: &[&str], color: bool) -> Table {
@@ -120,6 +88,37 @@ pub struct Terminal {
     pub color: bool,
 }
 
+impl Format for Terminal {
+    fn cell(&self, c: &Cell) -> String {
+        match c {
+            Cell::Plain(s) => s.clone(),
+            Cell::Id(s, max) | Cell::Text(s, max) => term(s, *max),
+            Cell::Category(c) => term(c.as_str(), 60),
+            Cell::Mark(m) => m.text().to_string(),
+            Cell::Seq(cells) => cells.iter().map(|c| self.cell(c)).collect(),
+            Cell::Note(c, note) => format!("{}\n{}", self.cell(c), self.cell(note)),
+        }
+    }
+    fn table(&self, d: &doc::Table) -> String {
+        let head: Vec<String> = d.head.iter().map(|(h, _)| self.cell(h)).collect();
+        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        let mut t = table(&head, self.color);
+        for r in &d.rows {
+            t.add_row(r.iter().map(|c| match c {
+                Cell::Mark(m) => mark_cell(*m, self.color),
+                c => TableCell::new(self.cell(c)),
+            }));
+        }
+        for (i, (_, align)) in d.head.iter().enumerate() {
+            if *align == Align::Right {
+                right(&mut t, i..i + 1);
+            }
+        }
+        fit(&mut t);
+        t.to_string()
+    }
+}
+
 impl super::Exporter for Terminal {
     fn file_name(&self) -> Option<&'static str> {
         None
@@ -136,6 +135,7 @@ pub fn render(r: &Report, color: bool) -> String {
 
 /// [`render`] from the report's view.
 pub fn render_view(r: &Report, v: &View, color: bool) -> String {
+    let f = Terminal { color };
     let mut o = String::new();
     // what a reviewer needs first: the verdict in words and every failed check
     let _ = writeln!(
@@ -166,9 +166,7 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
             term(&rr.corpus_version, 60),
             rr.runs_completed
         );
-        let mut t = baseline_table("Metric", &v.retrieval_rows, color);
-        fit(&mut t);
-        let _ = writeln!(o, "{t}");
+        let _ = writeln!(o, "{}", f.table(&doc::retrieval_table(&v.retrieval_rows)));
         let _ = writeln!(
             o,
             "latency p50 {} · p95 {} · max {} · empty answers {}/{}{}{}{}\n",
@@ -217,47 +215,32 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
     if let Some(s) = &r.security {
         let _ = writeln!(o, "Security detectors: {} entries", s.entries);
         let counts = format!("TP/FP/TN/FN{}", view::per_run_note(r.runs));
-        let mut t = table(
-            &[
-                "Detector",
-                "Precision",
-                "Recall",
-                "F1",
-                "FPR",
-                "FPR hard neg.",
-                &counts,
-                "Gate",
-            ],
-            color,
-        );
+        let head = format!("Detector|Precision|Recall|F1|FPR|FPR hard neg.|{counts}|Gate");
+        let mut t = doc::Table::new(&head, 1, true);
         for d in &v.detectors {
-            let mut row = vec![Cell::new(if d.by.is_empty() {
-                term(&d.name, 40)
-            } else {
-                format!("{}\n{}", term(&d.name, 40), term(&d.by, 40))
-            })];
-            row.extend(d.metrics.iter().map(|m| Cell::new(mean_ci(m.as_ref()))));
-            row.push(Cell::new(format!(
-                "{}{}",
-                d.counts.join("/"),
-                if d.not_applicable > 0 {
-                    format!("\nn/a {}", d.not_applicable)
-                } else {
-                    String::new()
-                }
-            )));
-            row.push(mark_cell(d.mark, color));
-            t.add_row(row);
+            let mut name = Cell::Id(d.name.clone(), 40);
+            if !d.by.is_empty() {
+                name = Cell::Note(Box::new(name), Box::new(Cell::Text(d.by.clone(), 40)));
+            }
+            let mut row = vec![name];
+            row.extend(d.metrics.iter().map(|m| mean_ci(m.as_ref()).into()));
+            let na = match d.not_applicable {
+                0 => String::new(),
+                n => format!("\nn/a {n}"),
+            };
+            row.push(format!("{}{na}", d.counts.join("/")).into());
+            row.push(Cell::Mark(d.mark));
+            t.rows.push(row);
         }
-        right(&mut t, 1..7);
-        fit(&mut t);
-        let _ = writeln!(o, "{t}\n");
-        let against = v.detector_rows(|d| term(d, 40));
-        if !against.is_empty() {
+        let _ = writeln!(o, "{}\n", f.table(&t));
+        let against = v
+            .detectors
+            .iter()
+            .flat_map(|d| d.against.iter().map(|row| (d.name.as_str(), row)));
+        let against = doc::detectors_table(against);
+        if !against.rows.is_empty() {
             let _ = writeln!(o, "Detectors against the baseline");
-            let mut t = baseline_table("Detector metric", &against, color);
-            fit(&mut t);
-            let _ = writeln!(o, "{t}\n");
+            let _ = writeln!(o, "{}\n", f.table(&against));
         }
         for f in r.gate.detector_flips.iter().filter(|f| !f.flips.is_empty()) {
             let _ = writeln!(
@@ -279,36 +262,7 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
                 term(&d.name, 40),
                 view::per_run_note(d.runs)
             );
-            let mut t = table(
-                &[
-                    "Category",
-                    "Played",
-                    "Reported",
-                    "Blocked",
-                    "Restored",
-                    "Detection rate",
-                    "Block rate",
-                ],
-                color,
-            );
-            for c in live {
-                let like = c
-                    .resembles
-                    .map(|r| format!(" like {}", term(r.as_str(), 60)))
-                    .unwrap_or_default();
-                t.add_row(vec![
-                    Cell::new(format!("{}{like}", term(c.category.as_str(), 60))),
-                    Cell::new(c.played),
-                    Cell::new(&c.reported),
-                    Cell::new(&c.blocked),
-                    Cell::new(&c.restored),
-                    Cell::new(mean_ci(Some(&c.detection_rate))),
-                    Cell::new(mean_ci(Some(&c.block_rate))),
-                ]);
-            }
-            right(&mut t, 1..7);
-            fit(&mut t);
-            let _ = writeln!(o, "{t}\n");
+            let _ = writeln!(o, "{}\n", f.table(&doc::live_table(live)));
         }
     }
     if let Some(reg) = v
@@ -318,26 +272,11 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
     {
         let _ = writeln!(o, "{}", reg.title);
         for q in &reg.rows {
-            let ranks = q.ranks.as_ref().map_or_else(String::new, |rc| {
-                format!(
-                    "; {} rank {} → {}{}",
-                    term(&rc.tool, 60),
-                    view::rank(rc.before),
-                    view::rank(rc.after),
-                    if rc.took_its_place.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            ", in its place {}",
-                            rc.took_its_place
-                                .iter()
-                                .map(|t| term(t, 60))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    }
-                )
-            });
+            // the same words as report.md's and report.html's rank column
+            let ranks = q
+                .ranks
+                .as_ref()
+                .map_or_else(String::new, |rc| format!("; {}", f.cell(&doc::ranks(rc))));
             let _ = writeln!(
                 o,
                 "  {} {} {} → {} ({}){ranks}",
@@ -392,34 +331,6 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         r.gate.verdict.as_str(),
         term(&r.gate.summary, 600)
     );
-    o
-}
-
-/// One line per failed gate check, then one naming why the system under test could not be
-/// measured: what the full view ends with, and all that `-q` prints.
-pub fn failures(r: &Report) -> String {
-    let mut o = String::new();
-    for c in r
-        .gate
-        .checks
-        .iter()
-        .filter(|c| c.status == CheckStatus::Fail)
-    {
-        let _ = writeln!(
-            o,
-            "FAILED {} {}: {}",
-            term(&c.subject, 60),
-            label(&c.metric),
-            term(&c.message, 300)
-        );
-    }
-    if let Some(f) = &r.failure {
-        let _ = writeln!(
-            o,
-            "SYSTEM UNDER TEST FAILED: {}",
-            term_ends(&f.to_string(), 600)
-        );
-    }
     o
 }
 

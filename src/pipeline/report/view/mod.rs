@@ -120,7 +120,8 @@ pub struct LiveRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CategoryRow {
     pub category: Category,
-    /// `None` for a category of the corpus; the category they resemble for hard negatives.
+    /// The row counts the hard negatives that resemble `category` (not `category`'s own
+    /// entries).
     pub hard_negatives: bool,
     /// Attack categories show recall, the others a flag rate.
     pub attack: bool,
@@ -281,23 +282,6 @@ impl View {
                 .as_ref()
                 .and_then(|rr| ToolsView::of(rr, r.gate.new_confusions.as_ref())),
         }
-    }
-}
-
-impl View {
-    /// Every detector's rows against the baseline, each row's label led by the detector's name
-    /// as `name` renders it (code span, terminal text).
-    pub fn detector_rows(&self, name: impl Fn(&str) -> String) -> Vec<Row> {
-        self.detectors
-            .iter()
-            .flat_map(|d| {
-                let shown = name(&d.name);
-                d.against.iter().map(move |row| Row {
-                    label: format!("{shown} {}", row.label),
-                    ..row.clone()
-                })
-            })
-            .collect()
     }
 }
 

@@ -1,0 +1,402 @@
+//! The report's tables as a typed document, decided once from the [`View`] and laid out by
+//! each format through a few primitives ([`Format`]). A cell says what its text is (evalgate's
+//! own words, a dataset id, free dataset text, a category, a gate mark), and each format
+//! neutralises each kind in exactly one place ([`Format::cell`]), so dataset text cannot reach
+//! a format unescaped, nor be escaped twice.
+
+use super::format::{delta, mean_ci, num};
+use super::view::{self, CategoryCell, LiveRow, Mark, Regressions, Row, ToolsView, View};
+use crate::infra::text::sanitize::CELL_MAX;
+use crate::pipeline::dataset::Category;
+use crate::pipeline::gate::model::{DetectorFlips, RankChange};
+use crate::pipeline::measure::probes::{ProbeOutcome, RobustnessReport};
+use crate::pipeline::score::diagnostics::ConfusionPair;
+
+/// One cell's content, by what it is.
+#[derive(Debug, Clone)]
+pub enum Cell {
+    /// evalgate's own words and numbers: shown as they are.
+    Plain(String),
+    /// An id from a dataset (a detector, tool, server or query), at most this many characters.
+    Id(String, usize),
+    /// Free dataset text, at most this many characters.
+    Text(String, usize),
+    /// A category: the known ones are evalgate's words, an open one is dataset text.
+    Category(Category),
+    /// A gate's outcome.
+    Mark(Mark),
+    /// Cells shown one after another.
+    Seq(Vec<Cell>),
+    /// A cell with a smaller note under it (the paired comparison under a Δ).
+    Note(Box<Cell>, Box<Cell>),
+}
+
+impl From<String> for Cell {
+    fn from(s: String) -> Cell {
+        Cell::Plain(s)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(s: &str) -> Cell {
+        Cell::Plain(s.to_string())
+    }
+}
+
+/// How a column is aligned.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Align {
+    Left,
+    /// Numbers.
+    Right,
+    /// The gate's marks (left, and said so).
+    Mark,
+}
+
+/// A table: headers with their alignment, then rows of typed cells.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub head: Vec<(Cell, Align)>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    /// A table with these headers (separated by `|`): the first `left` columns left-aligned,
+    /// then numbers, then a gate column when `gate`.
+    pub fn new(head: &str, left: usize, gate: bool) -> Table {
+        let n = head.split('|').count();
+        let head = head
+            .split('|')
+            .enumerate()
+            .map(|(i, h)| {
+                let align = match i {
+                    _ if i < left => Align::Left,
+                    _ if gate && i + 1 == n => Align::Mark,
+                    _ => Align::Right,
+                };
+                (Cell::from(h), align)
+            })
+            .collect();
+        Table {
+            head,
+            rows: Vec::new(),
+        }
+    }
+}
+
+/// What a format supplies: how it shows one cell (the only place it escapes dataset text)
+/// and how it lays out a table.
+pub trait Format {
+    fn cell(&self, c: &Cell) -> String;
+    fn table(&self, t: &Table) -> String;
+}
+
+/// An "against the baseline" table: `first` (the metric, or the detector and the metric),
+/// Baseline, Current, Δ (the paired comparison under it), Limit, Gate.
+pub fn baseline_table(first: &str, rows: &[(Cell, &Row)]) -> Table {
+    let mut t = Table::new(
+        &format!("{first}|Baseline|Current (mean ± 95% CI)|Δ|Limit|Gate"),
+        1,
+        true,
+    );
+    for (label, row) in rows {
+        let d = Cell::Plain(delta(row.delta));
+        t.rows.push(vec![
+            label.clone(),
+            num(row.baseline).into(),
+            mean_ci(row.current.as_ref()).into(),
+            match &row.paired {
+                Some(p) => Cell::Note(Box::new(d), Box::new(p.clone().into())),
+                None => d,
+            },
+            if row.limit.is_empty() {
+                "–"
+            } else {
+                &row.limit
+            }
+            .into(),
+            Cell::Mark(row.mark),
+        ]);
+    }
+    t
+}
+
+/// The retrieval metrics against the baseline.
+pub fn retrieval_table(rows: &[Row]) -> Table {
+    let rows: Vec<(Cell, &Row)> = rows
+        .iter()
+        .map(|r| (Cell::Plain(r.label.clone()), r))
+        .collect();
+    baseline_table("Metric", &rows)
+}
+
+/// Every given detector's metrics against the baseline, each row led by the detector's name.
+pub fn detectors_table<'a>(rows: impl IntoIterator<Item = (&'a str, &'a Row)>) -> Table {
+    let rows: Vec<(Cell, &Row)> = rows
+        .into_iter()
+        .map(|(name, r)| {
+            let label = Cell::Seq(vec![
+                Cell::Id(name.to_string(), 60),
+                Cell::Plain(format!(" {}", r.label)),
+            ]);
+            (label, r)
+        })
+        .collect();
+    baseline_table("Detector metric", &rows)
+}
+
+/// A detector's rug-pulls played live, one row per category.
+pub fn live_table(live: &[LiveRow]) -> Table {
+    let mut t = Table::new(
+        "Category|Played|Reported|Blocked|Restored|Detection rate|Block rate",
+        1,
+        false,
+    );
+    for c in live {
+        let mut category = vec![Cell::Category(c.category)];
+        if let Some(r) = c.resembles {
+            category.extend([" like ".into(), Cell::Category(r)]);
+        }
+        t.rows.push(vec![
+            Cell::Seq(category),
+            c.played.to_string().into(),
+            c.reported.clone().into(),
+            c.blocked.clone().into(),
+            c.restored.clone().into(),
+            mean_ci(Some(&c.detection_rate)).into(),
+            mean_ci(Some(&c.block_rate)).into(),
+        ]);
+    }
+    t
+}
+
+/// `items` as cells, joined by `sep`.
+pub fn joined<T>(items: impl IntoIterator<Item = T>, sep: &str, cell: impl Fn(T) -> Cell) -> Cell {
+    let mut cells = Vec::new();
+    for (i, x) in items.into_iter().enumerate() {
+        if i > 0 {
+            cells.push(sep.into());
+        }
+        cells.push(cell(x));
+    }
+    Cell::Seq(cells)
+}
+
+/// A tool id, server name, query or entry id.
+pub fn id(s: &str) -> Cell {
+    Cell::Id(s.to_string(), 80)
+}
+
+/// Every detector: who runs it, its scope, its metrics, its counts (per-run means over
+/// `runs`) and its gate.
+pub fn overview_table(v: &View, runs: usize) -> Table {
+    let note = view::per_run_note(runs);
+    let head = format!(
+        "Detector|Scope|Precision|Recall|F1|FPR|FPR hard neg.|TP / FP / TN / FN{note}|Gate"
+    );
+    let mut t = Table::new(&head, 2, true);
+    for d in &v.detectors {
+        let mut name = vec![Cell::Id(d.name.clone(), 60)];
+        if !d.by.is_empty() {
+            name.extend([" (".into(), Cell::Text(d.by.clone(), 80), ")".into()]);
+        }
+        let scope = if d.scope.len() == 4 {
+            "all".into()
+        } else {
+            // (open categories are dataset text: the whole cell is escaped once)
+            let names: Vec<&str> = d.scope.iter().map(|c| c.as_str()).collect();
+            Cell::Text(names.join(", "), 80)
+        };
+        let mut row = vec![Cell::Seq(name), scope];
+        row.extend(d.metrics.iter().map(|m| mean_ci(m.as_ref()).into()));
+        let na = match d.not_applicable {
+            0 => String::new(),
+            n => format!(" (not applicable: {n})"),
+        };
+        row.push(format!("{}{na}", d.counts.join(" / ")).into());
+        row.push(Cell::Mark(d.mark));
+        t.rows.push(row);
+    }
+    t
+}
+
+/// The entries whose verdicts flipped since the baseline.
+pub fn flips_table(f: &DetectorFlips) -> Table {
+    let mut t = Table::new("Entry|Flip", 2, false);
+    for e in &f.flips {
+        t.rows.push(vec![id(&e.id), view::flip_kind(e).into()]);
+    }
+    t
+}
+
+/// Recall (attack categories) or flag rate per category, one column per detector.
+pub fn category_table<'a>(v: &View, detectors: impl IntoIterator<Item = &'a str>) -> Table {
+    let mut t = Table::new("Category|Entries", 1, false);
+    for d in detectors {
+        t.head.push((Cell::Text(d.to_string(), 40), Align::Right));
+    }
+    for row in &v.categories {
+        let label = if row.hard_negatives {
+            let c = Cell::Category(row.category);
+            Cell::Seq(vec![
+                "hard negatives like ".into(),
+                c,
+                " (flag rate)".into(),
+            ])
+        } else {
+            let what = if row.attack { "recall" } else { "flag rate" };
+            Cell::Seq(vec![
+                Cell::Category(row.category),
+                format!(" ({what})").into(),
+            ])
+        };
+        let mut cells = vec![label, row.entries.to_string().into()];
+        cells.extend(row.cells.iter().map(|c| match c {
+            CategoryCell::OutOfScope => "out of scope".into(),
+            CategoryCell::Rate(rate) => num(*rate).into(),
+        }));
+        t.rows.push(cells);
+    }
+    t
+}
+
+/// The most regressed (or lowest-scoring) queries, with how their relevant tool moved when
+/// the baseline keeps ranked lists.
+pub fn regressions_table(reg: &Regressions) -> Table {
+    let mut t = Table::new("Query|Text|Metric|Baseline|Current|Δ", 3, false);
+    let ranked = reg.rows.iter().any(|q| q.ranks.is_some());
+    if ranked {
+        let head = "Relevant tool: rank before → after (top 10)";
+        t.head.push((head.into(), Align::Left));
+    }
+    for q in &reg.rows {
+        let mut row = vec![
+            Cell::Id(q.id.to_string(), 40),
+            Cell::Text(q.query.to_string(), CELL_MAX),
+            // a name evalgate does not know (a hand-made report.json) stays inert
+            q.label
+                .map_or_else(|| Cell::Id(q.metric.clone(), 60), Cell::from),
+            num(q.baseline).into(),
+            num(Some(q.current)).into(),
+            delta(q.delta).into(),
+        ];
+        if ranked {
+            row.push(q.ranks.as_ref().map_or_else(|| "–".into(), ranks));
+        }
+        t.rows.push(row);
+    }
+    t
+}
+
+/// `tool 3 → 7; in its place: a, b`.
+pub fn ranks(rc: &RankChange) -> Cell {
+    let moved = format!(" {} → {}", view::rank(rc.before), view::rank(rc.after));
+    let mut cells = vec![id(&rc.tool), moved.into()];
+    if !rc.took_its_place.is_empty() {
+        cells.push("; in its place: ".into());
+        cells.push(joined(&rc.took_its_place, ", ", |t| id(t)));
+    }
+    Cell::Seq(cells)
+}
+
+/// Confusion pairs: wanted, taken instead, queries, examples.
+pub fn confusion_table(pairs: &[ConfusionPair]) -> Table {
+    let mut t = Table::new("Wanted|Taken instead|Queries|Example queries", 2, false);
+    t.head[3].1 = Align::Left;
+    for p in pairs {
+        t.rows.push(vec![
+            id(&p.wanted),
+            id(&p.taken),
+            p.queries.to_string().into(),
+            joined(&p.examples, ", ", |e| id(e)),
+        ]);
+    }
+    t
+}
+
+/// The tools with the lowest Recall@5.
+pub fn worst_tools_table(t: &ToolsView) -> Table {
+    let mut table = Table::new("Tool|Relevant in|Found in top 5|Recall@5|MRR", 1, false);
+    for s in &t.worst_tools {
+        table.rows.push(vec![
+            id(&s.tool),
+            s.relevant_in.to_string().into(),
+            s.found_in_top_5.to_string().into(),
+            num(Some(s.recall_at_5)).into(),
+            num(Some(s.mrr)).into(),
+        ]);
+    }
+    table
+}
+
+/// The servers with the lowest Recall@5.
+pub fn worst_servers_table(t: &ToolsView) -> Table {
+    let head = "Server|Relevant tools|Never found|Relevant in|Found in top 5|Recall@5";
+    let mut table = Table::new(head, 1, false);
+    for s in &t.worst_servers {
+        let n = [s.tools, s.never_found, s.relevant_in, s.found_in_top_5];
+        let mut row = vec![id(&s.server)];
+        row.extend(n.iter().map(|n| Cell::Plain(n.to_string())));
+        row.push(num(Some(s.recall_at_5)).into());
+        table.rows.push(row);
+    }
+    table
+}
+
+/// Hard negatives in a top 5: query, tool, runs, best rank.
+pub fn hard_negatives_table(t: &ToolsView) -> Table {
+    let mut table = Table::new("Query|Tool|Runs|Best rank", 2, false);
+    for h in &t.hard_negatives {
+        table.rows.push(vec![
+            id(&h.query),
+            id(&h.tool),
+            h.runs.to_string().into(),
+            h.best_rank.to_string().into(),
+        ]);
+    }
+    table
+}
+
+/// Every robustness probe: what it sent, its outcome (a failure marked), what happened.
+pub fn probes_table(rb: &RobustnessReport) -> Table {
+    let mut t = Table::new("Probe|Outcome|Detail", 3, false);
+    for p in &rb.probes {
+        let mark = match p.outcome {
+            ProbeOutcome::Failed => "❌ ",
+            _ => "",
+        };
+        t.rows.push(vec![
+            Cell::Text(p.what.to_string(), 80),
+            format!("{mark}{}", p.outcome.as_str()).into(),
+            Cell::Text(p.detail.to_string(), CELL_MAX),
+        ]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::report::model::fixture;
+
+    #[test]
+    fn a_detectors_rows_are_led_by_its_name_as_an_id() {
+        let v = View::of(&fixture());
+        let rows = v
+            .detectors
+            .iter()
+            .flat_map(|d| d.against.iter().map(|row| (d.name.as_str(), row)));
+        let t = detectors_table(rows);
+        let want: usize = v.detectors.iter().map(|d| d.against.len()).sum();
+        assert!(want > 0);
+        assert_eq!(t.rows.len(), want);
+        let first = v.detectors.iter().find(|d| !d.against.is_empty()).unwrap();
+        let Cell::Seq(label) = &t.rows[0][0] else {
+            panic!("{:?}", t.rows[0][0])
+        };
+        assert!(matches!(&label[0], Cell::Id(name, _) if *name == first.name));
+        assert!(
+            matches!(&label[1], Cell::Plain(l) if *l == format!(" {}", first.against[0].label))
+        );
+    }
+}
