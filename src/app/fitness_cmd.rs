@@ -102,7 +102,7 @@ impl<'a> Fitness<'a> {
         if !(kind == SutKind::Embedded || kind.launched()) {
             return Err(BadInput(format!(
                 "fitness needs a system whose corpus evalgate serves, so that a candidate's descriptions reach it: embedded, reference, mcpproxy or launch, not `{}` (a running system or a recording has its own corpus)",
-                kind.name()
+                kind.as_str()
             ))
             .into());
         }
@@ -152,7 +152,7 @@ impl<'a> Fitness<'a> {
         }
         let Some(r) = &report.retrieval else {
             return Ok(Err(Unscored::System(SutError::Other {
-                system: self.s.sut.kind().name().to_string(),
+                system: self.s.sut.kind().as_str().to_string(),
                 detail: "no tool-discovery result".into(),
             })));
         };

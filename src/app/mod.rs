@@ -598,7 +598,7 @@ pub async fn evaluate(
     };
     let sup = Supervisor::new();
     let mut detectors = if part != Part::Retrieval {
-        make_detectors(&s.detectors, &sup)?
+        make_detectors(&s.detectors, &s.detector_settings, &sup)?
     } else {
         Vec::new()
     };

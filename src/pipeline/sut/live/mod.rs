@@ -11,8 +11,8 @@
 
 mod client;
 mod layout;
-mod rug_pull;
-mod scan;
+pub(crate) mod rug_pull;
+pub(crate) mod scan;
 
 pub use rug_pull::RugPullLive;
 pub use scan::ProxyScan;
