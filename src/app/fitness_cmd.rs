@@ -14,6 +14,7 @@ use crate::infra::process::Supervisor;
 use crate::infra::text::sanitize;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::overrides::{Overrides, ToolIndex};
+use crate::pipeline::gate::ExitCode;
 use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::measure::{Limits, Progress};
 use crate::pipeline::report::model::{Report, RetrievalReport};
@@ -345,7 +346,7 @@ async fn lines(fit: &mut Fitness<'_>) -> anyhow::Result<i32> {
     use tokio::io::{AsyncBufReadExt, AsyncReadExt};
     let mut input = tokio::io::BufReader::new(tokio::io::stdin());
     let mut buf = Vec::new();
-    let mut code = 0;
+    let mut code = ExitCode::PASS;
     for n in 1.. {
         buf.clear();
         let read = (&mut input)
@@ -389,7 +390,7 @@ async fn lines(fit: &mut Fitness<'_>) -> anyhow::Result<i32> {
             }
             Err(e) => {
                 if matches!(e, Unscored::System(_)) {
-                    code = 3;
+                    code = ExitCode::SUT_FAILED;
                 }
                 error_line(Some(n), &e)
             }
