@@ -127,7 +127,7 @@ pub fn cmd_baseline_import(a: &crate::cli::BaselineImportArgs) -> anyhow::Result
 }
 
 /// Human-readable list of what differs between two baselines.
-pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
+fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
     let mut out = Vec::new();
     let f = |v: Option<f64>| v.map_or("undefined".to_string(), |x| format!("{x:.4}"));
     if old.is_none() {

@@ -19,12 +19,12 @@ fn bad(e: impl std::fmt::Display) -> anyhow::Error {
 }
 
 /// The MCP search spec of `[sut.mcp]` (with the `mcpproxy` preset's defaults).
-pub fn mcp_spec(name: &str, m: &McpFile) -> anyhow::Result<McpSearchSpec> {
+fn mcp_spec(name: &str, m: &McpFile) -> anyhow::Result<McpSearchSpec> {
     McpSearchSpec::from_file(name, m, None).map_err(bad)
 }
 
 /// The REST search spec of `[sut.rest]` (mcpproxy's `/api/v1/index/search` by default).
-pub fn rest_spec(
+fn rest_spec(
     name: &str,
     r: &RestFile,
     timeout: std::time::Duration,

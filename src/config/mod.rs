@@ -18,7 +18,7 @@ mod specs;
 pub use args::EvalArgs;
 pub use specs::{GateSpec, MeasureSpec, ReportSpec};
 
-pub use crate::pipeline::sut::launch::spec::{CatalogFile, LaunchFile, LaunchTransport};
+pub use crate::pipeline::sut::launch::spec::{CatalogFile, LaunchFile};
 pub use crate::pipeline::sut::spec::{McpFile, RestFile};
 
 pub const DEFAULT_CONFIG: &str = "evalgate.toml";
@@ -290,7 +290,6 @@ impl FileConfig {
 /// Everything an evaluation needs, resolved from flags, environment, file and defaults.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub config_file: Option<PathBuf>,
     pub datasets: DatasetPaths,
     /// How strictly the datasets are held to the authoring rules.
     pub profile: crate::pipeline::dataset::Profile,
@@ -555,7 +554,6 @@ impl Settings {
                 new_detector: f.gate.limits()?,
                 significance: f.gate.significance()?,
             },
-            config_file: file_path,
         })
     }
 }

@@ -163,24 +163,6 @@ impl GateReport {
             _ => Conclusion::Failure,
         }
     }
-
-    /// The outcome of a detector's gated checks: `None` when none is gated, `Fail` when any
-    /// failed, else `Pass`.
-    pub fn detector_status(&self, detector: &str) -> Option<CheckStatus> {
-        let subject = format!("detector:{detector}");
-        let gated: Vec<&Check> = self
-            .checks
-            .iter()
-            .filter(|c| c.subject == subject && c.kind != CheckKind::Info)
-            .collect();
-        if gated.is_empty() {
-            None
-        } else if gated.iter().any(|c| c.status == CheckStatus::Fail) {
-            Some(CheckStatus::Fail)
-        } else {
-            Some(CheckStatus::Pass)
-        }
-    }
 }
 
 /// What a check compares with: the baseline within a tolerance, a ceiling, a floor, or

@@ -14,9 +14,6 @@ mod layout;
 pub(crate) mod rug_pull;
 pub(crate) mod scan;
 
-pub use rug_pull::RugPullLive;
-pub use scan::ProxyScan;
-
 use crate::infra::process::Supervisor;
 use crate::pipeline::sut::SutError;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
