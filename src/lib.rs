@@ -96,6 +96,8 @@ pub mod infra;
 pub mod pipeline;
 pub mod tools;
 
+use pipeline::gate::ExitCode;
+
 /// Runs the command line and returns the process exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     pipeline::sut::mapping::probe::enable();
@@ -110,11 +112,11 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
                 e.render().to_string()
             };
             err!("{text}");
-            return 2;
+            return ExitCode::BAD_INPUT;
         }
         Err(e) => {
             let _ = e.print();
-            return 0;
+            return ExitCode::PASS;
         }
     };
     // every credential evalgate is given is masked from here on, before anything is started
@@ -133,7 +135,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
         Ok(rt) => rt,
         Err(e) => {
             errln!("error: cannot start the async runtime: {e}");
-            return 2;
+            return ExitCode::BAD_INPUT;
         }
     };
     let evaluates = matches!(
@@ -174,7 +176,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
                 app::cmd_baseline_update(a).await
             }
             cli::Command::Baseline(cli::BaselineCommand::Import(a)) => app::cmd_baseline_import(a),
-            cli::Command::Schema { out } => app::schema::write_all(out).map(|_| 0),
+            cli::Command::Schema { out } => app::schema::write_all(out).map(|_| ExitCode::PASS),
             cli::Command::Corpus(cli::CorpusCommand::Snapshot(a)) => app::cmd_snapshot(a).await,
             cli::Command::Replay(a) => app::cmd_replay(a).await,
             cli::Command::Proxy(a) => app::cmd_proxy(a).await,
@@ -184,21 +186,22 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     drop(rt);
     infra::process::watchdog::finish();
     report_stdout_error();
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            // errors quote dataset and SUT text: shown visible (no escape sequences)
-            use infra::text::sanitize::visible_lines;
-            if let Some(d) = e.downcast_ref::<pipeline::dataset::DatasetErrors>() {
-                err!("{}", visible_lines(&d.to_string()));
-            } else {
-                // (its causes joined, any Rust type name a library put in them left out)
-                errln!(
-                    "error: {}",
-                    visible_lines(&infra::secrets::scrub(&infra::mcp::readable(e.as_ref())))
-                );
-            }
-            2
-        }
+    result.unwrap_or_else(|e| exit_of(&e))
+}
+
+/// The one place an error becomes an exit code: every error a command returns is the user's
+/// input or usage (a system under test that failed is a report and its verdict, not an
+/// error), shown visibly (errors quote dataset and system text, never escape sequences).
+fn exit_of(e: &anyhow::Error) -> i32 {
+    use infra::text::sanitize::visible_lines;
+    if let Some(d) = e.downcast_ref::<pipeline::dataset::DatasetErrors>() {
+        err!("{}", visible_lines(&d.to_string()));
+    } else {
+        // (its causes joined, any Rust type name a library put in them left out)
+        errln!(
+            "error: {}",
+            visible_lines(&infra::secrets::scrub(&infra::mcp::readable(e.as_ref())))
+        );
     }
+    ExitCode::BAD_INPUT
 }

@@ -4,6 +4,7 @@ use super::{BadInput, Part, evaluate};
 use crate::cli::BaselineUpdateArgs;
 use crate::config::Settings;
 use crate::pipeline::baseline::{self, Baseline};
+use crate::pipeline::gate::ExitCode;
 use crate::pipeline::report::model::Report;
 use anyhow::Context;
 use std::collections::BTreeMap;
@@ -71,13 +72,13 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
             "error: the system under test could not be measured, the baseline is not written: {}",
             crate::infra::text::sanitize::visible_lines(&f.to_string())
         );
-        return Ok(3);
+        return Ok(ExitCode::SUT_FAILED);
     }
     let new = report.to_baseline(previous.as_ref());
     let changes = baseline_changes(previous.as_ref(), &new);
     if changes.is_empty() {
         crate::outln!("baseline {} is unchanged", output.display());
-        return Ok(0);
+        return Ok(ExitCode::PASS);
     }
     crate::outln!("{} change(s) to {}:", changes.len(), output.display());
     for c in &changes {
@@ -88,10 +89,10 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     }
     if a.dry_run {
         crate::outln!("dry run: nothing written");
-        return Ok(0);
+        return Ok(ExitCode::PASS);
     }
     write(&output, &new)?;
-    Ok(0)
+    Ok(ExitCode::PASS)
 }
 
 /// Writes a baseline file whole (a temporary file renamed into place).
@@ -119,14 +120,14 @@ pub fn cmd_baseline_import(a: &crate::cli::BaselineImportArgs) -> anyhow::Result
     if a.dry_run {
         crate::out!("{}", b.to_json());
         crate::outln!("dry run: nothing written");
-        return Ok(0);
+        return Ok(ExitCode::PASS);
     }
     write(&a.output, &b)?;
-    Ok(0)
+    Ok(ExitCode::PASS)
 }
 
 /// Human-readable list of what differs between two baselines.
-pub fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
+fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
     let mut out = Vec::new();
     let f = |v: Option<f64>| v.map_or("undefined".to_string(), |x| format!("{x:.4}"));
     if old.is_none() {

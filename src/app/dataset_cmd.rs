@@ -4,6 +4,7 @@ use super::{BadInput, dataset_refs};
 use crate::cli::DatasetArgs;
 use crate::infra::text::sanitize;
 use crate::pipeline::dataset::{DatasetPaths, Datasets, Need};
+use crate::pipeline::gate::ExitCode;
 
 fn paths(d: &DatasetArgs) -> DatasetPaths {
     DatasetPaths::files_then_dir(
@@ -35,7 +36,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
     let Some(file) = args.update.as_ref().or(args.check.as_ref()) else {
         // (the card is Markdown made of neutralised cells; shown visible all the same)
         crate::out!("{}", sanitize::visible_lines(&text));
-        return Ok(0);
+        return Ok(ExitCode::PASS);
     };
     let doc = crate::infra::files::read_to_string(file)
         .map_err(|e| BadInput(format!("{}: cannot read: {e}", file.display())))?;
@@ -51,14 +52,14 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
     if args.check.is_some() {
         if new == doc {
             crate::outln!("ok  {}: the dataset card is current", file.display());
-            return Ok(0);
+            return Ok(ExitCode::PASS);
         }
         crate::errln!(
             "{}: the dataset card is stale; run `evalgate card --update {}`",
             file.display(),
             file.display()
         );
-        return Ok(1);
+        return Ok(ExitCode::GATE_FAILED);
     }
     if new != doc {
         crate::infra::files::write_atomic(file, new.as_bytes())?;
@@ -66,7 +67,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
     } else {
         crate::errln!("{}: the dataset card was already current", file.display());
     }
-    Ok(0)
+    Ok(ExitCode::PASS)
 }
 
 /// `validate`: exit 0 when valid; dataset errors propagate (exit 2).
@@ -97,5 +98,5 @@ pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
             d.items
         );
     }
-    Ok(0)
+    Ok(ExitCode::PASS)
 }

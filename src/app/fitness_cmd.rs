@@ -14,6 +14,7 @@ use crate::infra::process::Supervisor;
 use crate::infra::text::sanitize;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::overrides::{Overrides, ToolIndex};
+use crate::pipeline::gate::ExitCode;
 use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::measure::{Limits, Progress};
 use crate::pipeline::report::model::{Report, RetrievalReport};
@@ -102,7 +103,7 @@ impl<'a> Fitness<'a> {
         if !(kind == SutKind::Embedded || kind.launched()) {
             return Err(BadInput(format!(
                 "fitness needs a system whose corpus evalgate serves, so that a candidate's descriptions reach it: embedded, reference, mcpproxy or launch, not `{}` (a running system or a recording has its own corpus)",
-                kind.name()
+                kind.as_str()
             ))
             .into());
         }
@@ -152,7 +153,7 @@ impl<'a> Fitness<'a> {
         }
         let Some(r) = &report.retrieval else {
             return Ok(Err(Unscored::System(SutError::Other {
-                system: self.s.sut.kind().name().to_string(),
+                system: self.s.sut.kind().as_str().to_string(),
                 detail: "no tool-discovery result".into(),
             })));
         };
@@ -345,7 +346,7 @@ async fn lines(fit: &mut Fitness<'_>) -> anyhow::Result<i32> {
     use tokio::io::{AsyncBufReadExt, AsyncReadExt};
     let mut input = tokio::io::BufReader::new(tokio::io::stdin());
     let mut buf = Vec::new();
-    let mut code = 0;
+    let mut code = ExitCode::PASS;
     for n in 1.. {
         buf.clear();
         let read = (&mut input)
@@ -389,7 +390,7 @@ async fn lines(fit: &mut Fitness<'_>) -> anyhow::Result<i32> {
             }
             Err(e) => {
                 if matches!(e, Unscored::System(_)) {
-                    code = 3;
+                    code = ExitCode::SUT_FAILED;
                 }
                 error_line(Some(n), &e)
             }

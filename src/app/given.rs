@@ -12,8 +12,8 @@ pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(),
     use crate::pipeline::sut::kind::{DetectorKind, SutKind};
     // the kinds, as the specs were resolved
     let kind = s.sut.kind();
-    let detectors: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
-    let sut = kind.name();
+    let detectors = &s.detectors;
+    let sut = kind.as_str();
     let given = |flags: &[&'static str]| flags.iter().copied().find(|f| a.given(f));
     if part != Part::Security
         && !matches!(kind, SutKind::Mcp | SutKind::Rest)

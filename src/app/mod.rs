@@ -27,14 +27,14 @@ pub mod schema;
 mod systems;
 mod tools_cmd;
 
-pub use baseline_cmd::{baseline_changes, cmd_baseline_import, cmd_baseline_update};
+pub use baseline_cmd::{cmd_baseline_import, cmd_baseline_update};
 pub use dataset_cmd::{cmd_card, cmd_validate};
 pub use fitness_cmd::cmd_fitness;
 pub use given::{refuse_inapplicable, update_command};
 pub use merge_cmd::cmd_merge;
 pub use publish_cmd::cmd_publish;
 use publish_cmd::{github_note, github_timeout, publish_options};
-pub use systems::{make_detectors, make_retriever, mcp_spec, rest_spec};
+pub use systems::{make_detectors, make_retriever};
 pub use tools_cmd::{cmd_proxy, cmd_replay, cmd_snapshot};
 
 /// Which half of the evaluation a command runs.
@@ -598,7 +598,7 @@ pub async fn evaluate(
     };
     let sup = Supervisor::new();
     let mut detectors = if part != Part::Retrieval {
-        make_detectors(&s.detectors, &sup)?
+        make_detectors(&s.detectors, &s.detector_settings, &sup)?
     } else {
         Vec::new()
     };

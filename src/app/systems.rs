@@ -1,37 +1,30 @@
 //! Building the systems under test and the detectors from their specs: in-process, connected,
-//! or launched. The one place that matches on the kind; each adapter is given its spec only.
+//! or launched. A system is built by a match on its spec; a detector by its kind's definition.
 
 use super::BadInput;
 use crate::infra::mcp::Endpoint;
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::Datasets;
-use crate::pipeline::sut::kind::SutKind;
+use crate::pipeline::sut::kind::{DetectorKind, SutKind};
 use crate::pipeline::sut::launch::spec::LaunchSpec;
 use crate::pipeline::sut::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::pipeline::sut::rest::{RestSearch, RestSearchSpec};
-use crate::pipeline::sut::spec::{DetectorSpec, McpFile, RestFile, SutSpec};
+use crate::pipeline::sut::spec::{DetectorSettings, McpFile, RestFile, SutSpec};
 use crate::pipeline::sut::{Detector, Retriever, SutError, embedded::Embedded, recorded};
 use anyhow::Context;
-use std::path::{Path, PathBuf};
-
-fn need_recorded(recorded: &Option<PathBuf>) -> anyhow::Result<&Path> {
-    recorded
-        .as_deref()
-        .ok_or_else(|| BadInput("the `recorded` system needs --recorded FILE (a report.json or a plain JSON file of observations)".into()).into())
-}
 
 fn bad(e: impl std::fmt::Display) -> anyhow::Error {
     BadInput(e.to_string()).into()
 }
 
 /// The MCP search spec of `[sut.mcp]` (with the `mcpproxy` preset's defaults).
-pub fn mcp_spec(name: &str, m: &McpFile) -> anyhow::Result<McpSearchSpec> {
+fn mcp_spec(name: &str, m: &McpFile) -> anyhow::Result<McpSearchSpec> {
     McpSearchSpec::from_file(name, m, None).map_err(bad)
 }
 
 /// The REST search spec of `[sut.rest]` (mcpproxy's `/api/v1/index/search` by default).
-pub fn rest_spec(
+fn rest_spec(
     name: &str,
     r: &RestFile,
     timeout: std::time::Duration,
@@ -90,7 +83,7 @@ pub async fn make_retriever(
         SutSpec::Recorded { path } => Ok(Box::new(
             match ahead.0 {
                 Some(read) => read,
-                None => recorded::RecordedRetriever::from_file(need_recorded(path)?),
+                None => recorded::RecordedRetriever::from_file(recorded::need(path).map_err(bad)?),
             }
             .map_err(|e| bad(format!("{e:#}")))?,
         )),
@@ -223,41 +216,15 @@ impl Retriever for Checked {
     }
 }
 
-/// Builds the detectors of `specs`, in order (the specs hold each kind once).
+/// Builds the detectors of `kinds`, in order (each kind once), from their definitions.
 pub fn make_detectors(
-    specs: &[DetectorSpec],
+    kinds: &[DetectorKind],
+    settings: &DetectorSettings,
     sup: &Supervisor,
 ) -> anyhow::Result<Vec<Box<dyn Detector>>> {
     let mut out: Vec<Box<dyn Detector>> = Vec::new();
-    for spec in specs {
-        match spec {
-            DetectorSpec::Rules => out.push(Box::new(crate::pipeline::sut::rules::Rules)),
-            DetectorSpec::Drift => out.push(Box::new(crate::pipeline::sut::drift::Drift)),
-            DetectorSpec::Recorded { path } => {
-                let recs = recorded::RecordedDetector::from_file(need_recorded(path)?)
-                    .map_err(|e| bad(format!("{e:#}")))?;
-                out.extend(recs.into_iter().map(|r| Box::new(r) as Box<dyn Detector>));
-            }
-            DetectorSpec::ProxyScan { proxy, cfg } => out.push(Box::new(
-                crate::pipeline::sut::live::ProxyScan::new(proxy, cfg, sup)
-                    .map_err(|e| bad(format!("{e:#}")))?,
-            )),
-            DetectorSpec::RugPullLive { proxy, cfg } => out.push(Box::new(
-                crate::pipeline::sut::live::RugPullLive::new(proxy, cfg, sup),
-            )),
-            DetectorSpec::Scanner(scanners) => {
-                if scanners.is_empty() {
-                    return Err(bad(
-                        "the scanner detector needs at least one [[scanner]] table in evalgate.toml (name, command, filter)",
-                    ));
-                }
-                for cfg in scanners {
-                    let sc = crate::pipeline::sut::scanner::Scanner::new(cfg.clone())
-                        .map_err(|e| bad(format!("{e:#}")))?;
-                    out.push(Box::new(sc));
-                }
-            }
-        }
+    for k in kinds {
+        out.extend((k.def().build)(settings, sup).map_err(|e| bad(format!("{e:#}")))?);
     }
     if out.is_empty() {
         return Err(bad(

@@ -2,6 +2,7 @@
 
 use super::BadInput;
 use crate::pipeline::dataset::{DatasetPaths, Datasets, Need};
+use crate::pipeline::gate::ExitCode;
 use anyhow::bail;
 
 fn split_pair(s: &str, sep: char, what: &str) -> anyhow::Result<(String, String)> {
@@ -76,7 +77,7 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
                     &format!("{e:#}")
                 ))
             );
-            return Ok(3);
+            return Ok(ExitCode::SUT_FAILED);
         }
     };
     let n = taken.tools.len();
@@ -99,7 +100,7 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
             crate::pipeline::dataset::corpus_json(&corpus).replace("##[", "#\\u0023[")
         ),
     }
-    Ok(0)
+    Ok(ExitCode::PASS)
 }
 
 /// `replay`: a stdio MCP server; nothing but protocol goes to stdout.
@@ -148,7 +149,7 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
         }
         None => crate::pipeline::replay::serve_stdio(spec, control).await?,
     }
-    Ok(0)
+    Ok(ExitCode::PASS)
 }
 
 /// Testing hooks (feature `fault-injection`, env `EVALGATE_REPLAY_FAULT`): a replay server that
@@ -184,5 +185,5 @@ pub async fn cmd_proxy(a: &crate::cli::ProxyArgs) -> anyhow::Result<i32> {
     crate::tools::proxy::run(&a.config, &a.listen, a.fault.fault())
         .await
         .map_err(|e| BadInput(format!("{e:#}")))?;
-    Ok(0)
+    Ok(ExitCode::PASS)
 }

@@ -19,7 +19,6 @@ use help::*;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-pub use crate::pipeline::publish::PublishWhen;
 pub use eval::*;
 pub use publish::{PublishArgs, PublishCmdArgs};
 pub use tools::{BaselineImportArgs, CardArgs, ProxyArgs, ReplayArgs, SnapshotArgs};

@@ -1,6 +1,7 @@
 //! The command line's side of the domain's enums: their names and help as possible values.
 //! The domain types know nothing of clap; each is listed here once, in help order, with the
-//! help its possible value shows.
+//! help its possible value shows, except the kinds of systems and detectors, whose names and
+//! help come from their definitions in `sut::kind`.
 
 use crate::pipeline::dataset::Profile;
 use crate::pipeline::measure::probes::RobustnessMode;
@@ -28,24 +29,21 @@ macro_rules! value_enum {
     };
 }
 
-value_enum!(SutKind {
-    Embedded => "embedded": "In-process BM25 (tantivy) over the corpus",
-    Recorded => "recorded": "Replay ranked ids from --recorded (a report.json or {query id: [ids]})",
-    Mcp => "mcp": "A running proxy's search tool over MCP (--url, or [sut.mcp] in evalgate.toml)",
-    Rest => "rest": "A REST search endpoint (--url, or [sut.rest]); e.g. mcpproxy's /api/v1/index/search",
-    Mcpproxy => "mcpproxy": "Launch mcpproxy (--mcpproxy-bin) over replayed corpus servers and search via retrieve_tools",
-    Reference => "reference": "Launch evalgate's reference proxy the same way (no binary needed)",
-    Launch => "launch": "Launch any proxy ([sut.launch] in evalgate.toml: command, config format, transport)",
-});
+/// The kinds of systems and detectors, from their definitions.
+macro_rules! value_enum_of_defs {
+    ($($t:ty),+) => {$(
+        impl ValueEnum for $t {
+            fn value_variants<'a>() -> &'a [Self] {
+                <$t>::ALL
+            }
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                Some(PossibleValue::new(self.as_str()).help(self.def().help))
+            }
+        }
+    )+};
+}
 
-value_enum!(DetectorKind {
-    Rules => "rules": "Reference rules: hidden tags, secret exfiltration, secrecy, shadowing, injection phrases, hidden Unicode, encoded payloads",
-    Drift => "drift": "Canonical-JSON fingerprint drift of before/after definitions (rug-pulls)",
-    Recorded => "recorded": "Replay verdicts from --recorded (a report.json, a spec-065 scan-eval file or {entry id: bool})",
-    Scanner => "scanner": "The external scanners configured as [[scanner]] tables in evalgate.toml",
-    ProxyScan => "proxy-scan": "The launched proxy's own security scan (POST /api/v1/servers/{name}/scan) over the entries served as tools",
-    RugPullLive => "rug-pull-live": "Rug-pulls played live against the launched proxy: reported, blocked, restored after a revert",
-});
+value_enum_of_defs!(SutKind, DetectorKind);
 
 value_enum!(ObservationsMode {
     Inline => "inline": "In report.json [default]",
@@ -107,26 +105,24 @@ pub struct ProxyKind(pub SutKind);
 
 impl ValueEnum for ProxyKind {
     fn value_variants<'a>() -> &'a [Self] {
-        &[
-            ProxyKind(SutKind::Reference),
-            ProxyKind(SutKind::Mcpproxy),
-            ProxyKind(SutKind::Launch),
-            ProxyKind(SutKind::Embedded),
-            ProxyKind(SutKind::Recorded),
-            ProxyKind(SutKind::Mcp),
-            ProxyKind(SutKind::Rest),
-        ]
+        static KINDS: std::sync::LazyLock<Vec<ProxyKind>> = std::sync::LazyLock::new(|| {
+            let (mut launched, others): (Vec<_>, _) =
+                SutKind::ALL.iter().partition(|k| k.launched());
+            // the default first
+            launched.sort_by_key(|&&k| k != SutKind::Reference);
+            [launched, others]
+                .into_iter()
+                .flat_map(|ks: Vec<&SutKind>| ks.into_iter().map(|&k| ProxyKind(k)))
+                .collect()
+        });
+        &KINDS
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        let v = match self.0 {
-            SutKind::Reference => PossibleValue::new("reference")
-                .help("evalgate's reference proxy (no binary needed)"),
-            SutKind::Mcpproxy => PossibleValue::new("mcpproxy").help("mcpproxy (--mcpproxy-bin)"),
-            SutKind::Launch => PossibleValue::new("launch")
-                .help("any proxy, as [sut.launch] in evalgate.toml describes it"),
-            other => other.to_possible_value()?.hide(true),
-        };
-        Some(v)
+        let v = PossibleValue::new(self.0.as_str());
+        Some(match self.0.def().launched {
+            Some(help) => v.help(help),
+            None => v.hide(true),
+        })
     }
 }
 
@@ -136,11 +132,11 @@ mod tests {
 
     #[test]
     fn the_command_line_names_a_kind_as_the_domain_does() {
-        for k in SutKind::ALL {
+        for &k in SutKind::ALL {
             assert_eq!(k.to_possible_value().unwrap().get_name(), k.as_str());
             assert_eq!(SutKind::from_str(k.as_str(), false), Ok(k));
         }
-        for k in DetectorKind::ALL {
+        for &k in DetectorKind::ALL {
             assert_eq!(k.to_possible_value().unwrap().get_name(), k.as_str());
         }
         assert_eq!(SutKind::value_variants().len(), SutKind::ALL.len());

@@ -5,7 +5,7 @@
 
 use crate::pipeline::dataset::DatasetPaths;
 use crate::pipeline::sut::kind::{DetectorKind, SutKind};
-use crate::pipeline::sut::spec::{DetectorSpec, SutSpec};
+use crate::pipeline::sut::spec::{DetectorSettings, SutSpec};
 use anyhow::Context;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -18,7 +18,7 @@ mod specs;
 pub use args::EvalArgs;
 pub use specs::{GateSpec, MeasureSpec, ReportSpec};
 
-pub use crate::pipeline::sut::launch::spec::{CatalogFile, LaunchFile, LaunchTransport};
+pub use crate::pipeline::sut::launch::spec::{CatalogFile, LaunchFile};
 pub use crate::pipeline::sut::spec::{McpFile, RestFile};
 
 pub const DEFAULT_CONFIG: &str = "evalgate.toml";
@@ -111,38 +111,17 @@ fn count_in(
     Ok(n)
 }
 
-/// The kind as written in evalgate.toml and on the command line.
-fn kind_name(k: SutKind) -> String {
-    k.name()
-}
-
 /// Keys of `[sut.<section>]` that `kind` never reads, as `[sut.section] key` names.
 fn unread_keys(kind: SutKind, keys: &BTreeMap<String, Vec<String>>) -> Vec<String> {
-    use SutKind as K;
-    let launched = matches!(kind, K::Launch | K::Mcpproxy | K::Reference);
-    let mut out = Vec::new();
-    for (section, names) in keys {
-        for k in names {
-            let read = match (section.as_str(), kind) {
-                (_, K::Embedded | K::Recorded) => false,
-                ("catalog", _) => true,
-                ("mcp", K::Mcp) | ("rest", K::Rest) => true,
-                // a launched proxy is reached where it was started
-                ("mcp", _) if launched => !["url", "command", "headers"].contains(&k.as_str()),
-                // evalgate serves the upstreams of a `launch` proxy only; mcpproxy's family is
-                // given stdio commands
-                ("launch", K::Mcpproxy | K::Reference) if k == "upstream_transport" => false,
-                ("launch", _) if launched => true,
-                // how long the coverage probe may wait, for a system started elsewhere
-                ("launch", K::Mcp | K::Rest) => k == "ready_timeout",
-                _ => false,
-            };
-            if !read {
-                out.push(format!("[sut.{section}] {k}"));
-            }
-        }
-    }
-    out
+    let reads = kind.def().reads;
+    keys.iter()
+        .flat_map(|(section, names)| {
+            names
+                .iter()
+                .filter(|k| !reads(section, k))
+                .map(move |k| format!("[sut.{section}] {k}"))
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -311,7 +290,6 @@ impl FileConfig {
 /// Everything an evaluation needs, resolved from flags, environment, file and defaults.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub config_file: Option<PathBuf>,
     pub datasets: DatasetPaths,
     /// How strictly the datasets are held to the authoring rules.
     pub profile: crate::pipeline::dataset::Profile,
@@ -323,8 +301,10 @@ pub struct Settings {
     pub report: ReportSpec,
     /// The system under test, with the settings of its kind only.
     pub sut: SutSpec,
-    /// The detectors under test in order, each once, with their own settings only.
-    pub detectors: Vec<DetectorSpec>,
+    /// The detectors under test in order, each once.
+    pub detectors: Vec<DetectorKind>,
+    /// What they are given.
+    pub detector_settings: DetectorSettings,
 }
 
 /// Paths in the config file are relative to the file's directory.
@@ -500,7 +480,7 @@ impl Settings {
                     .map_or("evalgate.toml".into(), |p| p.display().to_string()),
                 unread.join(", "),
                 if unread.len() == 1 { "has" } else { "have" },
-                kind_name(sut),
+                sut.as_str(),
                 if f.sut.kind.is_none() {
                     " (the default)"
                 } else {
@@ -519,23 +499,23 @@ impl Settings {
                 "[sut.launch] proxy_config: config_format = \"none\" writes no config to merge it into; use a config format, or put the settings in `setup` or `env`"
             );
         }
-        let detectors = a
-            .detectors
-            .clone()
-            .or(f.detectors)
-            .unwrap_or_else(|| default_detectors(sut));
+        let mut detectors = Vec::new();
+        let named = a.detectors.clone().or(f.detectors);
+        for &k in named.as_deref().unwrap_or(sut.def().detectors) {
+            if !detectors.contains(&k) {
+                detectors.push(k);
+            }
+        }
         let recorded = a.recorded.clone().or(rel(base, f.run.recorded));
         let check = specs::catalog_spec(&sut_file, timeout, concurrency as usize, a.quiet);
-        let live_proxy = specs::launch_spec(sut, &sut_file, check.clone());
-        let sut_spec = specs::sut_spec(sut, &sut_file, recorded.clone(), check);
-        let detector_specs = specs::detector_specs(
-            &detectors,
-            recorded.clone(),
-            &scanners,
-            &f.proxy_scan,
-            &f.rug_pull_live,
-            &live_proxy,
-        );
+        let detector_settings = DetectorSettings {
+            recorded: recorded.clone(),
+            scanners,
+            proxy_scan: f.proxy_scan.clone(),
+            rug_pull_live: f.rug_pull_live.clone(),
+            proxy: specs::launch_spec(sut, &sut_file, check.clone()),
+        };
+        let sut_spec = specs::sut_spec(sut, &sut_file, recorded, check);
         Ok(Settings {
             datasets: DatasetPaths::files_then_dir(a.datasets.clone(), a.dataset_dir.as_deref())
                 .or(DatasetPaths::files_then_dir(
@@ -566,26 +546,15 @@ impl Settings {
                 observations: a.observations.or(f.run.observations).unwrap_or_default(),
             },
             sut: sut_spec,
-            detectors: detector_specs,
+            detectors,
+            detector_settings,
             gate: GateSpec {
                 baseline: a.baseline.clone().or(rel(base, f.run.baseline)),
                 no_baseline: a.no_baseline,
                 new_detector: f.gate.limits()?,
                 significance: f.gate.significance()?,
             },
-            config_file: file_path,
         })
-    }
-}
-
-/// The detectors measured when none are named: for mcpproxy, its own quarantine (one launch,
-/// the rug pulls played through it: about a minute on v1), so the security rows describe the
-/// system under test; its own scan (`proxy-scan`) is opt-in, since it takes about ten launches
-/// and several minutes on v1. Any other system: evalgate's reference checkers.
-pub fn default_detectors(sut: SutKind) -> Vec<DetectorKind> {
-    match sut {
-        SutKind::Mcpproxy => vec![DetectorKind::RugPullLive],
-        _ => vec![DetectorKind::Rules, DetectorKind::Drift],
     }
 }
 

@@ -5,11 +5,9 @@
 use super::SutFile;
 use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::report::color::ColorChoice;
-use crate::pipeline::sut::kind::{DetectorKind, SutKind};
+use crate::pipeline::sut::kind::SutKind;
 use crate::pipeline::sut::launch::spec::{CatalogSpec, LaunchSpec};
-use crate::pipeline::sut::live::{LiveConfig, ProxyScanConfig};
-use crate::pipeline::sut::scanner::ScannerConfig;
-use crate::pipeline::sut::spec::{DetectorSpec, SutSpec};
+use crate::pipeline::sut::spec::SutSpec;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -112,53 +110,16 @@ pub(super) fn sut_spec(
             rest: sut.rest.clone(),
             check,
         },
-        SutKind::Mcpproxy | SutKind::Reference | SutKind::Launch => {
-            SutSpec::Launched(Box::new(launch_spec(kind, sut, check)))
-        }
+        // the launched kinds
+        _ => SutSpec::Launched(Box::new(launch_spec(kind, sut, check))),
     }
-}
-
-/// The detectors of `kinds`, in order, each once.
-pub(super) fn detector_specs(
-    kinds: &[DetectorKind],
-    recorded: Option<PathBuf>,
-    scanners: &[ScannerConfig],
-    proxy_scan: &ProxyScanConfig,
-    rug_pull_live: &LiveConfig,
-    proxy: &LaunchSpec,
-) -> Vec<DetectorSpec> {
-    let mut seen = Vec::new();
-    let mut out = Vec::new();
-    for &k in kinds {
-        if seen.contains(&k) {
-            continue;
-        }
-        seen.push(k);
-        out.push(match k {
-            DetectorKind::Rules => DetectorSpec::Rules,
-            DetectorKind::Drift => DetectorSpec::Drift,
-            DetectorKind::Recorded => DetectorSpec::Recorded {
-                path: recorded.clone(),
-            },
-            DetectorKind::Scanner => DetectorSpec::Scanner(scanners.to_vec()),
-            DetectorKind::ProxyScan => DetectorSpec::ProxyScan {
-                proxy: proxy.clone(),
-                cfg: proxy_scan.clone(),
-            },
-            DetectorKind::RugPullLive => DetectorSpec::RugPullLive {
-                proxy: proxy.clone(),
-                cfg: rug_pull_live.clone(),
-            },
-        });
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::{EvalArgs, Settings};
     use super::*;
-    use crate::pipeline::sut::spec::SutSpec;
+    use crate::pipeline::sut::kind::DetectorKind;
 
     /// The settings resolved from `toml` (as the --config file) and `a`.
     fn resolve(toml: &str, mut a: EvalArgs) -> (tempfile::TempDir, Settings) {
@@ -278,12 +239,9 @@ scan_timeout = 9
         assert_eq!(check.ready_timeout, Some(Duration::from_secs(7)));
         assert_eq!(check.request_timeout, Duration::from_secs(5));
         // each detector once, in order, with its own settings
-        let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
-        assert_eq!(kinds, [DetectorKind::Rules, DetectorKind::ProxyScan]);
-        let DetectorSpec::ProxyScan { proxy, cfg } = &s.detectors[1] else {
-            panic!("{:?}", s.detectors)
-        };
-        assert_eq!(cfg.scan_timeout, Some(9.0));
+        assert_eq!(s.detectors, [DetectorKind::Rules, DetectorKind::ProxyScan]);
+        let proxy = &s.detector_settings.proxy;
+        assert_eq!(s.detector_settings.proxy_scan.scan_timeout, Some(9.0));
         // the system under test is not launched: the live detectors launch the reference proxy
         assert_eq!(proxy.kind, SutKind::Reference);
         assert_eq!(proxy.check.request_timeout, Duration::from_secs(5));
@@ -301,8 +259,7 @@ scan_timeout = 9
             crate::pipeline::gate::Significance::default()
         );
         assert!(matches!(s.sut, SutSpec::Embedded), "{:?}", s.sut);
-        let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
-        assert_eq!(kinds, [DetectorKind::Rules, DetectorKind::Drift]);
+        assert_eq!(s.detectors, [DetectorKind::Rules, DetectorKind::Drift]);
     }
 
     #[test]
@@ -326,8 +283,7 @@ scan_timeout = 9
         };
         assert_eq!(mcp.url.as_deref(), Some("http://flag.example/mcp"));
         assert_eq!(check.request_timeout, Duration::from_secs(2));
-        let kinds: Vec<DetectorKind> = s.detectors.iter().map(|d| d.kind()).collect();
-        assert_eq!(kinds, [DetectorKind::Drift]);
+        assert_eq!(s.detectors, [DetectorKind::Drift]);
     }
 
     #[test]
@@ -351,9 +307,8 @@ scan_timeout = 9
             l.launch.served_names,
             Some(crate::pipeline::replay::ServedNames::Prefixed)
         );
-        let [DetectorSpec::RugPullLive { proxy, .. }] = s.detectors.as_slice() else {
-            panic!("{:?}", s.detectors)
-        };
+        assert_eq!(s.detectors, [DetectorKind::RugPullLive]);
+        let proxy = &s.detector_settings.proxy;
         assert_eq!(proxy.kind, SutKind::Mcpproxy);
         assert_eq!(proxy.mcpproxy_bin, l.mcpproxy_bin);
         // a REST system gets [sut.rest] and nothing of [sut.mcp]

@@ -217,10 +217,6 @@ fn wants_after(text: &str) -> bool {
 }
 
 impl Replay {
-    pub fn new(spec: ReplaySpec) -> Self {
-        Self::with_control(spec, Control::default())
-    }
-
     pub fn with_control(spec: ReplaySpec, control: Control) -> Self {
         let switched_tools = Arc::new(spec.switched_tools());
         let switch_text = control

@@ -7,6 +7,20 @@ pub use crate::pipeline::score::metrics::Direction;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// evalgate's exit codes, one name each (`cli::help` lists them for the user).
+pub struct ExitCode;
+
+impl ExitCode {
+    /// The gate held, or nothing was gated (no baseline: report only).
+    pub const PASS: i32 = 0;
+    /// The gate failed: a gated metric regressed, or a detector broke its limits.
+    pub const GATE_FAILED: i32 = 1;
+    /// Bad input or usage: invalid dataset, baseline, setting or flag (nothing is written).
+    pub const BAD_INPUT: i32 = 2;
+    /// The system under test could not be measured, or not completely.
+    pub const SUT_FAILED: i32 = 3;
+}
+
 /// The gate's verdict; the exit code follows from it (0, 1, 0, 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -24,9 +38,9 @@ pub enum Verdict {
 impl Verdict {
     pub fn exit_code(self) -> i32 {
         match self {
-            Verdict::Pass | Verdict::NoBaseline => 0,
-            Verdict::Fail => 1,
-            Verdict::Error => 3,
+            Verdict::Pass | Verdict::NoBaseline => ExitCode::PASS,
+            Verdict::Fail => ExitCode::GATE_FAILED,
+            Verdict::Error => ExitCode::SUT_FAILED,
         }
     }
     pub fn as_str(self) -> &'static str {
@@ -137,7 +151,7 @@ impl GateReport {
     /// action's `fail-on: never`): a failure is then 0; an error stays an error.
     pub fn exit_code_with(&self, fail_on_regression: bool) -> i32 {
         match self.verdict {
-            Verdict::Fail if !fail_on_regression => 0,
+            Verdict::Fail if !fail_on_regression => ExitCode::PASS,
             v => v.exit_code(),
         }
     }
@@ -152,24 +166,6 @@ impl GateReport {
             (0, Verdict::Pass) if !self.ungated.is_empty() => Conclusion::Neutral,
             (0, _) => Conclusion::Success,
             _ => Conclusion::Failure,
-        }
-    }
-
-    /// The outcome of a detector's gated checks: `None` when none is gated, `Fail` when any
-    /// failed, else `Pass`.
-    pub fn detector_status(&self, detector: &str) -> Option<CheckStatus> {
-        let subject = format!("detector:{detector}");
-        let gated: Vec<&Check> = self
-            .checks
-            .iter()
-            .filter(|c| c.subject == subject && c.kind != CheckKind::Info)
-            .collect();
-        if gated.is_empty() {
-            None
-        } else if gated.iter().any(|c| c.status == CheckStatus::Fail) {
-            Some(CheckStatus::Fail)
-        } else {
-            Some(CheckStatus::Pass)
         }
     }
 }

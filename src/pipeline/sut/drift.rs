@@ -90,6 +90,14 @@ pub fn drift_signals(before: &Value, after: &Value) -> Vec<String> {
     signals
 }
 
+/// `--detectors drift`.
+pub const DEF: super::kind::DetectorDef = super::kind::DetectorDef {
+    name: "drift",
+    help: "Canonical-JSON fingerprint drift of before/after definitions (rug-pulls)",
+    live: false,
+    build: |_, _| Ok(vec![Box::new(Drift)]),
+};
+
 /// The fingerprint drift detector. It sees only entries that carry `before` and `after`.
 #[derive(Default)]
 pub struct Drift;

@@ -402,12 +402,6 @@ impl Embedded {
             .ok_or_else(|| anyhow::anyhow!("the index has no document {addr:?}"))
     }
 
-    /// Renames the system (e.g. for a variant in a comparison).
-    pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
-        self
-    }
-
     fn terms(&self, text: &str) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         let mut analyzer = self.analyzer.clone();

@@ -16,8 +16,6 @@ pub mod sample_args;
 pub mod scanner;
 pub mod spec;
 
-/// The cut-offs of Recall@k.
-pub const KS: [usize; 4] = [1, 3, 5, 10];
 /// The ranked list is scored to this depth (the largest k): MRR, nDCG@10 and AP look at the
 /// first `DEPTH` results after filtering.
 pub const DEPTH: usize = 10;

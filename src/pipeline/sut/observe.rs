@@ -97,18 +97,6 @@ pub enum ObservationsMode {
 pub const OBSERVATIONS_FILES: [&str; 2] = ["observations.json", "observations.json.gz"];
 
 impl ObservationsMode {
-    pub const ALL: [ObservationsMode; 3] = [
-        ObservationsMode::Inline,
-        ObservationsMode::File,
-        ObservationsMode::Gzip,
-    ];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ObservationsMode::Inline => "inline",
-            ObservationsMode::File => "file",
-            ObservationsMode::Gzip => "gzip",
-        }
-    }
     /// The file the observations are written to, `None` inline.
     pub fn file_name(self) -> Option<&'static str> {
         match self {

@@ -211,6 +211,26 @@ impl Retriever for RecordedRetriever {
     }
 }
 
+/// `--detectors recorded`: every detector the recording holds.
+pub const DETECTOR: super::kind::DetectorDef = super::kind::DetectorDef {
+    name: "recorded",
+    help: "Replay verdicts from --recorded (a report.json, a spec-065 scan-eval file or {entry id: bool})",
+    live: false,
+    build: |s, _| {
+        let recs = RecordedDetector::from_file(need(&s.recorded)?)?;
+        Ok(recs.into_iter().map(|r| Box::new(r) as _).collect())
+    },
+};
+
+/// The `--recorded` file the `recorded` system and detector replay.
+pub fn need(recorded: &Option<std::path::PathBuf>) -> anyhow::Result<&Path> {
+    recorded.as_deref().ok_or_else(|| {
+        anyhow::anyhow!(
+            "the `recorded` system needs --recorded FILE (a report.json or a plain JSON file of observations)"
+        )
+    })
+}
+
 /// Replays recorded detector verdicts.
 pub struct RecordedDetector {
     name: String,

@@ -230,6 +230,14 @@ pub fn visible_text(e: &Entry) -> String {
     t
 }
 
+/// `--detectors rules`.
+pub const DEF: super::kind::DetectorDef = super::kind::DetectorDef {
+    name: "rules",
+    help: "Reference rules: hidden tags, secret exfiltration, secrecy, shadowing, injection phrases, hidden Unicode, encoded payloads",
+    live: false,
+    build: |_, _| Ok(vec![Box::new(Rules)]),
+};
+
 /// The reference rules detector.
 #[derive(Default)]
 pub struct Rules;

@@ -102,6 +102,25 @@ struct Finding {
     reason: Option<String>,
 }
 
+/// `--detectors scanner`: one detector per `[[scanner]]` table.
+pub const DEF: super::kind::DetectorDef = super::kind::DetectorDef {
+    name: "scanner",
+    help: "The external scanners configured as [[scanner]] tables in evalgate.toml",
+    live: false,
+    build: |s, _| {
+        if s.scanners.is_empty() {
+            anyhow::bail!(
+                "the scanner detector needs at least one [[scanner]] table in evalgate.toml (name, command, filter)"
+            );
+        }
+        let mut out: Vec<Box<dyn Detector>> = Vec::new();
+        for cfg in &s.scanners {
+            out.push(Box::new(Scanner::new(cfg.clone())?));
+        }
+        Ok(out)
+    },
+};
+
 impl Scanner {
     pub fn new(cfg: ScannerConfig) -> anyhow::Result<Scanner> {
         if cfg.command.is_empty() {

@@ -1,9 +1,8 @@
 //! What a system under test and a detector are given: `[sut.mcp]` and `[sut.rest]` as
-//! evalgate.toml writes them, and [`SutSpec`] / [`DetectorSpec`], each kind with only the
-//! settings it reads, resolved once by `config`. The one match on the kind that builds them is
-//! `app::systems`.
+//! evalgate.toml writes them, [`SutSpec`] (each kind with only the settings it reads) and
+//! [`DetectorSettings`], resolved once by `config`. `app::systems` builds them.
 
-use super::kind::{DetectorKind, SutKind};
+use super::kind::SutKind;
 use super::live::{LiveConfig, ProxyScanConfig};
 use super::mapping::IdStyle;
 use super::scanner::ScannerConfig;
@@ -89,38 +88,18 @@ impl SutSpec {
     }
 }
 
-/// A detector under test, with its own settings only.
+/// What the detectors are given; each kind reads its own settings only (its
+/// [`super::kind::DetectorDef`] builds it from them).
 #[derive(Debug, Clone)]
-pub enum DetectorSpec {
-    Rules,
-    Drift,
-    /// Verdicts replayed from `--recorded` (required when built).
-    Recorded {
-        path: Option<PathBuf>,
-    },
-    /// The `[[scanner]]` tables (at least one is required when built).
-    Scanner(Vec<ScannerConfig>),
-    /// The launched proxy's own scan.
-    ProxyScan {
-        proxy: LaunchSpec,
-        cfg: ProxyScanConfig,
-    },
-    /// Rug-pulls played against the launched proxy.
-    RugPullLive {
-        proxy: LaunchSpec,
-        cfg: LiveConfig,
-    },
-}
-
-impl DetectorSpec {
-    pub fn kind(&self) -> DetectorKind {
-        match self {
-            DetectorSpec::Rules => DetectorKind::Rules,
-            DetectorSpec::Drift => DetectorKind::Drift,
-            DetectorSpec::Recorded { .. } => DetectorKind::Recorded,
-            DetectorSpec::Scanner(_) => DetectorKind::Scanner,
-            DetectorSpec::ProxyScan { .. } => DetectorKind::ProxyScan,
-            DetectorSpec::RugPullLive { .. } => DetectorKind::RugPullLive,
-        }
-    }
+pub struct DetectorSettings {
+    /// Verdicts replayed from `--recorded` (required by `recorded`).
+    pub recorded: Option<PathBuf>,
+    /// The `[[scanner]]` tables (`scanner` requires at least one).
+    pub scanners: Vec<ScannerConfig>,
+    /// `[proxy_scan]`.
+    pub proxy_scan: ProxyScanConfig,
+    /// `[rug_pull_live]`.
+    pub rug_pull_live: LiveConfig,
+    /// The proxy the live detectors launch.
+    pub proxy: LaunchSpec,
 }

@@ -19,7 +19,7 @@ pub mod writers;
 pub use prepare::{ready_timeout, scratch, system_name};
 pub use start::{Plan, Running, start};
 pub use upstreams::{
-    Quarantine, corpus_upstreams, free_port, one_file_per_corpus, proxy_config, random_key,
+    Quarantine, corpus_upstreams, free_port, one_file_per_corpus, proxy_config,
     write_server_corpora,
 };
 

@@ -11,11 +11,8 @@
 
 mod client;
 mod layout;
-mod rug_pull;
-mod scan;
-
-pub use rug_pull::RugPullLive;
-pub use scan::ProxyScan;
+pub(crate) mod rug_pull;
+pub(crate) mod scan;
 
 use crate::infra::own_binary::own_binary;
 use crate::infra::process::Supervisor;

@@ -640,6 +640,20 @@ fn listings_since(
         .collect()
 }
 
+/// `--detectors rug-pull-live`.
+pub const DEF: crate::pipeline::sut::kind::DetectorDef = crate::pipeline::sut::kind::DetectorDef {
+    name: "rug-pull-live",
+    help: "Rug-pulls played live against the launched proxy: reported, blocked, restored after a revert",
+    live: true,
+    build: |s, sup| {
+        Ok(vec![Box::new(RugPullLive::new(
+            &s.proxy,
+            &s.rug_pull_live,
+            sup,
+        ))])
+    },
+};
+
 impl RugPullLive {
     pub fn new(proxy: &LaunchSpec, cfg: &LiveConfig, sup: &Supervisor) -> RugPullLive {
         let call_tool = cfg.call_tool.clone().unwrap_or_else(|| {

@@ -51,6 +51,20 @@ pub struct ProxyScan {
     threshold: Option<f64>,
 }
 
+/// `--detectors proxy-scan`.
+pub const DEF: crate::pipeline::sut::kind::DetectorDef = crate::pipeline::sut::kind::DetectorDef {
+    name: "proxy-scan",
+    help: "The launched proxy's own security scan (POST /api/v1/servers/{name}/scan) over the entries served as tools",
+    live: true,
+    build: |s, sup| {
+        Ok(vec![Box::new(ProxyScan::new(
+            &s.proxy,
+            &s.proxy_scan,
+            sup,
+        )?)])
+    },
+};
+
 impl ProxyScan {
     pub fn new(
         proxy: &LaunchSpec,
