@@ -266,8 +266,8 @@ enum Tok {
 /// walked in document order: start tags with their attributes, end tags and decoded text
 /// (comments and the doctype left out).
 fn tokens(html: &str) -> Vec<Tok> {
-    use scraper::Node;
     use ego_tree::iter::Edge;
+    use scraper::Node;
     let doc = scraper::Html::parse_document(html);
     let mut out = Vec::new();
     for edge in doc.tree.root().traverse() {
