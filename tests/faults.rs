@@ -27,8 +27,7 @@ fn run_fault(dir: &std::path::Path, out: &str, fault: &str, extra: &[&str]) -> V
     );
     // give orphans (if any) a moment to be re-parented to us
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let left = survivors();
-    assert!(left.is_empty(), "{fault}: processes survived: {left:?}");
+    assert_no_survivors(fault);
     let r = read_json(&dir.join(out).join("report.json"));
     assert_eq!(r["gate"]["verdict"], "error", "{fault}");
     r
@@ -124,7 +123,7 @@ fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_
         "{}",
         stdout(&o)
     );
-    assert!(survivors().is_empty());
+    assert_no_survivors("after the crash shown on the terminal");
 
     // Ctrl-C while the proxy is up (its first search hangs): exit 130, nothing left behind,
     // not even the scratch directory with the proxy's config and API key
