@@ -179,6 +179,8 @@ fn start(bin: &Path, corpus: &evalgate::pipeline::dataset::Corpus) -> Up {
     let start = Instant::now();
     let limit = Duration::from_secs(60 + want.len() as u64 / 10);
     let mut restarted = BTreeSet::new();
+    let mut rediscovered = BTreeSet::new();
+    let mut lacking: std::collections::BTreeMap<String, Instant> = Default::default();
     loop {
         if let Ok(Some(status)) = up.child.try_wait() {
             panic!("mcpproxy exited ({status}) before it was ready");
@@ -231,6 +233,32 @@ fn start(bin: &Path, corpus: &evalgate::pipeline::dataset::Corpus) -> Up {
                         start.elapsed().as_secs_f64()
                     );
                 }
+            }
+        }
+        // mcpproxy fills its catalog from a discovery that, on a loaded machine, can miss a
+        // connected server until its next sweep 5 minutes later (CI, 2 cores: 13 of 101). Ask
+        // it to discover a connected server's tools once they have been missing for 15 s, as
+        // evalgate's own wait does.
+        let connected: BTreeSet<String> = servers()
+            .iter()
+            .filter(|s| s["connected"] == true)
+            .filter_map(|s| s["name"].as_str().map(str::to_string))
+            .collect();
+        lacking.retain(|s, _| missing.contains(s.as_str()) && connected.contains(s));
+        for name in missing.iter().filter(|s| connected.contains(**s)) {
+            let since = *lacking.entry(name.to_string()).or_insert_with(Instant::now);
+            if since.elapsed() > Duration::from_secs(15) && rediscovered.insert(name.to_string()) {
+                let answer = curl_json(&[
+                    "-X",
+                    "POST",
+                    "-H",
+                    &header,
+                    &format!("{}/api/v1/servers/{name}/discover-tools", up.base),
+                ]);
+                eprintln!(
+                    "test harness: {name} connected without its tools after {:.0} s, asked to discover them: {answer:?}",
+                    start.elapsed().as_secs_f64()
+                );
             }
         }
         if start.elapsed() >= limit {

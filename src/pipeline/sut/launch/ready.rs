@@ -46,6 +46,7 @@ pub(super) async fn wait_ready(
     let start = Instant::now();
     let mut last = String::new();
     let mut restarted = false;
+    let mut lacking = Lacking::default();
     loop {
         if let Some(status) = proxy.try_exited() {
             return Ok(Waited::Exited(status));
@@ -69,6 +70,13 @@ pub(super) async fn wait_ready(
                         restarted = true;
                         restart(&client, base, &p.api_key, name, &pend).await;
                     }
+                    let connected: Vec<&str> = pend
+                        .iter()
+                        .filter(|(s, what)| what.starts_with(&format!("{s} (connected")))
+                        .map(|(s, _)| s.as_str())
+                        .collect();
+                    let due = lacking.due(&connected, Instant::now());
+                    rediscover(&client, base, &p.api_key, name, &due).await;
                     last = pending_text(&pend, counts.len());
                 }
                 Err(e) => last = e,
@@ -77,7 +85,11 @@ pub(super) async fn wait_ready(
         if shape.rest_ready && servers_ready {
             match catalog_ids(&client, base, &p.api_key).await {
                 Ok(have) if &have == want => break,
-                Ok(have) => last = diff_text(want, &have),
+                Ok(have) => {
+                    last = diff_text(want, &have);
+                    let due = lacking.due(&missing_servers(want, &have), Instant::now());
+                    rediscover(&client, base, &p.api_key, name, &due).await;
+                }
                 Err(e) => last = e,
             }
             pause = Duration::from_millis(1000);
@@ -265,6 +277,78 @@ async fn restart(
     }
 }
 
+/// How long a connected server may lack tools before evalgate asks the proxy to discover them.
+const REDISCOVER_AFTER: Duration = Duration::from_secs(15);
+
+/// Connected servers whose tools the proxy does not show, since when, and those evalgate asked
+/// the proxy to discover. mcpproxy fills its catalog from a discovery that, on a loaded machine,
+/// can miss a connected server until its next sweep 5 minutes later (seen in CI on 2 cores: 13
+/// of 101 servers); its user would ask it to discover them, and so does evalgate, once per
+/// server, saying so.
+#[derive(Default)]
+struct Lacking {
+    since: BTreeMap<String, Instant>,
+    asked: BTreeSet<String>,
+}
+
+impl Lacking {
+    /// Of the servers `now` lacking tools, those lacking them for over [`REDISCOVER_AFTER`] and
+    /// not asked about before; a server no longer lacking is forgotten.
+    fn due(&mut self, now_lacking: &[&str], now: Instant) -> Vec<String> {
+        self.since.retain(|s, _| now_lacking.contains(&s.as_str()));
+        let mut due = Vec::new();
+        for s in now_lacking {
+            let since = *self.since.entry(s.to_string()).or_insert(now);
+            if now.duration_since(since) > REDISCOVER_AFTER && self.asked.insert(s.to_string()) {
+                due.push(s.to_string());
+            }
+        }
+        due
+    }
+}
+
+/// The servers with a `want`ed tool missing from `have`.
+fn missing_servers<'a>(want: &'a BTreeSet<String>, have: &BTreeSet<String>) -> Vec<&'a str> {
+    let servers: BTreeSet<&str> = want
+        .iter()
+        .filter(|id| !have.contains(*id))
+        .map(|id| id.split_once(':').map_or(id.as_str(), |(s, _)| s))
+        .collect();
+    servers.into_iter().collect()
+}
+
+/// Asks the proxy to discover the tools of each server (`POST
+/// /api/v1/servers/{name}/discover-tools`), and says so on stderr.
+async fn rediscover(
+    client: &reqwest::Client,
+    base: &str,
+    api_key: &str,
+    system: &str,
+    servers: &[String],
+) {
+    if servers.is_empty() {
+        return;
+    }
+    let mut asked = Vec::new();
+    for server in servers {
+        let url = format!(
+            "{base}/api/v1/servers/{}/discover-tools",
+            path_segment(server)
+        );
+        let answer = client.post(url).header("X-API-Key", api_key).send().await;
+        asked.push(match answer {
+            Ok(r) if r.status().is_success() => server.clone(),
+            Ok(r) => format!("{server}: HTTP {}", r.status().as_u16()),
+            Err(e) => format!("{server}: {e}"),
+        });
+    }
+    crate::errln!(
+        "{system}: {} connected server(s) still lack their tools; asked the proxy to discover them: {}",
+        asked.len(),
+        clip(&asked.join(", "), 600)
+    );
+}
+
 /// The servers still pending, the first ten named.
 fn pending_text(pend: &[(String, String)], servers: usize) -> String {
     let head: Vec<&str> = pend.iter().take(10).map(|(_, t)| t.as_str()).collect();
@@ -311,6 +395,32 @@ fn diff_text(want: &BTreeSet<String>, have: &BTreeSet<String>) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_servers_to_rediscover_are_those_with_a_tool_missing() {
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+        let want = ids(&["a:x", "a:y", "b:z", "c:w"]);
+        assert_eq!(
+            missing_servers(&want, &ids(&["a:x", "c:w"])),
+            vec!["a", "b"]
+        );
+        assert!(missing_servers(&want, &want).is_empty());
+    }
+
+    #[test]
+    fn a_server_lacking_tools_is_rediscovered_once_after_a_while() {
+        let mut l = Lacking::default();
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        assert!(l.due(&["a", "b"], at(0)).is_empty());
+        assert!(l.due(&["a", "b"], at(10)).is_empty());
+        // b got its tools at 12 s and lost them again at 14 s: its wait starts again
+        assert!(l.due(&["a"], at(12)).is_empty());
+        assert_eq!(l.due(&["a", "b"], at(16)), ["a"]);
+        assert!(l.due(&["a", "b"], at(20)).is_empty(), "asked once");
+        assert_eq!(l.due(&["a", "b"], at(32)), ["b"]);
+        assert!(l.due(&["a", "b"], at(600)).is_empty());
+    }
 
     #[test]
     fn the_catalog_is_the_server_tool_ids_listed() {
