@@ -8,12 +8,12 @@
 //! * [`Supervisor::shutdown`] / [`Managed::terminate`]: `SIGTERM` (+ `SIGCONT`, so stopped
 //!   processes can act on it) to each group, wait up to `grace` for every member to be gone,
 //!   then `SIGKILL`, then reap.
-//! * [`Supervisor::kill_all_now`]: `SIGKILL` to each group, then a short bounded reap. Safe to
-//!   call from `Drop`, panic unwinding and signal handlers; it never panics.
-//! * Dropping the last [`Supervisor`] clone runs `kill_all_now`, so an early `?` return or a
-//!   panic does not leave processes behind.
-//! * [`Supervisor::install_signal_handlers`]: on `SIGINT`/`SIGTERM`, kill every live
-//!   supervisor's children and exit with 130/143. Because children lead their own groups, a
+//! * Dropping the last [`Supervisor`] clone sends `SIGKILL` to each group, then reaps for a
+//!   short bounded time (blocking, never panics), so an early `?` return or a panic does not
+//!   leave processes behind.
+//! * [`Supervisor::install_signal_handlers`]: on `SIGINT`/`SIGTERM` (seen by a tokio task,
+//!   not in signal-handler context), the same `SIGKILL` and reap for every live supervisor's
+//!   children, then exit with 130/143. Because children lead their own groups, a
 //!   terminal's Ctrl-C reaches only evalgate, so this handler is what stops them.
 //!
 //! Descendants that escape the group (`setsid`) are found through `/proc` parent links while

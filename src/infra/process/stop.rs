@@ -13,7 +13,7 @@ use super::sys;
 
 /// After `SIGKILL`, how long `shutdown`/`terminate` wait for the kernel to finish the job.
 pub(super) const KILL_WAIT: Duration = Duration::from_secs(5);
-/// How long `kill_all_now` (synchronous) spends reaping after `SIGKILL`.
+/// How long the synchronous kill (a dropped supervisor, a signal) spends reaping after `SIGKILL`.
 const KILL_NOW_REAP: Duration = Duration::from_millis(250);
 
 /// Makes this process a "child subreaper" (Linux `PR_SET_CHILD_SUBREAPER`): orphaned

@@ -1,5 +1,5 @@
 //! The owner: a [`Supervisor`] registers every child it spawns and stops them all on
-//! `shutdown`, `kill_all_now` or when its last clone is dropped.
+//! `shutdown` or when its last clone is dropped.
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -113,9 +113,4 @@ impl Supervisor {
         lock(&self.inner.registry).slots.retain(|s| !s.finished());
     }
 
-    /// SIGKILL to every live child group, then a short bounded reap. Blocking, never panics;
-    /// usable from `Drop`, panic paths and signal handlers. The supervisor stays usable.
-    pub fn kill_all_now(&self) {
-        kill_now(&self.inner.snapshot(false));
-    }
 }
