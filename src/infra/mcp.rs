@@ -122,14 +122,6 @@ impl<H: ClientHandler> Session<H> {
     pub fn exited(&self) -> Option<String> {
         self.child.as_ref().and_then(Managed::try_exited)
     }
-
-    /// The tail of the stdio child's stderr (empty for HTTP).
-    pub fn stderr_tail(&self) -> String {
-        self.child
-            .as_ref()
-            .map(|c| c.log_tail(STDERR_LINES))
-            .unwrap_or_default()
-    }
 }
 
 /// "; the server exited (...)" and its stderr tail, for a stdio child; "" otherwise.

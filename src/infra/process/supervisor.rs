@@ -112,5 +112,4 @@ impl Supervisor {
         stop(self.inner.snapshot(false), grace).await;
         lock(&self.inner.registry).slots.retain(|s| !s.finished());
     }
-
 }
