@@ -10,7 +10,6 @@ use crate::pipeline::sut::embedded::Embedded;
 pub struct Catalog {
     pub corpus: Corpus,
     index: Embedded,
-    by_id: std::collections::HashMap<String, usize>,
     /// Every listed upstream tool (drifted ones included), sorted by server then name.
     pub listing: Vec<ToolState>,
 }
@@ -28,16 +27,9 @@ impl Catalog {
             tools,
         };
         let index = Embedded::new(&corpus)?;
-        let by_id = corpus
-            .tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.tool_id.clone(), i))
-            .collect();
         Ok(Catalog {
             corpus,
             index,
-            by_id,
             listing,
         })
     }
@@ -51,8 +43,13 @@ impl Catalog {
             .collect())
     }
 
+    /// The tool `server:tool` (the tools are sorted by id).
     pub fn get(&self, tool_id: &str) -> Option<&Tool> {
-        self.by_id.get(tool_id).map(|&i| &self.corpus.tools[i])
+        let tools = &self.corpus.tools;
+        let i = tools
+            .binary_search_by(|t| t.tool_id.as_str().cmp(tool_id))
+            .ok()?;
+        Some(&tools[i])
     }
 }
 

@@ -1,6 +1,6 @@
 //! The part of mcpproxy's JSON config the reference proxy reads (and the launcher writes).
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -60,7 +60,8 @@ pub struct ServerEntry {
 }
 
 /// `on_tool_drift`: the policy for a tool whose definition drifted from its approved baseline.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum OnToolDrift {
     /// Keep the tool out of the index and refuse calls to it (the default).
     #[default]
@@ -84,12 +85,6 @@ impl OnToolDrift {
 impl std::fmt::Display for OnToolDrift {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for OnToolDrift {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
     }
 }
 

@@ -88,13 +88,6 @@ impl ToolState {
     }
 }
 
-/// One server's latest listing: its tools by name, in first-seen order.
-#[derive(Debug, Default)]
-struct Listing {
-    order: Vec<String>,
-    tools: HashMap<String, ToolState>,
-}
-
 /// Baselines, latest listings and drift state of every upstream.
 #[derive(Debug)]
 pub struct DriftTracker {
@@ -102,7 +95,8 @@ pub struct DriftTracker {
     quarantine: bool,
     auto_approved: BTreeSet<String>,
     baselines: HashMap<String, Value>,
-    servers: BTreeMap<String, Listing>,
+    /// Each server's latest listing, in first-seen order.
+    servers: BTreeMap<String, Vec<ToolState>>,
 }
 
 impl Default for DriftTracker {
@@ -153,87 +147,71 @@ impl DriftTracker {
     /// ignored) and returns what changed.
     pub fn observe(&mut self, server: &str, definitions: Vec<Value>) -> Vec<DriftEvent> {
         let tracked = self.tracks(server);
-        let mut order: Vec<String> = Vec::new();
-        let mut groups: HashMap<String, Vec<Value>> = HashMap::new();
+        let mut groups: Vec<(String, Vec<Value>)> = Vec::new();
+        let mut at: HashMap<String, usize> = HashMap::new();
         for d in definitions {
             let Some(name) = d.get("name").and_then(Value::as_str).map(str::to_string) else {
                 continue;
             };
-            groups
-                .entry(name.clone())
-                .or_insert_with(|| {
-                    order.push(name);
-                    Vec::new()
-                })
-                .push(d);
+            let i = *at.entry(name.clone()).or_insert_with(|| {
+                groups.push((name, Vec::new()));
+                groups.len() - 1
+            });
+            groups[i].1.push(d);
         }
+        let old = self.servers.remove(server).unwrap_or_default();
         let mut events = Vec::new();
         let mut new_baselines = 0;
-        let old = self.servers.remove(server).unwrap_or_default();
-        let mut tools = HashMap::new();
-        for name in &order {
-            let defs = groups.remove(name).unwrap_or_default();
+        let mut tools = Vec::with_capacity(groups.len());
+        for (name, definitions) in groups {
             let id = format!("{server}:{name}");
             let baseline = match self.baselines.get(&id) {
                 Some(b) if tracked => b.clone(),
-                _ => {
-                    // first sight, or auto-approved: the definition is the baseline
-                    if !self.baselines.contains_key(&id) {
-                        new_baselines += 1;
-                    }
-                    self.baselines.insert(id.clone(), defs[0].clone());
-                    defs[0].clone()
+                // first sight, or auto-approved: the definition is the baseline
+                known => {
+                    new_baselines += usize::from(known.is_none());
+                    self.baselines.insert(id.clone(), definitions[0].clone());
+                    definitions[0].clone()
                 }
             };
-            let aspects =
-                if tracked && (defs.len() > 1 || fingerprint(&defs[0]) != fingerprint(&baseline)) {
-                    let after = match defs.as_slice() {
-                        [one] => one.clone(),
-                        many => Value::Array(many.to_vec()),
-                    };
-                    let mut a = drift_signals(&baseline, &after);
-                    if a.is_empty() {
-                        a.push("changed:other".into());
-                    }
-                    a
-                } else {
-                    Vec::new()
-                };
-            let before = old
-                .tools
-                .get(name)
-                .map(|t| t.aspects.as_slice())
-                .unwrap_or(&[]);
-            if !aspects.is_empty() && aspects != before {
-                events.push(DriftEvent::Drifted {
-                    id: id.clone(),
-                    aspects: aspects.clone(),
-                });
-            } else if aspects.is_empty() && !before.is_empty() {
-                events.push(DriftEvent::Reverted { id: id.clone() });
+            let mut t = ToolState {
+                server: server.to_string(),
+                name,
+                definitions,
+                baseline,
+                aspects: Vec::new(),
+            };
+            if tracked
+                && (t.definitions.len() > 1 || fingerprint(t.current()) != fingerprint(&t.baseline))
+            {
+                t.aspects = drift_signals(&t.baseline, &t.current_all());
+                if t.aspects.is_empty() {
+                    t.aspects.push("changed:other".into());
+                }
             }
-            tools.insert(
-                name.clone(),
-                ToolState {
-                    server: server.to_string(),
-                    name: name.clone(),
-                    definitions: defs,
-                    baseline,
-                    aspects,
-                },
-            );
+            let before = old
+                .iter()
+                .find(|o| o.name == t.name)
+                .map_or(&[][..], |o| o.aspects.as_slice());
+            if t.drifted() && t.aspects != before {
+                let aspects = t.aspects.clone();
+                events.push(DriftEvent::Drifted { id, aspects });
+            } else if !t.drifted() && !before.is_empty() {
+                events.push(DriftEvent::Reverted { id });
+            }
+            tools.push(t);
         }
         if tracked && new_baselines > 0 {
+            let server = server.to_string();
             events.insert(
                 0,
                 DriftEvent::Baselined {
-                    server: server.to_string(),
+                    server,
                     count: new_baselines,
                 },
             );
         }
-        self.servers
-            .insert(server.to_string(), Listing { order, tools });
+        self.servers.insert(server.to_string(), tools);
         events
     }
 
@@ -252,16 +230,12 @@ impl DriftTracker {
 
     /// The state of one listed tool.
     pub fn tool(&self, server: &str, name: &str) -> Option<&ToolState> {
-        self.servers.get(server)?.tools.get(name)
+        self.servers.get(server)?.iter().find(|t| t.name == name)
     }
 
     /// Every listed tool, sorted by server then name.
     pub fn listing(&self) -> Vec<ToolState> {
-        let mut out: Vec<ToolState> = self
-            .servers
-            .values()
-            .flat_map(|l| l.order.iter().filter_map(|n| l.tools.get(n)).cloned())
-            .collect();
+        let mut out: Vec<ToolState> = self.servers.values().flatten().cloned().collect();
         out.sort_by(|a, b| (&a.server, &a.name).cmp(&(&b.server, &b.name)));
         out
     }

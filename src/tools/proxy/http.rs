@@ -7,10 +7,12 @@ use super::config::OnToolDrift;
 use crate::pipeline::dataset::{RawJson, Tool};
 use crate::pipeline::sut::drift::fingerprint;
 use axum::Router;
+use axum::extract::{Path, Request};
 use axum::extract::{Query, State as AxState};
 use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Json, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
@@ -48,18 +50,16 @@ pub fn router(state: Arc<State>) -> Router {
         config,
     );
     Router::new()
-        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
-        .route("/readyz", get(readyz))
         .route("/api/v1/tools", get(tools))
         .route("/api/v1/index/search", get(search))
         .route("/api/v1/servers", get(servers))
-        .route(
-            "/api/v1/servers/{name}/scan",
-            axum::routing::post(scan_start),
-        )
+        .route("/api/v1/servers/{name}/scan", post(scan_start))
         .route("/api/v1/servers/{name}/scan/status", get(scan_status))
         .route("/api/v1/servers/{name}/scan/report", get(scan_report))
         .route("/api/v1/servers/{name}/tools/{tool}/diff", get(tool_diff))
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth))
+        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/readyz", get(readyz))
         .with_state(state)
         .nest_service("/mcp", mcp)
 }
@@ -72,28 +72,28 @@ fn error(status: StatusCode, msg: &str) -> Response {
     (status, Json(json!({"success": false, "error": msg}))).into_response()
 }
 
-/// mcpproxy's API-key check: `X-API-Key`, `Authorization: Bearer`, or `?apikey=`.
-fn authorized(state: &State, headers: &HeaderMap, q: &HashMap<String, String>) -> bool {
-    let Some(key) = &state.api_key else {
-        return true;
-    };
-    let header = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-    let bearer = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    [header, bearer, q.get("apikey").map(String::as_str)]
-        .into_iter()
-        .flatten()
-        .any(|k| k == key)
-}
-
-macro_rules! check_auth {
-    ($state:expr, $headers:expr, $q:expr) => {
-        if !authorized(&$state, &$headers, &$q) {
+/// mcpproxy's API-key check on the REST endpoints: `X-API-Key`, `Authorization: Bearer`, or
+/// `?apikey=`.
+async fn auth(
+    AxState(state): AxState<Arc<State>>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if let Some(key) = &state.api_key {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let bearer = header("authorization").and_then(|v| v.strip_prefix("Bearer "));
+        let given = [
+            header("x-api-key"),
+            bearer,
+            q.get("apikey").map(String::as_str),
+        ];
+        if !given.into_iter().flatten().any(|k| k == key) {
             return error(StatusCode::UNAUTHORIZED, "missing or invalid API key");
         }
-    };
+    }
+    next.run(req).await
 }
 
 async fn readyz(AxState(state): AxState<Arc<State>>) -> Response {
@@ -102,12 +102,7 @@ async fn readyz(AxState(state): AxState<Arc<State>>) -> Response {
     Json(json!({"ready": ready})).into_response()
 }
 
-async fn tools(
-    AxState(state): AxState<Arc<State>>,
-    headers: HeaderMap,
-    Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    check_auth!(state, headers, q);
+async fn tools(AxState(state): AxState<Arc<State>>) -> Response {
     let cat = state.catalog.lock().await;
     let mut changed = 0;
     let tools: Vec<Value> = cat
@@ -144,11 +139,8 @@ const DRIFT_REASON: &str = "tool_definition_drift";
 
 async fn tool_diff(
     AxState(state): AxState<Arc<State>>,
-    axum::extract::Path((name, tool)): axum::extract::Path<(String, String)>,
-    headers: HeaderMap,
-    Query(q): Query<HashMap<String, String>>,
+    Path((name, tool)): Path<(String, String)>,
 ) -> Response {
-    check_auth!(state, headers, q);
     if !state.servers.read().await.contains_key(&name) {
         return error(StatusCode::NOT_FOUND, &format!("server {name:?} not found"));
     }
@@ -171,12 +163,7 @@ async fn tool_diff(
     }))
 }
 
-async fn servers(
-    AxState(state): AxState<Arc<State>>,
-    headers: HeaderMap,
-    Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    check_auth!(state, headers, q);
+async fn servers(AxState(state): AxState<Arc<State>>) -> Response {
     let servers: Vec<Value> = state
         .servers
         .read()
@@ -189,12 +176,9 @@ async fn servers(
 
 async fn scan_start(
     AxState(state): AxState<Arc<State>>,
-    axum::extract::Path(name): axum::extract::Path<String>,
-    headers: HeaderMap,
-    Query(q): Query<HashMap<String, String>>,
+    Path(name): Path<String>,
     body: axum::body::Bytes,
 ) -> Response {
-    check_auth!(state, headers, q);
     let req: Value = if body.is_empty() {
         json!({})
     } else {
@@ -226,41 +210,26 @@ async fn scan_start(
         Some(_) => {}
     }
     let job = super::scan::start(state.clone(), name.clone()).await;
-    (
-        StatusCode::ACCEPTED,
-        Json(json!({"success": true, "data": super::scan::status_json(&name, &job)})),
-    )
-        .into_response()
+    let status = super::scan::status_json(&name, &job);
+    (StatusCode::ACCEPTED, envelope(status)).into_response()
 }
 
-async fn scan_status(
-    AxState(state): AxState<Arc<State>>,
-    axum::extract::Path(name): axum::extract::Path<String>,
-    headers: HeaderMap,
-    Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    check_auth!(state, headers, q);
+async fn scan_status(AxState(state): AxState<Arc<State>>, Path(name): Path<String>) -> Response {
     match state.scans.lock().await.get(&name) {
         Some(j) => envelope(super::scan::status_json(&name, j)),
         None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
     }
 }
 
-async fn scan_report(
-    AxState(state): AxState<Arc<State>>,
-    axum::extract::Path(name): axum::extract::Path<String>,
-    headers: HeaderMap,
-    Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    check_auth!(state, headers, q);
+async fn scan_report(AxState(state): AxState<Arc<State>>, Path(name): Path<String>) -> Response {
     match state.scans.lock().await.get(&name) {
-        Some(j) => match &j.report {
-            Some(r) => envelope(r.clone()),
-            None => error(
-                StatusCode::CONFLICT,
-                &format!("the scan of {name:?} is {}", j.status),
-            ),
-        },
+        Some(super::scan::ScanJob {
+            report: Some(r), ..
+        }) => envelope(r.clone()),
+        Some(j) => error(
+            StatusCode::CONFLICT,
+            &format!("the scan of {name:?} is {}", j.status),
+        ),
         None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
     }
 }
@@ -277,16 +246,9 @@ fn parse_limit(raw: Option<&str>, default: usize) -> Result<usize, String> {
 
 async fn search(
     AxState(state): AxState<Arc<State>>,
-    headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    check_auth!(state, headers, q);
-    let query = q
-        .get("q")
-        .map(String::as_str)
-        .unwrap_or("")
-        .trim()
-        .to_string();
+    let query = q.get("q").map_or("", |q| q.trim()).to_string();
     if query.is_empty() {
         return error(StatusCode::BAD_REQUEST, "query parameter `q` is required");
     }

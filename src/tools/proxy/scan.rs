@@ -22,7 +22,6 @@ pub struct ScanJob {
     pub started_at: String,
     pub completed_at: Option<String>,
     pub report: Option<Value>,
-    pub error: Option<String>,
 }
 
 static NEXT_JOB: AtomicU64 = AtomicU64::new(1);
@@ -98,7 +97,6 @@ pub async fn start(state: std::sync::Arc<State>, server: String) -> ScanJob {
         started_at: now(),
         completed_at: None,
         report: None,
-        error: None,
     };
     let first = job.clone();
     let id = job.job_id.clone();
@@ -139,7 +137,7 @@ pub fn status_json(server: &str, j: &ScanJob) -> Value {
         "status": j.status,
         "started_at": j.started_at,
         "completed_at": j.completed_at,
-        "error": j.error,
+        "error": null,
     })
 }
 

@@ -168,19 +168,29 @@ pub async fn refresh(state: &Arc<State>, name: &str) {
         }
     };
     match result {
-        Some(Ok(Listed { tools, definitions })) => {
-            let n = tools.len();
-            if let Some(up) = state.upstreams.inner.write().await.get_mut(name) {
-                up.tools = tools;
-                observe(state, name, definitions);
-            }
-            set_status(state, name, true, "ready", n, None).await;
-            if let Err(e) = state.reindex().await {
-                crate::errln!("evalgate proxy: reindex failed: {e:#}");
-            }
-        }
+        Some(Ok(listed)) => publish(state, name, listed, None).await,
         Some(Err(e)) => set_status(state, name, false, "error", 0, Some(e)).await,
         None => {}
+    }
+}
+
+/// Publishes a listing of `name` (with its new connection, if any): its tools and the drift
+/// tracker's view under the upstreams' lock, then its status, then the rebuilt index.
+async fn publish(state: &State, name: &str, listed: Listed, connected: Option<Upstream>) {
+    let n = listed.tools.len();
+    {
+        let mut inner = state.upstreams.inner.write().await;
+        if let Some(up) = connected {
+            inner.insert(name.to_string(), up);
+        }
+        if let Some(up) = inner.get_mut(name) {
+            up.tools = listed.tools;
+            observe(state, name, listed.definitions);
+        }
+    }
+    set_status(state, name, true, "ready", n, None).await;
+    if let Err(e) = state.reindex().await {
+        crate::errln!("evalgate proxy: reindex failed: {e:#}");
     }
 }
 
@@ -255,24 +265,13 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
                         ))
                     });
                 match connected {
-                    Ok((session, Listed { tools, definitions })) => {
-                        let n = tools.len();
-                        let mut inner = st.upstreams.inner.write().await;
-                        inner.insert(
-                            name.clone(),
-                            Upstream {
-                                service: session.service,
-                                _child: session.child,
-                                tools,
-                            },
-                        );
-                        observe(&st, &name, definitions);
-                        drop(inner);
-                        set_status(&st, &name, true, "ready", n, None).await;
-                        if let Err(err) = st.reindex().await {
-                            crate::errln!("evalgate proxy: reindex failed: {err:#}");
-                        }
-                        return;
+                    Ok((session, listed)) => {
+                        let up = Upstream {
+                            service: session.service,
+                            _child: session.child,
+                            tools: Vec::new(),
+                        };
+                        return publish(&st, &name, listed, Some(up)).await;
                     }
                     Err(e) => {
                         crate::errln!(
