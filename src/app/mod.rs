@@ -1,19 +1,21 @@
 //! What each command does: load and validate, pick the systems under test, measure, score,
 //! gate, render. The CLI module only parses; tests drive these functions directly too.
 
-use crate::cli::EvalArgs;
-use crate::config::Settings;
+use crate::cli::{EvalArgs, PublishArgs};
+use crate::config::{GateSpec, ReportSpec, Settings};
 use crate::infra::process::Supervisor;
-use crate::infra::text::sanitize;
+use crate::infra::text::{Text, sanitize};
+use crate::infra::{files, secrets};
 use crate::pipeline::baseline::{self, Baseline};
 use crate::pipeline::dataset::shard::{self, Shard, ShardRef};
 use crate::pipeline::dataset::{Datasets, Need};
-use crate::pipeline::measure::{self, Limits, Progress};
-use crate::pipeline::report::color::ColorChoice;
+use crate::pipeline::measure::{self, Limits, Progress, probes};
 use crate::pipeline::report::{self, model::*};
 use crate::pipeline::score;
+use crate::pipeline::sut::launch::catalog::Coverage;
 use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
 use crate::pipeline::sut::{Detector, Retriever, SutError};
+use crate::pipeline::{dataset, gate, publish};
 use std::path::Path;
 use std::time::Duration;
 
@@ -109,7 +111,7 @@ impl ChosenBaseline {
 /// working directory, else the embedded one when the embedded datasets are in use. An implicit
 /// baseline measured on other datasets is ignored with a warning; an explicit one is an error.
 pub fn choose_baseline(
-    args: &crate::config::GateSpec,
+    args: &GateSpec,
     ds: &Datasets,
     warnings: &mut Vec<String>,
     why_none: &mut Option<String>,
@@ -236,9 +238,9 @@ pub struct Plan<'a> {
     pub runs: usize,
     pub limits: Limits,
     pub baseline: Option<&'a ChosenBaseline>,
-    pub robustness: crate::pipeline::measure::probes::RobustnessMode,
+    pub robustness: probes::RobustnessMode,
     /// How the gate judges besides the baseline.
-    pub gate: &'a crate::pipeline::gate::Policy,
+    pub gate: &'a gate::Policy,
     /// Measure one shard of the queries and entries only (`--shard i/n`): the report is a
     /// part for `evalgate merge`, not gated.
     pub shard: Option<Shard>,
@@ -249,7 +251,7 @@ pub struct Plan<'a> {
 #[derive(Default)]
 pub struct Measured {
     pub retrieval: Option<RetrievalMeasured>,
-    pub robustness: Option<crate::pipeline::measure::probes::RobustnessReport>,
+    pub robustness: Option<probes::RobustnessReport>,
     /// One per detector, in the order they ran.
     pub security: Option<Vec<DetectorObservations>>,
     /// The first system that could not be measured.
@@ -261,7 +263,7 @@ pub struct Measured {
 /// Tool discovery as measured: the raw answers and what the system said about itself.
 pub struct RetrievalMeasured {
     pub observations: RetrievalObservations,
-    pub coverage: Option<crate::pipeline::sut::launch::catalog::Coverage>,
+    pub coverage: Option<Coverage>,
     /// The system's own warnings, given the whole golden set's query ids.
     pub system_warnings: Vec<String>,
 }
@@ -289,7 +291,7 @@ pub async fn measure_all(
     detectors: &mut [Box<dyn Detector>],
     progress: &mut Progress,
 ) -> Measured {
-    use crate::pipeline::measure::probes::{self, RobustnessMode};
+    use probes::RobustnessMode;
     let mut m = Measured::default();
     if plan.part != Part::Security
         && let (Some(r), Some(c), Some(g)) = (retriever, &ds.corpus, &ds.golden)
@@ -322,7 +324,7 @@ pub async fn measure_all(
         {
             // the ordinary query: the first the system answered, so that "still answering
             // afterwards" compares content (an empty answer where there was a list is not)
-            let measured = |id: &crate::infra::text::Text| {
+            let measured = |id: &Text| {
                 answers()
                     .find(|o| &o.id == id && !o.ranked.is_empty())
                     .map(|o| o.ranked.len())
@@ -415,7 +417,7 @@ pub fn assemble(
             && d.empty_answers == d.answers
         {
             retrieval_failed = true;
-            failure = Some(crate::pipeline::sut::SutError::Garbage {
+            failure = Some(SutError::Garbage {
                 system,
                 detail: format!(
                     "every one of its {} answers was empty: a system that finds nothing is not measured (is its index built? does the search tool read the query argument?)",
@@ -446,7 +448,7 @@ pub fn assemble(
         }),
         _ => None,
     };
-    warnings.extend(crate::pipeline::dataset::summarize_warnings(&ds.warnings));
+    warnings.extend(dataset::summarize_warnings(&ds.warnings));
     if let (Some(b), Some(r)) = (baseline, &retrieval)
         && let Some(rb) = &b.baseline.retrieval
         && rb.retriever != r.retriever.trim_start_matches("recorded:")
@@ -471,7 +473,7 @@ pub fn assemble(
                 .into_iter()
                 .flatten()
                 .collect();
-                let review = d.tier == Some(crate::pipeline::score::model::Tier::Review);
+                let review = d.tier == Some(score::model::Tier::Review);
                 let undefined = ["fpr", "recall"]
                     .iter()
                     .all(|m| d.metrics.get(*m).and_then(|s| s.mean).is_none());
@@ -501,8 +503,8 @@ pub fn assemble(
         )
     });
     // the gate first, over what was measured; the report is assembled with its outcome
-    let mut gate = crate::pipeline::gate::evaluate(
-        &crate::pipeline::report::model::gate_inputs(
+    let mut gate = gate::evaluate(
+        &gate_inputs(
             retrieval.as_ref(),
             security.as_ref(),
             robustness.as_ref(),
@@ -512,8 +514,8 @@ pub fn assemble(
         gate_context,
     );
     let shard = plan.shard.map(|sh| {
-        if gate.verdict != crate::pipeline::gate::Verdict::Error {
-            gate = crate::pipeline::gate::shard_outcome(sh);
+        if gate.verdict != gate::Verdict::Error {
+            gate = gate::shard_outcome(sh);
         }
         ShardRef {
             index: sh.index,
@@ -536,15 +538,13 @@ pub fn assemble(
     });
     // the scorecard of a whole run (a shard's is made when the shards are merged)
     let scorecard = plan.shard.is_none().then(|| {
-        let mut sc = crate::pipeline::score::scorecard::scorecard(
-            &crate::pipeline::score::scorecard::Inputs {
-                retrieval: retrieval.as_ref(),
-                security: security.as_ref(),
-                robustness: robustness.as_ref(),
-                failure: failure.as_ref(),
-                corpus_tools: ds.corpus.as_ref().map(|c| c.value.tools.len()),
-            },
-        );
+        let mut sc = score::scorecard::scorecard(&score::scorecard::Inputs {
+            retrieval: retrieval.as_ref(),
+            security: security.as_ref(),
+            robustness: robustness.as_ref(),
+            failure: failure.as_ref(),
+            corpus_tools: ds.corpus.as_ref().map(|c| c.value.tools.len()),
+        });
         sc.against(usable.as_ref().and_then(|(_, b)| b.scorecard.as_ref()));
         sc
     });
@@ -585,7 +585,7 @@ pub async fn evaluate(
     } else {
         None
     };
-    let gate_context = crate::pipeline::gate::Policy {
+    let gate_context = gate::Policy {
         why_no_baseline: why_none,
         update_command: update_command(&std::env::args().collect::<Vec<_>>()),
         new_detector: s.gate.new_detector,
@@ -663,18 +663,14 @@ fn fail_report(
     report: &mut Report,
     e: SutError,
     baseline: Option<&ChosenBaseline>,
-    cx: &crate::pipeline::gate::Policy,
+    cx: &gate::Policy,
 ) {
     report.failure = Some(e);
-    report.gate = crate::pipeline::gate::evaluate(
+    report.gate = gate::evaluate(
         &report.gate_inputs(),
         baseline.map(|b| (b.name.as_str(), &b.baseline)),
         cx,
     );
-}
-
-fn color(c: ColorChoice) -> bool {
-    c.enabled()
 }
 
 /// How long a run waits for another one writing into the same report directory.
@@ -683,7 +679,7 @@ const REPORT_LOCK_WAIT: Duration = Duration::from_secs(600);
 /// `run`, `retrieval`, `security`: returns the exit code.
 pub async fn cmd_eval(
     args: &EvalArgs,
-    publish_args: &crate::cli::PublishArgs,
+    publish_args: &PublishArgs,
     part: Part,
 ) -> anyhow::Result<i32> {
     let s = Settings::resolve(args).map_err(|e| BadInput(format!("{e:#}")))?;
@@ -704,13 +700,13 @@ pub async fn cmd_eval(
 /// shard's report is not published: the merge is) and returns the exit code.
 pub(crate) async fn deliver(
     report: Report,
-    out: &crate::config::ReportSpec,
-    publish_args: &crate::cli::PublishArgs,
+    out: &ReportSpec,
+    publish_args: &PublishArgs,
     github_timeout: Duration,
     shard: Option<Shard>,
 ) -> anyhow::Result<i32> {
     // no credential evalgate was given reaches a report, the terminal or GitHub
-    let mut report = crate::infra::secrets::scrub_value(report);
+    let mut report = secrets::scrub_value(report);
     // the raw observations in a file of their own when asked (report.json then names it)
     let observations = out
         .observations
@@ -718,14 +714,14 @@ pub(crate) async fn deliver(
         .map(|name| report.detach_observations(name));
     // held until the reports are written and published: a run given the same --out waits, so
     // the directory's files always come from one run
-    let _lock = crate::infra::files::lock_dir(&out.out, REPORT_LOCK_WAIT)?;
+    let _lock = files::lock_dir(&out.out, REPORT_LOCK_WAIT)?;
     // every section computed once, laid out by each format
     let view = report::view::View::of(&report);
     let written = report::write_all(&report, &view, &out.out, observations.as_ref())?;
     drop(observations);
     if !out.quiet {
         let terminal = report::terminal::Terminal {
-            color: color(out.color),
+            color: out.color.enabled(),
         };
         use report::Exporter as _;
         crate::out!("{}", terminal.render(&report, &view)?);
@@ -738,21 +734,21 @@ pub(crate) async fn deliver(
         // quiet: nothing on success, but a failure still says why
         crate::err!("{}", report::terminal::quiet(&report));
     }
-    let env = crate::pipeline::publish::env::GhEnv::from_env();
-    if crate::pipeline::publish::plan::publishes(publish_args.publish, env.actions) {
+    let env = publish::env::GhEnv::from_env();
+    if publish::plan::publishes(publish_args.publish, env.actions) {
         if let Some(sh) = shard {
             crate::errln!(
                 "github: shard {sh} is not published: `evalgate merge` publishes the joined report"
             );
         } else {
             let opts = publish_options(publish_args, &env, None, github_timeout);
-            let out = crate::pipeline::publish::publish(&report, &out.out, &env, &opts).await;
+            let out = publish::publish(&report, &out.out, &env, &opts).await;
             for n in out.notes {
                 crate::errln!("github: {}", github_note(&n));
             }
         }
     }
-    let code = crate::pipeline::publish::exit_code(&report, publish_args.fail_on);
+    let code = publish::exit_code(&report, publish_args.fail_on);
     // The process exits next: the report's memory goes with it instead of being freed piece
     // by piece (nothing is allocated after this point, so the peak is unchanged).
     std::mem::forget(report);
