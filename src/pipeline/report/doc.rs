@@ -148,7 +148,7 @@ pub fn detectors_table<'a>(rows: impl IntoIterator<Item = (&'a str, &'a Row)>) -
 /// A detector's rug-pulls played live, one row per category.
 pub fn live_table(live: &[LiveRow]) -> Table {
     let mut t = Table::new(
-        "Category|Played|Reported|Blocked|Restored|Detection rate|Block rate",
+        "Category|Played|Re-listed|Reported|Blocked|Restored|Detection rate|Block rate",
         1,
         false,
     );
@@ -160,6 +160,7 @@ pub fn live_table(live: &[LiveRow]) -> Table {
         t.rows.push(vec![
             Cell::Seq(category),
             c.played.to_string().into(),
+            c.relisted.clone().into(),
             c.reported.clone().into(),
             c.blocked.clone().into(),
             c.restored.clone().into(),
@@ -357,9 +358,11 @@ pub fn hard_negatives_table(t: &ToolsView) -> Table {
     table
 }
 
-/// Every robustness probe: what it sent, its outcome (a failure marked), what happened.
+/// Every robustness probe: what it sent, its outcome (a failure marked), its results, what
+/// happened.
 pub fn probes_table(rb: &RobustnessReport) -> Table {
-    let mut t = Table::new("Probe|Outcome|Detail", 3, false);
+    let mut t = Table::new("Probe|Outcome|Results|Detail", 2, false);
+    t.head[3].1 = Align::Left;
     for p in &rb.probes {
         let mark = match p.outcome {
             ProbeOutcome::Failed => "❌ ",
@@ -368,6 +371,7 @@ pub fn probes_table(rb: &RobustnessReport) -> Table {
         t.rows.push(vec![
             Cell::Text(p.what.to_string(), 80),
             format!("{mark}{}", p.outcome.as_str()).into(),
+            p.results.map(|n| n.to_string()).unwrap_or_default().into(),
             Cell::Text(p.detail.to_string(), CELL_MAX),
         ]);
     }

@@ -15,12 +15,12 @@ use std::fmt::Write as _;
 // SVG helpers
 
 /// Escapes a string for SVG text or an attribute value (the template's own escaper).
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     HtmlEscape(s).to_string()
 }
 
 /// Dataset text for an SVG: invisible characters shown, clipped to `max` characters, escaped.
-fn data(s: &str, max: usize) -> String {
+pub(super) fn data(s: &str, max: usize) -> String {
     esc(&sanitize::clip(&sanitize::visible(s), max))
 }
 

@@ -9,15 +9,17 @@
 
 mod charts;
 
+use super::doc::{self, Align, Cell, Format, Table};
 use super::format;
 use super::model::{DetectorReport, Report, RetrievalReport};
-use super::view::View;
+use super::view::{Mark, ToolsView, View};
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
 use crate::pipeline::score::stats::Summary;
 use charts::{SpreadRow, confusion_chart, per_query_chart, spread_chart};
 use minijinja::{Environment, Value, context};
 use std::collections::BTreeMap;
+use std::fmt::Write;
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
 
@@ -60,11 +62,58 @@ pub fn render(r: &Report) -> anyhow::Result<String> {
     render_view(r, &View::of(r))
 }
 
+/// The page's tables as HTML: each cell kind shown here, once (dataset text made visible,
+/// clipped and escaped by [`charts::data`], evalgate's words escaped by [`charts::esc`]).
+impl doc::Format for Html {
+    fn cell(&self, c: &Cell) -> String {
+        match c {
+            Cell::Plain(s) => charts::esc(s),
+            Cell::Id(s, max) => format!("<code>{}</code>", charts::data(s, *max)),
+            Cell::Text(s, max) => charts::data(s, *max),
+            Cell::Category(c) if c.is_known() => c.as_str().to_string(),
+            Cell::Category(c) => charts::data(c.as_str(), 60),
+            Cell::Mark(m) => m.text().to_string(),
+            Cell::Seq(cells) => cells.iter().map(|c| self.cell(c)).collect(),
+            Cell::Note(c, note) => {
+                let (c, note) = (self.cell(c), self.cell(note));
+                format!(r#"{c}<div class="small">{note}</div>"#)
+            }
+        }
+    }
+    fn table(&self, t: &Table) -> String {
+        let mut o = String::from("<table><tr>");
+        for (h, _) in &t.head {
+            let _ = write!(o, "<th>{}</th>", self.cell(h));
+        }
+        o.push_str("</tr>\n");
+        for row in &t.rows {
+            o.push_str("<tr>");
+            for (c, (_, align)) in row.iter().zip(&t.head) {
+                let class = match (c, align) {
+                    (Cell::Mark(Mark::Pass), _) => r#" class="pass""#,
+                    (Cell::Mark(Mark::Fail), _) => r#" class="fail""#,
+                    (Cell::Mark(Mark::NotGated), _) => r#" class="not_gated""#,
+                    (_, Align::Right) => r#" class="n""#,
+                    _ => "",
+                };
+                let _ = write!(o, "<td{class}>{}</td>", self.cell(c));
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</table>");
+        o
+    }
+}
+
+/// `t` as a table of the page: a string made only by [`Html`]'s [`doc::Format`].
+fn table(t: &Table) -> Value {
+    Value::from_safe_string(Html.table(t))
+}
+
 /// `report.html` of `r` from its view.
 pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     let mut env = Environment::new();
     env.add_filter("num", |v: Value| format::num(opt(&v)));
-    env.add_filter("delta", |v: Value| format::delta(opt(&v)));
     env.add_filter("pct", |v: Value| {
         format!("{:.1}", (opt(&v).unwrap_or(0.0) * 100.0).clamp(0.0, 100.0))
     });
@@ -78,14 +127,6 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     });
     env.add_filter("clip_ends", |v: Value, n: usize| {
         sanitize::term_ends(v.as_str().unwrap_or_default(), n)
-    });
-    env.add_filter("mark", |v: Value| {
-        match v.as_str() {
-            Some("pass") => super::view::Mark::Pass,
-            Some("fail") => super::view::Mark::Fail,
-            _ => super::view::Mark::NotGated,
-        }
-        .text()
     });
     env.add_filter("per_run", |v: Value, runs: usize| {
         super::view::per_run(u64::try_from(v).unwrap_or(0), runs)
@@ -105,8 +146,15 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         ),
         None => (None, None),
     };
-    // per detector (in the report's order): its view (gate mark, metrics, counts, rows against
-    // the baseline, live rug-pulls) and its charts
+    // the retrieval metrics, each with every run's value
+    let mut retrieval = doc::retrieval_table(&v.retrieval_rows);
+    retrieval.head.push(("Per run".into(), Align::Left));
+    for (cells, row) in retrieval.rows.iter_mut().zip(&v.retrieval_rows) {
+        let runs = row.current.iter().flat_map(|s| &s.per_run);
+        let runs: Vec<String> = runs.map(|x| format::num(*x)).collect();
+        cells.push(runs.join(", ").into());
+    }
+    // per detector (in the report's order): its live rug-pulls, per-category rows and charts
     let detectors: Vec<Value> = r
         .security
         .iter()
@@ -114,13 +162,8 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         .zip(&v.detectors)
         .map(|(d, dv)| {
             context! {
-                detector => dv.name.clone(),
                 by => dv.by.clone(),
-                mark => serde(dv.mark),
-                metrics => serde(&dv.metrics),
-                counts => serde(&dv.counts),
-                rows => serde(&dv.against),
-                live => serde(&dv.live),
+                live => dv.live.as_deref().map(|l| table(&doc::live_table(l))),
                 categories => serde(&dv.categories),
                 confusion => Value::from_safe_string(confusion_chart(d)),
                 spread => safe(spread_chart(
@@ -132,6 +175,11 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
             }
         })
         .collect();
+    let against = v
+        .detectors
+        .iter()
+        .flat_map(|d| d.against.iter().map(|row| (d.name.as_str(), row)));
+    let against = doc::detectors_table(against);
     let splits: Vec<Value> = v
         .splits
         .iter()
@@ -147,10 +195,15 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         r => Value::from(minijinja::value::Serde(Page::of(r))),
         headline => &v.headline,
         failed => &v.failed,
-        retrieval_rows => serde(&v.retrieval_rows),
+        retrieval_table => table(&retrieval),
+        overview_table => table(&doc::overview_table(v, r.runs)),
+        against_table => (!against.rows.is_empty()).then(|| table(&against)),
         detectors => detectors,
         splits => splits,
-        regressions => serde(&v.regressions),
+        regressions => v.regressions.as_ref().map(|reg| context! {
+            title => reg.title,
+            table => table(&doc::regressions_table(reg)),
+        }),
         flips => r
             .gate
             .detector_flips
@@ -159,17 +212,11 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
             .map(|f| context! {
                 detector => f.detector.clone(),
                 text => super::view::flips_text(f),
-                entries => f
-                    .flips
-                    .iter()
-                    .map(|e| context! { id => e.id.to_string(), kind => super::view::flip_kind(e) })
-                    .collect::<Vec<_>>(),
+                table => table(&doc::flips_table(f)),
             })
             .collect::<Vec<_>>(),
-        tools => serde(&v.tools),
-        tools_summary => v.tools.as_ref().map(|t| t.summary()),
-        pair_sections => v.tools.as_ref().map(pair_sections).unwrap_or_default(),
-        per_run_note => super::view::per_run_note(r.runs),
+        tools => v.tools.as_ref().map(tools),
+        probes => r.robustness.as_ref().map(|rb| table(&doc::probes_table(rb))),
         failure_text => failure_text,
         query_svg => safe(query_svg),
         spread_svg => safe(spread_svg),
@@ -182,9 +229,9 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     Ok(html)
 }
 
-/// The confusion tables of the per-tool section: the pairs new since the baseline (when it
-/// keeps confusions), then the worst pairs, each with its title (numbers only: no dataset text).
-fn pair_sections(t: &super::view::ToolsView) -> Vec<Value> {
+/// The per-tool section: its summary, its tables with their titles (numbers only: no dataset
+/// text), the never-found tools.
+fn tools(t: &ToolsView) -> Value {
     let title = |what: &str, listed: usize, total: usize, tail: &str| {
         if listed < total {
             format!("{what} (the worst {listed} of {total}{tail})")
@@ -192,20 +239,38 @@ fn pair_sections(t: &super::view::ToolsView) -> Vec<Value> {
             format!("{what} ({total}{tail})")
         }
     };
-    let mut out = Vec::new();
+    let mut pairs = Vec::new();
     if let Some(n) = &t.new_confusions {
-        out.push(context! {
+        pairs.push(context! {
             title => title("Confusions new since the baseline", n.pairs.len(), n.total, ""),
-            pairs => serde(&n.pairs),
+            table => (!n.pairs.is_empty()).then(|| table(&doc::confusion_table(&n.pairs))),
         });
     }
     if !t.confusions.is_empty() {
-        out.push(context! {
+        pairs.push(context! {
             title => title("Confusions", t.confusions.len(), t.confusions_total, ", most queries first"),
-            pairs => serde(&t.confusions),
+            table => table(&doc::confusion_table(&t.confusions)),
         });
     }
-    out
+    let hard = t.hard_negatives.len();
+    let never = doc::joined(&t.never_found, ", ", |s| doc::id(s));
+    context! {
+        summary => t.summary(),
+        pairs => pairs,
+        worst_tools => table(&doc::worst_tools_table(t)),
+        worst_tools_title => title("Tools with the lowest Recall@5", t.worst_tools.len(), t.tools, ""),
+        worst_servers => table(&doc::worst_servers_table(t)),
+        worst_servers_title => title("Servers with the lowest Recall@5", t.worst_servers.len(), t.servers, ""),
+        never_found => (!t.never_found.is_empty()).then(|| Value::from_safe_string(Html.cell(&never))),
+        never_found_total => t.never_found_total,
+        never_found_more => t.never_found_total - t.never_found.len(),
+        hard_negatives => (hard > 0).then(|| table(&doc::hard_negatives_table(t))),
+        hard_negatives_title => if hard < t.hard_negatives_total {
+            format!("the first {hard} of {}", t.hard_negatives_total)
+        } else {
+            format!("all {}", t.hard_negatives_total)
+        },
+    }
 }
 
 /// What the template reads: the report without its raw observations, which the page never

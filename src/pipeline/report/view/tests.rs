@@ -215,7 +215,7 @@ fn a_paired_comparison_shows_under_its_delta_and_improved_queries_follow_the_wor
     let md = crate::pipeline::report::markdown::render(&r);
     assert!(md.contains("<sub>p < 0.0001 (significant)"), "{md}");
     let html = crate::pipeline::report::html::render(&r).unwrap();
-    assert!(html.contains("<small>p &lt; 0.0001 (significant)"));
+    assert!(html.contains("<div class=\"small\">p &lt; 0.0001 (significant)"));
     let term = crate::pipeline::report::terminal::render(&r, false);
     assert!(term.contains("p < 0.0001 (significant)"), "{term}");
     // only worse (or only better) queries keep their own titles
