@@ -11,14 +11,13 @@ mod charts;
 
 use super::doc::{self, Align, Cell, Format, Table};
 use super::format;
-use super::model::{DetectorReport, Report, RetrievalReport};
+use super::model::{QueryReport, Report};
 use super::view::{Mark, ToolsView, View};
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
 use crate::pipeline::score::stats::Summary;
 use charts::{SpreadRow, confusion_chart, per_query_chart, spread_chart};
 use minijinja::{Environment, Value, context};
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
@@ -31,7 +30,7 @@ fn opt(v: &Value) -> Option<f64> {
     }
 }
 
-fn summary(v: &Value) -> Option<crate::pipeline::score::stats::Summary> {
+fn summary(v: &Value) -> Option<Summary> {
     if v.is_none() || v.is_undefined() {
         return None;
     }
@@ -192,7 +191,7 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         })
         .collect();
     let html = env.get_template("report.html")?.render(context! {
-        r => Value::from(minijinja::value::Serde(Page::of(r))),
+        r => page(r),
         headline => &v.headline,
         failed => &v.failed,
         retrieval_table => table(&retrieval),
@@ -273,46 +272,45 @@ fn tools(t: &ToolsView) -> Value {
     }
 }
 
-/// What the template reads: the report without its raw observations, which the page never
-/// shows and which would otherwise all be turned into template values. The destructuring is
-/// exhaustive, so a field added to the model is a compile error here until the view decides
-/// about it.
-#[derive(serde::Serialize)]
-struct Page<'a> {
-    schema_version: u32,
-    evalgate_version: &'a str,
-    command: &'a str,
-    runs: usize,
-    datasets: &'a [super::model::DatasetRef],
-    dataset_profile: &'static str,
-    retrieval: Option<RetrievalView<'a>>,
-    security: Option<SecurityView<'a>>,
-    robustness: &'a Option<crate::pipeline::measure::probes::RobustnessReport>,
-    gate: &'a super::model::GateReport,
-    failure: &'a Option<crate::pipeline::sut::SutError>,
-    warnings: &'a [String],
-}
-
-#[derive(serde::Serialize)]
-struct RetrievalView<'a> {
-    retriever: &'a str,
-    corpus_version: &'a str,
-    golden_version: &'a Option<String>,
-    queries: usize,
-    depth: usize,
-    requested: usize,
-    runs_completed: usize,
-    metrics: &'a BTreeMap<String, Summary>,
-    latency_ms: &'a super::model::Latency,
-    diagnostics: &'a super::model::RetrievalDiagnostics,
-    splits: &'a BTreeMap<String, super::model::SplitSummary>,
-    /// Every query, or the [`HTML_QUERY_ROWS`] lowest-scoring of a larger set (worst first).
-    per_query: Vec<&'a super::model::QueryReport>,
-    /// How many queries there are in all (more than `per_query` holds when it is cut).
-    per_query_total: usize,
-    /// The per-query chart is a histogram (more than [`charts::QUERY_BARS_MAX`] queries).
-    query_histogram: bool,
-    catalog: Option<String>,
+/// What the template reads of the report: not its raw observations, which the page never
+/// shows and which would otherwise all be turned into template values.
+fn page(r: &Report) -> Value {
+    let retrieval = r.retrieval.as_ref().map(|rr| {
+        context! {
+            retriever => rr.retriever.as_str(),
+            corpus_version => rr.corpus_version.as_str(),
+            queries => rr.queries,
+            depth => rr.depth,
+            requested => rr.requested,
+            runs_completed => rr.runs_completed,
+            latency_ms => serde(&rr.latency_ms),
+            diagnostics => serde(&rr.diagnostics),
+            per_query => serde(listed_queries(&rr.per_query)),
+            per_query_total => rr.per_query.len(),
+            query_histogram => rr.per_query.len() > charts::QUERY_BARS_MAX,
+            catalog => rr.catalog.as_ref().map(|c| c.summary()),
+        }
+    });
+    let security = r.security.as_ref().map(|s| {
+        context! {
+            entries => s.entries,
+            categories => serde(&s.categories),
+            detectors => serde(&s.detectors),
+        }
+    });
+    context! {
+        evalgate_version => r.evalgate_version.as_str(),
+        command => r.command.as_str(),
+        runs => r.runs,
+        datasets => serde(&r.datasets),
+        dataset_profile => r.dataset_profile.as_str(),
+        retrieval => retrieval,
+        security => security,
+        robustness => serde(&r.robustness),
+        gate => serde(&r.gate),
+        failure => serde(&r.failure),
+        warnings => serde(&r.warnings),
+    }
 }
 
 /// Most queries the page lists one by one: a larger set lists its lowest-scoring ones (every
@@ -321,17 +319,17 @@ pub const HTML_QUERY_ROWS: usize = 1000;
 
 /// The queries the page lists: all of them in the report's order, or the
 /// [`HTML_QUERY_ROWS`] with the lowest nDCG@10 (then Recall@5, then id), worst first.
-fn listed_queries(all: &[super::model::QueryReport]) -> Vec<&super::model::QueryReport> {
+fn listed_queries(all: &[QueryReport]) -> Vec<&QueryReport> {
     if all.len() <= HTML_QUERY_ROWS {
         return all.iter().collect();
     }
-    let key = |q: &super::model::QueryReport| {
+    let key = |q: &QueryReport| {
         (
             q.metrics.get(Metric::NdcgAt10).unwrap_or(-1.0),
             q.metrics.get(Metric::RecallAt5).unwrap_or(-1.0),
         )
     };
-    let order = |a: &&super::model::QueryReport, b: &&super::model::QueryReport| {
+    let order = |a: &&QueryReport, b: &&QueryReport| {
         let ((an, a5), (bn, b5)) = (key(a), key(b));
         an.total_cmp(&bn)
             .then(a5.total_cmp(&b5))
@@ -339,107 +337,11 @@ fn listed_queries(all: &[super::model::QueryReport]) -> Vec<&super::model::Query
     };
     // the worst are selected before they are sorted (query ids are unique, so the order is
     // total and the result is that of sorting all of them)
-    let mut qs: Vec<&super::model::QueryReport> = all.iter().collect();
+    let mut qs: Vec<&QueryReport> = all.iter().collect();
     qs.select_nth_unstable_by(HTML_QUERY_ROWS - 1, order);
     qs.truncate(HTML_QUERY_ROWS);
     qs.sort_unstable_by(order);
     qs
-}
-
-#[derive(serde::Serialize)]
-struct SecurityView<'a> {
-    corpus_version: &'a Option<String>,
-    entries: usize,
-    categories: &'a BTreeMap<crate::pipeline::dataset::Category, usize>,
-    detectors: &'a [DetectorReport],
-}
-
-impl<'a> Page<'a> {
-    fn of(r: &'a Report) -> Page<'a> {
-        let Report {
-            schema_version,
-            evalgate_version,
-            command,
-            runs,
-            datasets,
-            dataset_profile,
-            // a shard's report says which shard it is in the gate's summary
-            shard: _,
-            retrieval,
-            security,
-            robustness,
-            // rendered beside the page (`scorecard_*`)
-            scorecard: _,
-            gate,
-            failure,
-            warnings,
-            observations_file: _,
-        } = r;
-        Page {
-            schema_version: *schema_version,
-            evalgate_version,
-            command,
-            runs: *runs,
-            datasets,
-            dataset_profile: dataset_profile.as_str(),
-            retrieval: retrieval.as_ref().map(|rr| {
-                let RetrievalReport {
-                    retriever,
-                    corpus_version,
-                    golden_version,
-                    queries,
-                    depth,
-                    requested,
-                    runs_completed,
-                    metrics,
-                    latency_ms,
-                    diagnostics,
-                    // the view's capped lists are shown instead (`tools`)
-                    tool_diagnostics: _,
-                    splits,
-                    per_query,
-                    catalog,
-                    observations: _,
-                } = rr;
-                RetrievalView {
-                    retriever,
-                    corpus_version,
-                    golden_version,
-                    queries: *queries,
-                    depth: *depth,
-                    requested: *requested,
-                    runs_completed: *runs_completed,
-                    metrics,
-                    latency_ms,
-                    diagnostics,
-                    splits,
-                    per_query: listed_queries(per_query),
-                    per_query_total: per_query.len(),
-                    query_histogram: per_query.len() > charts::QUERY_BARS_MAX,
-                    catalog: catalog.as_ref().map(|c| c.summary()),
-                }
-            }),
-            security: security.as_ref().map(|s| {
-                let super::model::SecurityReport {
-                    corpus_version,
-                    entries,
-                    categories,
-                    detectors,
-                    observations: _,
-                } = s;
-                SecurityView {
-                    corpus_version,
-                    entries: *entries,
-                    categories,
-                    detectors,
-                }
-            }),
-            robustness,
-            gate,
-            failure,
-            warnings,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -500,9 +402,7 @@ mod tests {
             .iter()
             .collect();
         all.sort_by(|a, b| {
-            let k = |q: &super::super::model::QueryReport| {
-                (q.metrics.ndcg_at_10, q.metrics.recall_at_5)
-            };
+            let k = |q: &super::QueryReport| (q.metrics.ndcg_at_10, q.metrics.recall_at_5);
             let ((an, a5), (bn, b5)) = (k(a), k(b));
             an.total_cmp(&bn)
                 .then(a5.total_cmp(&b5))
