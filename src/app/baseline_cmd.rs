@@ -1,11 +1,15 @@
 //! `evalgate baseline update` and `evalgate baseline import`.
 
 use super::{BadInput, Part, evaluate};
-use crate::cli::BaselineUpdateArgs;
+use crate::cli::{BaselineImportArgs, BaselineUpdateArgs};
 use crate::config::Settings;
-use crate::pipeline::baseline::{self, Baseline};
+use crate::infra::files;
+use crate::infra::text::sanitize;
+use crate::pipeline::baseline::{self, Baseline, DatasetPin};
 use crate::pipeline::gate::ExitCode;
 use crate::pipeline::report::model::Report;
+use crate::pipeline::report::scorecard;
+use crate::pipeline::score::scorecard::ScorecardBaseline;
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -41,7 +45,7 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     };
     let report: Report = match &a.from {
         Some(p) => {
-            let text = crate::infra::files::read_to_string(p)
+            let text = files::read_to_string(p)
                 .with_context(|| format!("{}: cannot read the report", p.display()))
                 .map_err(|e| BadInput(format!("{e:#}")))?;
             serde_json::from_str(&text).map_err(|e| {
@@ -70,7 +74,7 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     if let Some(f) = &report.failure {
         crate::errln!(
             "error: the system under test could not be measured, the baseline is not written: {}",
-            crate::infra::text::sanitize::visible_lines(&f.to_string())
+            sanitize::visible_lines(&f.to_string())
         );
         return Ok(ExitCode::SUT_FAILED);
     }
@@ -82,10 +86,7 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     }
     crate::outln!("{} change(s) to {}:", changes.len(), output.display());
     for c in &changes {
-        crate::outln!(
-            "  {}",
-            crate::infra::text::sanitize::visible(&c.to_string())
-        );
+        crate::outln!("  {}", sanitize::visible(&c.to_string()));
     }
     if a.dry_run {
         crate::outln!("dry run: nothing written");
@@ -101,13 +102,13 @@ fn write(output: &std::path::Path, b: &Baseline) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
     }
-    crate::infra::files::write_atomic(output, b.to_json().as_bytes())?;
+    files::write_atomic(output, b.to_json().as_bytes())?;
     crate::outln!("wrote {}", output.display());
     Ok(())
 }
 
 /// `baseline import`: another tool's baseline (mcp-eval's format) rewritten in evalgate's.
-pub fn cmd_baseline_import(a: &crate::cli::BaselineImportArgs) -> anyhow::Result<i32> {
+pub fn cmd_baseline_import(a: &BaselineImportArgs) -> anyhow::Result<i32> {
     let (b, note) = Baseline::load_noted(&a.file).map_err(|e| BadInput(format!("{e:#}")))?;
     let Some(note) = note else {
         return Err(BadInput(format!(
@@ -136,11 +137,11 @@ fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
     for (kind, pin) in &new.datasets {
         let o = old.and_then(|o| o.datasets.get(kind));
         if o != Some(pin) {
-            let show = |p: Option<&crate::pipeline::baseline::DatasetPin>| match p {
+            let show = |p: Option<&DatasetPin>| match p {
                 Some(p) => format!(
                     "{} (sha256 {})",
                     p.version.as_deref().unwrap_or("unversioned"),
-                    crate::infra::text::sanitize::short_hash(&p.sha256, 12)
+                    sanitize::short_hash(&p.sha256, 12)
                 ),
                 None => "none".into(),
             };
@@ -250,9 +251,7 @@ fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
         let os = old.and_then(|o| o.scorecard.as_ref());
         // latency is the machine's as much as the system's: a scorecard that differs only in
         // its performance points (and so its total) is not a change to write
-        fn but_latency(
-            s: &crate::pipeline::score::scorecard::ScorecardBaseline,
-        ) -> (u32, Vec<(&String, &Option<f64>)>) {
+        fn but_latency(s: &ScorecardBaseline) -> (u32, Vec<(&String, &Option<f64>)>) {
             let d = s
                 .dimensions
                 .iter()
@@ -261,12 +260,10 @@ fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
             (s.rubric, d)
         }
         if os.map(but_latency) != Some(but_latency(sc)) {
-            let t = |s: Option<&crate::pipeline::score::scorecard::ScorecardBaseline>| match s
-                .map(|s| s.total)
-            {
+            let t = |s: Option<&ScorecardBaseline>| match s.map(|s| s.total) {
                 None => "none".to_string(),
                 Some(None) => "not measured".to_string(),
-                Some(Some(t)) => format!("{}/100", crate::pipeline::report::scorecard::points(t)),
+                Some(Some(t)) => format!("{}/100", scorecard::points(t)),
             };
             out.push(format!("scorecard: {} → {}", t(os), t(Some(sc))));
         }

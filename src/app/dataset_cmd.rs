@@ -1,8 +1,10 @@
 //! `card` and `validate`: the dataset files on their own, nothing measured.
 
 use super::{BadInput, dataset_refs};
-use crate::cli::DatasetArgs;
+use crate::cli::{CardArgs, DatasetArgs};
+use crate::infra::files;
 use crate::infra::text::sanitize;
+use crate::pipeline::dataset;
 use crate::pipeline::dataset::{DatasetPaths, Datasets, Need};
 use crate::pipeline::gate::ExitCode;
 
@@ -18,7 +20,7 @@ fn paths(d: &DatasetArgs) -> DatasetPaths {
 }
 
 /// `card`: the dataset card, printed, checked against a file, or spliced into one.
-pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
+pub fn cmd_card(args: &CardArgs) -> anyhow::Result<i32> {
     use crate::pipeline::dataset::card;
     let ds = Datasets::load(
         &paths(&args.datasets),
@@ -38,7 +40,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
         crate::out!("{}", sanitize::visible_lines(&text));
         return Ok(ExitCode::PASS);
     };
-    let doc = crate::infra::files::read_to_string(file)
+    let doc = files::read_to_string(file)
         .map_err(|e| BadInput(format!("{}: cannot read: {e}", file.display())))?;
     let Some(new) = card::splice(&doc, &text) else {
         return Err(BadInput(format!(
@@ -62,7 +64,7 @@ pub fn cmd_card(args: &crate::cli::CardArgs) -> anyhow::Result<i32> {
         return Ok(ExitCode::GATE_FAILED);
     }
     if new != doc {
-        crate::infra::files::write_atomic(file, new.as_bytes())?;
+        files::write_atomic(file, new.as_bytes())?;
         crate::errln!("updated the dataset card in {}", file.display());
     } else {
         crate::errln!("{}: the dataset card was already current", file.display());
@@ -81,7 +83,7 @@ pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
         args.profile.profile.unwrap_or_default(),
     )?;
     // dataset text (ids, versions, file names) reaches the terminal only through `sanitize`
-    for w in crate::pipeline::dataset::summarize_warnings(&ds.warnings) {
+    for w in dataset::summarize_warnings(&ds.warnings) {
         crate::errln!("{}", sanitize::visible_lines(&w));
     }
     crate::errln!(

@@ -10,17 +10,18 @@
 use super::{BadInput, Part, Plan, assemble, make_retriever, measure_all, refuse_inapplicable};
 use crate::cli::FitnessArgs;
 use crate::config::Settings;
+use crate::infra::files;
 use crate::infra::process::Supervisor;
 use crate::infra::text::sanitize;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::overrides::{Overrides, ToolIndex};
-use crate::pipeline::gate::ExitCode;
+use crate::pipeline::gate::{ExitCode, Policy};
 use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::measure::{Limits, Progress};
 use crate::pipeline::report::model::{Report, RetrievalReport};
-use crate::pipeline::sut::SutError;
 use crate::pipeline::sut::embedded::FieldTexts;
 use crate::pipeline::sut::kind::SutKind;
+use crate::pipeline::sut::{Retriever, SutError};
 use anyhow::Context;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -72,7 +73,7 @@ pub struct Fitness<'a> {
     ds: Datasets,
     tools: ToolIndex,
     sup: Supervisor,
-    gate: crate::pipeline::gate::Policy,
+    gate: Policy,
     /// The embedded retriever's texts of the unedited corpus (embedded only): a candidate's
     /// index is built from these, with the overridden tools' texts computed afresh.
     texts: Option<FieldTexts>,
@@ -122,7 +123,7 @@ impl<'a> Fitness<'a> {
             ds,
             tools,
             sup: Supervisor::new(),
-            gate: crate::pipeline::gate::Policy::default(),
+            gate: Policy::default(),
             texts,
         })
     }
@@ -192,7 +193,7 @@ impl<'a> Fitness<'a> {
                 texts
                     .index_with_changes(corpus, overridden)
                     .context("building the BM25 index")
-                    .map(|e| Ok(Box::new(e) as Box<dyn crate::pipeline::sut::Retriever>))
+                    .map(|e| Ok(Box::new(e) as Box<dyn Retriever>))
             }
             None => make_retriever(&self.s.sut, &self.ds, &self.sup, Default::default()).await,
         };
@@ -306,8 +307,7 @@ pub async fn cmd_fitness(a: &FitnessArgs) -> anyhow::Result<i32> {
     // read before anything is loaded or started: a bad file is exit 2 with nothing done
     let single = match &a.overrides {
         Some(p) => {
-            let bytes = crate::infra::files::read(p)
-                .map_err(|e| BadInput(format!("{}: {e}", p.display())))?;
+            let bytes = files::read(p).map_err(|e| BadInput(format!("{}: {e}", p.display())))?;
             Some((
                 p,
                 String::from_utf8(bytes)

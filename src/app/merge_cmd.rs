@@ -6,8 +6,10 @@
 use super::{BadInput, Measured, Part, Plan, RetrievalMeasured, assemble, choose_baseline};
 use crate::cli::MergeArgs;
 use crate::config::Settings;
+use crate::infra::files;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::shard::{Shard, ShardRef};
+use crate::pipeline::gate::Policy;
 use crate::pipeline::measure::Limits;
 use crate::pipeline::report::model::Report;
 use crate::pipeline::sut::observe::{
@@ -47,7 +49,7 @@ pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
         ),
         theirs => theirs.to_string(),
     };
-    let policy = crate::pipeline::gate::Policy {
+    let policy = Policy {
         why_no_baseline: why_none,
         update_command,
         new_detector: s.gate.new_detector,
@@ -176,7 +178,7 @@ fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
 }
 
 fn read_report(path: &Path) -> Result<Report, BadInput> {
-    let text = crate::infra::files::read_to_string(path)
+    let text = files::read_to_string(path)
         .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
     let mut de = serde_json::Deserializer::from_str(&text);
     let mut report: Report = serde_path_to_error::deserialize(&mut de).map_err(|e| {

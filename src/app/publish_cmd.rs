@@ -1,13 +1,19 @@
 //! `publish`, and what `run` shares with it: the GitHub options and their credentials.
 
 use super::BadInput;
+use crate::cli::{PublishArgs, PublishCmdArgs};
+use crate::infra::text::sanitize;
+use crate::infra::{files, secrets};
+use crate::pipeline::publish;
+use crate::pipeline::publish::env::{GhEnv, PullRequest};
+use crate::pipeline::publish::{DEFAULT_TIMEOUT, PublishOptions, plan};
 use crate::pipeline::report::model::Report;
 use std::time::Duration;
 
 /// A note about publishing for the terminal: what the API answered may quote credentials and
 /// hold escape sequences.
 pub(super) fn github_note(n: &str) -> String {
-    crate::infra::text::sanitize::term_ends(&crate::infra::secrets::scrub(n), 2000)
+    sanitize::term_ends(&secrets::scrub(n), 2000)
 }
 
 /// A GitHub token as given, minus the surrounding whitespace a secret file or `echo` leaves;
@@ -24,26 +30,26 @@ fn usable_token(t: Option<String>) -> Option<String> {
         );
         return None;
     }
-    crate::infra::secrets::register(&t);
+    secrets::register(&t);
     Some(t)
 }
 
 /// `--github-timeout` (`EVALGATE_GITHUB_TIMEOUT`), bounded like every other timeout.
-pub(super) fn github_timeout(p: &crate::cli::PublishArgs) -> anyhow::Result<Duration> {
+pub(super) fn github_timeout(p: &PublishArgs) -> anyhow::Result<Duration> {
     match p.github_timeout {
-        None => Ok(crate::pipeline::publish::DEFAULT_TIMEOUT),
+        None => Ok(DEFAULT_TIMEOUT),
         Some(t) => crate::config::seconds("--github-timeout (EVALGATE_GITHUB_TIMEOUT)", t)
             .map_err(|e| BadInput(format!("{e:#}")).into()),
     }
 }
 
 pub(super) fn publish_options(
-    p: &crate::cli::PublishArgs,
-    env: &crate::pipeline::publish::env::GhEnv,
-    pr: Option<crate::pipeline::publish::env::PullRequest>,
+    p: &PublishArgs,
+    env: &GhEnv,
+    pr: Option<PullRequest>,
     timeout: Duration,
-) -> crate::pipeline::publish::PublishOptions {
-    crate::pipeline::publish::PublishOptions {
+) -> PublishOptions {
+    PublishOptions {
         comment: p.comment,
         check_run: p.check_run,
         fail_on: p.fail_on,
@@ -65,10 +71,10 @@ pub(super) fn publish_options(
 }
 
 /// `publish`: posts an existing report; returns the gate's exit code.
-pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> {
+pub async fn cmd_publish(a: &PublishCmdArgs) -> anyhow::Result<i32> {
     let timeout = github_timeout(&a.publish)?;
     let path = a.report_dir.join("report.json");
-    let text = crate::infra::files::read_to_string(&path)
+    let text = files::read_to_string(&path)
         .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
     let report: Report = serde_json::from_str(&text).map_err(|e| {
         BadInput(format!(
@@ -78,10 +84,10 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
             e.column()
         ))
     })?;
-    let report = crate::infra::secrets::scrub_value(report);
-    let env = crate::pipeline::publish::env::GhEnv::from_env();
+    let report = secrets::scrub_value(report);
+    let env = GhEnv::from_env();
     let pr = match (a.pr, &a.head_sha) {
-        (Some(number), Some(sha)) => Some(crate::pipeline::publish::env::PullRequest {
+        (Some(number), Some(sha)) => Some(PullRequest {
             number,
             head_sha: sha.clone(),
             from_fork: false,
@@ -89,20 +95,14 @@ pub async fn cmd_publish(a: &crate::cli::PublishCmdArgs) -> anyhow::Result<i32> 
         _ => None,
     };
     // publishing is this command's whole job: `auto` publishes, on a runner or not
-    if !crate::pipeline::publish::plan::publishes(a.publish.publish, true) {
+    if !plan::publishes(a.publish.publish, true) {
         crate::errln!("github: --publish never: nothing is posted or written");
-        return Ok(crate::pipeline::publish::exit_code(
-            &report,
-            a.publish.fail_on,
-        ));
+        return Ok(publish::exit_code(&report, a.publish.fail_on));
     }
     let opts = publish_options(&a.publish, &env, pr, timeout);
-    let out = crate::pipeline::publish::publish(&report, &a.report_dir, &env, &opts).await;
+    let out = publish::publish(&report, &a.report_dir, &env, &opts).await;
     for n in out.notes {
         crate::errln!("github: {}", github_note(&n));
     }
-    Ok(crate::pipeline::publish::exit_code(
-        &report,
-        a.publish.fail_on,
-    ))
+    Ok(publish::exit_code(&report, a.publish.fail_on))
 }

@@ -1,5 +1,9 @@
 //! JSON Schemas generated from the types, committed under `schemas/` (a test keeps them in sync).
 
+use crate::infra::files;
+use crate::pipeline::baseline::Baseline;
+use crate::pipeline::dataset::{Corpus, GoldenSet, SecurityCorpus};
+use crate::pipeline::report::model::Report;
 use anyhow::Context;
 use std::path::Path;
 
@@ -12,26 +16,11 @@ pub fn all() -> Vec<(&'static str, String)> {
         t
     }
     vec![
-        (
-            "corpus.schema.json",
-            s::<crate::pipeline::dataset::Corpus>(),
-        ),
-        (
-            "golden.schema.json",
-            s::<crate::pipeline::dataset::GoldenSet>(),
-        ),
-        (
-            "security.schema.json",
-            s::<crate::pipeline::dataset::SecurityCorpus>(),
-        ),
-        (
-            "baseline.schema.json",
-            s::<crate::pipeline::baseline::Baseline>(),
-        ),
-        (
-            "report.schema.json",
-            s::<crate::pipeline::report::model::Report>(),
-        ),
+        ("corpus.schema.json", s::<Corpus>()),
+        ("golden.schema.json", s::<GoldenSet>()),
+        ("security.schema.json", s::<SecurityCorpus>()),
+        ("baseline.schema.json", s::<Baseline>()),
+        ("report.schema.json", s::<Report>()),
     ]
 }
 
@@ -39,7 +28,7 @@ pub fn write_all(dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     for (name, body) in all() {
         let p = dir.join(name);
-        crate::infra::files::write_atomic(&p, body.as_bytes())?;
+        files::write_atomic(&p, body.as_bytes())?;
         crate::outln!("wrote {}", p.display());
     }
     Ok(())

@@ -5,13 +5,18 @@ use super::BadInput;
 use crate::infra::mcp::Endpoint;
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::Datasets;
+use crate::pipeline::sut::embedded::Embedded;
 use crate::pipeline::sut::kind::{DetectorKind, SutKind};
+use crate::pipeline::sut::launch::catalog::Coverage;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
+use crate::pipeline::sut::launch::writers::ConfigFormat;
 use crate::pipeline::sut::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::pipeline::sut::rest::{RestSearch, RestSearchSpec};
 use crate::pipeline::sut::spec::{DetectorSettings, McpFile, RestFile, SutSpec};
-use crate::pipeline::sut::{Detector, Retriever, SutError, embedded::Embedded, recorded};
+use crate::pipeline::sut::{
+    Detector, ProbeReply, Ranked, Retriever, SearchRequest, SutError, launch, recorded,
+};
 use anyhow::Context;
 
 fn bad(e: impl std::fmt::Display) -> anyhow::Error {
@@ -92,14 +97,7 @@ pub async fn make_retriever(
             let what = spec.endpoint.describe();
             match McpSearch::connect(spec, sup, check.request_timeout).await {
                 Ok(m) => {
-                    match crate::pipeline::sut::launch::check_catalog(
-                        check,
-                        &m,
-                        Some(&m),
-                        &corpus.value,
-                    )
-                    .await
-                    {
+                    match launch::check_catalog(check, &m, Some(&m), &corpus.value).await {
                         Ok(coverage) => Ok(Box::new(Checked {
                             inner: Box::new(m),
                             coverage,
@@ -117,8 +115,7 @@ pub async fn make_retriever(
         }
         SutSpec::Rest { name, rest, check } => {
             let r = RestSearch::new(rest_spec(name, rest, check.request_timeout)?).map_err(bad)?;
-            match crate::pipeline::sut::launch::check_catalog(check, &r, None, &corpus.value).await
-            {
+            match launch::check_catalog(check, &r, None, &corpus.value).await {
                 Ok(coverage) => Ok(Box::new(Checked {
                     inner: Box::new(r),
                     coverage,
@@ -129,7 +126,7 @@ pub async fn make_retriever(
         SutSpec::Launched(l) => {
             check_launch(l)?;
             let golden = &ds.golden.as_ref().context("no golden set loaded")?.value;
-            crate::pipeline::sut::launch::launch(l, corpus, golden, sup)
+            launch::launch(l, corpus, golden, sup)
                 .await
                 .map(|l| Box::new(l) as Box<dyn Retriever>)
         }
@@ -160,7 +157,7 @@ fn check_launch(s: &LaunchSpec) -> anyhow::Result<()> {
             }),
         )
         .map_err(bad)?;
-        if l.config_format == Some(crate::pipeline::sut::launch::writers::ConfigFormat::Template) {
+        if l.config_format == Some(ConfigFormat::Template) {
             match &l.template {
                 None => {
                     return Err(bad(
@@ -184,7 +181,7 @@ fn check_launch(s: &LaunchSpec) -> anyhow::Result<()> {
 /// with the report.
 struct Checked {
     inner: Box<dyn Retriever>,
-    coverage: crate::pipeline::sut::launch::catalog::Coverage,
+    coverage: Coverage,
 }
 
 #[async_trait::async_trait]
@@ -192,23 +189,20 @@ impl Retriever for Checked {
     fn name(&self) -> &str {
         self.inner.name()
     }
-    async fn search(
-        &self,
-        req: crate::pipeline::sut::SearchRequest<'_>,
-    ) -> Result<crate::pipeline::sut::Ranked, SutError> {
+    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         self.inner.search(req).await
     }
     async fn probe(
         &self,
-        req: crate::pipeline::sut::SearchRequest<'_>,
+        req: SearchRequest<'_>,
         extra: &serde_json::Map<String, serde_json::Value>,
-    ) -> Option<Result<crate::pipeline::sut::ProbeReply, SutError>> {
+    ) -> Option<Result<ProbeReply, SutError>> {
         self.inner.probe(req, extra).await
     }
     fn sends_limit(&self) -> bool {
         self.inner.sends_limit()
     }
-    fn coverage(&self) -> Option<crate::pipeline::sut::launch::catalog::Coverage> {
+    fn coverage(&self) -> Option<Coverage> {
         Some(self.coverage.clone())
     }
     fn warnings(&self, asked: &std::collections::HashSet<&str>) -> Vec<String> {

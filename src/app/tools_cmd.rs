@@ -1,8 +1,14 @@
 //! Commands around MCP servers: `corpus snapshot`, `replay`, `proxy`.
 
 use super::BadInput;
-use crate::pipeline::dataset::{DatasetPaths, Datasets, Need};
+use crate::cli::{ProxyArgs, ReplayArgs, SnapshotArgs};
+use crate::infra::secrets;
+use crate::infra::text::sanitize;
+use crate::pipeline::dataset::{DatasetPaths, Datasets, Need, Profile};
 use crate::pipeline::gate::ExitCode;
+use crate::pipeline::replay::{Control, ReplaySpec, ServedNames};
+use crate::pipeline::{dataset, replay};
+use crate::tools::proxy;
 use anyhow::bail;
 
 fn split_pair(s: &str, sep: char, what: &str) -> anyhow::Result<(String, String)> {
@@ -13,17 +19,17 @@ fn split_pair(s: &str, sep: char, what: &str) -> anyhow::Result<(String, String)
 }
 
 /// `corpus snapshot`.
-pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
+pub async fn cmd_snapshot(a: &SnapshotArgs) -> anyhow::Result<i32> {
     use crate::infra::mcp::Endpoint;
     use crate::tools::snapshot;
     if let Some(url) = &a.url {
-        crate::infra::secrets::register_url(url);
+        secrets::register_url(url);
     }
     for h in &a.headers {
-        crate::infra::secrets::register_header(h.split_once(':').map_or(h.as_str(), |(_, v)| v));
+        secrets::register_header(h.split_once(':').map_or(h.as_str(), |(_, v)| v));
     }
     for e in &a.env {
-        crate::infra::secrets::register(e.split_once('=').map_or(e.as_str(), |(_, v)| v));
+        secrets::register(e.split_once('=').map_or(e.as_str(), |(_, v)| v));
     }
     let ep = match (&a.url, a.command.split_first()) {
         (Some(url), _) => Endpoint::Http {
@@ -73,9 +79,7 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
             crate::errln!(
                 "error: snapshot of server {:?} failed: {}",
                 a.server,
-                crate::infra::text::sanitize::visible_lines(&crate::infra::secrets::scrub(
-                    &format!("{e:#}")
-                ))
+                sanitize::visible_lines(&secrets::scrub(&format!("{e:#}")))
             );
             return Ok(ExitCode::SUT_FAILED);
         }
@@ -97,21 +101,22 @@ pub async fn cmd_snapshot(a: &crate::cli::SnapshotArgs) -> anyhow::Result<i32> {
         // workflow command `##[` is escaped without changing the data (out! would alter it)
         None => crate::out!(
             "{}",
-            crate::pipeline::dataset::corpus_json(&corpus).replace("##[", "#\\u0023[")
+            dataset::corpus_json(&corpus).replace("##[", "#\\u0023[")
         ),
     }
     Ok(ExitCode::PASS)
 }
 
 /// `replay`: a stdio MCP server; nothing but protocol goes to stdout.
-pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
-    let control = crate::pipeline::replay::Control {
+pub async fn cmd_replay(a: &ReplayArgs) -> anyhow::Result<i32> {
+    let control = Control {
         switch_file: a.switch_file.clone(),
         listed_file: a.listed_file.clone(),
     };
     let mut spec = match (&a.spec, &a.server) {
-        (Some(path), _) => crate::pipeline::replay::ReplaySpec::from_file(path, a.rug_pull)
-            .map_err(|e| BadInput(format!("{e:#}")))?,
+        (Some(path), _) => {
+            ReplaySpec::from_file(path, a.rug_pull).map_err(|e| BadInput(format!("{e:#}")))?
+        }
         (None, server) => {
             let server = server.as_deref().unwrap_or_default();
             let ds = Datasets::load(
@@ -124,10 +129,10 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
                     retrieval: false,
                     security: a.security.is_some(),
                 },
-                crate::pipeline::dataset::Profile::Lenient,
+                Profile::Lenient,
             )?;
             let corpus = Datasets::load_corpus(&a.corpus)?.value;
-            crate::pipeline::replay::ReplaySpec::new(
+            ReplaySpec::new(
                 Some(&corpus),
                 ds.security.as_ref().map(|s| &s.value),
                 server,
@@ -137,7 +142,7 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
         }
     };
     replay_fault(&spec.server).await;
-    if a.names == crate::pipeline::replay::ServedNames::Prefixed {
+    if a.names == ServedNames::Prefixed {
         spec.prefix_names();
     }
     match &a.listen {
@@ -145,9 +150,9 @@ pub async fn cmd_replay(a: &crate::cli::ReplayArgs) -> anyhow::Result<i32> {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| BadInput(format!("replay --listen {addr}: cannot listen: {e}")))?;
-            crate::pipeline::replay::serve_http(spec, control, listener).await?
+            replay::serve_http(spec, control, listener).await?
         }
-        None => crate::pipeline::replay::serve_stdio(spec, control).await?,
+        None => replay::serve_stdio(spec, control).await?,
     }
     Ok(ExitCode::PASS)
 }
@@ -181,8 +186,8 @@ async fn replay_fault(served: &str) {
 async fn replay_fault(_served: &str) {}
 
 /// `proxy`: serves until killed.
-pub async fn cmd_proxy(a: &crate::cli::ProxyArgs) -> anyhow::Result<i32> {
-    crate::tools::proxy::run(&a.config, &a.listen, a.fault.fault())
+pub async fn cmd_proxy(a: &ProxyArgs) -> anyhow::Result<i32> {
+    proxy::run(&a.config, &a.listen, a.fault.fault())
         .await
         .map_err(|e| BadInput(format!("{e:#}")))?;
     Ok(ExitCode::PASS)

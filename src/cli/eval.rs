@@ -3,8 +3,12 @@
 //! given.
 
 use super::{ProxyKind, PublishArgs};
+use crate::pipeline::dataset::shard::Shard;
+use crate::pipeline::dataset::{DatasetPaths, Profile};
+use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::report::color::ColorChoice;
 use crate::pipeline::sut::kind::{DetectorKind, SutKind};
+use crate::pipeline::sut::observe::ObservationsMode;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -53,7 +57,7 @@ pub struct ProfileFlag {
     /// rules are warnings, integrity rules errors) or `strict` (all errors, as for the shipped
     /// datasets) [default: lenient, or [datasets] profile in evalgate.toml].
     #[arg(long, env = "EVALGATE_PROFILE", value_enum, value_name = "PROFILE")]
-    pub profile: Option<crate::pipeline::dataset::Profile>,
+    pub profile: Option<Profile>,
 }
 
 /// All three dataset files (`validate`, `card`, `run`, `baseline update`).
@@ -105,7 +109,7 @@ pub struct RobustnessFlag {
     /// control-character and injection-looking queries, limits 0/1/1000, an unknown argument)
     /// [default: report].
     #[arg(long, env = "EVALGATE_ROBUSTNESS", value_enum)]
-    pub robustness: Option<crate::pipeline::measure::probes::RobustnessMode>,
+    pub robustness: Option<RobustnessMode>,
 }
 
 /// The proxy the live detectors play against (`security`).
@@ -154,7 +158,7 @@ pub struct ShardFlag {
     /// entries; the whole corpus is still served). The report is not gated: `evalgate merge`
     /// joins the shards' report.json files into the report the unsharded run would write.
     #[arg(long, env = "EVALGATE_SHARD", value_name = "INDEX/COUNT")]
-    pub shard: Option<crate::pipeline::dataset::shard::Shard>,
+    pub shard: Option<Shard>,
 }
 
 /// The baseline a run is gated against.
@@ -184,7 +188,7 @@ pub struct ReportFlags {
     /// Where the raw observations (every run's ranked ids and verdicts, what `merge` and
     /// `--sut recorded` read) are written [default: inline, or [run] observations].
     #[arg(long, env = "EVALGATE_OBSERVATIONS", value_enum, value_name = "WHERE")]
-    pub observations: Option<crate::pipeline::sut::observe::ObservationsMode>,
+    pub observations: Option<ObservationsMode>,
 }
 
 /// `-q`.
@@ -381,7 +385,7 @@ impl FitnessArgs {
         let a = EvalArgs {
             config: self.config.config.clone(),
             // probes and baselines are not part of a candidate's score
-            robustness: Some(crate::pipeline::measure::probes::RobustnessMode::Off),
+            robustness: Some(RobustnessMode::Off),
             no_baseline: true,
             quiet: true,
             given: self.given.clone(),
@@ -435,7 +439,7 @@ fn datasets(
     s: &SecurityFile,
     p: &ProfileFlag,
 ) -> EvalArgs {
-    a.datasets = crate::pipeline::dataset::DatasetPaths {
+    a.datasets = DatasetPaths {
         corpus: r.corpus.clone(),
         golden: r.golden.clone(),
         security: s.security.clone(),
@@ -535,7 +539,7 @@ impl BaselineUpdateArgs {
             detectors: self.detectors.detectors.clone(),
             baseline: self.baseline.clone(),
             // probes are not part of a baseline
-            robustness: Some(crate::pipeline::measure::probes::RobustnessMode::Off),
+            robustness: Some(RobustnessMode::Off),
             quiet: self.quiet.quiet,
             given: self.given.clone(),
             ..EvalArgs::default()

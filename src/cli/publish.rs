@@ -1,6 +1,6 @@
 //! Publishing to GitHub: the flags of `publish` and of the evaluating commands.
 
-use crate::pipeline::publish::PublishWhen;
+use crate::pipeline::publish::{CommentMode, FailOn, PublishWhen};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -18,7 +18,7 @@ pub struct PublishArgs {
         value_enum,
         default_value = "on-change"
     )]
-    pub comment: crate::pipeline::publish::CommentMode,
+    pub comment: CommentMode,
     /// Create a check run on the pull request's head commit.
     #[arg(long, env = "EVALGATE_CHECK_RUN", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub check_run: bool,
@@ -29,7 +29,7 @@ pub struct PublishArgs {
         value_enum,
         default_value = "regression"
     )]
-    pub fail_on: crate::pipeline::publish::FailOn,
+    pub fail_on: FailOn,
     /// Key of the sticky comment and check run, one per job / matrix leg [default: $GITHUB_JOB].
     #[arg(long, env = "EVALGATE_COMMENT_KEY")]
     pub comment_key: Option<String>,

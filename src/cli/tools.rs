@@ -2,6 +2,8 @@
 //! `baseline import`, `card`.
 
 use super::DatasetArgs;
+use crate::pipeline::replay::{RugPull, ServedNames};
+use crate::tools::proxy::Fault;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -68,10 +70,10 @@ pub struct ReplayArgs {
     pub spec: Option<PathBuf>,
     /// Switch tools to their `after` definitions and send list_changed.
     #[arg(long, value_enum, default_value = "off")]
-    pub rug_pull: crate::pipeline::replay::RugPull,
+    pub rug_pull: RugPull,
     /// Tool names as served: `bare` (the corpus names) or `prefixed` (`<server>__<tool>`).
     #[arg(long, value_enum, default_value = "bare")]
-    pub names: crate::pipeline::replay::ServedNames,
+    pub names: ServedNames,
     /// Switch by file: while FILE holds `after` the `after` definitions are served, otherwise the
     /// first ones; every change of state sends list_changed (checked every 50 ms).
     #[arg(long, value_name = "FILE")]
@@ -142,7 +144,7 @@ pub struct FaultArg {
         env = "EVALGATE_PROXY_FAULT",
         default_value = "none"
     )]
-    fault: crate::tools::proxy::Fault,
+    fault: Fault,
 }
 
 /// No `--fault` argument: this build has no fault injection.
@@ -153,11 +155,11 @@ pub struct FaultArg {}
 impl FaultArg {
     /// The fault asked for (`none` unless `--fault` or `EVALGATE_PROXY_FAULT` is given; always
     /// none without the feature).
-    pub fn fault(&self) -> crate::tools::proxy::Fault {
+    pub fn fault(&self) -> Fault {
         #[cfg(feature = "fault-injection")]
         return self.fault.clone();
         #[cfg(not(feature = "fault-injection"))]
-        crate::tools::proxy::Fault
+        Fault
     }
 }
 

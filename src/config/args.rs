@@ -1,10 +1,12 @@
 //! What an evaluating command was given: the input of [`super::Settings::resolve`], filled by
 //! the command line (flags and their `EVALGATE_*` variables). A setting not given is unset.
 
+use crate::pipeline::dataset::shard::Shard;
 use crate::pipeline::dataset::{DatasetPaths, Profile};
 use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::report::color::ColorChoice;
 use crate::pipeline::sut::kind::{DetectorKind, SutKind};
+use crate::pipeline::sut::observe::ObservationsMode;
 use std::path::PathBuf;
 
 /// Everything an evaluating command was given, as one set of settings for
@@ -28,7 +30,7 @@ pub struct EvalArgs {
     pub recorded: Option<PathBuf>,
     pub runs: Option<u32>,
     /// `--shard i/n`.
-    pub shard: Option<crate::pipeline::dataset::shard::Shard>,
+    pub shard: Option<Shard>,
     pub baseline: Option<PathBuf>,
     pub no_baseline: bool,
     pub out: Option<PathBuf>,
@@ -37,7 +39,7 @@ pub struct EvalArgs {
     pub robustness: Option<RobustnessMode>,
     pub quiet: bool,
     /// `--observations`.
-    pub observations: Option<crate::pipeline::sut::observe::ObservationsMode>,
+    pub observations: Option<ObservationsMode>,
     pub color: ColorChoice,
     /// The flags given on the command line (`--sut`, ...), not by a variable or a default.
     pub given: Vec<String>,

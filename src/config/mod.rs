@@ -18,8 +18,18 @@ mod specs;
 pub use args::EvalArgs;
 pub use specs::{GateSpec, MeasureSpec, ReportSpec};
 
+use crate::infra::{files, secrets};
+use crate::pipeline::dataset::Profile;
+use crate::pipeline::gate::{DEFAULT_NEW_DETECTOR, NewDetectorLimits, Significance};
+use crate::pipeline::measure::probes::RobustnessMode;
+use crate::pipeline::sut::launch::catalog::PROBE_WORDS;
 pub use crate::pipeline::sut::launch::spec::{CatalogFile, LaunchFile};
+use crate::pipeline::sut::launch::writers::ConfigFormat;
+use crate::pipeline::sut::live::{LiveConfig, ProxyScanConfig};
+use crate::pipeline::sut::observe::ObservationsMode;
+use crate::pipeline::sut::scanner::ScannerConfig;
 pub use crate::pipeline::sut::spec::{McpFile, RestFile};
+use crate::pipeline::sut::{DEPTH, HEADROOM};
 
 pub const DEFAULT_CONFIG: &str = "evalgate.toml";
 
@@ -39,13 +49,13 @@ pub struct FileConfig {
     pub detectors: Option<Vec<DetectorKind>>,
     /// `[[scanner]]`: external security scanners (detector kind `scanner`).
     #[serde(default)]
-    pub scanner: Vec<crate::pipeline::sut::scanner::ScannerConfig>,
+    pub scanner: Vec<ScannerConfig>,
     /// `[proxy_scan]`: the proxy's own scan (detector kind `proxy-scan`).
     #[serde(default)]
-    pub proxy_scan: crate::pipeline::sut::live::ProxyScanConfig,
+    pub proxy_scan: ProxyScanConfig,
     /// `[rug_pull_live]`: rug-pulls played against the proxy (detector kind `rug-pull-live`).
     #[serde(default)]
-    pub rug_pull_live: crate::pipeline::sut::live::LiveConfig,
+    pub rug_pull_live: LiveConfig,
     /// `[gate]`: the limits of a detector the baseline has no entry for.
     #[serde(default)]
     pub gate: GateFile,
@@ -60,7 +70,7 @@ pub use crate::pipeline::sut::spec::MAX_SECONDS;
 /// A URL a system under test is reached at: absolute, http or https, with a host. Checked when
 /// the settings are read, so a typo is bad input (exit 2), not a system that failed (exit 3).
 pub fn http_url(setting: &str, u: &str) -> anyhow::Result<()> {
-    let shown = crate::infra::secrets::redact_url(u);
+    let shown = secrets::redact_url(u);
     match reqwest::Url::parse(u) {
         Ok(p) if matches!(p.scheme(), "http" | "https") && p.host().is_some() => Ok(()),
         Ok(p) => anyhow::bail!(
@@ -133,7 +143,7 @@ pub struct DatasetsFile {
     pub golden: Option<PathBuf>,
     pub security: Option<PathBuf>,
     /// `lenient` (default) or `strict`.
-    pub profile: Option<crate::pipeline::dataset::Profile>,
+    pub profile: Option<Profile>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -147,9 +157,9 @@ pub struct RunFile {
     pub baseline: Option<PathBuf>,
     pub recorded: Option<PathBuf>,
     /// `off`, `report` or `gate`: robustness probes of the search system.
-    pub robustness: Option<crate::pipeline::measure::probes::RobustnessMode>,
+    pub robustness: Option<RobustnessMode>,
     /// `inline`, `file` or `gzip`: where the raw observations are written.
-    pub observations: Option<crate::pipeline::sut::observe::ObservationsMode>,
+    pub observations: Option<ObservationsMode>,
 }
 
 /// A limit in `[gate]`: a number between 0 and 1, or `false` for none.
@@ -175,8 +185,8 @@ pub struct GateFile {
 }
 
 impl GateFile {
-    fn significance(&self) -> anyhow::Result<crate::pipeline::gate::Significance> {
-        let d = crate::pipeline::gate::Significance::default();
+    fn significance(&self) -> anyhow::Result<Significance> {
+        let d = Significance::default();
         let alpha = match self.significance {
             None => d.alpha,
             Some(a) if a > 0.0 && a < 1.0 => a,
@@ -184,14 +194,14 @@ impl GateFile {
                 "[gate] significance: expected a level between 0 and 1 (exclusive), such as 0.05, found {a}"
             ),
         };
-        Ok(crate::pipeline::gate::Significance {
+        Ok(Significance {
             alpha,
             required: self.require_significance.unwrap_or(d.required),
         })
     }
 
-    fn limits(&self) -> anyhow::Result<crate::pipeline::gate::NewDetectorLimits> {
-        let d = crate::pipeline::gate::DEFAULT_NEW_DETECTOR;
+    fn limits(&self) -> anyhow::Result<NewDetectorLimits> {
+        let d = DEFAULT_NEW_DETECTOR;
         let one = |key: &str, v: Option<LimitSetting>, default: Option<f64>| match v {
             None => Ok(default),
             Some(LimitSetting::Off(false)) => Ok(None),
@@ -203,7 +213,7 @@ impl GateFile {
                 "[gate] {key}: expected a number between 0 and 1, or false for no limit, found {x}"
             ),
         };
-        Ok(crate::pipeline::gate::NewDetectorLimits {
+        Ok(NewDetectorLimits {
             fpr_ceiling: one(
                 "new_detector_fpr_ceiling",
                 self.new_detector_fpr_ceiling,
@@ -278,7 +288,7 @@ impl FileConfig {
         match path {
             None => Ok((None, FileConfig::default())),
             Some(p) => {
-                let text = crate::infra::files::read_to_string(&p)
+                let text = files::read_to_string(&p)
                     .with_context(|| format!("{}: cannot read the config", p.display()))?;
                 let cfg = FileConfig::parse(&p.display().to_string(), &text)?;
                 Ok((Some(p), cfg))
@@ -292,7 +302,7 @@ impl FileConfig {
 pub struct Settings {
     pub datasets: DatasetPaths,
     /// How strictly the datasets are held to the authoring rules.
-    pub profile: crate::pipeline::dataset::Profile,
+    pub profile: Profile,
     /// How the measurement is taken.
     pub measure: MeasureSpec,
     /// The baseline and the limits the run is gated by.
@@ -356,14 +366,14 @@ impl Settings {
         let results = count_in(
             "[sut] results",
             f.sut.results,
-            crate::pipeline::sut::DEPTH + crate::pipeline::sut::HEADROOM,
-            crate::pipeline::sut::DEPTH..=1000,
+            DEPTH + HEADROOM,
+            DEPTH..=1000,
             "the results each search asks for: the metrics score the first 10",
         )?;
         count_in(
             "[sut.catalog] probe_words",
             f.sut.catalog.probe_words,
-            crate::pipeline::sut::launch::catalog::PROBE_WORDS,
+            PROBE_WORDS,
             1..=1000,
             "the words of a tool's description in its probe query",
         )?;
@@ -426,10 +436,10 @@ impl Settings {
             ("[sut.rest] url", &sut_file.rest.url, &sut_file.rest.headers),
         ] {
             for v in headers.values() {
-                crate::infra::secrets::register_header(v);
+                secrets::register_header(v);
             }
             if let Some(u) = url {
-                crate::infra::secrets::register_url(u);
+                secrets::register_url(u);
                 let what = if a.url.is_some() { "--url" } else { what };
                 http_url(what, u)?;
             }
@@ -442,16 +452,16 @@ impl Settings {
             .values()
             .chain(sut_file.launch.env.values())
         {
-            crate::infra::secrets::register(v);
+            secrets::register(v);
         }
         for v in sut_file.launch.headers.values() {
-            crate::infra::secrets::register_header(v);
+            secrets::register_header(v);
         }
         if let Some(u) = &sut_file.launch.url {
-            crate::infra::secrets::register_url(u);
+            secrets::register_url(u);
         }
         for v in f.scanner.iter().flat_map(|sc| sc.env.values()) {
-            crate::infra::secrets::register(v);
+            secrets::register(v);
         }
         // relative paths in the file are relative to the file: the template, and commands
         // given as a path (`./bin/proxy`, `tools/scan.py`); bare names are looked up on PATH
@@ -491,8 +501,7 @@ impl Settings {
             );
         }
         if sut == SutKind::Launch
-            && f.sut.launch.config_format
-                == Some(crate::pipeline::sut::launch::writers::ConfigFormat::None)
+            && f.sut.launch.config_format == Some(ConfigFormat::None)
             && !f.sut.launch.proxy_config.is_empty()
         {
             anyhow::bail!(

@@ -3,11 +3,15 @@
 //! domains that own the spec types (`sut::spec`, `launch::spec`), never back.
 
 use super::SutFile;
+use crate::pipeline::dataset::shard::Shard;
+use crate::pipeline::gate::{NewDetectorLimits, Significance};
 use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::report::color::ColorChoice;
 use crate::pipeline::sut::kind::SutKind;
 use crate::pipeline::sut::launch::spec::{CatalogSpec, LaunchSpec};
+use crate::pipeline::sut::observe::ObservationsMode;
 use crate::pipeline::sut::spec::SutSpec;
+use crate::pipeline::sut::{DEPTH, HEADROOM};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -22,7 +26,7 @@ pub struct MeasureSpec {
     pub concurrency: usize,
     pub robustness: RobustnessMode,
     /// `--shard i/n`: measure one slice of the queries and entries (for `evalgate merge`).
-    pub shard: Option<crate::pipeline::dataset::shard::Shard>,
+    pub shard: Option<Shard>,
     /// `[sut] results`: how many results each search asks for.
     pub results: usize,
 }
@@ -35,9 +39,9 @@ pub struct GateSpec {
     /// `--no-baseline`: report only.
     pub no_baseline: bool,
     /// `[gate]`: limits of a detector the baseline has no entry for.
-    pub new_detector: crate::pipeline::gate::NewDetectorLimits,
+    pub new_detector: NewDetectorLimits,
     /// `[gate] significance`, `require_significance`: the paired comparisons' level and rule.
-    pub significance: crate::pipeline::gate::Significance,
+    pub significance: Significance,
 }
 
 /// Where the reports go and how the terminal shows them.
@@ -47,7 +51,7 @@ pub struct ReportSpec {
     pub quiet: bool,
     pub color: ColorChoice,
     /// Where the raw observations are written.
-    pub observations: crate::pipeline::sut::observe::ObservationsMode,
+    pub observations: ObservationsMode,
 }
 
 /// How the catalog of a connected or launched system is checked (the waits were validated
@@ -60,10 +64,7 @@ pub(super) fn catalog_spec(
 ) -> CatalogSpec {
     CatalogSpec {
         catalog: sut.catalog.clone(),
-        results: sut.results.map_or(
-            crate::pipeline::sut::DEPTH + crate::pipeline::sut::HEADROOM,
-            |n| n as usize,
-        ),
+        results: sut.results.map_or(DEPTH + HEADROOM, |n| n as usize),
         ready_timeout: sut.launch.ready_timeout.map(Duration::from_secs_f64),
         request_timeout,
         concurrency,

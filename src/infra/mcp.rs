@@ -3,12 +3,12 @@
 //! between corpus tools and MCP tool definitions.
 
 use crate::infra::process::{Managed, Spec, Supervisor};
+use crate::infra::secrets;
 use anyhow::{Context, bail};
 use rmcp::model::Tool as McpTool;
 use rmcp::service::RunningService;
-use rmcp::transport::{
-    StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
-};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -45,10 +45,7 @@ impl Endpoint {
                     .to_string()
             }
             Endpoint::Http { url, .. } => {
-                format!(
-                    "streamable HTTP: {}",
-                    crate::infra::secrets::redact_url(url)
-                )
+                format!("streamable HTTP: {}", secrets::redact_url(url))
             }
         }
     }
@@ -308,9 +305,8 @@ pub struct Garbage {
 /// (a broken answer, not a wait for the timeout).
 pub mod watch {
     use std::pin::Pin;
-    use std::sync::Arc;
-    use std::sync::Mutex;
     use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
     use std::task::{Context, Poll};
     use tokio::io::{AsyncRead, ReadBuf};
 

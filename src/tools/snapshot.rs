@@ -4,6 +4,7 @@
 
 use crate::infra::files::{read_to_string, write_atomic};
 use crate::infra::mcp::{self, Endpoint};
+use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::mcp::from_mcp;
 use crate::pipeline::dataset::{Corpus, ServerInfo, Tool, corpus_json};
 use anyhow::{Context, bail};
@@ -79,7 +80,7 @@ pub async fn take(
     if name.is_empty() || name.contains(':') {
         bail!("server name {name:?} must be non-empty and contain no ':'");
     }
-    let sup = crate::infra::process::Supervisor::new();
+    let sup = Supervisor::new();
     let opts = mcp::ConnectOpts {
         sup: &sup,
         timeout,

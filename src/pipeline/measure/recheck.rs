@@ -10,7 +10,7 @@
 //! answered differently, is a warning.
 
 use super::Limits;
-use crate::infra::text::Text;
+use crate::infra::text::{Text, sanitize};
 use crate::pipeline::dataset::GoldenSet;
 use crate::pipeline::sut::observe::RetrievalObservations;
 use crate::pipeline::sut::{Retriever, SearchRequest, SutError};
@@ -214,7 +214,7 @@ pub fn tail_failure(system: &str, answers: &[bool]) -> Option<SutError> {
 }
 
 fn clip(s: &str) -> String {
-    crate::infra::text::sanitize::clip(s, 200)
+    sanitize::clip(s, 200)
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@ use super::doc::{self, Align, Cell, Format, Table};
 use super::format::{ms, splits_line};
 use super::model::*;
 use super::view::{self, View};
+use crate::infra::text::sanitize;
 use crate::infra::text::sanitize::{md, md_code, md_ends};
+use crate::pipeline::dataset::model::Category;
 use std::fmt::Write;
 
 pub fn verdict_badge(v: Verdict) -> &'static str {
@@ -269,7 +271,7 @@ pub fn render_view(r: &Report, v: &View) -> String {
                 md(&d.kind, 20),
                 md_code(d.version.as_deref().unwrap_or("unversioned"), 60),
                 d.items,
-                md(&crate::infra::text::sanitize::short_hash(&d.sha256, 12), 12)
+                md(&sanitize::short_hash(&d.sha256, 12), 12)
             )
         })
         .collect();
@@ -368,7 +370,7 @@ fn tools_section(o: &mut String, t: &view::ToolsView) {
 
 /// A category name for Markdown: spec-065's six as they are, an open one (a name the security
 /// corpus chose: dataset text) neutralised.
-fn category(c: crate::pipeline::dataset::model::Category) -> String {
+fn category(c: Category) -> String {
     if c.is_known() {
         c.as_str().to_string()
     } else {

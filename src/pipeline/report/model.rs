@@ -6,8 +6,15 @@ use crate::pipeline::sut::SutError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::pipeline::baseline::Baseline;
 pub use crate::pipeline::dataset::DatasetRef;
+use crate::pipeline::dataset::Profile;
+use crate::pipeline::dataset::shard::ShardRef;
+use crate::pipeline::gate::{DetectorInputs, GateInputs, QueryInput, RetrievalInputs};
+use crate::pipeline::measure::probes::RobustnessReport;
 pub use crate::pipeline::score::model::*;
+use crate::pipeline::score::scorecard::Scorecard;
+use crate::pipeline::sut::observe::ObservationsFile;
 
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
@@ -29,11 +36,11 @@ pub struct Report {
     /// How strictly the datasets were held to evalgate's authoring rules (their warnings are
     /// in `warnings`).
     #[serde(default)]
-    pub dataset_profile: crate::pipeline::dataset::Profile,
+    pub dataset_profile: Profile,
     /// Set on the report of one shard of a sharded evaluation (`--shard i/n`): which slices it
     /// measured. `evalgate merge` joins the shards into one report, which has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::pipeline::dataset::shard::ShardRef>,
+    pub shard: Option<ShardRef>,
     /// Discovery: the ranked lists scored against the golden set (absent for `security`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrieval: Option<RetrievalReport>,
@@ -42,12 +49,12 @@ pub struct Report {
     pub security: Option<SecurityReport>,
     /// Robustness probes of the search system (after the measured runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub robustness: Option<crate::pipeline::measure::probes::RobustnessReport>,
+    pub robustness: Option<RobustnessReport>,
     /// One number out of 100 in five weighted dimensions, computed from the sections above
     /// (docs/scorecard.md), with the baseline's for Δ. Informational: it does not gate. Absent
     /// in a report written before evalgate had it and in a shard's report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scorecard: Option<crate::pipeline::score::scorecard::Scorecard>,
+    pub scorecard: Option<Scorecard>,
     /// The verdict and every check that produced it.
     pub gate: GateReport,
     /// Set when a system under test could not be measured; the report is then partial.
@@ -65,12 +72,9 @@ pub struct Report {
 impl Report {
     /// Moves the raw observations out of the report, which then names `file` as where they
     /// are (report.json no longer holds them).
-    pub fn detach_observations(
-        &mut self,
-        file: &str,
-    ) -> crate::pipeline::sut::observe::ObservationsFile {
+    pub fn detach_observations(&mut self, file: &str) -> ObservationsFile {
         self.observations_file = Some(file.to_string());
-        crate::pipeline::sut::observe::ObservationsFile {
+        ObservationsFile {
             retrieval: self
                 .retrieval
                 .as_mut()
@@ -83,7 +87,7 @@ impl Report {
     }
 
     /// Puts back the observations read from the report's observations file.
-    pub fn attach_observations(&mut self, o: crate::pipeline::sut::observe::ObservationsFile) {
+    pub fn attach_observations(&mut self, o: ObservationsFile) {
         if let (Some(r), Some(obs)) = (self.retrieval.as_mut(), o.retrieval) {
             r.observations = obs;
         }
@@ -99,16 +103,16 @@ impl Report {
 pub fn gate_inputs<'a>(
     retrieval: Option<&'a RetrievalReport>,
     security: Option<&'a SecurityReport>,
-    robustness: Option<&'a crate::pipeline::measure::probes::RobustnessReport>,
+    robustness: Option<&'a RobustnessReport>,
     failure: Option<&SutError>,
-) -> crate::pipeline::gate::GateInputs<'a> {
-    crate::pipeline::gate::GateInputs {
-        retrieval: retrieval.map(|r| crate::pipeline::gate::RetrievalInputs {
+) -> GateInputs<'a> {
+    GateInputs {
+        retrieval: retrieval.map(|r| RetrievalInputs {
             metrics: &r.metrics,
             per_query: r
                 .per_query
                 .iter()
-                .map(|q| crate::pipeline::gate::QueryInput {
+                .map(|q| QueryInput {
                     id: &q.id,
                     query: &q.query,
                     metrics: &q.metrics,
@@ -124,10 +128,10 @@ pub fn gate_inputs<'a>(
             .map(|s| s.detectors.as_slice())
             .unwrap_or_default()
             .iter()
-            .map(|d| crate::pipeline::gate::DetectorInputs {
+            .map(|d| DetectorInputs {
                 name: &d.detector,
                 metrics: &d.metrics,
-                review_tier: d.tier == Some(crate::pipeline::score::model::Tier::Review),
+                review_tier: d.tier == Some(Tier::Review),
                 entries: &d.entries,
             })
             .collect(),
@@ -138,11 +142,8 @@ pub fn gate_inputs<'a>(
 
 impl Report {
     /// The baseline this report's measurements make (thresholds kept from `previous`).
-    pub fn to_baseline(
-        &self,
-        previous: Option<&crate::pipeline::baseline::Baseline>,
-    ) -> crate::pipeline::baseline::Baseline {
-        crate::pipeline::baseline::Baseline::from_results(
+    pub fn to_baseline(&self, previous: Option<&Baseline>) -> Baseline {
+        Baseline::from_results(
             &self.datasets,
             self.retrieval.as_ref(),
             self.security.as_ref(),
@@ -152,7 +153,7 @@ impl Report {
     }
 
     /// What the gate reads of this report.
-    pub fn gate_inputs(&self) -> crate::pipeline::gate::GateInputs<'_> {
+    pub fn gate_inputs(&self) -> GateInputs<'_> {
         gate_inputs(
             self.retrieval.as_ref(),
             self.security.as_ref(),

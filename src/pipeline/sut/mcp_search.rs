@@ -5,8 +5,7 @@
 
 use super::mapping::{IdStyle, MCPPROXY_RETRIEVE_TOOLS_FILTER, Mapper};
 use super::{Ranked, Retriever, SearchRequest, SutError};
-use crate::infra::mcp::Session;
-use crate::infra::mcp::{self, Endpoint};
+use crate::infra::mcp::{self, Endpoint, Session};
 use crate::infra::process::Supervisor;
 use crate::infra::text::Text;
 use async_trait::async_trait;

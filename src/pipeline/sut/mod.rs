@@ -1,6 +1,9 @@
 //! Systems under test, behind two small traits. Nothing above this module knows whether a
 //! system runs in-process, as a child process or behind HTTP.
 
+use crate::infra::mcp::{Garbage, InitTimeout, RequestTimeout, Unreachable};
+use crate::pipeline::dataset::Category;
+use crate::pipeline::sut::launch::catalog::Coverage;
 pub mod drift;
 pub mod embedded;
 pub mod kind;
@@ -139,28 +142,28 @@ impl SutError {
     /// `tools/list`): a timeout when it never answered `initialize` or the request in time,
     /// garbage when it answered but not in MCP, a plain failure when nothing listens at its address, else a crash; `extra` (a log tail) is appended to the detail.
     pub fn connect_failed(system: String, e: &anyhow::Error, extra: &str) -> SutError {
-        if let Some(t) = e.downcast_ref::<crate::infra::mcp::InitTimeout>() {
+        if let Some(t) = e.downcast_ref::<InitTimeout>() {
             return SutError::Timeout {
                 system,
                 seconds: t.seconds,
                 context: format!("{e:#}{extra}"),
             };
         }
-        if let Some(t) = e.downcast_ref::<crate::infra::mcp::RequestTimeout>() {
+        if let Some(t) = e.downcast_ref::<RequestTimeout>() {
             return SutError::Timeout {
                 system,
                 seconds: t.seconds,
                 context: format!("{e:#}{extra}"),
             };
         }
-        if e.downcast_ref::<crate::infra::mcp::Garbage>().is_some() {
+        if e.downcast_ref::<Garbage>().is_some() {
             return SutError::Garbage {
                 system,
                 detail: format!("{e:#}{extra}"),
             };
         }
         // nothing listening is not a crash: nothing ran there
-        if let Some(u) = e.downcast_ref::<crate::infra::mcp::Unreachable>() {
+        if let Some(u) = e.downcast_ref::<Unreachable>() {
             return SutError::Unreachable {
                 system,
                 detail: format!("{}{extra}", u.detail),
@@ -211,7 +214,7 @@ pub trait Retriever: Send + Sync {
         true
     }
     /// What the catalog check established before measuring, for systems that had one.
-    fn coverage(&self) -> Option<crate::pipeline::sut::launch::catalog::Coverage> {
+    fn coverage(&self) -> Option<Coverage> {
         None
     }
     /// The system of a recording this replays (`recorded:<system>` reports it), `None` for a
@@ -295,7 +298,7 @@ pub trait Detector: Send {
     /// The attack categories this detector claims to cover. Its recall, precision and F1 are
     /// computed over malicious entries of these categories plus every benign entry; flags on
     /// other attack categories are still shown per category. `None` = all attack categories.
-    fn scope(&self) -> Option<Vec<crate::pipeline::dataset::Category>> {
+    fn scope(&self) -> Option<Vec<Category>> {
         None
     }
     /// The longest one `detect` call may take, given the per-request limit of the run. Detectors

@@ -4,6 +4,7 @@
 //! returns the findings, each located at `server:tool`.
 
 use super::State;
+use crate::pipeline::dataset::RawJson;
 use crate::pipeline::sut::rules::{scan_text, tool_text};
 use crate::tools::snapshot::rfc3339;
 use serde_json::{Value, json};
@@ -54,10 +55,7 @@ pub async fn scan_server(state: &State, server: &str) -> Value {
         scanned += 1;
         let text = tool_text(
             &t.description,
-            t.schema
-                .as_ref()
-                .map(crate::pipeline::dataset::RawJson::value)
-                .as_ref(),
+            t.schema.as_ref().map(RawJson::value).as_ref(),
         );
         for rule in scan_text(&text) {
             let evidence: String = t.description.chars().take(200).collect();

@@ -14,6 +14,8 @@ use crate::pipeline::score::stats::Summary;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub mod tools;
+use crate::pipeline::gate;
+use crate::pipeline::gate::model::{DetectorFlips, EntryFlip, PairedComparison, RankChange};
 pub use tools::ToolsView;
 
 /// Every section's numbers as the renderers show them, computed once per report. The
@@ -159,7 +161,7 @@ pub struct RegressionRow {
     pub current: f64,
     pub delta: Option<f64>,
     /// How its relevant tool moved (a baseline that keeps ranked lists).
-    pub ranks: Option<crate::pipeline::gate::model::RankChange>,
+    pub ranks: Option<RankChange>,
 }
 
 /// The detectors whose checks against the baseline all stand unchanged: at least one Δ, every
@@ -201,7 +203,7 @@ pub fn rank(r: Option<usize>) -> String {
 
 /// A detector's flips in words, numbers only (no dataset text): "2 newly missed attacks, 1
 /// newly flagged benign entry, 3 fixed of 120 entries · McNemar p = 0.0312 (Holm = 0.0936)".
-pub fn flips_text(f: &crate::pipeline::gate::model::DetectorFlips) -> String {
+pub fn flips_text(f: &DetectorFlips) -> String {
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let m = &f.mcnemar;
@@ -219,9 +221,9 @@ pub fn flips_text(f: &crate::pipeline::gate::model::DetectorFlips) -> String {
         ),
         plural(f.fixed, "fixed", "fixed"),
         f.entries,
-        crate::pipeline::gate::words_p_value(m.p_value),
+        gate::words_p_value(m.p_value),
         m.p_holm
-            .map(|h| format!(" (Holm {})", crate::pipeline::gate::words_p_value(h)))
+            .map(|h| format!(" (Holm {})", gate::words_p_value(h)))
             .unwrap_or_default(),
         if m.significant == Some(true) {
             ", significant"
@@ -232,7 +234,7 @@ pub fn flips_text(f: &crate::pipeline::gate::model::DetectorFlips) -> String {
 }
 
 /// What a flipped entry is now, in words: "attack, now missed", "benign, now flagged".
-pub fn flip_kind(e: &crate::pipeline::gate::model::EntryFlip) -> &'static str {
+pub fn flip_kind(e: &EntryFlip) -> &'static str {
     match (e.malicious, e.flagged) {
         (true, false) => "attack, now missed",
         (true, true) => "attack, now caught (fixed)",
@@ -474,17 +476,13 @@ fn regressions(gate: &GateReport) -> Option<Regressions> {
 
 /// A paired comparison in a table cell: "p < 0.0001 · CI −0.500 to −0.300 · 12 worse, 0
 /// better of 30".
-pub fn paired_text(p: &crate::pipeline::gate::model::PairedComparison) -> String {
+pub fn paired_text(p: &PairedComparison) -> String {
     let ci = p.delta_ci95.map_or_else(String::new, |[lo, hi]| {
-        format!(
-            " · CI {} to {}",
-            crate::pipeline::gate::signed(lo, 3),
-            crate::pipeline::gate::signed(hi, 3)
-        )
+        format!(" · CI {} to {}", gate::signed(lo, 3), gate::signed(hi, 3))
     });
     format!(
         "p {}{}{ci} · {} worse, {} better of {}",
-        crate::pipeline::gate::words_p_value(p.p_value),
+        gate::words_p_value(p.p_value),
         if p.significant == Some(true) {
             " (significant)"
         } else {

@@ -3,7 +3,7 @@
 //! replays serve them from.
 
 use crate::pipeline::dataset::Entry;
-use crate::pipeline::replay::ReplaySpec;
+use crate::pipeline::replay::{ReplaySpec, RugPull};
 use crate::pipeline::sut::sample_args::sample_args;
 use rmcp::model::Tool as McpTool;
 use serde_json::{Value, json};
@@ -31,7 +31,7 @@ pub(super) fn empty_spec(server: &str) -> ReplaySpec {
         server: server.to_string(),
         tools: vec![],
         changes: BTreeMap::new(),
-        rug_pull: crate::pipeline::replay::RugPull::Off,
+        rug_pull: RugPull::Off,
     }
 }
 

@@ -24,9 +24,10 @@ use super::client::{api, client, get};
 use super::layout::{CallArgs, Layout, layout};
 use crate::infra::files::write_atomic;
 use crate::infra::http::path_segment;
-use crate::infra::mcp::{ConnectOpts, connect, readable};
+use crate::infra::mcp::{ConnectOpts, Endpoint, connect, readable};
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::{Category, Entry};
+use crate::pipeline::sut::kind::{DetectorDef, SutKind};
 use crate::pipeline::sut::launch::spec::LaunchSpec;
 use crate::pipeline::sut::launch::{self, Quarantine, Running, system_name};
 use crate::pipeline::sut::{Decision, Detector, LiveOutcome, SutError};
@@ -641,7 +642,7 @@ fn listings_since(
 }
 
 /// `--detectors rug-pull-live`.
-pub const DEF: crate::pipeline::sut::kind::DetectorDef = crate::pipeline::sut::kind::DetectorDef {
+pub const DEF: DetectorDef = DetectorDef {
     name: "rug-pull-live",
     help: "Rug-pulls played live against the launched proxy: reported, blocked, restored after a revert",
     live: true,
@@ -657,7 +658,7 @@ pub const DEF: crate::pipeline::sut::kind::DetectorDef = crate::pipeline::sut::k
 impl RugPullLive {
     pub fn new(proxy: &LaunchSpec, cfg: &LiveConfig, sup: &Supervisor) -> RugPullLive {
         let call_tool = cfg.call_tool.clone().unwrap_or_else(|| {
-            if proxy.kind == crate::pipeline::sut::kind::SutKind::Mcpproxy {
+            if proxy.kind == SutKind::Mcpproxy {
                 // the one variant mcpproxy never refuses for the tool's annotations
                 // (`call_tool_read`/`_write` on a destructiveHint tool are refused by
                 // internal/contracts/intent.go, whatever the rug-pull did)
@@ -1084,7 +1085,7 @@ impl RugPullLive {
             .map(|(i, s)| (s.clone(), root.join(format!("listed-{i:04}"))))
             .collect();
         let service = connect(
-            &crate::infra::mcp::Endpoint::Http {
+            &Endpoint::Http {
                 url: format!("{}/mcp", running.base),
                 headers: vec![("X-API-Key".into(), running.api_key.clone())],
             },

@@ -10,6 +10,7 @@ use super::layout::{Layout, as_tool, definitions, empty_spec, safe, served_name}
 use crate::infra::http::path_segment;
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::Entry;
+use crate::pipeline::sut::kind::DetectorDef;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
 use crate::pipeline::sut::launch::{self, Quarantine, Running};
 use crate::pipeline::sut::scanner::severity_rank;
@@ -52,7 +53,7 @@ pub struct ProxyScan {
 }
 
 /// `--detectors proxy-scan`.
-pub const DEF: crate::pipeline::sut::kind::DetectorDef = crate::pipeline::sut::kind::DetectorDef {
+pub const DEF: DetectorDef = DetectorDef {
     name: "proxy-scan",
     help: "The launched proxy's own security scan (POST /api/v1/servers/{name}/scan) over the entries served as tools",
     live: true,

@@ -2,6 +2,7 @@
 //! text blocks, its common envelopes opened, and the payload quoted in error messages.
 
 use super::{MapError, QUOTE_CHARS, TOOL_ERROR_CHARS, quote, truncate};
+use crate::infra::text::sanitize;
 use serde_json::Value;
 
 pub(super) fn text_blocks(result: &Value) -> Vec<&str> {
@@ -61,10 +62,7 @@ pub(super) fn with_payload(e: MapError, payload: &Value) -> MapError {
         Value::Bool(_) => "a boolean".into(),
         Value::Number(_) => "a number".into(),
     };
-    let quoted = crate::infra::text::sanitize::clip(
-        &crate::infra::text::sanitize::visible(&payload.to_string()),
-        QUOTE_CHARS,
-    );
+    let quoted = sanitize::clip(&sanitize::visible(&payload.to_string()), QUOTE_CHARS);
     match e {
         MapError::Runtime { filter, message } => MapError::Runtime {
             filter,

@@ -3,6 +3,8 @@
 //! once, in a child process of evalgate's own binary, on small inputs (`null`, `{}`, `[]`, `""`):
 //! one that does not finish within [`LIMIT`] or dies is refused as bad input.
 
+use crate::infra::process::env;
+use crate::infra::{own_binary, process};
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -47,19 +49,19 @@ pub fn check(filter: &str) -> Result<(), String> {
     if !ENABLED.load(Ordering::Relaxed) {
         return Ok(());
     }
-    let Ok(exe) = crate::infra::own_binary::own_binary() else {
+    let Ok(exe) = own_binary::own_binary() else {
         return Ok(());
     };
     let mut cmd = std::process::Command::new(exe);
     cmd.arg(ARG)
         .arg(filter)
         .env_clear()
-        .envs(crate::infra::process::env::for_child())
+        .envs(env::for_child())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     // a filter that never ends must not outlive an evalgate that is killed meanwhile
-    crate::infra::process::die_with_evalgate(&mut cmd);
+    process::die_with_evalgate(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(_) => return Ok(()),

@@ -20,6 +20,8 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::infra::process::env;
+use crate::infra::{own_binary, process};
 use serde_json::Value;
 
 /// The hidden first argument that makes the binary a filter worker.
@@ -78,16 +80,16 @@ struct Running {
 
 impl Running {
     fn start(filter: &str) -> std::io::Result<Running> {
-        let exe = crate::infra::own_binary::own_binary()?;
+        let exe = own_binary::own_binary()?;
         let mut cmd = std::process::Command::new(exe);
         cmd.arg(ARG)
             .arg(filter)
             .env_clear()
-            .envs(crate::infra::process::env::for_child())
+            .envs(env::for_child())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        crate::infra::process::die_with_evalgate(&mut cmd);
+        process::die_with_evalgate(&mut cmd);
         let mut child = cmd.spawn()?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
