@@ -153,10 +153,10 @@ impl<'a> Fitness<'a> {
             return Ok(Err(Unscored::System(e)));
         }
         let Some(r) = &report.retrieval else {
-            return Ok(Err(Unscored::System(SutError::Other {
-                system: self.s.sut.kind().as_str().to_string(),
-                detail: "no tool-discovery result".into(),
-            })));
+            return Ok(Err(Unscored::System(SutError::other(
+                self.s.sut.kind().as_str().to_string(),
+                "no tool-discovery result",
+            ))));
         };
         let ids: Vec<&str> = o
             .positions()

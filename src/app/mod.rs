@@ -417,13 +417,13 @@ pub fn assemble(
             && d.empty_answers == d.answers
         {
             retrieval_failed = true;
-            failure = Some(SutError::Garbage {
+            failure = Some(SutError::garbage(
                 system,
-                detail: format!(
+                format!(
                     "every one of its {} answers was empty: a system that finds nothing is not measured (is its index built? does the search tool read the query argument?)",
                     d.answers
                 ),
-            });
+            ));
         } else if d.empty_answers * 2 > d.answers {
             warnings.push(format!(
                 "{} of {} answers were empty: most queries found nothing, the numbers describe a system that hardly answers",

@@ -119,10 +119,12 @@ pub async fn retrieval(
                 text: &q.query,
                 limit: requested,
             };
-            let late = || SutError::Timeout {
-                system: system.clone(),
-                seconds: limits.request_timeout.as_secs_f64(),
-                context: format!("query {:?}, run {run}", q.id),
+            let late = || {
+                SutError::timeout(
+                    system.clone(),
+                    limits.request_timeout.as_secs_f64(),
+                    format!("query {:?}, run {run}", q.id),
+                )
             };
             let start = Instant::now();
             let res = match tokio::time::timeout(limits.request_timeout, r.search(req)).await {
@@ -180,23 +182,23 @@ pub async fn security(
         tracing::debug!("{}: run {run} over {} entries", obs.detector, entries.len());
         let res = tokio::time::timeout(limit, d.detect(entries, run)).await;
         let res = res.unwrap_or_else(|_| {
-            Err(SutError::Timeout {
-                system: obs.detector.clone(),
-                seconds: limit.as_secs_f64(),
-                context: format!("detecting {} entries, run {run}", entries.len()),
-            })
+            Err(SutError::timeout(
+                obs.detector.clone(),
+                limit.as_secs_f64(),
+                format!("detecting {} entries, run {run}", entries.len()),
+            ))
         });
         match res {
             Ok(verdicts) => {
                 if verdicts.len() != entries.len() {
-                    let e = SutError::Garbage {
-                        system: obs.detector.clone(),
-                        detail: format!(
+                    let e = SutError::garbage(
+                        obs.detector.clone(),
+                        format!(
                             "expected {} verdicts, got {}",
                             entries.len(),
                             verdicts.len()
                         ),
-                    };
+                    );
                     return (obs, Some(e));
                 }
                 obs.runs.push(DetectorRun { run, verdicts });

@@ -277,11 +277,11 @@ pub async fn run(
         };
         let reply = match tokio::time::timeout(timeout, r.probe(req, &p.extra)).await {
             Ok(reply) => reply,
-            Err(_) => Some(Err(SutError::Timeout {
-                system: r.name().to_string(),
-                seconds: timeout.as_secs_f64(),
-                context: format!("probe {}", p.id),
-            })),
+            Err(_) => Some(Err(SutError::timeout(
+                r.name().to_string(),
+                timeout.as_secs_f64(),
+                format!("probe {}", p.id),
+            ))),
         };
         out.push(judge_sent(&p, reply, corpus, r.sends_limit()));
     }

@@ -147,9 +147,9 @@ impl Recheck {
             ),
             Err(e) => format!("query {:?}: {}", first.id.as_str(), clip(e)),
         };
-        Some(SutError::Degraded {
-            system: obs.system.clone(),
-            detail: format!(
+        Some(SutError::degraded(
+            obs.system.clone(),
+            format!(
                 "asked again after the measured runs, {} of {asked} queries it had answered came back empty or unanswered ({why}); {} of its {} answers were empty{}. Its refusals would be scored as misses, so nothing is gated (a per-session search budget or rate limit? raise it, or lower --runs)",
                 lost.len(),
                 empty,
@@ -160,7 +160,7 @@ impl Recheck {
                     String::new()
                 }
             ),
-        })
+        ))
     }
 
     /// What a reader should know when the system did not fail: a few witnesses lost, or
@@ -204,13 +204,13 @@ pub fn tail_failure(system: &str, answers: &[bool]) -> Option<SutError> {
     if tail as f64 * rate.ln() >= CHANCE.ln() {
         return None;
     }
-    Some(SutError::Degraded {
-        system: system.to_string(),
-        detail: format!(
+    Some(SutError::degraded(
+        system.to_string(),
+        format!(
             "the last {tail} of its {} answers were empty, in a row, where {head_empty} of the {head} before them were (by chance less likely than one in a million); asked again afterwards, it answered: it stopped answering for a while (a rate limit?). Its refusals would be scored as misses, so nothing is gated",
             answers.len()
         ),
-    })
+    ))
 }
 
 fn clip(s: &str) -> String {

@@ -499,10 +499,7 @@ impl Retriever for Embedded {
         let start = Instant::now();
         let ids = self
             .rank(req.text, req.limit)
-            .map_err(|e| SutError::Other {
-                system: self.name.clone(),
-                detail: e.to_string(),
-            })?
+            .map_err(|e| SutError::other(self.name.clone(), e.to_string()))?
             .into_iter()
             .map(|(id, _)| id)
             .collect();

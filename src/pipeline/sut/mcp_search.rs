@@ -204,32 +204,32 @@ impl McpSearch {
             let late = matches!(err, ServiceError::Timeout { .. })
                 || (Self::transport_failure(&err) && crate::infra::mcp::timed_out(&err));
             if late && self.session.garbage().is_none() && self.session.exited().is_none() {
-                return SutError::Timeout {
-                    system: system.clone(),
-                    seconds: self.session.timeout.as_secs_f64(),
-                    context: format!("query {:?}{}", req.query_id, self.story()),
-                };
+                return SutError::timeout(
+                    system.clone(),
+                    self.session.timeout.as_secs_f64(),
+                    format!("query {:?}{}", req.query_id, self.story()),
+                );
             }
             if Self::transport_failure(&err)
                 && let Some(note) = self.session.garbage()
             {
-                SutError::Garbage {
-                    system: system.clone(),
-                    detail: format!("query {:?}: {e}: {note}{}", req.query_id, self.story()),
-                }
+                SutError::garbage(
+                    system.clone(),
+                    format!("query {:?}: {e}: {note}{}", req.query_id, self.story()),
+                )
             } else if Self::transport_failure(&err) {
-                SutError::Crashed {
-                    system: system.clone(),
-                    detail: format!("query {:?}: {e}{}", req.query_id, self.story()),
-                }
+                SutError::crashed(
+                    system.clone(),
+                    format!("query {:?}: {e}{}", req.query_id, self.story()),
+                )
             } else {
-                SutError::Other {
-                    system: system.clone(),
-                    detail: format!(
+                SutError::other(
+                    system.clone(),
+                    format!(
                         "query {:?}: {} answered with an error: {e}",
                         req.query_id, self.spec.tool
                     ),
-                }
+                )
             }
         })?;
         if result.is_error == Some(true) {
@@ -240,18 +240,13 @@ impl McpSearch {
                 .collect();
             return Ok(Err(text.join("\n")));
         }
-        let v = serde_json::to_value(&result).map_err(|e| SutError::Garbage {
-            system: system.clone(),
-            detail: e.to_string(),
-        })?;
+        let v = serde_json::to_value(&result)
+            .map_err(|e| SutError::garbage(system.clone(), e.to_string()))?;
         let ids = self
             .spec
             .mapper
             .map_call_result(&v)
-            .map_err(|e| SutError::Garbage {
-                system,
-                detail: format!("query {:?}: {e}", req.query_id),
-            })?;
+            .map_err(|e| SutError::garbage(system, format!("query {:?}: {e}", req.query_id)))?;
         let ids = ids.into_iter().map(Text::from).collect();
         Ok(Ok(Ranked { ids, latency }))
     }
@@ -288,15 +283,15 @@ impl Retriever for McpSearch {
         match self.call(&req, &Map::new()).await? {
             Ok(r) => Ok(r),
             // a tool error is not a ranked list: the mapper would have rejected it too
-            Err(msg) => Err(SutError::Garbage {
-                system: self.spec.name.clone(),
-                detail: format!(
+            Err(msg) => Err(SutError::garbage(
+                self.spec.name.clone(),
+                format!(
                     "query {:?}: {} answered with a tool error: {}",
                     req.query_id,
                     self.spec.tool,
                     msg.chars().take(300).collect::<String>()
                 ),
-            }),
+            )),
         }
     }
 

@@ -102,6 +102,35 @@ pub enum SutError {
 }
 
 impl SutError {
+    pub fn timeout(system: impl Into<String>, seconds: f64, context: impl Into<String>) -> Self {
+        let (system, context) = (system.into(), context.into());
+        SutError::Timeout {
+            system,
+            seconds,
+            context,
+        }
+    }
+    pub fn crashed(system: impl Into<String>, detail: impl Into<String>) -> Self {
+        let (system, detail) = (system.into(), detail.into());
+        SutError::Crashed { system, detail }
+    }
+    pub fn garbage(system: impl Into<String>, detail: impl Into<String>) -> Self {
+        let (system, detail) = (system.into(), detail.into());
+        SutError::Garbage { system, detail }
+    }
+    pub fn other(system: impl Into<String>, detail: impl Into<String>) -> Self {
+        let (system, detail) = (system.into(), detail.into());
+        SutError::Other { system, detail }
+    }
+    pub fn unreachable(system: impl Into<String>, detail: impl Into<String>) -> Self {
+        let (system, detail) = (system.into(), detail.into());
+        SutError::Unreachable { system, detail }
+    }
+    pub fn degraded(system: impl Into<String>, detail: impl Into<String>) -> Self {
+        let (system, detail) = (system.into(), detail.into());
+        SutError::Degraded { system, detail }
+    }
+
     /// The same failure with `tail` (the system's exit and the last lines of its log) appended
     /// to what it says, so a failure of a process evalgate started quotes the process's own
     /// words.
@@ -143,36 +172,19 @@ impl SutError {
     /// garbage when it answered but not in MCP, a plain failure when nothing listens at its address, else a crash; `extra` (a log tail) is appended to the detail.
     pub fn connect_failed(system: String, e: &anyhow::Error, extra: &str) -> SutError {
         if let Some(t) = e.downcast_ref::<InitTimeout>() {
-            return SutError::Timeout {
-                system,
-                seconds: t.seconds,
-                context: format!("{e:#}{extra}"),
-            };
+            return SutError::timeout(system, t.seconds, format!("{e:#}{extra}"));
         }
         if let Some(t) = e.downcast_ref::<RequestTimeout>() {
-            return SutError::Timeout {
-                system,
-                seconds: t.seconds,
-                context: format!("{e:#}{extra}"),
-            };
+            return SutError::timeout(system, t.seconds, format!("{e:#}{extra}"));
         }
         if e.downcast_ref::<Garbage>().is_some() {
-            return SutError::Garbage {
-                system,
-                detail: format!("{e:#}{extra}"),
-            };
+            return SutError::garbage(system, format!("{e:#}{extra}"));
         }
         // nothing listening is not a crash: nothing ran there
         if let Some(u) = e.downcast_ref::<Unreachable>() {
-            return SutError::Unreachable {
-                system,
-                detail: format!("{}{extra}", u.detail),
-            };
+            return SutError::unreachable(system, format!("{}{extra}", u.detail));
         }
-        SutError::Crashed {
-            system,
-            detail: format!("{e:#}{extra}"),
-        }
+        SutError::crashed(system, format!("{e:#}{extra}"))
     }
 }
 

@@ -56,27 +56,24 @@ impl RestSearch {
             .unwrap_or_else(|| e.to_string());
         if e.is_timeout() {
             // no answer in time is a timeout, not a crash
-            SutError::Timeout {
+            SutError::timeout(
                 system,
-                seconds: self.spec.timeout.as_secs_f64(),
-                context: format!(
+                self.spec.timeout.as_secs_f64(),
+                format!(
                     "query {:?}: the request to {url} (after one retry)",
                     req.query_id
                 ),
-            }
+            )
         } else if e.is_connect() {
-            SutError::Unreachable {
-                system,
-                detail: format!("could not connect to {url}: {why}"),
-            }
+            SutError::unreachable(system, format!("could not connect to {url}: {why}"))
         } else {
-            SutError::Crashed {
+            SutError::crashed(
                 system,
-                detail: format!(
+                format!(
                     "query {:?}: the request to {url} failed: {why} (after one retry)",
                     req.query_id
                 ),
-            }
+            )
         }
     }
 
@@ -110,63 +107,61 @@ impl Retriever for RestSearch {
                 .await
                 .map_err(|e| self.transport_error(&req, &e))?,
             Err(e) if e.is_timeout() => {
-                return Err(SutError::Timeout {
+                return Err(SutError::timeout(
                     system,
-                    seconds: self.spec.timeout.as_secs_f64(),
-                    context: format!("query {:?}", req.query_id),
-                });
+                    self.spec.timeout.as_secs_f64(),
+                    format!("query {:?}", req.query_id),
+                ));
             }
             Err(e) => {
-                return Err(SutError::Other {
+                return Err(SutError::other(
                     system,
-                    detail: format!("query {:?}: {e}", req.query_id),
-                });
+                    format!("query {:?}: {e}", req.query_id),
+                ));
             }
         };
         let status = resp.status();
         let body = read_body(resp, MAX_ANSWER).await.map_err(|e| match e {
-            BodyError::Read(e) if e.is_timeout() => SutError::Timeout {
-                system: system.clone(),
-                seconds: self.spec.timeout.as_secs_f64(),
-                context: format!("query {:?}: reading the body", req.query_id),
-            },
-            BodyError::Read(e) => SutError::Crashed {
-                system: system.clone(),
-                detail: format!("query {:?}: reading the body: {e}", req.query_id),
-            },
-            e @ BodyError::TooLarge(_) => SutError::Garbage {
-                system: system.clone(),
-                detail: format!("query {:?}: {e}", req.query_id),
-            },
+            BodyError::Read(e) if e.is_timeout() => SutError::timeout(
+                system.clone(),
+                self.spec.timeout.as_secs_f64(),
+                format!("query {:?}: reading the body", req.query_id),
+            ),
+            BodyError::Read(e) => SutError::crashed(
+                system.clone(),
+                format!("query {:?}: reading the body: {e}", req.query_id),
+            ),
+            e @ BodyError::TooLarge(_) => {
+                SutError::garbage(system.clone(), format!("query {:?}: {e}", req.query_id))
+            }
         })?;
         let latency = start.elapsed();
         tracing::trace!("query {:?}: HTTP {status}, answer {body}", req.query_id);
         if !status.is_success() {
-            return Err(SutError::Other {
+            return Err(SutError::other(
                 system,
-                detail: format!(
+                format!(
                     "query {:?}: HTTP {status}: {}",
                     req.query_id,
                     clip(&body, 300)
                 ),
-            });
+            ));
         }
-        let v: serde_json::Value = serde_json::from_str(&body).map_err(|e| SutError::Garbage {
-            system: system.clone(),
-            detail: format!(
-                "query {:?}: the body is not JSON ({e}): {}",
-                req.query_id,
-                clip(&body, 200)
-            ),
+        let v: serde_json::Value = serde_json::from_str(&body).map_err(|e| {
+            SutError::garbage(
+                system.clone(),
+                format!(
+                    "query {:?}: the body is not JSON ({e}): {}",
+                    req.query_id,
+                    clip(&body, 200)
+                ),
+            )
         })?;
         let ids = self
             .spec
             .mapper
             .map_payload(&v)
-            .map_err(|e| SutError::Garbage {
-                system,
-                detail: format!("query {:?}: {e}", req.query_id),
-            })?;
+            .map_err(|e| SutError::garbage(system, format!("query {:?}: {e}", req.query_id)))?;
         let ids = ids.into_iter().map(Text::from).collect();
         Ok(Ranked { ids, latency })
     }

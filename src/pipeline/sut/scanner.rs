@@ -163,10 +163,7 @@ impl Scanner {
     }
 
     fn garbage(&self, detail: impl Into<String>) -> SutError {
-        SutError::Garbage {
-            system: self.cfg.name.clone(),
-            detail: detail.into(),
-        }
+        SutError::garbage(self.cfg.name.clone(), detail)
     }
 
     /// Reads one filter output as a finding.
@@ -223,9 +220,11 @@ impl Scanner {
             .collect();
         spec.stdin_piped = true;
         spec.take_stdout = true;
-        sup.spawn(spec).map_err(|e| SutError::Other {
-            system: self.cfg.name.clone(),
-            detail: format!("cannot start {:?}: {e:#}", args[0]),
+        sup.spawn(spec).map_err(|e| {
+            SutError::other(
+                self.cfg.name.clone(),
+                format!("cannot start {:?}: {e:#}", args[0]),
+            )
         })
     }
 
@@ -233,9 +232,11 @@ impl Scanner {
         let dir = tempfile::Builder::new()
             .prefix("evalgate-scan-")
             .tempdir()
-            .map_err(|e| SutError::Other {
-                system: self.cfg.name.clone(),
-                detail: format!("cannot create a scratch directory: {e}"),
+            .map_err(|e| {
+                SutError::other(
+                    self.cfg.name.clone(),
+                    format!("cannot create a scratch directory: {e}"),
+                )
             })?;
         // it holds the definitions under scan: gone after SIGINT/SIGTERM too
         crate::infra::process::Supervisor::remove_on_signal(dir.path());
@@ -245,10 +246,10 @@ impl Scanner {
             let path = dir.path().join(format!("tools-{i:04}.json"));
             let tools: Vec<Value> = file.entries.iter().map(|(n, e)| tool_def(n, e)).collect();
             std::fs::write(&path, json!({ "tools": tools }).to_string()).map_err(|e| {
-                SutError::Other {
-                    system: self.cfg.name.clone(),
-                    detail: format!("cannot write {}: {e}", path.display()),
-                }
+                SutError::other(
+                    self.cfg.name.clone(),
+                    format!("cannot write {}: {e}", path.display()),
+                )
             })?;
             let args: Vec<String> = self
                 .cfg
@@ -324,10 +325,9 @@ impl Scanner {
     async fn run_once(&self, args: Vec<String>) -> Result<Value, SutError> {
         let sup = Supervisor::new();
         let child = self.spawn(&sup, args)?;
-        let (stdin, mut stdout) = child.take_stdio().ok_or_else(|| SutError::Other {
-            system: self.cfg.name.clone(),
-            detail: "no stdout pipe".into(),
-        })?;
+        let (stdin, mut stdout) = child
+            .take_stdio()
+            .ok_or_else(|| SutError::other(self.cfg.name.clone(), "no stdout pipe"))?;
         drop(stdin);
         let limit = self.timeout();
         let start = Instant::now();
@@ -365,20 +365,20 @@ impl Scanner {
         }
         if finished.is_err() {
             sup.shutdown(Duration::from_millis(500)).await;
-            return Err(SutError::Timeout {
-                system: self.cfg.name.clone(),
-                seconds: limit.as_secs_f64(),
-                context: "scanning a batch file".into(),
-            });
+            return Err(SutError::timeout(
+                self.cfg.name.clone(),
+                limit.as_secs_f64(),
+                "scanning a batch file",
+            ));
         }
         let rest = limit.saturating_sub(start.elapsed()) + Duration::from_millis(200);
         let Some(status) = child.wait_exit(rest).await else {
             sup.shutdown(Duration::from_millis(500)).await;
-            return Err(SutError::Timeout {
-                system: self.cfg.name.clone(),
-                seconds: limit.as_secs_f64(),
-                context: "waiting for the scanner to exit after its output".into(),
-            });
+            return Err(SutError::timeout(
+                self.cfg.name.clone(),
+                limit.as_secs_f64(),
+                "waiting for the scanner to exit after its output",
+            ));
         };
         let killed = child.try_exit_status().is_some_and(|s| s.code().is_none());
         let status = if held {
@@ -389,9 +389,9 @@ impl Scanner {
         let text = String::from_utf8_lossy(&buf);
         match serde_json::from_str::<Value>(text.trim()) {
             Ok(v) if !killed => Ok(v),
-            _ if killed || text.trim().is_empty() => Err(SutError::Crashed {
-                system: self.cfg.name.clone(),
-                detail: format!(
+            _ if killed || text.trim().is_empty() => Err(SutError::crashed(
+                self.cfg.name.clone(),
+                format!(
                     "{status} with {} (stderr: {})",
                     if text.trim().is_empty() {
                         "no output".to_string()
@@ -400,7 +400,7 @@ impl Scanner {
                     },
                     clip(child.log_tail(5).trim())
                 ),
-            }),
+            )),
             Ok(_) => unreachable!("handled above"),
             Err(e) => Err(self.garbage(format!(
                 "stdout is not JSON ({e}; {status}): {}",
@@ -412,22 +412,23 @@ impl Scanner {
     async fn lines(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
         let sup = Supervisor::new();
         let child = self.spawn(&sup, self.cfg.command.clone())?;
-        let (mut stdin, stdout) = child.take_stdio().ok_or_else(|| SutError::Other {
-            system: self.cfg.name.clone(),
-            detail: "no stdio pipes".into(),
-        })?;
+        let (mut stdin, stdout) = child
+            .take_stdio()
+            .ok_or_else(|| SutError::other(self.cfg.name.clone(), "no stdio pipes"))?;
         let mut lines = BufReader::new(stdout).lines();
         let limit = self.timeout();
         let mut findings: HashMap<&str, Vec<Finding>> = HashMap::new();
         // answers that held something the filter could have read
         let mut with_data = 0;
-        let crashed = |what: &str| SutError::Crashed {
-            system: self.cfg.name.clone(),
-            detail: format!(
-                "{what} ({}; stderr: {})",
-                child.try_exited().unwrap_or_else(|| "still running".into()),
-                clip(child.log_tail(5).trim())
-            ),
+        let crashed = |what: &str| {
+            SutError::crashed(
+                self.cfg.name.clone(),
+                format!(
+                    "{what} ({}; stderr: {})",
+                    child.try_exited().unwrap_or_else(|| "still running".into()),
+                    clip(child.log_tail(5).trim())
+                ),
+            )
         };
         for e in entries {
             let name = entry_name(e);
@@ -454,11 +455,11 @@ impl Scanner {
             let answer = match tokio::time::timeout(limit, lines.next_line()).await {
                 Err(_) => {
                     sup.shutdown(Duration::from_millis(500)).await;
-                    return Err(SutError::Timeout {
-                        system: self.cfg.name.clone(),
-                        seconds: limit.as_secs_f64(),
-                        context: format!("no answer line for entry {:?}", e.id),
-                    });
+                    return Err(SutError::timeout(
+                        self.cfg.name.clone(),
+                        limit.as_secs_f64(),
+                        format!("no answer line for entry {:?}", e.id),
+                    ));
                 }
                 Ok(Ok(Some(l))) => l,
                 Ok(_) => {

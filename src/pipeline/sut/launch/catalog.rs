@@ -158,9 +158,9 @@ impl CheckSpec {
                 ..cov
             });
         }
-        Err(SutError::Other {
-            system: self.system.clone(),
-            detail: format!(
+        Err(SutError::other(
+            self.system.clone(),
+            format!(
                 "the system does not show the whole corpus ({why}): {}. Nothing was measured: \
                  scores over an incomplete catalog would be wrong. A server never seen usually \
                  did not start (its log follows when evalgate started it); single tools that never appear even \
@@ -170,7 +170,7 @@ impl CheckSpec {
                  printed in every report",
                 cov.summary()
             ),
-        })
+        ))
     }
 }
 
@@ -250,13 +250,13 @@ pub async fn by_search(
                         )),
                         e => e,
                     }),
-                    Err(_) => Err(SutError::Timeout {
-                        system: spec.system.clone(),
-                        seconds: spec.request_timeout.as_secs_f64(),
-                        context: format!(
+                    Err(_) => Err(SutError::timeout(
+                        spec.system.clone(),
+                        spec.request_timeout.as_secs_f64(),
+                        format!(
                             "catalog probe for {id} (searching the tool's own name and description)"
                         ),
-                    }),
+                    )),
                 };
                 (i, r)
             }
@@ -328,14 +328,14 @@ pub async fn by_search(
                 spec.ready_timeout.as_secs_f64()
             );
             if !stable && cov.complete() {
-                return Err(SutError::Other {
-                    system: spec.system.clone(),
-                    detail: format!(
+                return Err(SutError::other(
+                    spec.system.clone(),
+                    format!(
                         "the system's answers to identical probes kept changing for {:.0} s; \
                          its index never settled, so nothing was measured",
                         spec.ready_timeout.as_secs_f64()
                     ),
-                });
+                ));
             }
             return spec.verdict(cov, &why);
         }
@@ -356,11 +356,8 @@ where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<Vec<rmcp::model::Tool>>>,
 {
-    let mapper =
-        Mapper::new(filter.unwrap_or(".[] | .name"), id_style).map_err(|e| SutError::Other {
-            system: spec.system.clone(),
-            detail: format!("[sut.catalog] filter: {e}"),
-        })?;
+    let mapper = Mapper::new(filter.unwrap_or(".[] | .name"), id_style)
+        .map_err(|e| SutError::other(spec.system.clone(), format!("[sut.catalog] filter: {e}")))?;
     let want: BTreeSet<String> = corpus.tools.iter().map(|t| t.tool_id.clone()).collect();
     let start = Instant::now();
     let mut last: Option<BTreeSet<String>> = None;
@@ -374,9 +371,11 @@ where
         let v = serde_json::to_value(&tools).unwrap_or_default();
         let ids: BTreeSet<String> = mapper
             .outputs(&v)
-            .map_err(|e| SutError::Garbage {
-                system: spec.system.clone(),
-                detail: format!("mapping the tools/list answer: {e}"),
+            .map_err(|e| {
+                SutError::garbage(
+                    spec.system.clone(),
+                    format!("mapping the tools/list answer: {e}"),
+                )
             })?
             .iter()
             .filter_map(|x| normalize_id(x, id_style))

@@ -82,13 +82,13 @@ impl Launched {
             }
         }
         match self.exited() {
-            Some(status) => SutError::Crashed {
-                system: self.name.clone(),
-                detail: format!(
+            Some(status) => SutError::crashed(
+                self.name.clone(),
+                format!(
                     "the proxy process exited ({status}) during the run: {e}{}",
                     self.log_tail()
                 ),
-            },
+            ),
             None => e,
         }
     }
@@ -115,10 +115,7 @@ impl Retriever for Launched {
                 Ok(r) => Ok(r),
                 Err(e) => Err(self.explain(e).await),
             },
-            status = died => Err(SutError::Crashed {
-                system: self.name.clone(),
-                detail: format!("the proxy process exited ({status}) while answering query {query:?}{}", self.log_tail()),
-            }),
+            status = died => Err(SutError::crashed(self.name.clone(), format!("the proxy process exited ({status}) while answering query {query:?}{}", self.log_tail()))),
         }
     }
     async fn probe(
@@ -127,10 +124,10 @@ impl Retriever for Launched {
         extra: &serde_json::Map<String, Value>,
     ) -> Option<Result<ProbeReply, SutError>> {
         if let Some(status) = self.exited() {
-            return Some(Err(SutError::Crashed {
-                system: self.name.clone(),
-                detail: format!("the proxy process had exited ({status})"),
-            }));
+            return Some(Err(SutError::crashed(
+                self.name.clone(),
+                format!("the proxy process had exited ({status})"),
+            )));
         }
         match self.search.probe(req, extra).await? {
             Ok(r) => Some(Ok(r)),
@@ -150,12 +147,8 @@ impl Retriever for Launched {
 fn search_spec(s: &LaunchSpec, endpoint: Endpoint) -> Result<McpSearchSpec, SutError> {
     let name = system_name(s);
     if s.kind == SutKind::Launch {
-        return McpSearchSpec::from_file(&name, &s.mcp, Some(endpoint)).map_err(|e| {
-            SutError::Other {
-                system: name.clone(),
-                detail: format!("{e:#}"),
-            }
-        });
+        return McpSearchSpec::from_file(&name, &s.mcp, Some(endpoint))
+            .map_err(|e| SutError::other(name.clone(), format!("{e:#}")));
     }
     Ok(McpSearchSpec {
         name,
@@ -204,11 +197,10 @@ pub async fn check_catalog(
             .await?
         }
         (CatalogCheck::ToolsList, None) => {
-            return Err(SutError::Other {
-                system: spec.system,
-                detail: "[sut.catalog] check = \"tools-list\" needs a system reached over MCP"
-                    .into(),
-            });
+            return Err(SutError::other(
+                spec.system,
+                "[sut.catalog] check = \"tools-list\" needs a system reached over MCP",
+            ));
         }
         _ => catalog::by_search(r, corpus, &spec).await?,
     };
@@ -229,10 +221,10 @@ pub async fn launch(
     let dir = scratch(&name)?;
     let corpus_files =
         write_server_corpora(&corpus.value, &dir.path().join("replay")).map_err(|e| {
-            SutError::Other {
-                system: name.clone(),
-                detail: format!("cannot write the replay corpora: {e}"),
-            }
+            SutError::other(
+                name.clone(),
+                format!("cannot write the replay corpora: {e}"),
+            )
         })?;
     let plan = Plan {
         upstreams: corpus_upstreams(&corpus_files, s.launch.served_names.unwrap_or_default()),
@@ -342,14 +334,16 @@ async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Resu
                 }),
             )
             .await
-            .map_err(|_| SutError::Timeout {
-                system: launched.name.clone(),
-                seconds: s.check.request_timeout.as_secs_f64(),
-                context: format!(
-                    "stability probe query {:?} before the measured runs{}",
-                    q.id,
-                    launched.log_tail()
-                ),
+            .map_err(|_| {
+                SutError::timeout(
+                    launched.name.clone(),
+                    s.check.request_timeout.as_secs_f64(),
+                    format!(
+                        "stability probe query {:?} before the measured runs{}",
+                        q.id,
+                        launched.log_tail()
+                    ),
+                )
             })??;
             round.push(r.ids);
         }
@@ -359,8 +353,8 @@ async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Resu
         previous = Some(round);
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    Err(SutError::Other {
-        system: launched.name.clone(),
-        detail: "search answers did not stabilise after 20 probe rounds".into(),
-    })
+    Err(SutError::other(
+        launched.name.clone(),
+        "search answers did not stabilise after 20 probe rounds",
+    ))
 }

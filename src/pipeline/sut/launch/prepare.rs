@@ -40,9 +40,11 @@ pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
     let dir = tempfile::Builder::new()
         .prefix("evalgate-launch-")
         .tempdir()
-        .map_err(|e| SutError::Other {
-            system: name.to_string(),
-            detail: format!("cannot create a scratch directory: {e}"),
+        .map_err(|e| {
+            SutError::other(
+                name.to_string(),
+                format!("cannot create a scratch directory: {e}"),
+            )
         })?;
     crate::infra::process::Supervisor::remove_on_signal(dir.path());
     Ok(dir)
@@ -117,17 +119,21 @@ async fn serve_over_http(
     let limit = ready_timeout(s, ups.len());
     let mut started = Vec::new();
     for u in ups.iter_mut() {
-        let port = free_port().map_err(|e| SutError::Other {
-            system: name.clone(),
-            detail: format!("no free loopback port for the replay of {}: {e}", u.name),
+        let port = free_port().map_err(|e| {
+            SutError::other(
+                name.clone(),
+                format!("no free loopback port for the replay of {}: {e}", u.name),
+            )
         })?;
         let listen = format!("127.0.0.1:{port}");
         let mut spec = Spec::new(format!("replay {}", u.name), PathBuf::from(&u.command));
         spec.args = u.args.clone();
         spec.args.extend(["--listen".to_string(), listen.clone()]);
-        let child = sup.spawn(spec).map_err(|e| SutError::Crashed {
-            system: name.clone(),
-            detail: format!("the replay of {} did not start: {e:#}", u.name),
+        let child = sup.spawn(spec).map_err(|e| {
+            SutError::crashed(
+                name.clone(),
+                format!("the replay of {} did not start: {e:#}", u.name),
+            )
         })?;
         u.url = Some(format!("http://{listen}/mcp"));
         started.push((u.name.clone(), listen, child));
@@ -139,20 +145,20 @@ async fn serve_over_http(
                 break;
             }
             if let Some(status) = child.try_exited() {
-                return Err(SutError::Crashed {
-                    system: name.clone(),
-                    detail: format!(
+                return Err(SutError::crashed(
+                    name.clone(),
+                    format!(
                         "the replay of {server} on {listen} exited ({status}) before it listened\n--- its log ---\n{}",
                         child.log_tail(LOG_LINES)
                     ),
-                });
+                ));
             }
             if start.elapsed() > limit {
-                return Err(SutError::Timeout {
-                    system: name.clone(),
-                    seconds: limit.as_secs_f64(),
-                    context: format!("waiting for the replay of {server} to listen on {listen}"),
-                });
+                return Err(SutError::timeout(
+                    name.clone(),
+                    limit.as_secs_f64(),
+                    format!("waiting for the replay of {server} to listen on {listen}"),
+                ));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -168,10 +174,7 @@ pub(super) async fn prepare(
     shape: &LaunchShape,
 ) -> Result<Prepared, SutError> {
     let name = system_name(s);
-    let fail = |detail: String| SutError::Other {
-        system: name.clone(),
-        detail,
-    };
+    let fail = |detail: String| SutError::other(name.clone(), detail);
     let l = &s.launch;
     let data_dir = dir.join("data");
     let home = dir.join("home");
@@ -417,18 +420,20 @@ async fn run_setup(
             spec.args = argv[1..].to_vec();
             spec.env = env.to_vec();
             spec.cwd = Some(cwd.to_path_buf());
-            let child = sup.spawn(spec).map_err(|e| SutError::Other {
-                system: name.clone(),
-                detail: format!("setup command {:?}: {e:#}", argv.join(" ")),
+            let child = sup.spawn(spec).map_err(|e| {
+                SutError::other(
+                    name.clone(),
+                    format!("setup command {:?}: {e:#}", argv.join(" ")),
+                )
             })?;
             let status = child.wait_exit(limit).await;
             let ok = child.try_exit_status().is_some_and(|st| st.success());
             if !ok {
                 let tail = child.log_tail(LOG_LINES);
                 child.terminate(Duration::from_secs(1)).await;
-                return Err(SutError::Other {
-                    system: name.clone(),
-                    detail: format!(
+                return Err(SutError::other(
+                    name.clone(),
+                    format!(
                         "setup command {:?} {}\n--- its output (last lines) ---\n{tail}",
                         argv.join(" "),
                         match status {
@@ -436,7 +441,7 @@ async fn run_setup(
                             None => format!("did not finish within {} s", limit.as_secs_f64()),
                         }
                     ),
-                });
+                ));
             }
         }
     }

@@ -39,10 +39,7 @@ pub(super) async fn wait_ready(
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(5))
         .build()
-        .map_err(|e| SutError::Other {
-            system: name.to_string(),
-            detail: e.to_string(),
-        })?;
+        .map_err(|e| SutError::other(name.to_string(), e.to_string()))?;
     let start = Instant::now();
     let mut last = String::new();
     let mut restarted = false;
@@ -102,10 +99,10 @@ pub(super) async fn wait_ready(
                 // name the missing tools too, whatever the servers list says
                 last = format!("{last}; catalog: {}", diff_text(want, &have));
             }
-            return Err(SutError::Timeout {
-                system: name.to_string(),
-                seconds: ready_timeout.as_secs_f64(),
-                context: format!(
+            return Err(SutError::timeout(
+                name.to_string(),
+                ready_timeout.as_secs_f64(),
+                format!(
                     "waiting for {}: {last}\n--- proxy log tail ---\n{}",
                     if shape.rest_ready {
                         format!("the catalog to equal the {} served tools", want.len())
@@ -114,7 +111,7 @@ pub(super) async fn wait_ready(
                     },
                     proxy.log_tail(LOG_LINES)
                 ),
-            });
+            ));
         }
         tokio::time::sleep(pause).await;
     }

@@ -67,13 +67,13 @@ pub async fn start(
             // the port chosen was taken before the proxy bound it: try another one
             Waited::Exited(_) if attempt < 3 && lost_its_port(&proxy) => continue,
             Waited::Exited(status) => {
-                return Err(SutError::Crashed {
-                    system: name.clone(),
-                    detail: format!(
+                return Err(SutError::crashed(
+                    name.clone(),
+                    format!(
                         "the proxy exited ({status}) before it was ready\n--- proxy log tail ---\n{}",
                         proxy.log_tail(LOG_LINES)
                     ),
-                });
+                ));
             }
         };
         if !s.check.quiet && shape.rest_ready {
@@ -115,10 +115,8 @@ fn spawn(
             plan.upstreams.len()
         );
     }
-    sup.spawn(spec).map_err(|e| SutError::Crashed {
-        system: name.to_string(),
-        detail: format!("{e:#}"),
-    })
+    sup.spawn(spec)
+        .map_err(|e| SutError::crashed(name.to_string(), format!("{e:#}")))
 }
 
 /// Does the exited proxy's log say it could not bind its port?

@@ -90,19 +90,13 @@ async fn launch_trusting(
     let name = launch::system_name(s);
     let dir = launch::scratch(&name)?;
     let root = dir.path().to_path_buf();
-    let upstreams =
-        write_specs(layout, &root, |i| extra(i, &root)).map_err(|e| SutError::Other {
-            system: name.clone(),
-            detail: format!("cannot write the replay specs: {e}"),
-        })?;
+    let upstreams = write_specs(layout, &root, |i| extra(i, &root)).map_err(|e| {
+        SutError::other(name.clone(), format!("cannot write the replay specs: {e}"))
+    })?;
     let s = match trust_mode {
         None => s.clone(),
-        Some(mode) => {
-            with_trust_mode(s, &upstreams, quarantine, mode).map_err(|detail| SutError::Other {
-                system: name.clone(),
-                detail,
-            })?
-        }
+        Some(mode) => with_trust_mode(s, &upstreams, quarantine, mode)
+            .map_err(|detail| SutError::other(name.clone(), detail))?,
     };
     let plan = Plan {
         upstreams,

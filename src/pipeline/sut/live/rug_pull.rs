@@ -696,13 +696,9 @@ impl RugPullLive {
     async fn catalog(run: &Running) -> Result<BTreeMap<String, Seen>, SutError> {
         let data = get(run, &client(), "/api/v1/tools")
             .await
-            .map_err(|detail| SutError::Other {
-                system: run.name.clone(),
-                detail,
-            })?;
-        seen_in(&data).ok_or_else(|| SutError::Garbage {
-            system: run.name.clone(),
-            detail: "GET /api/v1/tools: no data.tools array".into(),
+            .map_err(|detail| SutError::other(run.name.clone(), detail))?;
+        seen_in(&data).ok_or_else(|| {
+            SutError::garbage(run.name.clone(), "GET /api/v1/tools: no data.tools array")
         })
     }
 
@@ -1231,10 +1227,8 @@ impl Detector for RugPullLive {
             + Duration::from_secs(5)
     }
     async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
-        let layout = layout(entries, Self::played).map_err(|detail| SutError::Other {
-            system: launch::system_name(&self.proxy),
-            detail,
-        })?;
+        let layout = layout(entries, Self::played)
+            .map_err(|detail| SutError::other(launch::system_name(&self.proxy), detail))?;
         let mut live = if layout.specs.is_empty() {
             BTreeMap::new()
         } else {

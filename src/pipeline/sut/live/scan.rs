@@ -112,9 +112,11 @@ impl ProxyScan {
     async fn scan(&self, run: &Running, server: &str) -> Result<Vec<Value>, SutError> {
         let http = client();
         let path = format!("/api/v1/servers/{}/scan", path_segment(server));
-        let fail = |detail: String| SutError::Other {
-            system: run.name.clone(),
-            detail: format!("security scan of server {server:?}: {detail}"),
+        let fail = |detail: String| {
+            SutError::other(
+                run.name.clone(),
+                format!("security scan of server {server:?}: {detail}"),
+            )
         };
         let mut body = json!({"dry_run": false});
         if !self.cfg.scanner_ids.is_empty() {
@@ -138,27 +140,29 @@ impl ProxyScan {
                 }
                 ScanState::Going => {}
                 ScanState::Unknown => {
-                    return Err(SutError::Garbage {
-                        system: run.name.clone(),
-                        detail: format!("scan status of {server:?} has no `status` string: {st}"),
-                    });
+                    return Err(SutError::garbage(
+                        run.name.clone(),
+                        format!("scan status of {server:?} has no `status` string: {st}"),
+                    ));
                 }
             }
             if start.elapsed() > self.scan_timeout() {
-                return Err(SutError::Timeout {
-                    system: run.name.clone(),
-                    seconds: self.scan_timeout().as_secs_f64(),
-                    context: format!("security scan of server {server:?} never completed"),
-                });
+                return Err(SutError::timeout(
+                    run.name.clone(),
+                    self.scan_timeout().as_secs_f64(),
+                    format!("security scan of server {server:?} never completed"),
+                ));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let report = get(run, &http, &format!("{path}/report"))
             .await
             .map_err(fail)?;
-        findings(&report).map_err(|other| SutError::Garbage {
-            system: run.name.clone(),
-            detail: format!("scan report of {server:?}: `findings` is not an array: {other}"),
+        findings(&report).map_err(|other| {
+            SutError::garbage(
+                run.name.clone(),
+                format!("scan report of {server:?}: `findings` is not an array: {other}"),
+            )
         })
     }
 }
@@ -346,10 +350,8 @@ impl Detector for ProxyScan {
         ready + per_request + self.scan_timeout() * scans.max(1) as u32
     }
     async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
-        let launches = scan_launches(entries).map_err(|detail| SutError::Other {
-            system: launch::system_name(&self.proxy),
-            detail,
-        })?;
+        let launches = scan_launches(entries)
+            .map_err(|detail| SutError::other(launch::system_name(&self.proxy), detail))?;
         let mut signals: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
         // entries with at least one finding at a blocking tier
         let mut blocked: BTreeSet<usize> = BTreeSet::new();
