@@ -211,6 +211,10 @@ fn start(bin: &Path, corpus: &evalgate::pipeline::dataset::Corpus) -> Up {
                 .and_then(|v| v["data"]["servers"].as_array().cloned())
                 .unwrap_or_default()
         };
+        let post = |name: &str, action: &str| {
+            let url = format!("{}/api/v1/servers/{name}/{action}", up.base);
+            curl_json(&["-X", "POST", "-H", &header, &url])
+        };
         // On a loaded machine mcpproxy can give up on a server (CI, 2 cores: 1 of 101 servers
         // still missing after 326 s). Once, half way in, ask mcpproxy to restart each missing
         // server it reports failed (not connected, with an error), as its user would.
@@ -220,13 +224,7 @@ fn start(bin: &Path, corpus: &evalgate::pipeline::dataset::Corpus) -> Up {
                 let failed = s["connected"] != true
                     && !s["last_error"].as_str().unwrap_or_default().is_empty();
                 if missing.contains(name.as_str()) && failed && restarted.insert(name.clone()) {
-                    let answer = curl_json(&[
-                        "-X",
-                        "POST",
-                        "-H",
-                        &header,
-                        &format!("{}/api/v1/servers/{name}/restart", up.base),
-                    ]);
+                    let answer = post(&name, "restart");
                     eprintln!(
                         "test harness: {name} failed ({}) after {:.0} s, restarted it: {answer:?}",
                         s["last_error"],
@@ -248,13 +246,7 @@ fn start(bin: &Path, corpus: &evalgate::pipeline::dataset::Corpus) -> Up {
         for name in missing.iter().filter(|s| connected.contains(**s)) {
             let since = *lacking.entry(name.to_string()).or_insert_with(Instant::now);
             if since.elapsed() > Duration::from_secs(15) && rediscovered.insert(name.to_string()) {
-                let answer = curl_json(&[
-                    "-X",
-                    "POST",
-                    "-H",
-                    &header,
-                    &format!("{}/api/v1/servers/{name}/discover-tools", up.base),
-                ]);
+                let answer = post(name, "discover-tools");
                 eprintln!(
                     "test harness: {name} connected without its tools after {:.0} s, asked to discover them: {answer:?}",
                     start.elapsed().as_secs_f64()

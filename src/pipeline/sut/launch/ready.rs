@@ -39,7 +39,13 @@ pub(super) async fn wait_ready(
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(5))
         .build()
-        .map_err(|e| SutError::other(name.to_string(), e.to_string()))?;
+        .map_err(|e| SutError::other(name, e.to_string()))?;
+    let api = Api {
+        client,
+        base,
+        key: &p.api_key,
+        system: name,
+    };
     let start = Instant::now();
     let mut last = String::new();
     let mut restarted = false;
@@ -55,7 +61,7 @@ pub(super) async fn wait_ready(
             }
             last = format!("nothing accepts connections on {}", p.listen);
         } else if !servers_ready {
-            match servers_pending(&client, base, &p.api_key, &counts).await {
+            match api.servers_pending(&counts).await {
                 Ok(None) => servers_ready = true,
                 Ok(Some(pend)) if pend.is_empty() => servers_ready = true,
                 Ok(Some(pend)) => {
@@ -65,27 +71,35 @@ pub(super) async fn wait_ready(
                     // user would, and say so. Servers still starting are left alone.
                     if !restarted && start.elapsed() > ready_timeout / 2 {
                         restarted = true;
-                        restart(&client, base, &p.api_key, name, &pend).await;
+                        let failed = pend.iter().filter(|(s, what)| {
+                            what.starts_with(&format!("{s} (not connected, last error: "))
+                        });
+                        api.ask(
+                            "restart",
+                            failed.cloned().collect(),
+                            "still not ready; asked the proxy to restart them",
+                        )
+                        .await;
                     }
                     let connected: Vec<&str> = pend
                         .iter()
                         .filter(|(s, what)| what.starts_with(&format!("{s} (connected")))
                         .map(|(s, _)| s.as_str())
                         .collect();
-                    let due = lacking.due(&connected, Instant::now());
-                    rediscover(&client, base, &p.api_key, name, &due).await;
+                    api.rediscover(lacking.due(&connected, Instant::now()))
+                        .await;
                     last = pending_text(&pend, counts.len());
                 }
                 Err(e) => last = e,
             }
         }
         if shape.rest_ready && servers_ready {
-            match catalog_ids(&client, base, &p.api_key).await {
+            match api.catalog_ids().await {
                 Ok(have) if &have == want => break,
                 Ok(have) => {
                     last = diff_text(want, &have);
                     let due = lacking.due(&missing_servers(want, &have), Instant::now());
-                    rediscover(&client, base, &p.api_key, name, &due).await;
+                    api.rediscover(due).await;
                 }
                 Err(e) => last = e,
             }
@@ -94,13 +108,13 @@ pub(super) async fn wait_ready(
         if start.elapsed() > ready_timeout {
             if shape.rest_ready
                 && !servers_ready
-                && let Ok(have) = catalog_ids(&client, base, &p.api_key).await
+                && let Ok(have) = api.catalog_ids().await
             {
                 // name the missing tools too, whatever the servers list says
                 last = format!("{last}; catalog: {}", diff_text(want, &have));
             }
             return Err(SutError::timeout(
-                name.to_string(),
+                name,
                 ready_timeout.as_secs_f64(),
                 format!(
                     "waiting for {}: {last}\n--- proxy log tail ---\n{}",
@@ -118,34 +132,92 @@ pub(super) async fn wait_ready(
     Ok(Waited::Ready(start.elapsed()))
 }
 
-/// `GET {base}{path}` with the proxy's API key.
-async fn get(
-    client: &reqwest::Client,
-    base: &str,
-    api_key: &str,
-    path: &str,
-) -> Result<reqwest::Response, String> {
-    client
-        .get(format!("{base}{path}"))
-        .header("X-API-Key", api_key)
-        .send()
-        .await
-        .map_err(|e| e.to_string())
+/// The started proxy's REST API, and the system's name for what evalgate says of it.
+struct Api<'a> {
+    client: reqwest::Client,
+    base: &'a str,
+    key: &'a str,
+    system: &'a str,
 }
 
-async fn catalog_ids(
-    client: &reqwest::Client,
-    base: &str,
-    api_key: &str,
-) -> Result<BTreeSet<String>, String> {
-    let resp = get(client, base, api_key, "/api/v1/tools").await?;
-    let status = resp.status();
-    let text = read_body(resp, MAX_API_ANSWER)
-        .await
-        .map_err(|e| format!("HTTP {status}: {e}"))?;
-    let body: Value =
-        serde_json::from_str(&text).map_err(|e| format!("HTTP {status}, body is not JSON: {e}"))?;
-    catalog_in(&body).ok_or_else(|| format!("HTTP {status}: no data.tools array"))
+impl Api<'_> {
+    /// `GET {base}{path}` with the proxy's API key.
+    async fn get(&self, path: &str) -> Result<reqwest::Response, String> {
+        let url = format!("{}{path}", self.base);
+        let req = self.client.get(url).header("X-API-Key", self.key);
+        req.send().await.map_err(|e| e.to_string())
+    }
+
+    async fn catalog_ids(&self) -> Result<BTreeSet<String>, String> {
+        let resp = self.get("/api/v1/tools").await?;
+        let status = resp.status();
+        let text = read_body(resp, MAX_API_ANSWER)
+            .await
+            .map_err(|e| format!("HTTP {status}: {e}"))?;
+        let body: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("HTTP {status}, body is not JSON: {e}"))?;
+        catalog_in(&body).ok_or_else(|| format!("HTTP {status}: no data.tools array"))
+    }
+
+    /// Per served server, whether the proxy's `GET /api/v1/servers` shows it connected with
+    /// the expected number of tools. `Ok(None)` = the proxy has no such endpoint (only the
+    /// catalog is read then).
+    async fn servers_pending(
+        &self,
+        want: &BTreeMap<&str, usize>,
+    ) -> Result<Option<Vec<(String, String)>>, String> {
+        let resp = self.get("/api/v1/servers").await?;
+        if resp.status() == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let Ok(body) = read_body(resp, MAX_API_ANSWER).await else {
+            return Ok(None);
+        };
+        let Ok(body) = serde_json::from_str::<Value>(&body) else {
+            return Ok(None);
+        };
+        Ok(pending_in(&body, want))
+    }
+
+    /// Asks the proxy to discover the tools of each server.
+    async fn rediscover(&self, servers: Vec<String>) {
+        let servers = servers.into_iter().map(|s| (s.clone(), s)).collect();
+        let why = "connected but still lacking their tools; asked the proxy to discover them";
+        self.ask("discover-tools", servers, why).await;
+    }
+
+    /// `POST /api/v1/servers/{name}/{action}` for each (server, what it shows), as the proxy's
+    /// user would, and says so on stderr: "N server(s) {why}: …".
+    async fn ask(&self, action: &str, servers: Vec<(String, String)>, why: &str) {
+        if servers.is_empty() {
+            return;
+        }
+        let mut asked = Vec::new();
+        for (server, what) in servers {
+            let url = format!(
+                "{}/api/v1/servers/{}/{action}",
+                self.base,
+                path_segment(&server)
+            );
+            let answer = self
+                .client
+                .post(url)
+                .header("X-API-Key", self.key)
+                .send()
+                .await;
+            asked.push(match answer {
+                Ok(r) if r.status().is_success() => what,
+                Ok(r) => format!("{what}: HTTP {}", r.status().as_u16()),
+                Err(e) => format!("{what}: {e}"),
+            });
+        }
+        crate::errln!(
+            "{}: {} server(s) {why}: {}",
+            self.system,
+            asked.len(),
+            clip(&asked.join("; "), 600)
+        );
+    }
 }
 
 /// The `server:tool` ids of a `GET /api/v1/tools` answer; `None` without a `data.tools` array.
@@ -163,28 +235,6 @@ fn catalog_in(body: &Value) -> Option<BTreeSet<String>> {
             })
             .collect(),
     )
-}
-
-/// Per served server, whether the proxy's `GET /api/v1/servers` shows it connected with the
-/// expected number of tools. `Ok(None)` = the proxy has no such endpoint (only the catalog is
-/// read then).
-async fn servers_pending(
-    client: &reqwest::Client,
-    base: &str,
-    api_key: &str,
-    want: &BTreeMap<&str, usize>,
-) -> Result<Option<Vec<(String, String)>>, String> {
-    let resp = get(client, base, api_key, "/api/v1/servers").await?;
-    if resp.status() == reqwest::StatusCode::NOT_FOUND {
-        return Ok(None);
-    }
-    let Ok(body) = read_body(resp, MAX_API_ANSWER).await else {
-        return Ok(None);
-    };
-    let Ok(body) = serde_json::from_str::<Value>(&body) else {
-        return Ok(None);
-    };
-    Ok(pending_in(&body, want))
 }
 
 /// The servers of `want` (name → tool count) that a `GET /api/v1/servers` answer does not show
@@ -243,37 +293,6 @@ fn pending_in(body: &Value, want: &BTreeMap<&str, usize>) -> Option<Vec<(String,
     )
 }
 
-/// Asks the proxy to restart each pending server it reports failed (not connected, with an
-/// error) (`POST /api/v1/servers/{name}/restart`), and says so on stderr.
-async fn restart(
-    client: &reqwest::Client,
-    base: &str,
-    api_key: &str,
-    system: &str,
-    pend: &[(String, String)],
-) {
-    let mut asked = Vec::new();
-    for (server, what) in pend {
-        if !what.starts_with(&format!("{server} (not connected, last error: ")) {
-            continue;
-        }
-        let url = format!("{base}/api/v1/servers/{}/restart", path_segment(server));
-        let answer = client.post(url).header("X-API-Key", api_key).send().await;
-        asked.push(match answer {
-            Ok(r) if r.status().is_success() => what.clone(),
-            Ok(r) => format!("{what}: HTTP {}", r.status().as_u16()),
-            Err(e) => format!("{what}: {e}"),
-        });
-    }
-    if !asked.is_empty() {
-        crate::errln!(
-            "{system}: {} server(s) still not ready, asked the proxy to restart them: {}",
-            asked.len(),
-            clip(&asked.join("; "), 600)
-        );
-    }
-}
-
 /// How long a connected server may lack tools before evalgate asks the proxy to discover them.
 const REDISCOVER_AFTER: Duration = Duration::from_secs(15);
 
@@ -312,38 +331,6 @@ fn missing_servers<'a>(want: &'a BTreeSet<String>, have: &BTreeSet<String>) -> V
         .map(|id| id.split_once(':').map_or(id.as_str(), |(s, _)| s))
         .collect();
     servers.into_iter().collect()
-}
-
-/// Asks the proxy to discover the tools of each server (`POST
-/// /api/v1/servers/{name}/discover-tools`), and says so on stderr.
-async fn rediscover(
-    client: &reqwest::Client,
-    base: &str,
-    api_key: &str,
-    system: &str,
-    servers: &[String],
-) {
-    if servers.is_empty() {
-        return;
-    }
-    let mut asked = Vec::new();
-    for server in servers {
-        let url = format!(
-            "{base}/api/v1/servers/{}/discover-tools",
-            path_segment(server)
-        );
-        let answer = client.post(url).header("X-API-Key", api_key).send().await;
-        asked.push(match answer {
-            Ok(r) if r.status().is_success() => server.clone(),
-            Ok(r) => format!("{server}: HTTP {}", r.status().as_u16()),
-            Err(e) => format!("{server}: {e}"),
-        });
-    }
-    crate::errln!(
-        "{system}: {} connected server(s) still lack their tools; asked the proxy to discover them: {}",
-        asked.len(),
-        clip(&asked.join(", "), 600)
-    );
 }
 
 /// The servers still pending, the first ten named.
