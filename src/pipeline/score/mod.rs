@@ -9,8 +9,6 @@ pub mod stats;
 
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Category, Corpus, Entry, GoldenSet, Truth};
-#[cfg(test)]
-use crate::pipeline::score::metrics::Metric;
 use crate::pipeline::score::metrics::{Confusion, DETECTION_METRICS, RETRIEVAL_METRICS};
 use crate::pipeline::score::stats::{Summary, percentile};
 use crate::pipeline::sut::DEPTH;
@@ -523,6 +521,7 @@ pub fn security(
 mod tests {
     use super::*;
     use crate::infra::text::Text;
+    use crate::pipeline::score::metrics::Metric;
     use crate::pipeline::dataset::{DatasetPaths, Datasets, Label, Need, Profile};
     use crate::pipeline::sut::observe::{DetectorRun, QueryObservation, RetrievalRun};
 
