@@ -175,8 +175,7 @@ fn synthetic_scoring() -> (Corpus, GoldenSet, RetrievalObservations) {
 
 fn bench_score(c: &mut Criterion) {
     let (corpus, golden, obs) = synthetic_scoring();
-    let corpus_ids: metrics::IdPositions =
-        corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
+    let corpus_ids: HashSet<&str> = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
     let run = &obs.runs[0].queries;
     let mut g = c.benchmark_group("score");
     g.throughput(Throughput::Elements(SCORE_QUERIES as u64));

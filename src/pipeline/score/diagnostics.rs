@@ -27,12 +27,11 @@
 
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Corpus, GoldenSet, Label};
-use crate::pipeline::score::metrics::{IdPositions, ranked_positions};
+use crate::pipeline::score::metrics::filter_ranked;
 use crate::pipeline::sut::observe::RetrievalObservations;
-use foldhash::{HashMap, HashMapExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// The cut of "found" and of the confusions: the top 5.
 pub const TOP_K: usize = 5;
@@ -149,18 +148,6 @@ impl ToolDiagnostics {
         Accumulator::of(obs, corpus, golden).finish()
     }
 
-    /// [`ToolDiagnostics::of`] with the id tables already made (see
-    /// [`Accumulator::of_indexed`]).
-    pub fn of_indexed(
-        obs: &RetrievalObservations,
-        corpus: &Corpus,
-        corpus_ids: &IdPositions,
-        golden: &GoldenSet,
-        index: &IdPositions,
-    ) -> Self {
-        Accumulator::of_indexed(obs, corpus, corpus_ids, golden, index).finish()
-    }
-
     /// Nothing measured (or a report from before these diagnostics).
     pub fn is_empty(&self) -> bool {
         self.runs == 0
@@ -189,17 +176,6 @@ struct ToolAcc {
     rr_sum: f64,
 }
 
-/// One confusion pair as it accumulates: most pairs happen in one query, so that query is
-/// kept inline and only a pair seen in more queries allocates.
-#[derive(Debug, Default)]
-struct PairAcc {
-    occurrences: usize,
-    /// Golden-set positions of the queries where it happened (repeats across runs included
-    /// until the end): the first inline, the others after it.
-    first: u32,
-    more: Vec<u32>,
-}
-
 #[derive(Debug)]
 struct HardAcc {
     runs: usize,
@@ -208,28 +184,16 @@ struct HardAcc {
 
 /// Builds [`ToolDiagnostics`] one scored query at a time (the labels and the filtered ranked
 /// list), borrowing both until [`Accumulator::finish`].
-///
-/// Tools are counted by number, not by text: [`Accumulator::of`] numbers them by their corpus
-/// position (which filtering has already looked up), so counting a query compares and hashes
-/// integers only; every text is looked up once, at the end.
 #[derive(Debug, Default)]
 pub struct Accumulator<'a> {
     runs: BTreeSet<usize>,
-    /// Each tool number's id (as first seen in a label or an answer): the corpus's tools
-    /// first (by position), then ids numbered as they come (labels naming a tool outside the
-    /// corpus; every id given to [`Self::add`]).
-    names: Vec<Option<&'a Text>>,
-    /// The numbers given to ids as they came.
-    numbered: HashMap<&'a str, u32>,
-    /// By tool number; a tool no query finds relevant has `relevant_in == 0`.
-    tools: Vec<ToolAcc>,
-    /// By (wanted, taken) numbers, wanted in the high half.
-    pairs: HashMap<u64, PairAcc>,
+    /// Every tool some query finds relevant, by id.
+    tools: BTreeMap<&'a Text, ToolAcc>,
+    /// By (wanted, taken): the occurrences, and the golden-set positions of the queries.
+    pairs: HashMap<(&'a Text, &'a Text), (usize, BTreeSet<usize>)>,
     /// Each golden-set position's query id, as seen (for the pairs' examples).
-    query_ids: Vec<Option<&'a Text>>,
+    query_ids: HashMap<usize, &'a Text>,
     hard: BTreeMap<(usize, &'a str), (&'a Text, &'a Text, HardAcc)>,
-    /// Scratch: the current query's label numbers.
-    label_numbers: Vec<u32>,
 }
 
 impl<'a> Accumulator<'a> {
@@ -237,63 +201,22 @@ impl<'a> Accumulator<'a> {
     /// against `corpus` as every metric filters them; queries the golden set does not have are
     /// ignored. [`Accumulator::finish`] makes the table.
     pub fn of(obs: &'a RetrievalObservations, corpus: &'a Corpus, golden: &'a GoldenSet) -> Self {
-        let corpus_ids: IdPositions = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
-        let index: IdPositions = golden.queries.iter().map(|q| q.id.as_str()).collect();
-        Self::of_indexed(obs, corpus, &corpus_ids, golden, &index)
-    }
-
-    /// [`Accumulator::of`] with the corpus's and the golden set's id tables already made
-    /// (`corpus_ids` of `corpus`'s tool ids, `index` of `golden`'s query ids, in order).
-    pub fn of_indexed(
-        obs: &'a RetrievalObservations,
-        corpus: &'a Corpus,
-        corpus_ids: &IdPositions,
-        golden: &'a GoldenSet,
-        index: &IdPositions,
-    ) -> Self {
-        let mut acc = Accumulator {
-            names: vec![None; corpus.tools.len()],
-            ..Accumulator::default()
-        };
-        let mut ranked = Vec::new();
-        let lookup = corpus_ids;
+        let corpus_ids: HashSet<&str> = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
+        let mut index = HashMap::new();
+        for (i, q) in golden.queries.iter().enumerate() {
+            index.entry(q.id.as_str()).or_insert(i);
+        }
+        let mut acc = Accumulator::default();
         for run in &obs.runs {
             for qo in &run.queries {
-                let Some(qi) = index.position(&qo.id) else {
-                    continue;
-                };
-                let q = &golden.queries[qi as usize];
-                ranked_positions(&qo.ranked, lookup, &mut ranked);
-                let mut numbers = std::mem::take(&mut acc.label_numbers);
-                numbers.clear();
-                numbers.extend(q.labels.iter().map(|l| {
-                    corpus_ids
-                        .position(&l.tool_id)
-                        .unwrap_or_else(|| acc.number(&l.tool_id))
-                }));
-                acc.add_numbered(run.run, qi as usize, &q.id, &q.labels, &numbers, &ranked);
-                acc.label_numbers = numbers;
+                if let Some(&qi) = index.get(qo.id.as_str()) {
+                    let q = &golden.queries[qi];
+                    let f = filter_ranked(&qo.ranked, &corpus_ids);
+                    acc.add(run.run, qi, &q.id, &q.labels, &f.ids);
+                }
             }
         }
         acc
-    }
-
-    /// Names tool `n` `id` unless it has a name.
-    fn name(&mut self, n: u32, id: &'a Text) {
-        if self.names.len() <= n as usize {
-            self.names.resize(n as usize + 1, None);
-        }
-        self.names[n as usize].get_or_insert(id);
-    }
-
-    /// The number of an id outside the corpus (given one the first time it is seen).
-    fn number(&mut self, id: &'a Text) -> u32 {
-        let next = self.names.len() as u32;
-        let n = *self.numbered.entry(id.as_str()).or_insert(next);
-        if n == next {
-            self.names.push(Some(id));
-        }
-        n
     }
 
     /// One query answered in run `run`: `qi` is its position in the golden set (it orders the
@@ -306,59 +229,28 @@ impl<'a> Accumulator<'a> {
         labels: &'a [Label],
         ranked: &[&'a Text],
     ) {
-        let numbers: Vec<u32> = labels.iter().map(|l| self.number(&l.tool_id)).collect();
-        let ranked: Vec<(u32, &'a Text)> = ranked.iter().map(|t| (self.number(t), *t)).collect();
-        self.add_numbered(run, qi, id, labels, &numbers, &ranked);
-    }
-
-    /// [`Accumulator::add`] with every id numbered: `numbers[i]` is `labels[i]`'s, and each
-    /// ranked id comes with its number.
-    fn add_numbered(
-        &mut self,
-        run: usize,
-        qi: usize,
-        id: &'a Text,
-        labels: &'a [Label],
-        numbers: &[u32],
-        ranked: &[(u32, &'a Text)],
-    ) {
         self.runs.insert(run);
-        if self.query_ids.len() <= qi {
-            self.query_ids.resize(qi + 1, None);
-        }
-        self.query_ids[qi] = Some(id);
+        self.query_ids.insert(qi, id);
         let top = &ranked[..ranked.len().min(TOP_K)];
-        for &(n, t) in top {
-            self.name(n, t);
-        }
-        let relevant = |t: u32| {
-            labels
-                .iter()
-                .zip(numbers)
-                .any(|(l, &n)| l.relevance >= 1 && n == t)
-        };
-        for (l, &n) in labels.iter().zip(numbers) {
+        let relevant = |t: &Text| labels.iter().any(|l| l.relevance >= 1 && l.tool_id == *t);
+        for l in labels {
+            let rank = ranked.iter().position(|t| **t == l.tool_id);
             if l.relevance == 0 {
-                if let Some(p) = top.iter().position(|&(t, _)| t == n) {
+                if let Some(r) = rank.filter(|&r| r < TOP_K) {
                     let e = self.hard.entry((qi, l.tool_id.as_str())).or_insert((
                         id,
                         &l.tool_id,
                         HardAcc {
                             runs: 0,
-                            best_rank: p + 1,
+                            best_rank: r + 1,
                         },
                     ));
                     e.2.runs += 1;
-                    e.2.best_rank = e.2.best_rank.min(p + 1);
+                    e.2.best_rank = e.2.best_rank.min(r + 1);
                 }
                 continue;
             }
-            let rank = ranked.iter().position(|&(t, _)| t == n);
-            self.name(n, &l.tool_id);
-            if self.tools.len() <= n as usize {
-                self.tools.resize_with(n as usize + 1, ToolAcc::default);
-            }
-            let t = &mut self.tools[n as usize];
+            let t = self.tools.entry(&l.tool_id).or_default();
             t.relevant_in += 1;
             if let Some(r) = rank {
                 t.rr_sum += 1.0 / (r + 1) as f64;
@@ -367,17 +259,10 @@ impl<'a> Accumulator<'a> {
                 t.found += 1;
                 continue;
             }
-            for &(taken, _) in top.iter().filter(|&&(t, _)| !relevant(t)) {
-                let p = self
-                    .pairs
-                    .entry((n as u64) << 32 | taken as u64)
-                    .or_default();
-                if p.occurrences == 0 {
-                    p.first = qi as u32;
-                } else {
-                    p.more.push(qi as u32);
-                }
-                p.occurrences += 1;
+            for taken in top.iter().filter(|t| !relevant(t)) {
+                let p = self.pairs.entry((&l.tool_id, *taken)).or_default();
+                p.0 += 1;
+                p.1.insert(qi);
             }
         }
     }
@@ -393,27 +278,18 @@ impl<'a> Accumulator<'a> {
                 .or_insert_with(|| Text::from(s))
                 .clone()
         };
-        let names = &self.names;
-        let mut per_tool: Vec<ToolStat> = self
+        let per_tool: Vec<ToolStat> = self
             .tools
             .into_iter()
-            .enumerate()
-            .filter(|(_, a)| a.relevant_in > 0)
-            .map(|(n, a)| (names[n].expect("a counted tool has a name"), a))
             .map(|(tool, a)| ToolStat {
                 tool: tool.clone(),
                 server: server_of(tool),
                 relevant_in: a.relevant_in,
                 found_in_top_5: a.found,
                 recall_at_5: ratio(a.found, a.relevant_in),
-                mrr: if a.relevant_in == 0 {
-                    0.0
-                } else {
-                    a.rr_sum / a.relevant_in as f64
-                },
+                mrr: a.rr_sum / a.relevant_in as f64,
             })
             .collect();
-        per_tool.sort_by(|a, b| a.tool.cmp(&b.tool));
         let mut servers: BTreeMap<&str, ServerStat> = BTreeMap::new();
         for t in &per_tool {
             let s = servers.entry(t.server.as_str()).or_insert(ServerStat {
@@ -441,18 +317,12 @@ impl<'a> Accumulator<'a> {
         let never_found = never.into_iter().map(|t| t.tool.clone()).collect();
         let query_ids = self.query_ids;
         // every pair's sort key and distinct queries; only the pairs kept become rows
-        type Pair<'t> = (usize, usize, &'t Text, &'t Text, Vec<u32>);
+        type Pair<'t> = (usize, usize, &'t Text, &'t Text, BTreeSet<usize>);
         let mut pairs: Vec<Pair> = self
             .pairs
             .into_iter()
-            .map(|(key, p)| {
-                let mut queries = p.more;
-                queries.push(p.first);
-                queries.sort_unstable();
-                queries.dedup();
-                let name = |n: u64| names[n as usize].expect("a paired tool has a name");
-                let (wanted, taken) = (name(key >> 32), name(key & u64::from(u32::MAX)));
-                (queries.len(), p.occurrences, wanted, taken, queries)
+            .map(|((wanted, taken), (occurrences, queries))| {
+                (queries.len(), occurrences, wanted, taken, queries)
             })
             .collect();
         // most queries, then most occurrences, then by ids: a total order (a pair is unique)
@@ -478,7 +348,7 @@ impl<'a> Accumulator<'a> {
                 occurrences,
                 examples: queries
                     .iter()
-                    .filter_map(|&q| query_ids.get(q as usize).copied().flatten())
+                    .filter_map(|q| query_ids.get(q).copied())
                     .take(EXAMPLES_MAX)
                     .cloned()
                     .collect(),

@@ -14,7 +14,7 @@ use crate::pipeline::score::stats::{Summary, percentile};
 use crate::pipeline::sut::DEPTH;
 use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
 use model::*;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Scores recorded search results against the golden set. The observations move into the
 /// report (it keeps them for re-scoring), so nothing is copied to keep them.
@@ -23,9 +23,12 @@ pub fn retrieval(
     corpus: &Corpus,
     golden: &GoldenSet,
 ) -> RetrievalReport {
-    let corpus_ids: metrics::IdPositions =
-        corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
-    let index: metrics::IdPositions = golden.queries.iter().map(|q| q.id.as_str()).collect();
+    let corpus_ids: HashSet<&str> = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
+    let mut index = HashMap::new();
+    for (i, q) in golden.queries.iter().enumerate() {
+        index.entry(q.id.as_str()).or_insert(i);
+    }
+    let mut tools = diagnostics::Accumulator::default();
     let mut diag = RetrievalDiagnostics::default();
     // per metric (RETRIEVAL_METRICS order): the mean of each run, None for a run without queries
     let mut per_run_means: [Vec<Option<f64>>; RETRIEVAL_METRICS.len()] = Default::default();
@@ -33,7 +36,6 @@ pub fn retrieval(
     let mut latencies = Vec::new();
     let mut runs_completed = 0;
     {
-        let corpus_lookup = &corpus_ids;
         for run in &obs.runs {
             if run.queries.len() == golden.queries.len() {
                 runs_completed += 1;
@@ -41,11 +43,12 @@ pub fn retrieval(
             let mut sums = [0.0; RETRIEVAL_METRICS.len()];
             let mut n = 0usize;
             for qo in &run.queries {
-                let Some(qi) = index.position(&qo.id).map(|i| i as usize) else {
+                let Some(&qi) = index.get(qo.id.as_str()) else {
                     continue;
                 };
                 let q = &golden.queries[qi];
-                let f = metrics::filter_ranked(&qo.ranked, corpus_lookup);
+                let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
+                tools.add(run.run, qi, &q.id, &q.labels, &f.ids);
                 diag.answers += 1;
                 if qo.ranked.is_empty() {
                     diag.empty_answers += 1;
@@ -72,8 +75,7 @@ pub fn retrieval(
             }
         }
     }
-    let tool_diagnostics =
-        diagnostics::ToolDiagnostics::of_indexed(&obs, corpus, &corpus_ids, golden, &index);
+    let tool_diagnostics = tools.finish();
     let per_query = query_rows(golden, per_query);
     let metrics = RETRIEVAL_METRICS
         .iter()
@@ -521,8 +523,8 @@ pub fn security(
 mod tests {
     use super::*;
     use crate::infra::text::Text;
-    use crate::pipeline::score::metrics::Metric;
     use crate::pipeline::dataset::{DatasetPaths, Datasets, Label, Need, Profile};
+    use crate::pipeline::score::metrics::Metric;
     use crate::pipeline::sut::observe::{DetectorRun, QueryObservation, RetrievalRun};
 
     fn v0() -> Datasets {
@@ -564,12 +566,11 @@ mod tests {
         r.metrics[m].mean.unwrap()
     }
 
-    /// The per-tool diagnostics count tools by corpus position; counted by text (every id
-    /// numbered as it comes, each list filtered as the metrics filter it) they are the same,
-    /// with labels naming tools outside the corpus, answers with repeats and strangers, three
-    /// runs answered in a shuffled order.
+    /// The per-tool diagnostics the scorer counts as it scores are those of
+    /// [`diagnostics::ToolDiagnostics::of`], with labels naming tools outside the corpus,
+    /// answers with repeats and strangers, three runs answered in a shuffled order.
     #[test]
-    fn tool_diagnostics_by_corpus_position_equal_those_counted_by_text() {
+    fn tool_diagnostics_standalone_equal_those_the_scorer_counts() {
         let ds = v0();
         let c = &ds.corpus.as_ref().unwrap().value;
         let mut g = ds.golden.as_ref().unwrap().value.clone();
@@ -621,18 +622,7 @@ mod tests {
             runs,
         };
         let by_position = diagnostics::ToolDiagnostics::of(&obs, c, &g);
-        let corpus_ids: metrics::IdPositions = c.tools.iter().map(|t| t.tool_id.as_str()).collect();
-        let lookup = &corpus_ids;
-        let mut by_text = diagnostics::Accumulator::default();
-        for run in &obs.runs {
-            for qo in &run.queries {
-                let qi = g.queries.iter().position(|q| q.id == qo.id).unwrap();
-                let q = &g.queries[qi];
-                let f = metrics::filter_ranked(&qo.ranked, lookup);
-                by_text.add(run.run, qi, &q.id, &q.labels, &f.ids);
-            }
-        }
-        let by_text = by_text.finish();
+        let by_text = retrieval(obs, c, &g).tool_diagnostics;
         assert_eq!(by_position, by_text);
         assert!(by_position.tool("gone:tool1").is_some());
         assert!(

@@ -3,12 +3,11 @@
 
 use crate::infra::text::Text;
 use crate::pipeline::dataset::Label;
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use crate::pipeline::sut::DEPTH;
 
-/// A ranked list after canonical filtering. The ids borrow from the raw list: filtering
-/// allocates one small vector and copies no text.
+/// A ranked list after canonical filtering. The ids borrow from the raw list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Filtered<'a, S = Text> {
     /// Corpus ids in the order returned, first occurrence only.
@@ -19,84 +18,24 @@ pub struct Filtered<'a, S = Text> {
     pub duplicates: usize,
 }
 
-/// Ids with the position of their first occurrence: the frozen corpus's tool ids, for filtering
-/// ranked lists, and the golden set's query ids.
-///
-/// Filtering looks up every returned id (200,000 of them for 20,000 queries × 10 results), so
-/// the table uses foldhash (seeded per process) rather than SipHash, and repeats are found by
-/// comparing positions rather than text.
-#[derive(Debug, Clone, Default)]
-pub struct IdPositions<'a> {
-    positions: HashMap<&'a str, u32, foldhash::fast::RandomState>,
-}
-
-impl<'a> IdPositions<'a> {
-    /// The position of `id` (its first occurrence), if it is one of the ids.
-    pub fn position(&self, id: &str) -> Option<u32> {
-        self.positions.get(id).copied()
-    }
-}
-
-impl<'a> FromIterator<&'a str> for IdPositions<'a> {
-    fn from_iter<I: IntoIterator<Item = &'a str>>(ids: I) -> Self {
-        let ids = ids.into_iter();
-        let mut positions = HashMap::with_capacity_and_hasher(
-            ids.size_hint().0,
-            foldhash::fast::RandomState::default(),
-        );
-        for (i, id) in ids.enumerate() {
-            positions.entry(id).or_insert(i as u32);
-        }
-        IdPositions { positions }
-    }
-}
-
-/// Drops ids not in `corpus` and repeated ids, keeping the first occurrence.
-pub fn filter_ranked<'a, S: AsRef<str>>(raw: &'a [S], corpus: &IdPositions<'_>) -> Filtered<'a, S> {
+/// Drops ids not in `corpus` (the frozen corpus's tool ids) and repeated ids, keeping the
+/// first occurrence.
+pub fn filter_ranked<'a, S: AsRef<str>>(raw: &'a [S], corpus: &HashSet<&str>) -> Filtered<'a, S> {
     let mut f: Filtered<'a, S> = Filtered {
         ids: Vec::with_capacity(raw.len()),
         off_corpus: 0,
         duplicates: 0,
     };
-    // the positions kept so far: on the stack for lists of usual length (depth + headroom)
-    let mut small = [0u32; 64];
-    let mut large = Vec::new();
-    let seen: &mut [u32] = if raw.len() <= small.len() {
-        &mut small
-    } else {
-        large.resize(raw.len(), 0);
-        &mut large
-    };
-    let mut kept = 0;
     for id in raw {
-        match corpus.position(id.as_ref()) {
-            None => f.off_corpus += 1,
-            Some(p) if seen[..kept].contains(&p) => f.duplicates += 1,
-            Some(p) => {
-                seen[kept] = p;
-                kept += 1;
-                f.ids.push(id);
-            }
+        if !corpus.contains(id.as_ref()) {
+            f.off_corpus += 1;
+        } else if f.ids.iter().any(|k| k.as_ref() == id.as_ref()) {
+            f.duplicates += 1;
+        } else {
+            f.ids.push(id);
         }
     }
     f
-}
-
-/// The ids [`filter_ranked`] keeps, in its order, each with its corpus position, into `out`
-/// (cleared first): the per-tool diagnostics count by position, not by text.
-pub fn ranked_positions<'a, S: AsRef<str>>(
-    raw: &'a [S],
-    corpus: &IdPositions<'_>,
-    out: &mut Vec<(u32, &'a S)>,
-) {
-    out.clear();
-    for id in raw {
-        if let Some(p) = corpus.position(id.as_ref())
-            && !out.iter().any(|&(q, _)| q == p)
-        {
-            out.push((p, id));
-        }
-    }
 }
 
 /// Per-query retrieval metrics.
