@@ -10,7 +10,7 @@ use crate::infra::files;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::shard::{Shard, ShardRef};
 use crate::pipeline::gate::Policy;
-use crate::pipeline::measure::Limits;
+use crate::pipeline::measure::{self, Limits};
 use crate::pipeline::report::model::Report;
 use crate::pipeline::sut::observe::{
     DetectorObservations, ObservationsFile, RetrievalObservations,
@@ -311,6 +311,11 @@ fn join(shards: Vec<ShardFile>, part: Part) -> Measured {
                 }
             }
         }
+    }
+    // a whole run that found nothing fails as an unsharded run does
+    if let Some(r) = retrieval.as_ref().filter(|_| m.failure.is_none()) {
+        m.failure = measure::found_nothing(&r.observations);
+        m.retrieval_failed = m.failure.is_some();
     }
     m.retrieval = retrieval;
     m.security = security;

@@ -301,22 +301,21 @@ pub async fn measure_all(
         let (obs, mut err) = measure::retrieval(r, golden, plan.runs, plan.limits, progress).await;
         let asked: std::collections::HashSet<&str> =
             g.value.queries.iter().map(|q| q.id.as_str()).collect();
-        // a system that found nothing is not probed, and no detector runs after it (`assemble`
-        // names the failure); a shard leaves that to the merge, which sees every answer
+        // a shard leaves this to the merge, which sees every answer
+        if err.is_none() && plan.shard.is_none() {
+            err = measure::found_nothing(&obs);
+        }
         let answers = || obs.runs.iter().flat_map(|r| &r.queries);
-        let found_nothing = plan.shard.is_none()
-            && answers().next().is_some()
-            && answers().all(|q| q.ranked.is_empty());
         let mut system_warnings = r.warnings(&asked);
         // the guarantee holds to the end: queries it answered are asked again and compared
-        if err.is_none() && !found_nothing && r.replays().is_none() {
+        if err.is_none() && r.replays().is_none() {
             let again = measure::recheck::run(r, golden, &obs, plan.limits).await;
             err = again.failure(&obs);
             if err.is_none() {
                 system_warnings.extend(again.warnings(r.name()));
             }
         }
-        m.retrieval_failed = err.is_some() || found_nothing;
+        m.retrieval_failed = err.is_some();
         if !m.retrieval_failed
             && plan.robustness != RobustnessMode::Off
             && r.replays().is_none()
@@ -391,15 +390,14 @@ pub fn assemble(
         retrieval: measured_retrieval,
         robustness,
         security: measured_security,
-        mut failure,
-        mut retrieval_failed,
+        failure,
+        retrieval_failed,
     } = measured;
     let mut retrieval = None;
     let mut system_warnings = Vec::new();
     if let (Some(m), Some(c), Some(g)) = (measured_retrieval, &ds.corpus, &ds.golden) {
         let slice = plan.shard.map(|s| shard::golden_slice(&g.value, s));
         let golden = slice.as_ref().unwrap_or(&g.value);
-        let system = m.observations.system.clone();
         let mut scored = score::retrieval(m.observations, &c.value, golden);
         scored.catalog = m.coverage;
         warnings.extend(m.system_warnings.iter().cloned());
@@ -411,20 +409,9 @@ pub fn assemble(
             ));
         }
         let d = &scored.diagnostics;
-        if plan.shard.is_none()
-            && failure.is_none()
-            && d.answers > 0
-            && d.empty_answers == d.answers
+        // every answer empty in a whole run is its failure ([`measure::found_nothing`])
+        if d.empty_answers * 2 > d.answers && (plan.shard.is_some() || d.empty_answers < d.answers)
         {
-            retrieval_failed = true;
-            failure = Some(SutError::garbage(
-                system,
-                format!(
-                    "every one of its {} answers was empty: a system that finds nothing is not measured (is its index built? does the search tool read the query argument?)",
-                    d.answers
-                ),
-            ));
-        } else if d.empty_answers * 2 > d.answers {
             warnings.push(format!(
                 "{} of {} answers were empty: most queries found nothing, the numbers describe a system that hardly answers",
                 d.empty_answers, d.answers

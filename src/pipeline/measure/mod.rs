@@ -85,6 +85,22 @@ impl Default for Limits {
     }
 }
 
+/// A system whose every answer was empty found nothing: it is not measured (is its index
+/// built? does its search tool read the query argument?), and no probe or detector follows it.
+/// Decided over a whole run's answers (a shard's are judged when the shards are merged).
+pub fn found_nothing(obs: &RetrievalObservations) -> Option<SutError> {
+    let answers: Vec<&QueryObservation> = obs.runs.iter().flat_map(|r| &r.queries).collect();
+    (!answers.is_empty() && answers.iter().all(|q| q.ranked.is_empty())).then(|| {
+        SutError::garbage(
+            obs.system.as_str(),
+            format!(
+                "every one of its {} answers was empty: a system that finds nothing is not measured (is its index built? does the search tool read the query argument?)",
+                answers.len()
+            ),
+        )
+    })
+}
+
 /// Sends every golden query `runs` times, up to `limits.concurrency` at once (results are kept
 /// in golden-set order). On the first failure the measurement stops and the failure is returned
 /// beside what was observed so far. An answer later than `limits.request_timeout` is a timeout,
