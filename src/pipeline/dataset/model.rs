@@ -422,15 +422,8 @@ impl TryFrom<RawEntry> for Entry {
             Some(ToolField::Name(n)) => (Some(n), None, None),
             Some(ToolField::Definition(d)) => (Some(d.name), Some(d.description), d.input_schema),
         };
-        let description = match (r.description, tool_description) {
-            (Some(d), _) => d,
-            (None, Some(d)) => d,
-            (None, None) => {
-                return Err(
-                    "missing field `description` (or a `tool` object with a description)".into(),
-                );
-            }
-        };
+        let missing = "missing field `description` (or a `tool` object with a description)";
+        let description = r.description.or(tool_description).ok_or(missing)?;
         Ok(Entry {
             id: r.id,
             description,
