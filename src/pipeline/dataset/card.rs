@@ -28,10 +28,6 @@ fn pct(n: usize, d: usize) -> String {
     }
 }
 
-fn words(s: &str) -> usize {
-    s.split_whitespace().count()
-}
-
 /// The card: a heading per dataset, then its tables.
 pub fn render(
     corpus: Option<&Corpus>,
@@ -84,22 +80,6 @@ fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
         c.tools.len(),
         tools.len()
     );
-    let mut registries: BTreeMap<String, usize> = BTreeMap::new();
-    let mut licenses: BTreeMap<String, usize> = BTreeMap::new();
-    for s in &c.servers {
-        *registries
-            .entry(s.registry.clone().unwrap_or_else(|| "?".into()))
-            .or_default() += 1;
-        *licenses
-            .entry(s.license.clone().unwrap_or_else(|| "?".into()))
-            .or_default() += 1;
-    }
-    let join = |m: &BTreeMap<String, usize>| {
-        m.iter()
-            .map(|(k, n)| format!("{} {n}", md(k)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     if !c.servers.is_empty() {
         let dummy = c
             .servers
@@ -114,20 +94,17 @@ fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
         let _ = writeln!(
             o,
             "Servers by registry: {}. Licences: {}. Servers that needed a dummy credential to list their tools: {dummy}.\n",
-            join(&registries),
-            join(&licenses)
+            tally(c.servers.iter().map(|s| s.registry.as_deref())),
+            tally(c.servers.iter().map(|s| s.license.as_deref()))
         );
     }
     let with_golden = golden.is_some();
     if with_golden {
-        let _ = writeln!(
-            o,
-            "| Server | Package | Version | Licence | Tools | Queries | Relevant tools | Distractors |"
+        o.push_str(
+            "| Server | Package | Version | Licence | Tools | Queries | Relevant tools | Distractors |\n|---|---|---|---|---:|---:|---:|---:|\n",
         );
-        let _ = writeln!(o, "|---|---|---|---|---:|---:|---:|---:|");
     } else {
-        let _ = writeln!(o, "| Server | Package | Version | Licence | Tools |");
-        let _ = writeln!(o, "|---|---|---|---|---:|");
+        o.push_str("| Server | Package | Version | Licence | Tools |\n|---|---|---|---|---:|\n");
     }
     for (server, n) in &tools {
         let info = c.servers.iter().find(|s| s.name == *server);
@@ -196,17 +173,11 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
         *splits
             .entry(q.split.as_deref().unwrap_or("(none)"))
             .or_default() += 1;
-        let w = words(&q.query);
-        lengths[if w <= 4 {
-            0
-        } else if w < 20 {
-            1
-        } else {
-            2
-        }] += 1;
+        // terse (up to 4 words), medium, long (20 words or more)
+        let w = q.query.split_whitespace().count();
+        lengths[usize::from(w > 4) + usize::from(w >= 20)] += 1;
     }
-    let _ = writeln!(o, "| Property | Count | Share |");
-    let _ = writeln!(o, "|---|---:|---:|");
+    o.push_str("| Property | Count | Share |\n|---|---:|---:|\n");
     let row = |o: &mut String, k: &str, v: usize| {
         let _ = writeln!(o, "| {k} | {v} | {} |", pct(v, n));
     };
@@ -230,8 +201,7 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
     }
     let _ = writeln!(o);
     let labels: usize = grades.iter().sum();
-    let _ = writeln!(o, "| Label grade | Labels | Share |");
-    let _ = writeln!(o, "|---|---:|---:|");
+    o.push_str("| Label grade | Labels | Share |\n|---|---:|---:|\n");
     for (grade, what) in [(2, "primary"), (1, "acceptable"), (0, "hard negative")] {
         let _ = writeln!(
             o,
@@ -241,8 +211,7 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
         );
     }
     let _ = writeln!(o);
-    let _ = writeln!(o, "| Relevant tools per query | Queries |");
-    let _ = writeln!(o, "|---|---:|");
+    o.push_str("| Relevant tools per query | Queries |\n|---|---:|\n");
     for (k, c) in &per_query {
         let k = if *k >= 5 {
             "5 or more".to_string()
@@ -277,12 +246,11 @@ fn styles(e: &Entry) -> Vec<String> {
 
 /// Style families: `multilingual-de` → `multilingual`, `encoded-base64` → `encoded`, ...
 fn family(style: &str) -> String {
-    for prefix in ["multilingual-", "unicode-", "encoded-", "hn-"] {
-        if style.starts_with(prefix) {
-            return prefix.trim_end_matches('-').to_string();
-        }
+    let prefixes = ["multilingual-", "unicode-", "encoded-", "hn-"];
+    match prefixes.iter().find(|p| style.starts_with(**p)) {
+        Some(p) => p.trim_end_matches('-').to_string(),
+        None => style.to_string(),
     }
-    style.to_string()
 }
 
 fn origin(e: &Entry) -> &'static str {
@@ -312,11 +280,9 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
         n - malicious
     );
     let origins = ["self-authored", "paraphrased (MIT)", "real corpus", "other"];
-    let _ = writeln!(
-        o,
-        "| Category | Label | Entries | Subtle | Self-authored | Paraphrased (MIT) | Real corpus | Other |"
+    o.push_str(
+        "| Category | Label | Entries | Subtle | Self-authored | Paraphrased (MIT) | Real corpus | Other |\n|---|---|---:|---:|---:|---:|---:|---:|\n",
     );
-    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|");
     for cat in Category::ALL {
         let es: Vec<&Entry> = s.entries.iter().filter(|e| e.category == cat).collect();
         let subtle = es
@@ -350,8 +316,7 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
         o.push('\n');
     }
     let _ = writeln!(o);
-    let _ = writeln!(o, "| Hard negatives resembling | Entries |");
-    let _ = writeln!(o, "|---|---:|");
+    o.push_str("| Hard negatives resembling | Entries |\n|---|---:|\n");
     for cat in Category::ATTACKS {
         let c = s
             .entries
@@ -394,11 +359,9 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
         }
     }
     if !fam.is_empty() {
-        let _ = writeln!(
-            o,
-            "| Attack style family | tool_poisoning | prompt_injection | shadowing | rug_pull |"
+        o.push_str(
+            "| Attack style family | tool_poisoning | prompt_injection | shadowing | rug_pull |\n|---|---:|---:|---:|---:|\n",
         );
-        let _ = writeln!(o, "|---|---:|---:|---:|---:|");
         for (f, by) in &fam {
             let _ = write!(o, "| {} |", md(f));
             for cat in Category::ATTACKS {
@@ -408,19 +371,21 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
         }
         let _ = writeln!(o);
     }
-    let mut licenses: BTreeMap<&str, usize> = BTreeMap::new();
-    for e in &s.entries {
-        *licenses.entry(e.provenance.license.as_str()).or_default() += 1;
+    let licenses = s.entries.iter().map(|e| e.provenance.license.as_str());
+    let _ = writeln!(o, "Licences of entries: {}.\n", tally(licenses.map(Some)));
+}
+
+/// Each key (`?` for none) with how often it occurs (`MIT 3, Apache-2.0 1`), keys in order.
+fn tally<'a>(keys: impl Iterator<Item = Option<&'a str>>) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for k in keys {
+        *counts.entry(k.unwrap_or("?")).or_default() += 1;
     }
-    let _ = writeln!(
-        o,
-        "Licences of entries: {}.\n",
-        licenses
-            .iter()
-            .map(|(k, n)| format!("{} {n}", md(k)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let shown: Vec<String> = counts
+        .iter()
+        .map(|(k, n)| format!("{} {n}", md(k)))
+        .collect();
+    shown.join(", ")
 }
 
 /// Replaces the block between [`BEGIN`] and [`END`] in `doc` with `card`.

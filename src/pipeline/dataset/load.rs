@@ -174,7 +174,7 @@ fn missing_hint(path: &Path, e: &std::io::Error) -> String {
 }
 
 /// Reads a file from disk; a missing or unreadable file is a violation, not a panic.
-pub fn read_file(path: &Path) -> Result<String, Violation> {
+pub fn read_file(path: &Path) -> Result<(Source, String), Violation> {
     let source = Source {
         name: path.display().to_string(),
         embedded: false,
@@ -189,11 +189,12 @@ pub fn read_file(path: &Path) -> Result<String, Violation> {
         Some(rest) => rest.to_vec(),
         None => bytes,
     };
-    String::from_utf8(bytes).map_err(|e| {
+    let text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let m = format!("expected UTF-8 JSON text, found invalid UTF-8 at byte {at}");
         Violation::error(&source, "$", (1, 1), "file.not-utf8", m)
-    })
+    })?;
+    Ok((source, text))
 }
 
 /// Decodes a document whose content is the array at `items_key`. The header (everything but

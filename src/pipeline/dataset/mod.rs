@@ -291,12 +291,8 @@ pub struct DatasetErrors(pub Vec<Violation>);
 
 impl std::fmt::Display for DatasetErrors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self
-            .0
-            .iter()
-            .filter(|v| v.severity == Severity::Error)
-            .count();
-        writeln!(f, "{n} dataset error(s):")?;
+        let errors = self.0.iter().filter(|v| v.severity == Severity::Error);
+        writeln!(f, "{} dataset error(s):", errors.count())?;
         for v in &self.0 {
             writeln!(f, "  {v}")?;
         }
@@ -327,12 +323,7 @@ fn read_and_load<T>(
             (source, Cow::Borrowed(embedded.text()))
         }
         Some(p) => {
-            let text = load::read_file(p).map_err(|v| out.push(v)).ok()?;
-            let source = Source {
-                name: p.display().to_string(),
-                embedded: false,
-                sha256: String::new(),
-            };
+            let (source, text) = load::read_file(p).map_err(|v| out.push(v)).ok()?;
             (source, Cow::Owned(text))
         }
     };
@@ -398,14 +389,9 @@ impl Datasets {
 
     /// True when every dataset in use is the compiled-in default.
     pub fn all_embedded(&self) -> bool {
-        [
-            self.corpus.as_ref().map(|l| l.source.embedded),
-            self.golden.as_ref().map(|l| l.source.embedded),
-            self.security.as_ref().map(|l| l.source.embedded),
-        ]
-        .into_iter()
-        .flatten()
-        .all(|e| e)
+        self.corpus.as_ref().is_none_or(|l| l.source.embedded)
+            && self.golden.as_ref().is_none_or(|l| l.source.embedded)
+            && self.security.as_ref().is_none_or(|l| l.source.embedded)
     }
 }
 

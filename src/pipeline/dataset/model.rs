@@ -245,13 +245,10 @@ impl Category {
             return *c;
         }
         let mut names = OTHER_NAMES.lock().unwrap_or_else(|p| p.into_inner());
-        let i = match names.iter().position(|n| *n == name) {
-            Some(i) => i,
-            None => {
-                names.push(Box::leak(name.to_string().into_boxed_str()));
-                names.len() - 1
-            }
-        };
+        let i = names.iter().position(|n| *n == name).unwrap_or_else(|| {
+            names.push(Box::leak(name.to_string().into_boxed_str()));
+            names.len() - 1
+        });
         Category::Other(i as u32)
     }
     pub fn as_str(self) -> &'static str {

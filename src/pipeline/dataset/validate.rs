@@ -123,11 +123,6 @@ pub fn contains_word(text: &str, name: &str) -> bool {
     false
 }
 
-/// A character that shows nothing: white space, a control or an invisible format character.
-fn blank(c: char) -> bool {
-    c.is_whitespace() || is_invisible(c)
-}
-
 /// How deep a tool definition's JSON may nest. A served definition travels inside an MCP
 /// message (about six more levels), and JSON readers, evalgate's and rmcp's included, stop at
 /// 128 levels: a deeper schema would pass here and break the run.
@@ -225,7 +220,11 @@ pub fn golden(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut 
             r.add(&p.key("id"), "golden.id", "expected a non-empty query id");
         }
         r.unique_id(i, &q.id, ("id", "query id"), "golden.duplicate-id");
-        if q.query.chars().all(blank) {
+        // nothing visible: white space, controls or invisible format characters
+        if q.query
+            .chars()
+            .all(|c| c.is_whitespace() || is_invisible(c))
+        {
             r.add(&p.key("query"), "golden.empty-query", "expected a query text with something visible in it (found only spaces, control or invisible characters)");
         }
         if !q.labels.iter().any(|l| l.relevance >= 1) {
