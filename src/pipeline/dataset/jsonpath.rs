@@ -1,16 +1,12 @@
 //! JSON paths (`$.queries[3].labels[0]`) and where each value starts in the source text.
 //!
 //! serde_json does not keep spans, so validation errors could not point at a line. When a file
-//! has something to report, serde_json reads its (already successfully parsed) text once more,
-//! through a reader that counts the bytes it takes, and the start of every value is noted,
-//! keyed by its path. Lookups of a path that does not exist (a missing field) fall back to the
-//! nearest existing ancestor, which is where the reader has to look. The same walk finds a key
-//! given twice in one object.
+//! has something to report, its (already successfully parsed) text is scanned once more and the
+//! start of every value is noted, keyed by its path. Lookups of a path that does not exist (a
+//! missing field) fall back to the nearest existing ancestor, which is where the reader has to
+//! look. The same scan finds a key given twice in one object.
 
-use serde::Deserializer;
-use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
@@ -40,40 +36,31 @@ impl JsonPath {
         v.push(Seg::Index(i));
         JsonPath(v)
     }
-    pub fn parent(&self) -> Option<Self> {
-        if self.0.is_empty() {
-            None
-        } else {
-            Some(JsonPath(self.0[..self.0.len() - 1].to_vec()))
-        }
-    }
     /// Appends a path reported by `serde_path_to_error` (relative to `self`).
     pub fn join_serde(&self, p: &serde_path_to_error::Path) -> Self {
+        use serde_path_to_error::Segment;
         let mut v = self.0.clone();
         for seg in p.iter() {
             match seg {
-                serde_path_to_error::Segment::Seq { index } => v.push(Seg::Index(*index)),
-                serde_path_to_error::Segment::Map { key } => v.push(Seg::Key(key.clone())),
-                serde_path_to_error::Segment::Enum { .. }
-                | serde_path_to_error::Segment::Unknown => {}
+                Segment::Seq { index } => v.push(Seg::Index(*index)),
+                Segment::Map { key } => v.push(Seg::Key(key.clone())),
+                Segment::Enum { .. } | Segment::Unknown => {}
             }
         }
         JsonPath(v)
     }
 }
 
-fn is_ident(k: &str) -> bool {
-    !k.is_empty()
-        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !k.starts_with(|c: char| c.is_ascii_digit())
-}
-
 impl fmt::Display for JsonPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ident = |k: &str| {
+            k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        };
         f.write_str("$")?;
         for s in &self.0 {
             match s {
-                Seg::Key(k) if is_ident(k) => write!(f, ".{k}")?,
+                Seg::Key(k) if ident(k) => write!(f, ".{k}")?,
                 Seg::Key(k) => write!(f, "[{}]", serde_json::Value::String(k.clone()))?,
                 Seg::Index(i) => write!(f, "[{i}]")?,
             }
@@ -84,13 +71,13 @@ impl fmt::Display for JsonPath {
 
 /// Line and column (both from 1; the column counts characters) of each value in a document.
 ///
-/// The table is built on the first lookup, by reading the text once more: a valid file never
+/// The table is built on the first lookup, by scanning the text once more: a valid file never
 /// needs it.
 #[derive(Debug, Default)]
 pub struct Positions {
     /// The file's text itself, not a copy (a dataset's text is read once and kept here).
     text: Cow<'static, str>,
-    map: OnceLock<HashMap<JsonPath, (usize, usize)>>,
+    map: OnceLock<HashMap<Vec<Seg>, (usize, usize)>>,
 }
 
 impl Positions {
@@ -103,16 +90,17 @@ impl Positions {
         }
     }
 
-    fn table(&self) -> &HashMap<JsonPath, (usize, usize)> {
+    fn table(&self) -> &HashMap<Vec<Seg>, (usize, usize)> {
         self.map.get_or_init(|| {
-            // the walk notes values in the order they start: one sweep of the text places them
+            // the scan notes values in the order they start: one sweep of the text places them
             let (mut at, mut place) = (0, (1, 1));
             let text = self.text.as_bytes();
-            let starts = walk(&self.text, Mode::Table).starts.into_iter();
+            let starts = scan(&self.text, true).starts.unwrap_or_default();
             starts
+                .into_iter()
                 .map(|(path, start)| {
-                    place = advance(place, text.get(at..start).unwrap_or_default());
-                    at = at.max(start);
+                    place = advance(place, &text[at..start]);
+                    at = start;
                     (path, place)
                 })
                 .collect()
@@ -122,14 +110,10 @@ impl Positions {
     /// Where `path` starts, or its nearest existing ancestor; (1, 1) when nothing is known.
     pub fn locate(&self, path: &JsonPath) -> (usize, usize) {
         let map = self.table();
-        let mut p = Some(path.clone());
-        while let Some(cur) = p {
-            if let Some(&place) = map.get(&cur) {
-                return place;
-            }
-            p = cur.parent();
-        }
-        (1, 1)
+        (0..=path.0.len())
+            .rev()
+            .find_map(|n| map.get(&path.0[..n]).copied())
+            .unwrap_or((1, 1))
     }
 }
 
@@ -148,189 +132,151 @@ pub struct DuplicateKey {
 /// is `"version"`), in values up to [`WALKED_DEPTH`] levels deep. Meant for valid JSON: on
 /// malformed text (the decoder reports it) it finds nothing.
 pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
-    walk(text, Mode::Keys).duplicate?;
-    // found: read again, counting, for where both values are
-    let (path, first, second) = walk(text, Mode::KeysAt).duplicate?;
+    let (path, first, second) = scan(text, false).duplicate?;
     Some(DuplicateKey {
         path,
-        first: line_col(text, first?),
-        second: line_col(text, second?),
+        first: advance((1, 1), &text.as_bytes()[..first]),
+        second: advance((1, 1), &text.as_bytes()[..second]),
     })
 }
 
-/// Values are walked this deep; deeper ones are skipped whole (serde_json skips without
-/// recursing) and located at their ancestor. A dataset's own structure is a handful of levels,
-/// and only tool schemas (refused deeper than 100 levels) go further.
+/// Values are walked this deep; deeper ones are skipped whole and located at their ancestor. A
+/// dataset's own structure is a handful of levels, and only tool schemas (refused deeper than
+/// 100 levels) go further.
 const WALKED_DEPTH: usize = 100;
 
-#[derive(Clone, Copy, PartialEq)]
-enum Mode {
-    /// Only the first duplicate key, without positions.
-    Keys,
-    /// The first duplicate key and where its two values start.
-    KeysAt,
-    /// Where every value starts.
-    Table,
-}
-
-/// What one walk of a document found.
-struct Found<'a> {
-    mode: Mode,
+/// One pass over JSON text. It stops at anything that is not JSON, keeping what it found.
+struct Scan<'a> {
     text: &'a [u8],
-    /// Bytes serde_json has taken from the text, when it reads through [`Counted`].
-    read: Option<&'a Cell<usize>>,
+    at: usize,
     path: Vec<Seg>,
-    starts: Vec<(JsonPath, usize)>,
-    duplicate: Option<(JsonPath, Option<usize>, Option<usize>)>,
+    /// Where each value starts, in text order (noted only for a position table).
+    starts: Option<Vec<(Vec<Seg>, usize)>>,
+    /// The first key given twice: its path and where its two values start.
+    duplicate: Option<(JsonPath, usize, usize)>,
 }
 
-/// What a walk found: where values start, the first key given twice (where its values start).
-struct Walked {
-    /// In the order the values start in the text.
-    starts: Vec<(JsonPath, usize)>,
-    duplicate: Option<(JsonPath, Option<usize>, Option<usize>)>,
-}
-
-/// Walks `text` with serde_json (which judges the syntax), noting what `mode` asks for.
-fn walk(text: &str, mode: Mode) -> Walked {
-    let read = Cell::new(0);
-    let found = RefCell::new(Found {
-        mode,
+fn scan(text: &str, table: bool) -> Scan<'_> {
+    let mut s = Scan {
         text: text.as_bytes(),
-        read: None,
+        at: 0,
         path: Vec::new(),
-        starts: Vec::new(),
+        starts: table.then(Vec::new),
         duplicate: None,
-    });
-    // a duplicate ends the walk with an error; any other error leaves what was found so far
-    let _ = if mode == Mode::Keys {
-        Node(&found, 0).deserialize(&mut serde_json::Deserializer::from_str(text))
-    } else {
-        // the positions come from counting the bytes serde_json reads
-        found.borrow_mut().read = Some(&read);
-        let counted = Counted {
-            rest: text.as_bytes(),
-            read: &read,
-        };
-        Node(&found, 0).deserialize(&mut serde_json::Deserializer::from_reader(counted))
     };
-    let found = found.into_inner();
-    Walked {
-        starts: found.starts,
-        duplicate: found.duplicate,
-    }
+    s.value(0);
+    s
 }
 
-/// The text as a reader that counts the bytes taken. serde_json takes one byte at a time, and
-/// one ahead of a value it is about to read (to see what it is), not ahead of a map's value.
-struct Counted<'a> {
-    rest: &'a [u8],
-    read: &'a Cell<usize>,
-}
-
-impl std::io::Read for Counted<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.rest.read(buf)?;
-        self.read.set(self.read.get() + n);
-        Ok(n)
-    }
-}
-
-/// A value of the document at `.1` levels deep; deserializes to where it starts.
-struct Node<'f, 'a>(&'f RefCell<Found<'a>>, usize);
-
-impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
-    type Value = Option<usize>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
-        let start = {
-            let mut f = self.0.borrow_mut();
-            // the byte serde_json looked at last is this value's first, or (in a map) the colon
-            // before it
-            let start = f.read.map(|n| {
-                let from = n.get().saturating_sub(1);
-                from + f.text[from..]
-                    .iter()
-                    .take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b':' | b','))
-                    .count()
-            });
-            if f.mode == Mode::Table
-                && let Some(at) = start
-            {
-                let path = JsonPath(f.path.clone());
-                f.starts.push((path, at));
-            }
-            start
-        };
-        if self.1 >= WALKED_DEPTH {
-            d.deserialize_ignored_any(IgnoredAny)?;
-        } else {
-            d.deserialize_any(self)?;
+impl<'a> Scan<'a> {
+    /// The next byte that is not white space.
+    fn peek(&mut self) -> Option<u8> {
+        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.text.get(self.at) {
+            self.at += 1;
         }
-        Ok(start)
-    }
-}
-
-impl<'de> Visitor<'de> for Node<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
+        self.text.get(self.at).copied()
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    /// Moves past the string that starts here; its text, quotes included.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        let start = self.at;
+        self.at += 1;
+        loop {
+            match *self.text.get(self.at)? {
+                b'"' => break,
+                b'\\' => self.at += 2,
+                _ => self.at += 1,
+            }
+        }
+        self.at += 1;
+        Some(&self.text[start..self.at])
+    }
+
+    /// Moves past the value that starts here, `depth` levels deep; where it starts.
+    fn value(&mut self, depth: usize) -> Option<usize> {
+        let first = self.peek()?;
+        let start = self.at;
+        if let Some(starts) = &mut self.starts {
+            starts.push((self.path.clone(), start));
+        }
+        match first {
+            b'"' => _ = self.string()?,
+            b'[' | b'{' if depth >= WALKED_DEPTH => {
+                // skipped without recursing: only brackets outside strings count
+                let mut open = 0;
+                loop {
+                    match *self.text.get(self.at)? {
+                        b'"' => _ = self.string()?,
+                        b @ (b'[' | b'{' | b']' | b'}') => {
+                            open = if matches!(b, b'[' | b'{') {
+                                open + 1
+                            } else {
+                                open - 1
+                            };
+                            self.at += 1;
+                        }
+                        _ => self.at += 1,
+                    }
+                    if open == 0 {
+                        break;
+                    }
+                }
+            }
+            b'[' | b'{' => self.items(first == b'{', depth)?,
+            _ => {
+                // a number, `true`, `false` or `null`
+                self.at += 1;
+                while !matches!(
+                    self.text.get(self.at),
+                    None | Some(b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n')
+                ) {
+                    self.at += 1;
+                }
+            }
+        }
+        Some(start)
+    }
+
+    /// Moves past the array or object that starts here; an object's keys are compared decoded.
+    fn items(&mut self, object: bool, depth: usize) -> Option<()> {
+        let close = if object { b'}' } else { b']' };
+        let mut keys: HashMap<String, usize> = HashMap::new();
+        self.at += 1;
+        if self.peek()? == close {
+            self.at += 1;
+            return Some(());
+        }
         for i in 0.. {
-            self.0.borrow_mut().path.push(Seg::Index(i));
-            let more = seq.next_element_seed(Node(self.0, self.1 + 1))?;
-            self.0.borrow_mut().path.pop();
-            if more.is_none() {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut keys: HashMap<String, Option<usize>> = HashMap::new();
-        while let Some(key) = map.next_key::<String>()? {
-            self.0.borrow_mut().path.push(Seg::Key(key.clone()));
-            let start = map.next_value_seed(Node(self.0, self.1 + 1))?;
-            let mut f = self.0.borrow_mut();
-            let path = f.path.clone();
-            f.path.pop();
-            if f.mode != Mode::Table
-                && let Some(&first) = keys.get(&key)
+            let seg = if object {
+                // past the white space, anything but a string fails to decode as one
+                self.peek()?;
+                let key = serde_json::from_slice(self.string()?).ok()?;
+                if self.peek()? != b':' {
+                    return None;
+                }
+                self.at += 1;
+                Seg::Key(key)
+            } else {
+                Seg::Index(i)
+            };
+            self.path.push(seg);
+            let start = self.value(depth + 1)?;
+            if let Some(Seg::Key(k)) = self.path.last()
+                && let Some(first) = keys.insert(k.clone(), start)
+                && self.duplicate.is_none()
             {
-                f.duplicate = Some((JsonPath(path), first, start));
-                return Err(serde::de::Error::custom("a key given twice"));
+                self.duplicate = Some((JsonPath(self.path.clone()), first, start));
             }
-            keys.insert(key, start);
+            self.path.pop();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b if b == close => break,
+                _ => return None,
+            }
         }
-        Ok(())
+        self.at += 1;
+        Some(())
     }
-}
-
-/// The line and column (1-based, counted in characters) of byte `offset` of `text`.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    advance((1, 1), &text.as_bytes()[..offset.min(text.len())])
 }
 
 /// A line and column moved over `bytes`.

@@ -2,14 +2,17 @@
 //! the line:column and what was expected. Items are decoded one by one so that one bad item does
 //! not hide the problems of the others.
 
-use super::jsonpath::{JsonPath, Positions};
-use super::model::{Corpus, GoldenSet, SecurityCorpus};
+use super::jsonpath::{JsonPath, Positions, Seg, duplicate_key};
+use super::model::{Corpus, Entry, GoldenSet, Query, SecurityCorpus, Tool};
+use super::{DIR_FILES, dir_names_hint};
+use crate::infra::files;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::fmt;
+use std::path::Path;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -67,13 +70,7 @@ impl Source {
 
 /// Lowercase hex sha256.
 fn sha256_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    format!("{:x}", Sha256::digest(bytes))
 }
 
 /// A dataset file, decoded, with the positions of its values.
@@ -115,60 +112,43 @@ impl<T> Loaded<T> {
         rule: &'static str,
         message: impl Into<String>,
     ) -> Violation {
-        violation_at(
-            &self.source,
-            &self.positions,
-            severity,
-            path,
+        let at = self.positions.locate(path);
+        let v = Violation::error(&self.source, path, at, rule, message.into());
+        Violation { severity, ..v }
+    }
+}
+
+impl Violation {
+    /// An error in `source` at `path`, which starts at `(line, column)`.
+    fn error(
+        source: &Source,
+        path: impl ToString,
+        (line, column): (usize, usize),
+        rule: &'static str,
+        message: String,
+    ) -> Violation {
+        Violation {
+            severity: Severity::Error,
+            file: source.name.clone(),
+            path: path.to_string(),
+            line,
+            column,
             rule,
-            message.into(),
-        )
+            message,
+        }
     }
 }
 
-fn violation_at(
-    source: &Source,
-    positions: &Positions,
-    severity: Severity,
-    path: &JsonPath,
-    rule: &'static str,
-    message: String,
-) -> Violation {
-    let (line, column) = positions.locate(path);
-    Violation {
-        severity,
-        file: source.name.clone(),
-        path: path.to_string(),
-        line,
-        column,
-        rule,
-        message,
-    }
-}
-
-fn whole_file(source: &Source, rule: &'static str, message: String) -> Violation {
-    Violation {
-        severity: Severity::Error,
-        file: source.name.clone(),
-        path: "$".into(),
-        line: 1,
-        column: 1,
-        rule,
-        message,
-    }
-}
-
-/// Reads a file from disk; a missing or unreadable file is a violation, not a panic.
 /// For a dataset file that is not there: what a dataset directory is searched for and the
 /// JSON files the directory has.
-fn missing_hint(path: &std::path::Path, e: &std::io::Error) -> String {
+fn missing_hint(path: &Path, e: &std::io::Error) -> String {
     let dir = path.parent().filter(|d| d.is_dir());
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or_default();
-    let Some(dir) = dir
-        .filter(|_| e.kind() == std::io::ErrorKind::NotFound && super::DIR_FILES.contains(&name))
+    let Some(dir) =
+        dir.filter(|_| e.kind() == std::io::ErrorKind::NotFound && DIR_FILES.contains(&name))
     else {
         return String::new();
     };
@@ -185,45 +165,36 @@ fn missing_hint(path: &std::path::Path, e: &std::io::Error) -> String {
     } else {
         json.join(", ")
     };
-    format!(
-        "; {}; {} has: {found}",
-        super::dir_names_hint(),
-        if dir.as_os_str().is_empty() {
-            ".".into()
-        } else {
-            dir.display().to_string()
-        }
-    )
+    let shown = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    format!("; {}; {} has: {found}", dir_names_hint(), shown.display())
 }
 
-pub fn read_file(path: &std::path::Path) -> Result<String, Violation> {
+/// Reads a file from disk; a missing or unreadable file is a violation, not a panic.
+pub fn read_file(path: &Path) -> Result<(Source, String), Violation> {
     let source = Source {
         name: path.display().to_string(),
         embedded: false,
         sha256: String::new(),
     };
-    let bytes = crate::infra::files::read(path).map_err(|e| {
-        whole_file(
-            &source,
-            "file.unreadable",
-            format!("cannot read the file: {e}{}", missing_hint(path, &e)),
-        )
+    let bytes = files::read(path).map_err(|e| {
+        let m = format!("cannot read the file: {e}{}", missing_hint(path, &e));
+        Violation::error(&source, "$", (1, 1), "file.unreadable", m)
     })?;
     // a UTF-8 byte order mark (as some Windows editors write) is not JSON: read past it
     let bytes = match bytes.strip_prefix("\u{feff}".as_bytes()) {
         Some(rest) => rest.to_vec(),
         None => bytes,
     };
-    String::from_utf8(bytes).map_err(|e| {
-        whole_file(
-            &source,
-            "file.not-utf8",
-            format!(
-                "expected UTF-8 JSON text, found invalid UTF-8 at byte {}",
-                e.utf8_error().valid_up_to()
-            ),
-        )
-    })
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let m = format!("expected UTF-8 JSON text, found invalid UTF-8 at byte {at}");
+        Violation::error(&source, "$", (1, 1), "file.not-utf8", m)
+    })?;
+    Ok((source, text))
 }
 
 /// Decodes a document whose content is the array at `items_key`. The header (everything but
@@ -238,89 +209,72 @@ pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
     let doc: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            out.push(Violation {
-                severity: Severity::Error,
-                file: source.name.clone(),
-                path: "$".into(),
-                line: e.line().max(1),
-                column: e.column().max(1),
-                rule: "json.syntax",
-                message: format!("malformed JSON: {e}"),
-            });
+            let at = (e.line().max(1), e.column().max(1));
+            let m = format!("malformed JSON: {e}");
+            out.push(Violation::error(&source, "$", at, "json.syntax", m));
             return None;
         }
     };
     let positions = Positions::new(text.to_owned());
     let err = |path: &JsonPath, rule: &'static str, msg: String| {
-        violation_at(&source, &positions, Severity::Error, path, rule, msg)
+        Violation::error(&source, path, positions.locate(path), rule, msg)
     };
+    let root = JsonPath::root();
     let Value::Object(mut top) = doc else {
-        out.push(err(
-            &JsonPath::root(),
-            "json.shape",
-            format!(
-                "expected a JSON object with an `{items_key}` array, found {}",
-                kind_of(&doc)
-            ),
-        ));
+        let m = format!(
+            "expected a JSON object with an `{items_key}` array, found {}",
+            kind_of(&doc)
+        );
+        out.push(err(&root, "json.shape", m));
         return None;
     };
     let items = match top.remove(items_key) {
         Some(Value::Array(a)) => a,
         Some(other) => {
-            out.push(err(
-                &JsonPath::root().key(items_key),
-                "json.type",
-                format!("expected an array, found {}", kind_of(&other)),
-            ));
+            let m = format!("expected an array, found {}", kind_of(&other));
+            out.push(err(&root.key(items_key), "json.type", m));
             return None;
         }
         None => {
-            out.push(err(
-                &JsonPath::root(),
-                "json.missing-field",
-                format!("missing field `{items_key}` (expected an array)"),
-            ));
+            let m = format!("missing field `{items_key}` (expected an array)");
+            out.push(err(&root, "json.missing-field", m));
             return None;
         }
     };
+    // the header, with an empty array
     top.insert(items_key.to_string(), Value::Array(Vec::new()));
-    let mut header_ok = None;
-    match serde_path_to_error::deserialize::<_, T>(Value::Object(top)) {
-        Ok(h) => header_ok = Some(h),
-        Err(e) => {
-            let path = JsonPath::root().join_serde(e.path());
-            out.push(err(&path, "json.type", e.into_inner().to_string()));
-        }
+    let header = serde_path_to_error::deserialize::<_, T>(Value::Object(top));
+    if let Err(e) = &header {
+        out.push(err(
+            &root.join_serde(e.path()),
+            "json.type",
+            e.inner().to_string(),
+        ));
     }
     let items_in_file = items.len();
-    let mut decoded = Vec::with_capacity(items.len());
-    let mut file_index = Vec::with_capacity(items.len());
+    let (mut decoded, mut file_index) = (Vec::new(), Vec::new());
     for (i, item) in items.into_iter().enumerate() {
-        let base = JsonPath::root().key(items_key).index(i);
         match serde_path_to_error::deserialize::<_, I>(item) {
             Ok(v) => {
                 decoded.push(v);
                 file_index.push(i);
             }
             Err(e) => {
-                let path = base.join_serde(e.path());
+                let path = root.key(items_key).index(i).join_serde(e.path());
                 out.push(err(&path, "json.type", e.into_inner().to_string()));
             }
         }
     }
-    let header = header_ok?;
-    Some((
-        Loaded {
-            value: header,
-            source,
-            positions,
-            items_key,
-            file_index,
-            items_in_file,
-        },
-        decoded,
-    ))
+    let value = header.ok()?;
+    let l = Loaded {
+        value,
+        source,
+        positions,
+        items_key,
+        file_index,
+        items_in_file,
+    };
+    Some((l, decoded))
 }
 
 /// A document type whose items live in one top-level array.
@@ -347,18 +301,14 @@ macro_rules! items {
     };
 }
 
-items!(Corpus, super::model::Tool, tools);
-items!(GoldenSet, super::model::Query, queries);
-items!(SecurityCorpus, super::model::Entry, entries);
+items!(Corpus, Tool, tools);
+items!(GoldenSet, Query, queries);
+items!(SecurityCorpus, Entry, entries);
 
 /// Decodes a whole document. A well-formed file (the common case) decodes straight from the
 /// text into its types, with no intermediate JSON tree; only a file that fails to decode takes
-/// the item-by-item path of [`decode`], which finds every bad item and where it is.
-///
-/// The decode reads the whole text, and so do, for a file that is not embedded (whose
-/// fingerprint was computed at build time and whose keys CI checks), the duplicate-key scan
-/// and the sha256. The text is then kept,
-/// not copied, for locating violations.
+/// the item-by-item path of [`decode`], which finds every bad item and where it is. The text is
+/// kept, not copied, for locating violations.
 fn load<T: Items>(
     mut source: Source,
     text: Cow<'static, str>,
@@ -368,11 +318,7 @@ fn load<T: Items>(
     // the embedded datasets are the committed files, which CI validates from their paths
     // (`validate --profile strict --datasets datasets/v1`): a replay started per server starts
     // without a second walk of the whole corpus
-    let dup = if source.embedded {
-        None
-    } else {
-        super::jsonpath::duplicate_key(&text)
-    };
+    let dup = (!source.embedded).then(|| duplicate_key(&text)).flatten();
     if !source.embedded {
         source.sha256 = sha256_hex(text.as_bytes());
     }
@@ -380,21 +326,20 @@ fn load<T: Items>(
     let well_formed = fast.is_ok() || serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok();
     if let Some(d) = dup.filter(|_| well_formed) {
         let key = match d.path.0.last() {
-            Some(super::jsonpath::Seg::Key(k)) => k.clone(),
+            Some(Seg::Key(k)) => k.clone(),
             _ => String::new(),
         };
-        out.push(Violation {
-            severity: Severity::Error,
-            file: source.name.clone(),
-            path: d.path.to_string(),
-            line: d.second.0,
-            column: d.second.1,
-            rule: "json.duplicate-key",
-            message: format!(
-                "the key {key:?} is given twice in one object (first at line {}, column {}); a JSON reader keeps only the last value, so the first would be ignored: remove one",
-                d.first.0, d.first.1
-            ),
-        });
+        let m = format!(
+            "the key {key:?} is given twice in one object (first at line {}, column {}); a JSON reader keeps only the last value, so the first would be ignored: remove one",
+            d.first.0, d.first.1
+        );
+        out.push(Violation::error(
+            &source,
+            &d.path,
+            d.second,
+            "json.duplicate-key",
+            m,
+        ));
     }
     if let Ok(value) = fast {
         let n = value.item_count();

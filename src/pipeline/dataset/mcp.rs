@@ -33,8 +33,7 @@ pub fn to_mcp(t: &Tool) -> anyhow::Result<McpTool> {
 
 /// An MCP definition from a server as a corpus tool.
 pub fn from_mcp(server: &str, t: &McpTool) -> anyhow::Result<Tool> {
-    let v = serde_json::to_value(t)?;
-    from_definition(server, &v)
+    from_definition(server, &serde_json::to_value(t)?)
 }
 
 /// A tool definition as JSON (MCP shape) as a corpus tool.

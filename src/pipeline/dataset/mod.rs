@@ -13,8 +13,9 @@ pub mod validate;
 pub use load::{Loaded, Severity, Source, Violation};
 pub use model::*;
 
+use embedded::{CORPUS_FILE, GOLDEN_FILE, SECURITY_FILE};
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The v1 datasets shipped inside the binary (see `datasets/README.md`): the zero-config default.
 ///
@@ -116,7 +117,7 @@ pub const SPEC065_FILES: [(&str, &str); 3] = [
 
 /// The file of one kind in `dir`: our name, else the highest-versioned spec-065 name, else our
 /// name (whose absence the loader reports, saying what was looked for).
-fn file_in_dir(dir: &std::path::Path, kind: usize) -> PathBuf {
+fn file_in_dir(dir: &Path, kind: usize) -> PathBuf {
     let ours = dir.join(DIR_FILES[kind]);
     if ours.is_file() {
         return ours;
@@ -154,7 +155,7 @@ pub fn dir_names_hint() -> String {
 
 impl DatasetPaths {
     /// The three files of a dataset directory.
-    pub fn in_dir(dir: &std::path::Path) -> DatasetPaths {
+    pub fn in_dir(dir: &Path) -> DatasetPaths {
         DatasetPaths {
             corpus: Some(file_in_dir(dir, 0)),
             golden: Some(file_in_dir(dir, 1)),
@@ -172,7 +173,7 @@ impl DatasetPaths {
     }
 
     /// Explicit files, then the files of `dir`.
-    pub fn files_then_dir(files: DatasetPaths, dir: Option<&std::path::Path>) -> DatasetPaths {
+    pub fn files_then_dir(files: DatasetPaths, dir: Option<&Path>) -> DatasetPaths {
         match dir {
             Some(d) => files.or(DatasetPaths::in_dir(d)),
             None => files,
@@ -290,12 +291,8 @@ pub struct DatasetErrors(pub Vec<Violation>);
 
 impl std::fmt::Display for DatasetErrors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self
-            .0
-            .iter()
-            .filter(|v| v.severity == Severity::Error)
-            .count();
-        writeln!(f, "{n} dataset error(s):")?;
+        let errors = self.0.iter().filter(|v| v.severity == Severity::Error);
+        writeln!(f, "{} dataset error(s):", errors.count())?;
         for v in &self.0 {
             writeln!(f, "  {v}")?;
         }
@@ -305,51 +302,32 @@ impl std::fmt::Display for DatasetErrors {
 
 impl std::error::Error for DatasetErrors {}
 
-/// The text of a dataset file, or of its embedded copy when no path is given (borrowed, with
-/// the fingerprint computed at build time; a file's is computed while it is decoded).
-fn read(
-    path: &Option<PathBuf>,
-    embedded: &'static embedded::File,
-    out: &mut Vec<Violation>,
-) -> Option<(Source, Cow<'static, str>)> {
-    match path {
-        None => Some((
-            Source {
-                name: embedded.name.into(),
-                embedded: true,
-                sha256: embedded.sha256.into(),
-            },
-            Cow::Borrowed(embedded.text()),
-        )),
-        Some(p) => match load::read_file(p) {
-            Ok(t) => Some((
-                Source {
-                    name: p.display().to_string(),
-                    embedded: false,
-                    sha256: String::new(),
-                },
-                Cow::Owned(t),
-            )),
-            Err(v) => {
-                out.push(v);
-                None
-            }
-        },
-    }
-}
-
 /// `load::corpus`, `load::golden` or `load::security`.
 type Decoder<T> = fn(Source, Cow<'static, str>, &mut Vec<Violation>) -> Option<Loaded<T>>;
 
-/// One dataset file read and decoded, with the violations found on the way.
+/// One dataset file read and decoded: its text, or its embedded copy (borrowed, with the
+/// fingerprint computed at build time) when no path is given.
 fn read_and_load<T>(
     path: &Option<PathBuf>,
     embedded: &'static embedded::File,
     decode: Decoder<T>,
-) -> (Option<Loaded<T>>, Vec<Violation>) {
-    let mut out = Vec::new();
-    let loaded = read(path, embedded, &mut out).and_then(|(src, text)| decode(src, text, &mut out));
-    (loaded, out)
+    out: &mut Vec<Violation>,
+) -> Option<Loaded<T>> {
+    let (source, text) = match path {
+        None => {
+            let source = Source {
+                name: embedded.name.into(),
+                embedded: true,
+                sha256: embedded.sha256.into(),
+            };
+            (source, Cow::Borrowed(embedded.text()))
+        }
+        Some(p) => {
+            let (source, text) = load::read_file(p).map_err(|v| out.push(v)).ok()?;
+            (source, Cow::Owned(text))
+        }
+    };
+    decode(source, text, out)
 }
 
 impl Datasets {
@@ -360,30 +338,21 @@ impl Datasets {
         need: Need,
         profile: Profile,
     ) -> Result<Datasets, DatasetErrors> {
-        let (corpus, corpus_out) = if need.retrieval {
-            read_and_load(&paths.corpus, &embedded::CORPUS_FILE, load::corpus)
-        } else {
-            Default::default()
-        };
-        let (golden, golden_out) = if need.retrieval {
-            read_and_load(&paths.golden, &embedded::GOLDEN_FILE, load::golden)
-        } else {
-            Default::default()
-        };
-        let (security, security_out) = if need.security {
-            read_and_load(&paths.security, &embedded::SECURITY_FILE, load::security)
-        } else {
-            Default::default()
-        };
-        let mut out = corpus_out;
-        out.extend(golden_out);
+        let mut out = Vec::new();
+        let (mut corpus, mut golden, mut security) = (None, None, None);
+        if need.retrieval {
+            corpus = read_and_load(&paths.corpus, &CORPUS_FILE, load::corpus, &mut out);
+            golden = read_and_load(&paths.golden, &GOLDEN_FILE, load::golden, &mut out);
+        }
         if let Some(c) = &corpus {
             validate::corpus(c, &mut out);
         }
         if let Some(g) = &golden {
             validate::golden(g, corpus.as_ref(), &mut out);
         }
-        out.extend(security_out);
+        if need.security {
+            security = read_and_load(&paths.security, &SECURITY_FILE, load::security, &mut out);
+        }
         if let Some(s) = &security {
             validate::security(s, &mut out);
         }
@@ -405,7 +374,8 @@ impl Datasets {
     /// Loads and validates a corpus on its own (for the replay server, which serves it
     /// without a golden set).
     pub fn load_corpus(path: &Option<PathBuf>) -> Result<Loaded<Corpus>, DatasetErrors> {
-        let (corpus, mut out) = read_and_load(path, &embedded::CORPUS_FILE, load::corpus);
+        let mut out = Vec::new();
+        let corpus = read_and_load(path, &CORPUS_FILE, load::corpus, &mut out);
         if let Some(c) = &corpus {
             validate::corpus(c, &mut out);
         }
@@ -419,14 +389,9 @@ impl Datasets {
 
     /// True when every dataset in use is the compiled-in default.
     pub fn all_embedded(&self) -> bool {
-        [
-            self.corpus.as_ref().map(|l| l.source.embedded),
-            self.golden.as_ref().map(|l| l.source.embedded),
-            self.security.as_ref().map(|l| l.source.embedded),
-        ]
-        .into_iter()
-        .flatten()
-        .all(|e| e)
+        self.corpus.as_ref().is_none_or(|l| l.source.embedded)
+            && self.golden.as_ref().is_none_or(|l| l.source.embedded)
+            && self.security.as_ref().is_none_or(|l| l.source.embedded)
     }
 }
 

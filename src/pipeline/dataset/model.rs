@@ -245,13 +245,10 @@ impl Category {
             return *c;
         }
         let mut names = OTHER_NAMES.lock().unwrap_or_else(|p| p.into_inner());
-        let i = match names.iter().position(|n| *n == name) {
-            Some(i) => i,
-            None => {
-                names.push(Box::leak(name.to_string().into_boxed_str()));
-                names.len() - 1
-            }
-        };
+        let i = names.iter().position(|n| *n == name).unwrap_or_else(|| {
+            names.push(Box::leak(name.to_string().into_boxed_str()));
+            names.len() - 1
+        });
         Category::Other(i as u32)
     }
     pub fn as_str(self) -> &'static str {
@@ -422,15 +419,8 @@ impl TryFrom<RawEntry> for Entry {
             Some(ToolField::Name(n)) => (Some(n), None, None),
             Some(ToolField::Definition(d)) => (Some(d.name), Some(d.description), d.input_schema),
         };
-        let description = match (r.description, tool_description) {
-            (Some(d), _) => d,
-            (None, Some(d)) => d,
-            (None, None) => {
-                return Err(
-                    "missing field `description` (or a `tool` object with a description)".into(),
-                );
-            }
-        };
+        let missing = "missing field `description` (or a `tool` object with a description)";
+        let description = r.description.or(tool_description).ok_or(missing)?;
         Ok(Entry {
             id: r.id,
             description,

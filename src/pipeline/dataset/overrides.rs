@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 /// One tool's new definition (what is not given stays as the corpus has it).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Override {
     pub description: Option<String>,
     pub schema: Option<RawJson>,
@@ -80,37 +80,24 @@ impl Overrides {
                     kind_of(&def)
                 ));
             };
-            let mut o = Override {
-                description: None,
-                schema: None,
-            };
+            let mut o = Override::default();
             for (k, v) in def {
-                match (k.as_str(), v) {
-                    ("description", Value::String(s)) => o.description = Some(s),
+                let expected = match (k.as_str(), v) {
+                    ("description", Value::String(s)) => {
+                        o.description = Some(s);
+                        continue;
+                    }
                     ("input_schema", v @ Value::Object(_)) => {
-                        o.schema = Some(RawJson::from_value(&v))
+                        o.schema = Some(RawJson::from_value(&v));
+                        continue;
                     }
-                    ("description", v) => {
-                        return Err(format!(
-                            "{}: expected a string, found {}",
-                            at.key("description"),
-                            kind_of(&v)
-                        ));
-                    }
+                    ("description", v) => format!("expected a string, found {}", kind_of(&v)),
                     ("input_schema", v) => {
-                        return Err(format!(
-                            "{}: expected a JSON Schema object, found {}",
-                            at.key("input_schema"),
-                            kind_of(&v)
-                        ));
+                        format!("expected a JSON Schema object, found {}", kind_of(&v))
                     }
-                    (other, _) => {
-                        return Err(format!(
-                            "{}: unknown field (expected \"description\" or \"input_schema\")",
-                            at.key(other)
-                        ));
-                    }
-                }
+                    _ => "unknown field (expected \"description\" or \"input_schema\")".into(),
+                };
+                return Err(format!("{}: {expected}", at.key(&k)));
             }
             if o.description.is_none() && o.schema.is_none() {
                 return Err(format!(

@@ -2,27 +2,50 @@
 
 use super::jsonpath::JsonPath;
 use super::load::{Loaded, Severity, Violation};
-use super::model::{Category, Corpus, GoldenSet, SPLITS, SecurityCorpus, Truth, bare_name};
+use super::model::{Category, Corpus, GoldenSet, SPLITS, SecurityCorpus, bare_name};
+use crate::infra::text::sanitize::is_invisible;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use serde_json::Value;
 use std::collections::BTreeSet;
 
-/// Item `i`'s id (at `key`, called `noun` in the message) is remembered in `seen`; a second
-/// item with the same id is an error naming the first.
-fn unique_id<'a, T>(
-    l: &Loaded<T>,
-    seen: &mut HashMap<&'a str, usize>,
-    i: usize,
-    id: &'a str,
-    (key, noun): (&str, &str),
-    rule: &'static str,
-    out: &mut Vec<Violation>,
-) {
-    if let Some(first) = seen.insert(id, i) {
-        let message = format!(
-            "duplicate {noun} {id:?}: already used by {}",
-            l.item_path(first)
-        );
-        out.push(l.violation(Severity::Error, &l.item_path(i).key(key), rule, message));
+/// The errors found in one file, each located at its JSON path.
+struct Errors<'a, T> {
+    file: &'a Loaded<T>,
+    out: &'a mut Vec<Violation>,
+    /// The item ids met so far, each with its item.
+    ids: HashMap<&'a str, usize>,
+}
+
+impl<'a, T> Errors<'a, T> {
+    fn new(file: &'a Loaded<T>, out: &'a mut Vec<Violation>) -> Self {
+        let ids = HashMap::new();
+        Errors { file, out, ids }
+    }
+
+    fn add(&mut self, path: &JsonPath, rule: &'static str, message: impl Into<String>) {
+        let v = self.file.violation(Severity::Error, path, rule, message);
+        self.out.push(v);
+    }
+
+    /// Item `i`'s id (at `key`, called `noun` in the message) is remembered; a second item with
+    /// the same id is an error naming the first.
+    fn unique_id(&mut self, i: usize, id: &'a str, (key, noun): (&str, &str), rule: &'static str) {
+        if let Some(first) = self.ids.insert(id, i) {
+            let l = self.file;
+            let message = format!(
+                "duplicate {noun} {id:?}: already used by {}",
+                l.item_path(first)
+            );
+            self.add(&l.item_path(i).key(key), rule, message);
+        }
+    }
+
+    /// A file whose item array is empty (a file whose items all failed to decode is not).
+    fn not_empty(&mut self, rule: &'static str, item: &str) {
+        if self.file.items_in_file == 0 {
+            let at = JsonPath::root().key(self.file.items_key);
+            self.add(&at, rule, format!("expected at least one {item}"));
+        }
     }
 }
 
@@ -100,21 +123,16 @@ pub fn contains_word(text: &str, name: &str) -> bool {
     false
 }
 
-/// A character that shows nothing: white space, a control or an invisible format character.
-fn blank(c: char) -> bool {
-    c.is_whitespace() || crate::infra::text::sanitize::is_invisible(c)
-}
-
 /// How deep a tool definition's JSON may nest. A served definition travels inside an MCP
 /// message (about six more levels), and JSON readers, evalgate's and rmcp's included, stop at
 /// 128 levels: a deeper schema would pass here and break the run.
 pub const MAX_DEFINITION_DEPTH: usize = 100;
 
 /// How deep a JSON value nests.
-pub fn json_depth(v: &serde_json::Value) -> usize {
+pub fn json_depth(v: &Value) -> usize {
     match v {
-        serde_json::Value::Array(a) => 1 + a.iter().map(json_depth).max().unwrap_or(0),
-        serde_json::Value::Object(o) => 1 + o.values().map(json_depth).max().unwrap_or(0),
+        Value::Array(a) => 1 + a.iter().map(json_depth).max().unwrap_or(0),
+        Value::Object(o) => 1 + o.values().map(json_depth).max().unwrap_or(0),
         _ => 0,
     }
 }
@@ -131,53 +149,33 @@ fn too_deep(depth: Option<usize>) -> String {
 }
 
 pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
-    let e = Severity::Error;
+    let mut r = Errors::new(c, out);
     if c.value.version.trim().is_empty() {
-        out.push(c.violation(
-            e,
-            &JsonPath::root().key("version"),
-            "corpus.version",
-            "expected a non-empty version string, e.g. \"corpus_v1\"",
-        ));
+        let expected = "expected a non-empty version string, e.g. \"corpus_v1\"";
+        r.add(&JsonPath::root().key("version"), "corpus.version", expected);
     }
-    let mut seen: HashMap<&str, usize> = HashMap::new();
     for (i, t) in c.value.tools.iter().enumerate() {
         let p = c.item_path(i);
         if let Some(why) = tool_id_problem(&t.tool_id) {
-            out.push(c.violation(
-                e,
-                &p.key("tool_id"),
-                "corpus.tool-id",
-                format!("expected `server:tool`, found {:?}: {why}", t.tool_id),
-            ));
+            let m = format!("expected `server:tool`, found {:?}: {why}", t.tool_id);
+            r.add(&p.key("tool_id"), "corpus.tool-id", m);
         } else {
-            if let Some(s) = &t.server
-                && s != t.server_name()
-            {
-                out.push(c.violation(
-                    e,
-                    &p.key("server"),
+            for (key, given, named, rule) in [
+                (
+                    "server",
+                    &t.server,
+                    t.server_name(),
                     "corpus.server-mismatch",
-                    format!(
-                        "`server` is {s:?} but tool_id {:?} names server {:?}",
-                        t.tool_id,
-                        t.server_name()
-                    ),
-                ));
-            }
-            if let Some(n) = &t.tool
-                && n != t.bare_name()
-            {
-                out.push(c.violation(
-                    e,
-                    &p.key("tool"),
-                    "corpus.tool-mismatch",
-                    format!(
-                        "`tool` is {n:?} but tool_id {:?} names tool {:?}",
-                        t.tool_id,
-                        t.bare_name()
-                    ),
-                ));
+                ),
+                ("tool", &t.tool, t.bare_name(), "corpus.tool-mismatch"),
+            ] {
+                if let Some(g) = given
+                    && g != named
+                {
+                    let id = &t.tool_id;
+                    let m = format!("`{key}` is {g:?} but tool_id {id:?} names {key} {named:?}");
+                    r.add(&p.key(key), rule, m);
+                }
             }
         }
         for (key, raw) in [
@@ -190,142 +188,93 @@ pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
                 // the text is valid JSON: a tree is refused only past serde_json's 127 levels
                 let depth = serde_json::from_str(raw.get()).ok().map(|v| json_depth(&v));
                 if depth.is_none_or(|d| d > MAX_DEFINITION_DEPTH) {
-                    out.push(c.violation(e, &p.key(key), "corpus.depth", too_deep(depth)));
+                    r.add(&p.key(key), "corpus.depth", too_deep(depth));
                 }
             }
         }
-        unique_id(
-            c,
-            &mut seen,
-            i,
-            &t.tool_id,
-            ("tool_id", "tool_id"),
-            "corpus.duplicate-id",
-            out,
-        );
+        r.unique_id(i, &t.tool_id, ("tool_id", "tool_id"), "corpus.duplicate-id");
     }
-    if c.items_in_file == 0 {
-        out.push(c.violation(
-            e,
-            &JsonPath::root().key("tools"),
-            "corpus.empty",
-            "expected at least one tool",
-        ));
-    }
+    r.not_empty("corpus.empty", "tool");
 }
 
 pub fn golden(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut Vec<Violation>) {
-    let e = Severity::Error;
     let ids: Option<HashSet<&str>> =
         corpus.map(|c| c.value.tools.iter().map(|t| t.tool_id.as_str()).collect());
+    let mut r = Errors::new(g, out);
     if let Some(c) = corpus
         && g.value.corpus_version != c.value.version
     {
-        out.push(g.violation(
-            e,
+        let m = format!(
+            "labels refer to corpus {:?} but the corpus in use ({}) is {:?}",
+            g.value.corpus_version, c.source.name, c.value.version
+        );
+        r.add(
             &JsonPath::root().key("corpus_version"),
             "golden.corpus-version",
-            format!(
-                "labels refer to corpus {:?} but the corpus in use ({}) is {:?}",
-                g.value.corpus_version, c.source.name, c.value.version
-            ),
-        ));
+            m,
+        );
     }
-    let mut seen: HashMap<&str, usize> = HashMap::new();
     for (i, q) in g.value.queries.iter().enumerate() {
         let p = g.item_path(i);
         if q.id.trim().is_empty() {
-            out.push(g.violation(
-                e,
-                &p.key("id"),
-                "golden.id",
-                "expected a non-empty query id",
-            ));
+            r.add(&p.key("id"), "golden.id", "expected a non-empty query id");
         }
-        unique_id(
-            g,
-            &mut seen,
-            i,
-            &q.id,
-            ("id", "query id"),
-            "golden.duplicate-id",
-            out,
-        );
-        if q.query.chars().all(blank) {
-            out.push(g.violation(
-                e,
-                &p.key("query"),
-                "golden.empty-query",
-                "expected a query text with something visible in it (found only spaces, control or invisible characters)",
-            ));
+        r.unique_id(i, &q.id, ("id", "query id"), "golden.duplicate-id");
+        // nothing visible: white space, controls or invisible format characters
+        if q.query
+            .chars()
+            .all(|c| c.is_whitespace() || is_invisible(c))
+        {
+            r.add(&p.key("query"), "golden.empty-query", "expected a query text with something visible in it (found only spaces, control or invisible characters)");
         }
         if !q.labels.iter().any(|l| l.relevance >= 1) {
-            out.push(g.violation(e, &p.key("labels"), "golden.no-relevant", format!("query {:?} has no label with relevance >= 1; every query needs at least one relevant tool", q.id)));
+            r.add(&p.key("labels"), "golden.no-relevant", format!("query {:?} has no label with relevance >= 1; every query needs at least one relevant tool", q.id));
         }
         let mut label_seen = HashSet::new();
         for (j, l) in q.labels.iter().enumerate() {
             let lp = p.key("labels").index(j);
             if l.relevance > 2 {
-                out.push(g.violation(
-                    e,
-                    &lp.key("relevance"),
-                    "golden.relevance",
-                    format!("expected relevance 0, 1 or 2, found {}", l.relevance),
-                ));
+                let m = format!("expected relevance 0, 1 or 2, found {}", l.relevance);
+                r.add(&lp.key("relevance"), "golden.relevance", m);
             }
             if let Some(why) = tool_id_problem(&l.tool_id) {
-                out.push(g.violation(
-                    e,
-                    &lp.key("tool_id"),
-                    "golden.tool-id",
-                    format!("expected `server:tool`, found {:?}: {why}", l.tool_id),
-                ));
+                let m = format!("expected `server:tool`, found {:?}: {why}", l.tool_id);
+                r.add(&lp.key("tool_id"), "golden.tool-id", m);
             } else if let Some(ids) = &ids
                 && !ids.contains(l.tool_id.as_str())
             {
-                out.push(g.violation(e, &lp.key("tool_id"), "golden.dangling-label", format!("label {:?} is not in the corpus (INV-1: golden ids must be a subset of corpus ids)", l.tool_id)));
+                r.add(&lp.key("tool_id"), "golden.dangling-label", format!("label {:?} is not in the corpus (INV-1: golden ids must be a subset of corpus ids)", l.tool_id));
             }
             if !label_seen.insert(l.tool_id.as_str()) {
-                out.push(g.violation(
-                    e,
-                    &lp.key("tool_id"),
-                    "golden.duplicate-label",
-                    format!("tool {:?} is labeled twice in query {:?}", l.tool_id, q.id),
-                ));
+                let m = format!("tool {:?} is labeled twice in query {:?}", l.tool_id, q.id);
+                r.add(&lp.key("tool_id"), "golden.duplicate-label", m);
             }
             // only a relevant tool's name gives the answer away (a grade-0 label is a tool
             // the query must not find)
             let name = bare_name(&l.tool_id);
             if l.relevance >= 1 && contains_word(&q.query, name) {
-                out.push(g.violation(e, &p.key("query"), "golden.names-tool", format!("query {:?} contains the labeled tool's name {name:?}; queries must paraphrase the intent, never name the tool", q.id)));
+                r.add(&p.key("query"), "golden.names-tool", format!("query {:?} contains the labeled tool's name {name:?}; queries must paraphrase the intent, never name the tool", q.id));
             }
         }
         if let Some(split) = &q.split
             && !SPLITS.contains(&split.as_str())
         {
-            out.push(g.violation(
-                e,
-                &p.key("split"),
-                "golden.split",
-                format!("expected one of {SPLITS:?}, found {split:?}"),
-            ));
+            let m = format!("expected one of {SPLITS:?}, found {split:?}");
+            r.add(&p.key("split"), "golden.split", m);
         }
     }
-    distractors(g, corpus, out);
-    if g.items_in_file == 0 {
-        out.push(g.violation(
-            e,
-            &JsonPath::root().key("queries"),
-            "golden.empty",
-            "expected at least one query",
-        ));
-    }
+    distractors(&mut r, corpus, ids);
+    r.not_empty("golden.empty", "query");
 }
 
 /// The optional `distractors` list: known corpus tools that no query finds relevant. When the
 /// list is present it accounts for the whole corpus: every tool is relevant to a query or listed.
-fn distractors(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut Vec<Violation>) {
-    let e = Severity::Error;
+fn distractors(
+    r: &mut Errors<GoldenSet>,
+    corpus: Option<&Loaded<Corpus>>,
+    ids: Option<HashSet<&str>>,
+) {
+    let g = r.file;
     let Some(list) = &g.value.distractors else {
         return;
     };
@@ -333,36 +282,28 @@ fn distractors(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut
         .value
         .queries
         .iter()
-        .flat_map(|q| q.labels.iter())
-        .filter(|l| l.relevance >= 1)
+        .flat_map(|q| q.relevant())
         .map(|l| l.tool_id.as_str())
         .collect();
-    let ids: Option<HashSet<&str>> =
-        corpus.map(|c| c.value.tools.iter().map(|t| t.tool_id.as_str()).collect());
     let base = JsonPath::root().key("distractors");
     let mut seen = HashSet::new();
     for (i, d) in list.iter().enumerate() {
         let p = base.index(i);
         if !seen.insert(d.as_str()) {
-            out.push(g.violation(
-                e,
+            r.add(
                 &p,
                 "golden.duplicate-distractor",
                 format!("{d:?} is listed twice"),
-            ));
+            );
         }
         if let Some(ids) = &ids
             && !ids.contains(d.as_str())
         {
-            out.push(g.violation(
-                e,
-                &p,
-                "golden.dangling-distractor",
-                format!("distractor {d:?} is not in the corpus"),
-            ));
+            let m = format!("distractor {d:?} is not in the corpus");
+            r.add(&p, "golden.dangling-distractor", m);
         }
         if relevant.contains(d.as_str()) {
-            out.push(g.violation(e, &p, "golden.distractor-relevant", format!("{d:?} is listed as a distractor but some query labels it relevant (>= 1); a tool is one or the other")));
+            r.add(&p, "golden.distractor-relevant", format!("{d:?} is listed as a distractor but some query labels it relevant (>= 1); a tool is one or the other"));
         }
     }
     if let Some(c) = corpus {
@@ -375,8 +316,7 @@ fn distractors(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut
             .collect();
         if !missing.is_empty() {
             let shown: Vec<&str> = missing.iter().take(10).copied().collect();
-            out.push(g.violation(
-                e,
+            r.add(
                 &base,
                 "golden.unaccounted-tool",
                 format!(
@@ -385,36 +325,21 @@ fn distractors(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut
                     shown.join(", "),
                     if missing.len() > shown.len() { ", ..." } else { "" }
                 ),
-            ));
+            );
         }
     }
 }
 
 pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
-    let e = Severity::Error;
-    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut r = Errors::new(s, out);
     let mut hard_negatives: BTreeSet<Category> = BTreeSet::new();
     let mut any_resembles = false;
-    let mut hard_negative_count = 0;
     for (i, en) in s.value.entries.iter().enumerate() {
         let p = s.item_path(i);
         if en.id.trim().is_empty() {
-            out.push(s.violation(
-                e,
-                &p.key("id"),
-                "security.id",
-                "expected a non-empty entry id",
-            ));
+            r.add(&p.key("id"), "security.id", "expected a non-empty entry id");
         }
-        unique_id(
-            s,
-            &mut seen,
-            i,
-            &en.id,
-            ("id", "entry id"),
-            "security.duplicate-id",
-            out,
-        );
+        r.unique_id(i, &en.id, ("id", "entry id"), "security.duplicate-id");
         let servers = en.server.iter().map(|x| (p.key("server"), x)).chain(
             en.peers
                 .iter()
@@ -423,145 +348,116 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
         );
         for (at, name) in servers {
             if let Some(why) = server_name_problem(name) {
-                out.push(s.violation(
-                    e,
-                    &at,
-                    "security.server-name",
-                    format!("expected a server name, found {name:?}: {why}"),
-                ));
+                let m = format!("expected a server name, found {name:?}: {why}");
+                r.add(&at, "security.server-name", m);
             }
         }
         match en.category.expected_truth() {
-            Some(expected) if en.label != expected => out.push(s.violation(
-                e,
-                &p.key("label"),
-                "security.label-category",
-                format!(
+            Some(expected) if en.label != expected => {
+                let m = format!(
                     "category {} requires label {:?}, found {:?}",
                     en.category,
                     expected.as_str(),
                     en.label.as_str()
-                ),
-            )),
+                );
+                r.add(&p.key("label"), "security.label-category", m);
+            }
             Some(_) => {}
-            None => out.push(s.violation(
-                e,
+            None => r.add(
                 &p.key("category"),
                 "security.open-category",
                 format!(
                     "category {:?} is not one of spec-065's (tool_poisoning, prompt_injection, shadowing, rug_pull, benign, hard_negative); it is kept as its own category, an attack where its entries are labelled malicious",
                     en.category.as_str()
                 ),
-            )),
+            ),
         }
         let lic = en.provenance.license.trim();
+        let allowed = LICENSE_ALLOWLIST.join(", ");
         let pp = p.key("provenance");
         if lic.is_empty() {
-            out.push(s.violation(
-                e,
-                &pp.key("license"),
-                "security.missing-license",
-                format!(
-                    "entry {:?} has no licence; expected one of {}",
-                    en.id,
-                    LICENSE_ALLOWLIST.join(", ")
-                ),
-            ));
+            let m = format!(
+                "entry {:?} has no licence; expected one of {allowed}",
+                en.id
+            );
+            r.add(&pp.key("license"), "security.missing-license", m);
         } else if !LICENSE_ALLOWLIST.contains(&lic) {
             let hint = LICENSE_ALLOWLIST
                 .iter()
                 .find(|a| a.eq_ignore_ascii_case(lic))
                 .map(|a| format!(" (did you mean {a:?}?)"))
                 .unwrap_or_default();
-            out.push(s.violation(e, &pp.key("license"), "security.restricted-license", format!("licence {lic:?} of entry {:?} is not on the redistribution allowlist{hint}; expected one of {}. Restricted corpora are referenced in the README, never vendored (CN-005)", en.id, LICENSE_ALLOWLIST.join(", "))));
+            r.add(&pp.key("license"), "security.restricted-license", format!("licence {lic:?} of entry {:?} is not on the redistribution allowlist{hint}; expected one of {allowed}. Restricted corpora are referenced in the README, never vendored (CN-005)", en.id));
         }
         if en.provenance.source.trim().is_empty() {
-            out.push(s.violation(e, &pp.key("source"), "security.missing-source", format!("entry {:?} has no provenance source; expected e.g. \"self-authored\" or a project name", en.id)));
+            r.add(&pp.key("source"), "security.missing-source", format!("entry {:?} has no provenance source; expected e.g. \"self-authored\" or a project name", en.id));
         }
         match (en.category, en.resembles) {
-            (Category::HardNegative, Some(r)) => {
+            (Category::HardNegative, Some(c)) => {
                 any_resembles = true;
-                if !r.is_attack() && r.is_known() {
-                    out.push(s.violation(e, &p.key("resembles"), "security.resembles", format!("expected an attack category (tool_poisoning, prompt_injection, shadowing, rug_pull), found {r}")));
+                if !c.is_attack() && c.is_known() {
+                    r.add(&p.key("resembles"), "security.resembles", format!("expected an attack category (tool_poisoning, prompt_injection, shadowing, rug_pull), found {c}"));
                 } else {
-                    hard_negatives.insert(r);
+                    hard_negatives.insert(c);
                 }
             }
             (Category::HardNegative, None) => {}
-            (c, Some(_)) => out.push(s.violation(
-                e,
+            (c, Some(_)) => r.add(
                 &p.key("resembles"),
                 "security.resembles",
                 format!(
                     "`resembles` is only meaningful on hard_negative entries, this entry is {c}"
                 ),
-            )),
+            ),
             _ => {}
-        }
-        if en.category == Category::HardNegative {
-            hard_negative_count += 1;
         }
         if let Some(depth) = en.input_schema.as_ref().map(json_depth)
             && depth > MAX_DEFINITION_DEPTH
         {
-            out.push(s.violation(
-                e,
+            r.add(
                 &p.key("input_schema"),
                 "security.depth",
                 too_deep(Some(depth)),
-            ));
+            );
         }
         for (key, v) in [("before", &en.before), ("after", &en.after)] {
-            if let Some(v) = v {
-                let defs: Vec<(JsonPath, &serde_json::Value)> = match v {
-                    serde_json::Value::Array(a) if key == "after" => a
-                        .iter()
-                        .enumerate()
-                        .map(|(k, d)| (p.key(key).index(k), d))
-                        .collect(),
-                    d => vec![(p.key(key), d)],
-                };
-                if defs.is_empty() {
-                    out.push(s.violation(
-                        e,
-                        &p.key(key),
-                        "security.definition",
-                        "expected at least one tool definition",
-                    ));
+            let Some(v) = v else { continue };
+            let defs: Vec<(JsonPath, &Value)> = match v {
+                Value::Array(a) if key == "after" => a
+                    .iter()
+                    .enumerate()
+                    .map(|(k, d)| (p.key(key).index(k), d))
+                    .collect(),
+                d => vec![(p.key(key), d)],
+            };
+            if defs.is_empty() {
+                let expected = "expected at least one tool definition";
+                r.add(&p.key(key), "security.definition", expected);
+            }
+            for (dp, d) in defs {
+                if !d.get("name").is_some_and(|n| n.is_string()) {
+                    r.add(&dp, "security.definition", format!("expected a tool definition object with a string `name` (MCP shape: name, description, inputSchema...) in `{key}`"));
                 }
-                for (dp, d) in defs {
-                    if !d.get("name").is_some_and(|n| n.is_string()) {
-                        out.push(s.violation(e, &dp, "security.definition", format!("expected a tool definition object with a string `name` (MCP shape: name, description, inputSchema...) in `{key}`")));
-                    }
-                    let depth = json_depth(d);
-                    if depth > MAX_DEFINITION_DEPTH {
-                        out.push(s.violation(e, &dp, "security.depth", too_deep(Some(depth))));
-                    }
+                let depth = json_depth(d);
+                if depth > MAX_DEFINITION_DEPTH {
+                    r.add(&dp, "security.depth", too_deep(Some(depth)));
                 }
             }
         }
         if en.before.is_some() != en.after.is_some() {
-            out.push(s.violation(
-                e,
-                &p,
-                "security.before-after",
-                "`before` and `after` go together: give both definitions or neither",
-            ));
+            let expected = "`before` and `after` go together: give both definitions or neither";
+            r.add(&p, "security.before-after", expected);
         }
     }
-    if s.items_in_file == 0 {
-        out.push(s.violation(
-            e,
-            &JsonPath::root().key("entries"),
-            "security.empty",
-            "expected at least one entry",
-        ));
-    }
-    let entries_path = JsonPath::root().key("entries");
+    r.not_empty("security.empty", "entry");
     // coverage over a file whose items did not all decode would only echo those errors
     if s.file_index.len() < s.items_in_file {
         return;
     }
+    let (at, rule) = (
+        JsonPath::root().key("entries"),
+        "security.hard-negative-coverage",
+    );
     if any_resembles {
         let missing: Vec<&str> = Category::ATTACKS
             .iter()
@@ -569,14 +465,18 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
             .map(|c| c.as_str())
             .collect();
         if !missing.is_empty() {
-            out.push(s.violation(e, &entries_path, "security.hard-negative-coverage", format!("expected at least one hard_negative entry resembling each attack category; none resembles {}", missing.join(", "))));
+            r.add(&at, rule, format!("expected at least one hard_negative entry resembling each attack category; none resembles {}", missing.join(", ")));
         }
-    } else if hard_negative_count == 0 {
-        out.push(s.violation(e, &entries_path, "security.hard-negative-coverage", "expected hard_negative entries (at least one per attack category, marked with `resembles`); found none"));
+    } else if !s
+        .value
+        .entries
+        .iter()
+        .any(|e| e.category == Category::HardNegative)
+    {
+        r.add(&at, rule, "expected hard_negative entries (at least one per attack category, marked with `resembles`); found none");
     } else {
-        out.push(s.violation(Severity::Warning, &entries_path, "security.hard-negative-coverage", "hard_negative entries carry no `resembles` field, so coverage of each attack category cannot be checked"));
+        r.out.push(s.violation(Severity::Warning, &at, rule, "hard_negative entries carry no `resembles` field, so coverage of each attack category cannot be checked"));
     }
-    let _ = Truth::Benign;
 }
 
 #[cfg(test)]
