@@ -1,6 +1,6 @@
 //! `card` and `validate`: the dataset files on their own, nothing measured.
 
-use super::{BadInput, dataset_refs};
+use super::BadInput;
 use crate::cli::{CardArgs, DatasetArgs};
 use crate::infra::files;
 use crate::infra::text::sanitize;
@@ -91,7 +91,7 @@ pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
         ds.profile.as_str(),
         ds.warnings.len()
     );
-    for d in dataset_refs(&ds) {
+    for d in ds.refs() {
         crate::outln!(
             "ok  {:<8} {} ({}, {} items)",
             d.kind,

@@ -216,7 +216,7 @@ fn detectors(r: &Report) -> String {
 
 /// The shards must have measured the datasets loaded here (the same files), each its own slice.
 fn check_datasets(shards: &[ShardFile], ds: &Datasets) -> Result<(), BadInput> {
-    let ours = super::dataset_refs(ds);
+    let ours = ds.refs();
     let theirs = &shards[0].report.datasets;
     for d in theirs {
         let mine = ours.iter().find(|o| o.kind == d.kind);

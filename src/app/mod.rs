@@ -6,7 +6,9 @@ use crate::config::{GateSpec, ReportSpec, Settings};
 use crate::infra::process::Supervisor;
 use crate::infra::text::{Text, sanitize};
 use crate::infra::{files, secrets};
-use crate::pipeline::baseline::{self, Baseline};
+use crate::pipeline::baseline::choose;
+pub use crate::pipeline::baseline::choose::ChosenBaseline;
+
 use crate::pipeline::dataset::shard::{self, Shard, ShardRef};
 use crate::pipeline::dataset::{Datasets, Need};
 use crate::pipeline::measure::{self, Limits, Progress, probes};
@@ -16,7 +18,7 @@ use crate::pipeline::sut::launch::catalog::Coverage;
 use crate::pipeline::sut::observe::{DetectorObservations, RetrievalObservations};
 use crate::pipeline::sut::{Detector, Retriever, SutError};
 use crate::pipeline::{dataset, gate, publish};
-use std::path::Path;
+
 use std::time::Duration;
 
 mod baseline_cmd;
@@ -68,167 +70,17 @@ impl Part {
 #[error("{0}")]
 pub struct BadInput(pub String);
 
-/// The baseline in use and where it came from.
-pub struct ChosenBaseline {
-    pub name: String,
-    pub baseline: Baseline,
-    /// Given with `--baseline` (or `[run] baseline`), not found by default.
-    pub explicit: bool,
-}
-
-impl ChosenBaseline {
-    /// The baseline the gate may use for a run of `system`: a baseline found by default
-    /// (`baselines/default.json`, the embedded one) gates retrieval only when it was measured on
-    /// the same system, so a proxy's first run is not gated against another system's numbers.
-    /// A baseline given explicitly is used as it is (comparing two systems on purpose).
-    fn for_system(
-        &self,
-        system: Option<&str>,
-        update: &str,
-        warnings: &mut Vec<String>,
-    ) -> Baseline {
-        let mut b = self.baseline.clone();
-        let (Some(system), Some(rb)) = (system, b.retrieval.as_ref()) else {
-            return b;
-        };
-        let system = system.strip_prefix("recorded:").unwrap_or(system);
-        if !self.explicit && rb.retriever != system {
-            warnings.push(format!(
-                "the baseline {} was measured on {:?}, this run measures {system:?}: retrieval is reported, not gated; `{update}` writes this system's own baseline to {}",
-                self.name,
-                rb.retriever,
-                baseline::DEFAULT_PATH
-            ));
-            b.retrieval = None;
-            // another system's scorecard is no Δ either
-            b.scorecard = None;
-        }
-        b
-    }
-}
-
-/// Picks the baseline: an explicit file (errors are fatal), else `baselines/default.json` in the
-/// working directory, else the embedded one when the embedded datasets are in use. An implicit
-/// baseline measured on other datasets is ignored with a warning; an explicit one is an error.
-pub fn choose_baseline(
-    args: &GateSpec,
+/// The baseline the settings ask for ([`choose::choose`]); none with `--no-baseline`.
+fn choose_baseline(
+    g: &GateSpec,
     ds: &Datasets,
     warnings: &mut Vec<String>,
     why_none: &mut Option<String>,
 ) -> anyhow::Result<Option<ChosenBaseline>> {
-    if args.no_baseline {
+    if g.no_baseline {
         return Ok(None);
     }
-    let (name, b, explicit) = if let Some(p) = &args.baseline {
-        let (b, note) = Baseline::load_noted(p).map_err(|e| BadInput(format!("{e:#}")))?;
-        warnings.extend(note);
-        (p.display().to_string(), b, true)
-    } else if Path::new(baseline::DEFAULT_PATH).is_file() {
-        let b = Baseline::load(Path::new(baseline::DEFAULT_PATH))
-            .map_err(|e| BadInput(format!("{e:#}")))?;
-        (baseline::DEFAULT_PATH.to_string(), b, false)
-    } else if ds.all_embedded() {
-        let b = Baseline::parse(baseline::EMBEDDED_DEFAULT_NAME, baseline::EMBEDDED_DEFAULT)
-            .map_err(|e| BadInput(format!("{e:#}")))?;
-        (baseline::EMBEDDED_DEFAULT_NAME.to_string(), b, false)
-    } else {
-        return Ok(None);
-    };
-    let mut mismatches = Vec::new();
-    let (mut theirs, mut ours) = (Vec::new(), Vec::new());
-    for (kind, version, sha) in dataset_pins(ds) {
-        if let Some(pin) = b.datasets.get(kind) {
-            if pin.version != version {
-                let shown = |v: Option<&str>| match v {
-                    Some(v) => v.to_string(),
-                    None => format!("an unversioned {kind}"),
-                };
-                theirs.push(shown(pin.version.as_deref()));
-                ours.push(shown(version.as_deref()));
-                mismatches.push(format!(
-                    "{kind}: baseline measured on {:?}, this run uses {:?}",
-                    pin.version.as_deref().unwrap_or("unversioned"),
-                    version.as_deref().unwrap_or("unversioned")
-                ));
-            } else if !pin.sha256.is_empty() && pin.sha256 != sha {
-                warnings.push(format!(
-                    "the {kind} dataset changed since the baseline {name} was written (same version {:?}, different content)",
-                    version.as_deref().unwrap_or("unversioned")
-                ));
-            }
-        }
-    }
-    if !mismatches.is_empty() {
-        let msg = format!(
-            "baseline {name} does not match the datasets: {}. Write a new baseline with `evalgate baseline update`",
-            mismatches.join("; ")
-        );
-        if explicit {
-            return Err(BadInput(msg).into());
-        }
-        warnings.push(format!("{msg}; running without a baseline"));
-        *why_none = Some(format!(
-            "{name} is for {}; this run uses {}",
-            theirs.join(", "),
-            ours.join(", ")
-        ));
-        return Ok(None);
-    }
-    Ok(Some(ChosenBaseline {
-        name,
-        baseline: b,
-        explicit,
-    }))
-}
-
-fn dataset_pins(ds: &Datasets) -> Vec<(&'static str, Option<String>, String)> {
-    let mut v = Vec::new();
-    if let Some(c) = &ds.corpus {
-        v.push((
-            "corpus",
-            Some(c.value.version.clone()),
-            c.source.sha256.clone(),
-        ));
-    }
-    if let Some(g) = &ds.golden {
-        v.push(("golden", g.value.version.clone(), g.source.sha256.clone()));
-    }
-    if let Some(s) = &ds.security {
-        v.push(("security", s.value.version.clone(), s.source.sha256.clone()));
-    }
-    v
-}
-
-fn dataset_refs(ds: &Datasets) -> Vec<DatasetRef> {
-    let mut v = Vec::new();
-    if let Some(c) = &ds.corpus {
-        v.push(DatasetRef {
-            kind: "corpus".into(),
-            source: c.source.name.clone(),
-            version: Some(c.value.version.clone()),
-            sha256: c.source.sha256.clone(),
-            items: c.value.tools.len(),
-        });
-    }
-    if let Some(g) = &ds.golden {
-        v.push(DatasetRef {
-            kind: "golden".into(),
-            source: g.source.name.clone(),
-            version: g.value.version.clone(),
-            sha256: g.source.sha256.clone(),
-            items: g.value.queries.len(),
-        });
-    }
-    if let Some(s) = &ds.security {
-        v.push(DatasetRef {
-            kind: "security".into(),
-            source: s.source.name.clone(),
-            version: s.value.version.clone(),
-            sha256: s.source.sha256.clone(),
-            items: s.value.entries.len(),
-        });
-    }
-    v
+    choose::choose(g.baseline.as_deref(), ds, warnings, why_none)
 }
 
 /// How to evaluate: which part, how many runs, time limits, and the baseline to gate against.
@@ -540,7 +392,7 @@ pub fn assemble(
         evalgate_version: env!("CARGO_PKG_VERSION").to_string(),
         command: part.command().to_string(),
         runs,
-        datasets: dataset_refs(ds),
+        datasets: ds.refs(),
         dataset_profile: ds.profile,
         shard,
         retrieval,

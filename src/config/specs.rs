@@ -34,7 +34,7 @@ pub struct MeasureSpec {
 /// What the run is gated against.
 #[derive(Debug, Clone)]
 pub struct GateSpec {
-    /// `--baseline` (else the default one, see `app::choose_baseline`).
+    /// `--baseline` (else the default one, see `pipeline::baseline::choose`).
     pub baseline: Option<PathBuf>,
     /// `--no-baseline`: report only.
     pub no_baseline: bool,

@@ -1,6 +1,7 @@
 //! Committed baselines: per metric a value, a direction, a tolerance and whether it is gated;
 //! per detector an FPR ceiling and a recall floor. Written only by `evalgate baseline update`.
 
+pub mod choose;
 pub mod mcp_eval;
 
 use crate::infra::files::read_to_string;

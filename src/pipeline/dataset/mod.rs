@@ -331,6 +331,39 @@ fn read_and_load<T>(
 }
 
 impl Datasets {
+    /// What the report and the baseline record of each loaded dataset.
+    pub fn refs(&self) -> Vec<DatasetRef> {
+        let mut v = Vec::new();
+        if let Some(c) = &self.corpus {
+            v.push(DatasetRef {
+                kind: "corpus".into(),
+                source: c.source.name.clone(),
+                version: Some(c.value.version.clone()),
+                sha256: c.source.sha256.clone(),
+                items: c.value.tools.len(),
+            });
+        }
+        if let Some(g) = &self.golden {
+            v.push(DatasetRef {
+                kind: "golden".into(),
+                source: g.source.name.clone(),
+                version: g.value.version.clone(),
+                sha256: g.source.sha256.clone(),
+                items: g.value.queries.len(),
+            });
+        }
+        if let Some(s) = &self.security {
+            v.push(DatasetRef {
+                kind: "security".into(),
+                source: s.source.name.clone(),
+                version: s.value.version.clone(),
+                sha256: s.source.sha256.clone(),
+                items: s.value.entries.len(),
+            });
+        }
+        v
+    }
+
     /// Loads and validates what `need` asks for. Every violation of every file is collected;
     /// any error fails the whole load.
     pub fn load(
