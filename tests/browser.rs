@@ -4,53 +4,17 @@
 //!
 //! Needs Chromium (Debian package `chromium`; CI installs it). Without it the test fails.
 
+mod common;
+
+use common::{evalgate, root, shipped, write_json};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-// ---------------------------------------------------------------------------------------------
-// copied from tests/common (kept local: this file is self-contained)
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn shipped(name: &str) -> Value {
-    let p = root().join("datasets/v0").join(name);
-    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
-}
-
-fn write_json(dir: &Path, name: &str, v: &Value) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, serde_json::to_string_pretty(v).unwrap()).unwrap();
-    p
-}
-
-fn evalgate(cwd: &Path, args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_evalgate"));
-    c.args(args).current_dir(cwd);
-    // under GitHub Actions the caller's GITHUB_* would make it publish for real
-    for (k, _) in std::env::vars_os() {
-        if let Some(k) = k.to_str()
-            && (k.starts_with("GITHUB_")
-                || k.starts_with("RUNNER_")
-                || k.starts_with("EVALGATE_")
-                || k == "ACT"
-                || k == "CI")
-        {
-            c.env_remove(k);
-        }
-    }
-    c.env("EVALGATE_DATASETS", root().join("datasets/v0"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("evalgate runs")
-}
 
 // ---------------------------------------------------------------------------------------------
 // a TCP listener that records every connection
@@ -829,7 +793,7 @@ fn hostile_report_is_inert_in_chromium_and_its_charts_render() {
     let png = std::fs::read(&shot).expect("Chromium wrote the screenshot");
     assert_eq!(png_size(&png), Some((1280, 4000)), "not a 1280×4000 PNG");
     assert!(png.len() > 20_000, "screenshot is only {} bytes", png.len());
-    let target = PathBuf::from(env!("CARGO_BIN_EXE_evalgate"))
+    let target = common::evalgate_bin()
         .parent()
         .and_then(Path::parent)
         .map(Path::to_path_buf)
@@ -1065,7 +1029,7 @@ fn report_fits_a_phone_and_a_wide_screen_screenshots_at_both() {
     );
     let open = opened(&html);
 
-    let keep = PathBuf::from(env!("CARGO_BIN_EXE_evalgate"))
+    let keep = common::evalgate_bin()
         .parent()
         .and_then(Path::parent)
         .map(Path::to_path_buf)
