@@ -457,61 +457,40 @@ pub async fn evaluate(
         gate: &gate_context,
         shard: s.measure.shard,
     };
-    let result = match built {
-        None => Ok(evaluate_with(&plan, &ds, None, &mut detectors, &mut progress, warnings).await),
-        Some(Ok(Ok(r))) => {
-            let report = evaluate_with(
-                &plan,
-                &ds,
-                Some(r.as_ref()),
-                &mut detectors,
-                &mut progress,
-                warnings,
-            )
-            .await;
-            drop(r);
-            Ok(report)
+    // a system that could not be built measures nothing: its failure is the report's
+    let (retriever, failed) = match built {
+        Some(Err(e)) => {
+            sup.shutdown(Duration::from_secs(3)).await;
+            return Err(e);
         }
-        Some(Ok(Err(sut_error))) => {
-            let mut report = evaluate_with(
-                &Plan {
-                    part: Part::Retrieval,
-                    ..plan
-                },
-                &ds,
-                None,
-                &mut detectors,
-                &mut progress,
-                warnings,
-            )
-            .await;
-            fail_report(&mut report, sut_error, chosen.as_ref(), &gate_context);
-            Ok(report)
-        }
-        Some(Err(e)) => Err(e),
+        Some(Ok(Ok(r))) => (Some(r), None),
+        Some(Ok(Err(e))) => (None, Some(e)),
+        None => (None, None),
     };
+    let plan = Plan {
+        part: if failed.is_some() {
+            Part::Retrieval
+        } else {
+            part
+        },
+        ..plan
+    };
+    let r = retriever.as_deref();
+    let mut report = evaluate_with(&plan, &ds, r, &mut detectors, &mut progress, warnings).await;
+    drop(retriever);
+    if let Some(e) = failed {
+        report.failure = Some(e);
+        let baseline = chosen.as_ref().map(|b| (b.name.as_str(), &b.baseline));
+        report.gate = gate::evaluate(&report.gate_inputs(), baseline, &gate_context);
+    }
     sup.shutdown(Duration::from_secs(3)).await;
     // The datasets are freed here, before the reports are rendered: rendering reuses their
     // memory, which keeps the run's peak memory down.
     drop(ds);
-    result.map(|r| (r, chosen))
+    Ok((report, chosen))
 }
 
 /// Marks a report as failed: the system under test could not be measured.
-fn fail_report(
-    report: &mut Report,
-    e: SutError,
-    baseline: Option<&ChosenBaseline>,
-    cx: &gate::Policy,
-) {
-    report.failure = Some(e);
-    report.gate = gate::evaluate(
-        &report.gate_inputs(),
-        baseline.map(|b| (b.name.as_str(), &b.baseline)),
-        cx,
-    );
-}
-
 /// How long a run waits for another one writing into the same report directory.
 const REPORT_LOCK_WAIT: Duration = Duration::from_secs(600);
 
