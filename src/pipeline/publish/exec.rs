@@ -27,16 +27,14 @@ pub async fn execute(actions: Vec<Action>) -> Published {
             Action::ErrorLines(lines) => lines.iter().for_each(|l| crate::workflow_command(l)),
             Action::WriteOutputs { path, outputs } => {
                 if let Err(e) = runner::write_outputs(&path, &outputs) {
-                    let p = path.display();
-                    out.notes
-                        .push(format!("cannot write step outputs to {p}: {e}"));
+                    let n = format!("cannot write step outputs to {}: {e}", path.display());
+                    out.notes.push(n);
                 }
             }
             Action::AppendSummary { path, body } => {
                 if let Err(e) = runner::append_summary(&path, &body) {
-                    let p = path.display();
-                    out.notes
-                        .push(format!("cannot write the job summary to {p}: {e}"));
+                    let n = format!("cannot write the job summary to {}: {e}", path.display());
+                    out.notes.push(n);
                 }
             }
             Action::DryRunFile { path, content } => match write_atomic(&path, content.as_bytes()) {
