@@ -12,21 +12,17 @@ pub const SUMMARY_MAX_BYTES: usize = 1024 * 1024;
 /// Splits Markdown into sections: a heading (`#`) or a `<details>` block starts a new one.
 pub fn sections(md: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut cur = String::new();
     for line in md.split_inclusive('\n') {
         let starts = line.starts_with('#') || line.starts_with("<details");
-        if starts && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
+        match out.last_mut() {
+            Some(cur) if !starts => cur.push_str(line),
+            _ => out.push(line.to_string()),
         }
-        cur.push_str(line);
-    }
-    if !cur.is_empty() {
-        out.push(cur);
     }
     out
 }
 
-fn chars(s: &str) -> usize {
+pub fn chars(s: &str) -> usize {
     s.chars().count()
 }
 
@@ -80,11 +76,6 @@ pub fn fit(head: &str, md: &str, tail: &str, max: usize, len: fn(&str) -> usize)
 /// Fits a comment (characters).
 pub fn fit_comment(head: &str, md: &str, tail: &str) -> String {
     fit(head, md, tail, COMMENT_MAX, chars)
-}
-
-/// Fits a check-run text (characters).
-pub fn fit_check_text(md: &str) -> String {
-    fit("", md, "", CHECK_TEXT_MAX, chars)
 }
 
 /// Fits a job summary (bytes).

@@ -51,8 +51,7 @@ impl GhEnv {
 
     /// `(owner, repo)`.
     pub fn owner_repo(&self) -> Option<(String, String)> {
-        let r = self.repository.as_deref()?;
-        let (o, n) = r.split_once('/')?;
+        let (o, n) = self.repository.as_deref()?.split_once('/')?;
         Some((o.to_string(), n.to_string()))
     }
 

@@ -6,13 +6,12 @@ use super::plan::{Action, CheckRun, Comment, Connection, Request, check_output, 
 use super::{Published, runner};
 use crate::infra::files::write_atomic;
 use octocrab::Octocrab;
+use octocrab::models::issues::Comment as IssueComment;
 use octocrab::params::checks::CheckRunStatus;
 use octocrab::service::middleware::retry::{NoOpRateLimitMetrics, RetryConfig};
+use std::error::Error;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Retries of a request that may be repeated (octocrab's retry layer).
-const RETRIES: usize = 2;
 
 const PERMISSIONS_HINT: &str = "The token cannot write here (on a pull request from a fork GITHUB_TOKEN is read-only).\n\
 Give the job these permissions:\n\
@@ -25,25 +24,17 @@ pub async fn execute(actions: Vec<Action>) -> Published {
     let mut out = Published::default();
     for action in actions {
         match action {
-            Action::ErrorLines(lines) => {
-                for l in lines {
-                    crate::workflow_command(&l);
-                }
-            }
+            Action::ErrorLines(lines) => lines.iter().for_each(|l| crate::workflow_command(l)),
             Action::WriteOutputs { path, outputs } => {
                 if let Err(e) = runner::write_outputs(&path, &outputs) {
-                    out.notes.push(format!(
-                        "cannot write step outputs to {}: {e}",
-                        path.display()
-                    ));
+                    let n = format!("cannot write step outputs to {}: {e}", path.display());
+                    out.notes.push(n);
                 }
             }
             Action::AppendSummary { path, body } => {
                 if let Err(e) = runner::append_summary(&path, &body) {
-                    out.notes.push(format!(
-                        "cannot write the job summary to {}: {e}",
-                        path.display()
-                    ));
+                    let n = format!("cannot write the job summary to {}: {e}", path.display());
+                    out.notes.push(n);
                 }
             }
             Action::DryRunFile { path, content } => match write_atomic(&path, content.as_bytes()) {
@@ -62,22 +53,17 @@ pub async fn execute(actions: Vec<Action>) -> Published {
 
 /// Sends `requests` under the connection's deadline.
 async fn post(github: &Connection, requests: &[Request], out: &mut Published) {
-    let (gh, once) = match clients(&github.api_url, &github.token, github.timeout) {
+    let (gh, once) = match clients(github) {
         Ok(c) => c,
         Err(e) => {
-            out.notes.push(format!(
-                "cannot build a GitHub client for {}: {e}",
-                github.api_url
-            ));
-            return;
+            let n = format!("cannot build a GitHub client for {}: {e}", github.api_url);
+            return out.notes.push(n);
         }
     };
     let mut session = Session {
         gh: &gh,
         once: &once,
-        owner: &github.owner,
-        repo: &github.repo,
-        timeout: github.timeout,
+        github,
         hinted: false,
         me: None,
         out,
@@ -101,48 +87,34 @@ async fn post(github: &Connection, requests: &[Request], out: &mut Published) {
 
 /// The two clients: `(retrying, once)`. Both have the timeouts; only the first retries (see the
 /// module's documentation for which request uses which).
-fn clients(
-    api_url: &str,
-    token: &str,
-    timeout: Duration,
-) -> octocrab::Result<(Octocrab, Octocrab)> {
+fn clients(github: &Connection) -> octocrab::Result<(Octocrab, Octocrab)> {
+    let timeout = Some(github.timeout);
     let build = |retry: RetryConfig| {
         Octocrab::builder()
-            .base_uri(api_url)?
-            .personal_token(token.to_string())
-            .set_connect_timeout(Some(timeout))
-            .set_read_timeout(Some(timeout))
-            .set_write_timeout(Some(timeout))
+            .base_uri(&github.api_url)?
+            .personal_token(github.token.clone())
+            .set_connect_timeout(timeout)
+            .set_read_timeout(timeout)
+            .set_write_timeout(timeout)
             .add_retry_config(retry)
             .build()
     };
     let retrying = build(RetryConfig::HandleRateLimits {
         metrics: Arc::new(NoOpRateLimitMetrics),
-        max_retries: RETRIES,
+        max_retries: 2,
         min_wait_seconds: 1,
         retry_on_forbidden: false,
     })?;
     Ok((retrying, build(RetryConfig::None)?))
 }
 
-/// True when `e` is a request that got no answer in time (octocrab's read, write or connect
-/// timeout).
-fn timed_out(e: &octocrab::Error) -> bool {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(x) = cur {
-        if x.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
-        {
-            return true;
-        }
-        cur = x.source();
-    }
-    false
-}
-
 /// (the token cannot write here, what went wrong).
 fn explain(e: &octocrab::Error, timeout: Duration) -> (bool, String) {
-    if timed_out(e) {
+    // no answer in time: octocrab's read, write or connect timeout, somewhere in the chain
+    let timed_out = std::iter::successors(Some(e as &(dyn Error + 'static)), |&x| x.source())
+        .filter_map(|x| x.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::TimedOut);
+    if timed_out {
         return (
             false,
             format!(
@@ -175,16 +147,10 @@ fn explain(e: &octocrab::Error, timeout: Duration) -> (bool, String) {
 /// than 429 (no answer, a timeout, a 5xx, an answer octocrab could not read).
 fn uncertain(e: &octocrab::Error) -> bool {
     match e {
-        octocrab::Error::GitHub { source, .. } => {
-            let s = source.status_code.as_u16();
-            s == 429 || s >= 500
-        }
+        octocrab::Error::GitHub { source: s, .. } => matches!(s.status_code.as_u16(), 429 | 500..),
         _ => true,
     }
 }
-
-/// The author of what a workflow's `GITHUB_TOKEN` writes.
-const ACTIONS_BOT: &str = "github-actions[bot]";
 
 /// Who the token writes as.
 #[derive(Debug, Clone)]
@@ -217,9 +183,7 @@ struct Session<'a> {
     gh: &'a Octocrab,
     /// Never retries: creating and appending.
     once: &'a Octocrab,
-    owner: &'a str,
-    repo: &'a str,
-    timeout: Duration,
+    github: &'a Connection,
     /// The permissions hint was given.
     hinted: bool,
     /// Who the token is, once asked ([`Session::identity`]).
@@ -229,7 +193,7 @@ struct Session<'a> {
 
 impl Session<'_> {
     fn note(&mut self, what: &str, e: &octocrab::Error) {
-        let (forbidden, msg) = explain(e, self.timeout);
+        let (forbidden, msg) = explain(e, self.github.timeout);
         self.out.notes.push(format!("{what}: {msg}"));
         if forbidden && !self.hinted {
             self.out.notes.push(PERMISSIONS_HINT.to_string());
@@ -243,70 +207,45 @@ impl Session<'_> {
             Err(e) => return self.note("listing PR comments failed", &e),
             Ok(existing) => existing,
         };
-        match existing {
-            None if !c.new => self
-                .out
-                .notes
-                .push("comment: nothing changed, no comment posted (comment mode)".into()),
+        let (done, doing, posted) = match existing {
+            None if !c.new => {
+                let n = "comment: nothing changed, no comment posted (comment mode)";
+                return self.out.notes.push(n.into());
+            }
             Some((id, old)) if old == c.body => {
                 self.out.comment_id = Some(id);
-                self.out
-                    .notes
-                    .push(format!("comment {id} is already up to date"));
+                let n = format!("comment {id} is already up to date");
+                return self.out.notes.push(n);
             }
-            Some((id, _)) => match self
-                .gh
-                .issues(self.owner, self.repo)
-                .update_comment(id.into(), &c.body)
-                .await
-            {
-                Ok(posted) => {
-                    self.out.comment_id = Some(posted.id.into_inner());
-                    self.out
-                        .notes
-                        .push(format!("updated comment {}", posted.html_url));
-                }
-                Err(e) => self.note("updating the PR comment failed", &e),
-            },
-            None => match self.create_comment(c).await {
-                Ok(posted) => {
-                    self.out.comment_id = Some(posted.id.into_inner());
-                    self.out
-                        .notes
-                        .push(format!("created comment {}", posted.html_url));
-                }
-                Err(e) => self.note("creating the PR comment failed", &e),
-            },
+            Some((id, _)) => ("updated", "updating", self.edit_comment(id, &c.body).await),
+            None => ("created", "creating", self.create_comment(c).await),
+        };
+        match posted {
+            Ok(posted) => {
+                self.out.comment_id = Some(posted.id.into_inner());
+                let n = format!("{done} comment {}", posted.html_url);
+                self.out.notes.push(n);
+            }
+            Err(e) => self.note(&format!("{doing} the PR comment failed"), &e),
         }
+    }
+
+    /// Updates comment `id` with `gh` (retried: a whole-resource update).
+    async fn edit_comment(&self, id: u64, body: &str) -> octocrab::Result<IssueComment> {
+        let issues = self.gh.issues(&self.github.owner, &self.github.repo);
+        issues.update_comment(id.into(), body).await
     }
 
     /// Creates the sticky comment with `once` (no blind retry: a 5xx or a lost answer may come
     /// after GitHub saved the comment). After such an error the comments are listed and an
     /// existing one is updated instead; only when none is there is the POST sent once more.
-    async fn create_comment(
-        &mut self,
-        c: &Comment,
-    ) -> octocrab::Result<octocrab::models::issues::Comment> {
-        let (owner, repo) = (self.owner, self.repo);
-        match self
-            .once
-            .issues(owner, repo)
-            .create_comment(c.pr, &c.body)
-            .await
-        {
+    async fn create_comment(&mut self, c: &Comment) -> octocrab::Result<IssueComment> {
+        let (once, owner, repo) = (self.once, &self.github.owner, &self.github.repo);
+        let create = || async move { once.issues(owner, repo).create_comment(c.pr, &c.body).await };
+        match create().await {
             Err(e) if uncertain(&e) => match self.find_comment(c.pr, &c.marker).await? {
-                Some((id, _)) => {
-                    self.gh
-                        .issues(owner, repo)
-                        .update_comment(id.into(), &c.body)
-                        .await
-                }
-                None => {
-                    self.once
-                        .issues(owner, repo)
-                        .create_comment(c.pr, &c.body)
-                        .await
-                }
+                Some((id, _)) => self.edit_comment(id, &c.body).await,
+                None => create().await,
             },
             r => r,
         }
@@ -325,12 +264,11 @@ impl Session<'_> {
                 id: Some(u.id.into_inner()),
             },
             Err(_) => Identity {
-                login: ACTIONS_BOT.to_string(),
+                login: "github-actions[bot]".to_string(),
                 id: None,
             },
         };
-        self.me = Some(me.clone());
-        me
+        self.me.get_or_insert(me).clone()
     }
 
     /// Finds our sticky comment over every page: one written by the token's own identity whose
@@ -343,12 +281,11 @@ impl Session<'_> {
         marker: &str,
     ) -> octocrab::Result<Option<(u64, String)>> {
         let me = self.identity().await;
-        let mut page = 1u32;
         let mut found: Option<(u64, String)> = None;
-        loop {
+        for page in 1..=100u32 {
             let p = self
                 .gh
-                .issues(self.owner, self.repo)
+                .issues(&self.github.owner, &self.github.repo)
                 .list_comments(pr)
                 .per_page(100)
                 .page(page)
@@ -361,10 +298,9 @@ impl Session<'_> {
                     found = Some((c.id.into_inner(), body));
                 }
             }
-            if n < 100 || page >= 100 {
+            if n < 100 {
                 break;
             }
-            page += 1;
         }
         Ok(found)
     }
@@ -372,7 +308,7 @@ impl Session<'_> {
     /// Creates the check run (once), completes it (retried: a whole-resource update), then
     /// appends the annotations batch by batch (once: GitHub appends them on every update).
     async fn check_run(&mut self, run: &CheckRun) {
-        let (owner, repo) = (self.owner, self.repo);
+        let (owner, repo) = (&self.github.owner, &self.github.repo);
         let created = self
             .once
             .checks(owner, repo)
@@ -410,10 +346,8 @@ impl Session<'_> {
                 break;
             }
         }
-        self.out.notes.push(format!(
-            "check run {:?} completed: {}",
-            run.name,
-            conclusion_name(run.conclusion)
-        ));
+        let concl = conclusion_name(run.conclusion);
+        let n = format!("check run {:?} completed: {concl}", run.name);
+        self.out.notes.push(n);
     }
 }

@@ -12,22 +12,17 @@
 //! check name) through `line`, annotation paths through `repo_path`.
 //!
 //! Time and retries: each request has octocrab's connect, read and write timeouts
-//! (`--github-timeout`, `EVALGATE_GITHUB_TIMEOUT`, default 30 s), and the whole exchange with
-//! GitHub has a deadline of [`DEADLINE_FACTOR`] times that, after which publishing stops with a
-//! note; neither changes the exit code. octocrab's retry layer retries a request that got no
-//! answer (a transport error or a timeout), a 5xx, or a 429 (after its `retry-after`), whatever
-//! the method. That is safe only where repeating the request cannot add anything, so it is
-//! switched on only for reads and whole-resource updates (listing comments, updating the
-//! comment, completing the check run); requests that create something (a comment, a check run)
-//! or append (annotation batches) go through a client without retry: a POST that failed may
-//! still have been applied. A failed comment POST is followed by a look-up, and the comment
-//! found is updated instead of posting again (never two sticky comments); a failed check-run
-//! POST is reported, not repeated.
+//! (`--github-timeout`, `EVALGATE_GITHUB_TIMEOUT`, default 30 s); the whole exchange stops with a
+//! note after [`DEADLINE_FACTOR`] times that. octocrab's retry layer repeats, whatever the method,
+//! a request that got no answer, a 5xx or a 429 (after its `retry-after`). That is safe only
+//! where repeating cannot add anything, so only reads and whole-resource updates (listing
+//! comments, updating the comment, completing the check run) retry; creating (a comment, a
+//! check run) and appending (annotation batches) do not, as a failed POST may still have been
+//! applied. A failed comment POST is followed by a look-up, and the comment found is updated
+//! instead (never two sticky comments); a failed check-run POST is reported, not repeated.
 //!
-//! Shape: [`plan::plan`] decides everything (pure: report, run and options in, a list of
-//! [`plan::Action`]s out, unit-tested for every mode); [`exec::execute`] carries the actions
-//! out (files, stdout, octocrab with its timeouts and retries, the deadline); [`publish`] joins
-//! the two.
+//! [`plan::plan`] decides everything (pure, unit-tested for every mode); [`exec::execute`]
+//! carries the actions out; [`publish`] joins the two.
 
 pub mod body;
 pub mod env;
@@ -65,7 +60,6 @@ pub enum CommentMode {
     OnChange,
     /// When the gate failed, and to keep an earlier comment current.
     OnFailure,
-    /// Never.
     Off,
 }
 

@@ -11,7 +11,7 @@ use super::{CommentMode, FailOn, PublishOptions, PublishWhen, body, runner};
 use crate::infra::text::sanitize;
 use crate::pipeline::gate::Conclusion;
 use crate::pipeline::report::markdown::{render, verdict_badge};
-use crate::pipeline::report::model::{CheckStatus, Report, Verdict};
+use crate::pipeline::report::model::{Check, CheckStatus, Report, Verdict};
 use octocrab::params::checks::{
     CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
 };
@@ -169,8 +169,8 @@ pub fn exit_code(r: &Report, fail_on: FailOn) -> i32 {
     r.gate.exit_code_with(fail_on == FailOn::Regression)
 }
 
-/// The check-run conclusion for an exit code: the gate's [`crate::pipeline::gate::GateReport::conclusion`]
-/// in GitHub's terms.
+/// The check-run conclusion for an exit code: the gate's
+/// [`crate::pipeline::gate::GateReport::conclusion`] in GitHub's terms.
 pub fn conclusion(r: &Report, code: i32) -> CheckRunConclusion {
     match r.gate.conclusion(code) {
         Conclusion::Success => CheckRunConclusion::Success,
@@ -199,11 +199,7 @@ pub fn machine_number(v: f64) -> f64 {
 /// `subject:metric` text format could be split reliably; JSON can.
 pub fn regressions_output(report: &Report) -> String {
     let n = |v: Option<f64>| v.map(machine_number);
-    let items: Vec<serde_json::Value> = report
-        .gate
-        .checks
-        .iter()
-        .filter(|c| c.status == CheckStatus::Fail)
+    let items: Vec<serde_json::Value> = failed_checks(report)
         .map(|c| {
             let mut item = json!({
                 "subject": sanitize::line(&c.subject, 200),
@@ -213,20 +209,24 @@ pub fn regressions_output(report: &Report) -> String {
                 "baseline": n(c.baseline),
                 "limit": n(c.limit),
             });
-            if let (Some(p), Some(o)) = (&c.paired, item.as_object_mut()) {
-                o.insert("p_value".into(), json!(machine_number(p.p_value)));
-                o.insert(
-                    "delta_ci95".into(),
-                    json!(
-                        p.delta_ci95
-                            .map(|[lo, hi]| [machine_number(lo), machine_number(hi)])
-                    ),
-                );
+            if let Some(p) = &c.paired {
+                let ci = p
+                    .delta_ci95
+                    .map(|[lo, hi]| [machine_number(lo), machine_number(hi)]);
+                item["p_value"] = json!(machine_number(p.p_value));
+                item["delta_ci95"] = json!(ci);
             }
             item
         })
         .collect();
     serde_json::Value::Array(items).to_string()
+}
+
+fn failed_checks(r: &Report) -> impl Iterator<Item = &Check> {
+    r.gate
+        .checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Fail)
 }
 
 fn marker(key: &str) -> String {
@@ -238,66 +238,47 @@ struct Failure {
     /// `subject metric`, or `system under test failed`.
     what: String,
     message: String,
-    /// The message's end matters more than its start (a log).
-    ends: bool,
+    /// How the message is cut for plain text and for Markdown: a log keeps its end, which
+    /// matters more than its start.
+    cut_line: fn(&str, usize) -> String,
+    cut_md: fn(&str, usize) -> String,
 }
 
 impl Failure {
     /// (title, message) for plain-text sinks: annotations and `::error` lines.
     fn plain(&self) -> (String, String) {
-        let message = if self.ends {
-            sanitize::line_ends(&self.message, 500)
-        } else {
-            sanitize::line(&self.message, 500)
-        };
-        (
-            format!("evalgate: {}", sanitize::line(&self.what, 200)),
-            message,
-        )
+        let title = format!("evalgate: {}", sanitize::line(&self.what, 200));
+        (title, (self.cut_line)(&self.message, 500))
     }
 
     /// A Markdown list item for the check-run summary.
     fn markdown(&self) -> String {
-        let message = if self.ends {
-            sanitize::md_ends(&self.message, 500)
-        } else {
-            sanitize::md(&self.message, 500)
-        };
+        let message = (self.cut_md)(&self.message, 500);
         format!("- evalgate: {}: {message}\n", sanitize::md(&self.what, 200))
     }
 }
 
 /// The failed checks, the system under test's failure first.
 fn failures(r: &Report) -> Vec<Failure> {
-    let mut v: Vec<Failure> = r
-        .gate
-        .checks
-        .iter()
-        .filter(|c| c.status == CheckStatus::Fail)
-        .map(|c| Failure {
-            what: format!("{} {}", c.subject, c.metric),
-            message: c.message.clone(),
-            ends: false,
-        })
-        .collect();
-    if let Some(f) = &r.failure {
-        v.insert(
-            0,
-            Failure {
-                what: "system under test failed".into(),
-                message: f.to_string(),
-                ends: true,
-            },
-        );
-    }
-    v
+    let sut = r.failure.iter().map(|f| Failure {
+        what: "system under test failed".into(),
+        message: f.to_string(),
+        cut_line: sanitize::line_ends,
+        cut_md: sanitize::md_ends,
+    });
+    sut.chain(failed_checks(r).map(|c| Failure {
+        what: format!("{} {}", c.subject, c.metric),
+        message: c.message.clone(),
+        cut_line: sanitize::line,
+        cut_md: sanitize::md,
+    }))
+    .collect()
 }
 
 /// True when something worth a comment happened: the gate failed, a metric moved, or the gate
-/// is off or incomplete.
+/// is off or covers only part of the run (news for the reviewer too, though the check run is
+/// neutral: the comment says what is not gated and how to gate it).
 fn changed(r: &Report) -> bool {
-    // a gate that is off or covers only part of the run is news for the reviewer too (the
-    // check run is neutral): the comment says what is not gated and how to gate it
     matches!(
         r.gate.verdict,
         Verdict::Fail | Verdict::Error | Verdict::NoBaseline
@@ -341,15 +322,10 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
     let mut actions = Vec::new();
     let code = exit_code(report, opts.fail_on);
     let md = render(report);
+    let a = &opts.artifact_name;
     let link = match env.run_url() {
-        Some(u) => format!(
-            "\n[Full report (HTML and JSON): artifact `{}` of this run]({u})\n",
-            opts.artifact_name
-        ),
-        None => format!(
-            "\nFull report (HTML and JSON): artifact `{}`.\n",
-            opts.artifact_name
-        ),
+        Some(u) => format!("\n[Full report (HTML and JSON): artifact `{a}` of this run]({u})\n"),
+        None => format!("\nFull report (HTML and JSON): artifact `{a}`.\n"),
     };
     let fails = failures(report);
     let plain_fails: Vec<(String, String)> = fails.iter().map(Failure::plain).collect();
@@ -360,12 +336,9 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
         actions.push(Action::ErrorLines(lines));
     }
     if let Some(p) = &env.output {
-        let dir = event.report_dir;
         let abs = |n: &str| {
-            std::path::absolute(dir.join(n))
-                .unwrap_or_else(|_| dir.join(n))
-                .display()
-                .to_string()
+            let p = event.report_dir.join(n);
+            std::path::absolute(&p).unwrap_or(p).display().to_string()
         };
         actions.push(Action::WriteOutputs {
             path: p.clone(),
@@ -390,31 +363,24 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
     // what would be posted
     let key = sanitize::line(&opts.key, 100);
     let comment_body = body::fit_comment(&format!("{}\n", marker(&key)), &md, &link);
-    let pr = event.pr.clone();
-    let head_sha = pr
-        .as_ref()
-        .map(|p| p.head_sha.clone())
-        .or_else(|| env.sha.clone());
+    let pr = event.pr.as_ref();
+    let head_sha = pr.map(|p| p.head_sha.clone()).or_else(|| env.sha.clone());
     let check_name = if key == "evalgate" {
         "evalgate".to_string()
     } else {
         format!("evalgate ({key})")
     };
     let concl = conclusion(report, code);
+    let badge = verdict_badge(report.gate.verdict);
+    let fails_md: String = fails.iter().map(Failure::markdown).collect();
+    let summary_md = format!(
+        "**{}**\n\n{fails_md}",
+        sanitize::md(&report.gate.summary, 600)
+    );
     let text = CheckText {
-        title: format!(
-            "{}: {}",
-            verdict_badge(report.gate.verdict),
-            sanitize::line(&report.gate.summary, 160)
-        ),
-        summary: {
-            let mut s = format!("**{}**\n\n", sanitize::md(&report.gate.summary, 600));
-            for f in &fails {
-                s.push_str(&f.markdown());
-            }
-            body::fit("", &s, "", body::CHECK_TEXT_MAX, |x| x.chars().count())
-        },
-        text: body::fit_check_text(&md),
+        title: format!("{badge}: {}", sanitize::line(&report.gate.summary, 160)),
+        summary: body::fit("", &summary_md, "", body::CHECK_TEXT_MAX, body::chars),
+        text: body::fit("", &md, "", body::CHECK_TEXT_MAX, body::chars),
     };
     // a file in the repository, or the config file evalgate reads by default
     let annotation_path = report
@@ -469,7 +435,7 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
         return actions;
     };
     let mut requests = Vec::new();
-    if let (Some(pr), Some(new)) = (&pr, new_comment) {
+    if let (Some(pr), Some(new)) = (pr, new_comment) {
         requests.push(Request::Comment(Comment {
             pr: pr.number,
             marker: marker(&key),

@@ -23,29 +23,19 @@ pub fn error_lines(errors: &[(String, String)]) -> Vec<String> {
         .map(|(t, m)| format!("::error title={}::{}", escape_property(t), escape_data(m)))
         .collect();
     if errors.len() > 10 {
-        let rest: Vec<String> = errors[10..].iter().map(|(t, _)| t.clone()).collect();
-        out.push(format!(
-            "::notice title=evalgate::{}",
-            escape_data(&format!(
-                "{} more failed check(s): {}",
-                rest.len(),
-                rest.join(", ")
-            ))
-        ));
+        let rest: Vec<&str> = errors[10..].iter().map(|(t, _)| t.as_str()).collect();
+        let more = format!("{} more failed check(s): {}", rest.len(), rest.join(", "));
+        out.push(format!("::notice title=evalgate::{}", escape_data(&more)));
     }
     out
 }
 
 /// A random heredoc delimiter for multi-line outputs.
 fn delimiter(value: &str) -> String {
-    let mut n = 0u64;
-    loop {
-        let d = format!("EVALGATE_EOF_{}_{n}", std::process::id());
-        if !value.contains(&d) {
-            return d;
-        }
-        n += 1;
-    }
+    (0u64..)
+        .map(|n| format!("EVALGATE_EOF_{}_{n}", std::process::id()))
+        .find(|d| !value.contains(d.as_str()))
+        .unwrap_or_default()
 }
 
 /// Appends `name=value` outputs to `$GITHUB_OUTPUT` (heredoc form for multi-line values).
