@@ -97,9 +97,7 @@ pub fn bootstrap_ci95(deltas: &[f64]) -> Option<[f64; 2]> {
     let means: Vec<f64> = (0..BOOTSTRAPS)
         .map(|_| (0..n).map(|_| deltas[rng.below(n)]).sum::<f64>() / n as f64)
         .collect();
-    let lo = percentile(&means, 2.5)?;
-    let hi = percentile(&means, 97.5)?;
-    Some([lo, hi])
+    Some([percentile(&means, 2.5)?, percentile(&means, 97.5)?])
 }
 
 /// The paired comparison of `pairs` (baseline, current per query present in both); `None`
