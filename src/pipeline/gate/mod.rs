@@ -10,6 +10,7 @@ mod words;
 
 use crate::infra::text::Text;
 use crate::pipeline::baseline::{Baseline, MetricBaseline, RetrievalBaseline, verdict_map};
+use crate::pipeline::dataset::Truth;
 use crate::pipeline::dataset::shard::Shard;
 use crate::pipeline::measure::probes::{ProbeOutcome, RobustnessReport};
 use crate::pipeline::score::diagnostics::ConfusionPair;
@@ -25,6 +26,32 @@ pub use words::{p_value as words_p_value, sentence, signed};
 /// Slack for rounding: baselines store values to 6 decimals.
 const EPS: f64 = 1e-6;
 
+/// A check of `metric` on `subject` that gates nothing yet, for the caller to fill in.
+fn info(subject: &str, metric: &str, direction: Direction) -> Check {
+    Check {
+        subject: subject.into(),
+        metric: metric.into(),
+        kind: CheckKind::Info,
+        direction,
+        baseline: None,
+        current: None,
+        ci95: None,
+        delta: None,
+        limit: None,
+        status: CheckStatus::Info,
+        message: String::new(),
+        paired: None,
+    }
+}
+
+fn status(ok: bool) -> CheckStatus {
+    if ok {
+        CheckStatus::Pass
+    } else {
+        CheckStatus::Fail
+    }
+}
+
 fn tolerance_check(
     subject: &str,
     metric: Metric,
@@ -32,65 +59,43 @@ fn tolerance_check(
     b: Option<&MetricBaseline>,
 ) -> Check {
     let name = metric.label();
-    let current = s.and_then(|s| s.mean);
-    let ci95 = s.and_then(|s| s.ci95);
     let direction = b.map_or_else(|| metric.direction(), |b| b.direction);
-    let baseline = b.and_then(|b| b.value);
-    let delta = match (current, baseline) {
-        (Some(c), Some(v)) => Some(c - v),
-        _ => None,
-    };
+    let (current, baseline) = (s.and_then(|s| s.mean), b.and_then(|b| b.value));
     let mut check = Check {
-        subject: subject.into(),
-        metric: metric.key().into(),
-        kind: CheckKind::Info,
-        direction,
-        baseline,
         current,
-        ci95,
-        delta,
-        limit: None,
-        status: CheckStatus::Info,
-        message: String::new(),
-        paired: None,
+        baseline,
+        ci95: s.and_then(|s| s.ci95),
+        delta: current.zip(baseline).map(|(c, v)| c - v),
+        ..info(subject, metric.key(), direction)
     };
     let Some(b) = b else {
         check.message = "no baseline value; reported only".into();
         return check;
     };
-    let limit = baseline.map(|v| match direction {
+    check.limit = baseline.map(|v| match direction {
         Direction::Higher => v - b.tolerance,
         Direction::Lower => v + b.tolerance,
     });
-    check.limit = limit;
     if !b.gated {
         check.message = "not gated; reported only".into();
         return check;
     }
     // undefined is not worse: a number that is 0/0 on either side is reported, never gated
-    match (current, limit) {
-        (None, _) => {
-            check.message = format!(
-                "{name} is undefined (0/0) in this run: nothing to compare with the baseline, so it is reported, not gated"
-            );
-        }
-        (Some(_), None) => {
-            check.message = format!(
-                "the baseline value of {name} is undefined (0/0 when it was measured): reported, not gated; `evalgate baseline update` records it"
-            );
-        }
+    check.message = match (current, check.limit) {
+        (None, _) => format!(
+            "{name} is undefined (0/0) in this run: nothing to compare with the baseline, so it is reported, not gated"
+        ),
+        (Some(_), None) => format!(
+            "the baseline value of {name} is undefined (0/0 when it was measured): reported, not gated; `evalgate baseline update` records it"
+        ),
         (Some(c), Some(l)) => {
-            check.kind = CheckKind::Tolerance;
             let ok = match direction {
                 Direction::Higher => c >= l - EPS,
                 Direction::Lower => c <= l + EPS,
             };
-            check.status = if ok {
-                CheckStatus::Pass
-            } else {
-                CheckStatus::Fail
-            };
-            check.message = if ok {
+            check.kind = CheckKind::Tolerance;
+            check.status = status(ok);
+            if ok {
                 format!("within tolerance {:.3}", b.tolerance)
             } else {
                 format!(
@@ -98,12 +103,13 @@ fn tolerance_check(
                     baseline.unwrap_or_default(),
                     b.tolerance
                 )
-            };
+            }
         }
-    }
+    };
     check
 }
 
+/// A check of a detector's metric against a ceiling or a floor (`kind`).
 fn threshold_check(
     subject: &str,
     metric: Metric,
@@ -112,72 +118,38 @@ fn threshold_check(
     kind: CheckKind,
 ) -> Check {
     let name = metric.label();
-    let current = s.and_then(|s| s.mean);
-    let direction = if kind == CheckKind::Ceiling {
-        Direction::Lower
+    let ceiling = kind == CheckKind::Ceiling;
+    let (word, side, direction) = if ceiling {
+        ("ceiling", "above", Direction::Lower)
     } else {
-        Direction::Higher
+        ("floor", "below", Direction::Higher)
     };
-    let (status, message) = match current {
-        // undefined is not worse: the limit is stated, the check reported only
-        None => (
-            CheckStatus::Info,
-            format!(
-                "{name} is undefined (0/0): no entries to compute it over, so the {} {limit:.3} cannot be checked; reported, not gated",
-                if kind == CheckKind::Ceiling {
-                    "ceiling"
-                } else {
-                    "floor"
-                }
-            ),
-        ),
-        Some(c) => {
-            let ok = if kind == CheckKind::Ceiling {
-                c <= limit + EPS
-            } else {
-                c >= limit - EPS
-            };
-            match (ok, kind) {
-                (true, _) => (
-                    CheckStatus::Pass,
-                    format!(
-                        "{c:.4} within the {} {limit:.3}",
-                        if kind == CheckKind::Ceiling {
-                            "ceiling"
-                        } else {
-                            "floor"
-                        }
-                    ),
-                ),
-                (false, CheckKind::Ceiling) => (
-                    CheckStatus::Fail,
-                    format!("{name} {c:.4} is above the ceiling {limit:.3}"),
-                ),
-                (false, _) => (
-                    CheckStatus::Fail,
-                    format!("{name} {c:.4} is below the floor {limit:.3}"),
-                ),
-            }
-        }
-    };
-    Check {
-        subject: subject.into(),
-        metric: metric.key().into(),
-        kind: if current.is_some() {
-            kind
-        } else {
-            CheckKind::Info
-        },
-        direction,
-        baseline: None,
-        current,
+    let mut check = Check {
+        current: s.and_then(|s| s.mean),
         ci95: s.and_then(|s| s.ci95),
-        delta: None,
         limit: Some(limit),
-        status,
-        message,
-        paired: None,
-    }
+        ..info(subject, metric.key(), direction)
+    };
+    // undefined is not worse: the limit is stated, the check reported only
+    let Some(c) = check.current else {
+        check.message = format!(
+            "{name} is undefined (0/0): no entries to compute it over, so the {word} {limit:.3} cannot be checked; reported, not gated"
+        );
+        return check;
+    };
+    let ok = if ceiling {
+        c <= limit + EPS
+    } else {
+        c >= limit - EPS
+    };
+    check.kind = kind;
+    check.status = status(ok);
+    check.message = if ok {
+        format!("{c:.4} within the {word} {limit:.3}")
+    } else {
+        format!("{name} {c:.4} is {side} the {word} {limit:.3}")
+    };
+    check
 }
 
 /// The limits a detector the baseline has no entry for is held to (a new or renamed detector):
@@ -217,16 +189,6 @@ impl Default for Policy {
             new_detector: DEFAULT_NEW_DETECTOR,
             significance: Significance::default(),
         }
-    }
-}
-
-/// Says on the check just added that its limit is the default for a detector new to the
-/// baseline, and where to change it.
-fn defaulted_note(checks: &mut [Check], key: &str) {
-    if let Some(c) = checks.last_mut() {
-        c.message.push_str(&format!(
-            " (the default for a detector the baseline has no entry for: [gate] new_detector_{key} in evalgate.toml)"
-        ));
     }
 }
 
@@ -277,16 +239,12 @@ pub struct GateInputs<'a> {
     pub failure: Option<String>,
 }
 
-/// The outcome of one shard of a sharded evaluation (`--shard i/n`) that was measured: not
-/// gated (exit 0), since its numbers cover a slice; `evalgate merge` gates the whole.
-pub fn shard_outcome(shard: Shard) -> GateOutcome {
+/// A report that gates nothing: its verdict and summary only.
+fn unchecked(verdict: Verdict, baseline: Option<String>, summary: String) -> GateOutcome {
     GateReport {
-        verdict: Verdict::NoBaseline,
-        baseline: None,
-        summary: format!(
-            "shard {shard} measured, not gated: `evalgate merge` joins the {} shards' report.json files, scores and gates them as one run",
-            shard.count
-        ),
+        verdict,
+        baseline,
+        summary,
         checks: Vec::new(),
         ungated: Vec::new(),
         worst_queries: Vec::new(),
@@ -297,6 +255,19 @@ pub fn shard_outcome(shard: Shard) -> GateOutcome {
     }
 }
 
+/// The outcome of one shard of a sharded evaluation (`--shard i/n`) that was measured: not
+/// gated (exit 0), since its numbers cover a slice; `evalgate merge` gates the whole.
+pub fn shard_outcome(shard: Shard) -> GateOutcome {
+    unchecked(
+        Verdict::NoBaseline,
+        None,
+        format!(
+            "shard {shard} measured, not gated: `evalgate merge` joins the {} shards' report.json files, scores and gates them as one run",
+            shard.count
+        ),
+    )
+}
+
 /// The gate's outcome for `inputs` against `baseline` (`(name, baseline)` when one is in use).
 /// Pure: the same arguments always give the same outcome.
 pub fn evaluate(
@@ -304,265 +275,238 @@ pub fn evaluate(
     baseline: Option<(&str, &Baseline)>,
     policy: &Policy,
 ) -> GateOutcome {
-    let cx = policy;
+    let name = baseline.map(|(n, _)| n.to_string());
     // a partial run gates nothing: no check is computed over what was measured before the
     // system failed (its numbers cover part of the datasets), so no regression, annotation or
-    // failed check can be published from it; the summary says why
+    // failed check can be published from it
     if let Some(f) = &inputs.failure {
-        return GateReport {
-            verdict: Verdict::Error,
-            baseline: baseline.map(|(n, _)| n.to_string()),
-            summary: format!(
-                "the system under test could not be measured: {}; the report is partial and nothing is gated",
-                words::clip(f, 300)
-            ),
-            checks: Vec::new(),
-            ungated: Vec::new(),
-            worst_queries: Vec::new(),
-            improved_queries: Vec::new(),
-            new_confusions: None,
-            significance: None,
-            detector_flips: Vec::new(),
-        };
-    }
-    let mut checks = Vec::new();
-    let b = baseline.map(|(_, b)| b);
-    // detectors held to the default limits only (the baseline has no entry for them)
-    let mut defaulted: Vec<String> = Vec::new();
-    // drops beyond the tolerance that passed as not significant (require_significance)
-    let mut let_through: Vec<String> = Vec::new();
-    let mut flips = detector_flips(&inputs.detectors, b);
-    if let Some(r) = &inputs.retrieval {
-        let rb = b.and_then(|b| b.retrieval.as_ref());
-        for m in RETRIEVAL_METRICS {
-            checks.push(tolerance_check(
-                "retrieval",
-                m,
-                r.metrics.get(m.key()),
-                rb.and_then(|rb| rb.metrics.get(m.key())),
-            ));
-        }
-        let_through = compare_per_query(&mut checks, Some(r), rb, &mut flips, cx.significance);
-    } else {
-        // no retrieval: the family holds the detectors' tests only
-        compare_per_query(&mut checks, None, None, &mut flips, cx.significance);
-    }
-    for d in &inputs.detectors {
-        let subject = format!("detector:{}", d.name);
-        let db = b
-            .and_then(|b| b.security.as_ref())
-            .and_then(|s| s.detectors.get(d.name));
-        // the baseline's limits, or the defaults for a detector new to a baseline in use
-        let (ceiling, floor, by_default) = match db {
-            Some(db) => (db.fpr_ceiling, db.recall_floor, false),
-            None if b.is_some() && !d.review_tier => (
-                cx.new_detector.fpr_ceiling,
-                cx.new_detector.recall_floor,
-                true,
-            ),
-            None => (None, None, false),
-        };
-        for (limit, metric, kind, key) in [
-            (ceiling, Metric::Fpr, CheckKind::Ceiling, "fpr_ceiling"),
-            (floor, Metric::Recall, CheckKind::Floor, "recall_floor"),
-        ] {
-            if let Some(l) = limit {
-                checks.push(threshold_check(
-                    &subject,
-                    metric,
-                    d.metrics.get(metric.key()),
-                    l,
-                    kind,
-                ));
-                if by_default {
-                    defaulted_note(&mut checks, key);
-                }
-            }
-        }
-        let held = checks
-            .iter()
-            .any(|c| c.subject == subject && c.kind != CheckKind::Info);
-        if by_default && held {
-            defaulted.push(d.name.to_string());
-        }
-        for m in DETECTION_METRICS {
-            checks.push(tolerance_check(
-                &subject,
-                m,
-                d.metrics.get(m.key()),
-                db.and_then(|db| db.metrics.get(m.key())),
-            ));
-        }
-    }
-    // the baseline's limits for a detector this measurement did not run: said, never dropped
-    // silently
-    if inputs.security_measured
-        && let Some(sb) = b.and_then(|b| b.security.as_ref())
-    {
-        for (name, db) in &sb.detectors {
-            if inputs.detectors.iter().any(|d| d.name == name.as_str()) {
-                continue;
-            }
-            for (limit, metric, word) in [
-                (db.fpr_ceiling, Metric::Fpr, "ceiling"),
-                (db.recall_floor, Metric::Recall, "floor"),
-            ] {
-                let Some(l) = limit else { continue };
-                checks.push(Check {
-                    subject: format!("detector:{name}"),
-                    metric: metric.key().into(),
-                    kind: CheckKind::Info,
-                    direction: metric.direction(),
-                    baseline: None,
-                    current: None,
-                    ci95: None,
-                    delta: None,
-                    limit: Some(l),
-                    status: CheckStatus::Info,
-                    message: format!(
-                        "the baseline's {} {word} {l:.3} for {name} is not checked: {name} did not run in this measurement",
-                        metric.label()
-                    ),
-                    paired: None,
-                });
-            }
-        }
-    }
-    if let Some(rb) = inputs.robustness.filter(|r| r.gated) {
-        let failed: Vec<&str> = rb
-            .probes
-            .iter()
-            .filter(|p| p.outcome == ProbeOutcome::Failed)
-            .map(|p| p.id.as_str())
-            .chain((!rb.survived).then_some("survival"))
-            .collect();
-        checks.push(Check {
-            subject: "robustness".into(),
-            metric: "probes_failed".into(),
-            kind: CheckKind::Ceiling,
-            direction: Direction::Lower,
-            baseline: None,
-            current: Some(rb.failed as f64),
-            ci95: None,
-            delta: None,
-            limit: Some(0.0),
-            status: if failed.is_empty() {
-                CheckStatus::Pass
-            } else {
-                CheckStatus::Fail
-            },
-            message: if failed.is_empty() {
-                "every probe answered sensibly or was refused with a clear error".into()
-            } else {
-                format!("failed probes: {}", failed.join(", "))
-            },
-            paired: None,
-        });
-    }
-    // measured parts with no gated check: with a baseline, a pass does not cover them
-    let mut subjects: Vec<String> = Vec::new();
-    if inputs.retrieval.is_some() {
-        subjects.push("retrieval".into());
-    }
-    subjects.extend(
-        inputs
-            .detectors
-            .iter()
-            .map(|d| format!("detector:{}", d.name)),
-    );
-    let ungated: Vec<String> = if baseline.is_some() {
-        subjects
-            .into_iter()
-            .filter(|s| {
-                !checks
-                    .iter()
-                    .any(|c| &c.subject == s && c.kind != CheckKind::Info)
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let (worst_queries, improved_queries) = changed_queries(inputs.retrieval.as_ref(), b);
-    let significance =
-        (checks.iter().any(|c| c.paired.is_some()) || !flips.is_empty()).then_some(cx.significance);
-    let new_confusions = new_confusions(inputs.retrieval.as_ref(), b);
-    let failures: Vec<&Check> = checks
-        .iter()
-        .filter(|c| c.status == CheckStatus::Fail)
-        .collect();
-    let update = &cx.update_command;
-    let (verdict, summary) = if !failures.is_empty() {
-        const SHOWN: usize = 3;
-        let mut words: Vec<String> = failures.iter().take(SHOWN).map(|c| sentence(c)).collect();
-        if failures.len() > SHOWN {
-            words.push(format!(
-                "and {} more failed check(s)",
-                failures.len() - SHOWN
-            ));
-        }
-        (Verdict::Fail, format!("gate failed: {}", words.join("; ")))
-    } else if baseline.is_none() {
-        let why = cx.why_no_baseline.as_deref().map_or_else(
-            || "no baseline".to_string(),
-            |w| format!("no baseline for these datasets ({w})"),
+        let summary = format!(
+            "the system under test could not be measured: {}; the report is partial and nothing is gated",
+            words::clip(f, 300)
         );
-        (
-            Verdict::NoBaseline,
-            format!("{why}: numbers are reported, nothing is gated; `{update}` writes one"),
-        )
-    } else if !checks.iter().any(|c| c.kind != CheckKind::Info) {
-        (
-            Verdict::NoBaseline,
-            format!(
-                "the baseline does not cover what was measured ({}): numbers are reported, nothing is gated; `{update}` writes one",
-                ungated.join(", ")
-            ),
-        )
-    } else {
-        let gated = checks
+        return unchecked(Verdict::Error, name, summary);
+    }
+    let b = baseline.map(|(_, b)| b);
+    let retrieval = inputs.retrieval.as_ref();
+    let rb = b.and_then(|b| b.retrieval.as_ref());
+    let mut checks = Vec::new();
+    let mut flips = detector_flips(&inputs.detectors, b);
+    if let Some(r) = retrieval {
+        for m in RETRIEVAL_METRICS {
+            let mb = rb.and_then(|rb| rb.metrics.get(m.key()));
+            checks.push(tolerance_check("retrieval", m, r.metrics.get(m.key()), mb));
+        }
+    }
+    // drops beyond the tolerance that passed as not significant (require_significance)
+    let let_through =
+        compare_per_query(&mut checks, retrieval, rb, &mut flips, policy.significance);
+    // detectors held to the default limits only (the baseline has no entry for them)
+    let defaulted: Vec<String> = inputs
+        .detectors
+        .iter()
+        .filter(|d| detector_checks(d, b, policy.new_detector, &mut checks))
+        .map(|d| d.name.to_string())
+        .collect();
+    if inputs.security_measured {
+        not_run_checks(&inputs.detectors, b, &mut checks);
+    }
+    checks.extend(inputs.robustness.filter(|r| r.gated).map(robustness_check));
+    // measured parts with no gated check: with a baseline, a pass does not cover them
+    let gated = |s: &str| {
+        checks
             .iter()
-            .filter(|c| c.status == CheckStatus::Pass)
-            .count();
-        let mut tail = String::new();
-        if !defaulted.is_empty() {
-            tail.push_str(&format!(
-                "; {} held to the default limits only (not in the baseline)",
-                defaulted.join(", ")
-            ));
-        }
-        if !ungated.is_empty() {
-            tail.push_str(&format!(
-                "; not gated: {} (the baseline does not cover {})",
-                ungated.join(", "),
-                if ungated.len() == 1 { "it" } else { "them" }
-            ));
-        }
-        if !tail.is_empty() {
-            tail.push_str(&format!("; `{update}` writes a baseline that does"));
-        }
-        if !let_through.is_empty() {
-            tail.push_str(&format!(
-                "; {} dropped beyond the tolerance but not significantly ([gate] require_significance)",
-                let_through.join(", ")
-            ));
-        }
-        (
-            Verdict::Pass,
-            format!("gate passed: all {gated} gated check(s) held{tail}"),
-        )
+            .any(|c| c.subject == s && c.kind != CheckKind::Info)
     };
+    let detectors = inputs
+        .detectors
+        .iter()
+        .map(|d| format!("detector:{}", d.name));
+    let ungated: Vec<String> = retrieval
+        .map(|_| "retrieval".to_string())
+        .into_iter()
+        .chain(detectors)
+        .filter(|s| baseline.is_some() && !gated(s))
+        .collect();
+    let (worst_queries, improved_queries) = changed_queries(retrieval, b);
+    let significance = (checks.iter().any(|c| c.paired.is_some()) || !flips.is_empty())
+        .then_some(policy.significance);
+    let (verdict, summary) = verdict(
+        &checks,
+        baseline.is_some(),
+        [&defaulted, &ungated, &let_through],
+        policy,
+    );
     GateReport {
         verdict,
-        baseline: baseline.map(|(n, _)| n.to_string()),
+        baseline: name,
         summary,
+        new_confusions: new_confusions(retrieval, b),
         checks,
         ungated,
         worst_queries,
         improved_queries,
         significance,
-        new_confusions,
         detector_flips: flips,
     }
+}
+
+/// A detector's checks: its ceiling and floor (the baseline's, or the defaults for a detector
+/// new to a baseline in use) and its metrics against the baseline. True when it is held to the
+/// default limits only.
+fn detector_checks(
+    d: &DetectorInputs,
+    b: Option<&Baseline>,
+    new: NewDetectorLimits,
+    checks: &mut Vec<Check>,
+) -> bool {
+    let subject = format!("detector:{}", d.name);
+    let db = b
+        .and_then(|b| b.security.as_ref())
+        .and_then(|s| s.detectors.get(d.name));
+    let (ceiling, floor, by_default) = match db {
+        Some(db) => (db.fpr_ceiling, db.recall_floor, false),
+        None if b.is_some() && !d.review_tier => (new.fpr_ceiling, new.recall_floor, true),
+        None => (None, None, false),
+    };
+    let mut held = false;
+    for (limit, metric, kind, key) in [
+        (ceiling, Metric::Fpr, CheckKind::Ceiling, "fpr_ceiling"),
+        (floor, Metric::Recall, CheckKind::Floor, "recall_floor"),
+    ] {
+        let Some(l) = limit else { continue };
+        let mut c = threshold_check(&subject, metric, d.metrics.get(metric.key()), l, kind);
+        if by_default {
+            c.message.push_str(&format!(
+                " (the default for a detector the baseline has no entry for: [gate] new_detector_{key} in evalgate.toml)"
+            ));
+        }
+        held |= c.kind != CheckKind::Info;
+        checks.push(c);
+    }
+    for m in DETECTION_METRICS {
+        let mb = db.and_then(|db| db.metrics.get(m.key()));
+        checks.push(tolerance_check(&subject, m, d.metrics.get(m.key()), mb));
+    }
+    by_default && held
+}
+
+/// The baseline's limits for a detector this measurement did not run: said, never dropped
+/// silently.
+fn not_run_checks(detectors: &[DetectorInputs], b: Option<&Baseline>, checks: &mut Vec<Check>) {
+    let Some(sb) = b.and_then(|b| b.security.as_ref()) else {
+        return;
+    };
+    for (name, db) in &sb.detectors {
+        if detectors.iter().any(|d| d.name == name.as_str()) {
+            continue;
+        }
+        for (limit, metric, word) in [
+            (db.fpr_ceiling, Metric::Fpr, "ceiling"),
+            (db.recall_floor, Metric::Recall, "floor"),
+        ] {
+            let Some(l) = limit else { continue };
+            checks.push(Check {
+                limit: Some(l),
+                message: format!(
+                    "the baseline's {} {word} {l:.3} for {name} is not checked: {name} did not run in this measurement",
+                    metric.label()
+                ),
+                ..info(&format!("detector:{name}"), metric.key(), metric.direction())
+            });
+        }
+    }
+}
+
+fn robustness_check(rb: &RobustnessReport) -> Check {
+    let failed: Vec<&str> = rb
+        .probes
+        .iter()
+        .filter(|p| p.outcome == ProbeOutcome::Failed)
+        .map(|p| p.id.as_str())
+        .chain((!rb.survived).then_some("survival"))
+        .collect();
+    Check {
+        kind: CheckKind::Ceiling,
+        current: Some(rb.failed as f64),
+        limit: Some(0.0),
+        status: status(failed.is_empty()),
+        message: if failed.is_empty() {
+            "every probe answered sensibly or was refused with a clear error".into()
+        } else {
+            format!("failed probes: {}", failed.join(", "))
+        },
+        ..info("robustness", "probes_failed", Direction::Lower)
+    }
+}
+
+/// The verdict and its one-line summary, from the checks and the parts `[defaulted, ungated,
+/// let_through]`: detectors held to the default limits only, measured parts with no gated
+/// check, drops let through as not significant.
+fn verdict(
+    checks: &[Check],
+    has_baseline: bool,
+    [defaulted, ungated, let_through]: [&[String]; 3],
+    policy: &Policy,
+) -> (Verdict, String) {
+    const SHOWN: usize = 3;
+    let update = &policy.update_command;
+    let failures: Vec<&Check> = checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Fail)
+        .collect();
+    if !failures.is_empty() {
+        let mut words: Vec<String> = failures.iter().take(SHOWN).map(|c| sentence(c)).collect();
+        if failures.len() > SHOWN {
+            let more = failures.len() - SHOWN;
+            words.push(format!("and {more} more failed check(s)"));
+        }
+        return (Verdict::Fail, format!("gate failed: {}", words.join("; ")));
+    }
+    if !has_baseline {
+        let why = policy.why_no_baseline.as_deref().map_or_else(
+            || "no baseline".to_string(),
+            |w| format!("no baseline for these datasets ({w})"),
+        );
+        let summary =
+            format!("{why}: numbers are reported, nothing is gated; `{update}` writes one");
+        return (Verdict::NoBaseline, summary);
+    }
+    if checks.iter().all(|c| c.kind == CheckKind::Info) {
+        let summary = format!(
+            "the baseline does not cover what was measured ({}): numbers are reported, nothing is gated; `{update}` writes one",
+            ungated.join(", ")
+        );
+        return (Verdict::NoBaseline, summary);
+    }
+    let gated = checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Pass)
+        .count();
+    let mut tail = String::new();
+    if !defaulted.is_empty() {
+        tail.push_str(&format!(
+            "; {} held to the default limits only (not in the baseline)",
+            defaulted.join(", ")
+        ));
+    }
+    if !ungated.is_empty() {
+        tail.push_str(&format!(
+            "; not gated: {} (the baseline does not cover {})",
+            ungated.join(", "),
+            if ungated.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    if !tail.is_empty() {
+        tail.push_str(&format!("; `{update}` writes a baseline that does"));
+    }
+    if !let_through.is_empty() {
+        tail.push_str(&format!(
+            "; {} dropped beyond the tolerance but not significantly ([gate] require_significance)",
+            let_through.join(", ")
+        ));
+    }
+    let summary = format!("gate passed: all {gated} gated check(s) held{tail}");
+    (Verdict::Pass, summary)
 }
 
 /// The paired comparison of every gated retrieval check with the baseline's per-query values
@@ -580,38 +524,12 @@ fn compare_per_query(
     let rb = rb.filter(|rb| !rb.per_query.is_empty());
     let mut family: Vec<usize> = Vec::new();
     for (i, c) in checks.iter_mut().enumerate() {
-        let (Some(r), Some(rb)) = (r, rb) else { break };
-        if c.subject != "retrieval" || c.kind != CheckKind::Tolerance {
-            continue;
-        }
-        let Some(m) = Metric::from_key(&c.metric) else {
-            continue;
-        };
-        // the per-query values must be the baseline's own: their mean is its value (to the
-        // rounding of both); a value edited by hand (or per-query values of another run) makes
-        // a paired test of something the gate does not compare with, so none is made
-        let kept: Vec<f64> = rb
-            .per_query
-            .values()
-            .filter_map(|q| q.get(m.key()).copied())
-            .collect();
-        let consistent = c.baseline.is_some_and(|v| {
-            !kept.is_empty() && (kept.iter().sum::<f64>() / kept.len() as f64 - v).abs() <= 1e-4
-        });
-        if !consistent {
-            continue;
-        }
-        let pairs: Vec<(f64, f64)> = r
-            .per_query
-            .iter()
-            .filter_map(|q| {
-                let b = *rb.per_query.get(q.id.as_str())?.get(m.key())?;
-                Some((b, q.metrics.get(m)?))
-            })
-            .collect();
-        c.paired = paired::compare(&pairs, c.direction == Direction::Higher);
-        if c.paired.is_some() {
-            family.push(i);
+        if let (Some(r), Some(rb)) = (r, rb)
+            && c.subject == "retrieval"
+            && c.kind == CheckKind::Tolerance
+        {
+            c.paired = paired_with(c, r, rb);
+            family.extend(c.paired.is_some().then_some(i));
         }
     }
     // one family: the retrieval metrics' paired comparisons, then every detector's McNemar test
@@ -621,18 +539,18 @@ fn compare_per_query(
         .chain(flips.iter().map(|f| f.mcnemar.p_value))
         .collect();
     let adjusted = paired::holm(&ps);
+    let significant = |h: f64| h <= sig.alpha + f64::EPSILON;
     for (f, &h) in flips.iter_mut().zip(&adjusted[family.len()..]) {
         f.mcnemar.p_holm = Some(h);
-        f.mcnemar.significant = Some(h <= sig.alpha + f64::EPSILON);
+        f.mcnemar.significant = Some(significant(h));
     }
     for (&i, h) in family.iter().zip(adjusted) {
         let c = &mut checks[i];
         let Some(p) = c.paired.as_mut() else { continue };
-        let significant = h <= sig.alpha + f64::EPSILON;
         p.p_holm = Some(h);
-        p.significant = Some(significant);
+        p.significant = Some(significant(h));
         let said = words::significance(p, sig.alpha);
-        match (c.status, significant) {
+        match (c.status, significant(h)) {
             (CheckStatus::Fail, false) if sig.required => {
                 c.status = CheckStatus::Pass;
                 let_through.push(label(&c.metric).to_string());
@@ -652,65 +570,78 @@ fn compare_per_query(
     let_through
 }
 
+/// A gated retrieval check's paired comparison with the baseline's per-query values, when it
+/// keeps them for the metric.
+fn paired_with(c: &Check, r: &RetrievalInputs, rb: &RetrievalBaseline) -> Option<PairedComparison> {
+    let m = Metric::from_key(&c.metric)?;
+    // the per-query values must be the baseline's own: their mean is its value (to the
+    // rounding of both); a value edited by hand (or per-query values of another run) makes
+    // a paired test of something the gate does not compare with, so none is made
+    let kept: Vec<f64> = rb
+        .per_query
+        .values()
+        .filter_map(|q| q.get(m.key()).copied())
+        .collect();
+    let mean = kept.iter().sum::<f64>() / kept.len() as f64;
+    if !c
+        .baseline
+        .is_some_and(|v| !kept.is_empty() && (mean - v).abs() <= 1e-4)
+    {
+        return None;
+    }
+    let pairs: Vec<(f64, f64)> = r
+        .per_query
+        .iter()
+        .filter_map(|q| {
+            let b = *rb.per_query.get(q.id.as_str())?.get(m.key())?;
+            Some((b, q.metrics.get(m)?))
+        })
+        .collect();
+    paired::compare(&pairs, c.direction == Direction::Higher)
+}
+
 /// Per detector whose baseline keeps per-entry verdicts: the entries judged in both whose
 /// verdict flipped (wrong way first: attacks newly missed, benign entries newly flagged; then
 /// the fixed ones) and McNemar's exact test of the paired verdicts. The Holm-adjusted p is set
 /// with the family.
 fn detector_flips(detectors: &[DetectorInputs], b: Option<&Baseline>) -> Vec<DetectorFlips> {
-    use crate::pipeline::dataset::Truth;
     let Some(sb) = b.and_then(|b| b.security.as_ref()) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for d in detectors {
-        let Some(was) = sb.detectors.get(d.name).and_then(|db| db.verdicts.as_ref()) else {
-            continue;
-        };
-        let now = verdict_map(d.entries).unwrap_or_default();
+    let flips = |d: &DetectorInputs| {
+        let was = sb.detectors.get(d.name)?.verdicts.as_ref()?;
         let malicious: BTreeMap<&str, bool> = d
             .entries
             .iter()
             .map(|e| (e.id.as_str(), e.label == Truth::Malicious))
             .collect();
-        let (mut entries, mut unflagged, mut flagged) = (0, 0, 0);
-        let mut wrong: Vec<EntryFlip> = Vec::new();
-        let mut right: Vec<EntryFlip> = Vec::new();
-        for (id, &f) in &now {
-            let Some(&w) = was.get(id) else { continue };
-            entries += 1;
-            if w == f {
-                continue;
-            }
-            if f {
-                flagged += 1;
-            } else {
-                unflagged += 1;
-            }
-            let m = malicious.get(id.as_str()).copied().unwrap_or(false);
-            let flip = EntryFlip {
+        let now = verdict_map(d.entries).unwrap_or_default();
+        let both: Vec<(&String, bool, bool)> = now
+            .iter()
+            .filter_map(|(id, &f)| Some((id, *was.get(id)?, f)))
+            .collect();
+        // an attack flagged or a benign entry no longer flagged is fixed
+        let (right, mut wrong): (Vec<EntryFlip>, Vec<EntryFlip>) = both
+            .iter()
+            .filter(|(_, w, f)| w != f)
+            .map(|&(id, _, f)| EntryFlip {
                 id: Text::from(id.as_str()),
-                malicious: m,
+                malicious: malicious.get(id.as_str()).copied().unwrap_or(false),
                 flagged: f,
-            };
-            // an attack flagged or a benign entry no longer flagged is fixed
-            if m == f {
-                right.push(flip);
-            } else {
-                wrong.push(flip);
-            }
-        }
+            })
+            .partition(|f| f.malicious == f.flagged);
         // newly missed attacks first, then newly flagged benign entries, then the fixed ones
         wrong.sort_by_key(|f| f.flagged);
+        let flagged = wrong.iter().chain(&right).filter(|f| f.flagged).count();
+        let unflagged = wrong.len() + right.len() - flagged;
         let newly_missed = wrong.iter().filter(|f| f.malicious).count();
-        let (newly_flagged, fixed) = (wrong.len() - newly_missed, right.len());
-        let flips: Vec<EntryFlip> = wrong.into_iter().chain(right).take(FLIPS_MAX).collect();
-        out.push(DetectorFlips {
+        Some(DetectorFlips {
             detector: d.name.to_string(),
-            entries,
+            entries: both.len(),
             newly_missed,
-            newly_flagged,
-            fixed,
-            flips,
+            newly_flagged: wrong.len() - newly_missed,
+            fixed: right.len(),
+            flips: wrong.into_iter().chain(right).take(FLIPS_MAX).collect(),
             mcnemar: McNemar {
                 unflagged,
                 flagged,
@@ -718,9 +649,9 @@ fn detector_flips(detectors: &[DetectorInputs], b: Option<&Baseline>) -> Vec<Det
                 p_holm: None,
                 significant: None,
             },
-        });
-    }
-    out
+        })
+    };
+    detectors.iter().filter_map(flips).collect()
 }
 
 /// The run's confusion pairs the baseline does not have, worst first; `None` when either side
@@ -748,50 +679,35 @@ const TOOK_ITS_PLACE_MAX: usize = 3;
 /// above its old rank that were not there before. `None` when no relevant tool moved that way.
 fn rank_change(q: &QueryInput, before: &[String], worse: bool) -> Option<RankChange> {
     const OUT: usize = 11;
-    let pos = |list: &mut dyn Iterator<Item = &str>, id: &str| {
-        list.take(10).position(|t| t == id).map(|i| i + 1)
-    };
-    // (how far it moved, its grade, the tool, its rank before, its rank now)
+    let before: Vec<&str> = before.iter().map(String::as_str).collect();
+    let now: Vec<&str> = q.retrieved.iter().map(Text::as_str).collect();
+    let rank = |list: &[&str], id| list.iter().take(10).position(|&t| t == id).map(|i| i + 1);
+    // (how far it moved the way the query changed, its grade, the tool, its rank before, now)
     type Moved<'q> = (isize, u8, &'q Text, Option<usize>, Option<usize>);
     let mut best: Option<Moved> = None;
     let mut seen: Vec<&str> = Vec::new();
     for l in q.labels.iter().filter(|l| l.relevance >= 1) {
-        if seen.contains(&l.tool_id.as_str()) {
+        let id = l.tool_id.as_str();
+        if seen.contains(&id) {
             continue;
         }
-        seen.push(l.tool_id.as_str());
-        let b = pos(&mut before.iter().map(String::as_str), l.tool_id.as_str());
-        let a = pos(
-            &mut q.retrieved.iter().map(Text::as_str),
-            l.tool_id.as_str(),
-        );
-        // how far it moved the way the query changed (positive: that way)
+        seen.push(id);
+        let (b, a) = (rank(&before, id), rank(&now, id));
         let moved = a.unwrap_or(OUT) as isize - b.unwrap_or(OUT) as isize;
         let moved = if worse { moved } else { -moved };
-        if moved <= 0 {
-            continue;
-        }
-        if best
-            .as_ref()
-            .is_none_or(|(m, g, ..)| (moved, l.relevance) > (*m, *g))
-        {
+        if moved > 0 && best.is_none_or(|(m, g, ..)| (moved, l.relevance) > (m, g)) {
             best = Some((moved, l.relevance, &l.tool_id, b, a));
         }
     }
     let (_, _, tool, b, a) = best?;
-    let took_its_place = if worse {
-        let cut = b.unwrap_or(10);
-        let was: Vec<&str> = before.iter().take(cut).map(String::as_str).collect();
-        q.retrieved
-            .iter()
-            .take(cut)
-            .filter(|t| !was.contains(&t.as_str()) && t.as_str() != tool.as_str())
-            .take(TOOK_ITS_PLACE_MAX)
-            .cloned()
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let cut = if worse { b.unwrap_or(10) } else { 0 };
+    let took_its_place = now
+        .iter()
+        .take(cut)
+        .filter(|&&t| !before.iter().take(cut).any(|&w| w == t) && t != tool.as_str())
+        .take(TOOK_ITS_PLACE_MAX)
+        .map(|&t| Text::from(t))
+        .collect();
     Some(RankChange {
         tool: tool.clone(),
         before: b,
@@ -811,79 +727,60 @@ fn changed_queries(
     r: Option<&RetrievalInputs>,
     b: Option<&Baseline>,
 ) -> (Vec<QueryDelta>, Vec<QueryDelta>) {
+    let (mut out, mut up) = (Vec::new(), Vec::new());
     let Some(r) = r else {
-        return (Vec::new(), Vec::new());
+        return (out, up);
     };
-    let per_query: Option<&BTreeMap<String, BTreeMap<String, f64>>> = b
-        .and_then(|b| b.retrieval.as_ref())
-        .map(|rb| &rb.per_query)
-        .filter(|m| !m.is_empty());
-    let ranked = b
-        .and_then(|b| b.retrieval.as_ref())
-        .and_then(|rb| rb.per_query_ranked.as_ref());
-    let mut out: Vec<QueryDelta> = Vec::new();
-    let mut up: Vec<QueryDelta> = Vec::new();
+    let rb = b.and_then(|b| b.retrieval.as_ref());
+    let per_query = rb.map(|rb| &rb.per_query).filter(|m| !m.is_empty());
+    let ranked = rb.and_then(|rb| rb.per_query_ranked.as_ref());
     for q in &r.per_query {
-        let cur = q.metrics.ndcg_at_10;
-        match per_query {
-            Some(pq) => {
-                let Some(base) = pq.get(q.id.as_str()) else {
-                    continue;
-                };
-                // the larger of the two drops decides; the larger rise when neither dropped
-                let mut worst: Option<QueryDelta> = None;
-                let mut best: Option<QueryDelta> = None;
-                for m in [Metric::RecallAt5, Metric::NdcgAt10] {
-                    let (Some(bv), Some(cv)) = (base.get(m.key()), q.metrics.get(m)) else {
-                        continue;
-                    };
-                    let d = cv - bv;
-                    let delta = || QueryDelta {
-                        id: q.id.clone(),
-                        query: q.query.clone(),
-                        metric: m.key().into(),
-                        baseline: Some(*bv),
-                        current: cv,
-                        delta: Some(d),
-                        ranks: ranked
-                            .and_then(|r| r.get(q.id.as_str()))
-                            .and_then(|before| rank_change(q, before, d < 0.0)),
-                    };
-                    if d < -EPS && worst.as_ref().is_none_or(|w| d < w.delta.unwrap_or(0.0)) {
-                        worst = Some(delta());
-                    }
-                    if d > EPS && best.as_ref().is_none_or(|w| d > w.delta.unwrap_or(0.0)) {
-                        best = Some(delta());
-                    }
-                }
-                match worst {
-                    Some(w) => out.push(w),
-                    None => up.extend(best),
-                }
-            }
-            None if cur < 1.0 - EPS => out.push(QueryDelta {
-                id: q.id.clone(),
-                query: q.query.clone(),
-                metric: Metric::NdcgAt10.key().into(),
-                baseline: None,
-                current: cur,
-                delta: None,
-                ranks: None,
+        let delta = |metric: Metric, baseline: Option<f64>, current: f64| QueryDelta {
+            id: q.id.clone(),
+            query: q.query.clone(),
+            metric: metric.key().into(),
+            baseline,
+            current,
+            delta: baseline.map(|b| current - b),
+            ranks: baseline.and_then(|b| {
+                let before = ranked?.get(q.id.as_str())?;
+                rank_change(q, before, current - b < 0.0)
             }),
-            None => {}
+        };
+        let Some(pq) = per_query else {
+            let cur = q.metrics.ndcg_at_10;
+            if cur < 1.0 - EPS {
+                out.push(delta(Metric::NdcgAt10, None, cur));
+            }
+            continue;
+        };
+        let Some(base) = pq.get(q.id.as_str()) else {
+            continue;
+        };
+        // the larger of the two drops decides; the larger rise when neither dropped
+        let mut worst: Option<QueryDelta> = None;
+        let mut best: Option<QueryDelta> = None;
+        for m in [Metric::RecallAt5, Metric::NdcgAt10] {
+            let (Some(&bv), Some(cv)) = (base.get(m.key()), q.metrics.get(m)) else {
+                continue;
+            };
+            let d = cv - bv;
+            if d < -EPS && worst.as_ref().is_none_or(|w| d < w.delta.unwrap_or(0.0)) {
+                worst = Some(delta(m, Some(bv), cv));
+            }
+            if d > EPS && best.as_ref().is_none_or(|w| d > w.delta.unwrap_or(0.0)) {
+                best = Some(delta(m, Some(bv), cv));
+            }
+        }
+        match worst {
+            Some(w) => out.push(w),
+            None => up.extend(best),
         }
     }
-    out.sort_by(|a, b| {
-        let ka = a.delta.unwrap_or(a.current);
-        let kb = b.delta.unwrap_or(b.current);
-        ka.total_cmp(&kb).then_with(|| a.id.cmp(&b.id))
-    });
+    let key = |q: &QueryDelta| q.delta.unwrap_or(q.current);
+    out.sort_by(|a, b| key(a).total_cmp(&key(b)).then_with(|| a.id.cmp(&b.id)));
     out.truncate(CHANGED_QUERIES_MAX);
-    up.sort_by(|a, b| {
-        let ka = a.delta.unwrap_or_default();
-        let kb = b.delta.unwrap_or_default();
-        kb.total_cmp(&ka).then_with(|| a.id.cmp(&b.id))
-    });
+    up.sort_by(|a, b| key(b).total_cmp(&key(a)).then_with(|| a.id.cmp(&b.id)));
     up.truncate(CHANGED_QUERIES_MAX);
     (out, up)
 }

@@ -60,52 +60,29 @@ pub fn randomization_p(deltas: &[f64]) -> (f64, PairedMethod, usize) {
     // assignments that tie exactly (−1/3 and +1/3 of Recall@5) can differ by up to 1e-6 per
     // delta; float summation adds its own 1e-9
     let tie = TIE_PER_DELTA * nz.len() as f64 + 1e-9 * (1.0 + observed);
+    // whether the sum with the deltas whose bit is set in `bits` (word i / 64 for delta i)
+    // sign-flipped is as extreme as the observed one
+    let extreme = |bits: &[u64]| {
+        let flip = |i: usize| bits[i / 64] >> (i % 64) & 1 == 1;
+        let s: f64 = nz
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| if flip(i) { -d } else { d })
+            .sum();
+        s.abs() >= observed - tie
+    };
     if nz.len() <= EXACT_MAX {
         let total: u64 = 1 << nz.len();
-        let mut extreme: u64 = 0;
-        for mask in 0..total {
-            let mut s = 0.0;
-            for (i, d) in nz.iter().enumerate() {
-                if mask >> i & 1 == 1 {
-                    s -= d;
-                } else {
-                    s += d;
-                }
-            }
-            if s.abs() >= observed - tie {
-                extreme += 1;
-            }
-        }
-        (
-            extreme as f64 / total as f64,
-            PairedMethod::Exact,
-            total as usize,
-        )
+        let extreme = (0..total).filter(|&mask| extreme(&[mask])).count();
+        let p = extreme as f64 / total as f64;
+        (p, PairedMethod::Exact, total as usize)
     } else {
         let mut rng = SplitMix64(SEED);
-        let mut extreme = 0usize;
-        for _ in 0..PERMUTATIONS {
-            let mut s = 0.0;
-            let mut bits = 0u64;
-            for (i, d) in nz.iter().enumerate() {
-                if i % 64 == 0 {
-                    bits = rng.next();
-                }
-                if bits >> (i % 64) & 1 == 1 {
-                    s -= d;
-                } else {
-                    s += d;
-                }
-            }
-            if s.abs() >= observed - tie {
-                extreme += 1;
-            }
-        }
-        (
-            (1 + extreme) as f64 / (1 + PERMUTATIONS) as f64,
-            PairedMethod::MonteCarlo,
-            PERMUTATIONS,
-        )
+        let words = nz.len().div_ceil(64);
+        let mut draw = || (0..words).map(|_| rng.next()).collect::<Vec<u64>>();
+        let extreme = (0..PERMUTATIONS).filter(|_| extreme(&draw())).count();
+        let p = (1 + extreme) as f64 / (1 + PERMUTATIONS) as f64;
+        (p, PairedMethod::MonteCarlo, PERMUTATIONS)
     }
 }
 
@@ -120,9 +97,7 @@ pub fn bootstrap_ci95(deltas: &[f64]) -> Option<[f64; 2]> {
     let means: Vec<f64> = (0..BOOTSTRAPS)
         .map(|_| (0..n).map(|_| deltas[rng.below(n)]).sum::<f64>() / n as f64)
         .collect();
-    let lo = percentile(&means, 2.5)?;
-    let hi = percentile(&means, 97.5)?;
-    Some([lo, hi])
+    Some([percentile(&means, 2.5)?, percentile(&means, 97.5)?])
 }
 
 /// The paired comparison of `pairs` (baseline, current per query present in both); `None`
@@ -139,17 +114,9 @@ pub fn compare(pairs: &[(f64, f64)], higher: bool) -> Option<PairedComparison> {
         .map(|(b, c)| c - b)
         .map(|d| if d.abs() <= EPS { 0.0 } else { d })
         .collect();
-    let (mut better, mut worse) = (0, 0);
-    for &d in &deltas {
-        if d.abs() <= EPS {
-            continue;
-        }
-        if (d > 0.0) == higher {
-            better += 1;
-        } else {
-            worse += 1;
-        }
-    }
+    let changed = deltas.iter().filter(|d| d.abs() > EPS);
+    let better = changed.clone().filter(|&&d| (d > 0.0) == higher).count();
+    let worse = changed.count() - better;
     let (p_value, method, permutations) = randomization_p(&deltas);
     Some(PairedComparison {
         queries: deltas.len(),

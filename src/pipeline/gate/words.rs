@@ -1,7 +1,7 @@
 //! The gate's words: a failed check as a sentence, signed numbers, clipped text. Pure text;
 //! the renderers use the same functions.
 
-use super::model::{Check, CheckKind};
+use super::model::{Check, CheckKind, PairedComparison};
 use crate::pipeline::score::metrics::label;
 
 /// Slack for rounding, as in the gate.
@@ -22,27 +22,21 @@ pub fn signed(v: f64, decimals: usize) -> String {
 
 /// At most `max` characters of `s`, with an ellipsis when cut.
 pub(super) fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut c: String = s.chars().take(max).collect();
-        c.push('…');
-        c
-    }
-}
-
-/// Who a check is about, in words: nothing for retrieval, the detector's name otherwise.
-fn who(subject: &str) -> String {
-    match subject {
-        "retrieval" => String::new(),
-        s => format!("{} ", s.strip_prefix("detector:").unwrap_or(s)),
+    match s.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_string(),
     }
 }
 
 /// A failed check as a reviewer reads it: "Recall@5 fell 0.5596 → 0.4091 (−0.151;
 /// tolerance 0.020)", "rules FPR 0.1200 is above its ceiling 0.090".
 pub fn sentence(c: &Check) -> String {
-    let name = format!("{}{}", who(&c.subject), label(&c.metric));
+    // who it is about: nothing for retrieval, the detector's name otherwise
+    let who = match c.subject.as_str() {
+        "retrieval" => String::new(),
+        s => format!("{} ", s.strip_prefix("detector:").unwrap_or(s)),
+    };
+    let name = format!("{who}{}", label(&c.metric));
     match (c.kind, c.current, c.baseline, c.limit) {
         (CheckKind::Tolerance, Some(cur), Some(base), Some(limit)) => {
             let verb = if (cur - base).abs() < EPS {
@@ -80,7 +74,7 @@ pub fn p_value(p: f64) -> String {
 
 /// A paired comparison in words: "significant at α = 0.05 (p = 0.0020, Holm-adjusted 0.0060;
 /// Δ 95 % CI −0.040 to −0.020; 12 of 40 queries worse, 3 better)".
-pub fn significance(p: &super::model::PairedComparison, alpha: f64) -> String {
+pub fn significance(p: &PairedComparison, alpha: f64) -> String {
     let holm = p.p_holm.unwrap_or(p.p_value);
     let adjusted = if (holm - p.p_value).abs() > f64::EPSILON {
         format!(", Holm-adjusted {holm:.4}")
@@ -90,16 +84,14 @@ pub fn significance(p: &super::model::PairedComparison, alpha: f64) -> String {
     let ci = p.delta_ci95.map_or_else(String::new, |[lo, hi]| {
         format!("; Δ 95 % CI {} to {}", signed(lo, 3), signed(hi, 3))
     });
+    let not = if p.significant == Some(true) {
+        ""
+    } else {
+        "not "
+    };
+    let (worse, queries, better) = (p.worse, p.queries, p.better);
     format!(
-        "{} at α = {alpha} (p {}{adjusted}{ci}; {} of {} queries worse, {} better)",
-        if p.significant == Some(true) {
-            "significant"
-        } else {
-            "not significant"
-        },
-        p_value(p.p_value),
-        p.worse,
-        p.queries,
-        p.better,
+        "{not}significant at α = {alpha} (p {}{adjusted}{ci}; {worse} of {queries} queries worse, {better} better)",
+        p_value(p.p_value)
     )
 }
