@@ -210,8 +210,9 @@ fn a_proxy_in_log_mode_shows_the_change_without_blocking_the_call() {
     assert_eq!(rug["detection_rate"]["mean"], 1.0);
     assert_eq!(rug["block_rate"]["mean"], 0.0);
     let md = std::fs::read_to_string(dir.path().join("r/report.md")).unwrap();
-    // counts are per-run means (28 over 2 runs), beside the entries played in each run
-    assert!(md.contains("| rug_pull | 14 | 14 | 0 | 14 |"), "{md}");
+    // counts are per-run means (28 over 2 runs), beside the entries played in each run:
+    // played, re-listed, reported, blocked, restored
+    assert!(md.contains("| rug_pull | 14 | 14 | 14 | 0 | 14 |"), "{md}");
 }
 
 #[test]
