@@ -9,7 +9,7 @@ use evalgate::pipeline::dataset::{Category, Corpus, DatasetPaths, Datasets, Entr
 use evalgate::pipeline::measure::{Limits, Progress};
 use evalgate::pipeline::report::model::{CheckStatus, Outcome, Report, Verdict};
 use evalgate::pipeline::sut::{
-    Detector, Ranked, Retriever, SearchRequest, SutError, embedded::Embedded, rules::Rules,
+    Detector, Facts, Ranked, Retriever, SearchRequest, SutError, embedded::Embedded, rules::Rules,
 };
 
 fn datasets() -> Datasets {
@@ -119,8 +119,8 @@ struct Reversed(Embedded);
 
 #[async_trait]
 impl Retriever for Reversed {
-    fn name(&self) -> &str {
-        "embedded"
+    fn facts(&self) -> &Facts {
+        self.0.facts()
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let mut r = self.0.search(req).await?;

@@ -160,17 +160,17 @@ pub async fn measure_all(
         let answers = || obs.runs.iter().flat_map(|r| &r.queries);
         let mut system_warnings = r.warnings(&asked);
         // the guarantee holds to the end: queries it answered are asked again and compared
-        if err.is_none() && r.replays().is_none() {
+        if err.is_none() && r.facts().replays.is_none() {
             let again = measure::recheck::run(r, golden, &obs, plan.limits).await;
             err = again.failure(&obs);
             if err.is_none() {
-                system_warnings.extend(again.warnings(r.name()));
+                system_warnings.extend(again.warnings(&r.facts().name));
             }
         }
         m.retrieval_failed = err.is_some();
         if !m.retrieval_failed
             && plan.robustness != RobustnessMode::Off
-            && r.replays().is_none()
+            && r.facts().replays.is_none()
             && plan.shard.is_none_or(Shard::first)
         {
             // the ordinary query: the first the system answered, so that "still answering
@@ -195,7 +195,7 @@ pub async fn measure_all(
         }
         m.retrieval = Some(RetrievalMeasured {
             observations: obs,
-            coverage: r.coverage(),
+            coverage: r.facts().coverage.clone(),
             system_warnings,
         });
         m.failure = err;

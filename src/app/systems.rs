@@ -7,16 +7,13 @@ use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::sut::embedded::Embedded;
 use crate::pipeline::sut::kind::{DetectorKind, SutKind};
-use crate::pipeline::sut::launch::catalog::Coverage;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
 use crate::pipeline::sut::launch::writers::ConfigFormat;
 use crate::pipeline::sut::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::pipeline::sut::rest::{RestSearch, RestSearchSpec};
 use crate::pipeline::sut::spec::{DetectorSettings, McpFile, RestFile, SutSpec};
-use crate::pipeline::sut::{
-    Detector, ProbeReply, Ranked, Retriever, SearchRequest, SutError, launch, recorded,
-};
+use crate::pipeline::sut::{Detector, Retriever, SutError, launch, recorded};
 use anyhow::Context;
 
 fn bad(e: impl std::fmt::Display) -> anyhow::Error {
@@ -98,10 +95,7 @@ pub async fn make_retriever(
             match McpSearch::connect(spec, sup, check.request_timeout).await {
                 Ok(m) => {
                     match launch::check_catalog(check, &m, Some(&m), &corpus.value).await {
-                        Ok(coverage) => Ok(Box::new(Checked {
-                            inner: Box::new(m),
-                            coverage,
-                        })),
+                        Ok(coverage) => Ok(Box::new(m.checked(coverage))),
                         // a stdio server's exit and stderr go with the failure
                         Err(e) => Err(e.with_log(&m.story())),
                     }
@@ -115,13 +109,9 @@ pub async fn make_retriever(
         }
         SutSpec::Rest { name, rest, check } => {
             let r = RestSearch::new(rest_spec(name, rest, check.request_timeout)?).map_err(bad)?;
-            match launch::check_catalog(check, &r, None, &corpus.value).await {
-                Ok(coverage) => Ok(Box::new(Checked {
-                    inner: Box::new(r),
-                    coverage,
-                })),
-                Err(e) => Err(e),
-            }
+            launch::check_catalog(check, &r, None, &corpus.value)
+                .await
+                .map(|coverage| Box::new(r.checked(coverage)) as Box<dyn Retriever>)
         }
         SutSpec::Launched(l) => {
             check_launch(l)?;
@@ -175,39 +165,6 @@ fn check_launch(s: &LaunchSpec) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// A connected system whose catalog was checked: searches pass through, the coverage travels
-/// with the report.
-struct Checked {
-    inner: Box<dyn Retriever>,
-    coverage: Coverage,
-}
-
-#[async_trait::async_trait]
-impl Retriever for Checked {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
-        self.inner.search(req).await
-    }
-    async fn probe(
-        &self,
-        req: SearchRequest<'_>,
-        extra: &serde_json::Map<String, serde_json::Value>,
-    ) -> Option<Result<ProbeReply, SutError>> {
-        self.inner.probe(req, extra).await
-    }
-    fn sends_limit(&self) -> bool {
-        self.inner.sends_limit()
-    }
-    fn coverage(&self) -> Option<Coverage> {
-        Some(self.coverage.clone())
-    }
-    fn warnings(&self, asked: &std::collections::HashSet<&str>) -> Vec<String> {
-        self.inner.warnings(asked)
-    }
 }
 
 /// Builds the detectors of `kinds`, in order (each kind once), from their definitions.

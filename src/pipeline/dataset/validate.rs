@@ -4,9 +4,9 @@ use super::jsonpath::JsonPath;
 use super::load::{Loaded, Severity, Violation};
 use super::model::{Category, Corpus, GoldenSet, SPLITS, SecurityCorpus, bare_name};
 use crate::infra::text::sanitize::is_invisible;
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde_json::Value;
 use std::collections::BTreeSet;
+use std::collections::{HashMap, HashSet};
 
 /// The errors found in one file, each located at its JSON path.
 struct Errors<'a, T> {

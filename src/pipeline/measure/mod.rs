@@ -114,7 +114,7 @@ pub async fn retrieval(
 ) -> (RetrievalObservations, Option<SutError>) {
     use futures::StreamExt;
     let requested = limits.results;
-    let system = r.name().to_string();
+    let system = r.facts().name.clone();
     let mut obs = RetrievalObservations {
         system: system.clone(),
         requested,

@@ -256,7 +256,7 @@ pub async fn run(
 ) -> RobustnessReport {
     let mut out = Vec::new();
     for p in probes(ordinary) {
-        if p.id.starts_with("limit-") && !r.sends_limit() {
+        if p.id.starts_with("limit-") && !r.facts().sends_limit {
             // no limit argument is sent: there is nothing for the system to honour or ignore
             out.push(ProbeResult {
                 id: p.id.to_string(),
@@ -278,12 +278,12 @@ pub async fn run(
         let reply = match tokio::time::timeout(timeout, r.probe(req, &p.extra)).await {
             Ok(reply) => reply,
             Err(_) => Some(Err(SutError::timeout(
-                r.name().to_string(),
+                r.facts().name.clone(),
                 timeout.as_secs_f64(),
                 format!("probe {}", p.id),
             ))),
         };
-        out.push(judge_sent(&p, reply, corpus, r.sends_limit()));
+        out.push(judge_sent(&p, reply, corpus, r.facts().sends_limit));
     }
     let after = tokio::time::timeout(
         timeout,
@@ -302,7 +302,7 @@ pub async fn run(
         .count()
         + usize::from(!survived);
     RobustnessReport {
-        system: r.name().to_string(),
+        system: r.facts().name.clone(),
         gated,
         probes: out,
         survived,

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::pipeline::dataset::{DatasetPaths, Datasets, Need, Profile};
-use crate::pipeline::sut::Ranked;
 use crate::pipeline::sut::embedded::Embedded;
+use crate::pipeline::sut::{Facts, Ranked};
 use async_trait::async_trait;
 
 fn v1() -> Datasets {
@@ -28,8 +28,10 @@ struct Fake {
 
 #[async_trait]
 impl Retriever for Fake {
-    fn name(&self) -> &str {
-        "fake"
+    fn facts(&self) -> &Facts {
+        static FACTS: std::sync::LazyLock<Facts> =
+            std::sync::LazyLock::new(|| Facts::named("fake"));
+        &FACTS
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         if self.fail_at == Some(req.query_id) {

@@ -18,7 +18,7 @@
 //! term scores in an order that depends on how the search went, so two mathematically equal
 //! sums can differ by an ulp.)
 
-use super::{Ranked, Retriever, SearchRequest, SutError};
+use super::{Facts, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Corpus, Tool};
 use async_trait::async_trait;
@@ -110,7 +110,7 @@ struct Fields {
 
 /// The BM25 retriever.
 pub struct Embedded {
-    name: String,
+    facts: Facts,
     /// The one searcher of the index, which never changes after [`Embedded::new`].
     searcher: Searcher,
     /// Cloned for each query (tokenising needs `&mut`), so threads never wait on each other.
@@ -360,7 +360,7 @@ impl Embedded {
             .map(|field| Ok((field, searcher.total_num_tokens(field)?)))
             .collect::<tantivy::Result<_>>()?;
         Ok(Embedded {
-            name: "embedded".into(),
+            facts: Facts::named("embedded"),
             num_docs: searcher.total_num_docs()?,
             num_tokens,
             searcher,
@@ -492,14 +492,14 @@ impl Embedded {
 
 #[async_trait]
 impl Retriever for Embedded {
-    fn name(&self) -> &str {
-        &self.name
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let start = Instant::now();
         let ids = self
             .rank(req.text, req.limit)
-            .map_err(|e| SutError::other(self.name.clone(), e.to_string()))?
+            .map_err(|e| SutError::other(self.facts.name.clone(), e.to_string()))?
             .into_iter()
             .map(|(id, _)| id)
             .collect();

@@ -3,8 +3,9 @@
 //! `server:tool` ids by a jq filter (`mapping`). Structured content and JSON text content are
 //! treated alike.
 
+use super::launch::catalog::Coverage;
 use super::mapping::{IdStyle, MCPPROXY_RETRIEVE_TOOLS_FILTER, Mapper};
-use super::{Ranked, Retriever, SearchRequest, SutError};
+use super::{Facts, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::mcp::{self, Endpoint, Session};
 use crate::infra::process::Supervisor;
 use crate::infra::text::Text;
@@ -97,6 +98,7 @@ impl McpSearchSpec {
 pub struct McpSearch {
     spec: McpSearchSpec,
     session: Session<()>,
+    facts: Facts,
 }
 
 impl McpSearch {
@@ -127,7 +129,21 @@ impl McpSearch {
                 names.join(", ")
             );
         }
-        Ok(McpSearch { spec, session })
+        let facts = Facts {
+            sends_limit: spec.limit_arg.is_some(),
+            ..Facts::named(&spec.name)
+        };
+        Ok(McpSearch {
+            spec,
+            session,
+            facts,
+        })
+    }
+
+    /// The system with what its catalog check established.
+    pub fn checked(mut self, coverage: Coverage) -> McpSearch {
+        self.facts.coverage = Some(coverage);
+        self
     }
 
     /// The tools the system lists (its own `tools/list`), bounded by the request timeout.
@@ -138,10 +154,6 @@ impl McpSearch {
     /// Whether the stdio server has exited (never for HTTP).
     pub fn exited(&self) -> Option<String> {
         self.session.exited()
-    }
-
-    pub fn sends_limit(&self) -> bool {
-        self.spec.limit_arg.is_some()
     }
 
     /// The stdio server's exit and stderr tail ("" over HTTP), for failure messages.
@@ -272,11 +284,8 @@ impl McpSearch {
 
 #[async_trait]
 impl Retriever for McpSearch {
-    fn name(&self) -> &str {
-        &self.spec.name
-    }
-    fn sends_limit(&self) -> bool {
-        McpSearch::sends_limit(self)
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {

@@ -214,26 +214,39 @@ pub enum ProbeReply {
     Refused(String),
 }
 
+/// What is known about a search system once it is built, before it is asked anything.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    /// Short name shown in reports (`embedded`, `mcpproxy`, ...).
+    pub name: String,
+    /// Whether the result count is passed to the system (the "limit 1" probe needs it).
+    pub sends_limit: bool,
+    /// What the catalog check established before measuring, for systems that had one.
+    pub coverage: Option<Coverage>,
+    /// The system of a recording this replays (`recorded:<system>` reports it), `None` for a
+    /// system that answers live. A replay is not probed: it has no behaviour of its own.
+    pub replays: Option<String>,
+}
+
+impl Facts {
+    /// A live system that sends the result count and had no catalog check.
+    pub fn named(name: impl Into<String>) -> Facts {
+        Facts {
+            name: name.into(),
+            sends_limit: true,
+            coverage: None,
+            replays: None,
+        }
+    }
+}
+
 /// A search system: query, k → ranked tool ids.
 #[async_trait]
 pub trait Retriever: Send + Sync {
-    /// Short name shown in reports (`embedded`, `mcpproxy`, ...).
-    fn name(&self) -> &str;
+    /// What is known about the system, established when it was built.
+    fn facts(&self) -> &Facts;
     /// Searches; called concurrently (bounded by the measurement's concurrency).
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError>;
-    /// Whether the result count is passed to the system (the "limit 1" probe needs it).
-    fn sends_limit(&self) -> bool {
-        true
-    }
-    /// What the catalog check established before measuring, for systems that had one.
-    fn coverage(&self) -> Option<Coverage> {
-        None
-    }
-    /// The system of a recording this replays (`recorded:<system>` reports it), `None` for a
-    /// system that answers live. A replay is not probed: it has no behaviour of its own.
-    fn replays(&self) -> Option<&str> {
-        None
-    }
     /// Things about the system a reader should know, given the queries that were asked
     /// (a recording with results for queries the golden set does not have).
     fn warnings(&self, _asked: &std::collections::HashSet<&str>) -> Vec<String> {

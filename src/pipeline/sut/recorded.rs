@@ -9,7 +9,7 @@
 //!
 //! Run `r` replays the report's run `r` (cycling when the report has fewer runs).
 
-use super::{Decision, Detector, Ranked, Retriever, SearchRequest, SutError};
+use super::{Decision, Detector, Facts, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::files::{open, read_to_string};
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Category, Entry};
@@ -18,9 +18,9 @@ use crate::pipeline::sut::observe::{
 };
 use anyhow::{Context, bail};
 use async_trait::async_trait;
-use foldhash::{HashMap, HashMapExt};
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -75,7 +75,7 @@ fn report_observations(path: &Path) -> anyhow::Result<Option<ObservationsFile>> 
 
 /// Replays recorded search results.
 pub struct RecordedRetriever {
-    name: String,
+    facts: Facts,
     /// Per run: query id → (ranked ids, latency ms).
     runs: Vec<HashMap<Text, (Vec<Text>, f64)>>,
 }
@@ -129,7 +129,7 @@ impl RecordedRetriever {
             bail!("at $.retrieval.observations.runs: expected at least one run");
         }
         Ok(RecordedRetriever {
-            name: format!("recorded:{}", obs.system),
+            facts: replaying(format!("recorded:{}", obs.system)),
             runs,
         })
     }
@@ -152,21 +152,26 @@ impl RecordedRetriever {
             run.insert(id.as_str().into(), (list, 0.0));
         }
         Ok(RecordedRetriever {
-            name: "recorded".into(),
+            facts: replaying("recorded".into()),
             runs: vec![run],
         })
     }
 }
 
+/// A recording's facts: it replays the system its name gives after `recorded:`.
+fn replaying(name: String) -> Facts {
+    Facts {
+        replays: Some(name.strip_prefix("recorded:").unwrap_or("").to_string()),
+        ..Facts::named(name)
+    }
+}
+
 #[async_trait]
 impl Retriever for RecordedRetriever {
-    fn name(&self) -> &str {
-        &self.name
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
-    fn replays(&self) -> Option<&str> {
-        Some(self.name.strip_prefix("recorded:").unwrap_or(""))
-    }
-    fn warnings(&self, asked: &std::collections::HashSet<&str>) -> Vec<String> {
+    fn warnings(&self, asked: &HashSet<&str>) -> Vec<String> {
         let mut unknown: Vec<&str> = self
             .runs
             .iter()
@@ -203,7 +208,7 @@ impl Retriever for RecordedRetriever {
                 latency: Duration::from_secs_f64(ms / 1000.0),
             }),
             None => Err(SutError::Missing {
-                system: self.name.clone(),
+                system: self.facts.name.clone(),
                 item: format!("query {:?}", req.query_id),
                 detail: "the recording has no result for it".into(),
             }),
@@ -418,7 +423,7 @@ mod tests {
             "runs": [{"run": 1, "verdicts": [{"entry_id": "e1", "flagged": true}]}]}]}}"#;
         let f = file(report);
         let r = RecordedRetriever::from_file(f.path()).unwrap();
-        assert_eq!(r.name, "recorded:embedded");
+        assert_eq!(r.facts.name, "recorded:embedded");
         assert_eq!(r.runs[0]["q1"].0, ["s:a"]);
         let d = RecordedDetector::from_file(f.path()).unwrap();
         assert_eq!(d[0].name, "rules");
@@ -426,7 +431,7 @@ mod tests {
 
         let f = file(r#"{"q1": ["s:b", "s:c"]}"#);
         let r = RecordedRetriever::from_file(f.path()).unwrap();
-        assert_eq!(r.name, "recorded");
+        assert_eq!(r.facts.name, "recorded");
         assert_eq!(r.runs[0]["q1"].0, ["s:b", "s:c"]);
 
         let f = file(r#"{"retrieval": {"observations": {"system": "x", "runs": "none"}}}"#);
@@ -475,7 +480,7 @@ mod tests {
         );
         // and the replay is that of the tree
         let r = RecordedRetriever::from_file(f.path()).unwrap();
-        assert_eq!(r.name, "recorded:embedded");
+        assert_eq!(r.facts.name, "recorded:embedded");
         assert_eq!(r.runs.len(), 3);
         assert_eq!(r.runs[2]["q4"].0, ["s:t7", "s:\"odd\" ]}", "s:t0"]);
         assert_eq!(r.runs[2]["q4"].1, 4.0 / 7.0 + 3.0);

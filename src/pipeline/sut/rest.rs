@@ -1,8 +1,9 @@
 //! `rest`: a plain HTTP search endpoint, e.g. mcpproxy's `GET /api/v1/index/search?q=&limit=`.
 //! The JSON body is mapped to ranked ids with a jq filter, like the MCP adapter.
 
+use super::launch::catalog::Coverage;
 use super::mapping::Mapper;
-use super::{Ranked, Retriever, SearchRequest, SutError};
+use super::{Facts, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::http::{BodyError, MAX_ANSWER, read_body};
 use crate::infra::mcp::{io_cause, readable};
 use crate::infra::secrets::redact_url;
@@ -26,6 +27,7 @@ pub struct RestSearchSpec {
 pub struct RestSearch {
     spec: RestSearchSpec,
     client: reqwest::Client,
+    facts: Facts,
 }
 
 impl RestSearch {
@@ -41,7 +43,21 @@ impl RestSearch {
             .default_headers(headers)
             .timeout(spec.timeout)
             .build()?;
-        Ok(RestSearch { spec, client })
+        let facts = Facts {
+            sends_limit: spec.limit_param.is_some(),
+            ..Facts::named(&spec.name)
+        };
+        Ok(RestSearch {
+            spec,
+            client,
+            facts,
+        })
+    }
+
+    /// The system with what its catalog check established.
+    pub fn checked(mut self, coverage: Coverage) -> RestSearch {
+        self.facts.coverage = Some(coverage);
+        self
     }
 
     /// A request that failed twice: no answer in time is a `timeout`, nothing accepting
@@ -89,11 +105,8 @@ impl RestSearch {
 
 #[async_trait]
 impl Retriever for RestSearch {
-    fn name(&self) -> &str {
-        &self.spec.name
-    }
-    fn sends_limit(&self) -> bool {
-        self.spec.limit_param.is_some()
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
 
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {

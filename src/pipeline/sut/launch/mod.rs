@@ -30,7 +30,7 @@ use crate::pipeline::dataset::{Corpus, GoldenSet, Loaded, Query};
 use crate::pipeline::sut::kind::SutKind;
 use crate::pipeline::sut::mapping::Mapper;
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
-use crate::pipeline::sut::{ProbeReply, Ranked, Retriever, SearchRequest, SutError};
+use crate::pipeline::sut::{Facts, ProbeReply, Ranked, Retriever, SearchRequest, SutError};
 use async_trait::async_trait;
 use catalog::{CatalogCheck, CheckSpec, Coverage};
 use prepare::{prepare, shape};
@@ -51,8 +51,7 @@ pub struct Launched {
     search: McpSearch,
     /// The proxy process of an `http` launch (a `stdio` one is the search session's child).
     proxy: Option<Managed>,
-    name: String,
-    coverage: Option<Coverage>,
+    facts: Facts,
     _dir: tempfile::TempDir,
 }
 
@@ -83,7 +82,7 @@ impl Launched {
         }
         match self.exited() {
             Some(status) => SutError::crashed(
-                self.name.clone(),
+                self.facts.name.clone(),
                 format!(
                     "the proxy process exited ({status}) during the run: {e}{}",
                     self.log_tail()
@@ -96,8 +95,8 @@ impl Launched {
 
 #[async_trait]
 impl Retriever for Launched {
-    fn name(&self) -> &str {
-        &self.name
+    fn facts(&self) -> &Facts {
+        &self.facts
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         // a proxy that dies under a query is reported at once, not after the query's timeout
@@ -115,7 +114,7 @@ impl Retriever for Launched {
                 Ok(r) => Ok(r),
                 Err(e) => Err(self.explain(e).await),
             },
-            status = died => Err(SutError::crashed(self.name.clone(), format!("the proxy process exited ({status}) while answering query {query:?}{}", self.log_tail()))),
+            status = died => Err(SutError::crashed(self.facts.name.clone(), format!("the proxy process exited ({status}) while answering query {query:?}{}", self.log_tail()))),
         }
     }
     async fn probe(
@@ -125,7 +124,7 @@ impl Retriever for Launched {
     ) -> Option<Result<ProbeReply, SutError>> {
         if let Some(status) = self.exited() {
             return Some(Err(SutError::crashed(
-                self.name.clone(),
+                self.facts.name.clone(),
                 format!("the proxy process had exited ({status})"),
             )));
         }
@@ -133,12 +132,6 @@ impl Retriever for Launched {
             Ok(r) => Some(Ok(r)),
             Err(e) => Some(Err(self.explain(e).await)),
         }
-    }
-    fn sends_limit(&self) -> bool {
-        self.search.sends_limit()
-    }
-    fn coverage(&self) -> Option<Coverage> {
-        self.coverage.clone()
     }
 }
 
@@ -169,7 +162,7 @@ pub async fn check_catalog(
     corpus: &Corpus,
 ) -> Result<Coverage, SutError> {
     let spec = CheckSpec {
-        system: r.name().to_string(),
+        system: r.facts().name.clone(),
         ready_timeout: s.ready_timeout.unwrap_or(READY_TIMEOUT),
         request_timeout: s.request_timeout,
         concurrency: s.concurrency,
@@ -290,13 +283,15 @@ pub async fn launch(
         }
     };
     let mut launched = Launched {
+        facts: Facts {
+            name: name.clone(),
+            ..search.facts().clone()
+        },
         search,
         proxy,
-        name: name.clone(),
-        coverage: None,
         _dir: dir,
     };
-    launched.coverage = Some(if shape.rest_ready {
+    launched.facts.coverage = Some(if shape.rest_ready {
         Coverage {
             method: "mcpproxy".into(),
             served: plan.want.len(),
@@ -336,7 +331,7 @@ async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Resu
             .await
             .map_err(|_| {
                 SutError::timeout(
-                    launched.name.clone(),
+                    launched.facts.name.clone(),
                     s.check.request_timeout.as_secs_f64(),
                     format!(
                         "stability probe query {:?} before the measured runs{}",
@@ -354,7 +349,7 @@ async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Resu
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     Err(SutError::other(
-        launched.name.clone(),
+        launched.facts.name.clone(),
         "search answers did not stabilise after 20 probe rounds",
     ))
 }
