@@ -95,6 +95,16 @@ impl ToolsView {
         })
     }
 
+    /// How many hard negatives the section lists: "the first 20 of 31" or "all 12".
+    pub fn hard_negatives_shown(&self) -> String {
+        let (listed, total) = (self.hard_negatives.len(), self.hard_negatives_total);
+        if listed < total {
+            format!("the first {listed} of {total}")
+        } else {
+            format!("all {total}")
+        }
+    }
+
     /// The section's summary in words: "812 tools relevant to some query · 97 never in a top
     /// 5 · 1,234 confusion pairs · 12 hard negatives in a top 5 · 3 pairs new since the
     /// baseline".
