@@ -7,7 +7,6 @@ use super::model::*;
 use super::view::{self, View};
 use crate::infra::text::sanitize;
 use crate::infra::text::sanitize::{md, md_code, md_ends};
-use crate::pipeline::dataset::model::Category;
 use std::fmt::Write;
 
 pub fn verdict_badge(v: Verdict) -> &'static str {
@@ -28,7 +27,10 @@ impl Format for Markdown {
             Cell::Plain(s) => s.clone(),
             Cell::Id(s, max) => md_code(s, *max),
             Cell::Text(s, max) => md(s, *max),
-            Cell::Category(c) => category(*c),
+            // spec-065's six as they are, an open one (a name the security corpus chose:
+            // dataset text) neutralised
+            Cell::Category(c) if c.is_known() => c.as_str().to_string(),
+            Cell::Category(c) => md(c.as_str(), 60),
             Cell::Mark(m) => m.text().to_string(),
             Cell::Seq(cells) => cells.iter().map(|c| self.cell(c)).collect(),
             Cell::Note(c, note) => format!("{}<br><sub>{}</sub>", self.cell(c), self.cell(note)),
@@ -308,16 +310,6 @@ fn tools_section(o: &mut String, t: &view::ToolsView) {
         o.push_str(&Markdown.table(&doc::hard_negatives_table(t)));
     }
     o.push_str("\n</details>\n\n");
-}
-
-/// A category name for Markdown: spec-065's six as they are, an open one (a name the security
-/// corpus chose: dataset text) neutralised.
-fn category(c: Category) -> String {
-    if c.is_known() {
-        c.as_str().to_string()
-    } else {
-        md(c.as_str(), 60)
-    }
 }
 
 #[cfg(test)]

@@ -150,11 +150,7 @@ pub fn radar_svg(sc: &Scorecard) -> String {
     );
     // rings at 25, 50, 75 and 100 %
     for ring in [0.25, 0.5, 0.75, 1.0] {
-        let _ = write!(
-            s,
-            "{}",
-            polygon(&vec![Some(ring); n], "grid").unwrap_or_default()
-        );
+        s.push_str(&polygon(&vec![Some(ring); n], "grid").unwrap_or_default());
     }
     for (i, d) in sc.dimensions.iter().enumerate() {
         let (x, y) = at(i, n, 1.0);
@@ -175,10 +171,10 @@ pub fn radar_svg(sc: &Scorecard) -> String {
             .iter()
             .map(|d| frac(d, b.dimensions.get(&d.name).copied().flatten()))
             .collect();
-        let _ = write!(s, "{}", polygon(&values, "base-shape").unwrap_or_default());
+        s.push_str(&polygon(&values, "base-shape").unwrap_or_default());
     }
     let values: Vec<Option<f64>> = sc.dimensions.iter().map(|d| frac(d, d.score)).collect();
-    let _ = write!(s, "{}", polygon(&values, "shape").unwrap_or_default());
+    s.push_str(&polygon(&values, "shape").unwrap_or_default());
     for (i, v) in values.iter().enumerate() {
         if let Some(f) = v {
             let (x, y) = at(i, n, f.clamp(0.0, 1.0));
