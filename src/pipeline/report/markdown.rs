@@ -145,8 +145,7 @@ pub fn render_view(r: &Report, v: &View) -> String {
         let changed = changed.filter(|d| !v.unchanged_detectors.contains(&d.name));
         let against = doc::detectors_table(changed);
         if !against.rows.is_empty() {
-            let _ = writeln!(o);
-            o.push_str(&Markdown.table(&against));
+            let _ = write!(o, "\n{}", Markdown.table(&against));
         }
         if !v.unchanged_detectors.is_empty() {
             let n = v.unchanged_detectors.len();

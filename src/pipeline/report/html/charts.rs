@@ -47,7 +47,6 @@ fn pct(x: f64) -> String {
 /// its marks at percentages of its width ([`pct`]) and its text at the page's own size, so a
 /// phone gets a narrower chart with the same readable labels, not a shrunken picture.
 fn open_svg(kind: &str, w: Option<f64>, h: f64, label: &str, desc: &str) -> String {
-    let mut s = String::new();
     let size = match w {
         Some(w) => format!(
             r#"width="{w}" height="{h}" viewBox="0 0 {w} {h}""#,
@@ -56,8 +55,7 @@ fn open_svg(kind: &str, w: Option<f64>, h: f64, label: &str, desc: &str) -> Stri
         ),
         None => format!(r#"width="100%" height="{h}""#, h = n(h)),
     };
-    let _ = write!(
-        s,
+    let mut s = format!(
         r#"<svg class="chart{fluid}" data-chart="{kind}" xmlns="http://www.w3.org/2000/svg" role="img" {size} aria-label="{label}"><title>{label}</title>"#,
         fluid = if w.is_none() { " fluid" } else { "" },
         kind = esc(kind),

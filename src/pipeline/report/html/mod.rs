@@ -34,9 +34,8 @@ fn summary(v: &Value) -> Option<Summary> {
     if v.is_none() || v.is_undefined() {
         return None;
     }
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|j| serde_json::from_value(j).ok())
+    let j = serde_json::to_value(v).ok()?;
+    serde_json::from_value(j).ok()
 }
 
 /// A value the template reads through serde.

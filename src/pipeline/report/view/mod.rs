@@ -175,12 +175,8 @@ fn unchanged_detectors(r: &Report) -> Vec<String> {
         .map(|d| &d.detector)
         .filter(|name| {
             let subject = format!("detector:{name}");
-            let checks: Vec<&Check> = r
-                .gate
-                .checks
-                .iter()
-                .filter(|c| c.subject == subject)
-                .collect();
+            let checks = r.gate.checks.iter().filter(|c| c.subject == subject);
+            let checks: Vec<&Check> = checks.collect();
             checks.iter().any(|c| c.delta.is_some())
                 && checks.iter().all(|c| {
                     c.status != CheckStatus::Fail && c.delta.is_none_or(|d| d.abs() <= 1e-6)
