@@ -5,7 +5,9 @@
 //! a format unescaped, nor be escaped twice.
 
 use super::format::{delta, mean_ci, num};
-use super::view::{self, CategoryCell, LiveRow, Mark, Regressions, Row, ToolsView, View};
+use super::view::{
+    self, CategoryCell, DetectorView, LiveRow, Mark, Regressions, Row, ToolsView, View,
+};
 use crate::infra::text::sanitize::CELL_MAX;
 use crate::pipeline::dataset::Category;
 use crate::pipeline::gate::model::{DetectorFlips, RankChange};
@@ -93,7 +95,7 @@ pub trait Format {
 
 /// An "against the baseline" table: `first` (the metric, or the detector and the metric),
 /// Baseline, Current, Δ (the paired comparison under it), Limit, Gate.
-pub fn baseline_table(first: &str, rows: &[(Cell, &Row)]) -> Table {
+pub fn baseline_table<'a>(first: &str, rows: impl IntoIterator<Item = (Cell, &'a Row)>) -> Table {
     let mut t = Table::new(
         &format!("{first}|Baseline|Current (mean ± 95% CI)|Δ|Limit|Gate"),
         1,
@@ -102,7 +104,7 @@ pub fn baseline_table(first: &str, rows: &[(Cell, &Row)]) -> Table {
     for (label, row) in rows {
         let d = Cell::Plain(delta(row.delta));
         t.rows.push(vec![
-            label.clone(),
+            label,
             num(row.baseline).into(),
             mean_ci(row.current.as_ref()).into(),
             match &row.paired {
@@ -123,26 +125,18 @@ pub fn baseline_table(first: &str, rows: &[(Cell, &Row)]) -> Table {
 
 /// The retrieval metrics against the baseline.
 pub fn retrieval_table(rows: &[Row]) -> Table {
-    let rows: Vec<(Cell, &Row)> = rows
-        .iter()
-        .map(|r| (Cell::Plain(r.label.clone()), r))
-        .collect();
-    baseline_table("Metric", &rows)
+    baseline_table("Metric", rows.iter().map(|r| (r.label.as_str().into(), r)))
 }
 
-/// Every given detector's metrics against the baseline, each row led by the detector's name.
-pub fn detectors_table<'a>(rows: impl IntoIterator<Item = (&'a str, &'a Row)>) -> Table {
-    let rows: Vec<(Cell, &Row)> = rows
-        .into_iter()
-        .map(|(name, r)| {
-            let label = Cell::Seq(vec![
-                Cell::Id(name.to_string(), 60),
-                Cell::Plain(format!(" {}", r.label)),
-            ]);
-            (label, r)
+/// The given detectors' metrics against the baseline, each row led by the detector's name.
+pub fn detectors_table<'a>(detectors: impl IntoIterator<Item = &'a DetectorView>) -> Table {
+    let rows = detectors.into_iter().flat_map(|d| {
+        d.against.iter().map(move |r| {
+            let label = vec![Cell::Id(d.name.clone(), 60), format!(" {}", r.label).into()];
+            (Cell::Seq(label), r)
         })
-        .collect();
-    baseline_table("Detector metric", &rows)
+    });
+    baseline_table("Detector metric", rows)
 }
 
 /// A detector's rug-pulls played live, one row per category.
@@ -173,14 +167,8 @@ pub fn live_table(live: &[LiveRow]) -> Table {
 
 /// `items` as cells, joined by `sep`.
 pub fn joined<T>(items: impl IntoIterator<Item = T>, sep: &str, cell: impl Fn(T) -> Cell) -> Cell {
-    let mut cells = Vec::new();
-    for (i, x) in items.into_iter().enumerate() {
-        if i > 0 {
-            cells.push(sep.into());
-        }
-        cells.push(cell(x));
-    }
-    Cell::Seq(cells)
+    let cells = items.into_iter().map(cell).flat_map(|c| [sep.into(), c]);
+    Cell::Seq(cells.skip(1).collect())
 }
 
 /// A tool id, server name, query or entry id.
@@ -237,21 +225,13 @@ pub fn category_table<'a>(v: &View, detectors: impl IntoIterator<Item = &'a str>
         t.head.push((Cell::Text(d.to_string(), 40), Align::Right));
     }
     for row in &v.categories {
-        let label = if row.hard_negatives {
-            let c = Cell::Category(row.category);
-            Cell::Seq(vec![
-                "hard negatives like ".into(),
-                c,
-                " (flag rate)".into(),
-            ])
-        } else {
-            let what = if row.attack { "recall" } else { "flag rate" };
-            Cell::Seq(vec![
-                Cell::Category(row.category),
-                format!(" ({what})").into(),
-            ])
+        let c = Cell::Category(row.category);
+        let label = match (row.hard_negatives, row.attack) {
+            (true, _) => vec!["hard negatives like ".into(), c, " (flag rate)".into()],
+            (false, true) => vec![c, " (recall)".into()],
+            (false, false) => vec![c, " (flag rate)".into()],
         };
-        let mut cells = vec![label, row.entries.to_string().into()];
+        let mut cells = vec![Cell::Seq(label), row.entries.to_string().into()];
         cells.extend(row.cells.iter().map(|c| match c {
             CategoryCell::OutOfScope => "out of scope".into(),
             CategoryCell::Rate(rate) => num(*rate).into(),
@@ -364,13 +344,10 @@ pub fn probes_table(rb: &RobustnessReport) -> Table {
     let mut t = Table::new("Probe|Outcome|Results|Detail", 2, false);
     t.head[3].1 = Align::Left;
     for p in &rb.probes {
-        let mark = match p.outcome {
-            ProbeOutcome::Failed => "❌ ",
-            _ => "",
-        };
+        let mark = (p.outcome == ProbeOutcome::Failed).then_some("❌ ");
         t.rows.push(vec![
             Cell::Text(p.what.to_string(), 80),
-            format!("{mark}{}", p.outcome.as_str()).into(),
+            format!("{}{}", mark.unwrap_or_default(), p.outcome.as_str()).into(),
             p.results.map(|n| n.to_string()).unwrap_or_default().into(),
             Cell::Text(p.detail.to_string(), CELL_MAX),
         ]);
@@ -386,11 +363,7 @@ mod tests {
     #[test]
     fn a_detectors_rows_are_led_by_its_name_as_an_id() {
         let v = View::of(&fixture());
-        let rows = v
-            .detectors
-            .iter()
-            .flat_map(|d| d.against.iter().map(|row| (d.name.as_str(), row)));
-        let t = detectors_table(rows);
+        let t = detectors_table(&v.detectors);
         let want: usize = v.detectors.iter().map(|d| d.against.len()).sum();
         assert!(want > 0);
         assert_eq!(t.rows.len(), want);

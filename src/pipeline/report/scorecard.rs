@@ -24,12 +24,17 @@ pub fn delta(d: Option<f64>) -> String {
     }
 }
 
+/// A dimension's points: `21/30`, or `not measured`.
+fn score(d: &Dimension) -> String {
+    match d.score {
+        Some(s) => format!("{}/{}", points(s), points(d.max)),
+        None => "not measured".to_string(),
+    }
+}
+
 /// `discovery 21/30`, or `transparency not measured`.
 fn dimension(d: &Dimension) -> String {
-    match d.score {
-        Some(s) => format!("{} {}/{}", d.name, points(s), points(d.max)),
-        None => format!("{} not measured", d.name),
-    }
+    format!("{} {}", d.name, score(d))
 }
 
 /// The one line: `Scorecard 72/100 (Δ +3 vs baseline) · discovery 21/30 · … · informational,
@@ -75,10 +80,7 @@ pub fn rows(sc: &Scorecard) -> Vec<ScoreRow> {
         .iter()
         .map(|d| ScoreRow {
             name: d.name.clone(),
-            points: match d.score {
-                Some(s) => format!("{}/{}", points(s), points(d.max)),
-                None => "not measured".into(),
-            },
+            points: score(d),
             delta: delta(sc.dimension_delta(&d.name)),
             note: d.note.clone(),
         })
@@ -148,11 +150,7 @@ pub fn radar_svg(sc: &Scorecard) -> String {
     );
     // rings at 25, 50, 75 and 100 %
     for ring in [0.25, 0.5, 0.75, 1.0] {
-        let _ = write!(
-            s,
-            "{}",
-            polygon(&vec![Some(ring); n], "grid").unwrap_or_default()
-        );
+        s.push_str(&polygon(&vec![Some(ring); n], "grid").unwrap_or_default());
     }
     for (i, d) in sc.dimensions.iter().enumerate() {
         let (x, y) = at(i, n, 1.0);
@@ -173,10 +171,10 @@ pub fn radar_svg(sc: &Scorecard) -> String {
             .iter()
             .map(|d| frac(d, b.dimensions.get(&d.name).copied().flatten()))
             .collect();
-        let _ = write!(s, "{}", polygon(&values, "base-shape").unwrap_or_default());
+        s.push_str(&polygon(&values, "base-shape").unwrap_or_default());
     }
     let values: Vec<Option<f64>> = sc.dimensions.iter().map(|d| frac(d, d.score)).collect();
-    let _ = write!(s, "{}", polygon(&values, "shape").unwrap_or_default());
+    s.push_str(&polygon(&values, "shape").unwrap_or_default());
     for (i, v) in values.iter().enumerate() {
         if let Some(f) = v {
             let (x, y) = at(i, n, f.clamp(0.0, 1.0));
@@ -210,10 +208,7 @@ pub fn radar_svg(sc: &Scorecard) -> String {
         if let Some(f) = name.get_mut(0..1) {
             f.make_ascii_uppercase();
         }
-        let value = match d.score {
-            Some(p) => format!("{}/{}", points(p), points(d.max)),
-            None => "not measured".to_string(),
-        };
+        let value = score(d);
         let _ = write!(
             s,
             r#"<g class="dim" data-dimension="{name_attr}"><text class="label" x="{x}" y="{y0}" text-anchor="{anchor}">{name}</text><text class="value{mute}" x="{x}" y="{y1}" text-anchor="{anchor}">{value}</text></g>"#,

@@ -138,23 +138,16 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
     let f = Terminal { color };
     let mut o = String::new();
     // what a reviewer needs first: the verdict in words and every failed check
-    let _ = writeln!(
-        o,
-        "evalgate: {} — {}",
-        r.gate.verdict.as_str(),
-        term(&v.headline, 600)
-    );
+    let (verdict, headline) = (r.gate.verdict.as_str(), term(&v.headline, 600));
+    let _ = writeln!(o, "evalgate: {verdict} — {headline}");
     if v.failed.len() > 1 {
         for f in &v.failed {
             let _ = writeln!(o, "  ✗ {}", term(f, 300));
         }
     }
     if let Some(f) = &r.failure {
-        let _ = writeln!(
-            o,
-            "  system under test failed: {}",
-            term_ends(&f.to_string(), 600)
-        );
+        let f = term_ends(&f.to_string(), 600);
+        let _ = writeln!(o, "  system under test failed: {f}");
     }
     let _ = writeln!(o);
     if let Some(rr) = &r.retrieval {
@@ -167,28 +160,25 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
             rr.runs_completed
         );
         let _ = writeln!(o, "{}", f.table(&doc::retrieval_table(&v.retrieval_rows)));
-        let _ = writeln!(
+        let (d, l, runs) = (&rr.diagnostics, &rr.latency_ms, rr.runs_completed);
+        let _ = write!(
             o,
-            "latency p50 {} · p95 {} · max {} · empty answers {}/{}{}{}{}\n",
-            ms(rr.latency_ms.p50),
-            ms(rr.latency_ms.p95),
-            ms(rr.latency_ms.max),
-            view::per_run(rr.diagnostics.empty_answers as u64, rr.runs_completed),
-            view::per_run(rr.diagnostics.answers as u64, rr.runs_completed),
-            view::per_run_note(rr.runs_completed),
-            if r.runs > 1 {
-                format!(
-                    " · queries answered differently across runs {}",
-                    rr.diagnostics.unstable_queries
-                )
-            } else {
-                String::new()
-            },
-            rr.catalog
-                .as_ref()
-                .map(|c| format!("\ncatalog {}", term(&c.summary(), 400)))
-                .unwrap_or_default()
+            "latency p50 {} · p95 {} · max {} · empty answers {}/{}{}",
+            ms(l.p50),
+            ms(l.p95),
+            ms(l.max),
+            view::per_run(d.empty_answers as u64, runs),
+            view::per_run(d.answers as u64, runs),
+            view::per_run_note(runs),
         );
+        if r.runs > 1 {
+            let n = d.unstable_queries;
+            let _ = write!(o, " · queries answered differently across runs {n}");
+        }
+        if let Some(c) = &rr.catalog {
+            let _ = write!(o, "\ncatalog {}", term(&c.summary(), 400));
+        }
+        o.push_str("\n\n");
         if let Some(line) = splits_line(&v.splits) {
             let _ = writeln!(o, "{line}\n");
         }
@@ -233,11 +223,7 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
             t.rows.push(row);
         }
         let _ = writeln!(o, "{}\n", f.table(&t));
-        let against = v
-            .detectors
-            .iter()
-            .flat_map(|d| d.against.iter().map(|row| (d.name.as_str(), row)));
-        let against = doc::detectors_table(against);
+        let against = doc::detectors_table(&v.detectors);
         if !against.rows.is_empty() {
             let _ = writeln!(o, "Detectors against the baseline");
             let _ = writeln!(o, "{}\n", f.table(&against));
@@ -291,26 +277,22 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
     }
     if let (Some(rb), Some(n)) = (&r.robustness, &v.probes) {
         use crate::pipeline::measure::probes::ProbeOutcome as P;
+        let na = match n.not_applicable {
+            0 => String::new(),
+            n => format!(", {n} not applicable"),
+        };
+        let after = match (rb.survived, rb.survival.as_str()) {
+            (true, _) => "still answering afterwards".to_string(),
+            (false, "") => "NOT answering an ordinary query afterwards".to_string(),
+            (false, s) => format!(
+                "NOT answering an ordinary query afterwards ({})",
+                term(s, 200)
+            ),
+        };
         let _ = writeln!(
             o,
-            "Robustness probes: {} answered, {} refused with a clear error, {} failed{}; {}",
-            n.answered,
-            n.refused,
-            n.failed,
-            match n.not_applicable {
-                0 => String::new(),
-                n => format!(", {n} not applicable"),
-            },
-            if rb.survived {
-                "still answering afterwards".to_string()
-            } else if rb.survival.is_empty() {
-                "NOT answering an ordinary query afterwards".to_string()
-            } else {
-                format!(
-                    "NOT answering an ordinary query afterwards ({})",
-                    term(&rb.survival, 200)
-                )
-            }
+            "Robustness probes: {} answered, {} refused with a clear error, {} failed{na}; {after}",
+            n.answered, n.refused, n.failed,
         );
         for p in rb.probes.iter().filter(|p| p.outcome == P::Failed) {
             let _ = writeln!(
@@ -325,13 +307,13 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
     if let Some(line) = super::scorecard::line(r) {
         let _ = writeln!(o, "{line}\n");
     }
-    let _ = writeln!(
-        o,
-        "verdict: {} — {}",
-        r.gate.verdict.as_str(),
-        term(&r.gate.summary, 600)
-    );
-    o
+    o + &verdict_line(r)
+}
+
+/// The last line of both: the verdict and the gate's summary.
+fn verdict_line(r: &Report) -> String {
+    let summary = term(&r.gate.summary, 600);
+    format!("verdict: {} — {summary}\n", r.gate.verdict.as_str())
 }
 
 /// What `-q` prints (on stderr): nothing when the gate holds or there is no baseline; one line
@@ -341,20 +323,15 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
 pub fn quiet(r: &Report) -> String {
     let mut o = String::new();
     if let Some(f) = &r.failure {
-        let _ = writeln!(
-            o,
-            "SYSTEM UNDER TEST FAILED: {}: {}",
-            f.kind(),
-            term_ends(&f.to_string(), 600)
-        );
-        return o;
+        let (kind, f) = (f.kind(), term_ends(&f.to_string(), 600));
+        return format!("SYSTEM UNDER TEST FAILED: {kind}: {f}\n");
     }
-    let failed: Vec<&Check> = r
+    let failed = r
         .gate
         .checks
         .iter()
-        .filter(|c| c.status == CheckStatus::Fail)
-        .collect();
+        .filter(|c| c.status == CheckStatus::Fail);
+    let failed: Vec<&Check> = failed.collect();
     if failed.is_empty() && r.gate.verdict != Verdict::Fail {
         return o;
     }
@@ -373,13 +350,7 @@ pub fn quiet(r: &Report) -> String {
             term(&c.message, 300)
         );
     }
-    let _ = writeln!(
-        o,
-        "verdict: {} — {}",
-        r.gate.verdict.as_str(),
-        term(&r.gate.summary, 600)
-    );
-    o
+    o + &verdict_line(r)
 }
 
 #[cfg(test)]

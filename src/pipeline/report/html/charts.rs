@@ -3,7 +3,7 @@
 //! detector's confusion matrix.
 
 use super::super::format;
-use super::super::model::{DetectorReport, RetrievalReport};
+use super::super::model::{DetectorReport, QueryReport, RetrievalReport};
 use super::super::view::Row;
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
@@ -31,10 +31,6 @@ fn n(x: f64) -> String {
     s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
-fn value(v: Option<f64>) -> String {
-    format::num(v)
-}
-
 /// A horizontal position in a fluid chart: a percentage of the chart's width, two decimals.
 fn pct(x: f64) -> String {
     let x = if x.is_finite() { x } else { 0.0 };
@@ -51,7 +47,6 @@ fn pct(x: f64) -> String {
 /// its marks at percentages of its width ([`pct`]) and its text at the page's own size, so a
 /// phone gets a narrower chart with the same readable labels, not a shrunken picture.
 fn open_svg(kind: &str, w: Option<f64>, h: f64, label: &str, desc: &str) -> String {
-    let mut s = String::new();
     let size = match w {
         Some(w) => format!(
             r#"width="{w}" height="{h}" viewBox="0 0 {w} {h}""#,
@@ -60,8 +55,7 @@ fn open_svg(kind: &str, w: Option<f64>, h: f64, label: &str, desc: &str) -> Stri
         ),
         None => format!(r#"width="100%" height="{h}""#, h = n(h)),
     };
-    let _ = write!(
-        s,
+    let mut s = format!(
         r#"<svg class="chart{fluid}" data-chart="{kind}" xmlns="http://www.w3.org/2000/svg" role="img" {size} aria-label="{label}"><title>{label}</title>"#,
         fluid = if w.is_none() { " fluid" } else { "" },
         kind = esc(kind),
@@ -96,6 +90,8 @@ const QUERY_SLOT_MAX: f64 = 2.5;
 /// Above this many queries the chart is a histogram of Recall@5: a bar per query would be
 /// thinner than a pixel and cost the page about 0.5 KB each.
 pub(super) const QUERY_BARS_MAX: usize = 1000;
+/// The bars' order: best Recall@5 first, then Recall@10, then nDCG@10.
+const QUERY_ORDER: [Metric; 3] = [Metric::RecallAt5, Metric::RecallAt10, Metric::NdcgAt10];
 
 /// One bar per query, sorted by Recall@5 (dark) with Recall@10 behind it (light); a red stub under
 /// the axis marks a query that found nothing in its top 5, an orange dot a query the runs
@@ -104,7 +100,7 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     if rr.per_query.is_empty() {
         return None;
     }
-    let get = |q: &super::super::model::QueryReport, k: Metric| q.metrics.get(k);
+    let get = |q: &QueryReport, k: Metric| q.metrics.get(k);
     // what both charts say is a count or a mean over all queries, whatever their order
     let r5: Vec<f64> = rr
         .per_query
@@ -120,20 +116,12 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
         return Some(recall_histogram(&r5, count, unstable, mean));
     }
     let mut qs: Vec<_> = rr.per_query.iter().collect();
+    // best first: by Recall@5, then Recall@10, then nDCG@10 (a missing value last), then id
+    let key = |q: &QueryReport| QUERY_ORDER.map(|m| get(q, m).unwrap_or(-1.0));
     qs.sort_by(|a, b| {
-        let k = |q: &super::super::model::QueryReport| {
-            (
-                get(q, Metric::RecallAt5).unwrap_or(-1.0),
-                get(q, Metric::RecallAt10).unwrap_or(-1.0),
-                get(q, Metric::NdcgAt10).unwrap_or(-1.0),
-            )
-        };
-        let (a5, a10, an) = k(a);
-        let (b5, b10, bn) = k(b);
-        b5.total_cmp(&a5)
-            .then(b10.total_cmp(&a10))
-            .then(bn.total_cmp(&an))
-            .then_with(|| a.id.cmp(&b.id))
+        let (ka, kb) = (key(a), key(b));
+        let by = |i: usize| kb[i].total_cmp(&ka[i]);
+        by(0).then(by(1)).then(by(2)).then_with(|| a.id.cmp(&b.id))
     });
     let slot = ((QUERY_RIGHT - QUERY_LEFT) / count as f64).min(QUERY_SLOT_MAX);
     // gaps between bars while they stay wider than ~3 px on a desktop page (~1300 px)
@@ -148,7 +136,7 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     let partial = r5.len() - full - zero;
     let label = format!(
         "Recall@5 of each of the {count} queries, sorted from best to worst: {full} found every relevant tool in the top 5, {partial} some, {zero} none; mean Recall@5 {}",
-        value(mean)
+        format::num(mean)
     );
     let desc = format!(
         "Dark bars: Recall@5. Light bars behind them: Recall@10. Red marks under the axis: Recall@5 of 0. Orange dots: {unstable} queries whose runs disagreed. Each bar's title names its query."
@@ -178,8 +166,8 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
             s,
             r#"<g class="q"><title>{id}: Recall@5 {a}, Recall@10 {b}{u} · {text}</title>"#,
             id = data(&q.id, 40),
-            a = value(v5),
-            b = value(v10),
+            a = format::num(v5),
+            b = format::num(v10),
             u = if q.unstable { " (runs disagreed)" } else { "" },
             text = data(&q.query, 120),
         );
@@ -223,7 +211,7 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
             x1 = pct(right),
             y = n(y(m)),
             ty = n(y(m) - 4.0),
-            m = value(Some(m)),
+            m = format::num(Some(m)),
         );
     }
     let _ = write!(
@@ -246,7 +234,7 @@ fn recall_histogram(r5: &[f64], count: usize, unstable: usize, mean: Option<f64>
     let base = QUERY_TOP + QUERY_PLOT_H;
     let label = format!(
         "Recall@5 of the {count} queries as a histogram of ten bins of 0.1; mean Recall@5 {}",
-        value(mean)
+        format::num(mean)
     );
     let desc = format!(
         "Bar height: the number of queries whose Recall@5 falls in the bin, relative to the fullest bin. {unstable} queries' runs disagreed. Every query is in report.json."
@@ -314,7 +302,7 @@ fn tick(s: &mut String, class: &str, x: f64, yc: f64, label: &str, what: &str, v
         y0 = n(yc - 12.0),
         y1 = n(yc + 12.0),
         label = esc(label),
-        v = value(Some(v)),
+        v = format::num(Some(v)),
     );
 }
 
@@ -341,19 +329,16 @@ pub(super) fn spread_chart(
     if rows.is_empty() {
         return None;
     }
-    let mut all: Vec<f64> = Vec::new();
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for r in rows {
-        all.extend(r.summary.per_run.iter().flatten());
-        all.extend(r.summary.ci95.iter().flatten());
-        all.extend(r.baseline);
-        all.extend(r.limit);
+        let s = r.summary;
+        let values = s.per_run.iter().flatten().chain(s.ci95.iter().flatten());
+        for &v in values.chain(&r.baseline).chain(&r.limit) {
+            if v.is_finite() {
+                (lo, hi) = (lo.min(v), hi.max(v));
+            }
+        }
     }
-    all.retain(|v| v.is_finite());
-    let (mut lo, mut hi) = all
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(*v), b.max(*v))
-        });
     if !lo.is_finite() {
         (lo, hi) = (0.0, 1.0);
     }
@@ -377,14 +362,14 @@ pub(super) fn spread_chart(
     let desc = rows
         .iter()
         .map(|r| {
-            let vals: Vec<String> = r.summary.per_run.iter().map(|v| value(*v)).collect();
+            let vals: Vec<String> = r.summary.per_run.iter().map(|&v| format::num(v)).collect();
             format!(
                 "{}: mean {}, runs {}{}",
                 r.label,
                 format::mean_ci(Some(r.summary)),
                 vals.join(", "),
                 r.baseline
-                    .map(|b| format!(", baseline {}", value(Some(b))))
+                    .map(|b| format!(", baseline {}", format::num(Some(b))))
                     .unwrap_or_default()
             )
         })
@@ -425,8 +410,8 @@ pub(super) fn spread_chart(
                 y = n(yc - 8.0),
                 w = pct((x(b) - x(a)).max(0.0)),
                 label = esc(r.label),
-                a = value(Some(a)),
-                b = value(Some(b)),
+                a = format::num(Some(a)),
+                b = format::num(Some(b)),
             );
         }
         if let Some(l) = r.limit {
@@ -440,7 +425,7 @@ pub(super) fn spread_chart(
                 x = pct(x(b)),
                 y = n(yc - 5.0),
                 label = esc(r.label),
-                b = value(Some(b)),
+                b = format::num(Some(b)),
             );
         }
         if let Some(m) = r.summary.mean {
@@ -457,7 +442,7 @@ pub(super) fn spread_chart(
                 cy = n(yc + (run as f64 - (k - 1.0) / 2.0) * step),
                 label = esc(r.label),
                 run = run + 1,
-                v = value(Some(*v)),
+                v = format::num(Some(*v)),
             );
         }
         s.push_str("</g>");
@@ -500,11 +485,8 @@ pub(super) fn confusion_chart(d: &DetectorReport) -> String {
         ("TN", c.tn, benign, true, 240.0, 98.0, "of benign"),
     ];
     for (name, count, row, right, x, y, of) in cells {
-        let share = if row == 0 {
-            0.0
-        } else {
-            count as f64 / row as f64
-        };
+        // (a row of 0 has a count of 0)
+        let share = count as f64 / row.max(1) as f64;
         let opacity = 0.08 + 0.82 * share;
         let dark = opacity > 0.55;
         let _ = write!(

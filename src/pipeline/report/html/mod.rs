@@ -34,9 +34,8 @@ fn summary(v: &Value) -> Option<Summary> {
     if v.is_none() || v.is_undefined() {
         return None;
     }
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|j| serde_json::from_value(j).ok())
+    let j = serde_json::to_value(v).ok()?;
+    serde_json::from_value(j).ok()
 }
 
 /// A value the template reads through serde.
@@ -149,7 +148,6 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         super::view::per_run(u64::try_from(v).unwrap_or(0), runs)
     });
     env.add_template("report.html", TEMPLATE)?;
-    let failure_text = r.failure.as_ref().map(|f| f.to_string());
     let safe = |s: Option<String>| s.map_or(Value::from(()), Value::from_safe_string);
     let (query_svg, spread_svg) = match &r.retrieval {
         Some(rr) => (
@@ -192,11 +190,7 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
             }
         })
         .collect();
-    let against = v
-        .detectors
-        .iter()
-        .flat_map(|d| d.against.iter().map(|row| (d.name.as_str(), row)));
-    let against = doc::detectors_table(against);
+    let against = doc::detectors_table(&v.detectors);
     let splits: Vec<Value> = v
         .splits
         .iter()
@@ -234,7 +228,7 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
             .collect::<Vec<_>>(),
         tools => v.tools.as_ref().map(tools),
         probes => r.robustness.as_ref().map(|rb| table(&doc::probes_table(rb))),
-        failure_text => failure_text,
+        failure_text => r.failure.as_ref().map(|f| f.to_string()),
         query_svg => safe(query_svg),
         spread_svg => safe(spread_svg),
         // the scorecard: its line, table and radar chart (numbers and fixed names; the notes
@@ -282,11 +276,7 @@ fn tools(t: &ToolsView) -> Value {
         never_found_total => t.never_found_total,
         never_found_more => t.never_found_total - t.never_found.len(),
         hard_negatives => (hard > 0).then(|| table(&doc::hard_negatives_table(t))),
-        hard_negatives_title => if hard < t.hard_negatives_total {
-            format!("the first {hard} of {}", t.hard_negatives_total)
-        } else {
-            format!("all {}", t.hard_negatives_total)
-        },
+        hard_negatives_title => t.hard_negatives_shown(),
     }
 }
 

@@ -4,7 +4,8 @@
 //! out, so a reviewer reads the same numbers and symbols in all three.
 
 use super::model::{
-    Check, CheckKind, CheckStatus, DetectorReport, Direction, GateReport, LiveCategory, Report,
+    CategoryReport, Check, CheckKind, CheckStatus, DetectorReport, Direction, GateReport,
+    LiveCategory, Report,
 };
 use crate::infra::text::Text;
 use crate::pipeline::dataset::Category;
@@ -168,20 +169,14 @@ pub struct RegressionRow {
 /// Δ within the baseline's rounding (0.000001), no failed check, and no entry whose verdict
 /// flipped (when the baseline keeps verdicts).
 fn unchanged_detectors(r: &Report) -> Vec<String> {
-    let Some(s) = &r.security else {
-        return Vec::new();
-    };
-    s.detectors
+    r.security
         .iter()
+        .flat_map(|s| &s.detectors)
         .map(|d| &d.detector)
         .filter(|name| {
             let subject = format!("detector:{name}");
-            let checks: Vec<&Check> = r
-                .gate
-                .checks
-                .iter()
-                .filter(|c| c.subject == subject)
-                .collect();
+            let checks = r.gate.checks.iter().filter(|c| c.subject == subject);
+            let checks: Vec<&Check> = checks.collect();
             checks.iter().any(|c| c.delta.is_some())
                 && checks.iter().all(|c| {
                     c.status != CheckStatus::Fail && c.delta.is_none_or(|d| d.abs() <= 1e-6)
@@ -207,6 +202,7 @@ pub fn flips_text(f: &DetectorFlips) -> String {
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let m = &f.mcnemar;
+    let significant = (m.significant == Some(true)).then_some(", significant");
     format!(
         "{}, {}, {} of {} entries · McNemar p {}{}{}",
         plural(
@@ -225,11 +221,7 @@ pub fn flips_text(f: &DetectorFlips) -> String {
         m.p_holm
             .map(|h| format!(" (Holm {})", gate::words_p_value(h)))
             .unwrap_or_default(),
-        if m.significant == Some(true) {
-            ", significant"
-        } else {
-            ""
-        }
+        significant.unwrap_or_default()
     )
 }
 
@@ -380,65 +372,46 @@ fn category_rows(r: &Report) -> Vec<CategoryRow> {
     let Some(s) = &r.security else {
         return Vec::new();
     };
-    let mut out: Vec<CategoryRow> = s
-        .categories
-        .iter()
-        .map(|(cat, n)| {
-            // an open category is an attack when some detector counts it as one
-            let attack = cat.is_attack() || s.detectors.iter().any(|d| d.scope.contains(cat));
-            CategoryRow {
-                category: *cat,
-                hard_negatives: false,
-                attack,
-                entries: *n,
-                cells: s
-                    .detectors
-                    .iter()
-                    .map(|d| {
-                        if attack && !d.scope.contains(cat) {
-                            return CategoryCell::OutOfScope;
-                        }
-                        CategoryCell::Rate(
-                            d.per_category
-                                .iter()
-                                .find(|c| c.category == *cat)
-                                .and_then(|c| c.rate.mean),
-                        )
-                    })
-                    .collect(),
+    // a detector's mean rate in one of its lists, by category
+    let rate = |list: &[CategoryReport], cat: Category| {
+        let c = list.iter().find(|c| c.category == cat);
+        CategoryCell::Rate(c.and_then(|c| c.rate.mean))
+    };
+    let corpus = s.categories.iter().map(|(&cat, &entries)| {
+        // an open category is an attack when some detector counts it as one
+        let attack = cat.is_attack() || s.detectors.iter().any(|d| d.scope.contains(&cat));
+        let cell = |d: &DetectorReport| {
+            if attack && !d.scope.contains(&cat) {
+                CategoryCell::OutOfScope
+            } else {
+                rate(&d.per_category, cat)
             }
-        })
-        .collect();
+        };
+        CategoryRow {
+            category: cat,
+            hard_negatives: false,
+            attack,
+            entries,
+            cells: s.detectors.iter().map(cell).collect(),
+        }
+    });
     let resembled: BTreeSet<_> = s
         .detectors
         .iter()
-        .flat_map(|d| {
-            d.hard_negatives_by_resemblance
-                .iter()
-                .map(|c| (c.category, c.total))
-        })
+        .flat_map(|d| &d.hard_negatives_by_resemblance)
+        .map(|c| (c.category, c.total))
         .collect();
-    out.extend(resembled.into_iter().map(|(cat, n)| {
+    let resembling = resembled.into_iter().map(|(cat, entries)| {
+        let cell = |d: &DetectorReport| rate(&d.hard_negatives_by_resemblance, cat);
         CategoryRow {
             category: cat,
             hard_negatives: true,
             attack: false,
-            entries: n,
-            cells: s
-                .detectors
-                .iter()
-                .map(|d| {
-                    CategoryCell::Rate(
-                        d.hard_negatives_by_resemblance
-                            .iter()
-                            .find(|c| c.category == cat)
-                            .and_then(|c| c.rate.mean),
-                    )
-                })
-                .collect(),
+            entries,
+            cells: s.detectors.iter().map(cell).collect(),
         }
-    }));
-    out
+    });
+    corpus.chain(resembling).collect()
 }
 
 /// The queries that changed most as a table, worse first then better (the gate's
@@ -480,14 +453,11 @@ pub fn paired_text(p: &PairedComparison) -> String {
     let ci = p.delta_ci95.map_or_else(String::new, |[lo, hi]| {
         format!(" · CI {} to {}", gate::signed(lo, 3), gate::signed(hi, 3))
     });
+    let significant = (p.significant == Some(true)).then_some(" (significant)");
     format!(
         "p {}{}{ci} · {} worse, {} better of {}",
         gate::words_p_value(p.p_value),
-        if p.significant == Some(true) {
-            " (significant)"
-        } else {
-            ""
-        },
+        significant.unwrap_or_default(),
         p.worse,
         p.better,
         p.queries
@@ -617,19 +587,12 @@ pub fn retrieval_rows(r: &Report) -> Vec<Row> {
 
 /// Every detection metric of one detector against the baseline (empty for an unknown detector).
 pub fn detector_metric_rows(r: &Report, detector: &str) -> Vec<Row> {
-    let Some(d) = r
-        .security
-        .as_ref()
-        .and_then(|s| s.detectors.iter().find(|d| d.detector == detector))
-    else {
+    let mut ds = r.security.iter().flat_map(|s| &s.detectors);
+    let Some(d) = ds.find(|d| d.detector == detector) else {
         return Vec::new();
     };
-    rows(
-        &r.gate,
-        &format!("detector:{detector}"),
-        &DETECTION_METRICS,
-        &d.metrics,
-    )
+    let subject = format!("detector:{detector}");
+    rows(&r.gate, &subject, &DETECTION_METRICS, &d.metrics)
 }
 
 /// The failed checks in words, worst first as the gate found them ("Recall@5 fell 0.5596 →

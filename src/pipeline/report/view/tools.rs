@@ -61,38 +61,33 @@ impl ToolsView {
                 .then(b.relevant_in.cmp(&a.relevant_in))
                 .then_with(|| a.server.cmp(&b.server))
         });
-        let cut = |n: usize| n.min(LIST_MAX);
+        let never_found = d.never_found.iter().take(LIST_MAX);
+        let hard_negatives = d.hard_negatives_in_top_5.iter().take(LIST_MAX);
         Some(ToolsView {
             runs: d.runs,
             tools: d.per_tool.len(),
-            worst_tools: tools[..cut(tools.len())]
-                .iter()
-                .map(|t| (*t).clone())
-                .collect(),
+            worst_tools: tools.into_iter().take(LIST_MAX).cloned().collect(),
             servers: d.per_server.len(),
-            worst_servers: servers[..cut(servers.len())]
-                .iter()
-                .map(|s| (*s).clone())
-                .collect(),
-            never_found: d
-                .never_found
-                .iter()
-                .take(LIST_MAX)
-                .map(|t| t.to_string())
-                .collect(),
+            worst_servers: servers.into_iter().take(LIST_MAX).cloned().collect(),
+            never_found: never_found.map(|t| t.to_string()).collect(),
             never_found_total: d.never_found.len(),
             confusions: d.confusions.iter().take(LIST_MAX).cloned().collect(),
             confusions_total: d.confusions_total.max(d.confusions.len()),
             confusions_kept: d.confusions.len(),
-            hard_negatives: d
-                .hard_negatives_in_top_5
-                .iter()
-                .take(LIST_MAX)
-                .cloned()
-                .collect(),
+            hard_negatives: hard_negatives.cloned().collect(),
             hard_negatives_total: d.hard_negatives_in_top_5.len(),
             new_confusions: new.cloned(),
         })
+    }
+
+    /// How many hard negatives the section lists: "the first 20 of 31" or "all 12".
+    pub fn hard_negatives_shown(&self) -> String {
+        let (listed, total) = (self.hard_negatives.len(), self.hard_negatives_total);
+        if listed < total {
+            format!("the first {listed} of {total}")
+        } else {
+            format!("all {total}")
+        }
     }
 
     /// The section's summary in words: "812 tools relevant to some query · 97 never in a top
