@@ -483,12 +483,12 @@ impl RunArgs {
             config: self.config.config.clone(),
             detectors: self.detectors.detectors.clone(),
             robustness: self.robustness.robustness,
+            shard: self.shard.shard,
             given: self.given.clone(),
             ..EvalArgs::default()
         };
         let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
-        let mut a = with_measure(with_system(a, &self.system), &self.measure);
-        a.shard = self.shard.shard;
+        let a = with_measure(with_system(a, &self.system), &self.measure);
         with_report(a, &self.gate, &self.report, &self.quiet)
     }
 }
@@ -498,13 +498,13 @@ impl RetrievalArgs {
         let a = EvalArgs {
             config: self.config.config.clone(),
             robustness: self.robustness.robustness,
+            shard: self.shard.shard,
             given: self.given.clone(),
             ..EvalArgs::default()
         };
         let none = SecurityFile::default();
         let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
-        let mut a = with_measure(with_system(a, &self.system), &self.measure);
-        a.shard = self.shard.shard;
+        let a = with_measure(with_system(a, &self.system), &self.measure);
         with_report(a, &self.gate, &self.report, &self.quiet)
     }
 }
@@ -522,12 +522,8 @@ impl SecurityArgs {
         };
         let none = RetrievalFiles::default();
         let a = datasets(a, &self.dir, &none, &self.file, &self.profile);
-        with_report(
-            with_measure(a, &self.measure),
-            &self.gate,
-            &self.report,
-            &self.quiet,
-        )
+        let a = with_measure(a, &self.measure);
+        with_report(a, &self.gate, &self.report, &self.quiet)
     }
 }
 
