@@ -287,11 +287,9 @@ pub async fn cmd_fitness(a: &FitnessArgs) -> anyhow::Result<i32> {
     let single = match &a.overrides {
         Some(p) => {
             let bytes = files::read(p).map_err(|e| BadInput(format!("{}: {e}", p.display())))?;
-            Some((
-                p,
-                String::from_utf8(bytes)
-                    .map_err(|_| BadInput(format!("{}: not UTF-8 text", p.display())))?,
-            ))
+            let text = String::from_utf8(bytes)
+                .map_err(|_| BadInput(format!("{}: not UTF-8 text", p.display())))?;
+            Some((p, text))
         }
         None => None,
     };

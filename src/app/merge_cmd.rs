@@ -67,7 +67,7 @@ pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
     let measured = join(shards, part);
     let report = assemble(&plan, &ds, measured, warnings);
     drop(ds);
-    super::deliver(report, &s.report, &a.publish, github_timeout, None).await
+    super::deliver(report, &s, &a.publish, github_timeout).await
 }
 
 /// A shard's report and where it was read from.

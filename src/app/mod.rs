@@ -2,7 +2,7 @@
 //! gate, render. The CLI module only parses; tests drive these functions directly too.
 
 use crate::cli::{EvalArgs, PublishArgs};
-use crate::config::{GateSpec, ReportSpec, Settings};
+use crate::config::{GateSpec, Settings};
 use crate::infra::process::Supervisor;
 use crate::infra::text::{Text, sanitize};
 use crate::infra::{files, secrets};
@@ -464,25 +464,18 @@ pub async fn cmd_eval(
     refuse_inapplicable(args, &s, part)?;
     let github_timeout = github_timeout(publish_args)?;
     let (report, _) = evaluate(&s, part, true).await?;
-    deliver(
-        report,
-        &s.report,
-        publish_args,
-        github_timeout,
-        s.measure.shard,
-    )
-    .await
+    deliver(report, &s, publish_args, github_timeout).await
 }
 
 /// Writes the report's files, shows it, publishes it when asked or inside GitHub Actions (a
 /// shard's report is not published: the merge is) and returns the exit code.
 pub(crate) async fn deliver(
     report: Report,
-    out: &ReportSpec,
+    s: &Settings,
     publish_args: &PublishArgs,
     github_timeout: Duration,
-    shard: Option<Shard>,
 ) -> anyhow::Result<i32> {
+    let (out, shard) = (&s.report, s.measure.shard);
     // no credential evalgate was given reaches a report, the terminal or GitHub
     let mut report = secrets::scrub_value(report);
     // the raw observations in a file of their own when asked (report.json then names it)

@@ -443,11 +443,9 @@ impl Settings {
         for sc in &mut scanners {
             rel_command(base, Some(&mut sc.command));
         }
-        let sut = a.sut.or(f.sut.kind).unwrap_or(if a.mcpproxy_bin.is_some() {
-            SutKind::Mcpproxy
-        } else {
-            a.default_sut.unwrap_or(SutKind::Embedded)
-        });
+        let implied = a.mcpproxy_bin.as_ref().map(|_| SutKind::Mcpproxy);
+        let fallback = a.default_sut.unwrap_or(SutKind::Embedded);
+        let sut = a.sut.or(f.sut.kind).or(implied).unwrap_or(fallback);
         // a key that is accepted is a key that works: settings the chosen kind never reads are
         // refused (unless --sut picked another kind for this run on purpose)
         let unread = unread_keys(sut, &f.sut_keys);
