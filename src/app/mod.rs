@@ -320,16 +320,10 @@ pub fn assemble(
         (b.name.as_str(), u)
     });
     // the gate first, over what was measured; the report is assembled with its outcome
-    let mut gate = gate::evaluate(
-        &gate_inputs(
-            retrieval.as_ref(),
-            security.as_ref(),
-            robustness.as_ref(),
-            failure.as_ref(),
-        ),
-        usable.as_ref().map(|(n, b)| (*n, b)),
-        gate_context,
-    );
+    let (ret, sec) = (retrieval.as_ref(), security.as_ref());
+    let inputs = gate_inputs(ret, sec, robustness.as_ref(), failure.as_ref());
+    let against = usable.as_ref().map(|(n, b)| (*n, b));
+    let mut gate = gate::evaluate(&inputs, against, gate_context);
     let shard = plan.shard.map(|sh| {
         if gate.verdict != gate::Verdict::Error {
             gate = gate::shard_outcome(sh);
@@ -349,8 +343,8 @@ pub fn assemble(
     // the scorecard of a whole run (a shard's is made when the shards are merged)
     let scorecard = plan.shard.is_none().then(|| {
         let mut sc = score::scorecard::scorecard(&score::scorecard::Inputs {
-            retrieval: retrieval.as_ref(),
-            security: security.as_ref(),
+            retrieval: ret,
+            security: sec,
             robustness: robustness.as_ref(),
             failure: failure.as_ref(),
             corpus_tools: ds.corpus.as_ref().map(|c| c.value.tools.len()),
