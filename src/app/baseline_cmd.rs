@@ -127,6 +127,11 @@ pub fn cmd_baseline_import(a: &BaselineImportArgs) -> anyhow::Result<i32> {
     Ok(ExitCode::PASS)
 }
 
+/// Said of a list the old baseline did not keep.
+fn none_kept<T>(was: Option<T>) -> &'static str {
+    was.map_or(" (none kept before)", |_| "")
+}
+
 /// Human-readable list of what differs between two baselines.
 fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
     let mut out = Vec::new();
@@ -186,11 +191,7 @@ fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
             if changed > 0 {
                 out.push(format!(
                     "retrieval.per_query_ranked: {changed} quer(ies) changed{}",
-                    if was.is_none() {
-                        " (none kept before)"
-                    } else {
-                        ""
-                    }
+                    none_kept(was)
                 ));
             }
         }
@@ -201,11 +202,7 @@ fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
             };
             out.push(format!(
                 "retrieval.confusions: {} → {} pair(s)",
-                if old_pairs.is_some() {
-                    count(old_pairs).to_string()
-                } else {
-                    "none kept".to_string()
-                },
+                old_pairs.map_or("none kept".into(), |p| count(Some(p)).to_string()),
                 count(r.confusions.as_ref())
             ));
         }
@@ -236,11 +233,7 @@ fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
                 if changed > 0 {
                     out.push(format!(
                         "security.{d}.verdicts: {changed} entr(ies) changed{}",
-                        if was.is_none() {
-                            " (none kept before)"
-                        } else {
-                            ""
-                        }
+                        none_kept(was)
                     ));
                 }
             }

@@ -1,35 +1,29 @@
 //! `card` and `validate`: the dataset files on their own, nothing measured.
 
-use super::BadInput;
+use super::{BadInput, Part};
 use crate::cli::{CardArgs, DatasetArgs};
 use crate::infra::files;
 use crate::infra::text::sanitize;
 use crate::pipeline::dataset;
-use crate::pipeline::dataset::{DatasetPaths, Datasets, Need};
+use crate::pipeline::dataset::{DatasetErrors, DatasetPaths, Datasets};
 use crate::pipeline::gate::ExitCode;
 
-fn paths(d: &DatasetArgs) -> DatasetPaths {
-    DatasetPaths::files_then_dir(
-        DatasetPaths {
-            corpus: d.retrieval.corpus.clone(),
-            golden: d.retrieval.golden.clone(),
-            security: d.security.security.clone(),
-        },
-        d.dir.dir.as_deref(),
-    )
+/// Every dataset file the flags name, loaded.
+fn load(d: &DatasetArgs) -> Result<Datasets, DatasetErrors> {
+    let files = DatasetPaths {
+        corpus: d.retrieval.corpus.clone(),
+        golden: d.retrieval.golden.clone(),
+        security: d.security.security.clone(),
+    };
+    let paths = DatasetPaths::files_then_dir(files, d.dir.dir.as_deref());
+    let profile = d.profile.profile.unwrap_or_default();
+    Datasets::load(&paths, Part::Both.need(), profile)
 }
 
 /// `card`: the dataset card, printed, checked against a file, or spliced into one.
 pub fn cmd_card(args: &CardArgs) -> anyhow::Result<i32> {
     use crate::pipeline::dataset::card;
-    let ds = Datasets::load(
-        &paths(&args.datasets),
-        Need {
-            retrieval: true,
-            security: true,
-        },
-        args.datasets.profile.profile.unwrap_or_default(),
-    )?;
+    let ds = load(&args.datasets)?;
     let text = card::render(
         ds.corpus.as_ref().map(|l| &l.value),
         ds.golden.as_ref().map(|l| &l.value),
@@ -74,14 +68,7 @@ pub fn cmd_card(args: &CardArgs) -> anyhow::Result<i32> {
 
 /// `validate`: exit 0 when valid; dataset errors propagate (exit 2).
 pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
-    let ds = Datasets::load(
-        &paths(args),
-        Need {
-            retrieval: true,
-            security: true,
-        },
-        args.profile.profile.unwrap_or_default(),
-    )?;
+    let ds = load(args)?;
     // dataset text (ids, versions, file names) reaches the terminal only through `sanitize`
     for w in dataset::summarize_warnings(&ds.warnings) {
         crate::errln!("{}", sanitize::visible_lines(&w));

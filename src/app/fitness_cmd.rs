@@ -7,7 +7,7 @@
 //! as a run, and the corpus is restored. So a candidate's numbers are those a full run on the
 //! edited corpus reports, to the last digit. The datasets are loaded once for all candidates.
 
-use super::{BadInput, Part, Plan, assemble, make_retriever, measure_all, refuse_inapplicable};
+use super::{BadInput, Part, Plan, assemble, evaluate_with, make_retriever, refuse_inapplicable};
 use crate::cli::FitnessArgs;
 use crate::config::Settings;
 use crate::infra::files;
@@ -158,14 +158,8 @@ impl<'a> Fitness<'a> {
                 "no tool-discovery result",
             ))));
         };
-        let ids: Vec<&str> = o
-            .positions()
-            .map(|i| {
-                self.ds.corpus.as_ref().expect("loaded").value.tools[i]
-                    .tool_id
-                    .as_str()
-            })
-            .collect();
+        let tools = &self.ds.corpus.as_ref().expect("loaded").value.tools;
+        let ids: Vec<&str> = o.positions().map(|i| tools[i].tool_id.as_str()).collect();
         Ok(Ok(summarise(r, &ids)))
     }
 
@@ -199,16 +193,8 @@ impl<'a> Fitness<'a> {
         };
         let report = match built {
             Ok(Ok(r)) => {
-                let m = measure_all(
-                    &plan,
-                    &self.ds,
-                    Some(r.as_ref()),
-                    &mut [],
-                    &mut Progress::silent(),
-                )
-                .await;
-                drop(r);
-                Ok(assemble(&plan, &self.ds, m, Vec::new()))
+                let (ds, silent) = (&self.ds, &mut Progress::silent());
+                Ok(evaluate_with(&plan, ds, Some(&*r), &mut [], silent, Vec::new()).await)
             }
             Ok(Err(e)) => {
                 let mut report = assemble(&plan, &self.ds, Default::default(), Vec::new());
@@ -260,19 +246,12 @@ fn summarise(r: &RetrievalReport, overridden: &[&str]) -> FitnessResult {
 fn per_tool(r: &RetrievalReport, ids: &[&str]) -> BTreeMap<String, ToolScore> {
     ids.iter()
         .map(|&id| {
-            let score = match r.tool_diagnostics.tool(id) {
-                Some(t) => ToolScore {
-                    relevant_in: t.relevant_in,
-                    found_in_top_5: t.found_in_top_5,
-                    recall_at_5: Some(t.recall_at_5),
-                    mrr: Some(t.mrr),
-                },
-                None => ToolScore {
-                    relevant_in: 0,
-                    found_in_top_5: 0,
-                    recall_at_5: None,
-                    mrr: None,
-                },
+            let t = r.tool_diagnostics.tool(id);
+            let score = ToolScore {
+                relevant_in: t.map_or(0, |t| t.relevant_in),
+                found_in_top_5: t.map_or(0, |t| t.found_in_top_5),
+                recall_at_5: t.map(|t| t.recall_at_5),
+                mrr: t.map(|t| t.mrr),
             };
             (id.to_string(), score)
         })
@@ -308,11 +287,9 @@ pub async fn cmd_fitness(a: &FitnessArgs) -> anyhow::Result<i32> {
     let single = match &a.overrides {
         Some(p) => {
             let bytes = files::read(p).map_err(|e| BadInput(format!("{}: {e}", p.display())))?;
-            Some((
-                p,
-                String::from_utf8(bytes)
-                    .map_err(|_| BadInput(format!("{}: not UTF-8 text", p.display())))?,
-            ))
+            let text = String::from_utf8(bytes)
+                .map_err(|_| BadInput(format!("{}: not UTF-8 text", p.display())))?;
+            Some((p, text))
         }
         None => None,
     };

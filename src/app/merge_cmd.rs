@@ -67,7 +67,7 @@ pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
     let measured = join(shards, part);
     let report = assemble(&plan, &ds, measured, warnings);
     drop(ds);
-    super::deliver(report, &s.report, &a.publish, github_timeout, None).await
+    super::deliver(report, &s, &a.publish, github_timeout).await
 }
 
 /// A shard's report and where it was read from.
@@ -76,6 +76,9 @@ struct ShardFile {
     report: Report,
     shard: ShardRef,
 }
+
+/// One thing the shards of a run must agree on, as a shard's report says it.
+type Field = fn(&ShardFile) -> String;
 
 /// Reads every report, checks that each is a shard's and that together they are the shards
 /// 1..n of one run (same version, command, runs and datasets), and sorts them by index.
@@ -119,35 +122,17 @@ fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
                 s.report.evalgate_version
             )));
         }
-        let r = &s.report;
-        same(
-            "$.shard.count",
-            count.to_string(),
-            s.shard.count.to_string(),
-            s,
-        )?;
-        same(
-            "$.command",
-            first.report.command.clone(),
-            r.command.clone(),
-            s,
-        )?;
-        same(
-            "$.runs",
-            first.report.runs.to_string(),
-            r.runs.to_string(),
-            s,
-        )?;
-        let pins = |r: &Report| {
-            r.datasets
-                .iter()
-                .map(|d| format!("{} sha256 {}", d.kind, d.sha256))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        same("$.datasets", pins(&first.report), pins(r), s)?;
-        same("the system under test", system(&first.report), system(r), s)?;
-        same("the detectors", detectors(&first.report), detectors(r), s)?;
+        let fields: [(&str, Field); 6] = [
+            ("$.shard.count", |s| s.shard.count.to_string()),
+            ("$.command", |s| s.report.command.clone()),
+            ("$.runs", |s| s.report.runs.to_string()),
+            ("$.datasets", |s| pins(&s.report)),
+            ("the system under test", |s| system(&s.report)),
+            ("the detectors", |s| detectors(&s.report)),
+        ];
+        for (what, of) in fields {
+            same(what, of(first), of(s), s)?;
+        }
     }
     for w in shards.windows(2) {
         if w[0].shard.index == w[1].shard.index {
@@ -199,6 +184,14 @@ fn read_report(path: &Path) -> Result<Report, BadInput> {
         report.attach_observations(side);
     }
     Ok(report)
+}
+
+fn pins(r: &Report) -> String {
+    r.datasets
+        .iter()
+        .map(|d| format!("{} sha256 {}", d.kind, d.sha256))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn system(r: &Report) -> String {

@@ -2,7 +2,7 @@
 //! gate, render. The CLI module only parses; tests drive these functions directly too.
 
 use crate::cli::{EvalArgs, PublishArgs};
-use crate::config::{GateSpec, ReportSpec, Settings};
+use crate::config::{GateSpec, Settings};
 use crate::infra::process::Supervisor;
 use crate::infra::text::{Text, sanitize};
 use crate::infra::{files, secrets};
@@ -204,10 +204,8 @@ pub async fn measure_all(
         && !m.retrieval_failed
         && let Some(s) = &ds.security
     {
-        let range = plan.shard.map_or(0..s.value.entries.len(), |sh| {
-            sh.range(s.value.entries.len())
-        });
-        let entries = &s.value.entries[range];
+        let n = s.value.entries.len();
+        let entries = &s.value.entries[plan.shard.map_or(0..n, |sh| sh.range(n))];
         let mut all = Vec::new();
         for d in detectors.iter_mut() {
             let (obs, err) =
@@ -231,23 +229,11 @@ pub fn assemble(
     measured: Measured,
     mut warnings: Vec<String>,
 ) -> Report {
-    let Plan {
-        part,
-        runs,
-        baseline,
-        gate: gate_context,
-        ..
-    } = *plan;
-    let Measured {
-        retrieval: measured_retrieval,
-        robustness,
-        security: measured_security,
-        failure,
-        retrieval_failed,
-    } = measured;
+    let (part, baseline, gate_context) = (plan.part, plan.baseline, plan.gate);
+    let (robustness, failure) = (measured.robustness, measured.failure);
     let mut retrieval = None;
     let mut system_warnings = Vec::new();
-    if let (Some(m), Some(c), Some(g)) = (measured_retrieval, &ds.corpus, &ds.golden) {
+    if let (Some(m), Some(c), Some(g)) = (measured.retrieval, &ds.corpus, &ds.golden) {
         let slice = plan.shard.map(|s| shard::golden_slice(&g.value, s));
         let golden = slice.as_ref().unwrap_or(&g.value);
         let mut scored = score::retrieval(m.observations, &c.value, golden);
@@ -280,8 +266,8 @@ pub fn assemble(
     }
     // probes follow a measurement that went through; nothing follows one that did not
     let robustness = robustness.filter(|_| failure.is_none());
-    let security = match (measured_security, &ds.security) {
-        (Some(obs), Some(s)) if !retrieval_failed => Some(match plan.shard {
+    let security = match (measured.security, &ds.security) {
+        (Some(obs), Some(s)) if !measured.retrieval_failed => Some(match plan.shard {
             Some(sh) => score::security(&obs, &shard::security_slice(&s.value, sh)),
             None => score::security(&obs, &s.value),
         }),
@@ -298,20 +284,18 @@ pub fn assemble(
             b.name, rb.retriever, r.retriever
         ));
     }
-    if let (Some(s), Some(b)) = (
-        &security,
-        baseline.and_then(|b| b.baseline.security.as_ref()),
-    ) {
+    let known = baseline.and_then(|b| b.baseline.security.as_ref());
+    if let (Some(s), Some(b)) = (&security, known) {
+        let limits = gate_context.new_detector;
+        let held: Vec<String> = [
+            limits.fpr_ceiling.map(|c| format!("FPR ≤ {c:.2}")),
+            limits.recall_floor.map(|f| format!("recall ≥ {f:.2}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         for d in &s.detectors {
             if !b.detectors.contains_key(&d.detector) {
-                let limits = gate_context.new_detector;
-                let held: Vec<String> = [
-                    limits.fpr_ceiling.map(|c| format!("FPR ≤ {c:.2}")),
-                    limits.recall_floor.map(|f| format!("recall ≥ {f:.2}")),
-                ]
-                .into_iter()
-                .flatten()
-                .collect();
                 let review = d.tier == Some(score::model::Tier::Review);
                 let undefined = ["fpr", "recall"]
                     .iter()
@@ -330,47 +314,28 @@ pub fn assemble(
             }
         }
     }
-    let system = retrieval.as_ref().map(|r| r.retriever.clone());
     let usable = baseline.map(|b| {
-        (
-            b.name.as_str(),
-            b.for_system(
-                system.as_deref(),
-                &gate_context.update_command,
-                &mut warnings,
-            ),
-        )
+        let system = retrieval.as_ref().map(|r| r.retriever.as_str());
+        let u = b.for_system(system, &gate_context.update_command, &mut warnings);
+        (b.name.as_str(), u)
     });
     // the gate first, over what was measured; the report is assembled with its outcome
-    let mut gate = gate::evaluate(
-        &gate_inputs(
-            retrieval.as_ref(),
-            security.as_ref(),
-            robustness.as_ref(),
-            failure.as_ref(),
-        ),
-        usable.as_ref().map(|(n, b)| (*n, b)),
-        gate_context,
-    );
+    let (ret, sec) = (retrieval.as_ref(), security.as_ref());
+    let inputs = gate_inputs(ret, sec, robustness.as_ref(), failure.as_ref());
+    let against = usable.as_ref().map(|(n, b)| (*n, b));
+    let mut gate = gate::evaluate(&inputs, against, gate_context);
     let shard = plan.shard.map(|sh| {
         if gate.verdict != gate::Verdict::Error {
             gate = gate::shard_outcome(sh);
         }
+        let span = |n| [sh.range(n).start, sh.range(n).end];
+        let queries = ds.golden.as_ref().map(|g| span(g.value.queries.len()));
+        let entries = ds.security.as_ref().map(|s| span(s.value.entries.len()));
         ShardRef {
             index: sh.index,
             count: sh.count,
-            queries: (part != Part::Security)
-                .then(|| ds.golden.as_ref().map(|g| sh.range(g.value.queries.len())))
-                .flatten()
-                .map(|r| [r.start, r.end]),
-            entries: (part != Part::Retrieval)
-                .then(|| {
-                    ds.security
-                        .as_ref()
-                        .map(|s| sh.range(s.value.entries.len()))
-                })
-                .flatten()
-                .map(|r| [r.start, r.end]),
+            queries: queries.filter(|_| part != Part::Security),
+            entries: entries.filter(|_| part != Part::Retrieval),
             system_warnings,
             update_command: gate_context.update_command.clone(),
         }
@@ -378,8 +343,8 @@ pub fn assemble(
     // the scorecard of a whole run (a shard's is made when the shards are merged)
     let scorecard = plan.shard.is_none().then(|| {
         let mut sc = score::scorecard::scorecard(&score::scorecard::Inputs {
-            retrieval: retrieval.as_ref(),
-            security: security.as_ref(),
+            retrieval: ret,
+            security: sec,
             robustness: robustness.as_ref(),
             failure: failure.as_ref(),
             corpus_tools: ds.corpus.as_ref().map(|c| c.value.tools.len()),
@@ -391,7 +356,7 @@ pub fn assemble(
         schema_version: REPORT_SCHEMA_VERSION,
         evalgate_version: env!("CARGO_PKG_VERSION").to_string(),
         command: part.command().to_string(),
-        runs,
+        runs: plan.runs,
         datasets: ds.refs(),
         dataset_profile: ds.profile,
         shard,
@@ -436,27 +401,16 @@ pub async fn evaluate(
         results: s.measure.results,
     };
     let sup = Supervisor::new();
-    let mut detectors = if part != Part::Retrieval {
-        make_detectors(&s.detectors, &s.detector_settings, &sup)?
-    } else {
-        Vec::new()
+    let mut detectors = match part {
+        Part::Retrieval => Vec::new(),
+        _ => make_detectors(&s.detectors, &s.detector_settings, &sup)?,
     };
     sup.install_signal_handlers();
-    let built = if part != Part::Security {
-        Some(make_retriever(&s.sut, &ds, &sup, ahead.unwrap_or_default()).await)
-    } else {
-        None
+    let built = match ahead {
+        Some(ahead) => Some(make_retriever(&s.sut, &ds, &sup, ahead).await),
+        None => None,
     };
     let mut progress = Progress::new(!s.report.quiet);
-    let plan = Plan {
-        part,
-        runs: s.measure.runs,
-        limits,
-        baseline: chosen.as_ref(),
-        robustness: s.measure.robustness,
-        gate: &gate_context,
-        shard: s.measure.shard,
-    };
     // a system that could not be built measures nothing: its failure is the report's
     let (retriever, failed) = match built {
         Some(Err(e)) => {
@@ -468,12 +422,13 @@ pub async fn evaluate(
         None => (None, None),
     };
     let plan = Plan {
-        part: if failed.is_some() {
-            Part::Retrieval
-        } else {
-            part
-        },
-        ..plan
+        part: failed.as_ref().map_or(part, |_| Part::Retrieval),
+        runs: s.measure.runs,
+        limits,
+        baseline: chosen.as_ref(),
+        robustness: s.measure.robustness,
+        gate: &gate_context,
+        shard: s.measure.shard,
     };
     let r = retriever.as_deref();
     let mut report = evaluate_with(&plan, &ds, r, &mut detectors, &mut progress, warnings).await;
@@ -490,7 +445,6 @@ pub async fn evaluate(
     Ok((report, chosen))
 }
 
-/// Marks a report as failed: the system under test could not be measured.
 /// How long a run waits for another one writing into the same report directory.
 const REPORT_LOCK_WAIT: Duration = Duration::from_secs(600);
 
@@ -504,25 +458,18 @@ pub async fn cmd_eval(
     refuse_inapplicable(args, &s, part)?;
     let github_timeout = github_timeout(publish_args)?;
     let (report, _) = evaluate(&s, part, true).await?;
-    deliver(
-        report,
-        &s.report,
-        publish_args,
-        github_timeout,
-        s.measure.shard,
-    )
-    .await
+    deliver(report, &s, publish_args, github_timeout).await
 }
 
 /// Writes the report's files, shows it, publishes it when asked or inside GitHub Actions (a
 /// shard's report is not published: the merge is) and returns the exit code.
 pub(crate) async fn deliver(
     report: Report,
-    out: &ReportSpec,
+    s: &Settings,
     publish_args: &PublishArgs,
     github_timeout: Duration,
-    shard: Option<Shard>,
 ) -> anyhow::Result<i32> {
+    let (out, shard) = (&s.report, s.measure.shard);
     // no credential evalgate was given reaches a report, the terminal or GitHub
     let mut report = secrets::scrub_value(report);
     // the raw observations in a file of their own when asked (report.json then names it)

@@ -32,10 +32,7 @@ fn rest_spec(
     timeout: std::time::Duration,
 ) -> anyhow::Result<RestSearchSpec> {
     let url = r.url.clone().ok_or_else(|| bad("--sut rest needs --url URL (e.g. http://127.0.0.1:8080/api/v1/index/search) or [sut.rest] url"))?;
-    let filter = r
-        .filter
-        .clone()
-        .unwrap_or_else(|| MCPPROXY_REST_SEARCH_FILTER.to_string());
+    let filter = r.filter.as_deref().unwrap_or(MCPPROXY_REST_SEARCH_FILTER);
     Ok(RestSearchSpec {
         name: name.to_string(),
         url,
@@ -45,12 +42,8 @@ fn rest_spec(
             Some(l) => Some(l.clone()),
             None => Some("limit".into()),
         },
-        headers: r
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        mapper: Mapper::new(&filter, r.id_style.unwrap_or(IdStyle::Auto)).map_err(bad)?,
+        headers: r.headers.clone().into_iter().collect(),
+        mapper: Mapper::new(filter, r.id_style.unwrap_or(IdStyle::Auto)).map_err(bad)?,
         timeout,
     })
 }
@@ -93,13 +86,11 @@ pub async fn make_retriever(
             let spec = mcp_spec(name, mcp)?;
             let what = spec.endpoint.describe();
             match McpSearch::connect(spec, sup, check.request_timeout).await {
-                Ok(m) => {
-                    match launch::check_catalog(check, &m, Some(&m), &corpus.value).await {
-                        Ok(coverage) => Ok(Box::new(m.checked(coverage))),
-                        // a stdio server's exit and stderr go with the failure
-                        Err(e) => Err(e.with_log(&m.story())),
-                    }
-                }
+                Ok(m) => match launch::check_catalog(check, &m, Some(&m), &corpus.value).await {
+                    Ok(coverage) => Ok(Box::new(m.checked(coverage))),
+                    // a stdio server's exit and stderr go with the failure
+                    Err(e) => Err(e.with_log(&m.story())),
+                },
                 Err(e) => Err(SutError::connect_failed(
                     name.clone(),
                     &e.context(format!("cannot connect ({what})")),
@@ -109,9 +100,8 @@ pub async fn make_retriever(
         }
         SutSpec::Rest { name, rest, check } => {
             let r = RestSearch::new(rest_spec(name, rest, check.request_timeout)?).map_err(bad)?;
-            launch::check_catalog(check, &r, None, &corpus.value)
-                .await
-                .map(|coverage| Box::new(r.checked(coverage)) as Box<dyn Retriever>)
+            let checked = launch::check_catalog(check, &r, None, &corpus.value).await;
+            checked.map(|coverage| Box::new(r.checked(coverage)) as Box<dyn Retriever>)
         }
         SutSpec::Launched(l) => {
             check_launch(l)?;

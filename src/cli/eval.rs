@@ -211,6 +211,17 @@ pub struct ConfigFlag {
     pub config: Option<PathBuf>,
 }
 
+impl ConfigFlag {
+    /// What a command was given: this file and the flags `given`, nothing else yet.
+    fn args(&self, given: &[String]) -> EvalArgs {
+        EvalArgs {
+            config: self.config.clone(),
+            given: given.to_vec(),
+            ..EvalArgs::default()
+        }
+    }
+}
+
 // ---- the evaluating commands ---------------------------------------------------------------
 
 /// `run`: everything.
@@ -383,13 +394,11 @@ pub struct FitnessArgs {
 impl FitnessArgs {
     pub fn eval(&self) -> EvalArgs {
         let a = EvalArgs {
-            config: self.config.config.clone(),
             // probes and baselines are not part of a candidate's score
             robustness: Some(RobustnessMode::Off),
             no_baseline: true,
             quiet: true,
-            given: self.given.clone(),
-            ..EvalArgs::default()
+            ..self.config.args(&self.given)
         };
         let none = SecurityFile::default();
         let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
@@ -419,10 +428,7 @@ pub struct MergeArgs {
 
 impl MergeArgs {
     pub fn eval(&self) -> EvalArgs {
-        let a = EvalArgs {
-            config: self.config.config.clone(),
-            ..EvalArgs::default()
-        };
+        let a = self.config.args(&[]);
         let d = &self.datasets;
         let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
         with_report(a, &self.gate, &self.report, &self.quiet)
@@ -480,15 +486,13 @@ impl RunArgs {
     pub fn eval(&self) -> EvalArgs {
         let d = &self.datasets;
         let a = EvalArgs {
-            config: self.config.config.clone(),
             detectors: self.detectors.detectors.clone(),
             robustness: self.robustness.robustness,
-            given: self.given.clone(),
-            ..EvalArgs::default()
+            shard: self.shard.shard,
+            ..self.config.args(&self.given)
         };
         let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
-        let mut a = with_measure(with_system(a, &self.system), &self.measure);
-        a.shard = self.shard.shard;
+        let a = with_measure(with_system(a, &self.system), &self.measure);
         with_report(a, &self.gate, &self.report, &self.quiet)
     }
 }
@@ -496,15 +500,13 @@ impl RunArgs {
 impl RetrievalArgs {
     pub fn eval(&self) -> EvalArgs {
         let a = EvalArgs {
-            config: self.config.config.clone(),
             robustness: self.robustness.robustness,
-            given: self.given.clone(),
-            ..EvalArgs::default()
+            shard: self.shard.shard,
+            ..self.config.args(&self.given)
         };
         let none = SecurityFile::default();
         let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
-        let mut a = with_measure(with_system(a, &self.system), &self.measure);
-        a.shard = self.shard.shard;
+        let a = with_measure(with_system(a, &self.system), &self.measure);
         with_report(a, &self.gate, &self.report, &self.quiet)
     }
 }
@@ -512,22 +514,16 @@ impl RetrievalArgs {
 impl SecurityArgs {
     pub fn eval(&self) -> EvalArgs {
         let a = EvalArgs {
-            config: self.config.config.clone(),
             sut: self.proxy.sut.map(|k| k.0),
             mcpproxy_bin: self.proxy.mcpproxy_bin.clone(),
             detectors: self.detectors.detectors.clone(),
             shard: self.shard.shard,
-            given: self.given.clone(),
-            ..EvalArgs::default()
+            ..self.config.args(&self.given)
         };
         let none = RetrievalFiles::default();
         let a = datasets(a, &self.dir, &none, &self.file, &self.profile);
-        with_report(
-            with_measure(a, &self.measure),
-            &self.gate,
-            &self.report,
-            &self.quiet,
-        )
+        let a = with_measure(a, &self.measure);
+        with_report(a, &self.gate, &self.report, &self.quiet)
     }
 }
 
@@ -535,14 +531,12 @@ impl BaselineUpdateArgs {
     pub fn eval(&self) -> EvalArgs {
         let d = &self.datasets;
         let a = EvalArgs {
-            config: self.config.config.clone(),
             detectors: self.detectors.detectors.clone(),
             baseline: self.baseline.clone(),
             // probes are not part of a baseline
             robustness: Some(RobustnessMode::Off),
             quiet: self.quiet.quiet,
-            given: self.given.clone(),
-            ..EvalArgs::default()
+            ..self.config.args(&self.given)
         };
         let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
         with_measure(with_system(a, &self.system), &self.measure)

@@ -281,19 +281,14 @@ impl FileConfig {
 
     /// The file named by `--config`, else `./evalgate.toml` when present, else empty.
     pub fn load(explicit: Option<&Path>) -> anyhow::Result<(Option<PathBuf>, FileConfig)> {
-        let path = match explicit {
-            Some(p) => Some(p.to_path_buf()),
-            None => Some(PathBuf::from(DEFAULT_CONFIG)).filter(|p| p.is_file()),
+        let default = || Some(PathBuf::from(DEFAULT_CONFIG)).filter(|p| p.is_file());
+        let Some(p) = explicit.map(Path::to_path_buf).or_else(default) else {
+            return Ok((None, FileConfig::default()));
         };
-        match path {
-            None => Ok((None, FileConfig::default())),
-            Some(p) => {
-                let text = files::read_to_string(&p)
-                    .with_context(|| format!("{}: cannot read the config", p.display()))?;
-                let cfg = FileConfig::parse(&p.display().to_string(), &text)?;
-                Ok((Some(p), cfg))
-            }
-        }
+        let text = files::read_to_string(&p)
+            .with_context(|| format!("{}: cannot read the config", p.display()))?;
+        let cfg = FileConfig::parse(&p.display().to_string(), &text)?;
+        Ok((Some(p), cfg))
     }
 }
 
@@ -327,9 +322,8 @@ fn rel(base: Option<&Path>, p: Option<PathBuf>) -> Option<PathBuf> {
 
 /// A command whose program is a relative path with a directory part is made relative to the
 /// config file's directory.
-fn rel_command(base: Option<&Path>, cmd: &mut Option<Vec<String>>) {
-    if let Some(c) = cmd.as_mut()
-        && let Some(first) = c.first_mut()
+fn rel_command(base: Option<&Path>, cmd: Option<&mut Vec<String>>) {
+    if let Some(first) = cmd.and_then(|c| c.first_mut())
         && first.contains('/')
         && !first.contains('{')
         && let Some(p) = rel(base, Some(PathBuf::from(first.as_str())))
@@ -347,17 +341,12 @@ impl Settings {
             None => seconds("[run] timeout", f.run.timeout.unwrap_or(30.0))?,
         };
         // every other wait, checked once here (the adapters read them as valid)
+        let live = &f.rug_pull_live;
         for (setting, v) in [
             ("[sut.launch] ready_timeout", f.sut.launch.ready_timeout),
             ("[proxy_scan] scan_timeout", f.proxy_scan.scan_timeout),
-            (
-                "[rug_pull_live] relist_timeout",
-                f.rug_pull_live.relist_timeout,
-            ),
-            (
-                "[rug_pull_live] settle_timeout",
-                f.rug_pull_live.settle_timeout,
-            ),
+            ("[rug_pull_live] relist_timeout", live.relist_timeout),
+            ("[rug_pull_live] settle_timeout", live.settle_timeout),
         ] {
             if let Some(v) = v {
                 seconds(setting, v)?;
@@ -387,10 +376,8 @@ impl Settings {
         let mut scanner_names = std::collections::BTreeSet::new();
         for (i, sc) in f.scanner.iter().enumerate() {
             if let Some(t) = sc.timeout {
-                seconds(
-                    &format!("[[scanner]] {:?} (#{}) timeout", sc.name, i + 1),
-                    t,
-                )?;
+                let setting = format!("[[scanner]] {:?} (#{}) timeout", sc.name, i + 1);
+                seconds(&setting, t)?;
             }
             if !scanner_names.insert(sc.name.as_str()) {
                 anyhow::bail!(
@@ -409,11 +396,7 @@ impl Settings {
             anyhow::bail!("concurrency must be between 1 and 64, got {concurrency}");
         }
         let mut sut_file = f.sut.clone();
-        if let Some(bin) = &a.mcpproxy_bin {
-            sut_file.mcpproxy_bin = Some(bin.clone());
-        } else {
-            sut_file.mcpproxy_bin = rel(base, sut_file.mcpproxy_bin);
-        }
+        sut_file.mcpproxy_bin = a.mcpproxy_bin.clone().or(rel(base, sut_file.mcpproxy_bin));
         if let Some(url) = &a.url {
             sut_file.mcp.url = Some(url.clone());
             sut_file.rest.url = Some(url.clone());
@@ -422,14 +405,9 @@ impl Settings {
             let (k, v) = h
                 .split_once(':')
                 .with_context(|| format!("--header {h:?}: expected NAME:VALUE"))?;
-            sut_file
-                .mcp
-                .headers
-                .insert(k.trim().to_string(), v.trim_start().to_string());
-            sut_file
-                .rest
-                .headers
-                .insert(k.trim().to_string(), v.trim_start().to_string());
+            for to in [&mut sut_file.mcp.headers, &mut sut_file.rest.headers] {
+                to.insert(k.trim().to_string(), v.trim_start().to_string());
+            }
         }
         for (what, url, headers) in [
             ("[sut.mcp] url", &sut_file.mcp.url, &sut_file.mcp.headers),
@@ -446,13 +424,9 @@ impl Settings {
         }
         // what the configuration gives its children is a credential until shown otherwise:
         // masked in every output from now on (SECURITY.md)
-        for v in sut_file
-            .mcp
-            .env
-            .values()
-            .chain(sut_file.launch.env.values())
-        {
-            secrets::register(v);
+        let envs = f.scanner.iter().map(|sc| &sc.env);
+        for env in envs.chain([&sut_file.mcp.env, &sut_file.launch.env]) {
+            env.values().for_each(|v| secrets::register(v));
         }
         for v in sut_file.launch.headers.values() {
             secrets::register_header(v);
@@ -460,44 +434,32 @@ impl Settings {
         if let Some(u) = &sut_file.launch.url {
             secrets::register_url(u);
         }
-        for v in f.scanner.iter().flat_map(|sc| sc.env.values()) {
-            secrets::register(v);
-        }
         // relative paths in the file are relative to the file: the template, and commands
         // given as a path (`./bin/proxy`, `tools/scan.py`); bare names are looked up on PATH
         sut_file.launch.template = rel(base, sut_file.launch.template);
-        rel_command(base, &mut sut_file.launch.command);
-        rel_command(base, &mut sut_file.mcp.command);
+        rel_command(base, sut_file.launch.command.as_mut());
+        rel_command(base, sut_file.mcp.command.as_mut());
         let mut scanners = f.scanner.clone();
         for sc in &mut scanners {
-            let mut c = Some(std::mem::take(&mut sc.command));
-            rel_command(base, &mut c);
-            sc.command = c.unwrap_or_default();
+            rel_command(base, Some(&mut sc.command));
         }
-        let sut = a.sut.or(f.sut.kind).unwrap_or(if a.mcpproxy_bin.is_some() {
-            SutKind::Mcpproxy
-        } else {
-            a.default_sut.unwrap_or(SutKind::Embedded)
-        });
+        let implied = a.mcpproxy_bin.as_ref().map(|_| SutKind::Mcpproxy);
+        let fallback = a.default_sut.unwrap_or(SutKind::Embedded);
+        let sut = a.sut.or(f.sut.kind).or(implied).unwrap_or(fallback);
         // a key that is accepted is a key that works: settings the chosen kind never reads are
         // refused (unless --sut picked another kind for this run on purpose)
         let unread = unread_keys(sut, &f.sut_keys);
         if a.sut.is_none() && !unread.is_empty() {
+            let (has, it) = match unread.len() {
+                1 => ("has", "it"),
+                _ => ("have", "them"),
+            };
+            let default = f.sut.kind.map_or(" (the default)", |_| "");
             anyhow::bail!(
-                "{}: {} {} no effect with [sut] kind = {:?}{}; set the kind that reads {} or remove {}",
-                file_path
-                    .as_deref()
-                    .map_or("evalgate.toml".into(), |p| p.display().to_string()),
+                "{}: {} {has} no effect with [sut] kind = {:?}{default}; set the kind that reads {it} or remove {it}",
+                base.map_or("evalgate.toml".into(), |p| p.display().to_string()),
                 unread.join(", "),
-                if unread.len() == 1 { "has" } else { "have" },
                 sut.as_str(),
-                if f.sut.kind.is_none() {
-                    " (the default)"
-                } else {
-                    ""
-                },
-                if unread.len() == 1 { "it" } else { "them" },
-                if unread.len() == 1 { "it" } else { "them" },
             );
         }
         if sut == SutKind::Launch
