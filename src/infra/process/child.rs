@@ -225,7 +225,13 @@ pub fn die_with_evalgate(cmd: &mut std::process::Command) {
 /// output readers running. The caller registers the returned slot with its supervisor.
 pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
     let (mark, marks) = super::owner::next_mark();
-    let mut cmd = Command::new(&spec.program);
+    // a relative program with a directory part (`bin/mcpproxy`, `./proxy`) names a file from
+    // evalgate's own directory, not from the child's (a launch runs in its scratch directory)
+    let program = match spec.program.components().count() > 1 && spec.program.is_relative() {
+        true => std::path::absolute(&spec.program)?,
+        false => spec.program.clone(),
+    };
+    let mut cmd = Command::new(program);
     cmd.args(&spec.args)
         .env_clear()
         .envs(super::env::for_child())

@@ -275,6 +275,32 @@ async fn crashed_child_reports_exit_code_and_log_tail() {
     assert_eq!(exit.as_deref(), Some("exit status: 0"));
 }
 
+/// A relative program with a directory part (`bin/mcpproxy`) is found from evalgate's own
+/// directory, not from the child's working directory (a launch runs in its scratch directory).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relative_program_is_found_from_evalgates_directory() {
+    init();
+    let dir = tempfile::Builder::new()
+        .prefix(".evalgate-test-")
+        .tempdir_in(".")
+        .unwrap();
+    let prog = Path::new(dir.path().file_name().unwrap()).join("prog.sh");
+    std::fs::write(&prog, "#!/bin/sh\necho started\n").unwrap();
+    std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    assert!(prog.is_relative(), "{}", prog.display());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let sup = Supervisor::new();
+    let m = sup
+        .spawn(Spec {
+            cwd: Some(elsewhere.path().to_path_buf()),
+            ..Spec::new("relative", &prog)
+        })
+        .unwrap();
+    let exit = m.wait_exit(Duration::from_secs(10)).await;
+    assert_eq!(exit.as_deref(), Some("exit status: 0"), "{}", m.log_tail(5));
+    assert_eq!(m.log_tail(1), "started");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn take_stdio_talks_to_the_child() {
     init();
