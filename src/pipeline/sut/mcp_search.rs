@@ -11,7 +11,7 @@ use crate::infra::process::Supervisor;
 use crate::infra::text::Text;
 use async_trait::async_trait;
 use rmcp::ServiceError;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
 
@@ -252,13 +252,17 @@ impl McpSearch {
                 .collect();
             return Ok(Err(text.join("\n")));
         }
-        let v = serde_json::to_value(&result)
-            .map_err(|e| SutError::garbage(system.clone(), e.to_string()))?;
-        let ids = self
-            .spec
-            .mapper
-            .map_call_result(&v)
-            .map_err(|e| SutError::garbage(system, format!("query {:?}: {e}", req.query_id)))?;
+        let fast = lone_text(&result).and_then(|text| self.spec.mapper.map_text_fast(text));
+        let ids = match fast {
+            Some(ids) => ids,
+            None => {
+                let v = serde_json::to_value(&result)
+                    .map_err(|e| SutError::garbage(system.clone(), e.to_string()))?;
+                self.spec.mapper.map_call_result(&v).map_err(|e| {
+                    SutError::garbage(system, format!("query {:?}: {e}", req.query_id))
+                })?
+            }
+        };
         let ids = ids.into_iter().map(Text::from).collect();
         Ok(Ok(Ranked { ids, latency }))
     }
@@ -279,6 +283,19 @@ impl McpSearch {
                 | ServiceError::TransportClosed
                 | ServiceError::Timeout { .. }
         )
+    }
+}
+
+/// The text of a result whose whole content is one text block, with no structured content and
+/// not flagged as an error: the one shape the mapper's fast path reads
+/// ([`Mapper::map_text_fast`](super::mapping::Mapper::map_text_fast)).
+fn lone_text(result: &CallToolResult) -> Option<&str> {
+    if result.is_error == Some(true) || result.structured_content.is_some() {
+        return None;
+    }
+    match result.content.as_slice() {
+        [block] => block.as_text().map(|t| t.text.as_str()),
+        _ => None,
     }
 }
 
@@ -313,5 +330,40 @@ impl Retriever for McpSearch {
             Ok(r) => super::ProbeReply::Ranked(r),
             Err(msg) => super::ProbeReply::Refused(msg),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::sut::mapping::Mapper;
+    use rmcp::model::ContentBlock;
+
+    /// Only a result that is one text block, without structured content and not an error,
+    /// reaches the fast path; every other shape goes through the general mapping.
+    #[test]
+    fn only_a_lone_text_block_is_read_by_the_fast_path() {
+        let text = r#"{"tools": [{"id": "a:b"}]}"#;
+        let ok = CallToolResult::success(vec![ContentBlock::text(text)]);
+        assert_eq!(lone_text(&ok), Some(text));
+        let two = CallToolResult::success(vec![ContentBlock::text(text), ContentBlock::text("x")]);
+        assert_eq!(lone_text(&two), None);
+        let err = CallToolResult::error(vec![ContentBlock::text(text)]);
+        assert_eq!(lone_text(&err), None);
+        let mut structured = ok.clone();
+        structured.structured_content = Some(json!({"tools": []}));
+        assert_eq!(lone_text(&structured), None);
+        let mut null_structured = ok.clone();
+        null_structured.structured_content = Some(Value::Null);
+        assert_eq!(lone_text(&null_structured), None);
+        let image = CallToolResult::success(vec![ContentBlock::image("AAAA", "image/png")]);
+        assert_eq!(lone_text(&image), None);
+        // and where it reads, the general path agrees
+        let m = Mapper::mcpproxy_retrieve_tools();
+        let general = m.map_call_result(&serde_json::to_value(&ok).unwrap());
+        assert_eq!(
+            Ok(m.map_text_fast(lone_text(&ok).unwrap()).unwrap()),
+            general
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! filter yields to a canonical `server:tool` id, keeping the ranked order. Whether the payload
 //! came as structured content or as JSON text makes no difference to the result.
 
+mod fast;
 mod ids;
 mod jaq;
 mod payload;
@@ -108,6 +109,8 @@ pub struct Mapper {
     source: String,
     style: IdStyle,
     filter: jaq::Filter,
+    /// The filter is [`MCPPROXY_RETRIEVE_TOOLS_FILTER`]: [`Mapper::map_text_fast`] may answer.
+    retrieve_tools: bool,
     /// A configured filter runs here, bounded in memory and time ([`worker`]); the presets
     /// (and every filter in a library user or unit test) run in this process.
     worker: Option<worker::Worker>,
@@ -145,6 +148,7 @@ impl Mapper {
             source: filter.to_string(),
             style,
             filter: compiled,
+            retrieve_tools: filter == MCPPROXY_RETRIEVE_TOOLS_FILTER,
             worker: if preset {
                 None
             } else {
@@ -221,6 +225,19 @@ impl Mapper {
         };
         self.map_payload(&payload)
             .map_err(|e| with_payload(e, &payload))
+    }
+
+    /// The ids of a CallToolResult whose only content is one text block (no structured
+    /// content, no `isError: true`) holding `text`, without going through jaq: the fast path for
+    /// the mcpproxy `retrieve_tools` preset ([`fast`]). `None` when this mapper has another
+    /// filter or the answer is not of the shape the fast path reads; then
+    /// [`Mapper::map_call_result`] gives the answer (or the error). When it is `Some`, it is what
+    /// `map_call_result` gives.
+    pub fn map_text_fast(&self, text: &str) -> Option<Vec<String>> {
+        if !self.retrieve_tools {
+            return None;
+        }
+        fast::retrieve_tools_ids(text, self.style)
     }
 
     /// The filter's outputs as JSON; a single array output stands for its items.

@@ -455,6 +455,155 @@ fn the_retrieve_tools_preset_reads_awkward_answers() {
     ));
 }
 
+/// The fast path ([`Mapper::map_text_fast`]) against the general path (the jq filter through
+/// jaq, [`Mapper::map_call_result`]) on one answer text: whenever the fast path answers, the
+/// general path gives exactly that; returns whether the fast path answered.
+fn fast_agrees(m: &Mapper, text: &str) -> bool {
+    let general = m.map_call_result(&json!({"content": [{"type": "text", "text": text}]}));
+    match m.map_text_fast(text) {
+        Some(ids) => {
+            assert_eq!(Ok(ids), general, "fast path diverged on {text}");
+            true
+        }
+        None => false,
+    }
+}
+
+#[test]
+fn the_fast_path_gives_what_the_filter_gives() {
+    let m = Mapper::mcpproxy_retrieve_tools();
+    let deep = format!(
+        r#"{{"tools": [{{"name": "a:b", "x": {}{}}}]}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    // (answer text, whether the fast path reads it)
+    let cases: Vec<(String, bool)> = [
+        (full_mode().to_string().as_str(), true),
+        (compact_mode().to_string().as_str(), true),
+        (r#"{"tools": null}"#, true),
+        (r#"{"tools": []}"#, true),
+        (r#"{"success": true, "tools": [{"id": "a:b"}]}"#, true),
+        (r#"{"tools": [{"name": "a:b", "name": "c:d"}]}"#, true),
+        (r#"{"tools": [{"name": "a:b", "name": 7, "id": "e:f"}]}"#, true),
+        (r#"{"tools": [{"tool": {"name": "t", "server_name": "s"}}]}"#, true),
+        (r#"{"tools": [{"name": "github:create_issue", "server": "github"}]}"#, true),
+        (r#"{"tools": [{"name": "github__create_issue"}]}"#, true),
+        (r#"{"tools": [{"server": "", "name": "x:y"}]}"#, true),
+        (r#"{"tools": [{"name": "git\u0068ub:x", "description": "\ud83d\ude00 \n \""}]}"#, true),
+        (r#"{"tools": [{"name": "a:b", "inputSchema": {"x": [1, -2, 3.5e10, true, null, {}]}}]}"#, true),
+        (r#"  {"tools": [{"id": "a:b"}]}  "#, true),
+        // not read by the fast path: the general path answers or refuses
+        (r#"{"tools": null, "success": false, "error": "boom"}"#, false),
+        (r#"{"tools": [{"id": "a:b"}], "tools": null}"#, false),
+        (r#"{"tools": [{"name": "bare"}]}"#, false),
+        (r#"{"tools": [{"name": "a:b"}, 3]}"#, false),
+        (r#"{"tools": {"x": {"id": "a:b"}}}"#, false),
+        (r#"{"tools": [["github", "create_issue"]]}"#, false),
+        (r#"{"tools": ["github:create_issue"]}"#, false),
+        (r#"{"tools": "a:b"}"#, false),
+        (r#"{"tools": [{"name": "a:b", "inputSchema": {"x": 1e400}}]}"#, false),
+        (r#"{"tools": [{"name": "a:b", "description": "\ud800"}]}"#, false),
+        (r#"{"tools": [{"$serde_json::private::RawValue": "1", "name": "a:b"}]}"#, false),
+        (r#"{"tools": [{"name": "a:b"}]} trailing"#, false),
+        (r#"{"tools": [{"name": "a:b"},]}"#, false),
+        (r#"[{"tools": [{"name": "a:b"}]}]"#, false),
+        (r#"{"result": "{\"tools\": [{\"id\": \"a:b\"}]}"}"#, false),
+        (r#"{"query": "x"}"#, false),
+        ("not json at all", false),
+        ("", false),
+        (deep.as_str(), false),
+    ]
+    .into_iter()
+    .map(|(t, fast)| (t.to_string(), fast))
+    .collect();
+    for (text, fast) in &cases {
+        assert_eq!(
+            fast_agrees(&m, text),
+            *fast,
+            "fast path read {text}: expected {fast}"
+        );
+    }
+    // the runaway limit: 10,000 tools are read, 10,001 are left to the general path's error
+    let many = |n: usize| {
+        format!(
+            r#"{{"tools": [{}]}}"#,
+            vec![r#"{"id": "a:b"}"#; n].join(",")
+        )
+    };
+    assert!(fast_agrees(&m, &many(MAX_RESULTS)));
+    assert!(!fast_agrees(&m, &many(MAX_RESULTS + 1)));
+    // only the preset's filter reads this way (under any id style)
+    let other = Mapper::new(".tools[]", IdStyle::Auto).unwrap();
+    assert_eq!(other.map_text_fast(&full_mode().to_string()), None);
+    let pair = Mapper::new(MCPPROXY_RETRIEVE_TOOLS_FILTER, IdStyle::Pair).unwrap();
+    assert!(fast_agrees(
+        &pair,
+        r#"{"tools": [{"server": "s", "name": "t"}]}"#
+    ));
+    assert!(!fast_agrees(&pair, r#"{"tools": [{"id": "s:t"}]}"#));
+}
+
+/// A generated `retrieve_tools` answer: tool objects of awkward fields in any order, with
+/// duplicated keys, nested `tool` objects, wrong types and bulky fields.
+fn generated_answer() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    const VALUES: [&str; 17] = [
+        r#""github:create_issue""#,
+        r#""github""#,
+        r#""create_issue""#,
+        r#""github__create_issue""#,
+        r#""""#,
+        r#"":x""#,
+        r#""a:b:c""#,
+        r#""s\u003at""#,
+        "null",
+        "7",
+        "-0.5e3",
+        "true",
+        "[]",
+        r#"["github", "create_issue"]"#,
+        r#"{"name": "t", "server_name": "s"}"#,
+        r#"{"id": "x:y"}"#,
+        r#"{"type": "object", "properties": {"q": {"type": "string"}}}"#,
+    ];
+    const KEYS: [&str; 8] = [
+        "server",
+        "server_name",
+        "name",
+        "tool",
+        "id",
+        "description",
+        "inputSchema",
+        "score",
+    ];
+    let field = (0..KEYS.len(), 0..VALUES.len())
+        .prop_map(|(k, v)| format!(r#""{}": {}"#, KEYS[k], VALUES[v]));
+    let tool = proptest::collection::vec(field, 0..5).prop_map(|f| format!("{{{}}}", f.join(", ")));
+    let tools = prop_oneof![
+        1 => Just("null".to_string()),
+        1 => (0..VALUES.len()).prop_map(|v| VALUES[v].to_string()),
+        18 => proptest::collection::vec(tool, 0..5).prop_map(|t| format!("[{}]", t.join(", "))),
+    ];
+    let extra = prop_oneof![
+        Just(r#""success": false, "#),
+        Just(r#""success": true, "#),
+        Just(r#""total": 3, "query": "q \" \\ \n", "#),
+        Just(""),
+    ];
+    (extra, tools).prop_map(|(extra, tools)| format!(r#"{{{extra}"tools": {tools}}}"#))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+    /// Wherever the fast path answers a generated answer, it agrees with the filter.
+    #[test]
+    fn the_fast_path_agrees_with_the_filter_on_generated_answers(text in generated_answer()) {
+        fast_agrees(&Mapper::mcpproxy_retrieve_tools(), &text);
+        fast_agrees(&Mapper::new(MCPPROXY_RETRIEVE_TOOLS_FILTER, IdStyle::DoubleUnderscore).unwrap(), &text);
+    }
+}
+
 /// Issue 36: a filter comes from evalgate.toml, so from the pull request. It may not read
 /// evalgate's environment (where the job's tokens are), end evalgate (`halt` exits 0: a gate
 /// passed unmeasured) or print past the report; jq's ordinary filters all still work.
