@@ -39,20 +39,10 @@ pub enum Endpoint {
 impl Endpoint {
     pub fn describe(&self) -> String {
         match self {
-            Endpoint::Stdio { program, args, .. } => {
-                format!("stdio: {} {}", program, args.join(" "))
-                    .trim_end()
-                    .to_string()
-            }
-            Endpoint::Http { url, .. } => {
-                format!("streamable HTTP: {}", secrets::redact_url(url))
-            }
-        }
-    }
-    pub fn transport_name(&self) -> &'static str {
-        match self {
-            Endpoint::Stdio { .. } => "stdio",
-            Endpoint::Http { .. } => "streamable-http",
+            Endpoint::Stdio { program, args, .. } => format!("stdio: {program} {}", args.join(" "))
+                .trim_end()
+                .to_string(),
+            Endpoint::Http { url, .. } => format!("streamable HTTP: {}", secrets::redact_url(url)),
         }
     }
 }
@@ -84,20 +74,17 @@ pub const STDERR_LINES: usize = 20;
 impl<H: ClientHandler> Session<H> {
     /// `tools/list` (all pages), bounded by the session's timeout.
     pub async fn list_all_tools(&self) -> anyhow::Result<Vec<McpTool>> {
+        let (secs, describe) = (self.timeout.as_secs_f64(), &self.describe);
         match tokio::time::timeout(self.timeout, self.service.peer().list_all_tools()).await {
             Ok(Ok(t)) => Ok(t),
-            Ok(Err(e)) => Err(self.explain(format!(
-                "tools/list failed ({}): {}",
-                self.describe,
-                readable(&e)
-            ))),
+            Ok(Err(e)) => {
+                Err(self.explain(format!("tools/list failed ({describe}): {}", readable(&e))))
+            }
             Err(_) => Err(RequestTimeout {
-                seconds: self.timeout.as_secs_f64(),
+                seconds: secs,
                 detail: self
                     .explain(format!(
-                        "no answer to tools/list within {} s ({})",
-                        self.timeout.as_secs_f64(),
-                        self.describe
+                        "no answer to tools/list within {secs} s ({describe})"
                     ))
                     .to_string(),
             }
@@ -126,10 +113,9 @@ pub fn child_story(child: Option<&Managed>) -> String {
     let Some(c) = child else {
         return String::new();
     };
-    let status = match c.try_exited() {
-        Some(s) => format!("; the server exited ({s})"),
-        None => String::new(),
-    };
+    let status = c
+        .try_exited()
+        .map_or(String::new(), |s| format!("; the server exited ({s})"));
     let tail = c.log_tail(STDERR_LINES);
     if tail.trim().is_empty() {
         format!("{status}; it wrote nothing to stderr")
@@ -143,15 +129,19 @@ pub fn child_story(child: Option<&Managed>) -> String {
 /// (`Transport [rmcp::transport::worker::WorkerTransport<…>]`) left out.
 pub fn readable(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        let text = without_type_names(&err.to_string());
+    for text in chain(e).map(|err| without_type_names(&err.to_string())) {
         if !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }
-        cur = err.source();
     }
     parts.join(": ")
+}
+
+/// `e` and its causes, outermost first.
+fn chain<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(e), |err| err.source())
 }
 
 /// Drops bracketed Rust paths (`[rmcp::…<…>]`) from a message.
@@ -162,17 +152,14 @@ fn without_type_names(s: &str) -> String {
         let (head, tail) = rest.split_at(i);
         let body = &tail[1..];
         let mut depth = 0usize;
-        let end = body.char_indices().find_map(|(j, c)| match c {
-            '<' => {
-                depth += 1;
-                None
+        let end = body.char_indices().find_map(|(j, c)| {
+            match c {
+                '<' => depth += 1,
+                '>' => depth = depth.saturating_sub(1),
+                ']' if depth == 0 => return Some(j),
+                _ => {}
             }
-            '>' => {
-                depth = depth.saturating_sub(1);
-                None
-            }
-            ']' if depth == 0 => Some(j),
-            _ => None,
+            None
         });
         match end {
             Some(j) if body[..j].contains("::") && !body[..j].contains(' ') => {
@@ -201,75 +188,53 @@ pub struct Unreachable {
 /// refused`); `None` when it connects or the attempt is still pending after two seconds.
 async fn unreachable(url: &str) -> Option<String> {
     let u = reqwest::Url::parse(url).ok()?;
-    let host = u.host_str()?.to_string();
-    let port = u.port_or_known_default()?;
-    match tokio::time::timeout(
-        Duration::from_secs(2),
-        tokio::net::TcpStream::connect((host.as_str(), port)),
-    )
-    .await
-    {
-        Ok(Err(e)) => Some(io_words(&e)),
-        _ => None,
-    }
+    let connect = tokio::net::TcpStream::connect((u.host_str()?, u.port_or_known_default()?));
+    let e = tokio::time::timeout(Duration::from_secs(2), connect)
+        .await
+        .ok()?
+        .err()?;
+    Some(io_words(&e))
 }
 
 /// A connection failure in plain words: `connection refused`, not `Connection refused (os
 /// error 111)` or a library's wrapper of it.
 pub fn io_words(e: &std::io::Error) -> String {
     use std::io::ErrorKind as K;
-    match e.kind() {
-        K::ConnectionRefused => "connection refused".into(),
-        K::ConnectionReset => "connection reset".into(),
-        K::ConnectionAborted => "connection aborted".into(),
-        K::TimedOut => "timed out".into(),
-        K::HostUnreachable => "host unreachable".into(),
-        K::NetworkUnreachable => "network unreachable".into(),
-        K::AddrNotAvailable => "address not available".into(),
+    let words = match e.kind() {
+        K::ConnectionRefused => "connection refused",
+        K::ConnectionReset => "connection reset",
+        K::ConnectionAborted => "connection aborted",
+        K::TimedOut => "timed out",
+        K::HostUnreachable => "host unreachable",
+        K::NetworkUnreachable => "network unreachable",
+        K::AddrNotAvailable => "address not available",
         _ => {
             let t = e.to_string();
-            match t.find(" (os error") {
-                Some(i) => t[..i].to_lowercase(),
-                None => t,
-            }
+            return t
+                .find(" (os error")
+                .map_or(t.clone(), |i| t[..i].to_lowercase());
         }
-    }
+    };
+    words.into()
 }
 
 /// Whether `e` (or a cause of it) is a request that ran out of time: a `reqwest` timeout, an
 /// I/O `TimedOut`, or a message saying so (rmcp's transport errors keep only the text of the
 /// HTTP error that caused them).
 pub fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cur = Some(e);
-    while let Some(err) = cur {
-        if let Some(r) = err.downcast_ref::<reqwest::Error>()
-            && r.is_timeout()
-        {
-            return true;
-        }
-        if let Some(io) = err.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::TimedOut
-        {
-            return true;
-        }
-        if err.to_string().contains("operation timed out") {
-            return true;
-        }
-        cur = err.source();
-    }
-    false
+    chain(e).any(|err| {
+        err.downcast_ref::<reqwest::Error>()
+            .is_some_and(reqwest::Error::is_timeout)
+            || err
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+            || err.to_string().contains("operation timed out")
+    })
 }
 
 /// The I/O error in `e`'s chain of causes, in plain words ([`io_words`]), if there is one.
 pub fn io_cause(e: &(dyn std::error::Error + 'static)) -> Option<String> {
-    let mut cur = Some(e);
-    while let Some(err) = cur {
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            return Some(io_words(io));
-        }
-        cur = err.source();
-    }
-    None
+    chain(e).find_map(|err| err.downcast_ref::<std::io::Error>().map(io_words))
 }
 
 /// A server that did not answer MCP `initialize` within the time allowed (a caller names it a
@@ -428,17 +393,15 @@ pub mod watch {
             }
         }
 
-        fn inspect(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
-            while !bytes.is_empty() {
-                let (seg, ends) = match memchr::memchr(b'\n', bytes) {
-                    Some(i) => (&bytes[..i], true),
-                    None => (bytes, false),
-                };
-                bytes = if ends { &bytes[seg.len() + 1..] } else { &[] };
-                self.segment(seg)?;
-                if ends {
-                    self.end_line()?;
-                }
+        fn inspect(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+            let mut start = 0;
+            for i in memchr::memchr_iter(b'\n', bytes) {
+                self.segment(&bytes[start..i])?;
+                self.end_line()?;
+                start = i + 1;
+            }
+            if start < bytes.len() {
+                self.segment(&bytes[start..])?;
             }
             Ok(())
         }
@@ -484,12 +447,9 @@ pub mod watch {
         /// The end of a line: a message that cannot be JSON-RPC ends the stream at once (rmcp
         /// would drop it and leave the request waiting for the whole timeout).
         fn end_line(&mut self) -> std::io::Result<()> {
-            let broken = if self.buffering {
-                not_json_rpc(&self.line)
-            } else {
-                None
-            };
-            if let Some(why) = broken {
+            if self.buffering
+                && let Some(why) = not_json_rpc(&self.line)
+            {
                 let sample = String::from_utf8_lossy(&self.line[..self.line.len().min(SAMPLE * 4)])
                     .into_owned();
                 *self.seen.broken.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -564,7 +524,8 @@ pub async fn connect<H: ClientHandler>(
             let seen = std::sync::Arc::new(watch::StdoutWatch::default());
             let stdout = watch::Watched::new(stdout, seen.clone());
             let outcome = tokio::time::timeout(limit, handler.serve((stdout, stdin))).await;
-            let what = match outcome {
+            // `None`: no answer in time
+            let failed = match outcome {
                 Ok(Ok(service)) => {
                     return Ok(Session {
                         service,
@@ -577,40 +538,26 @@ pub async fn connect<H: ClientHandler>(
                 Ok(Err(e)) => {
                     // give a dying server a moment to finish its last words and its exit
                     let _ = child.wait_exit(Duration::from_millis(500)).await;
-                    format!("MCP initialize failed ({describe}): {}", readable(&e))
+                    Some(format!(
+                        "MCP initialize failed ({describe}): {}",
+                        readable(&e)
+                    ))
                 }
-                Err(_) => {
-                    let story = child_story(Some(&child));
-                    child.terminate(Duration::from_secs(1)).await;
-                    if let Some(note) = seen.note() {
-                        // it answered, just not in MCP: a broken server, not a slow one
-                        return Err(Garbage {
-                            detail: format!(
-                                "no MCP answer to initialize within {} s ({describe}): {note}{story}",
-                                limit.as_secs_f64()
-                            ),
-                        }
-                        .into());
-                    }
-                    return Err(InitTimeout {
-                        seconds: limit.as_secs_f64(),
-                        detail: format!(
-                            "no answer to MCP initialize within {} s ({describe}){story}",
-                            limit.as_secs_f64()
-                        ),
-                    }
-                    .into());
-                }
+                Err(_) => None,
             };
             let story = child_story(Some(&child));
             child.terminate(Duration::from_secs(1)).await;
-            if let Some(note) = seen.note() {
-                return Err(Garbage {
-                    detail: format!("{what}: {note}{story}"),
-                }
-                .into());
-            }
-            bail!("{what}{story}")
+            let secs = limit.as_secs_f64();
+            // a server that answered, just not in MCP, is a broken one, not a slow one
+            let detail = match (failed, seen.note()) {
+                (None, Some(note)) => format!(
+                    "no MCP answer to initialize within {secs} s ({describe}): {note}{story}"
+                ),
+                (None, None) => return Err(init_timeout(limit, &describe, &story)),
+                (Some(what), Some(note)) => format!("{what}: {note}{story}"),
+                (Some(what), None) => bail!("{what}{story}"),
+            };
+            Err(Garbage { detail }.into())
         }
         Endpoint::Http { url, headers } => {
             init_tls();
@@ -627,29 +574,13 @@ pub async fn connect<H: ClientHandler>(
             let config =
                 StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(custom);
             let transport = StreamableHttpClientTransport::from_config(config);
-            let service = tokio::time::timeout(limit, handler.serve(transport)).await;
-            let service = service.map_err(|_| InitTimeout {
-                seconds: limit.as_secs_f64(),
-                detail: format!(
-                    "no answer to MCP initialize within {} s ({describe})",
-                    limit.as_secs_f64()
-                ),
-            })?;
-            let service = match service {
-                Ok(s) => s,
+            let service = match tokio::time::timeout(limit, handler.serve(transport)).await {
+                Ok(Ok(s)) => s,
+                Err(_) => return Err(init_timeout(limit, &describe, "")),
                 // an error that is itself a timeout (of the connection, say) is the same wait for
                 // `initialize`: a timeout, not a crash
-                Err(e) if timed_out(&e) => {
-                    return Err(InitTimeout {
-                        seconds: limit.as_secs_f64(),
-                        detail: format!(
-                            "no answer to MCP initialize within {} s ({describe})",
-                            limit.as_secs_f64()
-                        ),
-                    }
-                    .into());
-                }
-                Err(e) => {
+                Ok(Err(e)) if timed_out(&e) => return Err(init_timeout(limit, &describe, "")),
+                Ok(Err(e)) => {
                     // name the usual cause plainly: nothing listening there
                     if let Some(why) = unreachable(url).await {
                         return Err(Unreachable {
@@ -672,6 +603,16 @@ pub async fn connect<H: ClientHandler>(
             })
         }
     }
+}
+
+/// The [`InitTimeout`] of a server that did not answer `initialize` within `limit`.
+fn init_timeout(limit: Duration, describe: &str, story: &str) -> anyhow::Error {
+    let secs = limit.as_secs_f64();
+    InitTimeout {
+        seconds: secs,
+        detail: format!("no answer to MCP initialize within {secs} s ({describe}){story}"),
+    }
+    .into()
 }
 
 #[cfg(test)]

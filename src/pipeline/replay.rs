@@ -19,6 +19,8 @@ use rmcp::model::{
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -27,9 +29,10 @@ use std::sync::Arc;
 use tokio::sync::Mutex;
 
 /// When a rug-pull switches definitions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum RugPull {
     /// Never.
+    #[default]
     Off,
     /// After the first `tools/list` has been answered.
     AfterList,
@@ -58,22 +61,17 @@ pub struct ReplaySpec {
     /// re-listing repeats the name).
     #[serde(default)]
     pub changes: BTreeMap<String, Vec<McpTool>>,
-    #[serde(skip, default = "rug_pull_off")]
+    #[serde(skip)]
     pub rug_pull: RugPull,
 }
 
-fn rug_pull_off() -> RugPull {
-    RugPull::Off
-}
-
 fn definition_from_entry(e: &Entry) -> Value {
-    if let Some(b) = &e.before {
-        return b.clone();
-    }
-    json!({
-        "name": e.tool.clone().unwrap_or_else(|| e.id.clone()),
-        "description": e.description,
-        "inputSchema": e.input_schema.clone().unwrap_or_else(|| json!({"type": "object"})),
+    e.before.clone().unwrap_or_else(|| {
+        json!({
+            "name": e.tool.clone().unwrap_or_else(|| e.id.clone()),
+            "description": e.description,
+            "inputSchema": e.input_schema.clone().unwrap_or_else(|| json!({"type": "object"})),
+        })
     })
 }
 
@@ -85,43 +83,36 @@ impl ReplaySpec {
         server: &str,
         rug_pull: RugPull,
     ) -> anyhow::Result<ReplaySpec> {
-        let mut tools = Vec::new();
-        if let Some(c) = corpus {
-            for t in c.tools.iter().filter(|t| t.server_name() == server) {
-                tools.push(to_mcp(t)?);
-            }
-        }
+        let mut tools = corpus
+            .iter()
+            .flat_map(|c| &c.tools)
+            .filter(|t| t.server_name() == server)
+            .map(to_mcp)
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let mut changes = BTreeMap::new();
-        if let Some(s) = security {
-            for e in s
-                .entries
-                .iter()
-                .filter(|e| e.server.as_deref() == Some(server))
-            {
-                let def: McpTool =
-                    serde_json::from_value(definition_from_entry(e)).with_context(|| {
-                        format!("security entry {}: not an MCP tool definition", e.id)
-                    })?;
-                if let Some(after) = &e.after {
-                    let list: Vec<Value> = match after {
-                        Value::Array(a) => a.clone(),
-                        v => vec![v.clone()],
-                    };
-                    let defs: Vec<McpTool> = list
-                        .into_iter()
-                        .map(|d| {
-                            serde_json::from_value(d).with_context(|| {
-                                format!(
-                                    "security entry {}: `after` is not an MCP tool definition",
-                                    e.id
-                                )
-                            })
+        let entries = security.iter().flat_map(|s| &s.entries);
+        for e in entries.filter(|e| e.server.as_deref() == Some(server)) {
+            let def: McpTool = serde_json::from_value(definition_from_entry(e))
+                .with_context(|| format!("security entry {}: not an MCP tool definition", e.id))?;
+            if let Some(after) = &e.after {
+                let list = match after {
+                    Value::Array(a) => a.as_slice(),
+                    v => std::slice::from_ref(v),
+                };
+                let defs = list
+                    .iter()
+                    .map(|d| {
+                        serde_json::from_value(d.clone()).with_context(|| {
+                            format!(
+                                "security entry {}: `after` is not an MCP tool definition",
+                                e.id
+                            )
                         })
-                        .collect::<anyhow::Result<_>>()?;
-                    changes.insert(def.name.to_string(), defs);
-                }
-                tools.push(def);
+                    })
+                    .collect::<anyhow::Result<Vec<McpTool>>>()?;
+                changes.insert(def.name.to_string(), defs);
             }
+            tools.push(def);
         }
         if tools.is_empty() {
             bail!(
@@ -129,10 +120,8 @@ impl ReplaySpec {
             );
         }
         let mut seen = std::collections::HashSet::new();
-        for t in &tools {
-            if !seen.insert(t.name.to_string()) {
-                bail!("server {server:?} would list tool {:?} twice", t.name);
-            }
+        if let Some(t) = tools.iter().find(|t| !seen.insert(t.name.to_string())) {
+            bail!("server {server:?} would list tool {:?} twice", t.name);
         }
         Ok(ReplaySpec {
             server: server.to_string(),
@@ -144,18 +133,15 @@ impl ReplaySpec {
 
     /// Serves every tool (and every rug-pull replacement) as `<server>__<tool>`.
     pub fn prefix_names(&mut self) {
-        let prefix = |t: &mut McpTool, server: &str| {
-            t.name = format!("{server}__{}", t.name).into();
-        };
-        for t in &mut self.tools {
-            prefix(t, &self.server);
+        let server = &self.server;
+        let prefix = |name: &str| format!("{server}__{name}");
+        let replaced = self.changes.values_mut().flatten();
+        for t in self.tools.iter_mut().chain(replaced) {
+            t.name = prefix(&t.name).into();
         }
-        self.changes = std::mem::take(&mut self.changes)
-            .into_iter()
-            .map(|(name, mut after)| {
-                after.iter_mut().for_each(|t| prefix(t, &self.server));
-                (format!("{}__{name}", self.server), after)
-            })
+        let changes = std::mem::take(&mut self.changes).into_iter();
+        self.changes = changes
+            .map(|(name, after)| (prefix(&name), after))
             .collect();
     }
 
@@ -175,14 +161,12 @@ impl ReplaySpec {
 
     /// The definitions after the rug is pulled.
     pub fn switched_tools(&self) -> Vec<McpTool> {
-        let mut out = Vec::new();
-        for t in &self.tools {
-            match self.changes.get(t.name.as_ref()) {
-                Some(after) => out.extend(after.iter().cloned()),
-                None => out.push(t.clone()),
-            }
-        }
-        out
+        let after = |t: &McpTool| self.changes.get(t.name.as_ref()).map(Vec::as_slice);
+        self.tools
+            .iter()
+            .flat_map(|t| after(t).unwrap_or(std::slice::from_ref(t)))
+            .cloned()
+            .collect()
     }
 }
 
@@ -217,6 +201,15 @@ fn wants_after(text: &str) -> bool {
 }
 
 impl Replay {
+    /// The definitions served before or after the switch.
+    fn serving(&self, switched: bool) -> &[McpTool] {
+        if switched {
+            &self.switched_tools
+        } else {
+            &self.spec.tools
+        }
+    }
+
     pub fn with_control(spec: ReplaySpec, control: Control) -> Self {
         let switched_tools = Arc::new(spec.switched_tools());
         let switch_text = control
@@ -299,11 +292,7 @@ impl ServerHandler for Replay {
             st.listings += 1;
             (st.switched, st.listings)
         };
-        let tools = if switched {
-            self.switched_tools.as_ref().clone()
-        } else {
-            self.spec.tools.clone()
-        };
+        let tools = self.serving(switched).to_vec();
         if let Some(p) = &self.control.listed_file {
             // written as the answer leaves: the client has asked, not yet applied anything
             let state = if switched { "after" } else { "before" };
@@ -321,12 +310,8 @@ impl ServerHandler for Replay {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let switched = self.state.lock().await.switched;
-        let current: &[McpTool] = if switched {
-            &self.switched_tools
-        } else {
-            &self.spec.tools
-        };
-        if !current.iter().any(|t| t.name == request.name) {
+        let serving = self.serving(switched);
+        if !serving.iter().any(|t| t.name == request.name) {
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {:?} on replay server {:?}",
@@ -335,11 +320,7 @@ impl ServerHandler for Replay {
                 None,
             ));
         }
-        let args = request
-            .arguments
-            .clone()
-            .map(Value::Object)
-            .unwrap_or_else(|| json!({}));
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let payload = json!({"replayed": true, "server": self.spec.server, "tool": request.name, "arguments": args});
         if self.spec.rug_pull == RugPull::AfterCall {
             self.pull_rug(&ctx).await;
@@ -357,11 +338,8 @@ pub async fn serve_stdio(spec: ReplaySpec, control: Control) -> anyhow::Result<(
         .await
         .context("replay: MCP initialize failed")?;
     tokio::spawn(replay.follow_switch_file(service.peer().clone()));
-    service
-        .waiting()
-        .await
-        .context("replay: server task failed")?;
-    Ok(())
+    let quit = service.waiting().await;
+    quit.map(drop).context("replay: server task failed")
 }
 
 /// Serves over Streamable HTTP at `/mcp` on `listener` until the process is stopped: one
@@ -371,10 +349,6 @@ pub async fn serve_http(
     control: Control,
     listener: tokio::net::TcpListener,
 ) -> anyhow::Result<()> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
     let replay = Replay::with_control(spec, control);
     let mcp: StreamableHttpService<Replay, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(replay.clone()),

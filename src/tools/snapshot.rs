@@ -45,10 +45,7 @@ pub struct Taken {
 
 /// RFC 3339 UTC timestamp (seconds) of a point in time.
 pub fn rfc3339(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0) as i64;
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // civil-from-days (Howard Hinnant's algorithm)
     let z = days + 719_468;
@@ -114,12 +111,12 @@ pub async fn take(
     out.sort_by(|a, b| a.tool_id.cmp(&b.tool_id));
     let mut extra = Map::new();
     extra.insert("taken".into(), json!(taken));
-    extra.insert("transport".into(), json!(ep.transport_name()));
     match ep {
         // env values may be credentials (even dummy ones): record the names only
         Endpoint::Stdio {
             program, args, env, ..
         } => {
+            extra.insert("transport".into(), json!("stdio"));
             let mut cmd = vec![program.clone()];
             cmd.extend(args.iter().cloned());
             extra.insert("command".into(), json!(cmd));
@@ -132,6 +129,7 @@ pub async fn take(
         }
         // header values may be credentials: record the names only
         Endpoint::Http { url, headers } => {
+            extra.insert("transport".into(), json!("streamable-http"));
             extra.insert("url".into(), json!(url));
             extra.insert(
                 "header_names".into(),

@@ -42,20 +42,22 @@ impl Catalog {
             .map(|(i, s)| (&self.corpus.tools[i], s))
             .collect())
     }
-
-    /// The tool `server:tool` (the tools are sorted by id).
-    pub fn get(&self, tool_id: &str) -> Option<&Tool> {
-        let tools = &self.corpus.tools;
-        let i = tools
-            .binary_search_by(|t| t.tool_id.as_str().cmp(tool_id))
-            .ok()?;
-        Some(&tools[i])
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Catalog {
+        /// The tool `server:tool` (the tools are sorted by id).
+        fn get(&self, tool_id: &str) -> Option<&Tool> {
+            let tools = &self.corpus.tools;
+            let i = tools
+                .binary_search_by(|t| t.tool_id.as_str().cmp(tool_id))
+                .ok()?;
+            Some(&tools[i])
+        }
+    }
 
     fn tool(id: &str, desc: &str) -> Tool {
         crate::pipeline::dataset::mcp::from_definition(

@@ -71,12 +71,6 @@ pub enum OnToolDrift {
 }
 
 impl OnToolDrift {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OnToolDrift::Block => "block",
-            OnToolDrift::Log => "log",
-        }
-    }
     fn is_default(&self) -> bool {
         *self == OnToolDrift::default()
     }
@@ -84,7 +78,10 @@ impl OnToolDrift {
 
 impl std::fmt::Display for OnToolDrift {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        f.write_str(match self {
+            OnToolDrift::Block => "block",
+            OnToolDrift::Log => "log",
+        })
     }
 }
 

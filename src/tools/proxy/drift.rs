@@ -99,13 +99,6 @@ pub struct DriftTracker {
     servers: BTreeMap<String, Vec<ToolState>>,
 }
 
-impl Default for DriftTracker {
-    /// `block`, every server tracked.
-    fn default() -> DriftTracker {
-        DriftTracker::new(OnToolDrift::default())
-    }
-}
-
 impl DriftTracker {
     /// A tracker that tracks every server.
     pub fn new(mode: OnToolDrift) -> DriftTracker {
@@ -122,7 +115,6 @@ impl DriftTracker {
     /// `trust_mode`.
     pub fn from_config(cfg: &ProxyConfig) -> DriftTracker {
         DriftTracker {
-            mode: cfg.on_tool_drift,
             quarantine: cfg.quarantine(),
             auto_approved: cfg
                 .mcp_servers
@@ -130,7 +122,7 @@ impl DriftTracker {
                 .filter(|s| !cfg.drift_tracked(s))
                 .map(|s| s.name.clone())
                 .collect(),
-            ..Default::default()
+            ..DriftTracker::new(cfg.on_tool_drift)
         }
     }
 
@@ -202,14 +194,8 @@ impl DriftTracker {
             tools.push(t);
         }
         if tracked && new_baselines > 0 {
-            let server = server.to_string();
-            events.insert(
-                0,
-                DriftEvent::Baselined {
-                    server,
-                    count: new_baselines,
-                },
-            );
+            let (server, count) = (server.to_string(), new_baselines);
+            events.insert(0, DriftEvent::Baselined { server, count });
         }
         self.servers.insert(server.to_string(), tools);
         events
@@ -221,11 +207,6 @@ impl DriftTracker {
         self.tool(server, name)
             .map(|t| t.aspects.as_slice())
             .filter(|a| !a.is_empty())
-    }
-
-    /// Whether calls to `id` are refused and it is kept out of the index.
-    pub fn blocks(&self, id: &str) -> bool {
-        self.mode == OnToolDrift::Block && self.drifted(id).is_some()
     }
 
     /// The state of one listed tool.
@@ -245,6 +226,13 @@ impl DriftTracker {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    impl DriftTracker {
+        /// Whether calls to `id` are refused and it is kept out of the index.
+        fn blocks(&self, id: &str) -> bool {
+            self.mode == OnToolDrift::Block && self.drifted(id).is_some()
+        }
+    }
 
     fn def(name: &str, desc: &str) -> Value {
         json!({"name": name, "description": desc, "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}})

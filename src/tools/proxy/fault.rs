@@ -46,17 +46,16 @@ mod enabled {
     impl std::str::FromStr for Fault {
         type Err = String;
         fn from_str(s: &str) -> Result<Self, String> {
-            match s {
+            let expected = "expected none, ignore-list-changed, ignore-limit, cancel-scans, slow=MS, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
+            let (kind, arg) = match s {
                 "none" => return Ok(Fault::None),
                 "ignore-list-changed" => return Ok(Fault::IgnoreListChanged),
                 "ignore-limit" => return Ok(Fault::IgnoreLimit),
                 "cancel-scans" => return Ok(Fault::CancelScans),
-                _ => {}
-            }
-            let expected = "expected none, ignore-list-changed, ignore-limit, cancel-scans, slow=MS, crash-after=N, hang-after=N, garbage-after=N or drop-tool=SERVER:TOOL";
-            let (kind, arg) = s
-                .split_once('=')
-                .ok_or_else(|| format!("{expected}, got {s:?}"))?;
+                _ => s
+                    .split_once('=')
+                    .ok_or_else(|| format!("{expected}, got {s:?}"))?,
+            };
             if kind == "drop-tool" {
                 return Ok(Fault::DropTool(arg.to_string()));
             }

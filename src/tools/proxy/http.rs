@@ -30,12 +30,9 @@ const MAX_LIMIT: usize = 100;
 
 pub fn router(state: Arc<State>) -> Router {
     let st = state.clone();
-    // By default stateless, each answer one `application/json` body (as mcpproxy's mcp-go
-    // server answers a plain request/response call): nothing here needs a session (no
-    // server-initiated messages, no resumption), while a session routes every call through the
-    // session's worker task and frames the answer as a server-sent event the client must parse
-    // again. `mcp_sessions: true` keeps
-    // rmcp's session mode, for clients that need the session handshake exercised.
+    // Stateless by default, each answer one `application/json` body as mcpproxy's mcp-go gives
+    // (nothing here needs a session, which routes every call through a worker task and frames
+    // it as a server-sent event); `mcp_sessions: true` keeps rmcp's session mode.
     let config = StreamableHttpServerConfig::default();
     let config = if state.mcp_sessions {
         config
@@ -164,14 +161,8 @@ async fn tool_diff(
 }
 
 async fn servers(AxState(state): AxState<Arc<State>>) -> Response {
-    let servers: Vec<Value> = state
-        .servers
-        .read()
-        .await
-        .values()
-        .map(|s| serde_json::to_value(s).unwrap_or_default())
-        .collect();
-    envelope(json!({"servers": servers}))
+    let servers = state.servers.read().await;
+    envelope(json!({"servers": servers.values().collect::<Vec<_>>()}))
 }
 
 async fn scan_start(
@@ -179,13 +170,10 @@ async fn scan_start(
     Path(name): Path<String>,
     body: axum::body::Bytes,
 ) -> Response {
-    let req: Value = if body.is_empty() {
-        json!({})
-    } else {
-        match serde_json::from_slice(&body) {
-            Ok(v) => v,
-            Err(e) => return error(StatusCode::BAD_REQUEST, &format!("invalid JSON body: {e}")),
-        }
+    let req: Value = match serde_json::from_slice(&body) {
+        _ if body.is_empty() => json!({}),
+        Ok(v) => v,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("invalid JSON body: {e}")),
     };
     if let Some(ids) = req.get("scanner_ids").and_then(Value::as_array)
         && !ids.is_empty()

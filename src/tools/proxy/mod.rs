@@ -37,6 +37,7 @@ pub use fault::Fault;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
 use tokio::sync::{Mutex, RwLock};
 
 /// Connection state of one upstream, as `/api/v1/servers` reports it.
@@ -59,12 +60,12 @@ pub struct State {
     pub catalog: Mutex<Catalog>,
     reindexing: Mutex<()>,
     /// Rebuilds asked for so far, and the number of asks the last rebuild covered.
-    reindex_asked: std::sync::atomic::AtomicU64,
-    reindex_covered: std::sync::atomic::AtomicU64,
+    reindex_asked: AtomicU64,
+    reindex_covered: AtomicU64,
     pub servers: RwLock<BTreeMap<String, ServerStatus>>,
     pub upstreams: upstream::Upstreams,
     pub fault: Fault,
-    pub searches: std::sync::atomic::AtomicUsize,
+    pub searches: AtomicUsize,
     /// The latest security scan of each server.
     pub scans: Mutex<scan::Jobs>,
     /// Tool-definition baselines and drift state (held briefly, never across an await).
@@ -83,7 +84,6 @@ impl State {
     /// times, not 101 times over (every rebuild indexes every tool), and the last rebuild does
     /// not trail minutes behind the listing.
     pub async fn reindex(&self) -> anyhow::Result<()> {
-        use std::sync::atomic::Ordering::SeqCst;
         let ask = self.reindex_asked.fetch_add(1, SeqCst) + 1;
         let _one_at_a_time = self.reindexing.lock().await;
         if self.reindex_covered.load(SeqCst) >= ask {
@@ -112,10 +112,7 @@ impl State {
 
     /// Counts a search and applies the configured fault. `Some(text)` = answer with garbage.
     pub async fn fault_for_search(&self) -> Option<String> {
-        let n = self
-            .searches
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-            + 1;
+        let n = self.searches.fetch_add(1, SeqCst) + 1;
         self.fault.on_search(n).await
     }
 }
@@ -159,10 +156,8 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
     // SIGTERM from whoever launched us stops the upstream servers too
     state.sup.install_signal_handlers();
     upstream::start_all(state.clone(), &cfg).await;
-    crate::errln!(
-        "evalgate proxy: listening on http://{}",
-        listener.local_addr()?
-    );
+    let addr = listener.local_addr()?;
+    crate::errln!("evalgate proxy: listening on http://{addr}");
     // answers go out as soon as they are written: with Nagle's algorithm on, an event-stream
     // answer written after its headers would wait on a reused connection for the client's
     // delayed acknowledgement

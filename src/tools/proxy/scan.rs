@@ -46,12 +46,8 @@ pub async fn scan_server(state: &State, server: &str) -> Value {
     let cat = state.catalog.lock().await;
     let mut findings = Vec::new();
     let mut scanned = 0;
-    for t in cat
-        .corpus
-        .tools
-        .iter()
-        .filter(|t| t.server_name() == server)
-    {
+    let tools = &cat.corpus.tools;
+    for t in tools.iter().filter(|t| t.server_name() == server) {
         scanned += 1;
         let text = tool_text(
             &t.description,

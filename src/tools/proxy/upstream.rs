@@ -48,10 +48,7 @@ impl Upstreams {
         drift: &std::sync::Mutex<DriftTracker>,
     ) -> (Vec<Tool>, Vec<ToolState>, OnToolDrift) {
         let inner = self.inner.read().await;
-        let tools = inner
-            .values()
-            .flat_map(|u| u.tools.iter().cloned())
-            .collect();
+        let tools = inner.values().flat_map(|u| u.tools.clone()).collect();
         let d = drift.lock().unwrap_or_else(|p| p.into_inner());
         (tools, d.listing(), d.mode())
     }
@@ -91,24 +88,22 @@ pub struct UpstreamClient {
 
 impl ClientHandler for UpstreamClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(state) = self.state.upgrade() {
-            if state.fault.ignores_list_changed() {
-                crate::errln!(
-                    "evalgate proxy: injected fault: ignoring list_changed from {:?}",
-                    self.name
-                );
-                return;
-            }
-            let name = self.name.clone();
-            tokio::spawn(async move { refresh(&state, &name).await });
+        let Some(state) = self.state.upgrade() else {
+            return;
+        };
+        let name = self.name.clone();
+        if state.fault.ignores_list_changed() {
+            crate::errln!("evalgate proxy: injected fault: ignoring list_changed from {name:?}");
+            return;
         }
+        tokio::spawn(async move { refresh(&state, &name).await });
     }
 }
 
+/// Records `name`'s status; it is connected when `ready`.
 async fn set_status(
     state: &State,
     name: &str,
-    connected: bool,
     status: &str,
     tool_count: usize,
     err: Option<String>,
@@ -117,7 +112,7 @@ async fn set_status(
         name.to_string(),
         ServerStatus {
             name: name.to_string(),
-            connected,
+            connected: status == "ready",
             status: status.to_string(),
             tool_count,
             quarantined: false,
@@ -160,17 +155,13 @@ fn observe(state: &State, name: &str, definitions: Vec<Value>) {
 
 /// Re-lists one upstream and rebuilds the index.
 pub async fn refresh(state: &Arc<State>, name: &str) {
-    let result = {
-        let inner = state.upstreams.inner.read().await;
-        match inner.get(name) {
-            Some(up) => Some(list(&up.service, name).await),
-            None => None,
-        }
-    };
+    let inner = state.upstreams.inner.read().await;
+    let Some(up) = inner.get(name) else { return };
+    let result = list(&up.service, name).await;
+    drop(inner);
     match result {
-        Some(Ok(listed)) => publish(state, name, listed, None).await,
-        Some(Err(e)) => set_status(state, name, false, "error", 0, Some(e)).await,
-        None => {}
+        Ok(listed) => publish(state, name, listed, None).await,
+        Err(e) => set_status(state, name, "error", 0, Some(e)).await,
     }
 }
 
@@ -188,7 +179,7 @@ async fn publish(state: &State, name: &str, listed: Listed, connected: Option<Up
             observe(state, name, listed.definitions);
         }
     }
-    set_status(state, name, true, "ready", n, None).await;
+    set_status(state, name, "ready", n, None).await;
     if let Err(e) = state.reindex().await {
         crate::errln!("evalgate proxy: reindex failed: {e:#}");
     }
@@ -213,59 +204,48 @@ fn endpoint(e: &ServerEntry) -> Result<Endpoint, String> {
 /// Connects every enabled, non-quarantined upstream, each in its own task.
 pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
     for e in &cfg.mcp_servers {
-        if e.enabled == Some(false) {
-            set_status(&state, &e.name, false, "disabled", 0, None).await;
+        let status = match (e.enabled, e.quarantined) {
+            (Some(false), _) => "disabled",
+            (_, Some(true)) => "quarantined",
+            _ => "connecting",
+        };
+        set_status(&state, &e.name, status, 0, None).await;
+        if status != "connecting" {
             continue;
         }
-        if e.quarantined == Some(true) {
-            set_status(&state, &e.name, false, "quarantined", 0, None).await;
-            continue;
-        }
-        set_status(&state, &e.name, false, "connecting", 0, None).await;
         let st = state.clone();
         let entry = e.clone();
         tokio::spawn(async move {
             let name = entry.name.clone();
             let ep = match endpoint(&entry) {
                 Ok(ep) => ep,
-                Err(err) => return set_status(&st, &name, false, "error", 0, Some(err)).await,
+                Err(err) => return set_status(&st, &name, "error", 0, Some(err)).await,
             };
             let client = UpstreamClient {
                 name: name.clone(),
                 state: Arc::downgrade(&st),
             };
-            // the upstream stays in the proxy's process group so that stopping the proxy's
-            // group stops it too
-            // like mcpproxy, a server that fails to come up is retried a few times; every
-            // failure is logged so that a launcher's log tail shows it
+            // the upstream stays in the proxy's process group, so stopping that group stops it
+            // too; like mcpproxy, a server that fails to come up is retried a few times, every
+            // failure logged so that a launcher's log tail shows it
+            let opts = mcp::ConnectOpts {
+                sup: &st.sup,
+                timeout: UPSTREAM_TIMEOUT,
+                name: &name,
+            };
             let mut last_err = String::new();
             for attempt in 1..=3u64 {
                 let attempt_fut = async {
-                    let opts = mcp::ConnectOpts {
-                        sup: &st.sup,
-                        timeout: UPSTREAM_TIMEOUT,
-                        name: &name,
-                    };
-                    match mcp::connect(&ep, client.clone(), &opts).await {
-                        Ok(session) => match list(&session.service, &name).await {
-                            Ok(listed) => Ok((session, listed)),
-                            Err(e) => {
-                                Err(format!("{e}{}", mcp::child_story(session.child.as_ref())))
-                            }
-                        },
-                        Err(e) => Err(format!("{e:#}")),
+                    let session = mcp::connect(&ep, client.clone(), &opts)
+                        .await
+                        .map_err(|e| format!("{e:#}"))?;
+                    match list(&session.service, &name).await {
+                        Ok(listed) => Ok((session, listed)),
+                        Err(e) => Err(format!("{e}{}", mcp::child_story(session.child.as_ref()))),
                     }
                 };
-                let connected = tokio::time::timeout(UPSTREAM_TIMEOUT, attempt_fut)
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(format!(
-                            "no answer to initialize + tools/list within {} s",
-                            UPSTREAM_TIMEOUT.as_secs()
-                        ))
-                    });
-                match connected {
-                    Ok((session, listed)) => {
+                let e = match tokio::time::timeout(UPSTREAM_TIMEOUT, attempt_fut).await {
+                    Ok(Ok((session, listed))) => {
                         let up = Upstream {
                             service: session.service,
                             _child: session.child,
@@ -273,16 +253,19 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
                         };
                         return publish(&st, &name, listed, Some(up)).await;
                     }
-                    Err(e) => {
-                        crate::errln!(
-                            "evalgate proxy: upstream {name:?} failed (attempt {attempt}/3): {e}"
-                        );
-                        last_err = e;
-                        tokio::time::sleep(std::time::Duration::from_millis(500 * attempt)).await;
-                    }
-                }
+                    Ok(Err(e)) => e,
+                    Err(_) => format!(
+                        "no answer to initialize + tools/list within {} s",
+                        UPSTREAM_TIMEOUT.as_secs()
+                    ),
+                };
+                crate::errln!(
+                    "evalgate proxy: upstream {name:?} failed (attempt {attempt}/3): {e}"
+                );
+                last_err = e;
+                tokio::time::sleep(std::time::Duration::from_millis(500 * attempt)).await;
             }
-            set_status(&st, &name, false, "error", 0, Some(last_err)).await;
+            set_status(&st, &name, "error", 0, Some(last_err)).await;
         });
     }
 }
