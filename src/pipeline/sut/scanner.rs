@@ -113,11 +113,9 @@ pub const DEF: super::kind::DetectorDef = super::kind::DetectorDef {
                 "the scanner detector needs at least one [[scanner]] table in evalgate.toml (name, command, filter)"
             );
         }
-        let mut out: Vec<Box<dyn Detector>> = Vec::new();
-        for cfg in &s.scanners {
-            out.push(Box::new(Scanner::new(cfg.clone())?));
-        }
-        Ok(out)
+        (s.scanners.iter())
+            .map(|cfg| Ok(Box::new(Scanner::new(cfg.clone())?) as Box<dyn Detector>))
+            .collect()
     },
 };
 
@@ -134,15 +132,16 @@ impl Scanner {
         }
         let mapper = Mapper::new(&cfg.filter, IdStyle::Auto)
             .map_err(|e| anyhow::anyhow!("[[scanner]] {:?}: {e}", cfg.name))?;
-        let threshold = match &cfg.severity_threshold {
-            None => None,
-            Some(v) => Some(severity_rank(v).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "[[scanner]] {:?}: severity_threshold {v} is not info, low, medium, high, critical or a number",
-                    cfg.name
-                )
-            })?),
-        };
+        let threshold = (cfg.severity_threshold.as_ref())
+            .map(|v| {
+                severity_rank(v).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "[[scanner]] {:?}: severity_threshold {v} is not info, low, medium, high, critical or a number",
+                        cfg.name
+                    )
+                })
+            })
+            .transpose()?;
         Ok(Scanner {
             cfg,
             mapper,
@@ -212,12 +211,7 @@ impl Scanner {
     fn spawn(&self, sup: &Supervisor, args: Vec<String>) -> Result<Managed, SutError> {
         let mut spec = Spec::new(self.cfg.name.clone(), &args[0]);
         spec.args = args[1..].to_vec();
-        spec.env = self
-            .cfg
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        spec.env = self.cfg.env.clone().into_iter().collect();
         spec.stdin_piped = true;
         spec.take_stdout = true;
         sup.spawn(spec).map_err(|e| {
@@ -387,26 +381,25 @@ impl Scanner {
             status
         };
         let text = String::from_utf8_lossy(&buf);
-        match serde_json::from_str::<Value>(text.trim()) {
-            Ok(v) if !killed => Ok(v),
-            _ if killed || text.trim().is_empty() => Err(SutError::crashed(
+        let text = text.trim();
+        if killed || text.is_empty() {
+            let output = if text.is_empty() {
+                "no output".to_string()
+            } else {
+                format!("output {}", clip(text))
+            };
+            let stderr = clip(child.log_tail(5).trim());
+            return Err(SutError::crashed(
                 self.cfg.name.clone(),
-                format!(
-                    "{status} with {} (stderr: {})",
-                    if text.trim().is_empty() {
-                        "no output".to_string()
-                    } else {
-                        format!("output {}", clip(text.trim()))
-                    },
-                    clip(child.log_tail(5).trim())
-                ),
-            )),
-            Ok(_) => unreachable!("handled above"),
-            Err(e) => Err(self.garbage(format!(
-                "stdout is not JSON ({e}; {status}): {}",
-                clip(text.trim())
-            ))),
+                format!("{status} with {output} (stderr: {stderr})"),
+            ));
         }
+        serde_json::from_str(text).map_err(|e| {
+            self.garbage(format!(
+                "stdout is not JSON ({e}; {status}): {}",
+                clip(text)
+            ))
+        })
     }
 
     async fn lines(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
@@ -615,11 +608,7 @@ struct File<'a> {
 fn files(entries: &[Entry], per_server: bool) -> Vec<File<'_>> {
     let mut groups: BTreeMap<String, Vec<&Entry>> = BTreeMap::new();
     for e in entries {
-        let server = if per_server {
-            e.server.clone().unwrap_or_default()
-        } else {
-            String::new()
-        };
+        let server = e.server.clone().filter(|_| per_server).unwrap_or_default();
         groups.entry(server).or_default().push(e);
     }
     let mut out = Vec::new();

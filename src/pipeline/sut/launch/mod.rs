@@ -128,10 +128,10 @@ impl Retriever for Launched {
                 format!("the proxy process had exited ({status})"),
             )));
         }
-        match self.search.probe(req, extra).await? {
-            Ok(r) => Some(Ok(r)),
-            Err(e) => Some(Err(self.explain(e).await)),
-        }
+        Some(match self.search.probe(req, extra).await? {
+            Ok(r) => Ok(r),
+            Err(e) => Err(self.explain(e).await),
+        })
     }
 }
 
@@ -161,23 +161,20 @@ pub async fn check_catalog(
     mcp: Option<&McpSearch>,
     corpus: &Corpus,
 ) -> Result<Coverage, SutError> {
+    let c = &s.catalog;
     let spec = CheckSpec {
         system: r.facts().name.clone(),
         ready_timeout: s.ready_timeout.unwrap_or(READY_TIMEOUT),
         request_timeout: s.request_timeout,
         concurrency: s.concurrency,
-        allow_partial: s.catalog.allow_partial,
+        allow_partial: c.allow_partial,
         quiet: s.quiet,
         results: s.results,
         probe: catalog::ProbeShape {
-            words: s
-                .catalog
-                .probe_words
-                .map_or(catalog::PROBE_WORDS, |n| n as usize),
-            max_chars: s.catalog.probe_max_chars.map(|n| n as usize),
+            words: c.probe_words.map_or(catalog::PROBE_WORDS, |n| n as usize),
+            max_chars: c.probe_max_chars.map(|n| n as usize),
         },
     };
-    let c = &s.catalog;
     let cov = match (c.check.unwrap_or_default(), mcp) {
         (CatalogCheck::ToolsList, Some(m)) => {
             catalog::by_tools_list(

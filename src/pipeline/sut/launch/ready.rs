@@ -242,55 +242,34 @@ fn catalog_in(body: &Value) -> Option<BTreeSet<String>> {
 /// `data.servers`.
 fn pending_in(body: &Value, want: &BTreeMap<&str, usize>) -> Option<Vec<(String, String)>> {
     let servers = body.pointer("/data/servers").and_then(Value::as_array)?;
-    let mut seen: BTreeMap<&str, (bool, Option<u64>, String)> = BTreeMap::new();
-    for srv in servers {
-        let Some(name) = srv.get("name").and_then(Value::as_str) else {
-            continue;
+    // by name; the last entry of a name counts
+    let seen: BTreeMap<&str, &Value> = (servers.iter())
+        .filter_map(|srv| Some((srv.get("name")?.as_str()?, srv)))
+        .collect();
+    let pending = |(name, n): (&&str, &usize)| {
+        let Some(srv) = seen.get(name) else {
+            return Some((name.to_string(), format!("{name} (not configured)")));
         };
-        if let Some((k, _)) = want.get_key_value(name) {
-            let err = srv
-                .get("last_error")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            seen.insert(
-                k,
-                (
-                    srv.get("connected").and_then(Value::as_bool) == Some(true),
-                    srv.get("tool_count").and_then(Value::as_u64),
-                    err,
-                ),
-            );
+        let connected = srv.get("connected").and_then(Value::as_bool) == Some(true);
+        let count = srv.get("tool_count").and_then(Value::as_u64);
+        if connected && count.is_none_or(|c| c as usize == *n) {
+            return None;
         }
-    }
-    Some(
-        want.iter()
-            .filter_map(|(name, n)| match seen.get(name) {
-                None => Some((name.to_string(), format!("{name} (not configured)"))),
-                Some((true, Some(c), _)) if *c as usize == *n => None,
-                Some((true, None, _)) => None,
-                Some((connected, count, err)) => Some((
-                    name.to_string(),
-                    format!(
-                        "{name} ({}{}{})",
-                        if *connected {
-                            "connected"
-                        } else {
-                            "not connected"
-                        },
-                        count
-                            .map(|c| format!(", {c}/{n} tools"))
-                            .unwrap_or_default(),
-                        if err.is_empty() {
-                            String::new()
-                        } else {
-                            format!(", last error: {}", clip(err, 160))
-                        }
-                    ),
-                )),
-            })
-            .collect(),
-    )
+        let state = if connected {
+            "connected"
+        } else {
+            "not connected"
+        };
+        let count = count
+            .map(|c| format!(", {c}/{n} tools"))
+            .unwrap_or_default();
+        let err = match srv.get("last_error").and_then(Value::as_str) {
+            Some(err) if !err.is_empty() => format!(", last error: {}", clip(err, 160)),
+            _ => String::new(),
+        };
+        Some((name.to_string(), format!("{name} ({state}{count}{err})")))
+    };
+    Some(want.iter().filter_map(pending).collect())
 }
 
 /// How long a connected server may lack tools before evalgate asks the proxy to discover them.
