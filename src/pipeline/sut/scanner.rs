@@ -165,6 +165,13 @@ impl Scanner {
         SutError::garbage(self.cfg.name.clone(), detail)
     }
 
+    /// The filter's outputs for one answer of the scanner.
+    fn outputs(&self, v: &Value) -> Result<Vec<Value>, SutError> {
+        self.mapper
+            .outputs(v)
+            .map_err(|e| self.garbage(e.to_string()))
+    }
+
     /// Reads one filter output as a finding.
     fn finding(&self, v: &Value) -> Result<Finding, SutError> {
         let (flagged, severity, reason) = match v {
@@ -223,17 +230,8 @@ impl Scanner {
     }
 
     async fn batch(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
-        let dir = tempfile::Builder::new()
-            .prefix("evalgate-scan-")
-            .tempdir()
-            .map_err(|e| {
-                SutError::other(
-                    self.cfg.name.clone(),
-                    format!("cannot create a scratch directory: {e}"),
-                )
-            })?;
         // it holds the definitions under scan: gone after SIGINT/SIGTERM too
-        crate::infra::process::Supervisor::remove_on_signal(dir.path());
+        let dir = super::launch::scratch_dir(&self.cfg.name, "evalgate-scan-")?;
         let files = files(entries, self.cfg.per_server);
         let mut jobs = Vec::new();
         for (i, file) in files.iter().enumerate() {
@@ -270,11 +268,7 @@ impl Scanner {
             let by_name: HashMap<&str, &Entry> =
                 file.entries.iter().map(|(n, e)| (n.as_str(), *e)).collect();
             names_in(&out, &by_name, &mut named);
-            for v in self
-                .mapper
-                .outputs(&out)
-                .map_err(|e| self.garbage(e.to_string()))?
-            {
+            for v in self.outputs(&out)? {
                 let tool = v.get("tool").and_then(Value::as_str).ok_or_else(|| {
                     self.garbage(format!(
                         "every finding needs a `tool` name in batch mode, the filter gave {}",
@@ -353,12 +347,11 @@ impl Scanner {
             }
         })
         .await;
-        if held {
-            // stop whoever holds the pipe before reading what was written
+        if held || finished.is_err() {
+            // a timeout, or whoever holds the pipe: stopped before what was written is read
             sup.shutdown(Duration::from_millis(500)).await;
         }
         if finished.is_err() {
-            sup.shutdown(Duration::from_millis(500)).await;
             return Err(SutError::timeout(
                 self.cfg.name.clone(),
                 limit.as_secs_f64(),
@@ -433,12 +426,11 @@ impl Scanner {
                 "inputSchema": input_schema(e),
             })
             .to_string();
-            if stdin
-                .write_all(format!("{line}\n").as_bytes())
-                .await
-                .is_err()
-                || stdin.flush().await.is_err()
-            {
+            let sent = async {
+                stdin.write_all(format!("{line}\n").as_bytes()).await?;
+                stdin.flush().await
+            };
+            if sent.await.is_err() {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 return Err(crashed(&format!(
                     "stopped reading input at entry {:?}",
@@ -468,11 +460,7 @@ impl Scanner {
                 ))
             })?;
             with_data += usize::from(has_data(&v));
-            let outs = self
-                .mapper
-                .outputs(&v)
-                .map_err(|err| self.garbage(err.to_string()))?;
-            for o in outs {
+            for o in self.outputs(&v)? {
                 findings
                     .entry(e.id.as_str())
                     .or_default()

@@ -36,8 +36,13 @@ pub fn ready_timeout(s: &LaunchSpec, servers: usize) -> Duration {
 
 /// A fresh scratch directory for one launch.
 pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
+    scratch_dir(name, "evalgate-launch-")
+}
+
+/// A fresh scratch directory `prefix…` of system `name`, removed on SIGINT/SIGTERM too.
+pub fn scratch_dir(name: &str, prefix: &str) -> Result<tempfile::TempDir, SutError> {
     let dir = tempfile::Builder::new()
-        .prefix("evalgate-launch-")
+        .prefix(prefix)
         .tempdir()
         .map_err(|e| {
             SutError::other(
@@ -45,7 +50,7 @@ pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
                 format!("cannot create a scratch directory: {e}"),
             )
         })?;
-    crate::infra::process::Supervisor::remove_on_signal(dir.path());
+    Supervisor::remove_on_signal(dir.path());
     Ok(dir)
 }
 
