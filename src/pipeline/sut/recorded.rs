@@ -24,13 +24,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
-fn read_text(path: &Path) -> anyhow::Result<String> {
-    read_to_string(path)
-        .with_context(|| format!("{}: cannot read recorded observations", path.display()))
-}
-
-fn parse_json(path: &Path, text: &str) -> anyhow::Result<Value> {
-    serde_json::from_str(text)
+fn read_json(path: &Path) -> anyhow::Result<Value> {
+    let text = read_to_string(path)
+        .with_context(|| format!("{}: cannot read recorded observations", path.display()))?;
+    serde_json::from_str(&text)
         .with_context(|| format!("{}: expected JSON recorded observations", path.display()))
 }
 
@@ -92,10 +89,7 @@ impl RecordedRetriever {
                 "{}: the report holds no tool-discovery results (it measured security only)",
                 path.display()
             ),
-            None => {
-                let text = read_text(path)?;
-                Self::from_value(&parse_json(path, &text)?).with_context(context)
-            }
+            None => Self::from_value(&read_json(path)?).with_context(context),
         }
     }
 
@@ -189,15 +183,15 @@ impl Retriever for RecordedRetriever {
             .take(10)
             .map(|id| format!("{id:?}"))
             .collect();
+        let more = if unknown.len() > shown.len() {
+            ", ..."
+        } else {
+            ""
+        };
         vec![format!(
-            "the recording has results for {} query id(s) the golden set does not have, ignored: {}{} (a recording of another golden set?)",
+            "the recording has results for {} query id(s) the golden set does not have, ignored: {}{more} (a recording of another golden set?)",
             unknown.len(),
             shown.join(", "),
-            if unknown.len() > shown.len() {
-                ", ..."
-            } else {
-                ""
-            }
         )]
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
@@ -255,12 +249,8 @@ impl RecordedDetector {
                 "{}: the report holds no detector verdicts (it measured tool discovery only)",
                 path.display()
             ),
-            None => {
-                let text = read_text(path)?;
-                Self::from_value(&parse_json(path, &text)?).with_context(|| {
-                    format!("{}: reading recorded detector verdicts", path.display())
-                })
-            }
+            None => Self::from_value(&read_json(path)?)
+                .with_context(|| format!("{}: reading recorded detector verdicts", path.display())),
         }
     }
 
@@ -306,34 +296,17 @@ impl RecordedDetector {
                         .get("id")
                         .and_then(Value::as_str)
                         .with_context(|| format!("at $.entries[{i}].id: expected a string"))?;
-                    let verdict = e.get("verdicts").and_then(Value::as_array).and_then(|vs| {
+                    let found = e.get("verdicts").and_then(Value::as_array).and_then(|vs| {
                         vs.iter()
                             .find(|x| x.get("detector").and_then(Value::as_str) == Some(&name))
                     });
-                    if let Some(vd) = verdict {
+                    if let Some(vd) = found {
                         let flagged = vd.get("flagged").and_then(Value::as_bool).with_context(|| format!("at $.entries[{i}].verdicts: expected a boolean `flagged` for detector {name:?}"))?;
-                        let signals = vd
-                            .get("detections")
-                            .and_then(Value::as_array)
-                            .map(|ds| {
-                                ds.iter()
-                                    .filter_map(|d| {
-                                        d.get("type").and_then(Value::as_str).map(String::from)
-                                    })
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        run.insert(
-                            id.to_string(),
-                            Decision {
-                                entry_id: id.to_string(),
-                                flagged,
-                                review: false,
-                                signals,
-                                live: None,
-                                not_applicable: false,
-                            },
-                        );
+                        let detections = vd.get("detections").and_then(Value::as_array);
+                        let signals = (detections.into_iter().flatten())
+                            .filter_map(|d| Some(d.get("type")?.as_str()?.to_string()))
+                            .collect();
+                        run.insert(id.to_string(), verdict(id, flagged, signals));
                     }
                 }
                 out.push(RecordedDetector {
@@ -355,23 +328,25 @@ impl RecordedDetector {
             let flagged = f
                 .as_bool()
                 .with_context(|| format!("at {id:?}: expected true or false"))?;
-            run.insert(
-                id.clone(),
-                Decision {
-                    entry_id: id.clone(),
-                    flagged,
-                    review: false,
-                    signals: vec![],
-                    live: None,
-                    not_applicable: false,
-                },
-            );
+            run.insert(id.clone(), verdict(id, flagged, vec![]));
         }
         Ok(vec![RecordedDetector {
             name: "recorded".into(),
             scope: None,
             runs: vec![run],
         }])
+    }
+}
+
+/// A plain recorded verdict: flagged or not, with its signals.
+fn verdict(id: &str, flagged: bool, signals: Vec<String>) -> Decision {
+    Decision {
+        entry_id: id.to_string(),
+        flagged,
+        review: false,
+        signals,
+        live: None,
+        not_applicable: false,
     }
 }
 

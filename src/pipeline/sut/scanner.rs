@@ -113,11 +113,9 @@ pub const DEF: super::kind::DetectorDef = super::kind::DetectorDef {
                 "the scanner detector needs at least one [[scanner]] table in evalgate.toml (name, command, filter)"
             );
         }
-        let mut out: Vec<Box<dyn Detector>> = Vec::new();
-        for cfg in &s.scanners {
-            out.push(Box::new(Scanner::new(cfg.clone())?));
-        }
-        Ok(out)
+        (s.scanners.iter())
+            .map(|cfg| Ok(Box::new(Scanner::new(cfg.clone())?) as Box<dyn Detector>))
+            .collect()
     },
 };
 
@@ -134,15 +132,16 @@ impl Scanner {
         }
         let mapper = Mapper::new(&cfg.filter, IdStyle::Auto)
             .map_err(|e| anyhow::anyhow!("[[scanner]] {:?}: {e}", cfg.name))?;
-        let threshold = match &cfg.severity_threshold {
-            None => None,
-            Some(v) => Some(severity_rank(v).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "[[scanner]] {:?}: severity_threshold {v} is not info, low, medium, high, critical or a number",
-                    cfg.name
-                )
-            })?),
-        };
+        let threshold = (cfg.severity_threshold.as_ref())
+            .map(|v| {
+                severity_rank(v).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "[[scanner]] {:?}: severity_threshold {v} is not info, low, medium, high, critical or a number",
+                        cfg.name
+                    )
+                })
+            })
+            .transpose()?;
         Ok(Scanner {
             cfg,
             mapper,
@@ -164,6 +163,13 @@ impl Scanner {
 
     fn garbage(&self, detail: impl Into<String>) -> SutError {
         SutError::garbage(self.cfg.name.clone(), detail)
+    }
+
+    /// The filter's outputs for one answer of the scanner.
+    fn outputs(&self, v: &Value) -> Result<Vec<Value>, SutError> {
+        self.mapper
+            .outputs(v)
+            .map_err(|e| self.garbage(e.to_string()))
     }
 
     /// Reads one filter output as a finding.
@@ -212,12 +218,7 @@ impl Scanner {
     fn spawn(&self, sup: &Supervisor, args: Vec<String>) -> Result<Managed, SutError> {
         let mut spec = Spec::new(self.cfg.name.clone(), &args[0]);
         spec.args = args[1..].to_vec();
-        spec.env = self
-            .cfg
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        spec.env = self.cfg.env.clone().into_iter().collect();
         spec.stdin_piped = true;
         spec.take_stdout = true;
         sup.spawn(spec).map_err(|e| {
@@ -229,17 +230,8 @@ impl Scanner {
     }
 
     async fn batch(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
-        let dir = tempfile::Builder::new()
-            .prefix("evalgate-scan-")
-            .tempdir()
-            .map_err(|e| {
-                SutError::other(
-                    self.cfg.name.clone(),
-                    format!("cannot create a scratch directory: {e}"),
-                )
-            })?;
         // it holds the definitions under scan: gone after SIGINT/SIGTERM too
-        crate::infra::process::Supervisor::remove_on_signal(dir.path());
+        let dir = super::launch::scratch_dir(&self.cfg.name, "evalgate-scan-")?;
         let files = files(entries, self.cfg.per_server);
         let mut jobs = Vec::new();
         for (i, file) in files.iter().enumerate() {
@@ -276,11 +268,7 @@ impl Scanner {
             let by_name: HashMap<&str, &Entry> =
                 file.entries.iter().map(|(n, e)| (n.as_str(), *e)).collect();
             names_in(&out, &by_name, &mut named);
-            for v in self
-                .mapper
-                .outputs(&out)
-                .map_err(|e| self.garbage(e.to_string()))?
-            {
+            for v in self.outputs(&out)? {
                 let tool = v.get("tool").and_then(Value::as_str).ok_or_else(|| {
                     self.garbage(format!(
                         "every finding needs a `tool` name in batch mode, the filter gave {}",
@@ -359,12 +347,11 @@ impl Scanner {
             }
         })
         .await;
-        if held {
-            // stop whoever holds the pipe before reading what was written
+        if held || finished.is_err() {
+            // a timeout, or whoever holds the pipe: stopped before what was written is read
             sup.shutdown(Duration::from_millis(500)).await;
         }
         if finished.is_err() {
-            sup.shutdown(Duration::from_millis(500)).await;
             return Err(SutError::timeout(
                 self.cfg.name.clone(),
                 limit.as_secs_f64(),
@@ -387,26 +374,25 @@ impl Scanner {
             status
         };
         let text = String::from_utf8_lossy(&buf);
-        match serde_json::from_str::<Value>(text.trim()) {
-            Ok(v) if !killed => Ok(v),
-            _ if killed || text.trim().is_empty() => Err(SutError::crashed(
+        let text = text.trim();
+        if killed || text.is_empty() {
+            let output = if text.is_empty() {
+                "no output".to_string()
+            } else {
+                format!("output {}", clip(text))
+            };
+            let stderr = clip(child.log_tail(5).trim());
+            return Err(SutError::crashed(
                 self.cfg.name.clone(),
-                format!(
-                    "{status} with {} (stderr: {})",
-                    if text.trim().is_empty() {
-                        "no output".to_string()
-                    } else {
-                        format!("output {}", clip(text.trim()))
-                    },
-                    clip(child.log_tail(5).trim())
-                ),
-            )),
-            Ok(_) => unreachable!("handled above"),
-            Err(e) => Err(self.garbage(format!(
-                "stdout is not JSON ({e}; {status}): {}",
-                clip(text.trim())
-            ))),
+                format!("{status} with {output} (stderr: {stderr})"),
+            ));
         }
+        serde_json::from_str(text).map_err(|e| {
+            self.garbage(format!(
+                "stdout is not JSON ({e}; {status}): {}",
+                clip(text)
+            ))
+        })
     }
 
     async fn lines(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
@@ -440,12 +426,11 @@ impl Scanner {
                 "inputSchema": input_schema(e),
             })
             .to_string();
-            if stdin
-                .write_all(format!("{line}\n").as_bytes())
-                .await
-                .is_err()
-                || stdin.flush().await.is_err()
-            {
+            let sent = async {
+                stdin.write_all(format!("{line}\n").as_bytes()).await?;
+                stdin.flush().await
+            };
+            if sent.await.is_err() {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 return Err(crashed(&format!(
                     "stopped reading input at entry {:?}",
@@ -475,11 +460,7 @@ impl Scanner {
                 ))
             })?;
             with_data += usize::from(has_data(&v));
-            let outs = self
-                .mapper
-                .outputs(&v)
-                .map_err(|err| self.garbage(err.to_string()))?;
-            for o in outs {
+            for o in self.outputs(&v)? {
                 findings
                     .entry(e.id.as_str())
                     .or_default()
@@ -615,11 +596,7 @@ struct File<'a> {
 fn files(entries: &[Entry], per_server: bool) -> Vec<File<'_>> {
     let mut groups: BTreeMap<String, Vec<&Entry>> = BTreeMap::new();
     for e in entries {
-        let server = if per_server {
-            e.server.clone().unwrap_or_default()
-        } else {
-            String::new()
-        };
+        let server = e.server.clone().filter(|_| per_server).unwrap_or_default();
         groups.entry(server).or_default().push(e);
     }
     let mut out = Vec::new();

@@ -16,7 +16,7 @@
 
 use crate::infra::text::Text;
 use crate::infra::text::sanitize::clip;
-use crate::pipeline::dataset::Corpus;
+use crate::pipeline::dataset::{Corpus, Tool};
 use crate::pipeline::sut::mapping::{IdStyle, Mapper, normalize_id};
 use crate::pipeline::sut::{Retriever, SearchRequest, SutError};
 use futures::StreamExt;
@@ -203,15 +203,9 @@ pub async fn by_search(
     spec: &CheckSpec,
 ) -> Result<Coverage, SutError> {
     let want: BTreeSet<String> = corpus.tools.iter().map(|t| t.tool_id.clone()).collect();
-    let probes: Vec<(String, String)> = corpus
-        .tools
-        .iter()
-        .map(|t| {
-            (
-                t.tool_id.clone(),
-                probe_text(t.bare_name(), &t.description, spec.probe),
-            )
-        })
+    let probe = |t: &Tool| probe_text(t.bare_name(), &t.description, spec.probe);
+    let probes: Vec<(String, String)> = (corpus.tools.iter())
+        .map(|t| (t.tool_id.clone(), probe(t)))
         .collect();
     // a fixed, spread-out sample whose answers must repeat exactly: the index has settled
     let step = (probes.len() / 16).max(1);

@@ -16,7 +16,7 @@ mod start;
 mod upstreams;
 pub mod writers;
 
-pub use prepare::{ready_timeout, scratch, system_name};
+pub use prepare::{ready_timeout, scratch, scratch_dir, system_name};
 pub use start::{Plan, Running, start};
 pub use upstreams::{
     Quarantine, corpus_upstreams, free_port, one_file_per_corpus, proxy_config,
@@ -38,6 +38,11 @@ use serde_json::Value;
 use spec::{CatalogSpec, LaunchSpec, LaunchTransport};
 use std::time::Duration;
 use writers::ConfigFormat;
+
+/// The proxy's log tail, as failure messages end with it.
+fn proxy_log(p: &Managed) -> String {
+    format!("\n--- proxy log tail ---\n{}", p.log_tail(LOG_LINES))
+}
 
 /// How long to wait for the catalog by default.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -65,7 +70,7 @@ impl Launched {
 
     fn log_tail(&self) -> String {
         match &self.proxy {
-            Some(p) => format!("\n--- proxy log tail ---\n{}", p.log_tail(LOG_LINES)),
+            Some(p) => proxy_log(p),
             None => self.search.story(),
         }
     }
@@ -128,10 +133,10 @@ impl Retriever for Launched {
                 format!("the proxy process had exited ({status})"),
             )));
         }
-        match self.search.probe(req, extra).await? {
-            Ok(r) => Some(Ok(r)),
-            Err(e) => Some(Err(self.explain(e).await)),
-        }
+        Some(match self.search.probe(req, extra).await? {
+            Ok(r) => Ok(r),
+            Err(e) => Err(self.explain(e).await),
+        })
     }
 }
 
@@ -161,23 +166,20 @@ pub async fn check_catalog(
     mcp: Option<&McpSearch>,
     corpus: &Corpus,
 ) -> Result<Coverage, SutError> {
+    let c = &s.catalog;
     let spec = CheckSpec {
         system: r.facts().name.clone(),
         ready_timeout: s.ready_timeout.unwrap_or(READY_TIMEOUT),
         request_timeout: s.request_timeout,
         concurrency: s.concurrency,
-        allow_partial: s.catalog.allow_partial,
+        allow_partial: c.allow_partial,
         quiet: s.quiet,
         results: s.results,
         probe: catalog::ProbeShape {
-            words: s
-                .catalog
-                .probe_words
-                .map_or(catalog::PROBE_WORDS, |n| n as usize),
-            max_chars: s.catalog.probe_max_chars.map(|n| n as usize),
+            words: c.probe_words.map_or(catalog::PROBE_WORDS, |n| n as usize),
+            max_chars: c.probe_max_chars.map(|n| n as usize),
         },
     };
-    let c = &s.catalog;
     let cov = match (c.check.unwrap_or_default(), mcp) {
         (CatalogCheck::ToolsList, Some(m)) => {
             catalog::by_tools_list(
@@ -212,21 +214,12 @@ pub async fn launch(
 ) -> Result<Launched, SutError> {
     let name = system_name(s);
     let dir = scratch(&name)?;
-    let corpus_files =
-        write_server_corpora(&corpus.value, &dir.path().join("replay")).map_err(|e| {
-            SutError::other(
-                name.clone(),
-                format!("cannot write the replay corpora: {e}"),
-            )
-        })?;
+    let corpus_files = write_server_corpora(&corpus.value, &dir.path().join("replay"))
+        .map_err(|e| SutError::other(&name, format!("cannot write the replay corpora: {e}")))?;
+    let tools = &corpus.value.tools;
     let plan = Plan {
         upstreams: corpus_upstreams(&corpus_files, s.launch.served_names.unwrap_or_default()),
-        want: corpus
-            .value
-            .tools
-            .iter()
-            .map(|t| t.tool_id.clone())
-            .collect(),
+        want: tools.iter().map(|t| t.tool_id.clone()).collect(),
         quarantine: Quarantine::Off,
     };
     let shape = shape(s);
@@ -254,30 +247,19 @@ pub async fn launch(
         }
         LaunchTransport::Http => {
             let running = start(s, &plan, dir, sup).await?;
-            let mut headers: Vec<(String, String)> = s
-                .launch
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), running.vars.fill(v)))
-                .collect();
+            let fill = |(k, v): (&String, &String)| (k.clone(), running.vars.fill(v));
+            let mut headers: Vec<(String, String)> = s.launch.headers.iter().map(fill).collect();
             if shape.format == ConfigFormat::Mcpproxy {
                 headers.push(("X-API-Key".into(), running.api_key.clone()));
             }
-            let spec = search_spec(
-                s,
-                Endpoint::Http {
-                    url: running.url.clone(),
-                    headers,
-                },
-            )?;
-            let search = McpSearch::connect(spec, sup, ready_timeout(s, 0))
+            let endpoint = Endpoint::Http {
+                url: running.url.clone(),
+                headers,
+            };
+            let search = McpSearch::connect(search_spec(s, endpoint)?, sup, ready_timeout(s, 0))
                 .await
                 .map_err(|e| {
-                    SutError::connect_failed(
-                        name.clone(),
-                        &e,
-                        &format!("\n--- proxy log tail ---\n{}", running.log_tail()),
-                    )
+                    SutError::connect_failed(name.clone(), &e, &proxy_log(&running.proxy))
                 })?;
             (search, Some(running.proxy), running.dir)
         }

@@ -20,7 +20,6 @@ use std::time::Duration;
 pub fn system_name(s: &LaunchSpec) -> String {
     s.name.clone().unwrap_or_else(|| match s.kind {
         SutKind::Mcpproxy => "mcpproxy".into(),
-        SutKind::Reference => "reference-proxy".into(),
         SutKind::Launch => "launched-proxy".into(),
         _ => "reference-proxy".into(),
     })
@@ -37,8 +36,13 @@ pub fn ready_timeout(s: &LaunchSpec, servers: usize) -> Duration {
 
 /// A fresh scratch directory for one launch.
 pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
+    scratch_dir(name, "evalgate-launch-")
+}
+
+/// A fresh scratch directory `prefix…` of system `name`, removed on SIGINT/SIGTERM too.
+pub fn scratch_dir(name: &str, prefix: &str) -> Result<tempfile::TempDir, SutError> {
     let dir = tempfile::Builder::new()
-        .prefix("evalgate-launch-")
+        .prefix(prefix)
         .tempdir()
         .map_err(|e| {
             SutError::other(
@@ -46,7 +50,7 @@ pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
                 format!("cannot create a scratch directory: {e}"),
             )
         })?;
-    crate::infra::process::Supervisor::remove_on_signal(dir.path());
+    Supervisor::remove_on_signal(dir.path());
     Ok(dir)
 }
 
@@ -226,35 +230,27 @@ pub(super) async fn prepare(
             for (k, v) in &l.proxy_config {
                 cfg[k] = v.clone();
             }
-            if let Some(servers) = cfg["mcpServers"].as_array_mut() {
-                for e in servers {
-                    let name = e["name"].as_str().unwrap_or_default().to_string();
-                    let args: Vec<String> = e["args"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
+            for e in cfg["mcpServers"].as_array_mut().into_iter().flatten() {
+                let name = e["name"].as_str().unwrap_or_default().to_string();
+                let u = UpstreamCmd {
+                    command: e["command"].as_str().unwrap_or_default().to_string(),
+                    args: (e["args"].as_array().into_iter().flatten())
                         .filter_map(|a| a.as_str().map(String::from))
-                        .collect();
-                    let command = e["command"].as_str().unwrap_or_default().to_string();
-                    let url = ups
+                        .collect(),
+                    env: BTreeMap::new(),
+                    url: ups
                         .iter()
                         .find(|u| u.name == name)
-                        .and_then(|u| u.url.clone());
-                    if let (Some(url), Some(o)) = (&url, e.as_object_mut()) {
-                        o.insert("protocol".into(), "http".into());
-                        o.insert("url".into(), url.as_str().into());
-                        o.remove("command");
-                        o.remove("args");
-                    }
-                    writers::merge_server_fields(
-                        e,
-                        &name,
-                        &command,
-                        &args,
-                        url.as_deref(),
-                        &l.server_fields,
-                    );
+                        .and_then(|u| u.url.clone()),
+                    name,
+                };
+                if let (Some(url), Some(o)) = (&u.url, e.as_object_mut()) {
+                    o.insert("protocol".into(), "http".into());
+                    o.insert("url".into(), url.as_str().into());
+                    o.remove("command");
+                    o.remove("args");
                 }
+                writers::merge_server_fields(e, &u, &l.server_fields);
             }
             Some(serde_json::to_string_pretty(&cfg).unwrap_or_default())
         }
@@ -307,52 +303,36 @@ fn proxy_env(
     extra: &BTreeMap<String, String>,
     vars: &Vars,
 ) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = vec![
-        ("MCPPROXY_API_KEY".into(), api_key.to_string()),
+    let xdg = [
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_DATA_HOME", ".local/share"),
+    ]
+    .map(|(k, sub)| (k.to_string(), home.join(sub).display().to_string()));
+    let head = [
+        ("MCPPROXY_API_KEY".to_string(), api_key.to_string()),
         // a fresh HOME: no user configuration, cache, keyring or shell profile reaches the
         // proxy, and nothing it stores survives into the next run. (mcpproxy starts every stdio
         // upstream through the user's login shell; a profile that did work at login once made a
         // hundred upstreams miss its initialize deadline.)
-        ("HOME".into(), home.display().to_string()),
-        (
-            "XDG_CONFIG_HOME".into(),
-            home.join(".config").display().to_string(),
-        ),
-        (
-            "XDG_CACHE_HOME".into(),
-            home.join(".cache").display().to_string(),
-        ),
-        (
-            "XDG_DATA_HOME".into(),
-            home.join(".local/share").display().to_string(),
-        ),
+        ("HOME".to_string(), home.display().to_string()),
     ];
-    for (k, v) in extra {
-        env.push((k.clone(), vars.fill(v)));
-    }
-    env
+    let extra = extra.iter().map(|(k, v)| (k.clone(), vars.fill(v)));
+    head.into_iter().chain(xdg).chain(extra).collect()
 }
 
 /// The proxy's program and arguments, placeholders filled: mcpproxy's `serve`, a `launch`
 /// proxy's `command`, else evalgate's own reference proxy.
 fn proxy_command(s: &LaunchSpec, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec<String>), String> {
+    let fill = |line: &str| line.split(' ').map(|a| vars.fill(a)).collect();
     Ok(match s.kind {
         SutKind::Mcpproxy => {
             let bin = s.mcpproxy_bin.clone().ok_or_else(|| {
                 "--sut mcpproxy needs --mcpproxy-bin PATH (or [sut] mcpproxy_bin)".to_string()
             })?;
-            let args = [
-                "serve",
-                "--config",
-                "{config}",
-                "--data-dir",
-                "{data_dir}",
-                "--listen",
-                "{listen}",
-                "--log-level",
-                "info",
-            ];
-            (bin, args.iter().map(|a| vars.fill(a)).collect())
+            let args =
+                "serve --config {config} --data-dir {data_dir} --listen {listen} --log-level info";
+            (bin, fill(args))
         }
         SutKind::Launch => {
             let cmd = s
@@ -370,16 +350,7 @@ fn proxy_command(s: &LaunchSpec, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec
         }
         _ => (
             me.to_path_buf(),
-            [
-                "proxy",
-                "--mcpproxy-config",
-                "{config}",
-                "--listen",
-                "{listen}",
-            ]
-            .iter()
-            .map(|a| vars.fill(a))
-            .collect(),
+            fill("proxy --mcpproxy-config {config} --listen {listen}"),
         ),
     })
 }

@@ -3,12 +3,13 @@
 //! for any other proxy, until it accepts connections.
 
 use super::prepare::{LaunchShape, Prepared};
-use super::{LOG_LINES, Plan, ready_timeout};
+use super::{Plan, proxy_log, ready_timeout};
 use crate::infra::http::{MAX_API_ANSWER, path_segment, read_body};
 use crate::infra::process::Managed;
 use crate::infra::text::sanitize::clip;
 use crate::pipeline::sut::SutError;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
+use reqwest::Method;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -117,13 +118,13 @@ pub(super) async fn wait_ready(
                 name,
                 ready_timeout.as_secs_f64(),
                 format!(
-                    "waiting for {}: {last}\n--- proxy log tail ---\n{}",
+                    "waiting for {}: {last}{}",
                     if shape.rest_ready {
                         format!("the catalog to equal the {} served tools", want.len())
                     } else {
                         "the proxy to accept connections".to_string()
                     },
-                    proxy.log_tail(LOG_LINES)
+                    proxy_log(proxy)
                 ),
             ));
         }
@@ -141,15 +142,17 @@ struct Api<'a> {
 }
 
 impl Api<'_> {
-    /// `GET {base}{path}` with the proxy's API key.
-    async fn get(&self, path: &str) -> Result<reqwest::Response, String> {
-        let url = format!("{}{path}", self.base);
-        let req = self.client.get(url).header("X-API-Key", self.key);
-        req.send().await.map_err(|e| e.to_string())
+    /// `{method} {base}{path}` with the proxy's API key.
+    async fn call(&self, method: Method, path: &str) -> Result<reqwest::Response, String> {
+        let req = self.client.request(method, format!("{}{path}", self.base));
+        req.header("X-API-Key", self.key)
+            .send()
+            .await
+            .map_err(|e| e.to_string())
     }
 
     async fn catalog_ids(&self) -> Result<BTreeSet<String>, String> {
-        let resp = self.get("/api/v1/tools").await?;
+        let resp = self.call(Method::GET, "/api/v1/tools").await?;
         let status = resp.status();
         let text = read_body(resp, MAX_API_ANSWER)
             .await
@@ -166,17 +169,13 @@ impl Api<'_> {
         &self,
         want: &BTreeMap<&str, usize>,
     ) -> Result<Option<Vec<(String, String)>>, String> {
-        let resp = self.get("/api/v1/servers").await?;
+        let resp = self.call(Method::GET, "/api/v1/servers").await?;
         if resp.status() == reqwest::StatusCode::NOT_FOUND {
             return Ok(None);
         }
-        let Ok(body) = read_body(resp, MAX_API_ANSWER).await else {
-            return Ok(None);
-        };
-        let Ok(body) = serde_json::from_str::<Value>(&body) else {
-            return Ok(None);
-        };
-        Ok(pending_in(&body, want))
+        let body = read_body(resp, MAX_API_ANSWER).await.ok();
+        let body = body.and_then(|b| serde_json::from_str::<Value>(&b).ok());
+        Ok(body.and_then(|b| pending_in(&b, want)))
     }
 
     /// Asks the proxy to discover the tools of each server.
@@ -194,18 +193,8 @@ impl Api<'_> {
         }
         let mut asked = Vec::new();
         for (server, what) in servers {
-            let url = format!(
-                "{}/api/v1/servers/{}/{action}",
-                self.base,
-                path_segment(&server)
-            );
-            let answer = self
-                .client
-                .post(url)
-                .header("X-API-Key", self.key)
-                .send()
-                .await;
-            asked.push(match answer {
+            let path = format!("/api/v1/servers/{}/{action}", path_segment(&server));
+            asked.push(match self.call(Method::POST, &path).await {
                 Ok(r) if r.status().is_success() => what,
                 Ok(r) => format!("{what}: HTTP {}", r.status().as_u16()),
                 Err(e) => format!("{what}: {e}"),
@@ -223,18 +212,11 @@ impl Api<'_> {
 /// The `server:tool` ids of a `GET /api/v1/tools` answer; `None` without a `data.tools` array.
 fn catalog_in(body: &Value) -> Option<BTreeSet<String>> {
     let tools = body.pointer("/data/tools").and_then(Value::as_array)?;
-    Some(
-        tools
-            .iter()
-            .filter_map(|t| {
-                Some(format!(
-                    "{}:{}",
-                    t.get("server_name")?.as_str()?,
-                    t.get("name")?.as_str()?
-                ))
-            })
-            .collect(),
-    )
+    let id = |t: &Value| {
+        let server = t.get("server_name")?.as_str()?;
+        Some(format!("{server}:{}", t.get("name")?.as_str()?))
+    };
+    Some(tools.iter().filter_map(id).collect())
 }
 
 /// The servers of `want` (name → tool count) that a `GET /api/v1/servers` answer does not show
@@ -242,65 +224,42 @@ fn catalog_in(body: &Value) -> Option<BTreeSet<String>> {
 /// `data.servers`.
 fn pending_in(body: &Value, want: &BTreeMap<&str, usize>) -> Option<Vec<(String, String)>> {
     let servers = body.pointer("/data/servers").and_then(Value::as_array)?;
-    let mut seen: BTreeMap<&str, (bool, Option<u64>, String)> = BTreeMap::new();
-    for srv in servers {
-        let Some(name) = srv.get("name").and_then(Value::as_str) else {
-            continue;
+    // by name; the last entry of a name counts
+    let seen: BTreeMap<&str, &Value> = (servers.iter())
+        .filter_map(|srv| Some((srv.get("name")?.as_str()?, srv)))
+        .collect();
+    let pending = |(name, n): (&&str, &usize)| {
+        let Some(srv) = seen.get(name) else {
+            return Some((name.to_string(), format!("{name} (not configured)")));
         };
-        if let Some((k, _)) = want.get_key_value(name) {
-            let err = srv
-                .get("last_error")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            seen.insert(
-                k,
-                (
-                    srv.get("connected").and_then(Value::as_bool) == Some(true),
-                    srv.get("tool_count").and_then(Value::as_u64),
-                    err,
-                ),
-            );
+        let connected = srv.get("connected").and_then(Value::as_bool) == Some(true);
+        let count = srv.get("tool_count").and_then(Value::as_u64);
+        if connected && count.is_none_or(|c| c as usize == *n) {
+            return None;
         }
-    }
-    Some(
-        want.iter()
-            .filter_map(|(name, n)| match seen.get(name) {
-                None => Some((name.to_string(), format!("{name} (not configured)"))),
-                Some((true, Some(c), _)) if *c as usize == *n => None,
-                Some((true, None, _)) => None,
-                Some((connected, count, err)) => Some((
-                    name.to_string(),
-                    format!(
-                        "{name} ({}{}{})",
-                        if *connected {
-                            "connected"
-                        } else {
-                            "not connected"
-                        },
-                        count
-                            .map(|c| format!(", {c}/{n} tools"))
-                            .unwrap_or_default(),
-                        if err.is_empty() {
-                            String::new()
-                        } else {
-                            format!(", last error: {}", clip(err, 160))
-                        }
-                    ),
-                )),
-            })
-            .collect(),
-    )
+        let state = if connected {
+            "connected"
+        } else {
+            "not connected"
+        };
+        let count = count
+            .map(|c| format!(", {c}/{n} tools"))
+            .unwrap_or_default();
+        let err = match srv.get("last_error").and_then(Value::as_str) {
+            Some(err) if !err.is_empty() => format!(", last error: {}", clip(err, 160)),
+            _ => String::new(),
+        };
+        Some((name.to_string(), format!("{name} ({state}{count}{err})")))
+    };
+    Some(want.iter().filter_map(pending).collect())
 }
 
 /// How long a connected server may lack tools before evalgate asks the proxy to discover them.
 const REDISCOVER_AFTER: Duration = Duration::from_secs(15);
 
-/// Connected servers whose tools the proxy does not show, since when, and those evalgate asked
-/// the proxy to discover. mcpproxy fills its catalog from a discovery that, on a loaded machine,
-/// can miss a connected server until its next sweep 5 minutes later (seen in CI on 2 cores: 13
-/// of 101 servers); its user would ask it to discover them, and so does evalgate, once per
-/// server, saying so.
+/// Connected servers lacking their tools (since when; which evalgate asked about). On a loaded
+/// machine mcpproxy's discovery can miss one until its next sweep 5 minutes later (CI, 2 cores:
+/// 13 of 101); evalgate asks it to discover them, once per server, as its user would.
 #[derive(Default)]
 struct Lacking {
     since: BTreeMap<String, Instant>,

@@ -1,10 +1,10 @@
 //! Starting a proxy over replay upstreams and handing it over once its catalog is complete.
 
-use super::LOG_LINES;
 use super::prepare::{Prepared, prepare, shape, system_name};
 use super::ready::{Waited, wait_ready};
 use super::upstreams::Quarantine;
 use super::writers::Vars;
+use super::{LOG_LINES, proxy_log};
 use crate::infra::process::{Managed, Spec, Supervisor};
 use crate::pipeline::sut::SutError;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
@@ -32,13 +32,6 @@ pub struct Running {
     pub vars: Vars,
     /// The scratch directory (config, data dir, replay files); removed when dropped.
     pub dir: tempfile::TempDir,
-}
-
-impl Running {
-    /// The proxy's log tail, for failure messages.
-    pub fn log_tail(&self) -> String {
-        self.proxy.log_tail(LOG_LINES)
-    }
 }
 
 /// Starts an `http` proxy the settings name (`--sut mcpproxy`, `launch`, else the reference
@@ -70,8 +63,8 @@ pub async fn start(
                 return Err(SutError::crashed(
                     name.clone(),
                     format!(
-                        "the proxy exited ({status}) before it was ready\n--- proxy log tail ---\n{}",
-                        proxy.log_tail(LOG_LINES)
+                        "the proxy exited ({status}) before it was ready{}",
+                        proxy_log(&proxy)
                     ),
                 ));
             }

@@ -57,18 +57,27 @@ pub struct UpstreamCmd {
 /// The `{"name": {"command", "args", "env"}}` map: the `mcp-servers` format's body and the value
 /// of `{servers_json}`.
 pub fn servers_map(ups: &[UpstreamCmd]) -> Value {
-    let mut m = serde_json::Map::new();
-    for u in ups {
-        let mut e = match &u.url {
-            Some(url) => json!({"url": url}),
-            None => json!({"command": u.command, "args": u.args}),
-        };
-        if !u.env.is_empty() && u.url.is_none() {
-            e["env"] = json!(u.env);
+    Value::Object(
+        ups.iter()
+            .map(|u| (u.name.clone(), entry(u, json!({}))))
+            .collect(),
+    )
+}
+
+/// One server's entry: `head`, then its URL (served over HTTP) or its command, arguments and
+/// environment (when it has one).
+fn entry(u: &UpstreamCmd, mut e: Value) -> Value {
+    match &u.url {
+        Some(url) => e["url"] = json!(url),
+        None => {
+            e["command"] = json!(u.command);
+            e["args"] = json!(u.args);
+            if !u.env.is_empty() {
+                e["env"] = json!(u.env);
+            }
         }
-        m.insert(u.name.clone(), e);
     }
-    Value::Object(m)
+    e
 }
 
 /// `[sut.launch] server_fields` merged into one server's entry `e` of a generated config:
@@ -77,10 +86,7 @@ pub fn servers_map(ups: &[UpstreamCmd]) -> Value {
 /// its URL (`upstream_transport = "http"`, else empty).
 pub fn merge_server_fields(
     e: &mut Value,
-    name: &str,
-    command: &str,
-    args: &[String],
-    url: Option<&str>,
+    u: &UpstreamCmd,
     fields: &serde_json::Map<String, Value>,
 ) {
     fn fill(v: &Value, with: &[(&str, &str)]) -> Value {
@@ -98,15 +104,15 @@ pub fn merge_server_fields(
     if fields.is_empty() {
         return;
     }
-    let line = std::iter::once(command)
-        .chain(args.iter().map(String::as_str))
-        .map(shell_word)
+    let line = std::iter::once(&u.command)
+        .chain(&u.args)
+        .map(|w| shell_word(w))
         .collect::<Vec<_>>()
         .join(" ");
     let with = [
         ("{server_command}", line.as_str()),
-        ("{server_url}", url.unwrap_or_default()),
-        ("{server}", name),
+        ("{server_url}", u.url.as_deref().unwrap_or_default()),
+        ("{server}", &u.name),
     ];
     for (k, v) in fields {
         e[k] = fill(v, &with);
@@ -136,27 +142,14 @@ pub fn json_config(
         ConfigFormat::McpServers => {
             let mut m = servers_map(ups);
             for u in ups {
-                merge_server_fields(
-                    &mut m[&u.name],
-                    &u.name,
-                    &u.command,
-                    &u.args,
-                    u.url.as_deref(),
-                    server_fields,
-                );
+                merge_server_fields(&mut m[&u.name], u, server_fields);
             }
             Some(json!({"mcpServers": m}))
         }
         ConfigFormat::Servers => Some(json!({
             "servers": ups.iter().map(|u| {
-                let mut e = match &u.url {
-                    Some(url) => json!({"name": u.name, "url": url}),
-                    None => json!({"name": u.name, "command": u.command, "args": u.args}),
-                };
-                if !u.env.is_empty() && u.url.is_none() {
-                    e["env"] = json!(u.env);
-                }
-                merge_server_fields(&mut e, &u.name, &u.command, &u.args, u.url.as_deref(), server_fields);
+                let mut e = entry(u, json!({"name": u.name}));
+                merge_server_fields(&mut e, u, server_fields);
                 e
             }).collect::<Vec<_>>()
         })),
