@@ -161,15 +161,9 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
         }
         let rel = q.labels.iter().filter(|l| l.relevance >= 1).count();
         *per_query.entry(rel.min(5)).or_default() += 1;
-        if rel > 1 {
-            multi += 1;
-        }
-        if q.notes
-            .as_deref()
-            .is_some_and(|s| s.starts_with(HARD_NEGATIVE_NOTE))
-        {
-            hard += 1;
-        }
+        multi += usize::from(rel > 1);
+        let notes = q.notes.as_deref().unwrap_or_default();
+        hard += usize::from(notes.starts_with(HARD_NEGATIVE_NOTE));
         *splits
             .entry(q.split.as_deref().unwrap_or("(none)"))
             .or_default() += 1;
@@ -181,19 +175,21 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
     let row = |o: &mut String, k: &str, v: usize| {
         let _ = writeln!(o, "| {k} | {v} | {} |", pct(v, n));
     };
-    row(
-        o,
-        "hard-negative queries (a near-duplicate labeled 0 or 1)",
-        hard,
-    );
-    row(
-        o,
-        "multi-relevant queries (≥ 2 tools with relevance ≥ 1)",
-        multi,
-    );
-    row(o, "terse queries (≤ 4 words)", lengths[0]);
-    row(o, "medium queries (5–19 words)", lengths[1]);
-    row(o, "long queries (≥ 20 words)", lengths[2]);
+    for (k, v) in [
+        (
+            "hard-negative queries (a near-duplicate labeled 0 or 1)",
+            hard,
+        ),
+        (
+            "multi-relevant queries (≥ 2 tools with relevance ≥ 1)",
+            multi,
+        ),
+        ("terse queries (≤ 4 words)", lengths[0]),
+        ("medium queries (5–19 words)", lengths[1]),
+        ("long queries (≥ 20 words)", lengths[2]),
+    ] {
+        row(o, k, v);
+    }
     if splits.keys().any(|s| *s != "(none)") {
         for (s, c) in &splits {
             row(o, &format!("split {}", md(s)), *c);

@@ -207,15 +207,11 @@ impl<'a> Scan<'a> {
                 loop {
                     match *self.text.get(self.at)? {
                         b'"' => _ = self.string()?,
-                        b @ (b'[' | b'{' | b']' | b'}') => {
-                            open = if matches!(b, b'[' | b'{') {
-                                open + 1
-                            } else {
-                                open - 1
-                            };
+                        b => {
+                            open +=
+                                matches!(b, b'[' | b'{') as i32 - matches!(b, b']' | b'}') as i32;
                             self.at += 1;
                         }
-                        _ => self.at += 1,
                     }
                     if open == 0 {
                         break;

@@ -59,27 +59,27 @@ pub mod embedded {
         }
     }
 
-    pub static CORPUS_FILE: File = File {
-        name: CORPUS_NAME,
-        sha256: CORPUS_SHA256,
-        packed: include_bytes!(concat!(env!("OUT_DIR"), "/corpus.json.zst")),
-        len: CORPUS_LEN,
-        text: OnceLock::new(),
-    };
-    pub static GOLDEN_FILE: File = File {
-        name: GOLDEN_NAME,
-        sha256: GOLDEN_SHA256,
-        packed: include_bytes!(concat!(env!("OUT_DIR"), "/golden.json.zst")),
-        len: GOLDEN_LEN,
-        text: OnceLock::new(),
-    };
-    pub static SECURITY_FILE: File = File {
-        name: SECURITY_NAME,
-        sha256: SECURITY_SHA256,
-        packed: include_bytes!(concat!(env!("OUT_DIR"), "/security.json.zst")),
-        len: SECURITY_LEN,
-        text: OnceLock::new(),
-    };
+    /// An embedded file from its name, fingerprint, compressed copy in `OUT_DIR` and size.
+    macro_rules! file {
+        ($name:expr, $sha:expr, $packed:literal, $len:expr) => {
+            File {
+                name: $name,
+                sha256: $sha,
+                packed: include_bytes!(concat!(env!("OUT_DIR"), "/", $packed)),
+                len: $len,
+                text: OnceLock::new(),
+            }
+        };
+    }
+
+    pub static CORPUS_FILE: File = file!(CORPUS_NAME, CORPUS_SHA256, "corpus.json.zst", CORPUS_LEN);
+    pub static GOLDEN_FILE: File = file!(GOLDEN_NAME, GOLDEN_SHA256, "golden.json.zst", GOLDEN_LEN);
+    pub static SECURITY_FILE: File = file!(
+        SECURITY_NAME,
+        SECURITY_SHA256,
+        "security.json.zst",
+        SECURITY_LEN
+    );
 
     /// The text of `datasets/v1/corpus.json`.
     pub fn corpus() -> &'static str {
@@ -174,10 +174,7 @@ impl DatasetPaths {
 
     /// Explicit files, then the files of `dir`.
     pub fn files_then_dir(files: DatasetPaths, dir: Option<&Path>) -> DatasetPaths {
-        match dir {
-            Some(d) => files.or(DatasetPaths::in_dir(d)),
-            None => files,
-        }
+        files.or(dir.map(DatasetPaths::in_dir).unwrap_or_default())
     }
 }
 
@@ -240,11 +237,8 @@ pub const AUTHORING_RULES: [&str; 11] = [
 /// warnings.
 pub fn apply_profile(profile: Profile, out: &mut [Violation]) {
     if profile == Profile::Lenient {
-        for v in out.iter_mut() {
-            if AUTHORING_RULES.contains(&v.rule) {
-                v.severity = Severity::Warning;
-            }
-        }
+        let authoring = out.iter_mut().filter(|v| AUTHORING_RULES.contains(&v.rule));
+        authoring.for_each(|v| v.severity = Severity::Warning);
     }
 }
 
@@ -259,9 +253,7 @@ pub fn summarize_warnings(warnings: &[Violation]) -> Vec<String> {
     }
     let mut lines = Vec::new();
     for (rule, list) in by_rule {
-        for w in list.iter().take(3) {
-            lines.push(w.to_string());
-        }
+        lines.extend(list.iter().take(3).map(|w| w.to_string()));
         if list.len() > 3 {
             lines.push(format!(
                 "warning[{rule}]: {} more like these ({} in all)",
@@ -302,15 +294,11 @@ impl std::fmt::Display for DatasetErrors {
 
 impl std::error::Error for DatasetErrors {}
 
-/// `load::corpus`, `load::golden` or `load::security`.
-type Decoder<T> = fn(Source, Cow<'static, str>, &mut Vec<Violation>) -> Option<Loaded<T>>;
-
 /// One dataset file read and decoded: its text, or its embedded copy (borrowed, with the
 /// fingerprint computed at build time) when no path is given.
-fn read_and_load<T>(
+fn read_and_load<T: load::Items>(
     path: &Option<PathBuf>,
     embedded: &'static embedded::File,
-    decode: Decoder<T>,
     out: &mut Vec<Violation>,
 ) -> Option<Loaded<T>> {
     let (source, text) = match path {
@@ -327,41 +315,34 @@ fn read_and_load<T>(
             (source, Cow::Owned(text))
         }
     };
-    decode(source, text, out)
+    load::load(source, text, out)
 }
 
 impl Datasets {
     /// What the report and the baseline record of each loaded dataset.
     pub fn refs(&self) -> Vec<DatasetRef> {
-        let mut v = Vec::new();
-        if let Some(c) = &self.corpus {
-            v.push(DatasetRef {
-                kind: "corpus".into(),
-                source: c.source.name.clone(),
-                version: Some(c.value.version.clone()),
-                sha256: c.source.sha256.clone(),
-                items: c.value.tools.len(),
-            });
+        fn at<T: load::Items>(
+            kind: &str,
+            l: &Option<Loaded<T>>,
+            version: fn(&T) -> Option<&String>,
+        ) -> Option<DatasetRef> {
+            let l = l.as_ref()?;
+            Some(DatasetRef {
+                kind: kind.into(),
+                source: l.source.name.clone(),
+                version: version(&l.value).cloned(),
+                sha256: l.source.sha256.clone(),
+                items: l.value.item_count(),
+            })
         }
-        if let Some(g) = &self.golden {
-            v.push(DatasetRef {
-                kind: "golden".into(),
-                source: g.source.name.clone(),
-                version: g.value.version.clone(),
-                sha256: g.source.sha256.clone(),
-                items: g.value.queries.len(),
-            });
-        }
-        if let Some(s) = &self.security {
-            v.push(DatasetRef {
-                kind: "security".into(),
-                source: s.source.name.clone(),
-                version: s.value.version.clone(),
-                sha256: s.source.sha256.clone(),
-                items: s.value.entries.len(),
-            });
-        }
-        v
+        [
+            at("corpus", &self.corpus, |c| Some(&c.version)),
+            at("golden", &self.golden, |g| g.version.as_ref()),
+            at("security", &self.security, |s| s.version.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 
     /// Loads and validates what `need` asks for. Every violation of every file is collected;
@@ -374,8 +355,8 @@ impl Datasets {
         let mut out = Vec::new();
         let (mut corpus, mut golden, mut security) = (None, None, None);
         if need.retrieval {
-            corpus = read_and_load(&paths.corpus, &CORPUS_FILE, load::corpus, &mut out);
-            golden = read_and_load(&paths.golden, &GOLDEN_FILE, load::golden, &mut out);
+            corpus = read_and_load(&paths.corpus, &CORPUS_FILE, &mut out);
+            golden = read_and_load(&paths.golden, &GOLDEN_FILE, &mut out);
         }
         if let Some(c) = &corpus {
             validate::corpus(c, &mut out);
@@ -384,7 +365,7 @@ impl Datasets {
             validate::golden(g, corpus.as_ref(), &mut out);
         }
         if need.security {
-            security = read_and_load(&paths.security, &SECURITY_FILE, load::security, &mut out);
+            security = read_and_load(&paths.security, &SECURITY_FILE, &mut out);
         }
         if let Some(s) = &security {
             validate::security(s, &mut out);
@@ -408,7 +389,7 @@ impl Datasets {
     /// without a golden set).
     pub fn load_corpus(path: &Option<PathBuf>) -> Result<Loaded<Corpus>, DatasetErrors> {
         let mut out = Vec::new();
-        let corpus = read_and_load(path, &CORPUS_FILE, load::corpus, &mut out);
+        let corpus = read_and_load(path, &CORPUS_FILE, &mut out);
         if let Some(c) = &corpus {
             validate::corpus(c, &mut out);
         }
