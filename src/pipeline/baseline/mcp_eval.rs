@@ -93,7 +93,7 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
             );
         }
     }
-    let gated: Vec<&str> = m.tolerance.keys().map(String::as_str).collect();
+    let mut gated: Vec<&str> = m.tolerance.keys().map(String::as_str).collect();
     let retrieval = RetrievalBaseline {
         retriever: m
             .generated_from
@@ -173,15 +173,14 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
         .iter()
         .map(|v| ("corpus".to_string(), pin(v)))
         .collect();
+    if gated.is_empty() {
+        gated.push("none");
+    }
     let detectors = security.as_ref().map_or(0, |s| s.detectors.len());
     let note = format!(
         "imported from mcp-eval's baseline format ({name}): {} retrieval metric(s), gated: {}; {detectors} detector(s){}; the corpus is pinned by version only (mcp-eval records no digest), the golden set and the security corpus are not pinned",
         metrics.len(),
-        if gated.is_empty() {
-            "none".to_string()
-        } else {
-            gated.join(", ")
-        },
+        gated.join(", "),
         match m.security.as_ref().and_then(|s| s.gate.as_ref()) {
             Some(g) => format!(
                 " with FPR ceiling {} and recall floor {} each",

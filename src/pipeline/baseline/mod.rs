@@ -201,15 +201,6 @@ fn metric_hint(key: &str, known: &[Metric]) -> String {
         .unwrap_or_default()
 }
 
-/// The known keys of `metrics`, for an error message.
-fn keys(metrics: &[Metric]) -> String {
-    metrics
-        .iter()
-        .map(|m| m.key())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// A section's kind of metric, for messages, and the metrics it knows.
 type Known = (&'static str, &'static [Metric]);
 const RETRIEVAL: Known = ("retrieval", &RETRIEVAL_METRICS);
@@ -292,13 +283,14 @@ impl Baseline {
         let mut out = Vec::new();
         type Metrics = BTreeMap<String, MetricBaseline>;
         let metrics = |out: &mut Vec<_>, base: &str, ms: &Metrics, (what, known): Known| {
+            let expected: Vec<&str> = known.iter().map(|m| m.key()).collect();
             for (k, m) in ms {
                 let path = format!("{base}.{k}");
-                if !known.iter().any(|known| known.key() == k) {
+                if !expected.contains(&k.as_str()) {
                     out.push(format!(
                         "{name}: at {path}: unknown {what} metric {k:?}{}; expected one of {}",
                         metric_hint(k, known),
-                        keys(known)
+                        expected.join(", ")
                     ));
                 }
                 metric_problems(name, &path, m, out);
@@ -372,7 +364,7 @@ impl Baseline {
                     metric_entry(m, &r.metrics, prev.map(|p| &p.metrics), defaults)
                 })
                 .collect();
-            let per_query = r
+            let (per_query, ranked): (BTreeMap<_, _>, BTreeMap<_, _>) = r
                 .per_query
                 .iter()
                 .map(|q| {
@@ -380,9 +372,10 @@ impl Baseline {
                         .iter()
                         .filter_map(|&k| q.metrics.get(k).map(|v| (k.key().to_string(), round6(v))))
                         .collect();
-                    (q.id.to_string(), m)
+                    let top = q.retrieved.iter().take(10).map(|t| t.to_string()).collect();
+                    ((q.id.to_string(), m), (q.id.to_string(), top))
                 })
-                .collect();
+                .unzip();
             RetrievalBaseline {
                 retriever: r.retriever.clone(),
                 runs: r.runs_completed,
@@ -390,15 +383,7 @@ impl Baseline {
                 per_query,
                 confusions: confusion_map(&r.tool_diagnostics),
                 confusions_cut_at: r.tool_diagnostics.confusions_cut_at(),
-                per_query_ranked: Some(
-                    r.per_query
-                        .iter()
-                        .map(|q| {
-                            let top = q.retrieved.iter().take(10).map(|t| t.to_string());
-                            (q.id.to_string(), top.collect())
-                        })
-                        .collect(),
-                ),
+                per_query_ranked: Some(ranked),
             }
         });
         let security = security.map(|s| {

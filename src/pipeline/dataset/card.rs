@@ -20,6 +20,11 @@ pub const END: &str = "<!-- evalgate card: end -->";
 /// Notes of a hard-negative query start with this (see `datasets/README.md`).
 pub const HARD_NEGATIVE_NOTE: &str = "hard-negative";
 
+/// The server part of a `server:tool` id.
+fn server_of(tool_id: &str) -> &str {
+    tool_id.split_once(':').map_or("", |(s, _)| s)
+}
+
 fn pct(n: usize, d: usize) -> String {
     if d == 0 {
         "–".into()
@@ -58,19 +63,14 @@ fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
     let mut distractors: BTreeMap<&str, usize> = BTreeMap::new();
     if let Some(g) = golden {
         for q in &g.queries {
-            for l in q.labels.iter().filter(|l| l.relevance >= 1) {
-                let server = l.tool_id.split_once(':').map_or("", |(s, _)| s);
+            for l in q.relevant() {
+                let (server, id) = (server_of(&l.tool_id), l.tool_id.as_str());
                 queries.entry(server).or_default().insert(q.id.as_str());
-                relevant
-                    .entry(server)
-                    .or_default()
-                    .insert(l.tool_id.as_str());
+                relevant.entry(server).or_default().insert(id);
             }
         }
         for d in g.distractors.iter().flatten() {
-            *distractors
-                .entry(d.split_once(':').map_or("", |(s, _)| s))
-                .or_default() += 1;
+            *distractors.entry(server_of(d)).or_default() += 1;
         }
     }
     let _ = writeln!(
@@ -109,9 +109,7 @@ fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
     for (server, n) in &tools {
         let info = c.servers.iter().find(|s| s.name == *server);
         let field = |f: fn(&ServerInfo) -> &Option<String>| {
-            info.and_then(|i| f(i).as_deref())
-                .map(md)
-                .unwrap_or_else(|| "–".into())
+            info.and_then(|i| f(i).as_deref()).map_or("–".into(), md)
         };
         let _ = write!(
             o,
@@ -144,8 +142,7 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
         md(&g.corpus_version)
     );
     let mut grades = [0usize; 3];
-    let mut hard = 0;
-    let mut multi = 0;
+    let (mut hard, mut multi) = (0, 0);
     let mut splits: BTreeMap<&str, usize> = BTreeMap::new();
     let mut relevant_tools = BTreeSet::new();
     let mut lengths = [0usize; 3];

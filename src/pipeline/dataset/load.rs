@@ -160,16 +160,15 @@ fn missing_hint(path: &Path, e: &std::io::Error) -> String {
         .filter(|n| n.ends_with(".json"))
         .collect();
     json.sort();
-    let found = if json.is_empty() {
-        "no .json file".to_string()
-    } else {
-        json.join(", ")
-    };
+    if json.is_empty() {
+        json.push("no .json file".into());
+    }
     let shown = if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
         dir
     };
+    let found = json.join(", ");
     format!("; {}; {} has: {found}", dir_names_hint(), shown.display())
 }
 

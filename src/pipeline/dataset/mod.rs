@@ -25,9 +25,6 @@ use std::path::{Path, PathBuf};
 pub mod embedded {
     use std::sync::OnceLock;
 
-    pub const CORPUS_NAME: &str = "embedded:datasets/v1/corpus.json";
-    pub const GOLDEN_NAME: &str = "embedded:datasets/v1/golden.json";
-    pub const SECURITY_NAME: &str = "embedded:datasets/v1/security.json";
     // CORPUS_SHA256, GOLDEN_SHA256, SECURITY_SHA256: the files' sha256, computed by build.rs;
     // CORPUS_LEN, GOLDEN_LEN, SECURITY_LEN: their sizes in bytes
     include!(concat!(env!("OUT_DIR"), "/embedded_sha256.rs"));
@@ -36,7 +33,8 @@ pub mod embedded {
     pub struct File {
         pub name: &'static str,
         pub sha256: &'static str,
-        packed: &'static [u8],
+        /// The compressed copy the binary holds.
+        pub packed: &'static [u8],
         len: usize,
         text: OnceLock<String>,
     }
@@ -52,34 +50,24 @@ pub mod embedded {
                 String::from_utf8(bytes).unwrap_or_else(|e| panic!("{}: {e}", self.name))
             })
         }
-
-        /// The size of the compressed copy the binary holds.
-        pub fn packed_len(&self) -> usize {
-            self.packed.len()
-        }
     }
 
-    /// An embedded file from its name, fingerprint, compressed copy in `OUT_DIR` and size.
+    /// The embedded `datasets/v1/<file>.json`, named `embedded:datasets/v1/<file>.json` in reports.
     macro_rules! file {
-        ($name:expr, $sha:expr, $packed:literal, $len:expr) => {
+        ($file:literal, $sha:expr, $len:expr) => {
             File {
-                name: $name,
+                name: concat!("embedded:datasets/v1/", $file, ".json"),
                 sha256: $sha,
-                packed: include_bytes!(concat!(env!("OUT_DIR"), "/", $packed)),
+                packed: include_bytes!(concat!(env!("OUT_DIR"), "/", $file, ".json.zst")),
                 len: $len,
                 text: OnceLock::new(),
             }
         };
     }
 
-    pub static CORPUS_FILE: File = file!(CORPUS_NAME, CORPUS_SHA256, "corpus.json.zst", CORPUS_LEN);
-    pub static GOLDEN_FILE: File = file!(GOLDEN_NAME, GOLDEN_SHA256, "golden.json.zst", GOLDEN_LEN);
-    pub static SECURITY_FILE: File = file!(
-        SECURITY_NAME,
-        SECURITY_SHA256,
-        "security.json.zst",
-        SECURITY_LEN
-    );
+    pub static CORPUS_FILE: File = file!("corpus", CORPUS_SHA256, CORPUS_LEN);
+    pub static GOLDEN_FILE: File = file!("golden", GOLDEN_SHA256, GOLDEN_LEN);
+    pub static SECURITY_FILE: File = file!("security", SECURITY_SHA256, SECURITY_LEN);
 
     /// The text of `datasets/v1/corpus.json`.
     pub fn corpus() -> &'static str {
@@ -458,9 +446,9 @@ mod tests {
             assert_eq!(f.sha256, hex, "{file}");
             // the binary holds a compressed copy, and decompressing twice hands out the same text
             assert!(
-                f.packed_len() * 4 < on_disk.len(),
+                f.packed.len() * 4 < on_disk.len(),
                 "{file}: {}",
-                f.packed_len()
+                f.packed.len()
             );
             assert!(std::ptr::eq(f.text(), f.text()), "{file}");
         }
