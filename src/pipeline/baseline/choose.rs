@@ -57,11 +57,8 @@ pub fn choose(
         warnings.extend(note);
         (p.display().to_string(), b, true)
     } else if Path::new(DEFAULT_PATH).is_file() {
-        (
-            DEFAULT_PATH.to_string(),
-            Baseline::load(Path::new(DEFAULT_PATH))?,
-            false,
-        )
+        let b = Baseline::load(Path::new(DEFAULT_PATH))?;
+        (DEFAULT_PATH.to_string(), b, false)
     } else if ds.all_embedded() {
         let b = Baseline::parse(EMBEDDED_DEFAULT_NAME, EMBEDDED_DEFAULT)?;
         (EMBEDDED_DEFAULT_NAME.to_string(), b, false)

@@ -77,14 +77,13 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
         };
         metrics.insert(metric.key().to_string(), *v);
     }
-    for (metric, v) in [
+    let others = [
         (Metric::Mrr, m.mrr),
         (Metric::NdcgAt10, m.ndcg_at_10),
         (Metric::Map, m.map),
-    ] {
-        if let Some(v) = v {
-            metrics.insert(metric.key().to_string(), v);
-        }
+    ];
+    for (metric, v) in others {
+        metrics.extend(v.map(|v| (metric.key().to_string(), v)));
     }
     for k in m.tolerance.keys() {
         if !metrics.contains_key(k) {
@@ -94,7 +93,7 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
             );
         }
     }
-    let gated: Vec<&str> = m.tolerance.keys().map(String::as_str).collect();
+    let mut gated: Vec<&str> = m.tolerance.keys().map(String::as_str).collect();
     let retrieval = RetrievalBaseline {
         retriever: m
             .generated_from
@@ -164,26 +163,24 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
                 .collect(),
         }
     });
-    let mut datasets = BTreeMap::new();
-    if let Some(v) = &m.corpus_version {
-        // mcp-eval pins versions, not contents: an empty digest means "compare the version"
-        datasets.insert(
-            "corpus".to_string(),
-            DatasetPin {
-                version: Some(v.clone()),
-                sha256: String::new(),
-            },
-        );
+    // mcp-eval pins versions, not contents: an empty digest means "compare the version"
+    let pin = |v: &String| DatasetPin {
+        version: Some(v.clone()),
+        sha256: String::new(),
+    };
+    let datasets = m
+        .corpus_version
+        .iter()
+        .map(|v| ("corpus".to_string(), pin(v)))
+        .collect();
+    if gated.is_empty() {
+        gated.push("none");
     }
     let detectors = security.as_ref().map_or(0, |s| s.detectors.len());
     let note = format!(
         "imported from mcp-eval's baseline format ({name}): {} retrieval metric(s), gated: {}; {detectors} detector(s){}; the corpus is pinned by version only (mcp-eval records no digest), the golden set and the security corpus are not pinned",
         metrics.len(),
-        if gated.is_empty() {
-            "none".to_string()
-        } else {
-            gated.join(", ")
-        },
+        gated.join(", "),
         match m.security.as_ref().and_then(|s| s.gate.as_ref()) {
             Some(g) => format!(
                 " with FPR ceiling {} and recall floor {} each",

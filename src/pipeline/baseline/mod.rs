@@ -5,11 +5,12 @@ pub mod choose;
 pub mod mcp_eval;
 
 use crate::infra::files::read_to_string;
-use crate::pipeline::dataset::DatasetRef;
+use crate::pipeline::dataset::{DatasetRef, load::kind_of};
 use crate::pipeline::score::diagnostics::ToolDiagnostics;
 use crate::pipeline::score::metrics::{DETECTION_METRICS, Direction, Metric, RETRIEVAL_METRICS};
 use crate::pipeline::score::model::{EntryOutcome, RetrievalReport, SecurityReport};
 use crate::pipeline::score::scorecard::{Scorecard, ScorecardBaseline};
+use crate::pipeline::score::stats::Summary;
 use anyhow::Context;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -200,14 +201,10 @@ fn metric_hint(key: &str, known: &[Metric]) -> String {
         .unwrap_or_default()
 }
 
-/// The known keys of `metrics`, for an error message.
-fn keys(metrics: &[Metric]) -> String {
-    metrics
-        .iter()
-        .map(|m| m.key())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+/// A section's kind of metric, for messages, and the metrics it knows.
+type Known = (&'static str, &'static [Metric]);
+const RETRIEVAL: Known = ("retrieval", &RETRIEVAL_METRICS);
+const DETECTION: Known = ("detection", &DETECTION_METRICS);
 
 /// Problems of one metric entry: a tolerance below 0, a value outside 0..=1, a gated metric
 /// without a value.
@@ -251,13 +248,7 @@ impl Baseline {
         if !doc.is_object() {
             anyhow::bail!(
                 "{name}: at $: expected an object (an evalgate baseline with schema_version, or mcp-eval's with recall_at), found {}",
-                match doc {
-                    serde_json::Value::Array(_) => "an array",
-                    serde_json::Value::String(_) => "a string",
-                    serde_json::Value::Number(_) => "a number",
-                    serde_json::Value::Bool(_) => "a boolean",
-                    _ => "null",
-                }
+                kind_of(&doc)
             );
         }
         if mcp_eval::is_mcp_eval(&doc) {
@@ -290,33 +281,33 @@ impl Baseline {
     /// between 0 and 1: a typo would otherwise silently drop its gate.
     pub fn check(&self, name: &str) -> anyhow::Result<()> {
         let mut out = Vec::new();
-        if let Some(r) = &self.retrieval {
-            for (k, m) in &r.metrics {
-                let path = format!("$.retrieval.metrics.{k}");
-                if !RETRIEVAL_METRICS.iter().any(|known| known.key() == k) {
+        type Metrics = BTreeMap<String, MetricBaseline>;
+        let metrics = |out: &mut Vec<_>, base: &str, ms: &Metrics, (what, known): Known| {
+            let expected: Vec<&str> = known.iter().map(|m| m.key()).collect();
+            for (k, m) in ms {
+                let path = format!("{base}.{k}");
+                if !expected.contains(&k.as_str()) {
                     out.push(format!(
-                        "{name}: at {path}: unknown retrieval metric {k:?}{}; expected one of {}",
-                        metric_hint(k, &RETRIEVAL_METRICS),
-                        keys(&RETRIEVAL_METRICS)
+                        "{name}: at {path}: unknown {what} metric {k:?}{}; expected one of {}",
+                        metric_hint(k, known),
+                        expected.join(", ")
                     ));
                 }
-                metric_problems(name, &path, m, &mut out);
+                metric_problems(name, &path, m, out);
             }
+        };
+        if let Some(r) = &self.retrieval {
+            metrics(&mut out, "$.retrieval.metrics", &r.metrics, RETRIEVAL);
         }
         if let Some(s) = &self.security {
             for (d, det) in &s.detectors {
                 let base = format!("$.security.detectors.{d}");
-                for (k, m) in &det.metrics {
-                    let path = format!("{base}.metrics.{k}");
-                    if !DETECTION_METRICS.iter().any(|known| known.key() == k) {
-                        out.push(format!(
-                            "{name}: at {path}: unknown detection metric {k:?}{}; expected one of {}",
-                            metric_hint(k, &DETECTION_METRICS),
-                            keys(&DETECTION_METRICS)
-                        ));
-                    }
-                    metric_problems(name, &path, m, &mut out);
-                }
+                metrics(
+                    &mut out,
+                    &format!("{base}.metrics"),
+                    &det.metrics,
+                    DETECTION,
+                );
                 for (key, v) in [
                     ("fpr_ceiling", det.fpr_ceiling),
                     ("recall_floor", det.recall_floor),
@@ -359,40 +350,21 @@ impl Baseline {
         scorecard: Option<&Scorecard>,
         previous: Option<&Baseline>,
     ) -> Baseline {
-        let datasets = datasets
-            .iter()
-            .map(|d| {
-                (
-                    d.kind.clone(),
-                    DatasetPin {
-                        version: d.version.clone(),
-                        sha256: d.sha256.clone(),
-                    },
-                )
-            })
-            .collect();
+        let pin = |d: &DatasetRef| DatasetPin {
+            version: d.version.clone(),
+            sha256: d.sha256.clone(),
+        };
+        let datasets = datasets.iter().map(|d| (d.kind.clone(), pin(d))).collect();
         let retrieval = retrieval.map(|r| {
             let prev = previous.and_then(|p| p.retrieval.as_ref());
             let metrics = RETRIEVAL_METRICS
                 .iter()
-                .map(|m| {
-                    let k = m.key();
-                    let value = r.metrics.get(k).and_then(|s| s.mean).map(round6);
-                    let old = prev.and_then(|p| p.metrics.get(k));
-                    (
-                        k.to_string(),
-                        MetricBaseline {
-                            value,
-                            direction: m.direction(),
-                            tolerance: old.map_or(DEFAULT_TOLERANCE, |o| o.tolerance),
-                            // an undefined value cannot gate
-                            gated: value.is_some()
-                                && old.map_or(DEFAULT_GATED.contains(m), |o| o.gated),
-                        },
-                    )
+                .map(|&m| {
+                    let defaults = (DEFAULT_TOLERANCE, DEFAULT_GATED.contains(&m));
+                    metric_entry(m, &r.metrics, prev.map(|p| &p.metrics), defaults)
                 })
                 .collect();
-            let per_query = r
+            let (per_query, ranked): (BTreeMap<_, _>, BTreeMap<_, _>) = r
                 .per_query
                 .iter()
                 .map(|q| {
@@ -400,9 +372,10 @@ impl Baseline {
                         .iter()
                         .filter_map(|&k| q.metrics.get(k).map(|v| (k.key().to_string(), round6(v))))
                         .collect();
-                    (q.id.to_string(), m)
+                    let top = q.retrieved.iter().take(10).map(|t| t.to_string()).collect();
+                    ((q.id.to_string(), m), (q.id.to_string(), top))
                 })
-                .collect();
+                .unzip();
             RetrievalBaseline {
                 retriever: r.retriever.clone(),
                 runs: r.runs_completed,
@@ -410,15 +383,7 @@ impl Baseline {
                 per_query,
                 confusions: confusion_map(&r.tool_diagnostics),
                 confusions_cut_at: r.tool_diagnostics.confusions_cut_at(),
-                per_query_ranked: Some(
-                    r.per_query
-                        .iter()
-                        .map(|q| {
-                            let top = q.retrieved.iter().take(10).map(|t| t.to_string());
-                            (q.id.to_string(), top.collect())
-                        })
-                        .collect(),
-                ),
+                per_query_ranked: Some(ranked),
             }
         });
         let security = security.map(|s| {
@@ -432,16 +397,7 @@ impl Baseline {
                     let metrics = DETECTION_METRICS
                         .iter()
                         .map(|&m| {
-                            let o = old.and_then(|o| o.metrics.get(m.key()));
-                            (
-                                m.key().to_string(),
-                                MetricBaseline {
-                                    value: mean(m).map(round6),
-                                    direction: m.direction(),
-                                    tolerance: o.map_or(0.05, |o| o.tolerance),
-                                    gated: mean(m).is_some() && o.is_some_and(|o| o.gated),
-                                },
-                            )
+                            metric_entry(m, &d.metrics, old.map(|o| &o.metrics), (0.05, false))
                         })
                         .collect();
                     let fpr_ceiling = old.map(|o| o.fpr_ceiling).unwrap_or_else(|| {
@@ -483,6 +439,25 @@ impl Baseline {
         s.push('\n');
         s
     }
+}
+
+/// `m`'s entry for the mean measured, keeping the tolerance and gated flag of `old` where it has
+/// the metric, else `(tolerance, gated)`; an undefined value cannot gate.
+fn metric_entry(
+    m: Metric,
+    measured: &BTreeMap<String, Summary>,
+    old: Option<&BTreeMap<String, MetricBaseline>>,
+    (tolerance, gated): (f64, bool),
+) -> (String, MetricBaseline) {
+    let value = measured.get(m.key()).and_then(|s| s.mean).map(round6);
+    let old = old.and_then(|o| o.get(m.key()));
+    let entry = MetricBaseline {
+        value,
+        direction: m.direction(),
+        tolerance: old.map_or(tolerance, |o| o.tolerance),
+        gated: value.is_some() && old.map_or(gated, |o| o.gated),
+    };
+    (m.key().to_string(), entry)
 }
 
 fn round6(v: f64) -> f64 {

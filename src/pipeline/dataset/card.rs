@@ -20,6 +20,11 @@ pub const END: &str = "<!-- evalgate card: end -->";
 /// Notes of a hard-negative query start with this (see `datasets/README.md`).
 pub const HARD_NEGATIVE_NOTE: &str = "hard-negative";
 
+/// The server part of a `server:tool` id.
+fn server_of(tool_id: &str) -> &str {
+    tool_id.split_once(':').map_or("", |(s, _)| s)
+}
+
 fn pct(n: usize, d: usize) -> String {
     if d == 0 {
         "–".into()
@@ -58,19 +63,14 @@ fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
     let mut distractors: BTreeMap<&str, usize> = BTreeMap::new();
     if let Some(g) = golden {
         for q in &g.queries {
-            for l in q.labels.iter().filter(|l| l.relevance >= 1) {
-                let server = l.tool_id.split_once(':').map_or("", |(s, _)| s);
+            for l in q.relevant() {
+                let (server, id) = (server_of(&l.tool_id), l.tool_id.as_str());
                 queries.entry(server).or_default().insert(q.id.as_str());
-                relevant
-                    .entry(server)
-                    .or_default()
-                    .insert(l.tool_id.as_str());
+                relevant.entry(server).or_default().insert(id);
             }
         }
         for d in g.distractors.iter().flatten() {
-            *distractors
-                .entry(d.split_once(':').map_or("", |(s, _)| s))
-                .or_default() += 1;
+            *distractors.entry(server_of(d)).or_default() += 1;
         }
     }
     let _ = writeln!(
@@ -109,9 +109,7 @@ fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
     for (server, n) in &tools {
         let info = c.servers.iter().find(|s| s.name == *server);
         let field = |f: fn(&ServerInfo) -> &Option<String>| {
-            info.and_then(|i| f(i).as_deref())
-                .map(md)
-                .unwrap_or_else(|| "–".into())
+            info.and_then(|i| f(i).as_deref()).map_or("–".into(), md)
         };
         let _ = write!(
             o,
@@ -144,8 +142,7 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
         md(&g.corpus_version)
     );
     let mut grades = [0usize; 3];
-    let mut hard = 0;
-    let mut multi = 0;
+    let (mut hard, mut multi) = (0, 0);
     let mut splits: BTreeMap<&str, usize> = BTreeMap::new();
     let mut relevant_tools = BTreeSet::new();
     let mut lengths = [0usize; 3];
@@ -161,15 +158,9 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
         }
         let rel = q.labels.iter().filter(|l| l.relevance >= 1).count();
         *per_query.entry(rel.min(5)).or_default() += 1;
-        if rel > 1 {
-            multi += 1;
-        }
-        if q.notes
-            .as_deref()
-            .is_some_and(|s| s.starts_with(HARD_NEGATIVE_NOTE))
-        {
-            hard += 1;
-        }
+        multi += usize::from(rel > 1);
+        let notes = q.notes.as_deref().unwrap_or_default();
+        hard += usize::from(notes.starts_with(HARD_NEGATIVE_NOTE));
         *splits
             .entry(q.split.as_deref().unwrap_or("(none)"))
             .or_default() += 1;
@@ -181,19 +172,21 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
     let row = |o: &mut String, k: &str, v: usize| {
         let _ = writeln!(o, "| {k} | {v} | {} |", pct(v, n));
     };
-    row(
-        o,
-        "hard-negative queries (a near-duplicate labeled 0 or 1)",
-        hard,
-    );
-    row(
-        o,
-        "multi-relevant queries (≥ 2 tools with relevance ≥ 1)",
-        multi,
-    );
-    row(o, "terse queries (≤ 4 words)", lengths[0]);
-    row(o, "medium queries (5–19 words)", lengths[1]);
-    row(o, "long queries (≥ 20 words)", lengths[2]);
+    for (k, v) in [
+        (
+            "hard-negative queries (a near-duplicate labeled 0 or 1)",
+            hard,
+        ),
+        (
+            "multi-relevant queries (≥ 2 tools with relevance ≥ 1)",
+            multi,
+        ),
+        ("terse queries (≤ 4 words)", lengths[0]),
+        ("medium queries (5–19 words)", lengths[1]),
+        ("long queries (≥ 20 words)", lengths[2]),
+    ] {
+        row(o, k, v);
+    }
     if splits.keys().any(|s| *s != "(none)") {
         for (s, c) in &splits {
             row(o, &format!("split {}", md(s)), *c);

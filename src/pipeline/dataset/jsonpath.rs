@@ -27,14 +27,10 @@ impl JsonPath {
         JsonPath(Vec::new())
     }
     pub fn key(&self, k: &str) -> Self {
-        let mut v = self.0.clone();
-        v.push(Seg::Key(k.to_string()));
-        JsonPath(v)
+        JsonPath([&self.0[..], &[Seg::Key(k.to_string())]].concat())
     }
     pub fn index(&self, i: usize) -> Self {
-        let mut v = self.0.clone();
-        v.push(Seg::Index(i));
-        JsonPath(v)
+        JsonPath([&self.0[..], &[Seg::Index(i)]].concat())
     }
     /// Appends a path reported by `serde_path_to_error` (relative to `self`).
     pub fn join_serde(&self, p: &serde_path_to_error::Path) -> Self {
@@ -207,15 +203,11 @@ impl<'a> Scan<'a> {
                 loop {
                     match *self.text.get(self.at)? {
                         b'"' => _ = self.string()?,
-                        b @ (b'[' | b'{' | b']' | b'}') => {
-                            open = if matches!(b, b'[' | b'{') {
-                                open + 1
-                            } else {
-                                open - 1
-                            };
+                        b => {
+                            open +=
+                                matches!(b, b'[' | b'{') as i32 - matches!(b, b']' | b'}') as i32;
                             self.at += 1;
                         }
-                        _ => self.at += 1,
                     }
                     if open == 0 {
                         break;

@@ -160,16 +160,15 @@ fn missing_hint(path: &Path, e: &std::io::Error) -> String {
         .filter(|n| n.ends_with(".json"))
         .collect();
     json.sort();
-    let found = if json.is_empty() {
-        "no .json file".to_string()
-    } else {
-        json.join(", ")
-    };
+    if json.is_empty() {
+        json.push("no .json file".into());
+    }
     let shown = if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
         dir
     };
+    let found = json.join(", ");
     format!("; {}; {} has: {found}", dir_names_hint(), shown.display())
 }
 
@@ -180,15 +179,14 @@ pub fn read_file(path: &Path) -> Result<(Source, String), Violation> {
         embedded: false,
         sha256: String::new(),
     };
-    let bytes = files::read(path).map_err(|e| {
+    let mut bytes = files::read(path).map_err(|e| {
         let m = format!("cannot read the file: {e}{}", missing_hint(path, &e));
         Violation::error(&source, "$", (1, 1), "file.unreadable", m)
     })?;
     // a UTF-8 byte order mark (as some Windows editors write) is not JSON: read past it
-    let bytes = match bytes.strip_prefix("\u{feff}".as_bytes()) {
-        Some(rest) => rest.to_vec(),
-        None => bytes,
-    };
+    if bytes.starts_with("\u{feff}".as_bytes()) {
+        bytes.drain(..3);
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let m = format!("expected UTF-8 JSON text, found invalid UTF-8 at byte {at}");
@@ -245,11 +243,8 @@ pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
     top.insert(items_key.to_string(), Value::Array(Vec::new()));
     let header = serde_path_to_error::deserialize::<_, T>(Value::Object(top));
     if let Err(e) = &header {
-        out.push(err(
-            &root.join_serde(e.path()),
-            "json.type",
-            e.inner().to_string(),
-        ));
+        let at = root.join_serde(e.path());
+        out.push(err(&at, "json.type", e.inner().to_string()));
     }
     let items_in_file = items.len();
     let (mut decoded, mut file_index) = (Vec::new(), Vec::new());
@@ -278,7 +273,7 @@ pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
 }
 
 /// A document type whose items live in one top-level array.
-trait Items: DeserializeOwned {
+pub(super) trait Items: DeserializeOwned {
     type Item: DeserializeOwned;
     const KEY: &'static str;
     fn set_items(&mut self, items: Vec<Self::Item>);
@@ -309,7 +304,7 @@ items!(SecurityCorpus, Entry, entries);
 /// text into its types, with no intermediate JSON tree; only a file that fails to decode takes
 /// the item-by-item path of [`decode`], which finds every bad item and where it is. The text is
 /// kept, not copied, for locating violations.
-fn load<T: Items>(
+pub(super) fn load<T: Items>(
     mut source: Source,
     text: Cow<'static, str>,
     out: &mut Vec<Violation>,
@@ -333,13 +328,8 @@ fn load<T: Items>(
             "the key {key:?} is given twice in one object (first at line {}, column {}); a JSON reader keeps only the last value, so the first would be ignored: remove one",
             d.first.0, d.first.1
         );
-        out.push(Violation::error(
-            &source,
-            &d.path,
-            d.second,
-            "json.duplicate-key",
-            m,
-        ));
+        let v = Violation::error(&source, &d.path, d.second, "json.duplicate-key", m);
+        out.push(v);
     }
     if let Ok(value) = fast {
         let n = value.item_count();
@@ -363,24 +353,6 @@ pub fn corpus(
     text: Cow<'static, str>,
     out: &mut Vec<Violation>,
 ) -> Option<Loaded<Corpus>> {
-    load(source, text, out)
-}
-
-/// Decodes a retrieval golden set.
-pub fn golden(
-    source: Source,
-    text: Cow<'static, str>,
-    out: &mut Vec<Violation>,
-) -> Option<Loaded<GoldenSet>> {
-    load(source, text, out)
-}
-
-/// Decodes a security corpus.
-pub fn security(
-    source: Source,
-    text: Cow<'static, str>,
-    out: &mut Vec<Violation>,
-) -> Option<Loaded<SecurityCorpus>> {
     load(source, text, out)
 }
 

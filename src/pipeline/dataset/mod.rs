@@ -25,9 +25,6 @@ use std::path::{Path, PathBuf};
 pub mod embedded {
     use std::sync::OnceLock;
 
-    pub const CORPUS_NAME: &str = "embedded:datasets/v1/corpus.json";
-    pub const GOLDEN_NAME: &str = "embedded:datasets/v1/golden.json";
-    pub const SECURITY_NAME: &str = "embedded:datasets/v1/security.json";
     // CORPUS_SHA256, GOLDEN_SHA256, SECURITY_SHA256: the files' sha256, computed by build.rs;
     // CORPUS_LEN, GOLDEN_LEN, SECURITY_LEN: their sizes in bytes
     include!(concat!(env!("OUT_DIR"), "/embedded_sha256.rs"));
@@ -36,7 +33,8 @@ pub mod embedded {
     pub struct File {
         pub name: &'static str,
         pub sha256: &'static str,
-        packed: &'static [u8],
+        /// The compressed copy the binary holds.
+        pub packed: &'static [u8],
         len: usize,
         text: OnceLock<String>,
     }
@@ -52,34 +50,24 @@ pub mod embedded {
                 String::from_utf8(bytes).unwrap_or_else(|e| panic!("{}: {e}", self.name))
             })
         }
-
-        /// The size of the compressed copy the binary holds.
-        pub fn packed_len(&self) -> usize {
-            self.packed.len()
-        }
     }
 
-    pub static CORPUS_FILE: File = File {
-        name: CORPUS_NAME,
-        sha256: CORPUS_SHA256,
-        packed: include_bytes!(concat!(env!("OUT_DIR"), "/corpus.json.zst")),
-        len: CORPUS_LEN,
-        text: OnceLock::new(),
-    };
-    pub static GOLDEN_FILE: File = File {
-        name: GOLDEN_NAME,
-        sha256: GOLDEN_SHA256,
-        packed: include_bytes!(concat!(env!("OUT_DIR"), "/golden.json.zst")),
-        len: GOLDEN_LEN,
-        text: OnceLock::new(),
-    };
-    pub static SECURITY_FILE: File = File {
-        name: SECURITY_NAME,
-        sha256: SECURITY_SHA256,
-        packed: include_bytes!(concat!(env!("OUT_DIR"), "/security.json.zst")),
-        len: SECURITY_LEN,
-        text: OnceLock::new(),
-    };
+    /// The embedded `datasets/v1/<file>.json`, named `embedded:datasets/v1/<file>.json` in reports.
+    macro_rules! file {
+        ($file:literal, $sha:expr, $len:expr) => {
+            File {
+                name: concat!("embedded:datasets/v1/", $file, ".json"),
+                sha256: $sha,
+                packed: include_bytes!(concat!(env!("OUT_DIR"), "/", $file, ".json.zst")),
+                len: $len,
+                text: OnceLock::new(),
+            }
+        };
+    }
+
+    pub static CORPUS_FILE: File = file!("corpus", CORPUS_SHA256, CORPUS_LEN);
+    pub static GOLDEN_FILE: File = file!("golden", GOLDEN_SHA256, GOLDEN_LEN);
+    pub static SECURITY_FILE: File = file!("security", SECURITY_SHA256, SECURITY_LEN);
 
     /// The text of `datasets/v1/corpus.json`.
     pub fn corpus() -> &'static str {
@@ -174,10 +162,7 @@ impl DatasetPaths {
 
     /// Explicit files, then the files of `dir`.
     pub fn files_then_dir(files: DatasetPaths, dir: Option<&Path>) -> DatasetPaths {
-        match dir {
-            Some(d) => files.or(DatasetPaths::in_dir(d)),
-            None => files,
-        }
+        files.or(dir.map(DatasetPaths::in_dir).unwrap_or_default())
     }
 }
 
@@ -240,11 +225,8 @@ pub const AUTHORING_RULES: [&str; 11] = [
 /// warnings.
 pub fn apply_profile(profile: Profile, out: &mut [Violation]) {
     if profile == Profile::Lenient {
-        for v in out.iter_mut() {
-            if AUTHORING_RULES.contains(&v.rule) {
-                v.severity = Severity::Warning;
-            }
-        }
+        let authoring = out.iter_mut().filter(|v| AUTHORING_RULES.contains(&v.rule));
+        authoring.for_each(|v| v.severity = Severity::Warning);
     }
 }
 
@@ -259,9 +241,7 @@ pub fn summarize_warnings(warnings: &[Violation]) -> Vec<String> {
     }
     let mut lines = Vec::new();
     for (rule, list) in by_rule {
-        for w in list.iter().take(3) {
-            lines.push(w.to_string());
-        }
+        lines.extend(list.iter().take(3).map(|w| w.to_string()));
         if list.len() > 3 {
             lines.push(format!(
                 "warning[{rule}]: {} more like these ({} in all)",
@@ -302,15 +282,11 @@ impl std::fmt::Display for DatasetErrors {
 
 impl std::error::Error for DatasetErrors {}
 
-/// `load::corpus`, `load::golden` or `load::security`.
-type Decoder<T> = fn(Source, Cow<'static, str>, &mut Vec<Violation>) -> Option<Loaded<T>>;
-
 /// One dataset file read and decoded: its text, or its embedded copy (borrowed, with the
 /// fingerprint computed at build time) when no path is given.
-fn read_and_load<T>(
+fn read_and_load<T: load::Items>(
     path: &Option<PathBuf>,
     embedded: &'static embedded::File,
-    decode: Decoder<T>,
     out: &mut Vec<Violation>,
 ) -> Option<Loaded<T>> {
     let (source, text) = match path {
@@ -327,41 +303,34 @@ fn read_and_load<T>(
             (source, Cow::Owned(text))
         }
     };
-    decode(source, text, out)
+    load::load(source, text, out)
 }
 
 impl Datasets {
     /// What the report and the baseline record of each loaded dataset.
     pub fn refs(&self) -> Vec<DatasetRef> {
-        let mut v = Vec::new();
-        if let Some(c) = &self.corpus {
-            v.push(DatasetRef {
-                kind: "corpus".into(),
-                source: c.source.name.clone(),
-                version: Some(c.value.version.clone()),
-                sha256: c.source.sha256.clone(),
-                items: c.value.tools.len(),
-            });
+        fn at<T: load::Items>(
+            kind: &str,
+            l: &Option<Loaded<T>>,
+            version: fn(&T) -> Option<&String>,
+        ) -> Option<DatasetRef> {
+            let l = l.as_ref()?;
+            Some(DatasetRef {
+                kind: kind.into(),
+                source: l.source.name.clone(),
+                version: version(&l.value).cloned(),
+                sha256: l.source.sha256.clone(),
+                items: l.value.item_count(),
+            })
         }
-        if let Some(g) = &self.golden {
-            v.push(DatasetRef {
-                kind: "golden".into(),
-                source: g.source.name.clone(),
-                version: g.value.version.clone(),
-                sha256: g.source.sha256.clone(),
-                items: g.value.queries.len(),
-            });
-        }
-        if let Some(s) = &self.security {
-            v.push(DatasetRef {
-                kind: "security".into(),
-                source: s.source.name.clone(),
-                version: s.value.version.clone(),
-                sha256: s.source.sha256.clone(),
-                items: s.value.entries.len(),
-            });
-        }
-        v
+        [
+            at("corpus", &self.corpus, |c| Some(&c.version)),
+            at("golden", &self.golden, |g| g.version.as_ref()),
+            at("security", &self.security, |s| s.version.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 
     /// Loads and validates what `need` asks for. Every violation of every file is collected;
@@ -374,8 +343,8 @@ impl Datasets {
         let mut out = Vec::new();
         let (mut corpus, mut golden, mut security) = (None, None, None);
         if need.retrieval {
-            corpus = read_and_load(&paths.corpus, &CORPUS_FILE, load::corpus, &mut out);
-            golden = read_and_load(&paths.golden, &GOLDEN_FILE, load::golden, &mut out);
+            corpus = read_and_load(&paths.corpus, &CORPUS_FILE, &mut out);
+            golden = read_and_load(&paths.golden, &GOLDEN_FILE, &mut out);
         }
         if let Some(c) = &corpus {
             validate::corpus(c, &mut out);
@@ -384,7 +353,7 @@ impl Datasets {
             validate::golden(g, corpus.as_ref(), &mut out);
         }
         if need.security {
-            security = read_and_load(&paths.security, &SECURITY_FILE, load::security, &mut out);
+            security = read_and_load(&paths.security, &SECURITY_FILE, &mut out);
         }
         if let Some(s) = &security {
             validate::security(s, &mut out);
@@ -408,7 +377,7 @@ impl Datasets {
     /// without a golden set).
     pub fn load_corpus(path: &Option<PathBuf>) -> Result<Loaded<Corpus>, DatasetErrors> {
         let mut out = Vec::new();
-        let corpus = read_and_load(path, &CORPUS_FILE, load::corpus, &mut out);
+        let corpus = read_and_load(path, &CORPUS_FILE, &mut out);
         if let Some(c) = &corpus {
             validate::corpus(c, &mut out);
         }
@@ -477,9 +446,9 @@ mod tests {
             assert_eq!(f.sha256, hex, "{file}");
             // the binary holds a compressed copy, and decompressing twice hands out the same text
             assert!(
-                f.packed_len() * 4 < on_disk.len(),
+                f.packed.len() * 4 < on_disk.len(),
                 "{file}: {}",
-                f.packed_len()
+                f.packed.len()
             );
             assert!(std::ptr::eq(f.text(), f.text()), "{file}");
         }

@@ -34,14 +34,8 @@ pub struct ToolIndex(HashMap<String, usize>);
 
 impl ToolIndex {
     pub fn of(corpus: &Corpus) -> ToolIndex {
-        ToolIndex(
-            corpus
-                .tools
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (t.tool_id.clone(), i))
-                .collect(),
-        )
+        let ids = corpus.tools.iter().map(|t| t.tool_id.clone());
+        ToolIndex(ids.zip(0..).collect())
     }
 }
 

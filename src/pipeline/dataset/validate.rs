@@ -60,14 +60,10 @@ pub const LICENSE_ALLOWLIST: [&str; 7] = [
     "self-authored",
 ];
 
-/// `server:tool`: exactly one colon, both sides non-empty. Names are taken as the data has
-/// them (display names with spaces and capitals, tools with dashes), as long as neither side
-/// starts or ends with whitespace or holds a control character.
-pub fn is_tool_id(id: &str) -> bool {
-    tool_id_problem(id).is_none()
-}
-
-/// What is wrong with a `server:tool` id, or `None`.
+/// What is wrong with a `server:tool` id, or `None`: it needs exactly one colon, both sides
+/// non-empty. Names are taken as the data has them (display names with spaces and capitals,
+/// tools with dashes), as long as neither side starts or ends with whitespace or holds a
+/// control character.
 pub fn tool_id_problem(id: &str) -> Option<&'static str> {
     let Some((s, t)) = id.split_once(':') else {
         return Some("it has no `:` between server and tool");
@@ -139,10 +135,7 @@ pub fn json_depth(v: &Value) -> usize {
 
 /// `None`: deeper than serde_json reads into a tree (128 levels or more).
 fn too_deep(depth: Option<usize>) -> String {
-    let depth = match depth {
-        Some(d) => d.to_string(),
-        None => "more than 127".into(),
-    };
+    let depth = depth.map_or("more than 127".into(), |d| d.to_string());
     format!(
         "nests {depth} levels deep; expected at most {MAX_DEFINITION_DEPTH} (a served definition travels inside an MCP message, and JSON readers stop at 128 levels)"
     )
@@ -160,15 +153,10 @@ pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
             let m = format!("expected `server:tool`, found {:?}: {why}", t.tool_id);
             r.add(&p.key("tool_id"), "corpus.tool-id", m);
         } else {
-            for (key, given, named, rule) in [
-                (
-                    "server",
-                    &t.server,
-                    t.server_name(),
-                    "corpus.server-mismatch",
-                ),
-                ("tool", &t.tool, t.bare_name(), "corpus.tool-mismatch"),
-            ] {
+            let (server, tool) = (t.server_name(), t.bare_name());
+            let server = ("server", &t.server, server, "corpus.server-mismatch");
+            let tool = ("tool", &t.tool, tool, "corpus.tool-mismatch");
+            for (key, given, named, rule) in [server, tool] {
                 if let Some(g) = given
                     && g != named
                 {
@@ -208,11 +196,8 @@ pub fn golden(g: &Loaded<GoldenSet>, corpus: Option<&Loaded<Corpus>>, out: &mut 
             "labels refer to corpus {:?} but the corpus in use ({}) is {:?}",
             g.value.corpus_version, c.source.name, c.value.version
         );
-        r.add(
-            &JsonPath::root().key("corpus_version"),
-            "golden.corpus-version",
-            m,
-        );
+        let at = JsonPath::root().key("corpus_version");
+        r.add(&at, "golden.corpus-version", m);
     }
     for (i, q) in g.value.queries.iter().enumerate() {
         let p = g.item_path(i);
@@ -290,11 +275,8 @@ fn distractors(
     for (i, d) in list.iter().enumerate() {
         let p = base.index(i);
         if !seen.insert(d.as_str()) {
-            r.add(
-                &p,
-                "golden.duplicate-distractor",
-                format!("{d:?} is listed twice"),
-            );
+            let m = format!("{d:?} is listed twice");
+            r.add(&p, "golden.duplicate-distractor", m);
         }
         if let Some(ids) = &ids
             && !ids.contains(d.as_str())
@@ -316,16 +298,17 @@ fn distractors(
             .collect();
         if !missing.is_empty() {
             let shown: Vec<&str> = missing.iter().take(10).copied().collect();
-            r.add(
-                &base,
-                "golden.unaccounted-tool",
-                format!(
-                    "{} corpus tool(s) are neither relevant to a query nor listed as distractors: {}{}",
-                    missing.len(),
-                    shown.join(", "),
-                    if missing.len() > shown.len() { ", ..." } else { "" }
-                ),
+            let more = if missing.len() > shown.len() {
+                ", ..."
+            } else {
+                ""
+            };
+            let m = format!(
+                "{} corpus tool(s) are neither relevant to a query nor listed as distractors: {}{more}",
+                missing.len(),
+                shown.join(", ")
             );
+            r.add(&base, "golden.unaccounted-tool", m);
         }
     }
 }
@@ -363,14 +346,13 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
                 r.add(&p.key("label"), "security.label-category", m);
             }
             Some(_) => {}
-            None => r.add(
-                &p.key("category"),
-                "security.open-category",
-                format!(
+            None => {
+                let m = format!(
                     "category {:?} is not one of spec-065's (tool_poisoning, prompt_injection, shadowing, rug_pull, benign, hard_negative); it is kept as its own category, an attack where its entries are labelled malicious",
                     en.category.as_str()
-                ),
-            ),
+                );
+                r.add(&p.key("category"), "security.open-category", m);
+            }
         }
         let lic = en.provenance.license.trim();
         let allowed = LICENSE_ALLOWLIST.join(", ");
@@ -402,23 +384,19 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
                 }
             }
             (Category::HardNegative, None) => {}
-            (c, Some(_)) => r.add(
-                &p.key("resembles"),
-                "security.resembles",
-                format!(
+            (c, Some(_)) => {
+                let m = format!(
                     "`resembles` is only meaningful on hard_negative entries, this entry is {c}"
-                ),
-            ),
+                );
+                r.add(&p.key("resembles"), "security.resembles", m);
+            }
             _ => {}
         }
         if let Some(depth) = en.input_schema.as_ref().map(json_depth)
             && depth > MAX_DEFINITION_DEPTH
         {
-            r.add(
-                &p.key("input_schema"),
-                "security.depth",
-                too_deep(Some(depth)),
-            );
+            let at = p.key("input_schema");
+            r.add(&at, "security.depth", too_deep(Some(depth)));
         }
         for (key, v) in [("before", &en.before), ("after", &en.after)] {
             let Some(v) = v else { continue };
@@ -482,6 +460,10 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn is_tool_id(id: &str) -> bool {
+        tool_id_problem(id).is_none()
+    }
 
     #[test]
     fn tool_ids_need_one_colon_and_take_names_as_the_data_has_them() {

@@ -258,14 +258,11 @@ fn unchecked(verdict: Verdict, baseline: Option<String>, summary: String) -> Gat
 /// The outcome of one shard of a sharded evaluation (`--shard i/n`) that was measured: not
 /// gated (exit 0), since its numbers cover a slice; `evalgate merge` gates the whole.
 pub fn shard_outcome(shard: Shard) -> GateOutcome {
-    unchecked(
-        Verdict::NoBaseline,
-        None,
-        format!(
-            "shard {shard} measured, not gated: `evalgate merge` joins the {} shards' report.json files, scores and gates them as one run",
-            shard.count
-        ),
-    )
+    let summary = format!(
+        "shard {shard} measured, not gated: `evalgate merge` joins the {} shards' report.json files, scores and gates them as one run",
+        shard.count
+    );
+    unchecked(Verdict::NoBaseline, None, summary)
 }
 
 /// The gate's outcome for `inputs` against `baseline` (`(name, baseline)` when one is in use).
@@ -330,12 +327,8 @@ pub fn evaluate(
     let (worst_queries, improved_queries) = changed_queries(retrieval, b);
     let significance = (checks.iter().any(|c| c.paired.is_some()) || !flips.is_empty())
         .then_some(policy.significance);
-    let (verdict, summary) = verdict(
-        &checks,
-        baseline.is_some(),
-        [&defaulted, &ungated, &let_through],
-        policy,
-    );
+    let parts: [&[String]; 3] = [&defaulted, &ungated, &let_through];
+    let (verdict, summary) = verdict(&checks, baseline.is_some(), parts, policy);
     GateReport {
         verdict,
         baseline: name,
