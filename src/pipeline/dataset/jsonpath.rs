@@ -119,7 +119,7 @@ impl Positions {
 pub struct DuplicateKey {
     /// The path of both values.
     pub path: JsonPath,
-    /// Line and column of the first value, and of the second.
+    /// Line and column of the first value, and of the last (the one a reader keeps).
     pub first: (usize, usize),
     pub second: (usize, usize),
 }
@@ -148,7 +148,7 @@ struct Scan<'a> {
     path: Vec<Seg>,
     /// Where each value starts, in text order (noted only for a position table).
     starts: Option<Vec<(Vec<Seg>, usize)>>,
-    /// The first key given twice: its path and where its two values start.
+    /// The first key given twice: its path, where its first value starts and where its last.
     duplicate: Option<(JsonPath, usize, usize)>,
 }
 
@@ -254,10 +254,14 @@ impl<'a> Scan<'a> {
             self.path.push(seg);
             let start = self.value(depth + 1)?;
             if let Some(Seg::Key(k)) = self.path.last()
-                && let Some(first) = keys.insert(k.clone(), start)
-                && self.duplicate.is_none()
+                && let Some(prev) = keys.insert(k.clone(), start)
             {
-                self.duplicate = Some((JsonPath(self.path.clone()), first, start));
+                match &mut self.duplicate {
+                    None => self.duplicate = Some((JsonPath(self.path.clone()), prev, start)),
+                    // the same key a third time: a reader keeps its last value, so point there
+                    Some((p, _, second)) if p.0 == self.path => *second = start,
+                    Some(_) => {}
+                }
             }
             self.path.pop();
             match self.peek()? {
@@ -307,6 +311,9 @@ mod tests {
         let d = duplicate_key(t).unwrap();
         assert_eq!(d.path.to_string(), "$[\"é\"]");
         assert_eq!((d.first, d.second), ((2, 7), (3, 3)));
+        // given three times: the first value and the last, the one a reader keeps
+        let d = duplicate_key("{\"k\": 1,\n \"k\": 2,\n \"k\": 3}").unwrap();
+        assert_eq!((d.first, d.second), ((1, 7), (3, 7)));
     }
 
     #[test]
