@@ -125,8 +125,9 @@ pub struct DuplicateKey {
 }
 
 /// The first key given twice in one object of `text` (keys compared decoded: `"\u0076ersion"`
-/// is `"version"`), in values up to [`WALKED_DEPTH`] levels deep. Meant for valid JSON: on
-/// malformed text (the decoder reports it) it finds nothing.
+/// is `"version"`), in values up to [`WALKED_DEPTH`] levels deep, always in what a JSON reader
+/// keeps (its last value of each key). Meant for valid JSON: on malformed text (the decoder
+/// reports it) it finds nothing.
 pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {
     let (path, first, second) = scan(text, false).duplicate?;
     Some(DuplicateKey {
@@ -232,7 +233,8 @@ impl<'a> Scan<'a> {
     /// Moves past the array or object that starts here; an object's keys are compared decoded.
     fn items(&mut self, object: bool, depth: usize) -> Option<()> {
         let close = if object { b'}' } else { b']' };
-        let mut keys: HashMap<String, usize> = HashMap::new();
+        // each key's first value and its last so far
+        let mut keys: HashMap<String, (usize, usize)> = HashMap::new();
         self.at += 1;
         if self.peek()? == close {
             self.at += 1;
@@ -254,13 +256,21 @@ impl<'a> Scan<'a> {
             self.path.push(seg);
             let start = self.value(depth + 1)?;
             if let Some(Seg::Key(k)) = self.path.last()
-                && let Some(prev) = keys.insert(k.clone(), start)
+                && let Some((first, last)) = keys.insert(k.clone(), (start, start))
             {
+                keys.insert(k.clone(), (first, start));
                 match &mut self.duplicate {
-                    None => self.duplicate = Some((JsonPath(self.path.clone()), prev, start)),
                     // the same key a third time: a reader keeps its last value, so point there
                     Some((p, _, second)) if p.0 == self.path => *second = start,
+                    // one found inside the value this repeat replaces is not in what a reader
+                    // keeps: this repeat is the finding
+                    Some((p, _, second))
+                        if p.0.starts_with(&self.path) && (last..start).contains(second) =>
+                    {
+                        self.duplicate = Some((JsonPath(self.path.clone()), first, start))
+                    }
                     Some(_) => {}
+                    None => self.duplicate = Some((JsonPath(self.path.clone()), first, start)),
                 }
             }
             self.path.pop();
@@ -314,6 +324,20 @@ mod tests {
         // given three times: the first value and the last, the one a reader keeps
         let d = duplicate_key("{\"k\": 1,\n \"k\": 2,\n \"k\": 3}").unwrap();
         assert_eq!((d.first, d.second), ((1, 7), (3, 7)));
+        // a key given twice inside a value that a repeat of its parent key replaces is not in
+        // what a reader keeps: the parent's repeat is the finding, from its first value
+        for t in [
+            "{\"a\": {\"x\": 1, \"x\": 2},\n \"a\": 3}",
+            "{\"a\": 0, \"a\": {\"x\": 1, \"x\": 2},\n \"a\": {\"x\": 3}}",
+            "{\"a\": [{\"x\": 1, \"x\": 2}],\n \"a\": 3}",
+        ] {
+            let d = duplicate_key(t).unwrap();
+            assert_eq!(d.path.to_string(), "$.a", "{t}");
+            assert_eq!((d.first, d.second), ((1, 7), (2, 7)), "{t}");
+        }
+        // one inside the value a reader keeps stays the finding
+        let d = duplicate_key("{\"a\": 1,\n \"a\": {\"x\": 1, \"x\": 2}}").unwrap();
+        assert_eq!(d.path.to_string(), "$.a.x");
     }
 
     #[test]
