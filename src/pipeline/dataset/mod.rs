@@ -14,6 +14,8 @@ pub use load::{Loaded, Severity, Source, Violation};
 pub use model::*;
 
 use embedded::{CORPUS_FILE, GOLDEN_FILE, SECURITY_FILE};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -174,17 +176,7 @@ pub struct Need {
 }
 
 /// How strictly dataset files are held to evalgate's own authoring rules.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Profile {
     /// Data from elsewhere: authoring rules (queries naming a tool, hard-negative coverage,
@@ -405,7 +397,7 @@ pub fn corpus_json(c: &Corpus) -> String {
 }
 
 /// One dataset file the run read: where from, which version, its sha256 and size.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DatasetRef {
     /// `corpus`, `golden` or `security`.
     pub kind: String,

@@ -177,10 +177,10 @@ pub struct SecurityCorpus {
     pub entries: Vec<Entry>,
 }
 
+/// The label of a security entry: `malicious` or `benign`.
 #[derive(
     Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord,
 )]
-/// The label of a security entry: `malicious` or `benign`.
 #[serde(rename_all = "snake_case")]
 pub enum Truth {
     Malicious,

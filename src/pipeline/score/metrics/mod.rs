@@ -3,6 +3,8 @@
 
 use crate::infra::text::Text;
 use crate::pipeline::dataset::Label;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
 use crate::pipeline::sut::DEPTH;
@@ -51,9 +53,7 @@ pub struct QueryScores {
 }
 
 /// Which way is better for a metric: `higher` (recall, MRR) or `lower` (false-positive rates).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     Higher,
@@ -208,16 +208,7 @@ impl QueryScores {
 /// One query's metrics, averaged over runs. A plain struct rather than a map: 20,000 queries
 /// score without 140,000 key strings. Fields are in the order a sorted map would write them,
 /// so the JSON is the same as a map's.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct QueryMetrics {
     /// Average precision of this query (its mean over queries is MAP).
     pub map: f64,
@@ -372,17 +363,7 @@ pub fn hard_negatives_in_top<S: AsRef<str>>(labels: &[Label], ranked: &[S], k: u
 }
 
 /// Counts of one detector over one run (positive = flagged; truth positive = malicious).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Confusion {
     /// Attacks flagged.
     pub tp: u64,

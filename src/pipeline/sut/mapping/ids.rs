@@ -1,19 +1,11 @@
 //! Reading one element a filter yields as a canonical `server:tool` id, by [`IdStyle`].
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// How to read one extracted element as a canonical `server:tool` id.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Deserialize,
-    serde::Serialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum IdStyle {
     /// Any of the forms below, tried in a fixed order (see [`normalize_id`]).
