@@ -51,6 +51,9 @@ pub(super) async fn wait_ready(
     let mut last = String::new();
     let mut restarted = false;
     let mut lacking = Lacking::default();
+    // the catalog is read again after 0.25 s, 0.5 s, then every second: a small proxy's is
+    // complete within a read or two, a large one's takes seconds and each read lists it whole
+    let mut catalog_pause = Duration::from_millis(250);
     loop {
         if let Some(status) = proxy.try_exited() {
             return Ok(Waited::Exited(status));
@@ -104,7 +107,8 @@ pub(super) async fn wait_ready(
                 }
                 Err(e) => last = e,
             }
-            pause = Duration::from_millis(1000);
+            pause = catalog_pause;
+            catalog_pause = (catalog_pause * 2).min(Duration::from_secs(1));
         }
         if start.elapsed() > ready_timeout {
             if shape.rest_ready
