@@ -5,6 +5,7 @@
 //! a format unescaped, nor be escaped twice.
 
 use super::format::{delta, mean_ci, num};
+use super::model::{QueryReport, RetrievalReport};
 use super::view::{
     self, CategoryCell, DetectorView, LiveRow, Mark, Regressions, Row, ToolsView, View,
 };
@@ -13,6 +14,7 @@ use crate::pipeline::dataset::Category;
 use crate::pipeline::gate::model::{DetectorFlips, RankChange};
 use crate::pipeline::measure::probes::{ProbeOutcome, RobustnessReport};
 use crate::pipeline::score::diagnostics::ConfusionPair;
+use crate::pipeline::score::metrics::Metric;
 
 /// One cell's content, by what it is.
 #[derive(Debug, Clone)]
@@ -353,6 +355,70 @@ pub fn probes_table(rb: &RobustnessReport) -> Table {
         ]);
     }
     t
+}
+
+/// Above this many queries the per-query chart is a histogram of Recall@5: a bar per query would
+/// be thinner than a pixel and cost the page about 0.5 KB each.
+pub const QUERY_BARS_MAX: usize = 1000;
+
+/// The per-query chart's numbers, decided once: the charts only draw them.
+pub struct QueryChart<'a> {
+    pub count: usize,
+    /// Queries whose runs disagreed.
+    pub unstable: usize,
+    pub mean: Option<f64>,
+    /// Queries that found every, some or none of their relevant tools in the top 5.
+    pub full: usize,
+    pub partial: usize,
+    pub zero: usize,
+    /// Every query best first (by Recall@5, then Recall@10, then nDCG@10, a missing value last,
+    /// then id); `None` above [`QUERY_BARS_MAX`], where the chart is [`QueryChart::bins`].
+    pub sorted: Option<Vec<&'a QueryReport>>,
+    /// Recall@5 in ten bins of 0.1 (the last one holds 1.0).
+    pub bins: [usize; 10],
+}
+
+/// The per-query chart of `rr`; `None` without queries.
+pub fn query_chart(rr: &RetrievalReport) -> Option<QueryChart<'_>> {
+    if rr.per_query.is_empty() {
+        return None;
+    }
+    let r5: Vec<f64> = rr
+        .per_query
+        .iter()
+        .filter_map(|q| q.metrics.get(Metric::RecallAt5))
+        .collect();
+    let mut bins = [0usize; 10];
+    for v in &r5 {
+        bins[((v.clamp(0.0, 1.0) * 10.0) as usize).min(9)] += 1;
+    }
+    let full = r5.iter().filter(|v| **v >= 1.0 - 1e-9).count();
+    let zero = r5.iter().filter(|v| **v <= 1e-9).count();
+    // a histogram needs no order (sorting 20,000 rows by three metrics and id was a tenth of
+    // rendering the page)
+    let sorted = (rr.per_query.len() <= QUERY_BARS_MAX).then(|| {
+        let key = |q: &QueryReport| {
+            [Metric::RecallAt5, Metric::RecallAt10, Metric::NdcgAt10]
+                .map(|m| q.metrics.get(m).unwrap_or(-1.0))
+        };
+        let mut qs: Vec<_> = rr.per_query.iter().collect();
+        qs.sort_by(|a, b| {
+            let (ka, kb) = (key(a), key(b));
+            let by = |i: usize| kb[i].total_cmp(&ka[i]);
+            by(0).then(by(1)).then(by(2)).then_with(|| a.id.cmp(&b.id))
+        });
+        qs
+    });
+    Some(QueryChart {
+        count: rr.per_query.len(),
+        unstable: rr.per_query.iter().filter(|q| q.unstable).count(),
+        mean: (!r5.is_empty()).then(|| r5.iter().sum::<f64>() / r5.len() as f64),
+        full,
+        partial: r5.len() - full - zero,
+        zero,
+        sorted,
+        bins,
+    })
 }
 
 #[cfg(test)]

@@ -193,9 +193,8 @@ pub fn render_view(r: &Report, v: &View) -> String {
         let _ = writeln!(o);
     }
     if let Some(reg) = &v.regressions {
-        let _ = writeln!(o, "<details><summary>{}</summary>\n", reg.title);
-        o.push_str(&Markdown.table(&doc::regressions_table(reg)));
-        let _ = writeln!(o, "\n</details>\n");
+        let table = Markdown.table(&doc::regressions_table(reg));
+        details(&mut o, reg.title, &table);
     }
     if let Some(t) = &v.tools {
         tools_section(&mut o, t);
@@ -213,22 +212,14 @@ pub fn render_view(r: &Report, v: &View) -> String {
         } else {
             "reported, not gated"
         };
-        let _ = writeln!(
-            o,
-            "<details><summary>Robustness probes of {}: {} failed{dead} ({gated})</summary>\n",
-            md(&rb.system, 60),
-            rb.failed,
-        );
-        o.push_str(&Markdown.table(&doc::probes_table(rb)));
-        let _ = writeln!(o, "\n</details>\n");
+        let (system, failed) = (md(&rb.system, 60), rb.failed);
+        let summary = format!("Robustness probes of {system}: {failed} failed{dead} ({gated})");
+        details(&mut o, &summary, &Markdown.table(&doc::probes_table(rb)));
     }
     if !r.warnings.is_empty() {
-        let n = r.warnings.len();
-        let _ = writeln!(o, "<details><summary>Warnings ({n})</summary>\n");
-        for w in &r.warnings {
-            let _ = writeln!(o, "- {}", md(w, 400));
-        }
-        let _ = writeln!(o, "\n</details>\n");
+        let list = r.warnings.iter().map(|w| format!("- {}\n", md(w, 400)));
+        let summary = format!("Warnings ({})", r.warnings.len());
+        details(&mut o, &summary, &list.collect::<String>());
     }
     let sets = r.datasets.iter().map(|d| {
         format!(
@@ -242,6 +233,12 @@ pub fn render_view(r: &Report, v: &View) -> String {
     let sets = sets.collect::<Vec<_>>().join(" · ");
     let _ = writeln!(o, "<sub>Datasets: {sets}</sub>");
     o
+}
+
+/// A collapsed section: `summary` over `body`, both Markdown already.
+fn details(o: &mut String, summary: &str, body: &str) {
+    *o += &format!("<details><summary>{summary}</summary>\n\n");
+    *o += &format!("{body}\n</details>\n\n");
 }
 
 /// "the worst 20 of 1234" or "all 12".

@@ -2,8 +2,9 @@
 //! may reach them). The per-query recall bars, the run spread of a subject's metrics and a
 //! detector's confusion matrix.
 
+use super::super::doc::QueryChart;
 use super::super::format;
-use super::super::model::{DetectorReport, QueryReport, RetrievalReport};
+use super::super::model::{DetectorReport, QueryReport};
 use super::super::view::Row;
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
@@ -87,42 +88,24 @@ const QUERY_TOP: f64 = 14.0;
 const QUERY_PLOT_H: f64 = 140.0;
 /// Widest slot per query (% of the chart): a handful of queries are not drawn as slabs.
 const QUERY_SLOT_MAX: f64 = 2.5;
-/// Above this many queries the chart is a histogram of Recall@5: a bar per query would be
-/// thinner than a pixel and cost the page about 0.5 KB each.
-pub(super) const QUERY_BARS_MAX: usize = 1000;
-/// The bars' order: best Recall@5 first, then Recall@10, then nDCG@10.
-const QUERY_ORDER: [Metric; 3] = [Metric::RecallAt5, Metric::RecallAt10, Metric::NdcgAt10];
-
-/// One bar per query, sorted by Recall@5 (dark) with Recall@10 behind it (light); a red stub under
-/// the axis marks a query that found nothing in its top 5, an orange dot a query the runs
-/// disagreed on. A fluid chart ([`open_svg`]). `None` without queries.
-pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
-    if rr.per_query.is_empty() {
-        return None;
-    }
+/// One bar per query, in the document's order (best Recall@5 first) with Recall@10 behind it
+/// (light); a red stub under the axis marks a query that found nothing in its top 5, an orange
+/// dot a query the runs disagreed on; above `doc::QUERY_BARS_MAX` queries a histogram. A fluid
+/// chart ([`open_svg`]).
+pub(super) fn per_query_chart(qc: &QueryChart) -> String {
+    let QueryChart {
+        count,
+        unstable,
+        mean,
+        full,
+        partial,
+        zero,
+        ..
+    } = *qc;
     let get = |q: &QueryReport, k: Metric| q.metrics.get(k);
-    // what both charts say is a count or a mean over all queries, whatever their order
-    let r5: Vec<f64> = rr
-        .per_query
-        .iter()
-        .filter_map(|q| get(q, Metric::RecallAt5))
-        .collect();
-    let unstable = rr.per_query.iter().filter(|q| q.unstable).count();
-    let mean = (!r5.is_empty()).then(|| r5.iter().sum::<f64>() / r5.len() as f64);
-    let count = rr.per_query.len();
-    if count > QUERY_BARS_MAX {
-        // a histogram needs no order (sorting 20,000 rows by three metrics and id was a tenth
-        // of rendering the page)
-        return Some(recall_histogram(&r5, count, unstable, mean));
-    }
-    let mut qs: Vec<_> = rr.per_query.iter().collect();
-    // best first: by Recall@5, then Recall@10, then nDCG@10 (a missing value last), then id
-    let key = |q: &QueryReport| QUERY_ORDER.map(|m| get(q, m).unwrap_or(-1.0));
-    qs.sort_by(|a, b| {
-        let (ka, kb) = (key(a), key(b));
-        let by = |i: usize| kb[i].total_cmp(&ka[i]);
-        by(0).then(by(1)).then(by(2)).then_with(|| a.id.cmp(&b.id))
-    });
+    let Some(qs) = &qc.sorted else {
+        return recall_histogram(qc);
+    };
     let slot = ((QUERY_RIGHT - QUERY_LEFT) / count as f64).min(QUERY_SLOT_MAX);
     // gaps between bars while they stay wider than ~3 px on a desktop page (~1300 px)
     let bar_w = if slot >= 0.25 { slot * 0.8 } else { slot };
@@ -131,9 +114,6 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
     let height = base + 30.0;
     let y = |v: f64| base - v.clamp(0.0, 1.0) * QUERY_PLOT_H;
 
-    let full = r5.iter().filter(|v| **v >= 1.0 - 1e-9).count();
-    let zero = r5.iter().filter(|v| **v <= 1e-9).count();
-    let partial = r5.len() - full - zero;
     let label = format!(
         "Recall@5 of each of the {count} queries, sorted from best to worst: {full} found every relevant tool in the top 5, {partial} some, {zero} none; mean Recall@5 {}",
         format::num(mean)
@@ -220,16 +200,19 @@ pub(super) fn per_query_chart(rr: &RetrievalReport) -> Option<String> {
         x = pct(QUERY_LEFT),
         y = n(base + 24.0),
     );
-    Some(s)
+    s
 }
 
-/// Recall@5 of many queries as ten bins of 0.1 (the last one holds 1.0); the bar's height is
-/// its share of the queries, its title the count.
-fn recall_histogram(r5: &[f64], count: usize, unstable: usize, mean: Option<f64>) -> String {
-    let mut bins = [0usize; 10];
-    for v in r5 {
-        bins[((v.clamp(0.0, 1.0) * 10.0) as usize).min(9)] += 1;
-    }
+/// Recall@5 of many queries as the document's ten bins; the bar's height is its share of the
+/// queries, its title the count.
+fn recall_histogram(qc: &QueryChart) -> String {
+    let QueryChart {
+        count,
+        unstable,
+        mean,
+        bins,
+        ..
+    } = *qc;
     let most = bins.iter().copied().max().unwrap_or(0).max(1);
     let base = QUERY_TOP + QUERY_PLOT_H;
     let label = format!(

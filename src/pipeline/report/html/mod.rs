@@ -151,7 +151,7 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     let safe = |s: Option<String>| s.map_or(Value::from(()), Value::from_safe_string);
     let (query_svg, spread_svg) = match &r.retrieval {
         Some(rr) => (
-            per_query_chart(rr),
+            doc::query_chart(rr).map(|qc| per_query_chart(&qc)),
             spread_chart(
                 "spread-retrieval",
                 "Retrieval metrics",
@@ -295,7 +295,7 @@ fn page(r: &Report) -> Value {
             diagnostics => serde(&rr.diagnostics),
             per_query => serde(listed_queries(&rr.per_query)),
             per_query_total => rr.per_query.len(),
-            query_histogram => rr.per_query.len() > charts::QUERY_BARS_MAX,
+            query_histogram => rr.per_query.len() > doc::QUERY_BARS_MAX,
             catalog => rr.catalog.as_ref().map(|c| c.summary()),
         }
     });
