@@ -35,44 +35,41 @@ pub fn retrieval(
     let mut per_query: Vec<QueryRuns> = vec![QueryRuns::default(); golden.queries.len()];
     let mut latencies = Vec::new();
     let mut runs_completed = 0;
-    {
-        for run in &obs.runs {
-            if run.queries.len() == golden.queries.len() {
-                runs_completed += 1;
+    for run in &obs.runs {
+        if run.queries.len() == golden.queries.len() {
+            runs_completed += 1;
+        }
+        let mut sums = [0.0; RETRIEVAL_METRICS.len()];
+        let mut n = 0usize;
+        for qo in &run.queries {
+            let Some(&qi) = index.get(qo.id.as_str()) else {
+                continue;
+            };
+            let q = &golden.queries[qi];
+            let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
+            tools.add(run.run, qi, &q.id, &q.labels, &f.ids);
+            diag.answers += 1;
+            if qo.ranked.is_empty() {
+                diag.empty_answers += 1;
             }
-            let mut sums = [0.0; RETRIEVAL_METRICS.len()];
-            let mut n = 0usize;
-            for qo in &run.queries {
-                let Some(&qi) = index.get(qo.id.as_str()) else {
-                    continue;
-                };
-                let q = &golden.queries[qi];
-                let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
-                tools.add(run.run, qi, &q.id, &q.labels, &f.ids);
-                diag.answers += 1;
-                if qo.ranked.is_empty() {
-                    diag.empty_answers += 1;
-                }
-                diag.off_corpus_results += f.off_corpus;
-                diag.duplicate_results += f.duplicates;
-                if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
-                    diag.starved_queries += 1;
-                }
-                diag.hard_negatives_in_top_5 +=
-                    metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
-                let s = metrics::score_query(&q.labels, &f.ids).values();
-                for (sum, v) in sums.iter_mut().zip(s) {
-                    *sum += v;
-                }
-                n += 1;
-                per_query[qi].add(s, || {
-                    f.ids.iter().take(DEPTH).map(|&id| id.clone()).collect()
-                });
-                latencies.push(qo.latency_ms);
+            diag.off_corpus_results += f.off_corpus;
+            diag.duplicate_results += f.duplicates;
+            if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
+                diag.starved_queries += 1;
             }
-            for (means, sum) in per_run_means.iter_mut().zip(sums) {
-                means.push((n > 0).then(|| sum / n as f64));
+            diag.hard_negatives_in_top_5 += metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
+            let s = metrics::score_query(&q.labels, &f.ids).values();
+            for (sum, v) in sums.iter_mut().zip(s) {
+                *sum += v;
             }
+            n += 1;
+            per_query[qi].add(s, || {
+                f.ids.iter().take(DEPTH).map(|&id| id.clone()).collect()
+            });
+            latencies.push(qo.latency_ms);
+        }
+        for (means, sum) in per_run_means.iter_mut().zip(sums) {
+            means.push((n > 0).then(|| sum / n as f64));
         }
     }
     let tool_diagnostics = tools.finish();
@@ -274,8 +271,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
                 not_applicable.insert(e.id.as_str());
                 continue;
             }
-            let flagged = v.flagged;
-            if flagged {
+            if v.flagged {
                 *entry_flags.entry(e.id.as_str()).or_default() += 1;
                 *cats.entry(e.category).or_default() += 1;
                 if e.category == Category::HardNegative
@@ -292,7 +288,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
                 continue;
             }
             let hn = e.category == Category::HardNegative;
-            match (e.label, flagged) {
+            match (e.label, v.flagged) {
                 (Truth::Malicious, true) => c.tp += 1,
                 (Truth::Malicious, false) => c.fn_ += 1,
                 (Truth::Benign, true) => {
