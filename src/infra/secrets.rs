@@ -110,10 +110,12 @@ pub fn register_url(url: &str) {
     if let Some(user) = parts.userinfo {
         user.split(':').for_each(both);
     }
+    let values = |s: &str| {
+        s.split('&')
+            .for_each(|p| both(p.split_once('=').map_or(p, |(_, v)| v)))
+    };
     if let Some(q) = parts.query {
-        for pair in q.split('&') {
-            both(pair.split_once('=').map_or(pair, |(_, v)| v));
-        }
+        values(q);
     }
     for segment in parts.path.split('/') {
         let mut pieces = segment.split(';');
@@ -127,9 +129,7 @@ pub fn register_url(url: &str) {
     }
     if let Some(f) = parts.fragment {
         if f.contains('=') {
-            for pair in f.split('&') {
-                both(pair.split_once('=').map_or(pair, |(_, v)| v));
-            }
+            values(f);
         } else if looks_like_key(&percent_decode(f)) {
             both(f);
         }
@@ -246,14 +246,12 @@ fn split_url(url: &str) -> Option<UrlParts<'_>> {
 /// What follows a URL's authority: its path, its query (after `?`) and its fragment (after
 /// `#`, which ends the query).
 fn split_after(after: &str) -> (&str, Option<&str>, Option<&str>) {
-    let (rest, fragment) = match after.split_once('#') {
-        Some((r, f)) => (r, Some(f)),
-        None => (after, None),
-    };
-    let (path, query) = match rest.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (rest, None),
-    };
+    let (rest, fragment) = after
+        .split_once('#')
+        .map_or((after, None), |(r, f)| (r, Some(f)));
+    let (path, query) = rest
+        .split_once('?')
+        .map_or((rest, None), |(p, q)| (p, Some(q)));
     (path, query, fragment)
 }
 
