@@ -128,16 +128,9 @@ pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
 /// [`read`] with a smaller bound of `max` bytes (an input that is never large, such as the
 /// runner's event payload).
 pub fn read_at_most(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::{Error, ErrorKind};
     let meta = regular_file(path)?;
-    let too_large = || {
-        Error::new(
-            ErrorKind::InvalidInput,
-            format!("larger than {} MiB", max >> 20),
-        )
-    };
     if meta.len() > max {
-        return Err(too_large());
+        return Err(too_large(max));
     }
     let mut buf = Vec::with_capacity(meta.len() as usize);
     // a file still growing is cut at the limit
@@ -145,9 +138,15 @@ pub fn read_at_most(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
         .take(max + 1)
         .read_to_end(&mut buf)?;
     if buf.len() as u64 > max {
-        return Err(too_large());
+        return Err(too_large(max));
     }
     Ok(buf)
+}
+
+/// The error for an input larger than `max` bytes.
+fn too_large(max: u64) -> std::io::Error {
+    let msg = format!("larger than {} MiB", max >> 20);
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, msg)
 }
 
 /// The metadata of an input file that is a regular file; anything else (a FIFO would block
@@ -171,7 +170,6 @@ fn regular_file(path: &Path) -> std::io::Result<std::fs::Metadata> {
 /// An input file for reading as a stream (never whole in memory), with the checks of [`read`]:
 /// a regular file, at most [`MAX_INPUT`] bytes (a file still growing fails at the limit).
 pub fn open(path: &Path) -> std::io::Result<impl Read> {
-    use std::io::{Error, ErrorKind};
     regular_file(path)?;
     struct Capped<R> {
         inner: R,
@@ -180,12 +178,10 @@ pub fn open(path: &Path) -> std::io::Result<impl Read> {
     impl<R: Read> Read for Capped<R> {
         fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
             let n = self.inner.read(buf)?;
-            self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::InvalidInput,
-                    format!("larger than {} MiB", MAX_INPUT >> 20),
-                )
-            })?;
+            self.left = self
+                .left
+                .checked_sub(n as u64)
+                .ok_or_else(|| too_large(MAX_INPUT))?;
             Ok(n)
         }
     }

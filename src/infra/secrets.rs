@@ -52,26 +52,17 @@ pub fn register_header(value: &str) {
 }
 
 /// A name containing one of these (upper-cased) marks a credential.
-const CREDENTIAL_MARKS: &[&str] = &[
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "PASSPHRASE",
-    "CREDENTIAL",
-    "AUTH",
-    "COOKIE",
-    "SESSION",
-    "PRIVATE",
-    "KEY",
-];
+const CREDENTIAL_MARKS: &str =
+    "TOKEN SECRET PASSWORD PASSWD PASSPHRASE CREDENTIAL AUTH COOKIE SESSION PRIVATE KEY";
 
 /// Whether an environment variable's name marks a credential (`GITHUB_TOKEN`,
 /// `ACTIONS_ID_TOKEN_REQUEST_TOKEN`, `MY_SERVICE_PASSWORD`, `npm_config__authToken`; not
 /// `GIT_AUTHOR_NAME`).
 pub fn names_credential(name: &str) -> bool {
     let upper = name.to_ascii_uppercase().replace("AUTHOR", "");
-    CREDENTIAL_MARKS.iter().any(|m| upper.contains(m))
+    CREDENTIAL_MARKS
+        .split_whitespace()
+        .any(|m| upper.contains(m))
 }
 
 /// Registers the credentials in evalgate's environment: the value of every variable whose name
@@ -110,10 +101,12 @@ pub fn register_url(url: &str) {
     if let Some(user) = parts.userinfo {
         user.split(':').for_each(both);
     }
+    let values = |s: &str| {
+        s.split('&')
+            .for_each(|p| both(p.split_once('=').map_or(p, |(_, v)| v)))
+    };
     if let Some(q) = parts.query {
-        for pair in q.split('&') {
-            both(pair.split_once('=').map_or(pair, |(_, v)| v));
-        }
+        values(q);
     }
     for segment in parts.path.split('/') {
         let mut pieces = segment.split(';');
@@ -127,9 +120,7 @@ pub fn register_url(url: &str) {
     }
     if let Some(f) = parts.fragment {
         if f.contains('=') {
-            for pair in f.split('&') {
-                both(pair.split_once('=').map_or(pair, |(_, v)| v));
-            }
+            values(f);
         } else if looks_like_key(&percent_decode(f)) {
             both(f);
         }
@@ -246,14 +237,12 @@ fn split_url(url: &str) -> Option<UrlParts<'_>> {
 /// What follows a URL's authority: its path, its query (after `?`) and its fragment (after
 /// `#`, which ends the query).
 fn split_after(after: &str) -> (&str, Option<&str>, Option<&str>) {
-    let (rest, fragment) = match after.split_once('#') {
-        Some((r, f)) => (r, Some(f)),
-        None => (after, None),
-    };
-    let (path, query) = match rest.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (rest, None),
-    };
+    let (rest, fragment) = after
+        .split_once('#')
+        .map_or((after, None), |(r, f)| (r, Some(f)));
+    let (path, query) = rest
+        .split_once('?')
+        .map_or((rest, None), |(p, q)| (p, Some(q)));
     (path, query, fragment)
 }
 

@@ -105,14 +105,10 @@ pub fn run() -> i32 {
         let Ok(pgid) = id.trim().parse::<u32>() else {
             continue;
         };
-        match sign {
-            "+" => {
-                live.insert(pgid);
-            }
-            "-" => {
-                live.remove(&pgid);
-            }
-            _ => {}
+        if sign == "+" {
+            live.insert(pgid);
+        } else if sign == "-" {
+            live.remove(&pgid);
         }
     }
     for &pgid in &live {

@@ -29,39 +29,25 @@ impl Progress {
         }
     }
     pub fn silent() -> Self {
-        Progress {
-            enabled: false,
-            tty: false,
-            last: None,
-        }
+        Self::new(false)
     }
     /// Reports `done` of `total` for a phase; throttled.
     pub fn tick(&mut self, phase: &str, done: usize, total: usize) {
-        if !self.enabled {
-            return;
-        }
         let finished = done == total;
         let now = Instant::now();
-        if self.tty {
-            if finished
-                || self
-                    .last
-                    .is_none_or(|t| now.duration_since(t) > Duration::from_millis(100))
-            {
-                crate::err!("\r\x1b[2K{phase}: {done}/{total}");
-                if finished {
-                    crate::errln!();
-                }
-                self.last = Some(now);
-            }
-        } else if finished
-            || self
-                .last
-                .is_none_or(|t| now.duration_since(t) > Duration::from_secs(10))
-        {
-            crate::errln!("{phase}: {done}/{total}");
-            self.last = Some(now);
+        let gap = Duration::from_millis(if self.tty { 100 } else { 10_000 });
+        if !self.enabled || (!finished && self.last.is_some_and(|t| now.duration_since(t) <= gap)) {
+            return;
         }
+        if self.tty {
+            crate::err!("\r\x1b[2K{phase}: {done}/{total}");
+            if finished {
+                crate::errln!();
+            }
+        } else {
+            crate::errln!("{phase}: {done}/{total}");
+        }
+        self.last = Some(now);
     }
 }
 

@@ -157,17 +157,8 @@ pub fn probes(ordinary: &str) -> Vec<Probe> {
     ]
 }
 
-/// Judges one reply.
-pub fn judge(
-    probe: &Probe,
-    reply: Option<Result<ProbeReply, SutError>>,
-    corpus: &HashSet<&str>,
-) -> ProbeResult {
-    judge_sent(probe, reply, corpus, true)
-}
-
-/// [`judge`], knowing whether the probe's limit reached the system (`limit_sent`): a system
-/// asked without a limit argument (`[sut.mcp] limit_arg = ""`, the count fixed in
+/// Judges one reply, knowing whether the probe's limit reached the system (`limit_sent`): a
+/// system asked without a limit argument (`[sut.mcp] limit_arg = ""`, the count fixed in
 /// `extra_args`) cannot have ignored one, so its count is not checked against the probe's.
 pub fn judge_sent(
     probe: &Probe,
@@ -338,6 +329,14 @@ fn survival(
 mod tests {
     use super::*;
     use crate::pipeline::sut::Ranked;
+
+    fn judge(
+        probe: &Probe,
+        reply: Option<Result<ProbeReply, SutError>>,
+        corpus: &HashSet<&str>,
+    ) -> ProbeResult {
+        judge_sent(probe, reply, corpus, true)
+    }
 
     fn ranked(ids: &[&str]) -> Option<Result<ProbeReply, SutError>> {
         Some(Ok(ProbeReply::Ranked(Ranked {

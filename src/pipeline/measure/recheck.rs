@@ -145,7 +145,7 @@ impl Recheck {
                 first.id.as_str(),
                 first.measured.len()
             ),
-            Err(e) => format!("query {:?}: {}", first.id.as_str(), clip(e)),
+            Err(e) => format!("query {:?}: {}", first.id.as_str(), sanitize::clip(e, 200)),
         };
         Some(SutError::degraded(
             obs.system.clone(),
@@ -211,10 +211,6 @@ pub fn tail_failure(system: &str, answers: &[bool]) -> Option<SutError> {
             answers.len()
         ),
     ))
-}
-
-fn clip(s: &str) -> String {
-    sanitize::clip(s, 200)
 }
 
 #[cfg(test)]

@@ -35,44 +35,41 @@ pub fn retrieval(
     let mut per_query: Vec<QueryRuns> = vec![QueryRuns::default(); golden.queries.len()];
     let mut latencies = Vec::new();
     let mut runs_completed = 0;
-    {
-        for run in &obs.runs {
-            if run.queries.len() == golden.queries.len() {
-                runs_completed += 1;
+    for run in &obs.runs {
+        if run.queries.len() == golden.queries.len() {
+            runs_completed += 1;
+        }
+        let mut sums = [0.0; RETRIEVAL_METRICS.len()];
+        let mut n = 0usize;
+        for qo in &run.queries {
+            let Some(&qi) = index.get(qo.id.as_str()) else {
+                continue;
+            };
+            let q = &golden.queries[qi];
+            let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
+            tools.add(run.run, qi, &q.id, &q.labels, &f.ids);
+            diag.answers += 1;
+            if qo.ranked.is_empty() {
+                diag.empty_answers += 1;
             }
-            let mut sums = [0.0; RETRIEVAL_METRICS.len()];
-            let mut n = 0usize;
-            for qo in &run.queries {
-                let Some(&qi) = index.get(qo.id.as_str()) else {
-                    continue;
-                };
-                let q = &golden.queries[qi];
-                let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
-                tools.add(run.run, qi, &q.id, &q.labels, &f.ids);
-                diag.answers += 1;
-                if qo.ranked.is_empty() {
-                    diag.empty_answers += 1;
-                }
-                diag.off_corpus_results += f.off_corpus;
-                diag.duplicate_results += f.duplicates;
-                if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
-                    diag.starved_queries += 1;
-                }
-                diag.hard_negatives_in_top_5 +=
-                    metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
-                let s = metrics::score_query(&q.labels, &f.ids).values();
-                for (sum, v) in sums.iter_mut().zip(s) {
-                    *sum += v;
-                }
-                n += 1;
-                per_query[qi].add(s, || {
-                    f.ids.iter().take(DEPTH).map(|&id| id.clone()).collect()
-                });
-                latencies.push(qo.latency_ms);
+            diag.off_corpus_results += f.off_corpus;
+            diag.duplicate_results += f.duplicates;
+            if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
+                diag.starved_queries += 1;
             }
-            for (means, sum) in per_run_means.iter_mut().zip(sums) {
-                means.push((n > 0).then(|| sum / n as f64));
+            diag.hard_negatives_in_top_5 += metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
+            let s = metrics::score_query(&q.labels, &f.ids).values();
+            for (sum, v) in sums.iter_mut().zip(s) {
+                *sum += v;
             }
+            n += 1;
+            per_query[qi].add(s, || {
+                f.ids.iter().take(DEPTH).map(|&id| id.clone()).collect()
+            });
+            latencies.push(qo.latency_ms);
+        }
+        for (means, sum) in per_run_means.iter_mut().zip(sums) {
+            means.push((n > 0).then(|| sum / n as f64));
         }
     }
     let tool_diagnostics = tools.finish();
@@ -252,11 +249,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
     // entries the detector said it cannot judge (in any run)
     let mut not_applicable: BTreeSet<&str> = BTreeSet::new();
     let cat_totals = count_by(entries.iter().map(|e| e.category));
-    let hn_totals = count_by(
-        entries
-            .iter()
-            .filter_map(|e| e.resembles.filter(|_| e.category == Category::HardNegative)),
-    );
+    let hn_totals = count_by(entries.iter().filter_map(resembled));
     for run in &obs.runs {
         let verdicts: HashMap<&str, &crate::pipeline::sut::Decision> = run
             .verdicts
@@ -274,8 +267,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
                 not_applicable.insert(e.id.as_str());
                 continue;
             }
-            let flagged = v.flagged;
-            if flagged {
+            if v.flagged {
                 *entry_flags.entry(e.id.as_str()).or_default() += 1;
                 *cats.entry(e.category).or_default() += 1;
                 if e.category == Category::HardNegative
@@ -292,7 +284,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
                 continue;
             }
             let hn = e.category == Category::HardNegative;
-            match (e.label, flagged) {
+            match (e.label, v.flagged) {
                 (Truth::Malicious, true) => c.tp += 1,
                 (Truth::Malicious, false) => c.fn_ += 1,
                 (Truth::Benign, true) => {
@@ -309,17 +301,14 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
         for m in DETECTION_METRICS {
             per_run_metrics.entry(m.key()).or_default().push(s.get(m));
         }
-        for cat in cat_totals.keys() {
-            cat_flags
-                .entry(*cat)
-                .or_default()
-                .push(cats.get(cat).copied().unwrap_or(0));
-        }
-        for cat in hn_totals.keys() {
-            hn_flags
-                .entry(*cat)
-                .or_default()
-                .push(hns.get(cat).copied().unwrap_or(0));
+        for (totals, flags, run) in [
+            (&cat_totals, &mut cat_flags, &cats),
+            (&hn_totals, &mut hn_flags, &hns),
+        ] {
+            for cat in totals.keys() {
+                let n = run.get(cat).copied().unwrap_or(0);
+                flags.entry(*cat).or_default().push(n);
+            }
         }
         per_run_counts.push(c);
     }
@@ -332,9 +321,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             .filter(|e| !not_applicable.contains(e.id.as_str()))
     };
     let applicable_cats = count_by(applicable().map(|e| e.category));
-    let applicable_hns = count_by(
-        applicable().filter_map(|e| e.resembles.filter(|_| e.category == Category::HardNegative)),
-    );
+    let applicable_hns = count_by(applicable().filter_map(resembled));
     let cat_report = |totals: &BTreeMap<Category, usize>,
                       flags: &BTreeMap<Category, Vec<usize>>|
      -> Vec<CategoryReport> {
@@ -447,19 +434,13 @@ fn live(obs: &DetectorObservations, entries: &[Entry]) -> Option<LiveReport> {
             if le.note.is_none() {
                 le.note = o.note.clone();
             }
-            let key = (
-                e.category,
-                e.resembles.filter(|_| e.category == Category::HardNegative),
-            );
             let runs = per_cat
-                .entry(key)
+                .entry((e.category, resembled(e)))
                 .or_insert_with(|| vec![[0; 5]; obs.runs.len()]);
-            let c = &mut runs[r];
-            c[0] += 1;
-            c[1] += o.relisted as usize;
-            c[2] += o.reported as usize;
-            c[3] += o.blocked as usize;
-            c[4] += o.restored as usize;
+            let played = [true, o.relisted, o.reported, o.blocked, o.restored];
+            for (c, n) in runs[r].iter_mut().zip(played) {
+                *c += usize::from(n);
+            }
         }
     }
     if per_entry.is_empty() {
@@ -492,6 +473,11 @@ fn live(obs: &DetectorObservations, entries: &[Entry]) -> Option<LiveReport> {
         per_category,
         entries: per_entry.into_values().collect(),
     })
+}
+
+/// The category a hard negative resembles (`None` for any other entry).
+fn resembled(e: &Entry) -> Option<Category> {
+    e.resembles.filter(|_| e.category == Category::HardNegative)
 }
 
 fn count_by(it: impl Iterator<Item = Category>) -> BTreeMap<Category, usize> {

@@ -28,30 +28,20 @@ impl Summary {
     pub fn of(per_run: Vec<Option<f64>>) -> Summary {
         let vals: Vec<f64> = per_run.iter().flatten().copied().collect();
         let n = vals.len();
-        if n == 0 {
-            return Summary {
-                per_run,
-                n,
-                mean: None,
-                sd: None,
-                ci95: None,
-                min: None,
-                max: None,
-            };
-        }
-        let mean = vals.iter().sum::<f64>() / n as f64;
-        let (sd, ci95) = if n >= 2 {
-            let var = vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-            let sd = var.sqrt();
-            let half = t_critical(n - 1) * sd / (n as f64).sqrt();
-            (Some(sd), Some([mean - half, mean + half]))
-        } else {
-            (None, None)
+        let mean = (n > 0).then(|| vals.iter().sum::<f64>() / n as f64);
+        let (sd, ci95) = match mean {
+            Some(mean) if n >= 2 => {
+                let var = vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+                let sd = var.sqrt();
+                let half = t_critical(n - 1) * sd / (n as f64).sqrt();
+                (Some(sd), Some([mean - half, mean + half]))
+            }
+            _ => (None, None),
         };
         Summary {
             per_run,
             n,
-            mean: Some(mean),
+            mean,
             sd,
             ci95,
             min: vals.iter().copied().reduce(f64::min),
