@@ -39,26 +39,14 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
         .or_else(|| a.baseline.clone())
         .unwrap_or_else(|| PathBuf::from(baseline::DEFAULT_PATH));
     let previous = if output.is_file() {
-        Some(Baseline::load(&output).map_err(|e| BadInput(format!("{e:#}")))?)
+        Some(Baseline::load(&output).map_err(super::bad_input)?)
     } else {
         None
     };
     let report: Report = match &a.from {
-        Some(p) => {
-            let text = files::read_to_string(p)
-                .with_context(|| format!("{}: cannot read the report", p.display()))
-                .map_err(|e| BadInput(format!("{e:#}")))?;
-            serde_json::from_str(&text).map_err(|e| {
-                BadInput(format!(
-                    "{}:{}:{}: expected an evalgate report.json: {e}",
-                    p.display(),
-                    e.line(),
-                    e.column()
-                ))
-            })?
-        }
+        Some(p) => super::read_report_json(p)?,
         None => {
-            let s = Settings::resolve(&eval).map_err(|e| BadInput(format!("{e:#}")))?;
+            let s = Settings::resolve(&eval).map_err(super::bad_input)?;
             super::refuse_inapplicable(&eval, &s, Part::Both)?;
             evaluate(&s, Part::Both, false).await?.0
         }
@@ -109,7 +97,7 @@ fn write(output: &std::path::Path, b: &Baseline) -> anyhow::Result<()> {
 
 /// `baseline import`: another tool's baseline (mcp-eval's format) rewritten in evalgate's.
 pub fn cmd_baseline_import(a: &BaselineImportArgs) -> anyhow::Result<i32> {
-    let (b, note) = Baseline::load_noted(&a.file).map_err(|e| BadInput(format!("{e:#}")))?;
+    let (b, note) = Baseline::load_noted(&a.file).map_err(super::bad_input)?;
     let Some(note) = note else {
         return Err(BadInput(format!(
             "{}: already an evalgate baseline (it has a schema_version); nothing to import",

@@ -281,7 +281,7 @@ const MAX_LINE: usize = 64 << 20;
 /// `fitness`: returns the exit code.
 pub async fn cmd_fitness(a: &FitnessArgs) -> anyhow::Result<i32> {
     let args = a.eval();
-    let s = Settings::resolve(&args).map_err(|e| BadInput(format!("{e:#}")))?;
+    let s = Settings::resolve(&args).map_err(super::bad_input)?;
     refuse_inapplicable(&args, &s, Part::Retrieval)?;
     // read before anything is loaded or started: a bad file is exit 2 with nothing done
     let single = match &a.overrides {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 /// `merge`: returns the exit code (the merged run's, as `run` would).
 pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
-    let s = Settings::resolve(&a.eval()).map_err(|e| BadInput(format!("{e:#}")))?;
+    let s = Settings::resolve(&a.eval()).map_err(super::bad_input)?;
     let github_timeout = super::github_timeout(&a.publish)?;
     let shards = read_shards(&a.reports)?;
     let first = &shards[0].report;
@@ -179,8 +179,7 @@ fn read_report(path: &Path) -> Result<Report, BadInput> {
     drop(text);
     // observations written beside the report (`--observations file|gzip`) are read back
     if let Some(name) = report.observations_file.clone() {
-        let side =
-            ObservationsFile::read_beside(path, &name).map_err(|e| BadInput(format!("{e:#}")))?;
+        let side = ObservationsFile::read_beside(path, &name).map_err(super::bad_input)?;
         report.attach_observations(side);
     }
     Ok(report)

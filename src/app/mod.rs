@@ -70,6 +70,25 @@ impl Part {
 #[error("{0}")]
 pub struct BadInput(pub String);
 
+/// An error's whole chain as a [`BadInput`].
+fn bad_input(e: anyhow::Error) -> BadInput {
+    BadInput(format!("{e:#}"))
+}
+
+/// Reads an evalgate report.json, every failure phrased as a [`BadInput`].
+fn read_report_json(path: &std::path::Path) -> Result<Report, BadInput> {
+    let text = files::read_to_string(path)
+        .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| {
+        BadInput(format!(
+            "{}:{}:{}: expected an evalgate report.json: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })
+}
+
 /// The baseline the settings ask for ([`choose::choose`]); none with `--no-baseline`.
 fn choose_baseline(
     g: &GateSpec,
@@ -454,7 +473,7 @@ pub async fn cmd_eval(
     publish_args: &PublishArgs,
     part: Part,
 ) -> anyhow::Result<i32> {
-    let s = Settings::resolve(args).map_err(|e| BadInput(format!("{e:#}")))?;
+    let s = Settings::resolve(args).map_err(bad_input)?;
     refuse_inapplicable(args, &s, part)?;
     let github_timeout = github_timeout(publish_args)?;
     let (report, _) = evaluate(&s, part, true).await?;

@@ -2,12 +2,11 @@
 
 use super::BadInput;
 use crate::cli::{PublishArgs, PublishCmdArgs};
+use crate::infra::secrets;
 use crate::infra::text::sanitize;
-use crate::infra::{files, secrets};
 use crate::pipeline::publish;
 use crate::pipeline::publish::env::{GhEnv, PullRequest};
 use crate::pipeline::publish::{DEFAULT_TIMEOUT, PublishOptions, plan};
-use crate::pipeline::report::model::Report;
 use std::time::Duration;
 
 /// A note about publishing for the terminal: what the API answered may quote credentials and
@@ -74,16 +73,7 @@ pub(super) fn publish_options(
 pub async fn cmd_publish(a: &PublishCmdArgs) -> anyhow::Result<i32> {
     let timeout = github_timeout(&a.publish)?;
     let path = a.report_dir.join("report.json");
-    let text = files::read_to_string(&path)
-        .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
-    let report: Report = serde_json::from_str(&text).map_err(|e| {
-        BadInput(format!(
-            "{}:{}:{}: expected an evalgate report.json: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
-    })?;
+    let report = super::read_report_json(&path)?;
     let report = secrets::scrub_value(report);
     let env = GhEnv::from_env();
     let pr = match (a.pr, &a.head_sha) {

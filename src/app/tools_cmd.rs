@@ -54,8 +54,7 @@ pub async fn cmd_snapshot(a: &SnapshotArgs) -> anyhow::Result<i32> {
             "give the server command after `--`, or --url for a streamable-HTTP server".into()
         )),
     };
-    let timeout =
-        crate::config::seconds("--timeout", a.timeout).map_err(|e| BadInput(format!("{e:#}")))?;
+    let timeout = crate::config::seconds("--timeout", a.timeout).map_err(super::bad_input)?;
     let prov = snapshot::Provenance {
         registry: a.registry.clone(),
         package: a.package.clone(),
@@ -67,9 +66,7 @@ pub async fn cmd_snapshot(a: &SnapshotArgs) -> anyhow::Result<i32> {
         .clone()
         .unwrap_or_else(|| snapshot::rfc3339(std::time::SystemTime::now()));
     let mut corpus = match (&a.out, a.merge) {
-        (Some(p), true) if p.is_file() => {
-            snapshot::read(p).map_err(|e| BadInput(format!("{e:#}")))?
-        }
+        (Some(p), true) if p.is_file() => snapshot::read(p).map_err(super::bad_input)?,
         _ => snapshot::empty(&a.corpus_version),
     };
     let taken = match snapshot::take(&a.server, &ep, &prov, &taken_at, timeout).await {
@@ -114,9 +111,7 @@ pub async fn cmd_replay(a: &ReplayArgs) -> anyhow::Result<i32> {
         listed_file: a.listed_file.clone(),
     };
     let mut spec = match (&a.spec, &a.server) {
-        (Some(path), _) => {
-            ReplaySpec::from_file(path, a.rug_pull).map_err(|e| BadInput(format!("{e:#}")))?
-        }
+        (Some(path), _) => ReplaySpec::from_file(path, a.rug_pull).map_err(super::bad_input)?,
         (None, server) => {
             let server = server.as_deref().unwrap_or_default();
             let ds = Datasets::load(
@@ -138,7 +133,7 @@ pub async fn cmd_replay(a: &ReplayArgs) -> anyhow::Result<i32> {
                 server,
                 a.rug_pull,
             )
-            .map_err(|e| BadInput(format!("{e:#}")))?
+            .map_err(super::bad_input)?
         }
     };
     replay_fault(&spec.server).await;
@@ -189,6 +184,6 @@ async fn replay_fault(_served: &str) {}
 pub async fn cmd_proxy(a: &ProxyArgs) -> anyhow::Result<i32> {
     proxy::run(&a.config, &a.listen, a.fault.fault())
         .await
-        .map_err(|e| BadInput(format!("{e:#}")))?;
+        .map_err(super::bad_input)?;
     Ok(ExitCode::PASS)
 }
