@@ -52,17 +52,26 @@ pub fn register_header(value: &str) {
 }
 
 /// A name containing one of these (upper-cased) marks a credential.
-const CREDENTIAL_MARKS: &str =
-    "TOKEN SECRET PASSWORD PASSWD PASSPHRASE CREDENTIAL AUTH COOKIE SESSION PRIVATE KEY";
+const CREDENTIAL_MARKS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+    "PRIVATE",
+    "KEY",
+];
 
 /// Whether an environment variable's name marks a credential (`GITHUB_TOKEN`,
 /// `ACTIONS_ID_TOKEN_REQUEST_TOKEN`, `MY_SERVICE_PASSWORD`, `npm_config__authToken`; not
 /// `GIT_AUTHOR_NAME`).
 pub fn names_credential(name: &str) -> bool {
     let upper = name.to_ascii_uppercase().replace("AUTHOR", "");
-    CREDENTIAL_MARKS
-        .split_whitespace()
-        .any(|m| upper.contains(m))
+    CREDENTIAL_MARKS.iter().any(|m| upper.contains(m))
 }
 
 /// Registers the credentials in evalgate's environment: the value of every variable whose name

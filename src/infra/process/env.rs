@@ -10,35 +10,90 @@
 use crate::infra::secrets::names_credential;
 use std::ffi::OsString;
 
-/// Passed on by exact name (separated by whitespace).
-const NAMES: &str = concat!(
+/// Passed on by exact name.
+const NAMES: &[&str] = &[
     // the basics
-    "PATH HOME USER LOGNAME SHELL LANG LANGUAGE TZ TMPDIR TMP TEMP TERM NO_COLOR CI ",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "TERM",
+    "NO_COLOR",
+    "CI",
     // network: the runner's proxy and certificate authorities
-    "HTTP_PROXY HTTPS_PROXY NO_PROXY ALL_PROXY http_proxy https_proxy no_proxy all_proxy ",
-    "SSL_CERT_FILE SSL_CERT_DIR NODE_EXTRA_CA_CERTS REQUESTS_CA_BUNDLE CURL_CA_BUNDLE ",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
     // toolchains the children run through: npx/node, uvx/python, go, cargo, java, dotnet
-    "NODE_OPTIONS NODE_PATH NVM_DIR COREPACK_HOME VIRTUAL_ENV CONDA_PREFIX PYENV_ROOT ",
-    "pythonLocation Python_ROOT_DIR Python3_ROOT_DIR GOPATH GOROOT GOCACHE GOMODCACHE GOFLAGS ",
-    "GOPROXY GOTOOLCHAIN GOMAXPROCS GOMEMLIMIT GODEBUG CARGO_HOME RUSTUP_HOME RUSTUP_TOOLCHAIN ",
-    "RUST_BACKTRACE RUST_LOG JAVA_HOME DOTNET_ROOT DOCKER_HOST LD_LIBRARY_PATH PKG_CONFIG_PATH",
-);
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "NVM_DIR",
+    "COREPACK_HOME",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "PYENV_ROOT",
+    "pythonLocation",
+    "Python_ROOT_DIR",
+    "Python3_ROOT_DIR",
+    "GOPATH",
+    "GOROOT",
+    "GOCACHE",
+    "GOMODCACHE",
+    "GOFLAGS",
+    "GOPROXY",
+    "GOTOOLCHAIN",
+    "GOMAXPROCS",
+    "GOMEMLIMIT",
+    "GODEBUG",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    "JAVA_HOME",
+    "DOTNET_ROOT",
+    "DOCKER_HOST",
+    "LD_LIBRARY_PATH",
+    "PKG_CONFIG_PATH",
+    // test-only settings read by evalgate's own children (the reference proxy, the replay
+    // servers); a shipped build neither reads nor passes them
+    #[cfg(feature = "fault-injection")]
+    "EVALGATE_PROXY_FAULT",
+    #[cfg(feature = "fault-injection")]
+    "EVALGATE_REPLAY_FAULT",
+];
 
-/// Test-only settings read by evalgate's own children (the reference proxy, the replay
-/// servers); a shipped build neither reads nor passes them.
-#[cfg(feature = "fault-injection")]
-const TEST_NAMES: &[&str] = &["EVALGATE_PROXY_FAULT", "EVALGATE_REPLAY_FAULT"];
-#[cfg(not(feature = "fault-injection"))]
-const TEST_NAMES: &[&str] = &[];
-
-/// Passed on by prefix (separated by whitespace).
-const PREFIXES: &str = "LC_ XDG_ npm_config_ PYTHON UV_ PIP_ PIPX_";
+/// Passed on by prefix.
+const PREFIXES: &[&str] = &[
+    "LC_",
+    "XDG_",
+    "npm_config_",
+    "PYTHON",
+    "UV_",
+    "PIP_",
+    "PIPX_",
+];
 
 /// Whether `name` is on the allow-list.
 fn allowed(name: &str) -> bool {
-    NAMES.split_whitespace().any(|n| n == name)
-        || TEST_NAMES.contains(&name)
-        || PREFIXES.split_whitespace().any(|p| name.starts_with(p))
+    NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 /// Whether a value is a URL carrying a password (`http://user:pass@proxy:3128`).

@@ -328,9 +328,43 @@ fn transparency(i: &Inputs) -> Part {
 }
 
 /// Words that say something failed without saying what.
-const GENERIC: &str = "error errors failed failure fail internal server exception unknown \
-    unexpected invalid request bad something went wrong the and occurred has was code jsonrpc rpc \
-    mcp tool call please try again later status null undefined none";
+const GENERIC: &[&str] = &[
+    "error",
+    "errors",
+    "failed",
+    "failure",
+    "fail",
+    "internal",
+    "server",
+    "exception",
+    "unknown",
+    "unexpected",
+    "invalid",
+    "request",
+    "bad",
+    "something",
+    "went",
+    "wrong",
+    "the",
+    "and",
+    "occurred",
+    "has",
+    "was",
+    "code",
+    "jsonrpc",
+    "rpc",
+    "mcp",
+    "tool",
+    "call",
+    "please",
+    "try",
+    "again",
+    "later",
+    "status",
+    "null",
+    "undefined",
+    "none",
+];
 
 /// Whether an error message names its cause: it has a word of three letters or more that is
 /// not one of the words that only say something failed ("internal error", "request failed",
@@ -338,7 +372,7 @@ const GENERIC: &str = "error errors failed failure fail internal server exceptio
 pub fn names_cause(msg: &str) -> bool {
     msg.split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 3)
-        .any(|w| !GENERIC.split_whitespace().any(|g| g == w.to_lowercase()))
+        .any(|w| !GENERIC.contains(&w.to_lowercase().as_str()))
 }
 
 /// One decimal, half away from zero.
