@@ -10,6 +10,7 @@ use crate::pipeline::dataset::{Category, Entry};
 use async_trait::async_trait;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 
 use crate::infra::text::canonical_json;
 
@@ -31,16 +32,15 @@ pub const ASPECTS: [&str; 6] = [
     "annotations",
 ];
 
-fn aspect_of(key: &str) -> &str {
+fn aspect_of(key: &str) -> &'static str {
     match key {
         "input_schema" => "inputSchema",
         "output_schema" => "outputSchema",
-        k if ASPECTS.contains(&k) => ASPECTS
+        k => ASPECTS
             .iter()
             .find(|a| **a == k)
             .copied()
             .unwrap_or("other"),
-        _ => "other",
     }
 }
 
@@ -49,21 +49,14 @@ pub fn changed_aspects(before: &Value, after: &Value) -> Vec<String> {
     let empty = serde_json::Map::new();
     let b = before.as_object().unwrap_or(&empty);
     let a = after.as_object().unwrap_or(&empty);
-    let mut out: Vec<String> = Vec::new();
-    for k in b.keys().chain(a.keys()) {
-        let same = match (b.get(k), a.get(k)) {
-            (Some(x), Some(y)) => canonical_json(x) == canonical_json(y),
-            _ => false,
-        };
-        if !same {
-            let asp = format!("changed:{}", aspect_of(k));
-            if !out.contains(&asp) {
-                out.push(asp);
-            }
-        }
-    }
-    out.sort();
-    out
+    let changed: BTreeSet<String> = (b.keys().chain(a.keys()))
+        .filter(|k| match (b.get(*k), a.get(*k)) {
+            (Some(x), Some(y)) => canonical_json(x) != canonical_json(y),
+            _ => true,
+        })
+        .map(|k| format!("changed:{}", aspect_of(k)))
+        .collect();
+    changed.into_iter().collect()
 }
 
 /// The drift verdict for one before/after pair, or `None` when the entry has no definitions.
@@ -72,22 +65,15 @@ pub fn drift_signals(before: &Value, after: &Value) -> Vec<String> {
         Value::Array(a) => a.iter().collect(),
         v => vec![v],
     };
-    let mut signals = Vec::new();
-    if afters.len() > 1 {
-        signals.push("duplicate".to_string());
-    }
     let base = fingerprint(before);
-    for a in afters {
-        if fingerprint(a) != base {
-            for s in changed_aspects(before, a) {
-                if !signals.contains(&s) {
-                    signals.push(s);
-                }
-            }
-        }
+    let mut signals: BTreeSet<String> = (afters.iter())
+        .filter(|a| fingerprint(a) != base)
+        .flat_map(|a| changed_aspects(before, a))
+        .collect();
+    if afters.len() > 1 {
+        signals.insert("duplicate".to_string());
     }
-    signals.sort();
-    signals
+    signals.into_iter().collect()
 }
 
 /// `--detectors drift`.
