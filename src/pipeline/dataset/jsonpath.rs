@@ -255,11 +255,13 @@ impl<'a> Scan<'a> {
             };
             self.path.push(seg);
             let start = self.value(depth + 1)?;
-            if let Some(Seg::Key(k)) = self.path.last()
-                && let Some((first, last)) = keys.insert(k.clone(), (start, start))
-            {
-                keys.insert(k.clone(), (first, start));
+            if let Some(Seg::Key(k)) = self.path.last() {
+                let seen = keys.entry(k.clone()).or_insert((start, start));
+                // its first value and the one before this (this one, the first time)
+                let (first, last) = (seen.0, std::mem::replace(&mut seen.1, start));
+                let found = || Some((JsonPath(self.path.clone()), first, start));
                 match &mut self.duplicate {
+                    _ if last == start => {}
                     // the same key a third time: a reader keeps its last value, so point there
                     Some((p, _, second)) if p.0 == self.path => *second = start,
                     // one found inside the value this repeat replaces is not in what a reader
@@ -267,10 +269,10 @@ impl<'a> Scan<'a> {
                     Some((p, _, second))
                         if p.0.starts_with(&self.path) && (last..start).contains(second) =>
                     {
-                        self.duplicate = Some((JsonPath(self.path.clone()), first, start))
+                        self.duplicate = found()
                     }
                     Some(_) => {}
-                    None => self.duplicate = Some((JsonPath(self.path.clone()), first, start)),
+                    None => self.duplicate = found(),
                 }
             }
             self.path.pop();

@@ -301,12 +301,12 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
         for m in DETECTION_METRICS {
             per_run_metrics.entry(m.key()).or_default().push(s.get(m));
         }
-        for (totals, flags, run) in [
+        for (totals, flags, in_run) in [
             (&cat_totals, &mut cat_flags, &cats),
             (&hn_totals, &mut hn_flags, &hns),
         ] {
             for cat in totals.keys() {
-                let n = run.get(cat).copied().unwrap_or(0);
+                let n = in_run.get(cat).copied().unwrap_or(0);
                 flags.entry(*cat).or_default().push(n);
             }
         }
