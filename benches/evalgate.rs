@@ -39,9 +39,9 @@ fn root() -> &'static Path {
 
 fn v1_text(name: &str) -> &'static str {
     match name {
-        "corpus" => evalgate::pipeline::dataset::embedded::corpus(),
-        "golden" => evalgate::pipeline::dataset::embedded::golden(),
-        _ => evalgate::pipeline::dataset::embedded::security(),
+        "corpus" => evalgate::pipeline::dataset::embedded::CORPUS_FILE.text(),
+        "golden" => evalgate::pipeline::dataset::embedded::GOLDEN_FILE.text(),
+        _ => evalgate::pipeline::dataset::embedded::SECURITY_FILE.text(),
     }
 }
 

@@ -390,13 +390,13 @@ mod tests {
 
     #[test]
     fn the_direct_decode_of_a_valid_file_equals_the_item_by_item_decode() {
-        let (a, b, n) = both_paths::<Corpus>(embedded::corpus());
+        let (a, b, n) = both_paths::<Corpus>(embedded::CORPUS_FILE.text());
         assert_eq!(a, b);
         assert!(n > 2_000, "{n}");
-        let (a, b, n) = both_paths::<GoldenSet>(embedded::golden());
+        let (a, b, n) = both_paths::<GoldenSet>(embedded::GOLDEN_FILE.text());
         assert_eq!(a, b);
         assert!(n > 500, "{n}");
-        let (a, b, n) = both_paths::<SecurityCorpus>(embedded::security());
+        let (a, b, n) = both_paths::<SecurityCorpus>(embedded::SECURITY_FILE.text());
         assert_eq!(a, b);
         assert!(n > 400, "{n}");
     }

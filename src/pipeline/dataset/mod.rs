@@ -70,19 +70,6 @@ pub mod embedded {
     pub static CORPUS_FILE: File = file!("corpus", CORPUS_SHA256, CORPUS_LEN);
     pub static GOLDEN_FILE: File = file!("golden", GOLDEN_SHA256, GOLDEN_LEN);
     pub static SECURITY_FILE: File = file!("security", SECURITY_SHA256, SECURITY_LEN);
-
-    /// The text of `datasets/v1/corpus.json`.
-    pub fn corpus() -> &'static str {
-        CORPUS_FILE.text()
-    }
-    /// The text of `datasets/v1/golden.json`.
-    pub fn golden() -> &'static str {
-        GOLDEN_FILE.text()
-    }
-    /// The text of `datasets/v1/security.json`.
-    pub fn security() -> &'static str {
-        SECURITY_FILE.text()
-    }
 }
 
 /// Which dataset files to use; `None` means the embedded default.
@@ -445,15 +432,15 @@ mod tests {
             assert!(std::ptr::eq(f.text(), f.text()), "{file}");
         }
         assert!(std::ptr::eq(
-            embedded::corpus(),
+            CORPUS_FILE.text(),
             embedded::CORPUS_FILE.text()
         ));
         assert!(std::ptr::eq(
-            embedded::golden(),
+            GOLDEN_FILE.text(),
             embedded::GOLDEN_FILE.text()
         ));
         assert!(std::ptr::eq(
-            embedded::security(),
+            SECURITY_FILE.text(),
             embedded::SECURITY_FILE.text()
         ));
     }

@@ -3,9 +3,8 @@
 //! that never reach a top 5; the confusions (a relevant tool missed the top 5 while another
 //! tool took a place there); and the hard negatives (grade-0 labels) that reach a top 5.
 //!
-//! Pure and reusable: [`ToolDiagnostics::of`] takes the golden labels and the raw ranked
-//! observations; [`Accumulator`] takes filtered lists one query at a time (how the scorer feeds
-//! it while it scores). Nothing here reads a file or a clock.
+//! Pure and reusable: [`Accumulator`] takes filtered lists one query at a time (how the scorer
+//! feeds it while it scores). Nothing here reads a file or a clock.
 //!
 //! Definitions ([`TOP_K`] = 5, the same cut as "found in the top 5"):
 //! - a tool is *relevant* to a query when its label's grade is 1 or more;
@@ -26,12 +25,10 @@
 //! (whose observations are joined back in that order and scored again) gives the same table.
 
 use crate::infra::text::Text;
-use crate::pipeline::dataset::{Corpus, GoldenSet, Label};
-use crate::pipeline::score::metrics::filter_ranked;
-use crate::pipeline::sut::observe::RetrievalObservations;
+use crate::pipeline::dataset::Label;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The cut of "found" and of the confusions: the top 5.
 pub const TOP_K: usize = 5;
@@ -141,13 +138,6 @@ pub struct HardNegativeHit {
 }
 
 impl ToolDiagnostics {
-    /// The diagnostics of `obs` (every run) against `golden`, the ranked lists filtered
-    /// against `corpus` as every metric filters them. Queries the golden set does not have are
-    /// ignored.
-    pub fn of(obs: &RetrievalObservations, corpus: &Corpus, golden: &GoldenSet) -> Self {
-        Accumulator::of(obs, corpus, golden).finish()
-    }
-
     /// Nothing measured (or a report from before these diagnostics).
     pub fn is_empty(&self) -> bool {
         self.runs == 0
@@ -197,28 +187,6 @@ pub struct Accumulator<'a> {
 }
 
 impl<'a> Accumulator<'a> {
-    /// Every answer of `obs` (every run) added, against `golden`, the ranked lists filtered
-    /// against `corpus` as every metric filters them; queries the golden set does not have are
-    /// ignored. [`Accumulator::finish`] makes the table.
-    pub fn of(obs: &'a RetrievalObservations, corpus: &'a Corpus, golden: &'a GoldenSet) -> Self {
-        let corpus_ids: HashSet<&str> = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
-        let mut index = HashMap::new();
-        for (i, q) in golden.queries.iter().enumerate() {
-            index.entry(q.id.as_str()).or_insert(i);
-        }
-        let mut acc = Accumulator::default();
-        for run in &obs.runs {
-            for qo in &run.queries {
-                if let Some(&qi) = index.get(qo.id.as_str()) {
-                    let q = &golden.queries[qi];
-                    let f = filter_ranked(&qo.ranked, &corpus_ids);
-                    acc.add(run.run, qi, &q.id, &q.labels, &f.ids);
-                }
-            }
-        }
-        acc
-    }
-
     /// One query answered in run `run`: `qi` is its position in the golden set (it orders the
     /// examples and tells runs of one query apart), `ranked` its filtered list, best first.
     pub fn add(

@@ -270,9 +270,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             if v.flagged {
                 *entry_flags.entry(e.id.as_str()).or_default() += 1;
                 *cats.entry(e.category).or_default() += 1;
-                if e.category == Category::HardNegative
-                    && let Some(r) = e.resembles
-                {
+                if let Some(r) = resembled(e) {
                     *hns.entry(r).or_default() += 1;
                 }
             }
@@ -552,8 +550,33 @@ mod tests {
         r.metrics[m].mean.unwrap()
     }
 
+    /// The per-tool diagnostics of every answer of `obs`, walked on its own: each ranked list
+    /// filtered against `corpus` and added, queries the golden set does not have ignored.
+    fn standalone_diagnostics(
+        obs: &RetrievalObservations,
+        corpus: &Corpus,
+        golden: &GoldenSet,
+    ) -> diagnostics::ToolDiagnostics {
+        let corpus_ids: HashSet<&str> = corpus.tools.iter().map(|t| t.tool_id.as_str()).collect();
+        let mut index = HashMap::new();
+        for (i, q) in golden.queries.iter().enumerate() {
+            index.entry(q.id.as_str()).or_insert(i);
+        }
+        let mut acc = diagnostics::Accumulator::default();
+        for run in &obs.runs {
+            for qo in &run.queries {
+                if let Some(&qi) = index.get(qo.id.as_str()) {
+                    let q = &golden.queries[qi];
+                    let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
+                    acc.add(run.run, qi, &q.id, &q.labels, &f.ids);
+                }
+            }
+        }
+        acc.finish()
+    }
+
     /// The per-tool diagnostics the scorer counts as it scores are those of
-    /// [`diagnostics::ToolDiagnostics::of`], with labels naming tools outside the corpus,
+    /// [`standalone_diagnostics`], with labels naming tools outside the corpus,
     /// answers with repeats and strangers, three runs answered in a shuffled order.
     #[test]
     fn tool_diagnostics_standalone_equal_those_the_scorer_counts() {
@@ -607,7 +630,7 @@ mod tests {
             requested: 20,
             runs,
         };
-        let by_position = diagnostics::ToolDiagnostics::of(&obs, c, &g);
+        let by_position = standalone_diagnostics(&obs, c, &g);
         let by_text = retrieval(obs, c, &g).tool_diagnostics;
         assert_eq!(by_position, by_text);
         assert!(by_position.tool("gone:tool1").is_some());

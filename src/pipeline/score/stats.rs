@@ -49,10 +49,6 @@ impl Summary {
         }
     }
 
-    pub fn of_defined(values: &[f64]) -> Summary {
-        Summary::of(values.iter().map(|v| Some(*v)).collect())
-    }
-
     /// Half-width of the confidence interval.
     pub fn half_width(&self) -> Option<f64> {
         self.ci95.map(|[lo, hi]| (hi - lo) / 2.0)
@@ -75,6 +71,14 @@ pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
     v.sort_by(|a, b| a.total_cmp(b));
     let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
     Some(v[rank.min(v.len()) - 1])
+}
+
+#[cfg(test)]
+impl Summary {
+    /// The summary of runs that all have a value.
+    pub fn of_defined(values: &[f64]) -> Summary {
+        Summary::of(values.iter().map(|v| Some(*v)).collect())
+    }
 }
 
 #[cfg(test)]
