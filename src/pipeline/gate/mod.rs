@@ -1,6 +1,6 @@
 //! The gate: compare what was measured with a baseline and reach a verdict. A pure function:
 //! [`evaluate`] reads only its [`GateInputs`] (the measured summaries, borrowed from the score
-//! results), the baseline and the [`Policy`], and returns a [`GateOutcome`] that the report is
+//! results), the baseline and the [`Policy`], and returns a [`GateReport`] that the report is
 //! then assembled with. The exit code and the check run's conclusion are derived from the
 //! verdict alone, so they always agree.
 
@@ -240,7 +240,7 @@ pub struct GateInputs<'a> {
 }
 
 /// A report that gates nothing: its verdict and summary only.
-fn unchecked(verdict: Verdict, baseline: Option<String>, summary: String) -> GateOutcome {
+fn unchecked(verdict: Verdict, baseline: Option<String>, summary: String) -> GateReport {
     GateReport {
         verdict,
         baseline,
@@ -257,7 +257,7 @@ fn unchecked(verdict: Verdict, baseline: Option<String>, summary: String) -> Gat
 
 /// The outcome of one shard of a sharded evaluation (`--shard i/n`) that was measured: not
 /// gated (exit 0), since its numbers cover a slice; `evalgate merge` gates the whole.
-pub fn shard_outcome(shard: Shard) -> GateOutcome {
+pub fn shard_outcome(shard: Shard) -> GateReport {
     let summary = format!(
         "shard {shard} measured, not gated: `evalgate merge` joins the {} shards' report.json files, scores and gates them as one run",
         shard.count
@@ -271,7 +271,7 @@ pub fn evaluate(
     inputs: &GateInputs,
     baseline: Option<(&str, &Baseline)>,
     policy: &Policy,
-) -> GateOutcome {
+) -> GateReport {
     let name = baseline.map(|(n, _)| n.to_string());
     // a partial run gates nothing: no check is computed over what was measured before the
     // system failed (its numbers cover part of the datasets), so no regression, annotation or

@@ -127,9 +127,6 @@ pub struct NewConfusions {
 /// Most new confusion pairs the gate's report lists (`total` counts them all).
 pub const NEW_CONFUSIONS_MAX: usize = 20;
 
-/// The gate's outcome: what [`super::evaluate`] returns and the report's `gate` section.
-pub type GateOutcome = GateReport;
-
 /// How a CI system's check should conclude: green only when the gate held and covered
 /// everything measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,11 +139,6 @@ pub enum Conclusion {
 }
 
 impl GateReport {
-    /// The process's exit code: the verdict's (0 pass, 1 fail, 0 no baseline, 3 error).
-    pub fn exit_code(&self) -> i32 {
-        self.verdict.exit_code()
-    }
-
     /// The exit code when a failed gate may be let through (`fail_on_regression: false`, the
     /// action's `fail-on: never`): a failure is then 0; an error stays an error.
     pub fn exit_code_with(&self, fail_on_regression: bool) -> i32 {

@@ -253,7 +253,7 @@ fn limits_for_a_new_detector_default_to_a_tenth() {
 
 #[test]
 fn the_exit_code_and_the_conclusion_follow_the_verdict_alone() {
-    let outcome = |verdict, ungated: &[&str]| GateOutcome {
+    let outcome = |verdict, ungated: &[&str]| GateReport {
         verdict,
         baseline: None,
         summary: String::new(),
@@ -272,11 +272,15 @@ fn the_exit_code_and_the_conclusion_follow_the_verdict_alone() {
         (Verdict::Error, 3, 3, Conclusion::Failure),
     ] {
         let o = outcome(verdict, &[]);
-        assert_eq!(o.exit_code(), code, "{verdict:?}");
-        assert_eq!(o.exit_code(), verdict.exit_code(), "{verdict:?}");
+        assert_eq!(o.verdict.exit_code(), code, "{verdict:?}");
+        assert_eq!(o.verdict.exit_code(), verdict.exit_code(), "{verdict:?}");
         assert_eq!(o.exit_code_with(true), code, "{verdict:?}");
         assert_eq!(o.exit_code_with(false), never, "{verdict:?}");
-        assert_eq!(o.conclusion(o.exit_code()), conclusion, "{verdict:?}");
+        assert_eq!(
+            o.conclusion(o.verdict.exit_code()),
+            conclusion,
+            "{verdict:?}"
+        );
     }
     // a failure let through is neutral, never green
     assert_eq!(
@@ -285,7 +289,7 @@ fn the_exit_code_and_the_conclusion_follow_the_verdict_alone() {
     );
     // a pass that leaves a measured part ungated is neutral too
     let partial = outcome(Verdict::Pass, &["detector:new"]);
-    assert_eq!(partial.exit_code(), 0);
+    assert_eq!(partial.verdict.exit_code(), 0);
     assert_eq!(partial.conclusion(0), Conclusion::Neutral);
 }
 
@@ -293,7 +297,7 @@ fn the_exit_code_and_the_conclusion_follow_the_verdict_alone() {
 fn the_outcome_depends_on_its_inputs_only() {
     let r = report();
     let b = r.to_baseline(None);
-    let json = |g: &GateOutcome| serde_json::to_string(g).unwrap();
+    let json = |g: &GateReport| serde_json::to_string(g).unwrap();
     let own = evaluate(&r.gate_inputs(), Some(("b.json", &b)), &Policy::default());
     // everything of the report the gate does not read, changed: the same outcome
     let mut other = r.clone();
@@ -370,7 +374,7 @@ fn a_system_that_could_not_be_measured_is_an_error_and_gates_nothing() {
     inputs.failure = Some("the proxy exited with status 1".into());
     let g = evaluate(&inputs, Some(("b.json", &b)), &Policy::default());
     assert_eq!(g.verdict, Verdict::Error);
-    assert_eq!(g.exit_code(), 3);
+    assert_eq!(g.verdict.exit_code(), 3);
     assert_eq!(
         g.summary,
         "the system under test could not be measured: the proxy exited with status 1; the report is partial and nothing is gated"
