@@ -40,18 +40,6 @@ pub fn filter_ranked<'a, S: AsRef<str>>(raw: &'a [S], corpus: &HashSet<&str>) ->
     f
 }
 
-/// Per-query retrieval metrics.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct QueryScores {
-    pub recall_at_1: f64,
-    pub recall_at_3: f64,
-    pub recall_at_5: f64,
-    pub recall_at_10: f64,
-    pub mrr: f64,
-    pub ndcg_at_10: f64,
-    pub ap: f64,
-}
-
 /// Which way is better for a metric: `higher` (recall, MRR) or `lower` (false-positive rates).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -175,36 +163,6 @@ pub fn label(key: &str) -> &str {
     }
 }
 
-impl QueryScores {
-    /// The values in [`RETRIEVAL_METRICS`] order (`map` is the per-query AP).
-    pub fn values(&self) -> [f64; RETRIEVAL_METRICS.len()] {
-        [
-            self.recall_at_1,
-            self.recall_at_3,
-            self.recall_at_5,
-            self.recall_at_10,
-            self.mrr,
-            self.ndcg_at_10,
-            self.ap,
-        ]
-    }
-
-    /// The value of a retrieval metric (`Map` is the per-query AP); `None` for a detection
-    /// metric.
-    pub fn get(&self, m: Metric) -> Option<f64> {
-        Some(match m {
-            Metric::RecallAt1 => self.recall_at_1,
-            Metric::RecallAt3 => self.recall_at_3,
-            Metric::RecallAt5 => self.recall_at_5,
-            Metric::RecallAt10 => self.recall_at_10,
-            Metric::Mrr => self.mrr,
-            Metric::NdcgAt10 => self.ndcg_at_10,
-            Metric::Map => self.ap,
-            _ => return None,
-        })
-    }
-}
-
 /// One query's metrics, averaged over runs. A plain struct rather than a map: 20,000 queries
 /// score without 140,000 key strings. Fields are in the order a sorted map would write them,
 /// so the JSON is the same as a map's.
@@ -241,8 +199,13 @@ impl QueryMetrics {
         })
     }
 
+    /// The values in [`RETRIEVAL_METRICS`] order.
+    pub fn values(&self) -> [f64; RETRIEVAL_METRICS.len()] {
+        RETRIEVAL_METRICS.map(|m| self.get(m).unwrap_or(f64::NAN))
+    }
+
     /// The mean of several runs' scores of one query.
-    /// From values in `RETRIEVAL_METRICS` order (see [`QueryScores::values`]).
+    /// From values in `RETRIEVAL_METRICS` order (see [`QueryMetrics::values`]).
     pub fn from_values(v: [f64; RETRIEVAL_METRICS.len()]) -> QueryMetrics {
         let [
             recall_at_1,
@@ -271,7 +234,7 @@ impl QueryMetrics {
 /// [`DEPTH`] ids are looked at. Panics never; a query without relevant labels scores 0
 /// everywhere (validation rejects such queries before any run). A query has a handful of
 /// labels, so grades are looked up by scanning them: no map is built per query.
-pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryScores {
+pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryMetrics {
     // the first label of a tool id decides its grade (validation rejects repeats)
     let grade = |id: &str| -> Option<u8> {
         labels
@@ -289,7 +252,7 @@ pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryScores
         .filter(|(i, l)| relevant(*i, l))
         .count();
     if n_rel == 0 {
-        return QueryScores::default();
+        return QueryMetrics::default();
     }
     let list = &ranked[..ranked.len().min(DEPTH)];
     let mut hits_at = [0usize; DEPTH + 1];
@@ -338,14 +301,14 @@ pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryScores
         .enumerate()
         .map(|(i, &g)| g as f64 / (i as f64 + 2.0).log2())
         .sum();
-    QueryScores {
+    QueryMetrics {
         recall_at_1: recall(1),
         recall_at_3: recall(3),
         recall_at_5: recall(5),
         recall_at_10: recall(10),
         mrr,
         ndcg_at_10: if idcg > 0.0 { dcg / idcg } else { 0.0 },
-        ap: ap_sum / n_rel as f64,
+        map: ap_sum / n_rel as f64,
     }
 }
 

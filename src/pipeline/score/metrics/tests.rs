@@ -31,7 +31,7 @@ fn worked_example_from_metrics_md() {
     close(s.recall_at_10, 1.0);
     close(s.mrr, 0.5);
     close(s.ndcg_at_10, 0.6433224083306327);
-    close(s.ap, 0.5);
+    close(s.map, 0.5);
 }
 
 #[test]
@@ -46,7 +46,7 @@ fn duplicates_and_off_corpus_ids_are_dropped_and_counted() {
     let s = score_query(&labels(&[("s:a", 2)]), &f.ids);
     close(s.recall_at_3, 1.0);
     close(s.mrr, 0.5);
-    close(s.ap, 0.5);
+    close(s.map, 0.5);
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn relevance_zero_labels_never_count_as_hits() {
     let s = score_query(&l, &ids(&["s:neg", "s:a"]));
     close(s.recall_at_1, 0.0);
     close(s.mrr, 0.5);
-    close(s.ap, 0.5);
+    close(s.map, 0.5);
     // nDCG: DCG = 2/log2(3); IDCG = 2/log2(2) = 2
     close(s.ndcg_at_10, (2.0 / 3f64.log2()) / 2.0);
     assert_eq!(hard_negatives_in_top(&l, &ids(&["s:neg", "s:a"]), 5), 1);
@@ -78,7 +78,7 @@ fn recall_is_true_recall_not_hit_rate() {
         &ids(&["s:a"]),
     );
     close(s.recall_at_1, 0.25);
-    close(s.ap, 0.25);
+    close(s.map, 0.25);
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn perfect_graded_ranking_has_ndcg_one() {
 
 /// The definitions of metrics.md written the plain way (a map of grades, a sorted ideal
 /// list, a hash set for repeats), against which the allocation-free versions are checked.
-fn reference_score(labels: &[Label], raw: &[Text], corpus: &HashSet<&str>) -> QueryScores {
+fn reference_score(labels: &[Label], raw: &[Text], corpus: &HashSet<&str>) -> QueryMetrics {
     let mut seen = HashSet::new();
     let ranked: Vec<&str> = raw
         .iter()
@@ -107,7 +107,7 @@ fn reference_score(labels: &[Label], raw: &[Text], corpus: &HashSet<&str>) -> Qu
         .collect();
     let n_rel = grades.len() as f64;
     if grades.is_empty() {
-        return QueryScores::default();
+        return QueryMetrics::default();
     }
     let recall = |k: usize| {
         ranked
@@ -143,14 +143,14 @@ fn reference_score(labels: &[Label], raw: &[Text], corpus: &HashSet<&str>) -> Qu
             ap += hits / (i as f64 + 1.0);
         }
     }
-    QueryScores {
+    QueryMetrics {
         recall_at_1: recall(1),
         recall_at_3: recall(3),
         recall_at_5: recall(5),
         recall_at_10: recall(10),
         mrr: first.map_or(0.0, |p| 1.0 / (p as f64 + 1.0)),
         ndcg_at_10: dcg / idcg,
-        ap: ap / n_rel,
+        map: ap / n_rel,
     }
 }
 
@@ -258,9 +258,9 @@ fn false_positive_rates_are_the_only_lower_is_better_metrics() {
 
 #[test]
 fn a_query_and_a_detector_answer_only_their_own_metrics() {
-    let q = QueryScores {
+    let q = QueryMetrics {
         recall_at_5: 0.5,
-        ap: 0.25,
+        map: 0.25,
         ..Default::default()
     };
     assert_eq!(q.get(Metric::RecallAt5), Some(0.5));
