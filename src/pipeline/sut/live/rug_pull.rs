@@ -40,6 +40,14 @@ use std::time::{Duration, Instant};
 
 type Service = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
+/// The launched proxy as a play reads it: its REST API, an MCP session, and where it shows
+/// approval hashes.
+struct Proxy<'a> {
+    run: &'a Running,
+    service: &'a Service,
+    hash_from: HashFrom,
+}
+
 /// Rug-pulls played against the running proxy.
 pub struct RugPullLive {
     /// The proxy launched for each measurement.
@@ -342,6 +350,9 @@ fn witnessed(phase: Phase, w: Witness, before: Option<&Seen>, now: Option<&Seen>
         }
     }
 }
+
+/// The servers not listed as waited for, and every server's listing before the wait.
+type Waited = (BTreeSet<String>, BTreeMap<String, (String, u64)>);
 
 /// Per `server:tool`: did the call reach the replay, and (shortened) what came back.
 type Calls = HashMap<String, (bool, String)>;
@@ -733,15 +744,13 @@ impl RugPullLive {
     /// shows none.
     async fn read(
         &self,
-        run: &Running,
-        service: &Service,
-        hash_from: HashFrom,
+        p: &Proxy<'_>,
         servers: &BTreeSet<String>,
     ) -> Result<BTreeMap<String, Seen>, SutError> {
-        let mut seen = Self::catalog(run).await?;
-        if hash_from == HashFrom::InspectTools {
+        let mut seen = Self::catalog(p.run).await?;
+        if p.hash_from == HashFrom::InspectTools {
             for server in servers {
-                let Some(hashes) = self.inspect_hashes(service, server).await else {
+                let Some(hashes) = self.inspect_hashes(p.service, server).await else {
                     continue;
                 };
                 for (tool, hash) in hashes {
@@ -787,9 +796,7 @@ impl RugPullLive {
     /// tools that had not settled, with what was missing.
     async fn settle(
         &self,
-        run: &Running,
-        service: &Service,
-        hash_from: HashFrom,
+        p: &Proxy<'_>,
         phase: Phase,
         witnesses: &BTreeMap<String, Witness>,
         before: &BTreeMap<String, Seen>,
@@ -806,7 +813,7 @@ impl RugPullLive {
                 .map(|id| (id.clone(), seen.get(id).cloned()))
                 .collect()
         };
-        let mut seen = self.read(run, service, hash_from, &servers).await?;
+        let mut seen = self.read(p, &servers).await?;
         let mut last = played_of(&seen);
         // the read before the current run of identical reads, and that run's length
         let mut before_run = last.clone();
@@ -856,7 +863,7 @@ impl RugPullLive {
                 });
             }
             tokio::time::sleep(POLL).await;
-            seen = self.read(run, service, hash_from, &servers).await?;
+            seen = self.read(p, &servers).await?;
             let now = played_of(&seen);
             if now == last {
                 same += 1;
@@ -889,45 +896,42 @@ impl RugPullLive {
 
     /// Switches every replay to `state` and waits until each server has been re-listed with
     /// it; returns the servers that were not, and the listing counts just before the switch.
-    async fn switch(
-        &self,
-        ctrl: &Path,
-        listed: &[(String, PathBuf)],
-        state: &str,
-    ) -> (BTreeSet<String>, BTreeMap<String, (String, u64)>) {
-        let at_switch = listings(listed);
-        // whole or not at all: the replays follow every change of the file's text
-        let _ = write_atomic(ctrl, state.as_bytes());
-        let start = Instant::now();
-        loop {
-            let missing: BTreeSet<String> = listings(listed)
-                .into_iter()
-                .filter(|(_, (listed_state, _))| listed_state != state)
-                .map(|(s, _)| s)
-                .collect();
-            if missing.is_empty() || start.elapsed() > self.relist_timeout {
-                return (missing, at_switch);
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+    async fn switch(&self, ctrl: &Path, listed: &[(String, PathBuf)], state: &str) -> Waited {
+        self.write_and_wait(ctrl, listed, state, |_, (now, _)| now == state)
+            .await
     }
 
     /// Asks every replay to send list_changed without changing a definition (the switch file
     /// gets a new second line, its first stays `before`) and waits until each server has been
     /// listed again; returns the servers that were not.
     async fn ping(&self, ctrl: &Path, listed: &[(String, PathBuf)], n: u32) -> BTreeSet<String> {
-        let at_ping = listings(listed);
-        let _ = write_atomic(ctrl, format!("before\nping {n}\n").as_bytes());
+        let text = format!("before\nping {n}\n");
+        // a count that moved at all (a restarted replay counts from 0 again)
+        let moved = |(_, was): &(String, u64), (_, now): &(String, u64)| was != now;
+        self.write_and_wait(ctrl, listed, &text, moved).await.0
+    }
+
+    /// Writes `text` to the switch file (whole or not at all: the replays follow every change
+    /// of its text) and waits until every server's listing, against the one before the write,
+    /// is `done`, or the re-list timeout passes.
+    async fn write_and_wait(
+        &self,
+        ctrl: &Path,
+        listed: &[(String, PathBuf)],
+        text: &str,
+        done: impl Fn(&(String, u64), &(String, u64)) -> bool,
+    ) -> Waited {
+        let was = listings(listed);
+        let _ = write_atomic(ctrl, text.as_bytes());
         let start = Instant::now();
         loop {
-            // a count that moved at all (a restarted replay counts from 0 again)
-            let silent: BTreeSet<String> = listings(listed)
+            let missing: BTreeSet<String> = listings(listed)
                 .into_iter()
-                .filter(|(s, (_, n))| at_ping.get(s).is_some_and(|(_, was)| was == n))
+                .filter(|(s, now)| was.get(s).is_none_or(|w| !done(w, now)))
                 .map(|(s, _)| s)
                 .collect();
-            if silent.is_empty() || start.elapsed() > self.relist_timeout {
-                return silent;
+            if missing.is_empty() || start.elapsed() > self.relist_timeout {
+                return (missing, was);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -1104,6 +1108,11 @@ impl RugPullLive {
         let (args_before, args_after) = layout.call_args();
         let changes = changes_of(layout);
         let hash_from = self.hash_from(&running, &service, &changes).await?;
+        let p = Proxy {
+            run: &running,
+            service: &service,
+            hash_from,
+        };
         // the baseline needs no witness: every played tool listed
         let listed_only: BTreeMap<String, Witness> = changes
             .keys()
@@ -1118,14 +1127,7 @@ impl RugPullLive {
             .await?;
         self.listings_quiet(&listed, launched).await;
         let before = self
-            .settle(
-                &running,
-                &service,
-                hash_from,
-                Phase::Before,
-                &listed_only,
-                &BTreeMap::new(),
-            )
+            .settle(&p, Phase::Before, &listed_only, &BTreeMap::new())
             .await?;
         let witnesses: BTreeMap<String, Witness> = changes
             .iter()
@@ -1135,28 +1137,14 @@ impl RugPullLive {
         // (1) the rug is pulled
         let (not_relisted, at_switch) = self.switch(&ctrl, &listed, "after").await;
         let after = self
-            .settle(
-                &running,
-                &service,
-                hash_from,
-                Phase::After,
-                &witnesses,
-                &before.seen,
-            )
+            .settle(&p, Phase::After, &witnesses, &before.seen)
             .await?;
         let listings_after = listings_since(&at_switch, &listings(&listed));
         let calls_after = self.calls(&service, &args_after).await;
         // (2) and put back: the calls only once the proxy shows the baseline again
         let (not_relisted_back, at_switch) = self.switch(&ctrl, &listed, "before").await;
         let back = self
-            .settle(
-                &running,
-                &service,
-                hash_from,
-                Phase::Back,
-                &witnesses,
-                &before.seen,
-            )
+            .settle(&p, Phase::Back, &witnesses, &before.seen)
             .await?;
         let listings_back = listings_since(&at_switch, &listings(&listed));
         let calls_back = self.calls(&service, &args_before).await;
