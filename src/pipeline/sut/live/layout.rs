@@ -48,6 +48,7 @@ pub(super) fn served_name(e: &Entry, def: &Value) -> String {
 }
 
 /// The entries laid out as tools on synthetic servers.
+#[derive(Default)]
 pub(super) struct Layout {
     pub(super) specs: BTreeMap<String, ReplaySpec>,
     /// `server:tool` → entry index.
@@ -60,15 +61,6 @@ pub(super) struct Layout {
 pub(super) type CallArgs = Vec<(String, String)>;
 
 impl Layout {
-    /// No servers, no entries.
-    pub(super) fn empty() -> Layout {
-        Layout {
-            specs: BTreeMap::new(),
-            at: HashMap::new(),
-            id_of: BTreeMap::new(),
-        }
-    }
-
     /// Every `server:tool` served: the entries and any peers beside them.
     pub(super) fn served_ids(&self) -> BTreeSet<String> {
         self.specs

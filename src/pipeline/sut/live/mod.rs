@@ -66,20 +66,9 @@ pub struct LiveConfig {
 /// The values mcpproxy accepts for `trust_mode` (case-sensitive).
 const TRUST_MODES: [&str; 3] = ["manual", "scan", "auto"];
 
-/// Launches the proxy over `layout` (fresh scratch directory).
+/// Launches the proxy over `layout` (fresh scratch directory), with `trust_mode` on every
+/// server of the generated mcpproxy config when given.
 async fn launch_over(
-    s: &LaunchSpec,
-    sup: &Supervisor,
-    layout: &Layout,
-    quarantine: Quarantine,
-    extra: impl Fn(usize, &Path) -> Vec<String>,
-) -> Result<Running, SutError> {
-    launch_trusting(s, sup, layout, quarantine, None, extra).await
-}
-
-/// [`launch_over`], with `trust_mode` on every server of the generated mcpproxy config when
-/// given.
-async fn launch_trusting(
     s: &LaunchSpec,
     sup: &Supervisor,
     layout: &Layout,

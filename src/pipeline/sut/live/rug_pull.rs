@@ -1060,7 +1060,7 @@ impl RugPullLive {
 
     async fn play(&self, layout: &Layout) -> Result<BTreeMap<usize, LiveOutcome>, SutError> {
         let launched = Instant::now();
-        let running = super::launch_trusting(
+        let running = super::launch_over(
             &self.proxy,
             &self.sup,
             layout,

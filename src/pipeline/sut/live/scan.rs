@@ -289,7 +289,7 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<ScanLaunch>, String> {
     }
     let mut out = Vec::new();
     for g in groups {
-        let mut layout = Layout::empty();
+        let mut layout = Layout::default();
         let mut scanned: BTreeSet<String> = BTreeSet::new();
         // Within a launch no entry can see another (nor another's peers), so entries and peers
         // of one declared server share that server: a realistic layout, and a few dozen
@@ -375,6 +375,7 @@ impl Detector for ProxyScan {
                 &self.sup,
                 &l.layout,
                 Quarantine::Off,
+                None,
                 |_, _| vec![],
             )
             .await?;
