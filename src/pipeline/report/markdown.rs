@@ -4,7 +4,7 @@
 use super::doc::{self, Align, Cell, Format, Table};
 use super::format::{ms, splits_line};
 use super::model::*;
-use super::view::{self, View};
+use super::view::{self, View, tools::shown};
 use crate::infra::text::sanitize;
 use crate::infra::text::sanitize::{md, md_code, md_ends};
 use std::fmt::Write;
@@ -241,15 +241,6 @@ fn details(o: &mut String, summary: &str, body: &str) {
     *o += &format!("{body}\n</details>\n\n");
 }
 
-/// "the worst 20 of 1234" or "all 12".
-fn shown(listed: usize, total: usize) -> String {
-    if listed < total {
-        format!("the worst {listed} of {total}")
-    } else {
-        format!("all {total}")
-    }
-}
-
 /// The per-tool diagnostics, collapsed: confusions (new ones first), the worst tools and
 /// servers, the never-found tools, the hard negatives in a top 5. Every list is cut at
 /// [`view::tools::LIST_MAX`]; report.json has them whole.
@@ -417,7 +408,7 @@ mod tests {
             "{html}"
         );
         assert!(
-            html.contains("Confusions new since the baseline (1)"),
+            html.contains("Confusions new since the baseline (all 1)"),
             "{html}"
         );
         assert!(

@@ -12,7 +12,7 @@ mod charts;
 use super::doc::{self, Align, Cell, Format, Table};
 use super::format;
 use super::model::{QueryReport, Report};
-use super::view::{Mark, ToolsView, View};
+use super::view::{Mark, ToolsView, View, tools::shown};
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
 use crate::pipeline::score::stats::Summary;
@@ -243,12 +243,9 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
 /// The per-tool section: its summary, its tables with their titles (numbers only: no dataset
 /// text), the never-found tools.
 fn tools(t: &ToolsView) -> Value {
+    // the same words as report.md's
     let title = |what: &str, listed: usize, total: usize, tail: &str| {
-        if listed < total {
-            format!("{what} (the worst {listed} of {total}{tail})")
-        } else {
-            format!("{what} ({total}{tail})")
-        }
+        format!("{what} ({}{tail})", shown(listed, total))
     };
     let mut pairs = Vec::new();
     if let Some(n) = &t.new_confusions {

@@ -12,6 +12,15 @@ use crate::pipeline::score::model::RetrievalReport;
 /// Most rows of each list in Markdown and HTML.
 pub const LIST_MAX: usize = 20;
 
+/// "the worst 20 of 1234" or "all 12": how much of a list is shown.
+pub fn shown(listed: usize, total: usize) -> String {
+    if listed < total {
+        format!("the worst {listed} of {total}")
+    } else {
+        format!("all {total}")
+    }
+}
+
 /// The per-tool diagnostics, cut for a page.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ToolsView {
