@@ -149,9 +149,12 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     });
     env.add_template("report.html", TEMPLATE)?;
     let safe = |s: Option<String>| s.map_or(Value::from(()), Value::from_safe_string);
+    // bars, or a histogram above doc::QUERY_BARS_MAX queries: the chart decides, the caption follows
+    let query_chart = r.retrieval.as_ref().and_then(doc::query_chart);
+    let query_histogram = query_chart.as_ref().is_some_and(|qc| qc.sorted.is_none());
     let (query_svg, spread_svg) = match &r.retrieval {
         Some(rr) => (
-            doc::query_chart(rr).map(|qc| per_query_chart(&qc)),
+            query_chart.as_ref().map(per_query_chart),
             spread_chart(
                 "spread-retrieval",
                 "Retrieval metrics",
@@ -230,6 +233,7 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         probes => r.robustness.as_ref().map(|rb| table(&doc::probes_table(rb))),
         failure_text => r.failure.as_ref().map(|f| f.to_string()),
         query_svg => safe(query_svg),
+        query_histogram => query_histogram,
         spread_svg => safe(spread_svg),
         // the scorecard: its line, table and radar chart (numbers and fixed names; the notes
         // are escaped by the template)
@@ -292,7 +296,6 @@ fn page(r: &Report) -> Value {
             diagnostics => serde(&rr.diagnostics),
             per_query => serde(listed_queries(&rr.per_query)),
             per_query_total => rr.per_query.len(),
-            query_histogram => rr.per_query.len() > doc::QUERY_BARS_MAX,
             catalog => rr.catalog.as_ref().map(|c| c.summary()),
         }
     });
@@ -420,6 +423,9 @@ mod tests {
         assert_eq!(ids, sorted);
         assert!(html.contains("Recall@5 of the 20000 queries as a histogram"));
         assert!(!html.contains("<title>q19999"), "no bar per query");
+        // the caption says what the chart drew
+        assert!(html.contains("in ten bins of 0.1 (too many queries for a bar each"));
+        assert!(!html.contains("One bar per query"));
     }
 
     #[test]
@@ -430,5 +436,7 @@ mod tests {
         assert_eq!(&ids[..2], ["q00000", "q00001"]);
         assert!(html.contains("Every query: retrieved vs relevant (1000)"));
         assert!(html.contains("<title>q00999: Recall@5"), "a bar per query");
+        assert!(html.contains("One bar per query (1000), best to worst"));
+        assert!(!html.contains("too many queries for a bar each"));
     }
 }
