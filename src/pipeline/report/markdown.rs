@@ -237,8 +237,10 @@ pub fn render_view(r: &Report, v: &View) -> String {
 
 /// A collapsed section: `summary` over `body`, both Markdown already.
 fn details(o: &mut String, summary: &str, body: &str) {
-    *o += &format!("<details><summary>{summary}</summary>\n\n");
-    *o += &format!("{body}\n</details>\n\n");
+    let _ = write!(
+        o,
+        "<details><summary>{summary}</summary>\n\n{body}\n</details>\n\n"
+    );
 }
 
 /// The per-tool diagnostics, collapsed: confusions (new ones first), the worst tools and
