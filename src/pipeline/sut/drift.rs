@@ -106,12 +106,8 @@ impl Detector for Drift {
                     _ => (Vec::new(), true),
                 };
                 Decision {
-                    entry_id: e.id.clone(),
-                    flagged: !signals.is_empty(),
-                    review: false,
-                    signals,
-                    live: None,
                     not_applicable,
+                    ..Decision::new(&e.id, !signals.is_empty(), signals)
                 }
             })
             .collect())

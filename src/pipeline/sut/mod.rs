@@ -290,6 +290,20 @@ pub struct Decision {
     pub not_applicable: bool,
 }
 
+impl Decision {
+    /// A plain verdict: flagged or not, with its signals.
+    pub(crate) fn new(id: &str, flagged: bool, signals: Vec<String>) -> Decision {
+        Decision {
+            entry_id: id.to_string(),
+            flagged,
+            review: false,
+            signals,
+            live: None,
+            not_applicable: false,
+        }
+    }
+}
+
 /// What a running proxy did when a tool it had approved changed under it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LiveOutcome {

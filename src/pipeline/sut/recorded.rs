@@ -306,7 +306,7 @@ impl RecordedDetector {
                         let signals = (detections.into_iter().flatten())
                             .filter_map(|d| Some(d.get("type")?.as_str()?.to_string()))
                             .collect();
-                        run.insert(id.to_string(), verdict(id, flagged, signals));
+                        run.insert(id.to_string(), Decision::new(id, flagged, signals));
                     }
                 }
                 out.push(RecordedDetector {
@@ -328,25 +328,13 @@ impl RecordedDetector {
             let flagged = f
                 .as_bool()
                 .with_context(|| format!("at {id:?}: expected true or false"))?;
-            run.insert(id.clone(), verdict(id, flagged, vec![]));
+            run.insert(id.clone(), Decision::new(id, flagged, vec![]));
         }
         Ok(vec![RecordedDetector {
             name: "recorded".into(),
             scope: None,
             runs: vec![run],
         }])
-    }
-}
-
-/// A plain recorded verdict: flagged or not, with its signals.
-fn verdict(id: &str, flagged: bool, signals: Vec<String>) -> Decision {
-    Decision {
-        entry_id: id.to_string(),
-        flagged,
-        review: false,
-        signals,
-        live: None,
-        not_applicable: false,
     }
 }
 

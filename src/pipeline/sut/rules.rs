@@ -252,14 +252,7 @@ impl Detector for Rules {
             .iter()
             .map(|e| {
                 let signals = scan_text(&visible_text(e));
-                Decision {
-                    entry_id: e.id.clone(),
-                    flagged: !signals.is_empty(),
-                    review: false,
-                    signals,
-                    live: None,
-                    not_applicable: false,
-                }
+                Decision::new(&e.id, !signals.is_empty(), signals)
             })
             .collect())
     }

@@ -526,12 +526,8 @@ fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<De
                 .map(|r| clip(&r))
                 .collect();
             Decision {
-                entry_id: e.id.clone(),
-                flagged,
                 review,
-                signals: signals.into_iter().collect(),
-                live: None,
-                not_applicable: false,
+                ..Decision::new(&e.id, flagged, signals.into_iter().collect())
             }
         })
         .collect()
