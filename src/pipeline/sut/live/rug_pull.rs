@@ -1227,24 +1227,15 @@ impl Detector for RugPullLive {
             .enumerate()
             .map(|(i, e)| {
                 let outcome = live.remove(&i);
+                // what the proxy showed; evalgate's own `unsettled:` marks stay on the live
+                // outcome
+                let signals = outcome.iter().flat_map(|o| &o.signals);
+                let signals = signals.filter(|s| !s.starts_with("unsettled:")).cloned();
+                let flagged = outcome.as_ref().is_some_and(|o| o.reported);
+                let shown = Decision::new(&e.id, flagged, signals.collect());
                 Decision {
-                    entry_id: e.id.clone(),
-                    flagged: outcome.as_ref().is_some_and(|o| o.reported),
-                    review: false,
-                    // what the proxy showed; evalgate's own `unsettled:` marks stay on the
-                    // live outcome
-                    signals: outcome
-                        .as_ref()
-                        .map(|o| {
-                            o.signals
-                                .iter()
-                                .filter(|s| !s.starts_with("unsettled:"))
-                                .cloned()
-                                .collect()
-                        })
-                        .unwrap_or_default(),
                     live: outcome,
-                    not_applicable: false,
+                    ..shown
                 }
             })
             .collect())

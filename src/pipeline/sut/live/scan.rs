@@ -414,13 +414,10 @@ impl Detector for ProxyScan {
             .enumerate()
             .map(|(i, e)| {
                 let s: Vec<String> = signals.remove(&i).unwrap_or_default().into_iter().collect();
+                let review = !blocked.contains(&i) && !s.is_empty();
                 Decision {
-                    entry_id: e.id.clone(),
-                    flagged: blocked.contains(&i),
-                    review: !blocked.contains(&i) && !s.is_empty(),
-                    signals: s,
-                    live: None,
-                    not_applicable: false,
+                    review,
+                    ..Decision::new(&e.id, blocked.contains(&i), s)
                 }
             })
             .collect())
