@@ -247,10 +247,10 @@ fn details(o: &mut String, summary: &str, body: &str) {
 /// servers, the never-found tools, the hard negatives in a top 5. Every list is cut at
 /// [`view::tools::LIST_MAX`]; report.json has them whole.
 fn tools_section(o: &mut String, t: &view::ToolsView) {
+    let summary = t.summary();
     let _ = writeln!(
         o,
-        "<details><summary>Per-tool diagnostics: {}</summary>\n",
-        t.summary()
+        "<details><summary>Per-tool diagnostics: {summary}</summary>\n"
     );
     o.push_str("A tool is found when it is in the top 5; a confusion is a relevant tool that missed the top 5 while a tool not relevant to the query was in it. Full tables: `retrieval.tool_diagnostics` in report.json.\n\n");
     if let Some(n) = &t.new_confusions {
@@ -264,12 +264,8 @@ fn tools_section(o: &mut String, t: &view::ToolsView) {
     }
     if !t.confusions.is_empty() {
         let s = shown(t.confusions.len(), t.confusions_total);
-        let _ = writeln!(o, "**Confusions** ({s}, most queries first):\n");
-        let _ = writeln!(
-            o,
-            "{}",
-            Markdown.table(&doc::confusion_table(&t.confusions))
-        );
+        let table = Markdown.table(&doc::confusion_table(&t.confusions));
+        let _ = writeln!(o, "**Confusions** ({s}, most queries first):\n\n{table}");
     }
     let s = shown(t.worst_tools.len(), t.tools);
     let _ = writeln!(o, "**Tools with the lowest Recall@5** ({s}):\n");
@@ -279,12 +275,9 @@ fn tools_section(o: &mut String, t: &view::ToolsView) {
     o.push_str(&Markdown.table(&doc::worst_servers_table(t)));
     if !t.never_found.is_empty() {
         let names = Markdown.cell(&doc::joined(&t.never_found, ", ", |s| doc::id(s)));
-        let _ = write!(
-            o,
-            "\n**Never in a top 5** ({}): {names}",
-            t.never_found_total
-        );
-        let more = t.never_found_total - t.never_found.len();
+        let total = t.never_found_total;
+        let _ = write!(o, "\n**Never in a top 5** ({total}): {names}");
+        let more = total - t.never_found.len();
         if more > 0 {
             let _ = write!(o, " and {more} more");
         }

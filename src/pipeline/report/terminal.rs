@@ -196,10 +196,7 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
                     );
                 }
             }
-            let _ = writeln!(
-                o,
-                "  (tables: report.md and report.html, in full in report.json retrieval.tool_diagnostics)\n"
-            );
+            o.push_str("  (tables: report.md and report.html, in full in report.json retrieval.tool_diagnostics)\n\n");
         }
     }
     if let Some(s) = &r.security {
@@ -225,16 +222,11 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         let _ = writeln!(o, "{}\n", f.table(&t));
         let against = doc::detectors_table(&v.detectors);
         if !against.rows.is_empty() {
-            let _ = writeln!(o, "Detectors against the baseline");
-            let _ = writeln!(o, "{}\n", f.table(&against));
+            let _ = writeln!(o, "Detectors against the baseline\n{}\n", f.table(&against));
         }
         for f in r.gate.detector_flips.iter().filter(|f| !f.flips.is_empty()) {
-            let _ = writeln!(
-                o,
-                "{}: verdicts flipped since the baseline: {}",
-                term(&f.detector, 40),
-                view::flips_text(f)
-            );
+            let (name, text) = (term(&f.detector, 40), view::flips_text(f));
+            let _ = writeln!(o, "{name}: verdicts flipped since the baseline: {text}");
             for e in &f.flips {
                 let _ = writeln!(o, "  {}: {}", term(&e.id, 80), view::flip_kind(e));
             }
@@ -242,12 +234,8 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         }
         for d in &v.detectors {
             let Some(live) = &d.live else { continue };
-            let _ = writeln!(
-                o,
-                "{}: rug-pulls played live{}",
-                term(&d.name, 40),
-                view::per_run_note(d.runs)
-            );
+            let (name, note) = (term(&d.name, 40), view::per_run_note(d.runs));
+            let _ = writeln!(o, "{name}: rug-pulls played live{note}");
             let _ = writeln!(o, "{}\n", f.table(&doc::live_table(live)));
         }
     }
@@ -295,12 +283,8 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
             n.answered, n.refused, n.failed,
         );
         for p in rb.probes.iter().filter(|p| p.outcome == P::Failed) {
-            let _ = writeln!(
-                o,
-                "  probe {} failed: {}",
-                term(&p.what, 80),
-                term(&p.detail, 300)
-            );
+            let (what, detail) = (term(&p.what, 80), term(&p.detail, 300));
+            let _ = writeln!(o, "  probe {what} failed: {detail}");
         }
         let _ = writeln!(o);
     }
