@@ -35,29 +35,21 @@ pub const DEFAULT_CONFIG: &str = "evalgate.toml";
 
 /// The file, as written by users. Every key is optional.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FileConfig {
-    #[serde(default)]
     pub datasets: DatasetsFile,
-    #[serde(default)]
     pub run: RunFile,
-    #[serde(default)]
     pub sut: SutFile,
     /// Detectors under test (`rules`, `drift`, `recorded`, `scanner`, `proxy-scan`,
     /// `rug-pull-live`).
-    #[serde(default)]
     pub detectors: Option<Vec<DetectorKind>>,
     /// `[[scanner]]`: external security scanners (detector kind `scanner`).
-    #[serde(default)]
     pub scanner: Vec<ScannerConfig>,
     /// `[proxy_scan]`: the proxy's own scan (detector kind `proxy-scan`).
-    #[serde(default)]
     pub proxy_scan: ProxyScanConfig,
     /// `[rug_pull_live]`: rug-pulls played against the proxy (detector kind `rug-pull-live`).
-    #[serde(default)]
     pub rug_pull_live: LiveConfig,
     /// `[gate]`: the limits of a detector the baseline has no entry for.
-    #[serde(default)]
     pub gate: GateFile,
     /// The keys written under `[sut.mcp]`, `[sut.rest]`, `[sut.launch]` and `[sut.catalog]`
     /// (section → keys), to refuse those the chosen kind would never read.
@@ -230,19 +222,16 @@ impl GateFile {
 
 /// `[sut]`: which system to measure and how to reach it.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct SutFile {
     pub kind: Option<SutKind>,
     /// Name in reports [default: the kind].
     pub name: Option<String>,
     /// `[sut.mcp]`: search over MCP.
-    #[serde(default)]
     pub mcp: McpFile,
     /// `[sut.rest]`: search over a REST endpoint.
-    #[serde(default)]
     pub rest: RestFile,
     /// `[sut.launch]`: start the system before measuring it.
-    #[serde(default)]
     pub launch: LaunchFile,
     /// Path of the mcpproxy binary for kind `mcpproxy`.
     pub mcpproxy_bin: Option<PathBuf>,
@@ -251,7 +240,6 @@ pub struct SutFile {
     /// stability probe ask for as many.
     pub results: Option<u32>,
     /// `[sut.catalog]`: how evalgate establishes that the system sees the whole corpus.
-    #[serde(default)]
     pub catalog: CatalogFile,
 }
 
