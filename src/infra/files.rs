@@ -6,7 +6,7 @@
 //! directory, so its files always come from one run.
 
 use anyhow::Context;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -58,12 +58,9 @@ pub fn staged(
         .tempfile_in(dir)
         .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 16, tmp);
-    write(&mut w)
-        .and_then(|_| w.flush())
-        .with_context(|| format!("{}: cannot write", path.display()))?;
-    let tmp = w
-        .into_inner()
-        .map_err(|e| e.into_error())
+    // `into_inner` flushes the buffer
+    let tmp = write(&mut w)
+        .and_then(|_| w.into_inner().map_err(|e| e.into_error()))
         .with_context(|| format!("{}: cannot write", path.display()))?;
     Ok(Staged {
         tmp,

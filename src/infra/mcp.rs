@@ -68,9 +68,6 @@ pub struct Session<H: ClientHandler> {
     pub describe: String,
 }
 
-/// Lines of a stdio server's stderr quoted when it fails.
-pub const STDERR_LINES: usize = 20;
-
 impl<H: ClientHandler> Session<H> {
     /// `tools/list` (all pages), bounded by the session's timeout.
     pub async fn list_all_tools(&self) -> anyhow::Result<Vec<McpTool>> {
@@ -82,11 +79,10 @@ impl<H: ClientHandler> Session<H> {
             }
             Err(_) => Err(RequestTimeout {
                 seconds: secs,
-                detail: self
-                    .explain(format!(
-                        "no answer to tools/list within {secs} s ({describe})"
-                    ))
-                    .to_string(),
+                detail: format!(
+                    "no answer to tools/list within {secs} s ({describe}){}",
+                    child_story(self.child.as_ref())
+                ),
             }
             .into()),
         }
@@ -116,7 +112,8 @@ pub fn child_story(child: Option<&Managed>) -> String {
     let status = c
         .try_exited()
         .map_or(String::new(), |s| format!("; the server exited ({s})"));
-    let tail = c.log_tail(STDERR_LINES);
+    // lines of a stdio server's stderr quoted when it fails
+    let tail = c.log_tail(20);
     if tail.trim().is_empty() {
         format!("{status}; it wrote nothing to stderr")
     } else {
@@ -246,8 +243,7 @@ pub struct InitTimeout {
     pub detail: String,
 }
 
-/// A server that did not answer a later request (`tools/list`) within the time allowed: a
-/// timeout, like [`InitTimeout`], not a crash.
+/// A server that did not answer `tools/list` in time: a timeout, like [`InitTimeout`], not a crash.
 #[derive(Debug, thiserror::Error)]
 #[error("{detail}")]
 pub struct RequestTimeout {
@@ -583,13 +579,9 @@ pub async fn connect<H: ClientHandler>(
                 Ok(Err(e)) => {
                     // name the usual cause plainly: nothing listening there
                     if let Some(why) = unreachable(url).await {
-                        return Err(Unreachable {
-                            detail: format!(
-                                "could not connect to {}: {why}",
-                                crate::infra::secrets::redact_url(url)
-                            ),
-                        }
-                        .into());
+                        let detail =
+                            format!("could not connect to {}: {why}", secrets::redact_url(url));
+                        return Err(Unreachable { detail }.into());
                     }
                     bail!("MCP initialize failed ({describe}): {}", readable(&e));
                 }

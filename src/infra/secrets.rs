@@ -353,15 +353,13 @@ fn mask_pairs(pairs: &str) -> String {
 }
 
 fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    s.bytes()
+        .map(|b| match b {
+            b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ if b.is_ascii_alphanumeric() => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 fn percent_decode(s: &str) -> String {

@@ -117,8 +117,7 @@ pub async fn take(
             program, args, env, ..
         } => {
             extra.insert("transport".into(), json!("stdio"));
-            let mut cmd = vec![program.clone()];
-            cmd.extend(args.iter().cloned());
+            let cmd: Vec<_> = std::iter::once(program).chain(args).collect();
             extra.insert("command".into(), json!(cmd));
             if !env.is_empty() {
                 extra.insert(

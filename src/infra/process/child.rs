@@ -194,15 +194,11 @@ impl Slot {
                         .any(|&(pid, _)| sys::signal_pid(pid, None).is_ok())
             }
         };
-        let leader_gone = self.poll_exit().is_some();
-        if leader_gone && !alive {
-            if !self.finished.swap(true, Ordering::SeqCst) {
-                watchdog::note('-', self.pid);
-            }
-            true
-        } else {
-            false
+        let gone = self.poll_exit().is_some() && !alive;
+        if gone && !self.finished.swap(true, Ordering::SeqCst) {
+            watchdog::note('-', self.pid);
         }
+        gone
     }
 }
 
@@ -273,7 +269,7 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
     {
         spawn_reader(out, STDOUT, log.clone(), readers_open.clone());
     }
-    let slot = Arc::new(Slot {
+    Ok(Arc::new(Slot {
         name: label.to_string(),
         pid,
         state: Mutex::new(ChildState { child, exit: None }),
@@ -283,8 +279,7 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
         foreign: Mutex::new(Vec::new()),
         log,
         readers_open,
-    });
-    Ok(slot)
+    }))
 }
 
 /// Handle to one spawned child. Cheap to clone; dropping it does not stop the child (the

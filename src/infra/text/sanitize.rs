@@ -43,17 +43,9 @@ fn invisible_ranges() -> &'static [(char, char)] {
 /// Whether `c` is invisible or acts on the text around it (see [`INVISIBLE_CLASS`]): such a
 /// character is shown as `⟨U+XXXX⟩`, never passed to a reader.
 pub fn is_invisible(c: char) -> bool {
-    invisible_ranges()
-        .binary_search_by(|&(lo, hi)| {
-            if hi < c {
-                std::cmp::Ordering::Less
-            } else if lo > c {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
+    let ranges = invisible_ranges();
+    let i = ranges.partition_point(|&(_, hi)| hi < c);
+    ranges.get(i).is_some_and(|&(lo, _)| lo <= c)
 }
 
 /// Makes invisible and control characters visible as `⟨U+XXXX⟩` ([`is_invisible`]); newlines
@@ -138,24 +130,13 @@ fn inert(text: &str) -> String {
             '@' => out.push_str("@&#8203;"),
             '#' => out.push_str("&#35;&#8203;"),
             // GH-45 is an issue reference too (any case)
-            '-' if i >= 2
-                && chars[i - 2..i]
-                    .iter()
-                    .collect::<String>()
-                    .eq_ignore_ascii_case("gh")
+            '-' if follows(&chars, i, "gh")
                 && chars.get(i + 1).is_some_and(char::is_ascii_digit) =>
             {
                 out.push_str("-&#8203;")
             }
             ':' if chars.get(i + 1) == Some(&'/') => out.push_str(":&#8203;"),
-            '.' if i >= 3
-                && chars[i - 3..i]
-                    .iter()
-                    .collect::<String>()
-                    .eq_ignore_ascii_case("www") =>
-            {
-                out.push_str("&#8203;.")
-            }
+            '.' if follows(&chars, i, "www") => out.push_str("&#8203;."),
             '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '~' | '{' | '}' | '$' => {
                 out.push('\\');
                 out.push(c);
@@ -215,6 +196,16 @@ pub fn repo_path(s: &str) -> Option<String> {
     ok.then(|| s.to_string())
 }
 
+/// Whether `chars[..i]` ends with the ASCII `word`, in any case.
+fn follows(chars: &[char], i: usize, word: &str) -> bool {
+    let n = word.len();
+    i >= n
+        && chars[i - n..i]
+            .iter()
+            .collect::<String>()
+            .eq_ignore_ascii_case(word)
+}
+
 /// Visible one-line text with look-alikes for the characters that could make it live.
 fn plain(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
@@ -233,11 +224,7 @@ fn plain(text: &str) -> String {
             '@' if word_start => out.push('\u{FF20}'),
             ':' if prev == Some(':') => out.push('\u{FF1A}'),
             // GH-45 is an issue reference: the hyphen becomes U+2010
-            '-' if i >= 2
-                && chars[i - 2..i]
-                    .iter()
-                    .collect::<String>()
-                    .eq_ignore_ascii_case("gh")
+            '-' if follows(&chars, i, "gh")
                 && (i == 2 || !chars[i - 3].is_alphanumeric())
                 && chars.get(i + 1).is_some_and(char::is_ascii_digit) =>
             {

@@ -179,13 +179,11 @@ async fn scan_start(
         && !ids.is_empty()
         && !ids.iter().any(|i| i == super::scan::SCANNER_ID)
     {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &format!(
-                "unknown scanner ids; this proxy has {:?}",
-                super::scan::SCANNER_ID
-            ),
+        let msg = format!(
+            "unknown scanner ids; this proxy has {:?}",
+            super::scan::SCANNER_ID
         );
+        return error(StatusCode::BAD_REQUEST, &msg);
     }
     match state.servers.read().await.get(&name) {
         None => return error(StatusCode::NOT_FOUND, &format!("server {name:?} not found")),
