@@ -9,6 +9,7 @@
 //! registered here and replaced by `***` wherever it appears, for instance echoed back inside a
 //! server's error message. SECURITY.md states the rule.
 
+use std::fmt::Write as _;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -353,13 +354,15 @@ fn mask_pairs(pairs: &str) -> String {
 }
 
 fn percent_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ if b.is_ascii_alphanumeric() => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
 }
 
 fn percent_decode(s: &str) -> String {

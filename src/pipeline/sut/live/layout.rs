@@ -12,16 +12,8 @@ use std::path::Path;
 
 /// Keeps the characters a server or tool name may safely carry.
 pub(super) fn safe(s: &str) -> String {
-    let out: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let keep = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
+    let out: String = s.chars().map(|c| if keep(c) { c } else { '_' }).collect();
     if out.is_empty() { "tool".into() } else { out }
 }
 
@@ -101,12 +93,8 @@ impl Layout {
 /// A definition with its name replaced and an input schema when it had none.
 pub(super) fn as_tool(entry: &Entry, def: &Value, name: &str) -> Result<McpTool, String> {
     let mut d = def.clone();
-    let Some(o) = d.as_object_mut() else {
-        return Err(format!(
-            "entry {}: a definition is not a JSON object",
-            entry.id
-        ));
-    };
+    let not_object = || format!("entry {}: a definition is not a JSON object", entry.id);
+    let o = d.as_object_mut().ok_or_else(not_object)?;
     o.insert("name".into(), json!(name));
     o.entry("inputSchema")
         .or_insert_with(|| json!({"type": "object"}));
@@ -145,16 +133,15 @@ pub(super) fn layout(
         {
             Some(s) => s.clone(),
             None => {
-                let mut k = existing.len() + 1;
-                let mut cand = if k == 1 {
-                    base.clone()
-                } else {
-                    format!("{base}-{k}")
+                let nth = |k: usize| {
+                    if k == 1 {
+                        base.clone()
+                    } else {
+                        format!("{base}-{k}")
+                    }
                 };
-                while taken.contains(&cand) {
-                    k += 1;
-                    cand = format!("{base}-{k}");
-                }
+                let free = (existing.len() + 1..).map(nth).find(|c| !taken.contains(c));
+                let cand = free.expect("a name not taken");
                 taken.insert(cand.clone());
                 existing.push(cand.clone());
                 specs.insert(cand.clone(), empty_spec(&cand));

@@ -32,7 +32,7 @@ use crate::pipeline::sut::launch::spec::LaunchSpec;
 use crate::pipeline::sut::launch::{self, Quarantine, Running, system_name};
 use crate::pipeline::sut::{Decision, Detector, LiveOutcome, SutError};
 use async_trait::async_trait;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -140,12 +140,10 @@ fn seen_in(data: &Value) -> Option<BTreeMap<String, Seen>> {
                 .filter(|v| !v.is_empty())
                 .map(str::to_string)
         };
-        let mut held: Vec<String> = Vec::new();
-        for k in ["held_verdict", "held_reason"] {
-            if let Some(v) = text(k) {
-                held.push(format!("{k}:{v}"));
-            }
-        }
+        let mut held: Vec<String> = ["held_verdict", "held_reason"]
+            .into_iter()
+            .filter_map(|k| Some(format!("{k}:{}", text(k)?)))
+            .collect();
         if let Some(sig) = t.get("held_signals").and_then(Value::as_array) {
             held.extend(sig.iter().filter_map(Value::as_str).map(str::to_string));
         }
@@ -509,11 +507,10 @@ fn judge(
                 None => signals.push("withdrawn".into()),
             }
         }
-        if o.after.unsettled.contains_key(id) {
-            signals.push("unsettled:after".to_string());
-        }
-        if o.back.unsettled.contains_key(id) {
-            signals.push("unsettled:back".to_string());
+        for (phase, settled) in [("after", &o.after), ("back", &o.back)] {
+            if settled.unsettled.contains_key(id) {
+                signals.push(format!("unsettled:{phase}"));
+            }
         }
         out.insert(
             i,
@@ -697,10 +694,7 @@ impl RugPullLive {
     }
 
     fn played(e: &Entry) -> Option<(Value, Option<Value>)> {
-        match (&e.before, &e.after) {
-            (Some(b), Some(a)) => Some((b.clone(), Some(a.clone()))),
-            _ => None,
-        }
+        Some((e.before.clone()?, Some(e.after.clone()?)))
     }
 
     /// Every listed tool as the proxy shows it, by `server:tool`.
@@ -713,6 +707,22 @@ impl RugPullLive {
         })
     }
 
+    /// `tool` called through the proxy with these string arguments, within the request timeout.
+    async fn call(
+        &self,
+        service: &Service,
+        tool: &str,
+        args: [(&str, &str); 2],
+    ) -> Result<CallToolResult, String> {
+        let args = args.map(|(k, v)| (k.to_string(), json!(v))).into_iter();
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args.collect());
+        let call = service.peer().call_tool(params);
+        match tokio::time::timeout(self.proxy.check.request_timeout, call).await {
+            Ok(answer) => answer.map_err(|e| readable(&e)),
+            Err(_) => Err("no answer within the request timeout".into()),
+        }
+    }
+
     /// mcpproxy's `quarantine_security` `inspect_tools` for one server: its tools' approval
     /// hashes, by tool name; `None` when the proxy has no such tool or its answer has none.
     async fn inspect_hashes(
@@ -720,17 +730,8 @@ impl RugPullLive {
         service: &Service,
         server: &str,
     ) -> Option<BTreeMap<String, String>> {
-        let mut args = serde_json::Map::new();
-        args.insert("operation".into(), json!("inspect_tools"));
-        args.insert("name".into(), json!(server));
-        let params = CallToolRequestParams::new("quarantine_security").with_arguments(args);
-        let res = tokio::time::timeout(
-            self.proxy.check.request_timeout,
-            service.peer().call_tool(params),
-        )
-        .await
-        .ok()?
-        .ok()?;
+        let args = [("operation", "inspect_tools"), ("name", server)];
+        let res = self.call(service, "quarantine_security", args).await.ok()?;
         let v = serde_json::to_value(&res).ok()?;
         let text = v
             .get("content")?
@@ -999,25 +1000,14 @@ impl RugPullLive {
     async fn calls(&self, service: &Service, calls: &CallArgs) -> Calls {
         let mut out = HashMap::new();
         for (id, args_json) in calls {
-            let mut args = serde_json::Map::new();
-            args.insert("name".into(), json!(id));
-            args.insert("args_json".into(), json!(args_json));
-            let params = CallToolRequestParams::new(self.call_tool.clone()).with_arguments(args);
-            let r = tokio::time::timeout(
-                self.proxy.check.request_timeout,
-                service.peer().call_tool(params),
-            )
-            .await;
-            let (through, text) = match r {
-                Ok(Ok(res)) => {
+            let args = [("name", id.as_str()), ("args_json", args_json.as_str())];
+            let (through, text) = match self.call(service, &self.call_tool, args).await {
+                Ok(res) => {
                     let text = serde_json::to_string(&res).unwrap_or_default();
-                    (
-                        res.is_error != Some(true) && text.contains("replayed"),
-                        text,
-                    )
+                    let replayed = res.is_error != Some(true) && text.contains("replayed");
+                    (replayed, text)
                 }
-                Ok(Err(e)) => (false, readable(&e)),
-                Err(_) => (false, "no answer within the request timeout".into()),
+                Err(why) => (false, why),
             };
             let short: String = text.chars().take(160).collect();
             out.insert(id.clone(), (through, short));
