@@ -86,6 +86,12 @@ impl Table {
             rows: Vec::new(),
         }
     }
+
+    /// The table with these rows added.
+    pub fn with(mut self, rows: impl IntoIterator<Item = Vec<Cell>>) -> Table {
+        self.rows.extend(rows);
+        self
+    }
 }
 
 /// What a format supplies: how it shows one cell (the only place it escapes dataset text)
@@ -98,13 +104,15 @@ pub trait Format {
 /// An "against the baseline" table: `first` (the metric, or the detector and the metric),
 /// Baseline, Current, Δ (the paired comparison under it), Limit, Gate.
 pub fn baseline_table<'a>(first: &str, rows: impl IntoIterator<Item = (Cell, &'a Row)>) -> Table {
-    let mut t = Table::new(
-        &format!("{first}|Baseline|Current (mean ± 95% CI)|Δ|Limit|Gate"),
-        1,
-        true,
-    );
+    let head = format!("{first}|Baseline|Current (mean ± 95% CI)|Δ|Limit|Gate");
+    let mut t = Table::new(&head, 1, true);
     for (label, row) in rows {
         let d = Cell::Plain(delta(row.delta));
+        let limit = if row.limit.is_empty() {
+            "–"
+        } else {
+            &row.limit
+        };
         t.rows.push(vec![
             label,
             num(row.baseline).into(),
@@ -113,12 +121,7 @@ pub fn baseline_table<'a>(first: &str, rows: impl IntoIterator<Item = (Cell, &'a
                 Some(p) => Cell::Note(Box::new(d), Box::new(p.clone().into())),
                 None => d,
             },
-            if row.limit.is_empty() {
-                "–"
-            } else {
-                &row.limit
-            }
-            .into(),
+            limit.into(),
             Cell::Mark(row.mark),
         ]);
     }
@@ -143,11 +146,8 @@ pub fn detectors_table<'a>(detectors: impl IntoIterator<Item = &'a DetectorView>
 
 /// A detector's rug-pulls played live, one row per category.
 pub fn live_table(live: &[LiveRow]) -> Table {
-    let mut t = Table::new(
-        "Category|Played|Re-listed|Reported|Blocked|Restored|Detection rate|Block rate",
-        1,
-        false,
-    );
+    let head = "Category|Played|Re-listed|Reported|Blocked|Restored|Detection rate|Block rate";
+    let mut t = Table::new(head, 1, false);
     for c in live {
         let mut category = vec![Cell::Category(c.category)];
         if let Some(r) = c.resembles {
@@ -213,11 +213,11 @@ pub fn overview_table(v: &View, runs: usize) -> Table {
 
 /// The entries whose verdicts flipped since the baseline.
 pub fn flips_table(f: &DetectorFlips) -> Table {
-    let mut t = Table::new("Entry|Flip", 2, false);
-    for e in &f.flips {
-        t.rows.push(vec![id(&e.id), view::flip_kind(e).into()]);
-    }
-    t
+    let rows = f
+        .flips
+        .iter()
+        .map(|e| vec![id(&e.id), view::flip_kind(e).into()]);
+    Table::new("Entry|Flip", 2, false).with(rows)
 }
 
 /// Recall (attack categories) or flag rate per category, one column per detector.
@@ -286,30 +286,29 @@ pub fn ranks(rc: &RankChange) -> Cell {
 pub fn confusion_table(pairs: &[ConfusionPair]) -> Table {
     let mut t = Table::new("Wanted|Taken instead|Queries|Example queries", 2, false);
     t.head[3].1 = Align::Left;
-    for p in pairs {
-        t.rows.push(vec![
+    t.with(pairs.iter().map(|p| {
+        let examples = joined(&p.examples, ", ", |e| id(e));
+        vec![
             id(&p.wanted),
             id(&p.taken),
             p.queries.to_string().into(),
-            joined(&p.examples, ", ", |e| id(e)),
-        ]);
-    }
-    t
+            examples,
+        ]
+    }))
 }
 
 /// The tools with the lowest Recall@5.
 pub fn worst_tools_table(t: &ToolsView) -> Table {
-    let mut table = Table::new("Tool|Relevant in|Found in top 5|Recall@5|MRR", 1, false);
-    for s in &t.worst_tools {
-        table.rows.push(vec![
+    let rows = t.worst_tools.iter().map(|s| {
+        vec![
             id(&s.tool),
             s.relevant_in.to_string().into(),
             s.found_in_top_5.to_string().into(),
             num(Some(s.recall_at_5)).into(),
             num(Some(s.mrr)).into(),
-        ]);
-    }
-    table
+        ]
+    });
+    Table::new("Tool|Relevant in|Found in top 5|Recall@5|MRR", 1, false).with(rows)
 }
 
 /// The servers with the lowest Recall@5.
@@ -328,16 +327,11 @@ pub fn worst_servers_table(t: &ToolsView) -> Table {
 
 /// Hard negatives in a top 5: query, tool, runs, best rank.
 pub fn hard_negatives_table(t: &ToolsView) -> Table {
-    let mut table = Table::new("Query|Tool|Runs|Best rank", 2, false);
-    for h in &t.hard_negatives {
-        table.rows.push(vec![
-            id(&h.query),
-            id(&h.tool),
-            h.runs.to_string().into(),
-            h.best_rank.to_string().into(),
-        ]);
-    }
-    table
+    let rows = t.hard_negatives.iter().map(|h| {
+        let (runs, rank) = (h.runs.to_string(), h.best_rank.to_string());
+        vec![id(&h.query), id(&h.tool), runs.into(), rank.into()]
+    });
+    Table::new("Query|Tool|Runs|Best rank", 2, false).with(rows)
 }
 
 /// Every robustness probe: what it sent, its outcome (a failure marked), its results, what

@@ -153,15 +153,12 @@ pub fn radar_svg(sc: &Scorecard) -> String {
         s.push_str(&polygon(&vec![Some(ring); n], "grid").unwrap_or_default());
     }
     for (i, d) in sc.dimensions.iter().enumerate() {
+        let mute = if d.score.is_none() { " unmeasured" } else { "" };
         let (x, y) = at(i, n, 1.0);
+        let (x0, y0, x, y) = (c(CX), c(CY), c(x), c(y));
         let _ = write!(
             s,
-            r#"<line class="axis{}" x1="{}" y1="{}" x2="{}" y2="{}"/>"#,
-            if d.score.is_none() { " unmeasured" } else { "" },
-            c(CX),
-            c(CY),
-            c(x),
-            c(y)
+            r#"<line class="axis{mute}" x1="{x0}" y1="{y0}" x2="{x}" y2="{y}"/>"#
         );
     }
     let frac = |d: &Dimension, v: Option<f64>| v.map(|v| v / d.max);
@@ -178,12 +175,8 @@ pub fn radar_svg(sc: &Scorecard) -> String {
     for (i, v) in values.iter().enumerate() {
         if let Some(f) = v {
             let (x, y) = at(i, n, f.clamp(0.0, 1.0));
-            let _ = write!(
-                s,
-                r#"<circle class="vertex" cx="{}" cy="{}" r="3.5"/>"#,
-                c(x),
-                c(y)
-            );
+            let (x, y) = (c(x), c(y));
+            let _ = write!(s, r#"<circle class="vertex" cx="{x}" cy="{y}" r="3.5"/>"#);
         }
     }
     for (i, d) in sc.dimensions.iter().enumerate() {

@@ -200,21 +200,14 @@ fn discovery(i: &Inputs) -> Part {
 /// the measurement scores 0.
 fn robustness(i: &Inputs) -> Part {
     if let Some(f) = i.failure {
-        return (
-            Some(0.0),
-            Vec::new(),
-            format!("the system failed during the measurement ({})", f.kind()),
-        );
+        let note = format!("the system failed during the measurement ({})", f.kind());
+        return (Some(0.0), Vec::new(), note);
     }
     let Some(r) = i.robustness else {
         return not_measured("no robustness probes (--robustness off, or no tool discovery)");
     };
-    let applicable = r
-        .probes
-        .iter()
-        .filter(|p| p.outcome != ProbeOutcome::NotApplicable)
-        .count();
     let count = |o: ProbeOutcome| r.probes.iter().filter(|p| p.outcome == o).count();
+    let applicable = r.probes.len() - count(ProbeOutcome::NotApplicable);
     let passed = count(ProbeOutcome::Answered) + count(ProbeOutcome::Refused);
     let checks = applicable + 1;
     let ok = passed + usize::from(r.survived);
@@ -255,15 +248,9 @@ fn security(i: &Inputs) -> Part {
     if js.is_empty() {
         return not_measured("no detector with a defined recall and FPR");
     }
-    let mean = js.iter().sum::<f64>() / js.len() as f64;
-    (
-        Some(mean),
-        inputs,
-        format!(
-            "mean over {} detector row(s) of recall − FPR (Youden's J, floored at 0)",
-            js.len()
-        ),
-    )
+    let (mean, n) = (js.iter().sum::<f64>() / js.len() as f64, js.len());
+    let note = format!("mean over {n} detector row(s) of recall − FPR (Youden's J, floored at 0)");
+    (Some(mean), inputs, note)
 }
 
 /// Search latency p95 against the corpus size: full marks at or under [`PERF_FULL_MS`], none at

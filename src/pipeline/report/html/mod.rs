@@ -23,11 +23,8 @@ use std::fmt::Write;
 const TEMPLATE: &str = include_str!("../templates/report.html");
 
 fn opt(v: &Value) -> Option<f64> {
-    if v.is_none() || v.is_undefined() {
-        None
-    } else {
-        f64::try_from(v.clone()).ok()
-    }
+    let defined = !v.is_none() && !v.is_undefined();
+    f64::try_from(v.clone()).ok().filter(|_| defined)
 }
 
 fn summary(v: &Value) -> Option<Summary> {
@@ -152,18 +149,16 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     // bars, or a histogram above doc::QUERY_BARS_MAX queries: the chart decides, the caption follows
     let query_chart = r.retrieval.as_ref().and_then(doc::query_chart);
     let query_histogram = query_chart.as_ref().is_some_and(|qc| qc.sorted.is_none());
-    let (query_svg, spread_svg) = match &r.retrieval {
-        Some(rr) => (
-            query_chart.as_ref().map(per_query_chart),
-            spread_chart(
-                "spread-retrieval",
-                "Retrieval metrics",
-                rr.runs_completed,
-                &SpreadRow::of(&v.retrieval_rows),
-            ),
-        ),
-        None => (None, None),
-    };
+    let query_svg = query_chart.as_ref().map(per_query_chart);
+    let spread_svg = r.retrieval.as_ref().and_then(|rr| {
+        let rows = SpreadRow::of(&v.retrieval_rows);
+        spread_chart(
+            "spread-retrieval",
+            "Retrieval metrics",
+            rr.runs_completed,
+            &rows,
+        )
+    });
     // the retrieval metrics, each with every run's value
     let mut retrieval = doc::retrieval_table(&v.retrieval_rows);
     retrieval.head.push(("Per run".into(), Align::Left));
