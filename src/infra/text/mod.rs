@@ -102,38 +102,23 @@ impl<'de> Deserialize<'de> for Text {
 /// Canonical JSON: keys sorted at every level, compact.
 pub fn canonical_json(v: &serde_json::Value) -> String {
     use serde_json::Value;
-    fn write(v: &Value, out: &mut String) {
+    fn sorted(v: &Value) -> Value {
         match v {
             Value::Object(o) => {
-                let mut keys: Vec<&String> = o.keys().collect();
-                keys.sort();
-                out.push('{');
-                for (i, k) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::String(k.clone()).to_string());
-                    out.push(':');
-                    write(&o[k], out);
-                }
-                out.push('}');
+                let mut fields: Vec<_> = o.iter().collect();
+                fields.sort_by(|a, b| a.0.cmp(b.0));
+                Value::Object(
+                    fields
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sorted(v)))
+                        .collect(),
+                )
             }
-            Value::Array(a) => {
-                out.push('[');
-                for (i, x) in a.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write(x, out);
-                }
-                out.push(']');
-            }
-            other => out.push_str(&other.to_string()),
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
         }
     }
-    let mut s = String::new();
-    write(v, &mut s);
-    s
+    sorted(v).to_string()
 }
 
 #[cfg(test)]
@@ -157,5 +142,15 @@ mod tests {
         assert_eq!(by_text.get("srv:tool é"), Some(&1), "looked up by &str");
         let schema = serde_json::to_value(schemars::schema_for!(Text)).unwrap();
         assert_eq!(schema["type"], "string");
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_level_and_is_compact() {
+        let v: serde_json::Value =
+            serde_json::from_str(r#"{"b": [{"y": 1, "x": "\u0001"}, 2e3], "a\"q": 1.5}"#).unwrap();
+        assert_eq!(
+            canonical_json(&v),
+            r#"{"a\"q":1.5,"b":[{"x":"\u0001","y":1},2000.0]}"#
+        );
     }
 }
