@@ -150,7 +150,7 @@ fn looks_like_key(s: &str) -> bool {
 
 /// `text` with every URL's credentials and every registered credential masked.
 pub fn scrub(text: &str) -> String {
-    let mut out = mask_urls(text);
+    let mut out = redact_url(text);
     let s = SECRETS.read().unwrap_or_else(|p| p.into_inner());
     for secret in s.iter() {
         if out.contains(secret.as_str()) {
@@ -162,7 +162,7 @@ pub fn scrub(text: &str) -> String {
 
 /// Whether [`scrub`] would change `text`.
 fn needs_scrub(text: &str) -> bool {
-    if text.contains("://") && mask_urls(text) != text {
+    if text.contains("://") && redact_url(text) != text {
         return true;
     }
     let s = SECRETS.read().unwrap_or_else(|p| p.into_inner());
@@ -217,12 +217,6 @@ fn walk(v: &mut serde_json::Value, f: &mut dyn FnMut(&mut String) -> bool) -> bo
     }
 }
 
-/// A URL with its user information and the values of its query, matrix parameters and
-/// fragment masked; other text unchanged.
-pub fn redact_url(url: &str) -> String {
-    mask_urls(url)
-}
-
 struct UrlParts<'a> {
     userinfo: Option<&'a str>,
     path: &'a str,
@@ -265,7 +259,9 @@ fn url_end(c: char) -> bool {
         )
 }
 
-fn mask_urls(text: &str) -> String {
+/// Every URL in `text` with its user information and the values of its query, matrix
+/// parameters and fragment masked; other text unchanged.
+pub fn redact_url(text: &str) -> String {
     if !text.contains("://") {
         return text.to_string();
     }
