@@ -12,17 +12,12 @@ use crate::pipeline::sut::launch::writers::ConfigFormat;
 use crate::pipeline::sut::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::pipeline::sut::rest::{RestSearch, RestSearchSpec};
-use crate::pipeline::sut::spec::{DetectorSettings, McpFile, RestFile, SutSpec};
+use crate::pipeline::sut::spec::{DetectorSettings, RestFile, SutSpec};
 use crate::pipeline::sut::{Detector, Retriever, SutError, launch, recorded};
 use anyhow::Context;
 
 fn bad(e: impl std::fmt::Display) -> anyhow::Error {
     BadInput(e.to_string()).into()
-}
-
-/// The MCP search spec of `[sut.mcp]` (with the `mcpproxy` preset's defaults).
-fn mcp_spec(name: &str, m: &McpFile) -> anyhow::Result<McpSearchSpec> {
-    McpSearchSpec::from_file(name, m, None).map_err(bad)
 }
 
 /// The REST search spec of `[sut.rest]` (mcpproxy's `/api/v1/index/search` by default).
@@ -83,7 +78,8 @@ pub async fn make_retriever(
             .map_err(|e| bad(format!("{e:#}")))?,
         )),
         SutSpec::Mcp { name, mcp, check } => {
-            let spec = mcp_spec(name, mcp)?;
+            // `[sut.mcp]`, with the `mcpproxy` preset's defaults
+            let spec = McpSearchSpec::from_file(name, mcp, None).map_err(bad)?;
             let what = spec.endpoint.describe();
             match McpSearch::connect(spec, sup, check.request_timeout).await {
                 Ok(m) => match launch::check_catalog(check, &m, Some(&m), &corpus.value).await {
@@ -138,19 +134,14 @@ fn check_launch(s: &LaunchSpec) -> anyhow::Result<()> {
         )
         .map_err(bad)?;
         if l.config_format == Some(ConfigFormat::Template) {
-            match &l.template {
-                None => {
-                    return Err(bad(
-                        "[sut.launch] config_format = \"template\" needs template = \"FILE\" (a minijinja template of the proxy's config)",
-                    ));
-                }
-                Some(t) if !t.is_file() => {
-                    return Err(bad(format!(
-                        "[sut.launch] template: {} is not a file",
-                        t.display()
-                    )));
-                }
-                Some(_) => {}
+            let Some(t) = &l.template else {
+                return Err(bad(
+                    "[sut.launch] config_format = \"template\" needs template = \"FILE\" (a minijinja template of the proxy's config)",
+                ));
+            };
+            if !t.is_file() {
+                let t = t.display();
+                return Err(bad(format!("[sut.launch] template: {t} is not a file")));
             }
         }
     }
