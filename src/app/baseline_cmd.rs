@@ -152,18 +152,13 @@ fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
                 out.push(format!("retrieval.{k}: {} → {}", f(ov), f(m.value)));
             }
         }
-        if or.is_some_and(|o| o.retriever != r.retriever) {
-            out.push(format!(
-                "retrieval.retriever: {:?} → {:?}",
-                or.map(|o| o.retriever.clone()).unwrap_or_default(),
-                r.retriever
-            ));
+        if let Some(o) = or.filter(|o| o.retriever != r.retriever) {
+            let (was, now) = (&o.retriever, &r.retriever);
+            out.push(format!("retrieval.retriever: {was:?} → {now:?}"));
         }
-        let changed_q = changed(&r.per_query, or.map(|o| &o.per_query));
-        if changed_q > 0 {
-            out.push(format!(
-                "retrieval.per_query: {changed_q} quer(ies) changed"
-            ));
+        let n = changed(&r.per_query, or.map(|o| &o.per_query));
+        if n > 0 {
+            out.push(format!("retrieval.per_query: {n} quer(ies) changed"));
         }
         if let Some(ranked) = &r.per_query_ranked {
             let was = or.and_then(|o| o.per_query_ranked.as_ref());

@@ -107,10 +107,8 @@ impl<'a> Fitness<'a> {
             .as_ref()
             .ok_or_else(|| BadInput("no corpus".into()))?;
         let tools = ToolIndex::of(&corpus.value);
-        let texts = match kind {
-            SutKind::Embedded => Some(FieldTexts::of(&corpus.value)?),
-            _ => None,
-        };
+        let texts = (kind == SutKind::Embedded).then(|| FieldTexts::of(&corpus.value));
+        let texts = texts.transpose()?;
         Ok(Fitness {
             s,
             ds,

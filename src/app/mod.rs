@@ -498,10 +498,9 @@ pub(crate) async fn deliver(
     let written = report::write_all(&report, &view, &out.out, observations.as_ref())?;
     drop(observations);
     if !out.quiet {
-        let terminal = report::terminal::Terminal {
-            color: out.color.enabled(),
-        };
         use report::Exporter as _;
+        let color = out.color.enabled();
+        let terminal = report::terminal::Terminal { color };
         crate::out!("{}", terminal.render(&report, &view)?);
         for w in &report.warnings {
             crate::errln!("warning: {}", sanitize::visible_lines(w));

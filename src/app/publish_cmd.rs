@@ -76,21 +76,19 @@ pub(super) async fn post(
 pub async fn cmd_publish(a: &PublishCmdArgs) -> anyhow::Result<i32> {
     let timeout = github_timeout(&a.publish)?;
     let path = a.report_dir.join("report.json");
-    let report = super::read_report_json(&path)?;
-    let report = secrets::scrub_value(report);
+    let report = secrets::scrub_value(super::read_report_json(&path)?);
     let env = GhEnv::from_env();
-    let pr =
-        a.pr.zip(a.head_sha.clone())
-            .map(|(number, head_sha)| PullRequest {
-                number,
-                head_sha,
-                from_fork: false,
-            });
+    let pr = a.pr.zip(a.head_sha.clone());
+    let pr = pr.map(|(number, head_sha)| PullRequest {
+        number,
+        head_sha,
+        from_fork: false,
+    });
     // publishing is this command's whole job: `auto` publishes, on a runner or not
-    if !plan::publishes(a.publish.publish, true) {
+    if plan::publishes(a.publish.publish, true) {
+        post(&report, &a.report_dir, &a.publish, &env, pr, timeout).await;
+    } else {
         crate::errln!("github: --publish never: nothing is posted or written");
-        return Ok(publish::exit_code(&report, a.publish.fail_on));
     }
-    post(&report, &a.report_dir, &a.publish, &env, pr, timeout).await;
     Ok(publish::exit_code(&report, a.publish.fail_on))
 }
