@@ -45,7 +45,7 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
         None => {
             let s = Settings::resolve(&eval).map_err(super::bad_input)?;
             super::refuse_inapplicable(&eval, &s, Part::Both)?;
-            evaluate(&s, Part::Both, false).await?.0
+            evaluate(&s, Part::Both, false).await?
         }
     };
     if let (Some(sh), Some(p)) = (&report.shard, &a.from) {

@@ -16,8 +16,8 @@ use crate::infra::text::sanitize;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::overrides::{Overrides, ToolIndex};
 use crate::pipeline::gate::{ExitCode, Policy};
+use crate::pipeline::measure::Progress;
 use crate::pipeline::measure::probes::RobustnessMode;
-use crate::pipeline::measure::{Limits, Progress};
 use crate::pipeline::report::model::{Report, RetrievalReport};
 use crate::pipeline::sut::embedded::FieldTexts;
 use crate::pipeline::sut::kind::SutKind;
@@ -148,17 +148,9 @@ impl<'a> Fitness<'a> {
     /// --robustness off` does; every process started for it is stopped before this returns.
     async fn measure(&self, overridden: &[usize]) -> anyhow::Result<Report> {
         let plan = Plan {
-            part: Part::Retrieval,
-            runs: self.s.measure.runs,
-            limits: Limits {
-                request_timeout: self.s.measure.timeout,
-                concurrency: self.s.measure.concurrency,
-                results: self.s.measure.results,
-            },
-            baseline: None,
             robustness: RobustnessMode::Off,
-            gate: &self.gate,
             shard: None,
+            ..Plan::of(self.s, Part::Retrieval, None, &self.gate)
         };
         let built = match &self.texts {
             // the fast path: the index built from the cached texts, the candidate's tools'
@@ -231,10 +223,8 @@ fn error_line(line: Option<usize>, e: &Unscored) -> String {
         o.insert("line".into(), n.into());
     }
     // the message may quote the candidate or the system: shown visible, never as escapes
-    o.insert(
-        "error".into(),
-        sanitize::visible_lines(&e.to_string()).into(),
-    );
+    let error = sanitize::visible_lines(&e.to_string());
+    o.insert("error".into(), error.into());
     if let Unscored::System(s) = e {
         o.insert("failure".into(), s.kind().into());
     }

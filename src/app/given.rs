@@ -42,18 +42,16 @@ pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(),
             "--mcpproxy-bin launches mcpproxy, but the system under test here is `{sut}` (leave --sut out, or --sut mcpproxy)"
         )));
     }
-    if a.given("--recorded") {
-        let used = (part != Part::Security && kind == SutKind::Recorded)
-            || (part != Part::Retrieval && detectors.contains(&DetectorKind::Recorded));
-        if !used {
-            return Err(BadInput(match part {
-                Part::Retrieval => format!(
-                    "--recorded is replayed by --sut recorded, and the system under test here is `{sut}`"
-                ),
-                Part::Security => "--recorded is replayed by --detectors recorded, and it is not among the detectors".into(),
-                Part::Both => "--recorded is replayed by --sut recorded or --detectors recorded, and neither is used here".into(),
-            }));
-        }
+    let recorded = (part != Part::Security && kind == SutKind::Recorded)
+        || (part != Part::Retrieval && detectors.contains(&DetectorKind::Recorded));
+    if a.given("--recorded") && !recorded {
+        return Err(BadInput(match part {
+            Part::Retrieval => format!(
+                "--recorded is replayed by --sut recorded, and the system under test here is `{sut}`"
+            ),
+            Part::Security => "--recorded is replayed by --detectors recorded, and it is not among the detectors".into(),
+            Part::Both => "--recorded is replayed by --sut recorded or --detectors recorded, and neither is used here".into(),
+        }));
     }
     Ok(())
 }

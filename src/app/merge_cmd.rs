@@ -9,7 +9,7 @@ use crate::config::Settings;
 use crate::infra::files;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::shard::{Shard, ShardRef};
-use crate::pipeline::measure::{self, Limits};
+use crate::pipeline::measure;
 use crate::pipeline::report::model::Report;
 use crate::pipeline::sut::observe::{DetectorObservations, ObservationsFile};
 use std::path::{Path, PathBuf};
@@ -42,16 +42,11 @@ pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
     };
     let (chosen, policy, warnings) = gate_policy(&s, &ds, true, update_command)?;
     let plan = Plan {
-        part,
         runs: first.runs,
-        limits: Limits::default(),
-        baseline: chosen.as_ref(),
-        robustness: s.measure.robustness,
-        gate: &policy,
         shard: None,
+        ..Plan::of(&s, part, chosen.as_ref(), &policy)
     };
-    let measured = join(shards, part);
-    let report = assemble(&plan, &ds, measured, warnings);
+    let report = assemble(&plan, &ds, join(shards, part), warnings);
     drop(ds);
     super::deliver(report, &s, &a.deliver.publish, github_timeout).await
 }
@@ -66,8 +61,7 @@ struct ShardFile {
 /// One thing the shards of a run must agree on, as a shard's report says it.
 type Field = fn(&ShardFile) -> String;
 
-/// Reads every report, checks that each is a shard's and that together they are the shards
-/// 1..n of one run (same version, command, runs and datasets), and sorts them by index.
+/// Every report, checked to be one of the shards 1..n of one run, sorted by index.
 fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
     let mut shards = Vec::with_capacity(paths.len());
     for path in paths {

@@ -89,8 +89,7 @@ fn read_report_json(path: &std::path::Path) -> Result<Report, BadInput> {
     })
 }
 
-/// The baseline the settings ask for ([`choose::choose`]; none with `--no-baseline` or unless
-/// `wanted`), the gate's policy (which says why there is none) and the warnings choosing gave.
+/// The baseline the settings ask for (none unless `wanted`), the gate's policy, the warnings.
 fn gate_policy(
     s: &Settings,
     ds: &Datasets,
@@ -125,6 +124,27 @@ pub struct Plan<'a> {
     /// Measure one shard of the queries and entries only (`--shard i/n`): the report is a
     /// part for `evalgate merge`, not gated.
     pub shard: Option<Shard>,
+}
+
+impl<'a> Plan<'a> {
+    /// The plan of `part` the settings describe, gated by `g` against `b`.
+    fn of(s: &Settings, part: Part, b: Option<&'a ChosenBaseline>, g: &'a gate::Policy) -> Self {
+        let m = &s.measure;
+        let limits = Limits {
+            request_timeout: m.timeout,
+            concurrency: m.concurrency,
+            results: m.results,
+        };
+        Plan {
+            part,
+            runs: m.runs,
+            limits,
+            baseline: b,
+            robustness: m.robustness,
+            gate: g,
+            shard: m.shard,
+        }
+    }
 }
 
 /// What measuring produced, before anything is scored: the input of [`assemble`]. A run
@@ -403,22 +423,13 @@ pub fn assemble(
 /// Loads, validates, builds the systems, measures and gates. Dataset, settings and baseline
 /// problems are errors (exit 2); a system that cannot be brought up or measured becomes the
 /// report's failure (exit 3). Every child process is stopped before this returns.
-pub async fn evaluate(
-    s: &Settings,
-    part: Part,
-    use_baseline: bool,
-) -> anyhow::Result<(Report, Option<ChosenBaseline>)> {
+pub async fn evaluate(s: &Settings, part: Part, use_baseline: bool) -> anyhow::Result<Report> {
     let ds = Datasets::load(&s.datasets, part.need(), s.profile)?;
     let ahead = (part != Part::Security).then(|| systems::read_ahead(&s.sut));
     // a shard is not gated (the merge is), so it has no baseline to choose
     let wanted = use_baseline && s.measure.shard.is_none();
     let update = update_command(&std::env::args().collect::<Vec<_>>());
     let (chosen, gate_context, warnings) = gate_policy(s, &ds, wanted, update)?;
-    let limits = Limits {
-        request_timeout: s.measure.timeout,
-        concurrency: s.measure.concurrency,
-        results: s.measure.results,
-    };
     let sup = Supervisor::new();
     let mut detectors = match part {
         Part::Retrieval => Vec::new(),
@@ -438,15 +449,8 @@ pub async fn evaluate(
         None => (None, None),
     };
     let mut progress = Progress::new(!s.report.quiet);
-    let plan = Plan {
-        part: failed.as_ref().map_or(part, |_| Part::Retrieval),
-        runs: s.measure.runs,
-        limits,
-        baseline: chosen.as_ref(),
-        robustness: s.measure.robustness,
-        gate: &gate_context,
-        shard: s.measure.shard,
-    };
+    let part = failed.as_ref().map_or(part, |_| Part::Retrieval);
+    let plan = Plan::of(s, part, chosen.as_ref(), &gate_context);
     let r = retriever.as_deref();
     let mut report = evaluate_with(&plan, &ds, r, &mut detectors, &mut progress, warnings).await;
     drop(retriever);
@@ -459,7 +463,7 @@ pub async fn evaluate(
     // The datasets are freed here, before the reports are rendered: rendering reuses their
     // memory, which keeps the run's peak memory down.
     drop(ds);
-    Ok((report, chosen))
+    Ok(report)
 }
 
 /// How long a run waits for another one writing into the same report directory.
@@ -470,7 +474,7 @@ pub async fn cmd_eval(args: &EvalArgs, d: &Delivery, part: Part) -> anyhow::Resu
     let s = Settings::resolve(args).map_err(bad_input)?;
     refuse_inapplicable(args, &s, part)?;
     let github_timeout = github_timeout(&d.publish)?;
-    let (report, _) = evaluate(&s, part, true).await?;
+    let report = evaluate(&s, part, true).await?;
     deliver(report, &s, &d.publish, github_timeout).await
 }
 
