@@ -81,18 +81,7 @@ fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
     shards.sort_by_key(|s| s.shard.index);
     let first = &shards[0];
     let count = first.shard.count;
-    let same = |what: &str, mine: String, theirs: String, other: &ShardFile| {
-        if mine == theirs {
-            Ok(())
-        } else {
-            Err(BadInput(format!(
-                "{}: {what} is {theirs}, but {} (shard {}) has {mine}: the shards of one run must agree",
-                other.path.display(),
-                first.path.display(),
-                first.shard.shard()
-            )))
-        }
-    };
+    let (first_path, first_shard) = (first.path.display(), first.shard.shard());
     let version = env!("CARGO_PKG_VERSION");
     for s in &shards {
         if s.report.evalgate_version != version {
@@ -124,7 +113,12 @@ fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
             }),
         ];
         for (what, of) in fields {
-            same(what, of(first), of(s), s)?;
+            let (mine, theirs, path) = (of(first), of(s), s.path.display());
+            if mine != theirs {
+                return Err(BadInput(format!(
+                    "{path}: {what} is {theirs}, but {first_path} (shard {first_shard}) has {mine}: the shards of one run must agree"
+                )));
+            }
         }
     }
     for w in shards.windows(2) {

@@ -192,7 +192,6 @@ pub async fn measure_all(
     detectors: &mut [Box<dyn Detector>],
     progress: &mut Progress,
 ) -> Measured {
-    use probes::RobustnessMode;
     let mut m = Measured::default();
     if plan.part != Part::Security
         && let (Some(r), Some(c), Some(g)) = (retriever, &ds.corpus, &ds.golden)
@@ -218,7 +217,7 @@ pub async fn measure_all(
         }
         m.retrieval_failed = err.is_some();
         if !m.retrieval_failed
-            && plan.robustness != RobustnessMode::Off
+            && plan.robustness != probes::RobustnessMode::Off
             && r.facts().replays.is_none()
             && plan.shard.is_none_or(Shard::first)
         {
@@ -237,7 +236,7 @@ pub async fn measure_all(
             if let Some((q, had)) = ordinary {
                 let ids: std::collections::HashSet<&str> =
                     c.value.tools.iter().map(|t| t.tool_id.as_str()).collect();
-                let gate = plan.robustness == RobustnessMode::Gate;
+                let gate = plan.robustness == probes::RobustnessMode::Gate;
                 let timeout = plan.limits.request_timeout;
                 m.robustness = Some(probes::run(r, &q.query, had, &ids, timeout, gate).await);
             }
