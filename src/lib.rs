@@ -161,12 +161,12 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     }
     let result = rt.block_on(async {
         match &cli.command {
-            cli::Command::Run(a) => app::cmd_eval(&a.eval(), &a.publish, app::Part::Both).await,
+            cli::Command::Run(a) => app::cmd_eval(&a.eval(), &a.deliver, app::Part::Both).await,
             cli::Command::Retrieval(a) => {
-                app::cmd_eval(&a.eval(), &a.publish, app::Part::Retrieval).await
+                app::cmd_eval(&a.eval(), &a.deliver, app::Part::Retrieval).await
             }
             cli::Command::Security(a) => {
-                app::cmd_eval(&a.eval(), &a.publish, app::Part::Security).await
+                app::cmd_eval(&a.eval(), &a.deliver, app::Part::Security).await
             }
             cli::Command::Fitness(a) => app::cmd_fitness(a).await,
             cli::Command::Validate(a) => app::cmd_validate(a),

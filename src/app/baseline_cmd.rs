@@ -38,17 +38,14 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
         .clone()
         .or_else(|| a.baseline.clone())
         .unwrap_or_else(|| PathBuf::from(baseline::DEFAULT_PATH));
-    let previous = if output.is_file() {
-        Some(Baseline::load(&output).map_err(super::bad_input)?)
-    } else {
-        None
-    };
+    let previous = output.is_file().then(|| Baseline::load(&output));
+    let previous = previous.transpose().map_err(super::bad_input)?;
     let report: Report = match &a.from {
         Some(p) => super::read_report_json(p)?,
         None => {
             let s = Settings::resolve(&eval).map_err(super::bad_input)?;
             super::refuse_inapplicable(&eval, &s, Part::Both)?;
-            evaluate(&s, Part::Both, false).await?.0
+            evaluate(&s, Part::Both, false).await?
         }
     };
     if let (Some(sh), Some(p)) = (&report.shard, &a.from) {
@@ -76,23 +73,22 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
     for c in &changes {
         crate::outln!("  {}", sanitize::visible(&c.to_string()));
     }
-    if a.dry_run {
+    write(&output, &new, a.dry_run)
+}
+
+/// Writes a baseline file whole (a temporary file renamed into place), or nothing on a dry run.
+fn write(output: &std::path::Path, b: &Baseline, dry_run: bool) -> anyhow::Result<i32> {
+    if dry_run {
         crate::outln!("dry run: nothing written");
         return Ok(ExitCode::PASS);
     }
-    write(&output, &new)?;
-    Ok(ExitCode::PASS)
-}
-
-/// Writes a baseline file whole (a temporary file renamed into place).
-fn write(output: &std::path::Path, b: &Baseline) -> anyhow::Result<()> {
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create", dir.display()))?;
     }
     files::write_atomic(output, b.to_json().as_bytes())?;
     crate::outln!("wrote {}", output.display());
-    Ok(())
+    Ok(ExitCode::PASS)
 }
 
 /// `baseline import`: another tool's baseline (mcp-eval's format) rewritten in evalgate's.
@@ -108,16 +104,19 @@ pub fn cmd_baseline_import(a: &BaselineImportArgs) -> anyhow::Result<i32> {
     crate::outln!("{note}");
     if a.dry_run {
         crate::out!("{}", b.to_json());
-        crate::outln!("dry run: nothing written");
-        return Ok(ExitCode::PASS);
     }
-    write(&a.output, &b)?;
-    Ok(ExitCode::PASS)
+    write(&a.output, &b, a.dry_run)
 }
 
 /// Said of a list the old baseline did not keep.
 fn none_kept<T>(was: Option<T>) -> &'static str {
     was.map_or(" (none kept before)", |_| "")
+}
+
+/// How many of `new`'s entries `old` does not hold as they are.
+fn changed<V: PartialEq>(new: &BTreeMap<String, V>, old: Option<&BTreeMap<String, V>>) -> usize {
+    let kept = |k: &String| old.and_then(|o| o.get(k));
+    new.iter().filter(|(k, v)| kept(k) != Some(v)).count()
 }
 
 /// Human-readable list of what differs between two baselines.
@@ -153,29 +152,17 @@ fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
                 out.push(format!("retrieval.{k}: {} → {}", f(ov), f(m.value)));
             }
         }
-        if or.is_some_and(|o| o.retriever != r.retriever) {
-            out.push(format!(
-                "retrieval.retriever: {:?} → {:?}",
-                or.map(|o| o.retriever.clone()).unwrap_or_default(),
-                r.retriever
-            ));
+        if let Some(o) = or.filter(|o| o.retriever != r.retriever) {
+            let (was, now) = (&o.retriever, &r.retriever);
+            out.push(format!("retrieval.retriever: {was:?} → {now:?}"));
         }
-        let changed_q = r
-            .per_query
-            .iter()
-            .filter(|(id, v)| or.and_then(|o| o.per_query.get(*id)) != Some(v))
-            .count();
-        if changed_q > 0 {
-            out.push(format!(
-                "retrieval.per_query: {changed_q} quer(ies) changed"
-            ));
+        let n = changed(&r.per_query, or.map(|o| &o.per_query));
+        if n > 0 {
+            out.push(format!("retrieval.per_query: {n} quer(ies) changed"));
         }
         if let Some(ranked) = &r.per_query_ranked {
             let was = or.and_then(|o| o.per_query_ranked.as_ref());
-            let changed = ranked
-                .iter()
-                .filter(|(id, v)| was.and_then(|w| w.get(*id)) != Some(v))
-                .count();
+            let changed = changed(ranked, was);
             if changed > 0 {
                 out.push(format!(
                     "retrieval.per_query_ranked: {changed} quer(ies) changed{}",
@@ -214,10 +201,7 @@ fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
             }
             if let (Some(od), Some(v)) = (od, &db.verdicts) {
                 let was = od.verdicts.as_ref();
-                let changed = v
-                    .iter()
-                    .filter(|(id, x)| was.and_then(|w| w.get(*id)) != Some(x))
-                    .count();
+                let changed = changed(v, was);
                 if changed > 0 {
                     out.push(format!(
                         "security.{d}.verdicts: {changed} entr(ies) changed{}",

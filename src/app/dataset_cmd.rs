@@ -36,32 +36,26 @@ pub fn cmd_card(args: &CardArgs) -> anyhow::Result<i32> {
     };
     let doc = files::read_to_string(file)
         .map_err(|e| BadInput(format!("{}: cannot read: {e}", file.display())))?;
+    let (f, begin, end) = (file.display(), card::BEGIN, card::END);
     let Some(new) = card::splice(&doc, &text) else {
         return Err(BadInput(format!(
-            "{}: no generated block; add the two lines\n{}\n{}\nwhere the card belongs",
-            file.display(),
-            card::BEGIN,
-            card::END
+            "{f}: no generated block; add the two lines\n{begin}\n{end}\nwhere the card belongs"
         ))
         .into());
     };
     if args.check.is_some() {
         if new == doc {
-            crate::outln!("ok  {}: the dataset card is current", file.display());
+            crate::outln!("ok  {f}: the dataset card is current");
             return Ok(ExitCode::PASS);
         }
-        crate::errln!(
-            "{}: the dataset card is stale; run `evalgate card --update {}`",
-            file.display(),
-            file.display()
-        );
+        crate::errln!("{f}: the dataset card is stale; run `evalgate card --update {f}`");
         return Ok(ExitCode::GATE_FAILED);
     }
     if new != doc {
         files::write_atomic(file, new.as_bytes())?;
-        crate::errln!("updated the dataset card in {}", file.display());
+        crate::errln!("updated the dataset card in {f}");
     } else {
-        crate::errln!("{}: the dataset card was already current", file.display());
+        crate::errln!("{f}: the dataset card was already current");
     }
     Ok(ExitCode::PASS)
 }

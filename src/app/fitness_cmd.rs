@@ -16,8 +16,8 @@ use crate::infra::text::sanitize;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::overrides::{Overrides, ToolIndex};
 use crate::pipeline::gate::{ExitCode, Policy};
+use crate::pipeline::measure::Progress;
 use crate::pipeline::measure::probes::RobustnessMode;
-use crate::pipeline::measure::{Limits, Progress};
 use crate::pipeline::report::model::{Report, RetrievalReport};
 use crate::pipeline::sut::embedded::FieldTexts;
 use crate::pipeline::sut::kind::SutKind;
@@ -80,21 +80,14 @@ pub struct Fitness<'a> {
 }
 
 /// Why a candidate has no score.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Unscored {
     /// The candidate is not valid (its JSON path and what was expected).
+    #[error("{0}")]
     Input(String),
     /// The system under test could not be measured with it.
+    #[error("the system under test failed: {0}")]
     System(SutError),
-}
-
-impl std::fmt::Display for Unscored {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Unscored::Input(m) => f.write_str(m),
-            Unscored::System(e) => write!(f, "the system under test failed: {e}"),
-        }
-    }
 }
 
 impl<'a> Fitness<'a> {
@@ -114,10 +107,8 @@ impl<'a> Fitness<'a> {
             .as_ref()
             .ok_or_else(|| BadInput("no corpus".into()))?;
         let tools = ToolIndex::of(&corpus.value);
-        let texts = match kind {
-            SutKind::Embedded => Some(FieldTexts::of(&corpus.value)?),
-            _ => None,
-        };
+        let texts = (kind == SutKind::Embedded).then(|| FieldTexts::of(&corpus.value));
+        let texts = texts.transpose()?;
         Ok(Fitness {
             s,
             ds,
@@ -126,16 +117,6 @@ impl<'a> Fitness<'a> {
             gate: Policy::default(),
             texts,
         })
-    }
-
-    /// Dataset warnings (the lenient profile's authoring rules), once.
-    pub fn warnings(&self) -> impl Iterator<Item = String> + '_ {
-        self.ds.warnings.iter().map(|v| v.to_string())
-    }
-
-    /// Reads a candidate against this corpus.
-    pub fn parse(&self, text: &str) -> Result<Overrides, String> {
-        Overrides::parse(text, &self.tools)
     }
 
     /// Scores one candidate. `Err` with settings that cannot work (exit 2).
@@ -167,17 +148,9 @@ impl<'a> Fitness<'a> {
     /// --robustness off` does; every process started for it is stopped before this returns.
     async fn measure(&self, overridden: &[usize]) -> anyhow::Result<Report> {
         let plan = Plan {
-            part: Part::Retrieval,
-            runs: self.s.measure.runs,
-            limits: Limits {
-                request_timeout: self.s.measure.timeout,
-                concurrency: self.s.measure.concurrency,
-                results: self.s.measure.results,
-            },
-            baseline: None,
             robustness: RobustnessMode::Off,
-            gate: &self.gate,
             shard: None,
+            ..Plan::of(self.s, Part::Retrieval, None, &self.gate)
         };
         let built = match &self.texts {
             // the fast path: the index built from the cached texts, the candidate's tools'
@@ -210,52 +183,37 @@ impl<'a> Fitness<'a> {
 
 /// The result's numbers, read from the report a run would write.
 fn summarise(r: &RetrievalReport, overridden: &[&str]) -> FitnessResult {
-    let overall = Scores {
-        queries: r.queries,
-        held_out: false,
-        metrics: r
-            .metrics
-            .iter()
-            .filter_map(|(k, s)| Some((k.clone(), s.mean?)))
-            .collect(),
+    let scores = |queries, held_out, metrics| Scores {
+        queries,
+        held_out,
+        metrics,
     };
-    let splits = r
-        .splits
+    let means = r
+        .metrics
         .iter()
-        .map(|(name, s)| {
-            (
-                name.clone(),
-                Scores {
-                    queries: s.queries,
-                    held_out: name == "held_out",
-                    metrics: s.metrics.clone(),
-                },
-            )
-        })
-        .collect();
+        .filter_map(|(k, s)| Some((k.clone(), s.mean?)));
+    let splits = r.splits.iter().map(|(name, s)| {
+        let held_out = name == "held_out";
+        (name.clone(), scores(s.queries, held_out, s.metrics.clone()))
+    });
+    // each overridden tool's row of the report's per-tool diagnostics (counts summed over
+    // runs), or zeros when no query finds it relevant
+    let per_tool = overridden.iter().map(|&id| {
+        let t = r.tool_diagnostics.tool(id);
+        let score = ToolScore {
+            relevant_in: t.map_or(0, |t| t.relevant_in),
+            found_in_top_5: t.map_or(0, |t| t.found_in_top_5),
+            recall_at_5: t.map(|t| t.recall_at_5),
+            mrr: t.map(|t| t.mrr),
+        };
+        (id.to_string(), score)
+    });
     FitnessResult {
         line: None,
-        overall,
-        splits,
-        per_tool: per_tool(r, overridden),
+        overall: scores(r.queries, false, means.collect()),
+        splits: splits.collect(),
+        per_tool: per_tool.collect(),
     }
-}
-
-/// [`ToolScore`] of each tool in `ids`: its row of the report's per-tool diagnostics (counts
-/// summed over runs), or zeros when no query finds it relevant.
-fn per_tool(r: &RetrievalReport, ids: &[&str]) -> BTreeMap<String, ToolScore> {
-    ids.iter()
-        .map(|&id| {
-            let t = r.tool_diagnostics.tool(id);
-            let score = ToolScore {
-                relevant_in: t.map_or(0, |t| t.relevant_in),
-                found_in_top_5: t.map_or(0, |t| t.found_in_top_5),
-                recall_at_5: t.map(|t| t.recall_at_5),
-                mrr: t.map(|t| t.mrr),
-            };
-            (id.to_string(), score)
-        })
-        .collect()
 }
 
 /// A line's error object.
@@ -265,10 +223,8 @@ fn error_line(line: Option<usize>, e: &Unscored) -> String {
         o.insert("line".into(), n.into());
     }
     // the message may quote the candidate or the system: shown visible, never as escapes
-    o.insert(
-        "error".into(),
-        sanitize::visible_lines(&e.to_string()).into(),
-    );
+    let error = sanitize::visible_lines(&e.to_string());
+    o.insert("error".into(), error.into());
     if let Unscored::System(s) = e {
         o.insert("failure".into(), s.kind().into());
     }
@@ -295,12 +251,12 @@ pub async fn cmd_fitness(a: &FitnessArgs) -> anyhow::Result<i32> {
     };
     let mut fit = Fitness::new(&s)?;
     fit.sup.install_signal_handlers();
-    for w in fit.warnings() {
-        crate::errln!("warning: {}", sanitize::visible_lines(&w));
+    // dataset warnings (the lenient profile's authoring rules), once
+    for w in &fit.ds.warnings {
+        crate::errln!("warning: {}", sanitize::visible_lines(&w.to_string()));
     }
     if let Some((path, text)) = single {
-        let o = fit
-            .parse(&text)
+        let o = Overrides::parse(&text, &fit.tools)
             .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
         return Ok(match fit.score(&o).await? {
             Ok(r) => {
@@ -326,11 +282,8 @@ async fn lines(fit: &mut Fitness<'_>) -> anyhow::Result<i32> {
     let mut code = ExitCode::PASS;
     for n in 1.. {
         buf.clear();
-        let read = (&mut input)
-            .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .await?;
-        if read == 0 {
+        let mut line = (&mut input).take(MAX_LINE as u64 + 1);
+        if line.read_until(b'\n', &mut buf).await? == 0 {
             break;
         }
         let result = if buf.len() > MAX_LINE && !buf.ends_with(b"\n") {
@@ -338,23 +291,18 @@ async fn lines(fit: &mut Fitness<'_>) -> anyhow::Result<i32> {
             let mut rest = Vec::new();
             while !rest.ends_with(b"\n") {
                 rest.clear();
-                if (&mut input)
-                    .take(1 << 20)
-                    .read_until(b'\n', &mut rest)
-                    .await?
-                    == 0
-                {
+                let mut chunk = (&mut input).take(1 << 20);
+                if chunk.read_until(b'\n', &mut rest).await? == 0 {
                     break;
                 }
             }
-            Err(Unscored::Input(format!(
-                "longer than {} MiB",
-                MAX_LINE >> 20
-            )))
+            let mib = MAX_LINE >> 20;
+            Err(Unscored::Input(format!("longer than {mib} MiB")))
         } else {
             match std::str::from_utf8(&buf) {
                 Err(_) => Err(Unscored::Input("not UTF-8 text".into())),
-                Ok(text) => match fit.parse(text.trim_end_matches(['\n', '\r'])) {
+                Ok(text) => match Overrides::parse(text.trim_end_matches(['\n', '\r']), &fit.tools)
+                {
                     Err(e) => Err(Unscored::Input(e)),
                     Ok(o) => fit.score(&o).await?,
                 },

@@ -42,18 +42,16 @@ pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(),
             "--mcpproxy-bin launches mcpproxy, but the system under test here is `{sut}` (leave --sut out, or --sut mcpproxy)"
         )));
     }
-    if a.given("--recorded") {
-        let used = (part != Part::Security && kind == SutKind::Recorded)
-            || (part != Part::Retrieval && detectors.contains(&DetectorKind::Recorded));
-        if !used {
-            return Err(BadInput(match part {
-                Part::Retrieval => format!(
-                    "--recorded is replayed by --sut recorded, and the system under test here is `{sut}`"
-                ),
-                Part::Security => "--recorded is replayed by --detectors recorded, and it is not among the detectors".into(),
-                Part::Both => "--recorded is replayed by --sut recorded or --detectors recorded, and neither is used here".into(),
-            }));
-        }
+    let recorded = (part != Part::Security && kind == SutKind::Recorded)
+        || (part != Part::Retrieval && detectors.contains(&DetectorKind::Recorded));
+    if a.given("--recorded") && !recorded {
+        return Err(BadInput(match part {
+            Part::Retrieval => format!(
+                "--recorded is replayed by --sut recorded, and the system under test here is `{sut}`"
+            ),
+            Part::Security => "--recorded is replayed by --detectors recorded, and it is not among the detectors".into(),
+            Part::Both => "--recorded is replayed by --sut recorded or --detectors recorded, and neither is used here".into(),
+        }));
     }
     Ok(())
 }
@@ -83,24 +81,18 @@ pub fn update_command(argv: &[String]) -> String {
     let mut out = vec!["evalgate".to_string(), "baseline".into(), "update".into()];
     let mut args = argv.iter().skip(1).peekable();
     // the subcommand itself (run, retrieval, security)
-    for a in args.by_ref() {
-        if matches!(a.as_str(), "run" | "retrieval" | "security") {
-            break;
-        }
-    }
+    let _ = args
+        .by_ref()
+        .find(|a| matches!(a.as_str(), "run" | "retrieval" | "security"));
     while let Some(a) = args.next() {
         let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
-        let inline = a.contains('=');
-        if DROP_VALUE.contains(&name) || name == "--header" {
-            if !inline {
-                args.next();
-            }
-            continue;
+        let dropped_value = DROP_VALUE.contains(&name) || name == "--header";
+        if dropped_value && !a.contains('=') {
+            args.next();
         }
-        if DROP_FLAG.contains(&name) {
-            continue;
+        if !dropped_value && !DROP_FLAG.contains(&name) {
+            out.push(shell_word(a));
         }
-        out.push(shell_word(a));
     }
     out.join(" ")
 }

@@ -3,43 +3,34 @@
 //! put back in dataset order and go through the same scoring, gate and renderers as a run's
 //! ([`super::assemble`]), so the numbers are the same to the last digit.
 
-use super::{BadInput, Measured, Part, Plan, RetrievalMeasured, assemble, choose_baseline};
+use super::{BadInput, Measured, Part, Plan, RetrievalMeasured, assemble, gate_policy};
 use crate::cli::MergeArgs;
 use crate::config::Settings;
 use crate::infra::files;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::shard::{Shard, ShardRef};
-use crate::pipeline::gate::Policy;
-use crate::pipeline::measure::{self, Limits};
+use crate::pipeline::measure;
 use crate::pipeline::report::model::Report;
-use crate::pipeline::sut::observe::{
-    DetectorObservations, ObservationsFile, RetrievalObservations,
-};
+use crate::pipeline::sut::observe::{DetectorObservations, ObservationsFile};
 use std::path::{Path, PathBuf};
 
 /// `merge`: returns the exit code (the merged run's, as `run` would).
 pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
     let s = Settings::resolve(&a.eval()).map_err(super::bad_input)?;
-    let github_timeout = super::github_timeout(&a.publish)?;
+    let github_timeout = super::github_timeout(&a.deliver.publish)?;
     let shards = read_shards(&a.reports)?;
     let first = &shards[0].report;
-    let part = match first.command.as_str() {
-        "run" => Part::Both,
-        "retrieval" => Part::Retrieval,
-        "security" => Part::Security,
-        other => {
-            return Err(BadInput(format!(
-                "{}: at $.command: expected run, retrieval or security, found {other:?}",
-                shards[0].path.display()
-            ))
-            .into());
-        }
+    let parts = [Part::Both, Part::Retrieval, Part::Security];
+    let Some(part) = parts.into_iter().find(|p| p.command() == first.command) else {
+        return Err(BadInput(format!(
+            "{}: at $.command: expected run, retrieval or security, found {:?}",
+            shards[0].path.display(),
+            first.command
+        ))
+        .into());
     };
     let ds = Datasets::load(&s.datasets, part.need(), s.profile)?;
     check_datasets(&shards, &ds)?;
-    let mut warnings = Vec::new();
-    let mut why_none = None;
-    let chosen = choose_baseline(&s.gate, &ds, &mut warnings, &mut why_none)?;
     // the shards' own command (what the unsharded run would quote), else one that writes the
     // baseline from the merged report
     let update_command = match shards[0].shard.update_command.as_str() {
@@ -49,25 +40,15 @@ pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
         ),
         theirs => theirs.to_string(),
     };
-    let policy = Policy {
-        why_no_baseline: why_none,
-        update_command,
-        new_detector: s.gate.new_detector,
-        significance: s.gate.significance,
-    };
+    let (chosen, policy, warnings) = gate_policy(&s, &ds, true, update_command)?;
     let plan = Plan {
-        part,
         runs: first.runs,
-        limits: Limits::default(),
-        baseline: chosen.as_ref(),
-        robustness: s.measure.robustness,
-        gate: &policy,
         shard: None,
+        ..Plan::of(&s, part, chosen.as_ref(), &policy)
     };
-    let measured = join(shards, part);
-    let report = assemble(&plan, &ds, measured, warnings);
+    let report = assemble(&plan, &ds, join(shards, part), warnings);
     drop(ds);
-    super::deliver(report, &s, &a.publish, github_timeout).await
+    super::deliver(report, &s, &a.deliver.publish, github_timeout).await
 }
 
 /// A shard's report and where it was read from.
@@ -80,8 +61,7 @@ struct ShardFile {
 /// One thing the shards of a run must agree on, as a shard's report says it.
 type Field = fn(&ShardFile) -> String;
 
-/// Reads every report, checks that each is a shard's and that together they are the shards
-/// 1..n of one run (same version, command, runs and datasets), and sorts them by index.
+/// Every report, checked to be one of the shards 1..n of one run, sorted by index.
 fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
     let mut shards = Vec::with_capacity(paths.len());
     for path in paths {
@@ -101,18 +81,7 @@ fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
     shards.sort_by_key(|s| s.shard.index);
     let first = &shards[0];
     let count = first.shard.count;
-    let same = |what: &str, mine: String, theirs: String, other: &ShardFile| {
-        if mine == theirs {
-            Ok(())
-        } else {
-            Err(BadInput(format!(
-                "{}: {what} is {theirs}, but {} (shard {}) has {mine}: the shards of one run must agree",
-                other.path.display(),
-                first.path.display(),
-                first.shard.shard()
-            )))
-        }
-    };
+    let (first_path, first_shard) = (first.path.display(), first.shard.shard());
     let version = env!("CARGO_PKG_VERSION");
     for s in &shards {
         if s.report.evalgate_version != version {
@@ -126,12 +95,30 @@ fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
             ("$.shard.count", |s| s.shard.count.to_string()),
             ("$.command", |s| s.report.command.clone()),
             ("$.runs", |s| s.report.runs.to_string()),
-            ("$.datasets", |s| pins(&s.report)),
-            ("the system under test", |s| system(&s.report)),
-            ("the detectors", |s| detectors(&s.report)),
+            ("$.datasets", |s| {
+                let pins = s.report.datasets.iter();
+                let pins = pins.map(|d| format!("{} sha256 {}", d.kind, d.sha256));
+                pins.collect::<Vec<_>>().join(", ")
+            }),
+            ("the system under test", |s| {
+                let r = s.report.retrieval.as_ref();
+                r.map_or("none".into(), |x| format!("{:?}", x.observations.system))
+            }),
+            ("the detectors", |s| {
+                s.report.security.as_ref().map_or("none".into(), |s| {
+                    let names: Vec<&str> =
+                        s.observations.iter().map(|o| o.detector.as_str()).collect();
+                    format!("[{}]", names.join(", "))
+                })
+            }),
         ];
         for (what, of) in fields {
-            same(what, of(first), of(s), s)?;
+            let (mine, theirs, path) = (of(first), of(s), s.path.display());
+            if mine != theirs {
+                return Err(BadInput(format!(
+                    "{path}: {what} is {theirs}, but {first_path} (shard {first_shard}) has {mine}: the shards of one run must agree"
+                )));
+            }
         }
     }
     for w in shards.windows(2) {
@@ -183,27 +170,6 @@ fn read_report(path: &Path) -> Result<Report, BadInput> {
         report.attach_observations(side);
     }
     Ok(report)
-}
-
-fn pins(r: &Report) -> String {
-    r.datasets
-        .iter()
-        .map(|d| format!("{} sha256 {}", d.kind, d.sha256))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn system(r: &Report) -> String {
-    r.retrieval
-        .as_ref()
-        .map_or("none".into(), |x| format!("{:?}", x.observations.system))
-}
-
-fn detectors(r: &Report) -> String {
-    r.security.as_ref().map_or("none".into(), |s| {
-        let names: Vec<&str> = s.observations.iter().map(|o| o.detector.as_str()).collect();
-        format!("[{}]", names.join(", "))
-    })
 }
 
 /// The shards must have measured the datasets loaded here (the same files), each its own slice.
@@ -282,7 +248,14 @@ fn join(shards: Vec<ShardFile>, part: Part) -> Measured {
                     })
                 }
                 Some(joined) => {
-                    append_runs(&mut joined.observations, obs);
+                    // each run of the shard is appended to the run with the same number
+                    for run in obs.runs {
+                        let runs = &mut joined.observations.runs;
+                        match runs.iter_mut().find(|r| r.run == run.run) {
+                            Some(r) => r.queries.extend(run.queries),
+                            None => runs.push(run),
+                        }
+                    }
                     for w in s.shard.system_warnings {
                         if !joined.system_warnings.contains(&w) {
                             joined.system_warnings.push(w);
@@ -312,14 +285,4 @@ fn join(shards: Vec<ShardFile>, part: Part) -> Measured {
     m.retrieval = retrieval;
     m.security = security;
     m
-}
-
-/// Appends each run of `more` to the run with the same number.
-fn append_runs(joined: &mut RetrievalObservations, more: RetrievalObservations) {
-    for run in more.runs {
-        match joined.runs.iter_mut().find(|r| r.run == run.run) {
-            Some(r) => r.queries.extend(run.queries),
-            None => joined.runs.push(run),
-        }
-    }
 }

@@ -1,8 +1,8 @@
 //! What each command does: load and validate, pick the systems under test, measure, score,
 //! gate, render. The CLI module only parses; tests drive these functions directly too.
 
-use crate::cli::{EvalArgs, PublishArgs};
-use crate::config::{GateSpec, Settings};
+use crate::cli::{Delivery, EvalArgs, PublishArgs};
+use crate::config::Settings;
 use crate::infra::process::Supervisor;
 use crate::infra::text::{Text, sanitize};
 use crate::infra::{files, secrets};
@@ -37,7 +37,7 @@ pub use fitness_cmd::cmd_fitness;
 pub use given::{refuse_inapplicable, update_command};
 pub use merge_cmd::cmd_merge;
 pub use publish_cmd::cmd_publish;
-use publish_cmd::{github_note, github_timeout, publish_options};
+use publish_cmd::github_timeout;
 pub use systems::{make_detectors, make_retriever};
 pub use tools_cmd::{cmd_proxy, cmd_replay, cmd_snapshot};
 
@@ -89,17 +89,26 @@ fn read_report_json(path: &std::path::Path) -> Result<Report, BadInput> {
     })
 }
 
-/// The baseline the settings ask for ([`choose::choose`]); none with `--no-baseline`.
-fn choose_baseline(
-    g: &GateSpec,
+/// The baseline the settings ask for (none unless `wanted`), the gate's policy, the warnings.
+fn gate_policy(
+    s: &Settings,
     ds: &Datasets,
-    warnings: &mut Vec<String>,
-    why_none: &mut Option<String>,
-) -> anyhow::Result<Option<ChosenBaseline>> {
-    if g.no_baseline {
-        return Ok(None);
-    }
-    choose::choose(g.baseline.as_deref(), ds, warnings, why_none)
+    wanted: bool,
+    update_command: String,
+) -> anyhow::Result<(Option<ChosenBaseline>, gate::Policy, Vec<String>)> {
+    let (mut warnings, mut why_none) = (Vec::new(), None);
+    let chosen = if wanted && !s.gate.no_baseline {
+        choose::choose(s.gate.baseline.as_deref(), ds, &mut warnings, &mut why_none)?
+    } else {
+        None
+    };
+    let policy = gate::Policy {
+        why_no_baseline: why_none,
+        update_command,
+        new_detector: s.gate.new_detector,
+        significance: s.gate.significance,
+    };
+    Ok((chosen, policy, warnings))
 }
 
 /// How to evaluate: which part, how many runs, time limits, and the baseline to gate against.
@@ -115,6 +124,27 @@ pub struct Plan<'a> {
     /// Measure one shard of the queries and entries only (`--shard i/n`): the report is a
     /// part for `evalgate merge`, not gated.
     pub shard: Option<Shard>,
+}
+
+impl<'a> Plan<'a> {
+    /// The plan of `part` the settings describe, gated by `g` against `b`.
+    fn of(s: &Settings, part: Part, b: Option<&'a ChosenBaseline>, g: &'a gate::Policy) -> Self {
+        let m = &s.measure;
+        let limits = Limits {
+            request_timeout: m.timeout,
+            concurrency: m.concurrency,
+            results: m.results,
+        };
+        Plan {
+            part,
+            runs: m.runs,
+            limits,
+            baseline: b,
+            robustness: m.robustness,
+            gate: g,
+            shard: m.shard,
+        }
+    }
 }
 
 /// What measuring produced, before anything is scored: the input of [`assemble`]. A run
@@ -162,7 +192,6 @@ pub async fn measure_all(
     detectors: &mut [Box<dyn Detector>],
     progress: &mut Progress,
 ) -> Measured {
-    use probes::RobustnessMode;
     let mut m = Measured::default();
     if plan.part != Part::Security
         && let (Some(r), Some(c), Some(g)) = (retriever, &ds.corpus, &ds.golden)
@@ -188,7 +217,7 @@ pub async fn measure_all(
         }
         m.retrieval_failed = err.is_some();
         if !m.retrieval_failed
-            && plan.robustness != RobustnessMode::Off
+            && plan.robustness != probes::RobustnessMode::Off
             && r.facts().replays.is_none()
             && plan.shard.is_none_or(Shard::first)
         {
@@ -207,7 +236,7 @@ pub async fn measure_all(
             if let Some((q, had)) = ordinary {
                 let ids: std::collections::HashSet<&str> =
                     c.value.tools.iter().map(|t| t.tool_id.as_str()).collect();
-                let gate = plan.robustness == RobustnessMode::Gate;
+                let gate = plan.robustness == probes::RobustnessMode::Gate;
                 let timeout = plan.limits.request_timeout;
                 m.robustness = Some(probes::run(r, &q.query, had, &ids, timeout, gate).await);
             }
@@ -393,62 +422,34 @@ pub fn assemble(
 /// Loads, validates, builds the systems, measures and gates. Dataset, settings and baseline
 /// problems are errors (exit 2); a system that cannot be brought up or measured becomes the
 /// report's failure (exit 3). Every child process is stopped before this returns.
-pub async fn evaluate(
-    s: &Settings,
-    part: Part,
-    use_baseline: bool,
-) -> anyhow::Result<(Report, Option<ChosenBaseline>)> {
+pub async fn evaluate(s: &Settings, part: Part, use_baseline: bool) -> anyhow::Result<Report> {
     let ds = Datasets::load(&s.datasets, part.need(), s.profile)?;
     let ahead = (part != Part::Security).then(|| systems::read_ahead(&s.sut));
-    let mut warnings = Vec::new();
-    let mut why_none = None;
     // a shard is not gated (the merge is), so it has no baseline to choose
-    let chosen = if use_baseline && s.measure.shard.is_none() {
-        choose_baseline(&s.gate, &ds, &mut warnings, &mut why_none)?
-    } else {
-        None
-    };
-    let gate_context = gate::Policy {
-        why_no_baseline: why_none,
-        update_command: update_command(&std::env::args().collect::<Vec<_>>()),
-        new_detector: s.gate.new_detector,
-        significance: s.gate.significance,
-    };
-    let limits = Limits {
-        request_timeout: s.measure.timeout,
-        concurrency: s.measure.concurrency,
-        results: s.measure.results,
-    };
+    let wanted = use_baseline && s.measure.shard.is_none();
+    let update = update_command(&std::env::args().collect::<Vec<_>>());
+    let (chosen, gate_context, warnings) = gate_policy(s, &ds, wanted, update)?;
     let sup = Supervisor::new();
     let mut detectors = match part {
         Part::Retrieval => Vec::new(),
         _ => make_detectors(&s.detectors, &s.detector_settings, &sup)?,
     };
     sup.install_signal_handlers();
-    let built = match ahead {
-        Some(ahead) => Some(make_retriever(&s.sut, &ds, &sup, ahead).await),
-        None => None,
-    };
-    let mut progress = Progress::new(!s.report.quiet);
     // a system that could not be built measures nothing: its failure is the report's
-    let (retriever, failed) = match built {
-        Some(Err(e)) => {
-            sup.shutdown(Duration::from_secs(3)).await;
-            return Err(e);
-        }
-        Some(Ok(Ok(r))) => (Some(r), None),
-        Some(Ok(Err(e))) => (None, Some(e)),
+    let (retriever, failed) = match ahead {
+        Some(ahead) => match make_retriever(&s.sut, &ds, &sup, ahead).await {
+            Err(e) => {
+                sup.shutdown(Duration::from_secs(3)).await;
+                return Err(e);
+            }
+            Ok(Ok(r)) => (Some(r), None),
+            Ok(Err(e)) => (None, Some(e)),
+        },
         None => (None, None),
     };
-    let plan = Plan {
-        part: failed.as_ref().map_or(part, |_| Part::Retrieval),
-        runs: s.measure.runs,
-        limits,
-        baseline: chosen.as_ref(),
-        robustness: s.measure.robustness,
-        gate: &gate_context,
-        shard: s.measure.shard,
-    };
+    let mut progress = Progress::new(!s.report.quiet);
+    let part = failed.as_ref().map_or(part, |_| Part::Retrieval);
+    let plan = Plan::of(s, part, chosen.as_ref(), &gate_context);
     let r = retriever.as_deref();
     let mut report = evaluate_with(&plan, &ds, r, &mut detectors, &mut progress, warnings).await;
     drop(retriever);
@@ -461,23 +462,19 @@ pub async fn evaluate(
     // The datasets are freed here, before the reports are rendered: rendering reuses their
     // memory, which keeps the run's peak memory down.
     drop(ds);
-    Ok((report, chosen))
+    Ok(report)
 }
 
 /// How long a run waits for another one writing into the same report directory.
 const REPORT_LOCK_WAIT: Duration = Duration::from_secs(600);
 
 /// `run`, `retrieval`, `security`: returns the exit code.
-pub async fn cmd_eval(
-    args: &EvalArgs,
-    publish_args: &PublishArgs,
-    part: Part,
-) -> anyhow::Result<i32> {
+pub async fn cmd_eval(args: &EvalArgs, d: &Delivery, part: Part) -> anyhow::Result<i32> {
     let s = Settings::resolve(args).map_err(bad_input)?;
     refuse_inapplicable(args, &s, part)?;
-    let github_timeout = github_timeout(publish_args)?;
-    let (report, _) = evaluate(&s, part, true).await?;
-    deliver(report, &s, publish_args, github_timeout).await
+    let github_timeout = github_timeout(&d.publish)?;
+    let report = evaluate(&s, part, true).await?;
+    deliver(report, &s, &d.publish, github_timeout).await
 }
 
 /// Writes the report's files, shows it, publishes it when asked or inside GitHub Actions (a
@@ -504,10 +501,9 @@ pub(crate) async fn deliver(
     let written = report::write_all(&report, &view, &out.out, observations.as_ref())?;
     drop(observations);
     if !out.quiet {
-        let terminal = report::terminal::Terminal {
-            color: out.color.enabled(),
-        };
         use report::Exporter as _;
+        let color = out.color.enabled();
+        let terminal = report::terminal::Terminal { color };
         crate::out!("{}", terminal.render(&report, &view)?);
         for w in &report.warnings {
             crate::errln!("warning: {}", sanitize::visible_lines(w));
@@ -525,11 +521,7 @@ pub(crate) async fn deliver(
                 "github: shard {sh} is not published: `evalgate merge` publishes the joined report"
             );
         } else {
-            let opts = publish_options(publish_args, &env, None, github_timeout);
-            let out = publish::publish(&report, &out.out, &env, &opts).await;
-            for n in out.notes {
-                crate::errln!("github: {}", github_note(&n));
-            }
+            publish_cmd::post(&report, &out.out, publish_args, &env, None, github_timeout).await;
         }
     }
     let code = publish::exit_code(&report, publish_args.fail_on);

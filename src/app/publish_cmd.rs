@@ -7,13 +7,9 @@ use crate::infra::text::sanitize;
 use crate::pipeline::publish;
 use crate::pipeline::publish::env::{GhEnv, PullRequest};
 use crate::pipeline::publish::{DEFAULT_TIMEOUT, PublishOptions, plan};
+use crate::pipeline::report::model::Report;
+use std::path::Path;
 use std::time::Duration;
-
-/// A note about publishing for the terminal: what the API answered may quote credentials and
-/// hold escape sequences.
-pub(super) fn github_note(n: &str) -> String {
-    sanitize::term_ends(&secrets::scrub(n), 2000)
-}
 
 /// A GitHub token as given, minus the surrounding whitespace a secret file or `echo` leaves;
 /// one that still holds a character no token has (a control character, a space) is not used,
@@ -42,13 +38,16 @@ pub(super) fn github_timeout(p: &PublishArgs) -> anyhow::Result<Duration> {
     }
 }
 
-pub(super) fn publish_options(
+/// Publishes the report (its files in `dir`) as `p` asks, each note about it on the terminal.
+pub(super) async fn post(
+    report: &Report,
+    dir: &Path,
     p: &PublishArgs,
     env: &GhEnv,
     pr: Option<PullRequest>,
     timeout: Duration,
-) -> PublishOptions {
-    PublishOptions {
+) {
+    let opts = PublishOptions {
         comment: p.comment,
         check_run: p.check_run,
         fail_on: p.fail_on,
@@ -66,6 +65,10 @@ pub(super) fn publish_options(
         act_post: p.act_post,
         pr,
         timeout,
+    };
+    // what the API answered may quote credentials and hold escape sequences
+    for n in publish::publish(report, dir, env, &opts).await.notes {
+        crate::errln!("github: {}", sanitize::term_ends(&secrets::scrub(&n), 2000));
     }
 }
 
@@ -73,26 +76,19 @@ pub(super) fn publish_options(
 pub async fn cmd_publish(a: &PublishCmdArgs) -> anyhow::Result<i32> {
     let timeout = github_timeout(&a.publish)?;
     let path = a.report_dir.join("report.json");
-    let report = super::read_report_json(&path)?;
-    let report = secrets::scrub_value(report);
+    let report = secrets::scrub_value(super::read_report_json(&path)?);
     let env = GhEnv::from_env();
-    let pr = match (a.pr, &a.head_sha) {
-        (Some(number), Some(sha)) => Some(PullRequest {
-            number,
-            head_sha: sha.clone(),
-            from_fork: false,
-        }),
-        _ => None,
-    };
+    let pr = a.pr.zip(a.head_sha.clone());
+    let pr = pr.map(|(number, head_sha)| PullRequest {
+        number,
+        head_sha,
+        from_fork: false,
+    });
     // publishing is this command's whole job: `auto` publishes, on a runner or not
-    if !plan::publishes(a.publish.publish, true) {
+    if plan::publishes(a.publish.publish, true) {
+        post(&report, &a.report_dir, &a.publish, &env, pr, timeout).await;
+    } else {
         crate::errln!("github: --publish never: nothing is posted or written");
-        return Ok(publish::exit_code(&report, a.publish.fail_on));
-    }
-    let opts = publish_options(&a.publish, &env, pr, timeout);
-    let out = publish::publish(&report, &a.report_dir, &env, &opts).await;
-    for n in out.notes {
-        crate::errln!("github: {}", github_note(&n));
     }
     Ok(publish::exit_code(&report, a.publish.fail_on))
 }

@@ -12,40 +12,12 @@ use crate::pipeline::sut::launch::writers::ConfigFormat;
 use crate::pipeline::sut::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::pipeline::sut::rest::{RestSearch, RestSearchSpec};
-use crate::pipeline::sut::spec::{DetectorSettings, McpFile, RestFile, SutSpec};
+use crate::pipeline::sut::spec::{DetectorSettings, SutSpec};
 use crate::pipeline::sut::{Detector, Retriever, SutError, launch, recorded};
 use anyhow::Context;
 
 fn bad(e: impl std::fmt::Display) -> anyhow::Error {
     BadInput(e.to_string()).into()
-}
-
-/// The MCP search spec of `[sut.mcp]` (with the `mcpproxy` preset's defaults).
-fn mcp_spec(name: &str, m: &McpFile) -> anyhow::Result<McpSearchSpec> {
-    McpSearchSpec::from_file(name, m, None).map_err(bad)
-}
-
-/// The REST search spec of `[sut.rest]` (mcpproxy's `/api/v1/index/search` by default).
-fn rest_spec(
-    name: &str,
-    r: &RestFile,
-    timeout: std::time::Duration,
-) -> anyhow::Result<RestSearchSpec> {
-    let url = r.url.clone().ok_or_else(|| bad("--sut rest needs --url URL (e.g. http://127.0.0.1:8080/api/v1/index/search) or [sut.rest] url"))?;
-    let filter = r.filter.as_deref().unwrap_or(MCPPROXY_REST_SEARCH_FILTER);
-    Ok(RestSearchSpec {
-        name: name.to_string(),
-        url,
-        query_param: r.query_param.clone().unwrap_or_else(|| "q".into()),
-        limit_param: match &r.limit_param {
-            Some(l) if l.is_empty() => None,
-            Some(l) => Some(l.clone()),
-            None => Some("limit".into()),
-        },
-        headers: r.headers.clone().into_iter().collect(),
-        mapper: Mapper::new(filter, r.id_style.unwrap_or(IdStyle::Auto)).map_err(bad)?,
-        timeout,
-    })
 }
 
 /// The recording of `--sut recorded`, read ahead: on a thread of its own while the datasets
@@ -83,7 +55,8 @@ pub async fn make_retriever(
             .map_err(|e| bad(format!("{e:#}")))?,
         )),
         SutSpec::Mcp { name, mcp, check } => {
-            let spec = mcp_spec(name, mcp)?;
+            // `[sut.mcp]`, with the `mcpproxy` preset's defaults
+            let spec = McpSearchSpec::from_file(name, mcp, None).map_err(bad)?;
             let what = spec.endpoint.describe();
             match McpSearch::connect(spec, sup, check.request_timeout).await {
                 Ok(m) => match launch::check_catalog(check, &m, Some(&m), &corpus.value).await {
@@ -98,8 +71,28 @@ pub async fn make_retriever(
                 )),
             }
         }
-        SutSpec::Rest { name, rest, check } => {
-            let r = RestSearch::new(rest_spec(name, rest, check.request_timeout)?).map_err(bad)?;
+        SutSpec::Rest {
+            name,
+            rest: r,
+            check,
+        } => {
+            // `[sut.rest]`, mcpproxy's `/api/v1/index/search` by default
+            let url = r.url.clone().ok_or_else(|| bad("--sut rest needs --url URL (e.g. http://127.0.0.1:8080/api/v1/index/search) or [sut.rest] url"))?;
+            let filter = r.filter.as_deref().unwrap_or(MCPPROXY_REST_SEARCH_FILTER);
+            let spec = RestSearchSpec {
+                name: name.to_string(),
+                url,
+                query_param: r.query_param.clone().unwrap_or_else(|| "q".into()),
+                limit_param: match &r.limit_param {
+                    Some(l) if l.is_empty() => None,
+                    Some(l) => Some(l.clone()),
+                    None => Some("limit".into()),
+                },
+                headers: r.headers.clone().into_iter().collect(),
+                mapper: Mapper::new(filter, r.id_style.unwrap_or(IdStyle::Auto)).map_err(bad)?,
+                timeout: check.request_timeout,
+            };
+            let r = RestSearch::new(spec).map_err(bad)?;
             let checked = launch::check_catalog(check, &r, None, &corpus.value).await;
             checked.map(|coverage| Box::new(r.checked(coverage)) as Box<dyn Retriever>)
         }
@@ -138,19 +131,14 @@ fn check_launch(s: &LaunchSpec) -> anyhow::Result<()> {
         )
         .map_err(bad)?;
         if l.config_format == Some(ConfigFormat::Template) {
-            match &l.template {
-                None => {
-                    return Err(bad(
-                        "[sut.launch] config_format = \"template\" needs template = \"FILE\" (a minijinja template of the proxy's config)",
-                    ));
-                }
-                Some(t) if !t.is_file() => {
-                    return Err(bad(format!(
-                        "[sut.launch] template: {} is not a file",
-                        t.display()
-                    )));
-                }
-                Some(_) => {}
+            let Some(t) = &l.template else {
+                return Err(bad(
+                    "[sut.launch] config_format = \"template\" needs template = \"FILE\" (a minijinja template of the proxy's config)",
+                ));
+            };
+            if !t.is_file() {
+                let t = t.display();
+                return Err(bad(format!("[sut.launch] template: {t} is not a file")));
             }
         }
     }

@@ -222,6 +222,33 @@ impl ConfigFlag {
     }
 }
 
+/// What the commands that end in a report share: the gate, the reports, the terminal and
+/// publishing (`run`, `retrieval`, `security`, `merge`).
+#[derive(Debug, Clone, Args)]
+pub struct Delivery {
+    #[command(flatten)]
+    pub gate: GateFlags,
+    #[command(flatten)]
+    pub report: ReportFlags,
+    #[command(flatten)]
+    pub quiet: QuietFlag,
+    #[command(flatten)]
+    pub publish: PublishArgs,
+}
+
+impl Delivery {
+    /// These flags as [`EvalArgs`] holds them (publishing is not settings: it is passed on).
+    fn eval(&self, mut a: EvalArgs) -> EvalArgs {
+        a.baseline = self.gate.baseline.clone();
+        a.no_baseline = self.gate.no_baseline;
+        a.out = self.report.out.clone();
+        a.color = self.report.color;
+        a.observations = self.report.observations;
+        a.quiet = self.quiet.quiet;
+        a
+    }
+}
+
 // ---- the evaluating commands ---------------------------------------------------------------
 
 /// `run`: everything.
@@ -242,13 +269,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub shard: ShardFlag,
     #[command(flatten)]
-    pub gate: GateFlags,
-    #[command(flatten)]
-    pub report: ReportFlags,
-    #[command(flatten)]
-    pub quiet: QuietFlag,
-    #[command(flatten)]
-    pub publish: PublishArgs,
+    pub deliver: Delivery,
     /// The flags given on the command line (filled by [`parse`]).
     #[arg(skip)]
     pub given: Vec<String>,
@@ -274,13 +295,7 @@ pub struct RetrievalArgs {
     #[command(flatten)]
     pub shard: ShardFlag,
     #[command(flatten)]
-    pub gate: GateFlags,
-    #[command(flatten)]
-    pub report: ReportFlags,
-    #[command(flatten)]
-    pub quiet: QuietFlag,
-    #[command(flatten)]
-    pub publish: PublishArgs,
+    pub deliver: Delivery,
     #[arg(skip)]
     pub given: Vec<String>,
 }
@@ -306,13 +321,7 @@ pub struct SecurityArgs {
     #[command(flatten)]
     pub shard: ShardFlag,
     #[command(flatten)]
-    pub gate: GateFlags,
-    #[command(flatten)]
-    pub report: ReportFlags,
-    #[command(flatten)]
-    pub quiet: QuietFlag,
-    #[command(flatten)]
-    pub publish: PublishArgs,
+    pub deliver: Delivery,
     #[arg(skip)]
     pub given: Vec<String>,
 }
@@ -417,13 +426,7 @@ pub struct MergeArgs {
     #[command(flatten)]
     pub datasets: DatasetArgs,
     #[command(flatten)]
-    pub gate: GateFlags,
-    #[command(flatten)]
-    pub report: ReportFlags,
-    #[command(flatten)]
-    pub quiet: QuietFlag,
-    #[command(flatten)]
-    pub publish: PublishArgs,
+    pub deliver: Delivery,
 }
 
 impl MergeArgs {
@@ -431,7 +434,7 @@ impl MergeArgs {
         let a = self.config.args(&[]);
         let d = &self.datasets;
         let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
-        with_report(a, &self.gate, &self.report, &self.quiet)
+        self.deliver.eval(a)
     }
 }
 
@@ -472,16 +475,6 @@ fn with_measure(mut a: EvalArgs, m: &MeasureFlags) -> EvalArgs {
     a
 }
 
-fn with_report(mut a: EvalArgs, g: &GateFlags, r: &ReportFlags, q: &QuietFlag) -> EvalArgs {
-    a.baseline = g.baseline.clone();
-    a.no_baseline = g.no_baseline;
-    a.out = r.out.clone();
-    a.color = r.color;
-    a.observations = r.observations;
-    a.quiet = q.quiet;
-    a
-}
-
 impl RunArgs {
     pub fn eval(&self) -> EvalArgs {
         let d = &self.datasets;
@@ -493,7 +486,7 @@ impl RunArgs {
         };
         let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
         let a = with_measure(with_system(a, &self.system), &self.measure);
-        with_report(a, &self.gate, &self.report, &self.quiet)
+        self.deliver.eval(a)
     }
 }
 
@@ -507,7 +500,7 @@ impl RetrievalArgs {
         let none = SecurityFile::default();
         let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
         let a = with_measure(with_system(a, &self.system), &self.measure);
-        with_report(a, &self.gate, &self.report, &self.quiet)
+        self.deliver.eval(a)
     }
 }
 
@@ -523,7 +516,7 @@ impl SecurityArgs {
         let none = RetrievalFiles::default();
         let a = datasets(a, &self.dir, &none, &self.file, &self.profile);
         let a = with_measure(a, &self.measure);
-        with_report(a, &self.gate, &self.report, &self.quiet)
+        self.deliver.eval(a)
     }
 }
 

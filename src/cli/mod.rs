@@ -97,10 +97,10 @@ impl Command {
     /// takes one: registered for masking before anything runs.
     pub fn github_token(&self) -> Option<&str> {
         let p = match self {
-            Command::Run(a) => &a.publish,
-            Command::Retrieval(a) => &a.publish,
-            Command::Security(a) => &a.publish,
-            Command::Merge(a) => &a.publish,
+            Command::Run(a) => &a.deliver.publish,
+            Command::Retrieval(a) => &a.deliver.publish,
+            Command::Security(a) => &a.deliver.publish,
+            Command::Merge(a) => &a.deliver.publish,
             Command::Publish(a) => &a.publish,
             _ => return None,
         };
@@ -139,14 +139,13 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Erro
         Err(e) => return Err(foreign_flag(&mut cmd, &args, &e).unwrap_or(e)),
     };
     let mut cli = Cli::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))?;
+    let g = given(&cmd, &m);
     match &mut cli.command {
-        Command::Run(a) => a.given = given(&cmd, &m, &["run"]),
-        Command::Retrieval(a) => a.given = given(&cmd, &m, &["retrieval"]),
-        Command::Security(a) => a.given = given(&cmd, &m, &["security"]),
-        Command::Fitness(a) => a.given = given(&cmd, &m, &["fitness"]),
-        Command::Baseline(BaselineCommand::Update(a)) => {
-            a.given = given(&cmd, &m, &["baseline", "update"])
-        }
+        Command::Run(a) => a.given = g,
+        Command::Retrieval(a) => a.given = g,
+        Command::Security(a) => a.given = g,
+        Command::Fitness(a) => a.given = g,
+        Command::Baseline(BaselineCommand::Update(a)) => a.given = g,
         _ => {}
     }
     Ok(cli)
@@ -197,15 +196,11 @@ fn foreign_flag(
     let path = path.join(" ");
     let (_, why) = EVALUATING.iter().find(|(p, _)| *p == path)?;
     let has = |p: &str| {
-        let mut c: &clap::Command = cmd;
-        for w in p.split(' ') {
-            match c.find_subcommand(w) {
-                Some(sc) => c = sc,
-                None => return false,
-            }
-        }
-        c.get_arguments()
-            .any(|a| a.get_long() == Some(flag.as_str()) && !a.is_hide_set())
+        let c = p.split(' ').try_fold(&*cmd, |c, w| c.find_subcommand(w));
+        c.is_some_and(|c| {
+            c.get_arguments()
+                .any(|a| a.get_long() == Some(flag.as_str()) && !a.is_hide_set())
+        })
     };
     let owners: Vec<String> = EVALUATING
         .iter()
@@ -220,21 +215,20 @@ fn foreign_flag(
         "`evalgate {path}` has no --{flag}: {why}; --{flag} is a flag of {}",
         owners.join(", ")
     );
-    let mut sub: &mut clap::Command = cmd;
-    for w in path.split(' ') {
-        sub = sub.find_subcommand_mut(w)?;
-    }
+    let sub = path
+        .split(' ')
+        .try_fold(cmd, |c, w| c.find_subcommand_mut(w))?;
     Some(sub.error(ErrorKind::UnknownArgument, msg))
 }
 
-/// The long names (`--sut`) of the flags of subcommand `path` given on the command line.
-fn given(cmd: &clap::Command, m: &ArgMatches, path: &[&str]) -> Vec<String> {
+/// The long names (`--sut`) of the flags of the (innermost) subcommand given on the command line.
+fn given(cmd: &clap::Command, m: &ArgMatches) -> Vec<String> {
     let (mut c, mut m) = (cmd, m);
-    for name in path {
-        match (c.find_subcommand(name), m.subcommand_matches(name)) {
-            (Some(sc), Some(sm)) => (c, m) = (sc, sm),
-            _ => return Vec::new(),
-        }
+    while let Some((name, sm)) = m.subcommand() {
+        let Some(sc) = c.find_subcommand(name) else {
+            return Vec::new();
+        };
+        (c, m) = (sc, sm);
     }
     c.get_arguments()
         .filter(|a| m.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))

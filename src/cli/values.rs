@@ -106,14 +106,10 @@ pub struct ProxyKind(pub SutKind);
 impl ValueEnum for ProxyKind {
     fn value_variants<'a>() -> &'a [Self] {
         static KINDS: std::sync::LazyLock<Vec<ProxyKind>> = std::sync::LazyLock::new(|| {
-            let (mut launched, others): (Vec<_>, _) =
-                SutKind::ALL.iter().partition(|k| k.launched());
-            // the default first
-            launched.sort_by_key(|&&k| k != SutKind::Reference);
-            [launched, others]
-                .into_iter()
-                .flat_map(|ks: Vec<&SutKind>| ks.into_iter().map(|&k| ProxyKind(k)))
-                .collect()
+            let mut kinds: Vec<ProxyKind> = SutKind::ALL.iter().map(|&k| ProxyKind(k)).collect();
+            // the launched proxies first, and the default first of them
+            kinds.sort_by_key(|k| (!k.0.launched(), k.0 != SutKind::Reference));
+            kinds
         });
         &KINDS
     }
