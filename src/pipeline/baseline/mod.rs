@@ -102,16 +102,13 @@ impl RetrievalBaseline {
 /// The confusion pairs of a run as a baseline keeps them (`None` for a report without tool
 /// diagnostics).
 pub fn confusion_map(d: &ToolDiagnostics) -> Option<BTreeMap<String, BTreeMap<String, usize>>> {
-    if d.is_empty() {
-        return None;
-    }
     let mut m: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     for p in &d.confusions {
         m.entry(p.wanted.to_string())
             .or_default()
             .insert(p.taken.to_string(), p.queries);
     }
-    Some(m)
+    (!d.is_empty()).then_some(m)
 }
 
 /// One metric's baseline value, its direction, its tolerance and whether it is gated.

@@ -76,9 +76,11 @@ pub fn p_value(p: f64) -> String {
 /// Δ 95 % CI −0.040 to −0.020; 12 of 40 queries worse, 3 better)".
 pub fn significance(p: &PairedComparison, alpha: f64) -> String {
     let holm = p.p_holm.unwrap_or(p.p_value);
-    let adjusted = ((holm - p.p_value).abs() > f64::EPSILON)
-        .then(|| format!(", Holm-adjusted {holm:.4}"))
-        .unwrap_or_default();
+    let adjusted = if (holm - p.p_value).abs() > f64::EPSILON {
+        format!(", Holm-adjusted {holm:.4}")
+    } else {
+        String::new()
+    };
     let ci = p.delta_ci95.map_or_else(String::new, |[lo, hi]| {
         format!("; Δ 95 % CI {} to {}", signed(lo, 3), signed(hi, 3))
     });
