@@ -421,7 +421,7 @@ fn bench_bm25_query(c: &mut Criterion) {
                         concurrency: 4,
                         ..Limits::default()
                     },
-                    &mut Progress::silent(),
+                    &mut Progress::new(false),
                 ));
                 assert!(err.is_none());
                 black_box(obs)

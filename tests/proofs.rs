@@ -50,7 +50,7 @@ async fn evaluate(
         gate: &evalgate::pipeline::gate::Policy::default(),
         shard: None,
     };
-    app::evaluate_with(&plan, ds, r, dets, &mut Progress::silent(), vec![]).await
+    app::evaluate_with(&plan, ds, r, dets, &mut Progress::new(false), vec![]).await
 }
 
 fn failed_metrics(r: &Report) -> Vec<String> {

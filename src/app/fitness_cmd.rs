@@ -166,7 +166,7 @@ impl<'a> Fitness<'a> {
         };
         let report = match built {
             Ok(Ok(r)) => {
-                let (ds, silent) = (&self.ds, &mut Progress::silent());
+                let (ds, silent) = (&self.ds, &mut Progress::new(false));
                 Ok(evaluate_with(&plan, ds, Some(&*r), &mut [], silent, Vec::new()).await)
             }
             Ok(Err(e)) => {

@@ -12,7 +12,7 @@
 
 use crate::infra::files::{read_to_string, write_atomic};
 use crate::pipeline::dataset::mcp::to_mcp;
-use crate::pipeline::dataset::{Corpus, Entry, SecurityCorpus};
+use crate::pipeline::dataset::{Corpus, SecurityCorpus};
 use anyhow::{Context, bail};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -65,16 +65,6 @@ pub struct ReplaySpec {
     pub rug_pull: RugPull,
 }
 
-fn definition_from_entry(e: &Entry) -> Value {
-    e.before.clone().unwrap_or_else(|| {
-        json!({
-            "name": e.tool.clone().unwrap_or_else(|| e.id.clone()),
-            "description": e.description,
-            "inputSchema": e.input_schema.clone().unwrap_or_else(|| json!({"type": "object"})),
-        })
-    })
-}
-
 impl ReplaySpec {
     /// The tools of `server` in the corpus, plus the security entries that name that server.
     pub fn new(
@@ -92,7 +82,14 @@ impl ReplaySpec {
         let mut changes = BTreeMap::new();
         let entries = security.iter().flat_map(|s| &s.entries);
         for e in entries.filter(|e| e.server.as_deref() == Some(server)) {
-            let def: McpTool = serde_json::from_value(definition_from_entry(e))
+            let def = e.before.clone().unwrap_or_else(|| {
+                json!({
+                    "name": e.tool.clone().unwrap_or_else(|| e.id.clone()),
+                    "description": e.description,
+                    "inputSchema": e.input_schema.clone().unwrap_or_else(|| json!({"type": "object"})),
+                })
+            });
+            let def: McpTool = serde_json::from_value(def)
                 .with_context(|| format!("security entry {}: not an MCP tool definition", e.id))?;
             if let Some(after) = &e.after {
                 let list = match after {

@@ -10,7 +10,7 @@ use super::{
     BASELINE_SCHEMA_VERSION, Baseline, DEFAULT_TOLERANCE, DatasetPin, DetectorBaseline,
     MetricBaseline, RetrievalBaseline, SecurityBaseline, direction_of,
 };
-use crate::pipeline::score::metrics::{DETECTION_METRICS, Metric, RETRIEVAL_METRICS};
+use crate::pipeline::score::metrics::{Metric, RETRIEVAL_METRICS};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -51,12 +51,6 @@ struct McpEvalGate {
     recall_floor: Option<f64>,
 }
 
-/// Whether a baseline document is in mcp-eval's format (no `schema_version`, a top-level
-/// `recall_at` object).
-pub fn is_mcp_eval(doc: &Value) -> bool {
-    doc.get("schema_version").is_none() && doc.get("recall_at").is_some_and(Value::is_object)
-}
-
 /// The evalgate baseline of an mcp-eval one, and a note of what was mapped.
 pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
     let m: McpEval = serde_path_to_error::deserialize(doc).map_err(|e| {
@@ -85,13 +79,11 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
     for (metric, v) in others {
         metrics.extend(v.map(|v| (metric.key().to_string(), v)));
     }
-    for k in m.tolerance.keys() {
-        if !metrics.contains_key(k) {
-            anyhow::bail!(
-                "{name}: at $.tolerance.{k}: a tolerance for a metric the baseline has no value for; expected one of {}",
-                metrics.keys().cloned().collect::<Vec<_>>().join(", ")
-            );
-        }
+    if let Some(k) = m.tolerance.keys().find(|k| !metrics.contains_key(*k)) {
+        anyhow::bail!(
+            "{name}: at $.tolerance.{k}: a tolerance for a metric the baseline has no value for; expected one of {}",
+            metrics.keys().cloned().collect::<Vec<_>>().join(", ")
+        );
     }
     let mut gated: Vec<&str> = m.tolerance.keys().map(String::as_str).collect();
     let retrieval = RetrievalBaseline {
@@ -106,15 +98,13 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
         metrics: metrics
             .iter()
             .map(|(k, v)| {
-                (
-                    k.clone(),
-                    MetricBaseline {
-                        value: Some(*v),
-                        direction: direction_of(k),
-                        tolerance: m.tolerance.get(k).copied().unwrap_or(DEFAULT_TOLERANCE),
-                        gated: m.tolerance.contains_key(k),
-                    },
-                )
+                let b = MetricBaseline {
+                    value: Some(*v),
+                    direction: direction_of(k),
+                    tolerance: m.tolerance.get(k).copied().unwrap_or(DEFAULT_TOLERANCE),
+                    gated: m.tolerance.contains_key(k),
+                };
+                (k.clone(), b)
             })
             .collect(),
         per_query: BTreeMap::new(),
@@ -135,30 +125,26 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
                         (Metric::F1, d.f1),
                         (Metric::Fpr, d.fpr),
                     ];
-                    let metrics = DETECTION_METRICS
-                        .iter()
-                        .filter_map(|k| {
-                            let v = values.iter().find(|(n, _)| n == k)?.1;
-                            Some((
-                                k.key().to_string(),
-                                MetricBaseline {
-                                    value: v,
-                                    direction: k.direction(),
-                                    tolerance: 0.05,
-                                    gated: false,
-                                },
-                            ))
+                    // all four are detection metrics (mcp-eval keeps no hard-negative FPR)
+                    let metrics = values
+                        .into_iter()
+                        .map(|(k, value)| {
+                            let b = MetricBaseline {
+                                value,
+                                direction: k.direction(),
+                                tolerance: 0.05,
+                                gated: false,
+                            };
+                            (k.key().to_string(), b)
                         })
                         .collect();
-                    (
-                        d.detector.clone(),
-                        DetectorBaseline {
-                            fpr_ceiling: gate.and_then(|g| g.fpr_ceiling),
-                            recall_floor: gate.and_then(|g| g.recall_floor),
-                            metrics,
-                            verdicts: None,
-                        },
-                    )
+                    let b = DetectorBaseline {
+                        fpr_ceiling: gate.and_then(|g| g.fpr_ceiling),
+                        recall_floor: gate.and_then(|g| g.recall_floor),
+                        metrics,
+                        verdicts: None,
+                    };
+                    (d.detector.clone(), b)
                 })
                 .collect(),
         }

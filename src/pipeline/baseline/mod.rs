@@ -23,8 +23,6 @@ pub const EMBEDDED_DEFAULT: &str = include_str!("../../../baselines/default.json
 pub const EMBEDDED_DEFAULT_NAME: &str = "embedded:baselines/default.json";
 /// Where `evalgate run` looks for a baseline when none is named.
 pub const DEFAULT_PATH: &str = "baselines/default.json";
-/// Metrics gated by default in a new baseline.
-pub const DEFAULT_GATED: [Metric; 3] = Metric::DEFAULT_GATED;
 pub const DEFAULT_TOLERANCE: f64 = 0.02;
 
 /// A committed baseline (`baselines/*.json`): the datasets it was measured on, the values of
@@ -104,16 +102,13 @@ impl RetrievalBaseline {
 /// The confusion pairs of a run as a baseline keeps them (`None` for a report without tool
 /// diagnostics).
 pub fn confusion_map(d: &ToolDiagnostics) -> Option<BTreeMap<String, BTreeMap<String, usize>>> {
-    if d.is_empty() {
-        return None;
-    }
     let mut m: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     for p in &d.confusions {
         m.entry(p.wanted.to_string())
             .or_default()
             .insert(p.taken.to_string(), p.queries);
     }
-    Some(m)
+    (!d.is_empty()).then_some(m)
 }
 
 /// One metric's baseline value, its direction, its tolerance and whether it is gated.
@@ -206,29 +201,6 @@ type Known = (&'static str, &'static [Metric]);
 const RETRIEVAL: Known = ("retrieval", &RETRIEVAL_METRICS);
 const DETECTION: Known = ("detection", &DETECTION_METRICS);
 
-/// Problems of one metric entry: a tolerance below 0, a value outside 0..=1, a gated metric
-/// without a value.
-fn metric_problems(name: &str, path: &str, m: &MetricBaseline, out: &mut Vec<String>) {
-    if m.gated && m.value.is_none() {
-        out.push(format!(
-            "{name}: at {path}.value: expected a number for a gated metric, found null (null records a metric that was undefined when the baseline was measured, which cannot gate: set \"gated\": false, or re-measure with `evalgate baseline update`)"
-        ));
-    }
-    if !(m.tolerance.is_finite() && m.tolerance >= 0.0) {
-        out.push(format!(
-            "{name}: at {path}.tolerance: expected a tolerance of 0 or more, found {}",
-            m.tolerance
-        ));
-    }
-    if let Some(v) = m.value
-        && !(0.0..=1.0).contains(&v)
-    {
-        out.push(format!(
-            "{name}: at {path}.value: expected a value between 0 and 1, found {v}"
-        ));
-    }
-}
-
 impl Baseline {
     pub fn parse(name: &str, text: &str) -> anyhow::Result<Baseline> {
         Ok(Self::parse_noted(name, text)?.0)
@@ -251,7 +223,12 @@ impl Baseline {
                 kind_of(&doc)
             );
         }
-        if mcp_eval::is_mcp_eval(&doc) {
+        // mcp-eval's format: no `schema_version`, a top-level `recall_at` object
+        if doc.get("schema_version").is_none()
+            && doc
+                .get("recall_at")
+                .is_some_and(serde_json::Value::is_object)
+        {
             let (b, note) = mcp_eval::import(name, doc)?;
             b.check(name)?;
             return Ok((b, Some(note)));
@@ -293,7 +270,25 @@ impl Baseline {
                         expected.join(", ")
                     ));
                 }
-                metric_problems(name, &path, m, out);
+                // a gated metric without a value, a tolerance below 0, a value outside 0..=1
+                if m.gated && m.value.is_none() {
+                    out.push(format!(
+                        "{name}: at {path}.value: expected a number for a gated metric, found null (null records a metric that was undefined when the baseline was measured, which cannot gate: set \"gated\": false, or re-measure with `evalgate baseline update`)"
+                    ));
+                }
+                if !(m.tolerance.is_finite() && m.tolerance >= 0.0) {
+                    out.push(format!(
+                        "{name}: at {path}.tolerance: expected a tolerance of 0 or more, found {}",
+                        m.tolerance
+                    ));
+                }
+                if let Some(v) = m.value
+                    && !(0.0..=1.0).contains(&v)
+                {
+                    out.push(format!(
+                        "{name}: at {path}.value: expected a value between 0 and 1, found {v}"
+                    ));
+                }
             }
         };
         if let Some(r) = &self.retrieval {
@@ -322,11 +317,8 @@ impl Baseline {
                 }
             }
         }
-        if out.is_empty() {
-            Ok(())
-        } else {
-            anyhow::bail!("{}", out.join("\n"))
-        }
+        anyhow::ensure!(out.is_empty(), "{}", out.join("\n"));
+        Ok(())
     }
 
     pub fn load(path: &Path) -> anyhow::Result<Baseline> {
@@ -360,7 +352,7 @@ impl Baseline {
             let metrics = RETRIEVAL_METRICS
                 .iter()
                 .map(|&m| {
-                    let defaults = (DEFAULT_TOLERANCE, DEFAULT_GATED.contains(&m));
+                    let defaults = (DEFAULT_TOLERANCE, Metric::DEFAULT_GATED.contains(&m));
                     metric_entry(m, &r.metrics, prev.map(|p| &p.metrics), defaults)
                 })
                 .collect();
@@ -406,15 +398,13 @@ impl Baseline {
                     let recall_floor = old.map(|o| o.recall_floor).unwrap_or_else(|| {
                         mean(Metric::Recall).map(|r| ((r - 0.05) * 100.0).floor().max(0.0) / 100.0)
                     });
-                    (
-                        d.detector.clone(),
-                        DetectorBaseline {
-                            fpr_ceiling,
-                            recall_floor,
-                            metrics,
-                            verdicts: verdict_map(&d.entries),
-                        },
-                    )
+                    let b = DetectorBaseline {
+                        fpr_ceiling,
+                        recall_floor,
+                        metrics,
+                        verdicts: verdict_map(&d.entries),
+                    };
+                    (d.detector.clone(), b)
                 })
                 .collect();
             SecurityBaseline { detectors }
@@ -489,7 +479,7 @@ mod tests {
             .filter(|(_, m)| m.gated)
             .map(|(k, _)| k.as_str())
             .collect();
-        let mut want = DEFAULT_GATED.map(Metric::key).to_vec();
+        let mut want = Metric::DEFAULT_GATED.map(Metric::key).to_vec();
         want.sort();
         assert_eq!(gated, want);
         assert_eq!(r.retriever, "embedded");

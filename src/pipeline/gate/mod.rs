@@ -245,13 +245,7 @@ fn unchecked(verdict: Verdict, baseline: Option<String>, summary: String) -> Gat
         verdict,
         baseline,
         summary,
-        checks: Vec::new(),
-        ungated: Vec::new(),
-        worst_queries: Vec::new(),
-        improved_queries: Vec::new(),
-        significance: None,
-        new_confusions: None,
-        detector_flips: Vec::new(),
+        ..GateReport::default()
     }
 }
 

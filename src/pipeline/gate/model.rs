@@ -22,7 +22,7 @@ impl ExitCode {
 }
 
 /// The gate's verdict; the exit code follows from it (0, 1, 0, 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Every gated check held.
@@ -32,6 +32,8 @@ pub enum Verdict {
     /// No baseline: numbers are reported, nothing is gated (exit 0).
     NoBaseline,
     /// The system under test could not be measured (exit 3).
+    // the default, so that a report that forgot to set its verdict fails closed
+    #[default]
     Error,
 }
 
@@ -55,7 +57,7 @@ impl Verdict {
 
 /// The gate's result: the verdict, the baseline compared with, a one-line summary in words
 /// and every check.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct GateReport {
     /// `pass`, `fail`, `no_baseline` or `error` (the run was incomplete).
     pub verdict: Verdict,

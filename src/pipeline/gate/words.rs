@@ -84,11 +84,8 @@ pub fn significance(p: &PairedComparison, alpha: f64) -> String {
     let ci = p.delta_ci95.map_or_else(String::new, |[lo, hi]| {
         format!("; Δ 95 % CI {} to {}", signed(lo, 3), signed(hi, 3))
     });
-    let not = if p.significant == Some(true) {
-        ""
-    } else {
-        "not "
-    };
+    let significant = p.significant == Some(true);
+    let not = if significant { "" } else { "not " };
     let (worse, queries, better) = (p.worse, p.queries, p.better);
     format!(
         "{not}significant at α = {alpha} (p {}{adjusted}{ci}; {worse} of {queries} queries worse, {better} better)",

@@ -28,9 +28,6 @@ impl Progress {
             last: None,
         }
     }
-    pub fn silent() -> Self {
-        Self::new(false)
-    }
     /// Reports `done` of `total` for a phase; throttled.
     pub fn tick(&mut self, phase: &str, done: usize, total: usize) {
         let finished = done == total;
@@ -191,19 +188,14 @@ pub async fn security(
             ))
         });
         match res {
+            Ok(verdicts) if verdicts.len() == entries.len() => {
+                obs.runs.push(DetectorRun { run, verdicts })
+            }
             Ok(verdicts) => {
-                if verdicts.len() != entries.len() {
-                    let e = SutError::garbage(
-                        obs.detector.clone(),
-                        format!(
-                            "expected {} verdicts, got {}",
-                            entries.len(),
-                            verdicts.len()
-                        ),
-                    );
-                    return (obs, Some(e));
-                }
-                obs.runs.push(DetectorRun { run, verdicts });
+                let (want, got) = (entries.len(), verdicts.len());
+                let detail = format!("expected {want} verdicts, got {got}");
+                let e = SutError::garbage(obs.detector.clone(), detail);
+                return (obs, Some(e));
             }
             Err(e) => return (obs, Some(e)),
         }

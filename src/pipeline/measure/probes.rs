@@ -6,7 +6,7 @@
 //! measurement. Reported always; gated only when asked (`--robustness gate`).
 
 use crate::infra::text::Text;
-use crate::pipeline::sut::{ProbeReply, Ranked, Retriever, SearchRequest, SutError};
+use crate::pipeline::sut::{ProbeReply, Retriever, SearchRequest, SutError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -166,73 +166,58 @@ pub fn judge_sent(
     corpus: &HashSet<&str>,
     limit_sent: bool,
 ) -> ProbeResult {
-    let mut r = ProbeResult {
-        id: probe.id.to_string(),
-        what: probe.what.to_string(),
-        outcome: ProbeOutcome::Failed,
-        results: None,
-        detail: String::new(),
-        latency_ms: None,
-    };
-    match reply {
-        None => {
-            r.outcome = ProbeOutcome::NotApplicable;
-            r.detail = "this system takes no extra arguments".into();
-        }
-        Some(Ok(ProbeReply::Refused(msg))) => {
-            let msg = msg.trim().to_string();
-            if msg.is_empty() {
-                r.detail = NO_MESSAGE.into();
-            } else {
-                r.outcome = ProbeOutcome::Refused;
-                r.detail = msg.chars().take(300).collect();
-            }
-        }
+    use ProbeOutcome::{Answered, Failed, NotApplicable, Refused};
+    let clip = |s: &str| s.chars().take(300).collect::<String>();
+    let (mut results, mut latency_ms) = (None, None);
+    let (outcome, detail) = match reply {
+        None => (NotApplicable, "this system takes no extra arguments".into()),
+        Some(Ok(ProbeReply::Refused(msg))) => match msg.trim() {
+            "" => (Failed, NO_MESSAGE.into()),
+            msg => (Refused, clip(msg)),
+        },
         Some(Ok(ProbeReply::Ranked(ranked))) => {
-            r.results = Some(ranked.ids.len());
-            r.latency_ms = Some(ranked.latency.as_secs_f64() * 1000.0);
+            let n = ranked.ids.len();
+            results = Some(n);
+            latency_ms = Some(ranked.latency.as_secs_f64() * 1000.0);
             let off: Vec<&Text> = ranked
                 .ids
                 .iter()
                 .filter(|id| !corpus.contains(id.as_str()))
                 .collect();
-            let distinct: HashSet<&Text> = ranked.ids.iter().collect();
-            if !off.is_empty() {
-                r.detail = format!(
-                    "{} result(s) are not corpus tools, e.g. {:?}",
-                    off.len(),
-                    off[0].chars().take(80).collect::<String>()
-                );
-            } else if distinct.len() != ranked.ids.len() {
-                r.detail = format!("{} duplicate result(s)", ranked.ids.len() - distinct.len());
-            } else if !limit_sent && probe.limit > 0 && ranked.ids.len() > probe.limit {
-                r.outcome = ProbeOutcome::Answered;
-                r.detail = format!("{} results (no limit sent: not checked)", ranked.ids.len());
-            } else if probe.limit > 0 && ranked.ids.len() > probe.limit {
-                r.detail = format!(
-                    "{} results for a limit of {}: the limit was ignored",
-                    ranked.ids.len(),
+            let dups = n - ranked.ids.iter().collect::<HashSet<_>>().len();
+            let over = probe.limit > 0 && n > probe.limit;
+            let detail = if let Some(e) = off.first() {
+                let e: String = e.chars().take(80).collect();
+                format!("{} result(s) are not corpus tools, e.g. {e:?}", off.len())
+            } else if dups > 0 {
+                format!("{dups} duplicate result(s)")
+            } else if over && !limit_sent {
+                format!("{n} results (no limit sent: not checked)")
+            } else if over {
+                format!(
+                    "{n} results for a limit of {}: the limit was ignored",
                     probe.limit
-                );
+                )
+            } else if probe.limit == 0 && n > 0 {
+                format!("{n} results (limit 0 read as the default)")
             } else {
-                r.outcome = ProbeOutcome::Answered;
-                r.detail = if probe.limit == 0 && !ranked.ids.is_empty() {
-                    format!("{} results (limit 0 read as the default)", ranked.ids.len())
-                } else {
-                    format!("{} results", ranked.ids.len())
-                };
-            }
+                format!("{n} results")
+            };
+            let sound = off.is_empty() && dups == 0 && !(over && limit_sent);
+            (if sound { Answered } else { Failed }, detail)
         }
-        Some(Err(e)) => match e {
-            // the system said no, in words: a JSON-RPC error or its own failure message
-            SutError::Other { detail, .. } => {
-                r.outcome = ProbeOutcome::Refused;
-                r.detail = detail.chars().take(300).collect();
-            }
-            other => r.detail = other.to_string().chars().take(300).collect(),
-        },
+        // the system said no, in words: a JSON-RPC error or its own failure message
+        Some(Err(SutError::Other { detail, .. })) => (Refused, clip(&detail)),
+        Some(Err(e)) => (Failed, clip(&e.to_string())),
+    };
+    ProbeResult {
+        id: probe.id.to_string(),
+        what: probe.what.to_string(),
+        outcome,
+        results,
+        detail,
+        latency_ms,
     }
-    r
 }
 
 /// Runs every probe (each bounded by `timeout`), then one ordinary query, whose answer is
@@ -249,14 +234,10 @@ pub async fn run(
     for p in probes(ordinary) {
         if p.id.starts_with("limit-") && !r.facts().sends_limit {
             // no limit argument is sent: there is nothing for the system to honour or ignore
+            let detail = "no limit argument is sent to this system ([sut.mcp] limit_arg = \"\")";
             out.push(ProbeResult {
-                id: p.id.to_string(),
-                what: p.what.to_string(),
-                outcome: ProbeOutcome::NotApplicable,
-                results: None,
-                detail: "no limit argument is sent to this system ([sut.mcp] limit_arg = \"\")"
-                    .into(),
-                latency_ms: None,
+                detail: detail.into(),
+                ..judge_sent(&p, None, corpus, false)
             });
             continue;
         }
@@ -276,17 +257,28 @@ pub async fn run(
         };
         out.push(judge_sent(&p, reply, corpus, r.facts().sends_limit));
     }
-    let after = tokio::time::timeout(
-        timeout,
-        r.search(SearchRequest {
-            run: 0,
-            query_id: "after-probes",
-            text: ordinary,
-            limit: 10,
-        }),
-    )
-    .await;
-    let (survived, survival) = survival(after, measured, timeout);
+    let after = SearchRequest {
+        run: 0,
+        query_id: "after-probes",
+        text: ordinary,
+        limit: 10,
+    };
+    // whether the ordinary query after the probes was still answered, compared by content with
+    // the `measured` results the measurement got for it, and in words
+    let (survived, survival) = match tokio::time::timeout(timeout, r.search(after)).await {
+        Ok(Ok(ranked)) if ranked.ids.is_empty() && measured > 0 => (
+            false,
+            format!(
+                "answered with no result, where the measurement got {measured}: the system stopped answering"
+            ),
+        ),
+        Ok(Ok(ranked)) => (true, format!("{} results", ranked.ids.len())),
+        Ok(Err(e)) => (false, e.to_string().chars().take(300).collect()),
+        Err(_) => (
+            false,
+            format!("no answer within {} s", timeout.as_secs_f64()),
+        ),
+    };
     let failed = out
         .iter()
         .filter(|p| p.outcome == ProbeOutcome::Failed)
@@ -299,29 +291,6 @@ pub async fn run(
         survived,
         survival,
         failed,
-    }
-}
-
-/// Whether the ordinary query after the probes was still answered, compared by content with the
-/// `measured` results the measurement got for it, and in words.
-fn survival(
-    after: Result<Result<Ranked, SutError>, tokio::time::error::Elapsed>,
-    measured: usize,
-    timeout: Duration,
-) -> (bool, String) {
-    match after {
-        Ok(Ok(r)) if r.ids.is_empty() && measured > 0 => (
-            false,
-            format!(
-                "answered with no result, where the measurement got {measured}: the system stopped answering"
-            ),
-        ),
-        Ok(Ok(r)) => (true, format!("{} results", r.ids.len())),
-        Ok(Err(e)) => (false, e.to_string().chars().take(300).collect()),
-        Err(_) => (
-            false,
-            format!("no answer within {} s", timeout.as_secs_f64()),
-        ),
     }
 }
 

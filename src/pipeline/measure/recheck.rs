@@ -33,19 +33,6 @@ pub struct Witness {
     pub now: Result<Vec<Text>, String>,
 }
 
-impl Witness {
-    /// Answered during the measurement, and now with nothing (or not at all).
-    pub fn lost(&self) -> bool {
-        self.now.as_ref().map_or(true, Vec::is_empty)
-    }
-    /// Answered now, but not with the list the measurement got.
-    pub fn changed(&self) -> bool {
-        self.now
-            .as_ref()
-            .is_ok_and(|n| !n.is_empty() && *n != self.measured)
-    }
-}
-
 /// What asking the sample again showed.
 #[derive(Debug, Clone, Default)]
 pub struct Recheck {
@@ -113,8 +100,10 @@ pub async fn run(
 }
 
 impl Recheck {
+    /// The witnesses answered during the measurement, and now with nothing (or not at all).
     fn lost(&self) -> Vec<&Witness> {
-        self.witnesses.iter().filter(|w| w.lost()).collect()
+        let lost = |w: &&Witness| w.now.as_ref().map_or(true, Vec::is_empty);
+        self.witnesses.iter().filter(lost).collect()
     }
 
     /// The system failing: most witnesses it had answered now come back with nothing. The
@@ -136,7 +125,10 @@ impl Recheck {
         if asked == 0 || lost.len() * 2 <= asked {
             return tail_failure(&obs.system, &answers);
         }
-        let tail = answers.iter().rev().take_while(|&&e| e).count();
+        let tail = match answers.iter().rev().take_while(|&&e| e).count() {
+            0 => String::new(),
+            tail => format!(", the last {tail} in a row"),
+        };
         let empty = answers.iter().filter(|&&e| e).count();
         let first = lost[0];
         let why = match &first.now {
@@ -150,15 +142,9 @@ impl Recheck {
         Some(SutError::degraded(
             obs.system.clone(),
             format!(
-                "asked again after the measured runs, {} of {asked} queries it had answered came back empty or unanswered ({why}); {} of its {} answers were empty{}. Its refusals would be scored as misses, so nothing is gated (a per-session search budget or rate limit? raise it, or lower --runs)",
+                "asked again after the measured runs, {} of {asked} queries it had answered came back empty or unanswered ({why}); {empty} of its {} answers were empty{tail}. Its refusals would be scored as misses, so nothing is gated (a per-session search budget or rate limit? raise it, or lower --runs)",
                 lost.len(),
-                empty,
                 answers.len(),
-                if tail > 0 {
-                    format!(", the last {tail} in a row")
-                } else {
-                    String::new()
-                }
             ),
         ))
     }
@@ -168,7 +154,9 @@ impl Recheck {
     pub fn warnings(&self, system: &str) -> Vec<String> {
         let asked = self.witnesses.len();
         let lost = self.lost().len();
-        let changed = self.witnesses.iter().filter(|w| w.changed()).count();
+        // answered now, but not with the list the measurement got
+        let changed = |w: &&Witness| matches!(&w.now, Ok(n) if !n.is_empty() && *n != w.measured);
+        let changed = self.witnesses.iter().filter(changed).count();
         let mut out = Vec::new();
         if lost > 0 && lost * 2 <= asked {
             out.push(format!(

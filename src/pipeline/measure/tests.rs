@@ -93,7 +93,13 @@ fn bm25_answers_exactly_what_one_query_at_a_time_does_at_any_concurrency() {
     };
     let index = Embedded::new(&ds.corpus.as_ref().unwrap().value).unwrap();
     let one = |r: &dyn Retriever, c: usize, rt: &tokio::runtime::Runtime| {
-        let (obs, err) = rt.block_on(retrieval(r, golden, 2, limits(c), &mut Progress::silent()));
+        let (obs, err) = rt.block_on(retrieval(
+            r,
+            golden,
+            2,
+            limits(c),
+            &mut Progress::new(false),
+        ));
         assert!(err.is_none(), "{err:?}");
         assert_eq!(obs.system, "embedded");
         assert_eq!(obs.requested, DEPTH + HEADROOM);
@@ -140,7 +146,7 @@ fn the_first_failure_in_golden_order_stops_the_measurement() {
             golden,
             3,
             limits(c),
-            &mut Progress::silent(),
+            &mut Progress::new(false),
         ));
         let got = answers(&obs);
         assert_eq!(obs.runs.len(), 1, "stopped in run 1");
@@ -170,8 +176,13 @@ fn an_answer_later_than_the_request_timeout_is_a_timeout() {
         concurrency: 2,
         ..Limits::default()
     };
-    let (obs, err) =
-        multi_thread().block_on(retrieval(&fake, golden, 1, limits, &mut Progress::silent()));
+    let (obs, err) = multi_thread().block_on(retrieval(
+        &fake,
+        golden,
+        1,
+        limits,
+        &mut Progress::new(false),
+    ));
     assert_eq!(answers(&obs).len(), 5);
     match err {
         Some(SutError::Timeout {
