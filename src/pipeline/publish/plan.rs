@@ -207,11 +207,8 @@ pub fn regressions_output(report: &Report) -> String {
                 "limit": n(c.limit),
             });
             if let Some(p) = &c.paired {
-                let ci = p
-                    .delta_ci95
-                    .map(|[lo, hi]| [machine_number(lo), machine_number(hi)]);
                 item["p_value"] = json!(machine_number(p.p_value));
-                item["delta_ci95"] = json!(ci);
+                item["delta_ci95"] = json!(p.delta_ci95.map(|ci| ci.map(machine_number)));
             }
             item
         })
