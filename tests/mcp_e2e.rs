@@ -33,7 +33,9 @@ async fn list_canonical(ep: &Endpoint) -> String {
     let _ = c.service.cancel().await;
     // the corpus is sorted by id, so compare the definitions in name order
     tools.sort_by(|a, b| a.name.cmp(&b.name));
-    evalgate::pipeline::dataset::mcp::canonical_tools(&tools)
+    // compact canonical JSON (keys sorted): what "byte for byte" compares
+    let v = serde_json::to_value(&tools).expect("tools serialise");
+    evalgate::infra::text::canonical_json(&v)
 }
 
 /// Snapshots the two real servers into one corpus file with fixed `taken`.

@@ -81,16 +81,11 @@ fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
         tools.len()
     );
     if !c.servers.is_empty() {
-        let dummy = c
-            .servers
-            .iter()
-            .filter(|s| {
-                s.extra
-                    .get("dummy_env")
-                    .and_then(|v| v.as_array())
-                    .is_some_and(|a| !a.is_empty())
-            })
-            .count();
+        let needs_dummy = |s: &&ServerInfo| {
+            let env = s.extra.get("dummy_env").and_then(|v| v.as_array());
+            env.is_some_and(|a| !a.is_empty())
+        };
+        let dummy = c.servers.iter().filter(needs_dummy).count();
         let _ = writeln!(
             o,
             "Servers by registry: {}. Licences: {}. Servers that needed a dummy credential to list their tools: {dummy}.\n",
@@ -152,11 +147,9 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
             if let Some(c) = grades.get_mut(l.relevance as usize) {
                 *c += 1;
             }
-            if l.relevance >= 1 {
-                relevant_tools.insert(l.tool_id.as_str());
-            }
         }
-        let rel = q.labels.iter().filter(|l| l.relevance >= 1).count();
+        relevant_tools.extend(q.relevant().map(|l| l.tool_id.as_str()));
+        let rel = q.relevant().count();
         *per_query.entry(rel.min(5)).or_default() += 1;
         multi += usize::from(rel > 1);
         let notes = q.notes.as_deref().unwrap_or_default();
@@ -206,12 +199,8 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
     let _ = writeln!(o);
     o.push_str("| Relevant tools per query | Queries |\n|---|---:|\n");
     for (k, c) in &per_query {
-        let k = if *k >= 5 {
-            "5 or more".to_string()
-        } else {
-            k.to_string()
-        };
-        let _ = writeln!(o, "| {k} | {c} |");
+        let more = if *k >= 5 { " or more" } else { "" };
+        let _ = writeln!(o, "| {k}{more} | {c} |");
     }
     let _ = writeln!(
         o,
@@ -224,10 +213,8 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
 /// `style: a, b; ...` in provenance notes.
 fn styles(e: &Entry) -> Vec<String> {
     let notes = e.provenance.notes.as_deref().unwrap_or("");
-    let Some(i) = notes.find("style:") else {
-        return Vec::new();
-    };
-    notes[i + 6..]
+    let styles = notes.split_once("style:").map_or("", |(_, s)| s);
+    styles
         .split(';')
         .next()
         .unwrap_or("")
@@ -260,12 +247,9 @@ fn origin(e: &Entry) -> &'static str {
 }
 
 fn security_tables(o: &mut String, s: &SecurityCorpus) {
-    let n = s.entries.len();
-    let malicious = s
-        .entries
-        .iter()
-        .filter(|e| e.label == Truth::Malicious)
-        .count();
+    let (n, entries) = (s.entries.len(), &s.entries);
+    let is_malicious = |e: &&Entry| e.label == Truth::Malicious;
+    let malicious = entries.iter().filter(is_malicious).count();
     let _ = writeln!(
         o,
         "### Security corpus {}: {n} entries ({malicious} malicious, {} benign)\n",
@@ -277,27 +261,20 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
         "| Category | Label | Entries | Subtle | Self-authored | Paraphrased (MIT) | Real corpus | Other |\n|---|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for cat in Category::ALL {
-        let es: Vec<&Entry> = s.entries.iter().filter(|e| e.category == cat).collect();
-        let subtle = es
-            .iter()
-            .filter(|e| {
-                e.provenance
-                    .notes
-                    .as_deref()
-                    .is_some_and(|n| n.contains("difficulty: subtle"))
-            })
-            .count();
+        let es: Vec<&Entry> = entries.iter().filter(|e| e.category == cat).collect();
+        let is_subtle = |e: &&&Entry| {
+            let notes = e.provenance.notes.as_deref();
+            notes.is_some_and(|n| n.contains("difficulty: subtle"))
+        };
+        let count = es.iter().filter(is_subtle).count().to_string();
+        let subtle = if cat.is_attack() { count } else { "–".into() };
         let _ = write!(
             o,
             "| {} | {} | {} | {} |",
             cat.as_str(),
             cat.expected_truth().map_or("either", |t| t.as_str()),
             es.len(),
-            if cat.is_attack() {
-                subtle.to_string()
-            } else {
-                "–".into()
-            }
+            subtle
         );
         for origin_name in origins {
             let _ = write!(
@@ -311,19 +288,15 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
     let _ = writeln!(o);
     o.push_str("| Hard negatives resembling | Entries |\n|---|---:|\n");
     for cat in Category::ATTACKS {
-        let c = s
-            .entries
-            .iter()
-            .filter(|e| e.category == Category::HardNegative && e.resembles == Some(cat))
-            .count();
+        let hn = |e: &&Entry| e.category == Category::HardNegative && e.resembles == Some(cat);
+        let c = entries.iter().filter(hn).count();
         let _ = writeln!(o, "| {} | {c} |", cat.as_str());
     }
     let _ = writeln!(o);
-    let rug: Vec<&Entry> = s
-        .entries
+    let rug = entries
         .iter()
-        .filter(|e| e.before.is_some() && e.after.is_some())
-        .collect();
+        .filter(|e| e.before.is_some() && e.after.is_some());
+    let rug: Vec<&Entry> = rug.collect();
     if !rug.is_empty() {
         let same_description = rug
             .iter()
@@ -345,7 +318,7 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
     }
     // style families per attack category
     let mut fam: BTreeMap<String, BTreeMap<Category, usize>> = BTreeMap::new();
-    for e in s.entries.iter().filter(|e| e.label == Truth::Malicious) {
+    for e in entries.iter().filter(is_malicious) {
         let set: BTreeSet<String> = styles(e).iter().map(|x| family(x)).collect();
         for f in set {
             *fam.entry(f).or_default().entry(e.category).or_default() += 1;
@@ -364,7 +337,7 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
         }
         let _ = writeln!(o);
     }
-    let licenses = s.entries.iter().map(|e| e.provenance.license.as_str());
+    let licenses = entries.iter().map(|e| e.provenance.license.as_str());
     let _ = writeln!(o, "Licences of entries: {}.\n", tally(licenses.map(Some)));
 }
 

@@ -217,14 +217,10 @@ impl<'a> Scan<'a> {
             }
             b'[' | b'{' => self.items(first == b'{', depth)?,
             _ => {
-                // a number, `true`, `false` or `null`
-                self.at += 1;
-                while !matches!(
-                    self.text.get(self.at),
-                    None | Some(b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n')
-                ) {
-                    self.at += 1;
-                }
+                // a number, `true`, `false` or `null`: up to the next delimiter or the end
+                let rest = &self.text[self.at + 1..];
+                let end = rest.iter().position(|b| b",]} \t\r\n".contains(b));
+                self.at += 1 + end.unwrap_or(rest.len());
             }
         }
         Some(start)

@@ -63,14 +63,9 @@ impl Source {
         Source {
             name: name.into(),
             embedded,
-            sha256: sha256_hex(text.as_bytes()),
+            sha256: format!("{:x}", Sha256::digest(text)),
         }
     }
-}
-
-/// Lowercase hex sha256.
-fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
 }
 
 /// A dataset file, decoded, with the positions of its values.
@@ -163,13 +158,9 @@ fn missing_hint(path: &Path, e: &std::io::Error) -> String {
     if json.is_empty() {
         json.push("no .json file".into());
     }
-    let shown = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
+    // `dir` is not empty: `Path::new("")` is not a directory
     let found = json.join(", ");
-    format!("; {}; {} has: {found}", dir_names_hint(), shown.display())
+    format!("; {}; {} has: {found}", dir_names_hint(), dir.display())
 }
 
 /// Reads a file from disk; a missing or unreadable file is a violation, not a panic.
@@ -195,15 +186,11 @@ pub fn read_file(path: &Path) -> Result<(Source, String), Violation> {
     Ok((source, text))
 }
 
-/// Decodes a document whose content is the array at `items_key`. The header (everything but
-/// the array) decodes into `T` with an empty array; each item decodes into `I` on its own, so
-/// every bad item is reported, not just the first.
-pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
-    source: Source,
-    text: &str,
-    items_key: &'static str,
-    out: &mut Vec<Violation>,
-) -> Option<(Loaded<T>, Vec<I>)> {
+/// Decodes a document whose content is the array at `T::KEY`. The header (everything but the
+/// array) decodes into `T` with an empty array; each item decodes on its own, so every bad item
+/// is reported, not just the first.
+fn decode<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<T>> {
+    let items_key = T::KEY;
     let doc: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
@@ -249,7 +236,7 @@ pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
     let items_in_file = items.len();
     let (mut decoded, mut file_index) = (Vec::new(), Vec::new());
     for (i, item) in items.into_iter().enumerate() {
-        match serde_path_to_error::deserialize::<_, I>(item) {
+        match serde_path_to_error::deserialize::<_, T::Item>(item) {
             Ok(v) => {
                 decoded.push(v);
                 file_index.push(i);
@@ -260,16 +247,16 @@ pub fn decode<T: DeserializeOwned, I: DeserializeOwned>(
             }
         }
     }
-    let value = header.ok()?;
-    let l = Loaded {
+    let mut value = header.ok()?;
+    value.set_items(decoded);
+    Some(Loaded {
         value,
         source,
         positions,
         items_key,
         file_index,
         items_in_file,
-    };
-    Some((l, decoded))
+    })
 }
 
 /// A document type whose items live in one top-level array.
@@ -315,7 +302,7 @@ pub(super) fn load<T: Items>(
     // without a second walk of the whole corpus
     let dup = (!source.embedded).then(|| duplicate_key(&text)).flatten();
     if !source.embedded {
-        source.sha256 = sha256_hex(text.as_bytes());
+        source = Source::new(source.name, false, &text);
     }
     // keys are compared in well-formed JSON only (a syntax error is reported on its own)
     let well_formed = fast.is_ok() || serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok();
@@ -324,12 +311,8 @@ pub(super) fn load<T: Items>(
             Some(Seg::Key(k)) => k.clone(),
             _ => String::new(),
         };
-        let m = format!(
-            "the key {key:?} is given twice in one object (first at line {}, column {}); a JSON reader keeps only the last value, so the first would be ignored: remove one",
-            d.first.0, d.first.1
-        );
-        let v = Violation::error(&source, &d.path, d.second, "json.duplicate-key", m);
-        out.push(v);
+        let (line, column) = d.first;
+        out.push(Violation::error(&source, &d.path, d.second, "json.duplicate-key", format!("the key {key:?} is given twice in one object (first at line {line}, column {column}); a JSON reader keeps only the last value, so the first would be ignored: remove one")));
     }
     if let Ok(value) = fast {
         let n = value.item_count();
@@ -342,9 +325,7 @@ pub(super) fn load<T: Items>(
             items_in_file: n,
         });
     }
-    let (mut l, items) = decode::<T, T::Item>(source, &text, T::KEY, out)?;
-    l.value.set_items(items);
-    Some(l)
+    decode(source, &text, out)
 }
 
 /// Decodes a tool corpus.
@@ -377,8 +358,7 @@ mod tests {
         let src = || Source::new("t.json", false, text);
         let mut out = Vec::new();
         let fast = load::<T>(src(), text.into(), &mut out).expect("fast path");
-        let (mut slow, items) = decode::<T, T::Item>(src(), text, T::KEY, &mut out).unwrap();
-        slow.value.set_items(items);
+        let slow = decode::<T>(src(), text, &mut out).unwrap();
         assert!(out.is_empty(), "{out:?}");
         assert_eq!(fast.file_index, slow.file_index);
         (

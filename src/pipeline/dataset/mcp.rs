@@ -3,31 +3,22 @@
 use super::{RawJson, Tool};
 use anyhow::{Context, bail};
 use rmcp::model::Tool as McpTool;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// A corpus tool as an MCP definition (`name`, `title`, `description`, `inputSchema`,
 /// `outputSchema`, `annotations`).
 pub fn to_mcp(t: &Tool) -> anyhow::Result<McpTool> {
-    let mut o = Map::new();
-    o.insert("name".into(), json!(t.bare_name()));
-    if let Some(title) = &t.title {
-        o.insert("title".into(), json!(title));
-    }
-    o.insert("description".into(), json!(t.description));
-    o.insert(
-        "inputSchema".into(),
-        t.schema
-            .as_ref()
-            .map(RawJson::value)
-            .unwrap_or_else(|| json!({"type": "object"})),
-    );
-    if let Some(s) = &t.output_schema {
-        o.insert("outputSchema".into(), s.value());
-    }
-    if let Some(a) = &t.annotations {
-        o.insert("annotations".into(), a.value());
-    }
-    serde_json::from_value(Value::Object(o))
+    // an absent optional field goes as `null`, which rmcp reads as `None`
+    let schema = t.schema.as_ref().map(RawJson::value);
+    let def = json!({
+        "name": t.bare_name(),
+        "title": t.title,
+        "description": t.description,
+        "inputSchema": schema.unwrap_or_else(|| json!({"type": "object"})),
+        "outputSchema": t.output_schema.as_ref().map(RawJson::value),
+        "annotations": t.annotations.as_ref().map(RawJson::value),
+    });
+    serde_json::from_value(def)
         .with_context(|| format!("tool {} is not a valid MCP tool definition", t.tool_id))
 }
 
@@ -60,10 +51,4 @@ pub fn from_definition(server: &str, v: &Value) -> anyhow::Result<Tool> {
         output_schema: v.get("outputSchema").map(RawJson::from_value),
         extra: None,
     })
-}
-
-/// Compact canonical JSON of an MCP tools/list result (keys sorted): what "byte for byte" compares.
-pub fn canonical_tools(tools: &[McpTool]) -> String {
-    let v = serde_json::to_value(tools).expect("tools serialise");
-    crate::infra::text::canonical_json(&v)
 }

@@ -378,9 +378,7 @@ impl Datasets {
 
 /// Deterministic corpus JSON: struct field order, 2-space indent, trailing newline.
 pub fn corpus_json(c: &Corpus) -> String {
-    let mut s = serde_json::to_string_pretty(c).expect("corpus serialises");
-    s.push('\n');
-    s
+    serde_json::to_string_pretty(c).expect("corpus serialises") + "\n"
 }
 
 /// One dataset file the run read: where from, which version, its sha256 and size.

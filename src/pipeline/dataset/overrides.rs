@@ -118,15 +118,13 @@ impl Overrides {
         let mut taken = Vec::with_capacity(self.0.len());
         for (i, o) in &self.0 {
             let t = &mut corpus.tools[*i];
-            let description = match &o.description {
-                Some(d) => std::mem::replace(&mut t.description, d.clone()),
-                None => t.description.clone(),
-            };
-            let schema = match &o.schema {
-                Some(s) => t.schema.replace(s.clone()),
-                None => t.schema.clone(),
-            };
-            taken.push((*i, description, schema));
+            taken.push((*i, t.description.clone(), t.schema.clone()));
+            if let Some(d) = &o.description {
+                t.description = d.clone();
+            }
+            if let Some(s) = &o.schema {
+                t.schema = Some(s.clone());
+            }
         }
         Taken(taken)
     }

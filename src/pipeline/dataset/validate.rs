@@ -68,25 +68,19 @@ pub fn tool_id_problem(id: &str) -> Option<&'static str> {
     let Some((s, t)) = id.split_once(':') else {
         return Some("it has no `:` between server and tool");
     };
-    if t.contains(':') {
-        return Some("it has more than one `:`");
-    }
-    if s.trim().is_empty() {
-        return Some("the server part before `:` is empty");
-    }
-    if t.trim().is_empty() {
-        return Some("the tool part after `:` is empty");
-    }
-    if [s, t].iter().any(|p| p.trim() != *p) {
-        return Some("a part starts or ends with whitespace");
-    }
-    if let Some(why) = server_name_problem(s) {
-        return Some(why);
-    }
-    if id.chars().any(char::is_control) {
-        return Some("it holds a control character");
-    }
-    None
+    let padded = [s, t].iter().any(|p| p.trim() != *p);
+    let control = id.chars().any(char::is_control);
+    let problems = [
+        (t.contains(':'), "it has more than one `:`"),
+        (s.trim().is_empty(), "the server part before `:` is empty"),
+        (t.trim().is_empty(), "the tool part after `:` is empty"),
+        (padded, "a part starts or ends with whitespace"),
+    ];
+    problems
+        .into_iter()
+        .find_map(|(bad, why)| bad.then_some(why))
+        .or(server_name_problem(s))
+        .or(control.then_some("it holds a control character"))
 }
 
 /// What makes `name` unusable as a server name, or `None`: `.` and `..` cannot be a proxy's
@@ -99,24 +93,14 @@ pub fn server_name_problem(name: &str) -> Option<&'static str> {
 /// Whether `name` occurs in `text` as a whole word (case-insensitive; word characters are
 /// ASCII letters, digits and `_`).
 pub fn contains_word(text: &str, name: &str) -> bool {
-    if name.is_empty() {
-        return false;
-    }
-    let hay = text.to_lowercase();
-    let needle = name.to_lowercase();
-    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let mut from = 0;
-    while let Some(pos) = hay[from..].find(&needle) {
-        let start = from + pos;
-        let end = start + needle.len();
-        let before_ok = hay[..start].chars().next_back().is_none_or(|c| !is_word(c));
-        let after_ok = hay[end..].chars().next().is_none_or(|c| !is_word(c));
-        if before_ok && after_ok {
-            return true;
-        }
-        from = start + needle.chars().next().map_or(1, char::len_utf8);
-    }
-    false
+    let (hay, needle) = (text.to_lowercase(), name.to_lowercase());
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    !needle.is_empty()
+        && hay.char_indices().any(|(start, _)| {
+            hay[start..].starts_with(&needle)
+                && !is_word(hay[..start].chars().next_back())
+                && !is_word(hay[start + needle.len()..].chars().next())
+        })
 }
 
 /// How deep a tool definition's JSON may nest. A served definition travels inside an MCP
@@ -297,18 +281,9 @@ fn distractors(
             .filter(|t| !relevant.contains(t) && !seen.contains(t))
             .collect();
         if !missing.is_empty() {
-            let shown: Vec<&str> = missing.iter().take(10).copied().collect();
-            let more = if missing.len() > shown.len() {
-                ", ..."
-            } else {
-                ""
-            };
-            let m = format!(
-                "{} corpus tool(s) are neither relevant to a query nor listed as distractors: {}{more}",
-                missing.len(),
-                shown.join(", ")
-            );
-            r.add(&base, "golden.unaccounted-tool", m);
+            let more = if missing.len() > 10 { ", ..." } else { "" };
+            let (n, shown) = (missing.len(), missing[..missing.len().min(10)].join(", "));
+            r.add(&base, "golden.unaccounted-tool", format!("{n} corpus tool(s) are neither relevant to a query nor listed as distractors: {shown}{more}"));
         }
     }
 }
@@ -317,7 +292,8 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
     let mut r = Errors::new(s, out);
     let mut hard_negatives: BTreeSet<Category> = BTreeSet::new();
     let mut any_resembles = false;
-    for (i, en) in s.value.entries.iter().enumerate() {
+    let entries = &s.value.entries;
+    for (i, en) in entries.iter().enumerate() {
         let p = s.item_path(i);
         if en.id.trim().is_empty() {
             r.add(&p.key("id"), "security.id", "expected a non-empty entry id");
@@ -347,21 +323,15 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
             }
             Some(_) => {}
             None => {
-                let m = format!(
-                    "category {:?} is not one of spec-065's (tool_poisoning, prompt_injection, shadowing, rug_pull, benign, hard_negative); it is kept as its own category, an attack where its entries are labelled malicious",
-                    en.category.as_str()
-                );
-                r.add(&p.key("category"), "security.open-category", m);
+                let cat = en.category.as_str();
+                r.add(&p.key("category"), "security.open-category", format!("category {cat:?} is not one of spec-065's (tool_poisoning, prompt_injection, shadowing, rug_pull, benign, hard_negative); it is kept as its own category, an attack where its entries are labelled malicious"));
             }
         }
-        let lic = en.provenance.license.trim();
+        let (lic, id) = (en.provenance.license.trim(), &en.id);
         let allowed = LICENSE_ALLOWLIST.join(", ");
         let pp = p.key("provenance");
         if lic.is_empty() {
-            let m = format!(
-                "entry {:?} has no licence; expected one of {allowed}",
-                en.id
-            );
+            let m = format!("entry {id:?} has no licence; expected one of {allowed}");
             r.add(&pp.key("license"), "security.missing-license", m);
         } else if !LICENSE_ALLOWLIST.contains(&lic) {
             let hint = LICENSE_ALLOWLIST
@@ -369,10 +339,10 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
                 .find(|a| a.eq_ignore_ascii_case(lic))
                 .map(|a| format!(" (did you mean {a:?}?)"))
                 .unwrap_or_default();
-            r.add(&pp.key("license"), "security.restricted-license", format!("licence {lic:?} of entry {:?} is not on the redistribution allowlist{hint}; expected one of {allowed}. Restricted corpora are referenced in the README, never vendored (CN-005)", en.id));
+            r.add(&pp.key("license"), "security.restricted-license", format!("licence {lic:?} of entry {id:?} is not on the redistribution allowlist{hint}; expected one of {allowed}. Restricted corpora are referenced in the README, never vendored (CN-005)"));
         }
         if en.provenance.source.trim().is_empty() {
-            r.add(&pp.key("source"), "security.missing-source", format!("entry {:?} has no provenance source; expected e.g. \"self-authored\" or a project name", en.id));
+            r.add(&pp.key("source"), "security.missing-source", format!("entry {id:?} has no provenance source; expected e.g. \"self-authored\" or a project name"));
         }
         match (en.category, en.resembles) {
             (Category::HardNegative, Some(c)) => {
@@ -432,10 +402,8 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
     if s.file_index.len() < s.items_in_file {
         return;
     }
-    let (at, rule) = (
-        JsonPath::root().key("entries"),
-        "security.hard-negative-coverage",
-    );
+    let at = JsonPath::root().key("entries");
+    let rule = "security.hard-negative-coverage";
     if any_resembles {
         let missing: Vec<&str> = Category::ATTACKS
             .iter()
@@ -445,12 +413,7 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
         if !missing.is_empty() {
             r.add(&at, rule, format!("expected at least one hard_negative entry resembling each attack category; none resembles {}", missing.join(", ")));
         }
-    } else if !s
-        .value
-        .entries
-        .iter()
-        .any(|e| e.category == Category::HardNegative)
-    {
+    } else if !entries.iter().any(|e| e.category == Category::HardNegative) {
         r.add(&at, rule, "expected hard_negative entries (at least one per attack category, marked with `resembles`); found none");
     } else {
         r.out.push(s.violation(Severity::Warning, &at, rule, "hard_negative entries carry no `resembles` field, so coverage of each attack category cannot be checked"));

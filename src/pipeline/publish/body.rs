@@ -34,10 +34,8 @@ pub fn fit(head: &str, md: &str, tail: &str, max: usize, len: fn(&str) -> usize)
     let assemble = |keep: &[bool]| {
         let dropped = keep.iter().filter(|k| !**k).count();
         let mut s = String::from(head);
-        for (sec, k) in secs.iter().zip(keep) {
-            if *k {
-                s.push_str(sec);
-            }
+        for (sec, _) in secs.iter().zip(keep).filter(|(_, k)| **k) {
+            s.push_str(sec);
         }
         if dropped > 0 {
             s.push_str(&format!("\n_{dropped} section(s) left out to fit GitHub's size limit; the full report is in the artifact._\n"));
@@ -73,19 +71,17 @@ pub fn fit(head: &str, md: &str, tail: &str, max: usize, len: fn(&str) -> usize)
     body
 }
 
-/// Fits a comment (characters).
-pub fn fit_comment(head: &str, md: &str, tail: &str) -> String {
-    fit(head, md, tail, COMMENT_MAX, chars)
-}
-
-/// Fits a job summary (bytes).
-pub fn fit_summary(md: &str, tail: &str) -> String {
-    fit("", md, tail, SUMMARY_MAX_BYTES - 1024, str::len)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fit_comment(head: &str, md: &str, tail: &str) -> String {
+        fit(head, md, tail, COMMENT_MAX, chars)
+    }
+
+    fn fit_summary(md: &str, tail: &str) -> String {
+        fit("", md, tail, SUMMARY_MAX_BYTES - 1024, str::len)
+    }
 
     #[test]
     fn small_bodies_are_untouched() {

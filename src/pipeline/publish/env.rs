@@ -15,7 +15,6 @@ pub struct GhEnv {
     pub server_url: String,
     /// `owner/repo`.
     pub repository: Option<String>,
-    pub event_name: Option<String>,
     pub event_path: Option<PathBuf>,
     pub sha: Option<String>,
     pub run_id: Option<String>,
@@ -39,7 +38,6 @@ impl GhEnv {
             api_url: var("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".into()),
             server_url: var("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".into()),
             repository: var("GITHUB_REPOSITORY"),
-            event_name: var("GITHUB_EVENT_NAME"),
             event_path: var("GITHUB_EVENT_PATH").map(PathBuf::from),
             sha: var("GITHUB_SHA"),
             run_id: var("GITHUB_RUN_ID"),

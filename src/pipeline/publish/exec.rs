@@ -41,9 +41,7 @@ pub async fn execute(actions: Vec<Action>) -> Published {
                 Ok(()) => out.dry_run_files.push(path),
                 Err(e) => out.notes.push(format!("{e:#}")),
             },
-            Action::RemoveStaleFile { path } => {
-                let _ = std::fs::remove_file(&path);
-            }
+            Action::RemoveStaleFile { path } => _ = std::fs::remove_file(&path),
             Action::Note(n) => out.notes.push(n),
             Action::Post { github, requests } => post(&github, &requests, &mut out).await,
         }
@@ -77,11 +75,8 @@ async fn post(github: &Connection, requests: &[Request], out: &mut Published) {
         }
     };
     if tokio::time::timeout(github.deadline, sent).await.is_err() {
-        out.notes.push(format!(
-            "timed out: publishing to GitHub stopped after {} s ({} times --github-timeout / EVALGATE_GITHUB_TIMEOUT); what was not posted is in the job summary and the report, and the gate's result is unchanged",
-            github.deadline.as_secs_f64(),
-            super::DEADLINE_FACTOR
-        ));
+        let (secs, factor) = (github.deadline.as_secs_f64(), super::DEADLINE_FACTOR);
+        out.notes.push(format!("timed out: publishing to GitHub stopped after {secs} s ({factor} times --github-timeout / EVALGATE_GITHUB_TIMEOUT); what was not posted is in the job summary and the report, and the gate's result is unchanged"));
     }
 }
 
@@ -115,13 +110,11 @@ fn explain(e: &octocrab::Error, timeout: Duration) -> (bool, String) {
         .filter_map(|x| x.downcast_ref::<std::io::Error>())
         .any(|io| io.kind() == std::io::ErrorKind::TimedOut);
     if timed_out {
-        return (
-            false,
-            format!(
-                "timed out: GitHub did not answer within {} s (--github-timeout, EVALGATE_GITHUB_TIMEOUT); the gate's result is unchanged",
-                timeout.as_secs_f64()
-            ),
+        let secs = timeout.as_secs_f64();
+        let m = format!(
+            "timed out: GitHub did not answer within {secs} s (--github-timeout, EVALGATE_GITHUB_TIMEOUT); the gate's result is unchanged"
         );
+        return (false, m);
     }
     match e {
         octocrab::Error::GitHub { source, .. } => {

@@ -182,13 +182,10 @@ pub fn conclusion(r: &Report, code: i32) -> CheckRunConclusion {
 /// A number as a machine output carries it: rounded to 6 decimals, so `0.95 − 0.02` is `0.93`,
 /// not `0.9299999999999999` (the noise of binary floating point, not a measurement).
 pub fn machine_number(v: f64) -> f64 {
-    if v.is_finite() {
-        let r = (v * 1e6).round() / 1e6;
-        // no "-0.0"
-        if r == 0.0 { 0.0 } else { r }
-    } else {
-        v
-    }
+    // a non-finite number comes out as it went in
+    let r = (v * 1e6).round() / 1e6;
+    // no "-0.0"
+    if r == 0.0 { 0.0 } else { r }
 }
 
 /// The `regressions` step output: the failed checks as one line of JSON, an array of
@@ -210,11 +207,8 @@ pub fn regressions_output(report: &Report) -> String {
                 "limit": n(c.limit),
             });
             if let Some(p) = &c.paired {
-                let ci = p
-                    .delta_ci95
-                    .map(|[lo, hi]| [machine_number(lo), machine_number(hi)]);
                 item["p_value"] = json!(machine_number(p.p_value));
-                item["delta_ci95"] = json!(ci);
+                item["delta_ci95"] = json!(p.delta_ci95.map(|ci| ci.map(machine_number)));
             }
             item
         })
@@ -289,16 +283,6 @@ fn changed(r: &Report) -> bool {
             .any(|c| c.delta.is_some_and(|d| d.abs() > 1e-6))
 }
 
-/// Whether the comment mode wants a comment where none exists yet; `None` for no comment at all.
-fn wants_new_comment(mode: CommentMode, r: &Report) -> Option<bool> {
-    match mode {
-        CommentMode::Always => Some(true),
-        CommentMode::OnChange => Some(changed(r)),
-        CommentMode::OnFailure => Some(matches!(r.gate.verdict, Verdict::Fail | Verdict::Error)),
-        CommentMode::Off => None,
-    }
-}
-
 /// Whether a command publishes at all (`--publish`): `auto` publishes on a runner
 /// (`GITHUB_ACTIONS=true`); `never` neither posts nor writes anything, not even step outputs.
 pub fn publishes(when: PublishWhen, on_runner: bool) -> bool {
@@ -352,7 +336,8 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
             ],
         });
     }
-    let summary = body::fit_summary(&md, &link);
+    // a job summary is measured in bytes, and kept 1 KiB under GitHub's limit
+    let summary = body::fit("", &md, &link, body::SUMMARY_MAX_BYTES - 1024, str::len);
     if let Some(p) = &env.step_summary {
         actions.push(Action::AppendSummary {
             path: p.clone(),
@@ -362,7 +347,8 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
 
     // what would be posted
     let key = sanitize::line(&opts.key, 100);
-    let comment_body = body::fit_comment(&format!("{}\n", marker(&key)), &md, &link);
+    let head = format!("{}\n", marker(&key));
+    let comment_body = body::fit(&head, &md, &link, body::COMMENT_MAX, body::chars);
     let pr = event.pr.as_ref();
     let head_sha = pr.map(|p| p.head_sha.clone()).or_else(|| env.sha.clone());
     let check_name = if key == "evalgate" {
@@ -397,7 +383,16 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
             message,
         })
         .collect();
-    let new_comment = wants_new_comment(opts.comment, report);
+    // whether a comment is wanted where none exists yet; `None` for no comment at all
+    let new_comment = match opts.comment {
+        CommentMode::Always => Some(true),
+        CommentMode::OnChange => Some(changed(report)),
+        CommentMode::OnFailure => Some(matches!(
+            report.gate.verdict,
+            Verdict::Fail | Verdict::Error
+        )),
+        CommentMode::Off => None,
+    };
 
     if env.act && !opts.act_post {
         // a local run under act: never post (act may have filled in a real token); write what
@@ -423,10 +418,8 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
                 None => Action::RemoveStaleFile { path },
             });
         }
-        actions.push(Action::Note(format!(
-            "act: dry run, nothing posted; the comment, check run and summary are in {} (set EVALGATE_ACT_POST=true to post)",
-            event.report_dir.display()
-        )));
+        let dir = event.report_dir.display();
+        actions.push(Action::Note(format!("act: dry run, nothing posted; the comment, check run and summary are in {dir} (set EVALGATE_ACT_POST=true to post)")));
         return actions;
     }
 

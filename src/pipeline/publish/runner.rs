@@ -1,5 +1,6 @@
 //! The runner's files and workflow commands: step outputs, the job summary, `::error::` lines.
 
+use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
@@ -10,17 +11,16 @@ pub fn escape_data(s: &str) -> String {
         .replace('\n', "%0A")
 }
 
-/// Escapes a workflow-command property (also `:` and `,`).
-pub fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
-}
-
 /// `::error title=…::message` lines; about 10 are shown per step, so the rest become one notice.
 pub fn error_lines(errors: &[(String, String)]) -> Vec<String> {
     let mut out: Vec<String> = errors
         .iter()
         .take(10)
-        .map(|(t, m)| format!("::error title={}::{}", escape_property(t), escape_data(m)))
+        .map(|(t, m)| {
+            // a property also escapes `:` and `,`
+            let t = escape_data(t).replace(':', "%3A").replace(',', "%2C");
+            format!("::error title={t}::{}", escape_data(m))
+        })
         .collect();
     if errors.len() > 10 {
         let rest: Vec<&str> = errors[10..].iter().map(|(t, _)| t.as_str()).collect();
@@ -40,10 +40,7 @@ fn delimiter(value: &str) -> String {
 
 /// Appends `name=value` outputs to `$GITHUB_OUTPUT` (heredoc form for multi-line values).
 pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut f = File::options().create(true).append(true).open(path)?;
     for (k, v) in outputs {
         if v.contains('\n') || v.contains('\r') {
             let d = delimiter(v);
@@ -57,10 +54,7 @@ pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> std::io::Result
 
 /// Appends to `$GITHUB_STEP_SUMMARY`.
 pub fn append_summary(path: &Path, md: &str) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut f = File::options().create(true).append(true).open(path)?;
     f.write_all(md.as_bytes())
 }
 

@@ -45,7 +45,6 @@ fn runner_env() -> GhEnv {
         api_url: "https://api.github.example".into(),
         server_url: "https://github.example".into(),
         repository: Some("acme/widgets".into()),
-        event_name: Some("pull_request".into()),
         sha: Some("merge0".into()),
         run_id: Some("777".into()),
         step_summary: Some("/runner/summary.md".into()),
@@ -454,7 +453,6 @@ fn the_system_under_test_failing_comes_first_with_the_end_of_its_log() {
 #[test]
 fn a_push_has_no_comment_and_checks_the_pushed_commit() {
     let mut env = runner_env();
-    env.event_name = Some("push".into());
     let a = plan_for(&fail(), &env, None, &opts(CommentMode::Always, true));
     assert_eq!(
         kinds(&a),
