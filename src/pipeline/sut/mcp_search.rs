@@ -51,16 +51,12 @@ impl McpSearchSpec {
             (Some(ep), _, _) => ep,
             (None, Some(url), None) => Endpoint::Http {
                 url: url.clone(),
-                headers: m
-                    .headers
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
+                headers: m.headers.clone().into_iter().collect(),
             },
             (None, None, Some(cmd)) if !cmd.is_empty() => Endpoint::Stdio {
                 program: cmd[0].clone(),
                 args: cmd[1..].to_vec(),
-                env: m.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                env: m.env.clone().into_iter().collect(),
                 cwd: None,
             },
             (None, Some(_), Some(_)) => {
@@ -71,9 +67,7 @@ impl McpSearchSpec {
             }
         };
         let default = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| d.to_string());
-        let filter = m
-            .filter
-            .clone()
+        let filter = (m.filter.clone())
             .or(is_mcpproxy.then(|| MCPPROXY_RETRIEVE_TOOLS_FILTER.to_string()))
             .ok_or("[sut.mcp] needs `filter` (a jq filter from the result to the ranked tools) when preset = \"none\"")?;
         let mapper =
@@ -109,16 +103,12 @@ impl McpSearch {
         sup: &Supervisor,
         timeout: Duration,
     ) -> anyhow::Result<McpSearch> {
-        let session = mcp::connect(
-            &spec.endpoint,
-            (),
-            &mcp::ConnectOpts {
-                sup,
-                timeout,
-                name: &spec.name,
-            },
-        )
-        .await?;
+        let opts = mcp::ConnectOpts {
+            sup,
+            timeout,
+            name: &spec.name,
+        };
+        let session = mcp::connect(&spec.endpoint, (), &opts).await?;
         let tools = session.list_all_tools().await?;
         if !tools.iter().any(|t| t.name == spec.tool) {
             let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -167,7 +157,11 @@ impl McpSearch {
         req: &SearchRequest<'_>,
         extra: &Map<String, Value>,
     ) -> Result<Result<Ranked, String>, SutError> {
-        let mut args = self.arguments(req);
+        let mut args = self.spec.extra_args.clone();
+        args.insert(self.spec.query_arg.clone(), json!(req.text));
+        if let Some(l) = &self.spec.limit_arg {
+            args.insert(l.clone(), json!(req.limit));
+        }
         args.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
         tracing::trace!(
             "query {:?}: calls {} with {}",
@@ -177,18 +171,11 @@ impl McpSearch {
         );
         let params = CallToolRequestParams::new(self.spec.tool.clone()).with_arguments(args);
         let start = Instant::now();
+        let timeout = self.session.timeout;
         let call = |p: CallToolRequestParams| async move {
-            match tokio::time::timeout(
-                self.session.timeout,
-                self.session.service.peer().call_tool(p),
-            )
-            .await
-            {
-                Ok(r) => r,
-                Err(_) => Err(ServiceError::Timeout {
-                    timeout: self.session.timeout,
-                }),
-            }
+            let answer = self.session.service.peer().call_tool(p);
+            (tokio::time::timeout(timeout, answer).await)
+                .unwrap_or_else(|_| Err(ServiceError::Timeout { timeout }))
         };
         let mut attempt = call(params.clone()).await;
         if let Err(e) = &attempt
@@ -245,9 +232,7 @@ impl McpSearch {
             }
         })?;
         if result.is_error == Some(true) {
-            let text: Vec<String> = result
-                .content
-                .iter()
+            let text: Vec<String> = (result.content.iter())
                 .filter_map(|c| c.as_text().map(|t| t.text.clone()))
                 .collect();
             return Ok(Err(text.join("\n")));
@@ -265,15 +250,6 @@ impl McpSearch {
         };
         let ids = ids.into_iter().map(Text::from).collect();
         Ok(Ok(Ranked { ids, latency }))
-    }
-
-    fn arguments(&self, req: &SearchRequest<'_>) -> Map<String, Value> {
-        let mut args = self.spec.extra_args.clone();
-        args.insert(self.spec.query_arg.clone(), json!(req.text));
-        if let Some(l) = &self.spec.limit_arg {
-            args.insert(l.clone(), json!(req.limit));
-        }
-        args
     }
 
     fn transport_failure(e: &ServiceError) -> bool {

@@ -62,9 +62,8 @@ pub fn check(filter: &str) -> Result<(), String> {
         .stderr(std::process::Stdio::piped());
     // a filter that never ends must not outlive an evalgate that is killed meanwhile
     process::die_with_evalgate(&mut cmd);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(_) => return Ok(()),
+    let Ok(mut child) = cmd.spawn() else {
+        return Ok(());
     };
     let start = Instant::now();
     loop {

@@ -105,13 +105,8 @@ impl Running {
                 let n = std::io::Read::take(&mut r, MAX_ANSWER as u64 + 1024)
                     .read_until(b'\n', &mut line)
                     .unwrap_or(0);
-                if n == 0 || !line.ends_with(b"\n") {
-                    return;
-                }
-                if tx
-                    .send(String::from_utf8_lossy(&line).into_owned())
-                    .is_err()
-                {
+                let sent = |line: &[u8]| tx.send(String::from_utf8_lossy(line).into_owned());
+                if n == 0 || !line.ends_with(b"\n") || sent(&line).is_err() {
                     return;
                 }
             }
