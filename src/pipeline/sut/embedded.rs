@@ -318,13 +318,12 @@ impl Embedded {
         let searcher = reader()?.searcher();
         let segments = Self::segment_docs(&searcher)?;
         // the order every search relies on: checked, not assumed
-        for (_, docs) in &segments {
-            if !docs
-                .windows(2)
+        let ordered = |d: &[u32]| {
+            d.windows(2)
                 .all(|w| rank[w[0] as usize] < rank[w[1] as usize])
-            {
-                anyhow::bail!("the BM25 index is not in tool-id order");
-            }
+        };
+        if !segments.iter().all(|(_, docs)| ordered(docs)) {
+            anyhow::bail!("the BM25 index is not in tool-id order");
         }
         let docs = segments.into_iter().map(|(_, docs)| docs).collect();
         let analyzer = en_stem()?;

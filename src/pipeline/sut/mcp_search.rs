@@ -77,11 +77,8 @@ impl McpSearchSpec {
             endpoint,
             tool: default(&m.tool, "retrieve_tools"),
             query_arg: default(&m.query_arg, "query"),
-            limit_arg: match &m.limit_arg {
-                Some(l) if l.is_empty() => None,
-                Some(l) => Some(l.clone()),
-                None => Some("limit".into()),
-            },
+            // an empty `limit_arg` sends no count
+            limit_arg: Some(default(&m.limit_arg, "limit")).filter(|l| !l.is_empty()),
             extra_args: m.extra_args.clone(),
             mapper,
         })
@@ -282,10 +279,9 @@ impl Retriever for McpSearch {
     }
 
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
-        match self.call(&req, &Map::new()).await? {
-            Ok(r) => Ok(r),
-            // a tool error is not a ranked list: the mapper would have rejected it too
-            Err(msg) => Err(SutError::garbage(
+        // a tool error is not a ranked list: the mapper would have rejected it too
+        self.call(&req, &Map::new()).await?.map_err(|msg| {
+            SutError::garbage(
                 self.spec.name.clone(),
                 format!(
                     "query {:?}: {} answered with a tool error: {}",
@@ -293,8 +289,8 @@ impl Retriever for McpSearch {
                     self.spec.tool,
                     msg.chars().take(300).collect::<String>()
                 ),
-            )),
-        }
+            )
+        })
     }
 
     async fn probe(
@@ -302,10 +298,8 @@ impl Retriever for McpSearch {
         req: SearchRequest<'_>,
         extra: &Map<String, Value>,
     ) -> Option<Result<super::ProbeReply, SutError>> {
-        Some(self.call(&req, extra).await.map(|r| match r {
-            Ok(r) => super::ProbeReply::Ranked(r),
-            Err(msg) => super::ProbeReply::Refused(msg),
-        }))
+        let reply = self.call(&req, extra).await;
+        Some(reply.map(|r| r.map_or_else(super::ProbeReply::Refused, super::ProbeReply::Ranked)))
     }
 }
 

@@ -34,10 +34,8 @@ impl RestSearch {
     pub fn new(spec: RestSearchSpec) -> anyhow::Result<RestSearch> {
         let mut headers = reqwest::header::HeaderMap::new();
         for (k, v) in &spec.headers {
-            headers.insert(
-                reqwest::header::HeaderName::from_bytes(k.as_bytes())?,
-                reqwest::header::HeaderValue::from_str(v)?,
-            );
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())?;
+            headers.insert(name, reqwest::header::HeaderValue::from_str(v)?);
         }
         let client = reqwest::Client::builder()
             .default_headers(headers)

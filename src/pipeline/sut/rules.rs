@@ -114,14 +114,10 @@ fn decoded_texts(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let printable = |s: &str| {
         let n = s.chars().count();
-        n >= 12
-            && s.chars()
-                .filter(|c| c.is_ascii_graphic() || *c == ' ' || *c == '\n')
-                .count()
-                * 100
-                / n
-                >= 90
-            && s.contains(' ')
+        let shown = s
+            .chars()
+            .filter(|c| c.is_ascii_graphic() || *c == ' ' || *c == '\n');
+        n >= 12 && shown.count() * 100 / n >= 90 && s.contains(' ')
     };
     for m in BASE64_RUN.find_iter(text) {
         let raw = m.as_str().trim_end_matches('=');

@@ -23,7 +23,6 @@ use futures::StreamExt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write;
 use std::time::{Duration, Instant};
 
 /// Which signal establishes the catalog (`[sut.catalog] check`).
@@ -76,14 +75,13 @@ impl Coverage {
             self.seconds
         );
         if !self.missing_servers.is_empty() {
-            let _ = write!(
-                s,
+            s.push_str(&format!(
                 "; servers never seen: {}",
                 self.missing_servers.join(", ")
-            );
+            ));
         }
         if !self.complete() && !self.missing.is_empty() {
-            let _ = write!(s, "; e.g. missing {}", self.missing.join(", "));
+            s.push_str(&format!("; e.g. missing {}", self.missing.join(", ")));
         }
         s
     }

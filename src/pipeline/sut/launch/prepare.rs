@@ -122,10 +122,7 @@ async fn serve_over_http(
     }
     let start = std::time::Instant::now();
     for (server, listen, child) in &started {
-        loop {
-            if tokio::net::TcpStream::connect(listen).await.is_ok() {
-                break;
-            }
+        while tokio::net::TcpStream::connect(listen).await.is_err() {
             if let Some(status) = child.try_exited() {
                 return Err(SutError::crashed(
                     name.clone(),

@@ -263,12 +263,6 @@ impl Mapper {
     }
 }
 
-/// `s` quoted as a JSON string, truncated to about [`QUOTE_CHARS`] characters.
-pub(super) fn quote(s: &str) -> String {
-    let t = truncate(s, QUOTE_CHARS);
-    format!("{t:?}")
-}
-
 /// At most `max` characters of `s`, with an ellipsis and the full length when cut.
 pub(super) fn truncate(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {

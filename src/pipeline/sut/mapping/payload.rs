@@ -1,7 +1,7 @@
 //! The JSON payload of a search answer: an MCP `CallToolResult`'s structured content or JSON
 //! text blocks, its common envelopes opened, and the payload quoted in error messages.
 
-use super::{MapError, QUOTE_CHARS, TOOL_ERROR_CHARS, quote, truncate};
+use super::{MapError, QUOTE_CHARS, TOOL_ERROR_CHARS, truncate};
 use crate::infra::text::sanitize;
 use serde_json::Value;
 
@@ -100,7 +100,7 @@ pub fn call_result_payload(result: &Value) -> Result<Value, MapError> {
     match parsed.len() {
         0 => Err(MapError::NotJson {
             found: match texts.first() {
-                Some(t) => format!("text content {}", quote(t)),
+                Some(t) => format!("text content {:?}", truncate(t, QUOTE_CHARS)),
                 None => "no structuredContent and no text content".to_string(),
             },
         }),

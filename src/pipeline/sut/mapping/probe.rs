@@ -5,6 +5,7 @@
 
 use crate::infra::process::env;
 use crate::infra::{own_binary, process};
+use serde_json::json;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -28,12 +29,7 @@ pub fn run(filter: &str) -> i32 {
     let Ok(m) = super::Mapper::new(filter, super::IdStyle::Auto) else {
         return 0;
     };
-    for input in [
-        serde_json::Value::Null,
-        serde_json::json!({}),
-        serde_json::json!([]),
-        serde_json::json!(""),
-    ] {
+    for input in [json!(null), json!({}), json!([]), json!("")] {
         let _ = m.run(&input);
     }
     0

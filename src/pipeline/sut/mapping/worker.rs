@@ -120,10 +120,7 @@ impl Running {
 
     fn stop(mut self) -> String {
         let _ = self.child.kill();
-        match self.child.wait() {
-            Ok(st) => st.to_string(),
-            Err(e) => e.to_string(),
-        }
+        (self.child.wait()).map_or_else(|e| e.to_string(), |st| st.to_string())
     }
 }
 
