@@ -29,17 +29,11 @@ use tantivy::collector::{Collector, TopDocs};
 use tantivy::index::SegmentId;
 use tantivy::indexer::NoMergePolicy;
 use tantivy::query::{
-    Bm25StatisticsProvider, BooleanQuery, BoostQuery, EnableScoring, Occur, Query, TermQuery,
+    Bm25StatisticsProvider, BooleanQuery, EnableScoring, Occur, Query, TermQuery,
 };
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, Searcher, Term, doc};
-
-/// Field boosts (all 1.0, untuned); see the module documentation.
-pub const BOOST_NAME: f32 = 1.0;
-pub const BOOST_DESCRIPTION: f32 = 1.0;
-pub const BOOST_PARAMS: f32 = 1.0;
-pub const BOOST_SERVER: f32 = 1.0;
 
 /// Splits an identifier into lowercase words: `_`, `-`, `.`, `/`, spaces and camelCase
 /// boundaries (`getHTTPResponse` → `get http response`).
@@ -156,15 +150,11 @@ impl Bm25StatisticsProvider for QueryStats<'_> {
 /// The four texts indexed for a tool: its name split into words, its description, its input
 /// parameter names split into words, its server name split into words.
 pub fn field_texts(t: &Tool) -> [String; 4] {
-    let params = t
-        .schema
-        .as_ref()
+    let params = (t.schema.as_ref())
         .map(|s| {
-            param_names(&s.value())
-                .iter()
-                .map(|p| split_identifier(p))
-                .collect::<Vec<_>>()
-                .join(" ")
+            let names = param_names(&s.value());
+            let words: Vec<String> = names.iter().map(|p| split_identifier(p)).collect();
+            words.join(" ")
         })
         .unwrap_or_default();
     [
@@ -211,13 +201,8 @@ fn analyse(analyzer: &mut TextAnalyzer, text: &str) -> anyhow::Result<String> {
 /// `en_stem` gives the raw texts; analysing is most of the work of indexing, and done this way
 /// it can be done once for many indexes ([`FieldTexts`]) and on every core.
 pub fn indexed_texts(analyzer: &mut TextAnalyzer, t: &Tool) -> anyhow::Result<[String; 4]> {
-    let [a, b, c, d] = field_texts(t);
-    Ok([
-        analyse(analyzer, &a)?,
-        analyse(analyzer, &b)?,
-        analyse(analyzer, &c)?,
-        analyse(analyzer, &d)?,
-    ])
+    let [a, b, c, d] = field_texts(t).map(|text| analyse(analyzer, &text));
+    Ok([a?, b?, c?, d?])
 }
 
 /// The [`indexed_texts`] of every tool of a corpus, computed once: decoding the input schemas
@@ -229,9 +214,7 @@ impl FieldTexts {
     /// Every tool's texts, analysed.
     pub fn of(corpus: &Corpus) -> anyhow::Result<FieldTexts> {
         let mut analyzer = en_stem()?;
-        let all = corpus
-            .tools
-            .iter()
+        let all = (corpus.tools.iter())
             .map(|t| indexed_texts(&mut analyzer, t))
             .collect::<anyhow::Result<Vec<[String; 4]>>>()?;
         Ok(FieldTexts(all))
@@ -246,8 +229,7 @@ impl FieldTexts {
         changed: &[usize],
     ) -> anyhow::Result<Embedded> {
         let mut a = en_stem()?;
-        let fresh = changed
-            .iter()
+        let fresh = (changed.iter())
             .map(|&i| Ok((i, indexed_texts(&mut a, &corpus.tools[i])?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         Embedded::with_texts(corpus, |ord| {
@@ -294,11 +276,7 @@ impl Embedded {
         // a search needs to fetch no more than `limit` hits. (Ties in id, if the corpus had any,
         // keep corpus order.)
         let mut by_id: Vec<u32> = (0..corpus.tools.len() as u32).collect();
-        by_id.sort_by(|&a, &b| {
-            corpus.tools[a as usize]
-                .tool_id
-                .cmp(&corpus.tools[b as usize].tool_id)
-        });
+        by_id.sort_by_key(|&a| &corpus.tools[a as usize].tool_id);
         let mut writer = index.writer_with_num_threads(1, 15_000_000)?;
         // no background merges: a merge stacks its segments in the order it is given, which
         // only `new` decides (below), so every segment stays in tool-id order
@@ -321,14 +299,13 @@ impl Embedded {
         for (r, &ord) in by_id.iter().enumerate() {
             rank[ord as usize] = r as u32;
         }
-        let written: IndexReader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()?;
-        let segments = Self::segment_docs(&written.searcher())?;
+        let reader = || -> tantivy::Result<IndexReader> {
+            let manual = index.reader_builder().reload_policy(ReloadPolicy::Manual);
+            manual.try_into()
+        };
+        let segments = Self::segment_docs(&reader()?.searcher())?;
         if segments.len() > 1 {
-            let mut ids: Vec<(u32, SegmentId)> = segments
-                .iter()
+            let mut ids: Vec<(u32, SegmentId)> = (segments.iter())
                 .filter_map(|(id, docs)| docs.first().map(|&d| (rank[d as usize], *id)))
                 .collect();
             ids.sort_unstable();
@@ -336,22 +313,17 @@ impl Embedded {
             writer.merge(&ids).wait()?;
         }
         writer.wait_merging_threads()?;
-        let reader: IndexReader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()?;
         // the index never changes after this: keep one searcher, and map every document to its
         // tool once
-        let searcher = reader.searcher();
+        let searcher = reader()?.searcher();
         let segments = Self::segment_docs(&searcher)?;
         // the order every search relies on: checked, not assumed
-        for (_, docs) in &segments {
-            if !docs
-                .windows(2)
+        let ordered = |d: &[u32]| {
+            d.windows(2)
                 .all(|w| rank[w[0] as usize] < rank[w[1] as usize])
-            {
-                anyhow::bail!("the BM25 index is not in tool-id order");
-            }
+        };
+        if !segments.iter().all(|(_, docs)| ordered(docs)) {
+            anyhow::bail!("the BM25 index is not in tool-id order");
         }
         let docs = segments.into_iter().map(|(_, docs)| docs).collect();
         let analyzer = en_stem()?;
@@ -366,9 +338,7 @@ impl Embedded {
             searcher,
             analyzer,
             f,
-            ids: corpus
-                .tools
-                .iter()
+            ids: (corpus.tools.iter())
                 .map(|t| Text::from(&t.tool_id))
                 .collect(),
             docs,
@@ -377,9 +347,7 @@ impl Embedded {
 
     /// Per segment of the searcher: its id and, per document, the tool's position in the corpus.
     fn segment_docs(searcher: &Searcher) -> anyhow::Result<Vec<(SegmentId, Vec<u32>)>> {
-        searcher
-            .segment_readers()
-            .iter()
+        (searcher.segment_readers().iter())
             .map(|seg| -> anyhow::Result<(SegmentId, Vec<u32>)> {
                 let col = seg.fast_fields().u64("ord")?;
                 let docs = (0..seg.max_doc())
@@ -402,16 +370,6 @@ impl Embedded {
             .ok_or_else(|| anyhow::anyhow!("the index has no document {addr:?}"))
     }
 
-    fn terms(&self, text: &str) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
-        let mut analyzer = self.analyzer.clone();
-        let mut ts = analyzer.token_stream(text);
-        ts.process(&mut |tok| {
-            out.insert(tok.text.clone());
-        });
-        out
-    }
-
     /// Ranked `(tool_id, score)` pairs, ties broken by tool id.
     pub fn rank(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(Text, f32)>> {
         Ok(self
@@ -423,18 +381,21 @@ impl Embedded {
 
     /// Like [`Embedded::rank`], with each tool as its position in the indexed corpus.
     pub fn rank_positions(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(usize, f32)>> {
-        let terms = self.terms(text);
+        let mut terms = BTreeSet::new();
+        (self.analyzer.clone().token_stream(text)).process(&mut |tok| {
+            terms.insert(tok.text.clone());
+        });
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut doc_freqs = Vec::new();
         for t in &terms {
-            for (field, boost) in [
-                (self.f.name, BOOST_NAME),
-                (self.f.description, BOOST_DESCRIPTION),
-                (self.f.params, BOOST_PARAMS),
-                (self.f.server, BOOST_SERVER),
+            for field in [
+                self.f.name,
+                self.f.description,
+                self.f.params,
+                self.f.server,
             ] {
                 let term = Term::from_field_text(field, t);
                 // A term absent from a field scores nothing there. Tantivy would build its weight
@@ -445,16 +406,11 @@ impl Embedded {
                     continue;
                 }
                 doc_freqs.push((term.clone(), doc_freq));
-                let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
-                // a bare term query when unboosted: a disjunction of plain BM25 term scorers
+                // bare term queries, never boosted: a disjunction of plain BM25 term scorers
                 // is searched with block-max WAND (skipping documents that cannot reach the
-                // top), which a boost wrapper turns off; the scores are the same
-                let q: Box<dyn Query> = if boost == 1.0 {
-                    Box::new(q)
-                } else {
-                    Box::new(BoostQuery::new(Box::new(q), boost))
-                };
-                clauses.push((Occur::Should, q));
+                // top), which a boost wrapper would turn off
+                let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(q)));
             }
         }
         if clauses.is_empty() {
@@ -477,10 +433,9 @@ impl Embedded {
             let hits = collector.collect_segment(weight.as_ref(), ord as u32, seg)?;
             top.extend(collector.merge_fruits(vec![hits])?);
         }
-        let mut out = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            out.push((self.position(addr)?, score));
-        }
+        let mut out = (top.into_iter())
+            .map(|(score, addr)| Ok((self.position(addr)?, score)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         out.sort_by(|a, b| {
             b.1.total_cmp(&a.1)
                 .then_with(|| self.ids[a.0].cmp(&self.ids[b.0]))
@@ -497,12 +452,9 @@ impl Retriever for Embedded {
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let start = Instant::now();
-        let ids = self
-            .rank(req.text, req.limit)
-            .map_err(|e| SutError::other(self.facts.name.clone(), e.to_string()))?
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect();
+        let ranked = (self.rank(req.text, req.limit))
+            .map_err(|e| SutError::other(self.facts.name.clone(), e.to_string()))?;
+        let ids = ranked.into_iter().map(|(id, _)| id).collect();
         Ok(Ranked {
             ids,
             latency: start.elapsed(),

@@ -51,16 +51,12 @@ impl McpSearchSpec {
             (Some(ep), _, _) => ep,
             (None, Some(url), None) => Endpoint::Http {
                 url: url.clone(),
-                headers: m
-                    .headers
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
+                headers: m.headers.clone().into_iter().collect(),
             },
             (None, None, Some(cmd)) if !cmd.is_empty() => Endpoint::Stdio {
                 program: cmd[0].clone(),
                 args: cmd[1..].to_vec(),
-                env: m.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                env: m.env.clone().into_iter().collect(),
                 cwd: None,
             },
             (None, Some(_), Some(_)) => {
@@ -71,9 +67,7 @@ impl McpSearchSpec {
             }
         };
         let default = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| d.to_string());
-        let filter = m
-            .filter
-            .clone()
+        let filter = (m.filter.clone())
             .or(is_mcpproxy.then(|| MCPPROXY_RETRIEVE_TOOLS_FILTER.to_string()))
             .ok_or("[sut.mcp] needs `filter` (a jq filter from the result to the ranked tools) when preset = \"none\"")?;
         let mapper =
@@ -83,11 +77,8 @@ impl McpSearchSpec {
             endpoint,
             tool: default(&m.tool, "retrieve_tools"),
             query_arg: default(&m.query_arg, "query"),
-            limit_arg: match &m.limit_arg {
-                Some(l) if l.is_empty() => None,
-                Some(l) => Some(l.clone()),
-                None => Some("limit".into()),
-            },
+            // an empty `limit_arg` sends no count
+            limit_arg: Some(default(&m.limit_arg, "limit")).filter(|l| !l.is_empty()),
             extra_args: m.extra_args.clone(),
             mapper,
         })
@@ -109,16 +100,12 @@ impl McpSearch {
         sup: &Supervisor,
         timeout: Duration,
     ) -> anyhow::Result<McpSearch> {
-        let session = mcp::connect(
-            &spec.endpoint,
-            (),
-            &mcp::ConnectOpts {
-                sup,
-                timeout,
-                name: &spec.name,
-            },
-        )
-        .await?;
+        let opts = mcp::ConnectOpts {
+            sup,
+            timeout,
+            name: &spec.name,
+        };
+        let session = mcp::connect(&spec.endpoint, (), &opts).await?;
         let tools = session.list_all_tools().await?;
         if !tools.iter().any(|t| t.name == spec.tool) {
             let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -167,7 +154,11 @@ impl McpSearch {
         req: &SearchRequest<'_>,
         extra: &Map<String, Value>,
     ) -> Result<Result<Ranked, String>, SutError> {
-        let mut args = self.arguments(req);
+        let mut args = self.spec.extra_args.clone();
+        args.insert(self.spec.query_arg.clone(), json!(req.text));
+        if let Some(l) = &self.spec.limit_arg {
+            args.insert(l.clone(), json!(req.limit));
+        }
         args.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
         tracing::trace!(
             "query {:?}: calls {} with {}",
@@ -177,18 +168,11 @@ impl McpSearch {
         );
         let params = CallToolRequestParams::new(self.spec.tool.clone()).with_arguments(args);
         let start = Instant::now();
+        let timeout = self.session.timeout;
         let call = |p: CallToolRequestParams| async move {
-            match tokio::time::timeout(
-                self.session.timeout,
-                self.session.service.peer().call_tool(p),
-            )
-            .await
-            {
-                Ok(r) => r,
-                Err(_) => Err(ServiceError::Timeout {
-                    timeout: self.session.timeout,
-                }),
-            }
+            let answer = self.session.service.peer().call_tool(p);
+            (tokio::time::timeout(timeout, answer).await)
+                .unwrap_or_else(|_| Err(ServiceError::Timeout { timeout }))
         };
         let mut attempt = call(params.clone()).await;
         if let Err(e) = &attempt
@@ -245,9 +229,7 @@ impl McpSearch {
             }
         })?;
         if result.is_error == Some(true) {
-            let text: Vec<String> = result
-                .content
-                .iter()
+            let text: Vec<String> = (result.content.iter())
                 .filter_map(|c| c.as_text().map(|t| t.text.clone()))
                 .collect();
             return Ok(Err(text.join("\n")));
@@ -265,15 +247,6 @@ impl McpSearch {
         };
         let ids = ids.into_iter().map(Text::from).collect();
         Ok(Ok(Ranked { ids, latency }))
-    }
-
-    fn arguments(&self, req: &SearchRequest<'_>) -> Map<String, Value> {
-        let mut args = self.spec.extra_args.clone();
-        args.insert(self.spec.query_arg.clone(), json!(req.text));
-        if let Some(l) = &self.spec.limit_arg {
-            args.insert(l.clone(), json!(req.limit));
-        }
-        args
     }
 
     fn transport_failure(e: &ServiceError) -> bool {
@@ -306,10 +279,9 @@ impl Retriever for McpSearch {
     }
 
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
-        match self.call(&req, &Map::new()).await? {
-            Ok(r) => Ok(r),
-            // a tool error is not a ranked list: the mapper would have rejected it too
-            Err(msg) => Err(SutError::garbage(
+        // a tool error is not a ranked list: the mapper would have rejected it too
+        self.call(&req, &Map::new()).await?.map_err(|msg| {
+            SutError::garbage(
                 self.spec.name.clone(),
                 format!(
                     "query {:?}: {} answered with a tool error: {}",
@@ -317,8 +289,8 @@ impl Retriever for McpSearch {
                     self.spec.tool,
                     msg.chars().take(300).collect::<String>()
                 ),
-            )),
-        }
+            )
+        })
     }
 
     async fn probe(
@@ -326,10 +298,8 @@ impl Retriever for McpSearch {
         req: SearchRequest<'_>,
         extra: &Map<String, Value>,
     ) -> Option<Result<super::ProbeReply, SutError>> {
-        Some(self.call(&req, extra).await.map(|r| match r {
-            Ok(r) => super::ProbeReply::Ranked(r),
-            Err(msg) => super::ProbeReply::Refused(msg),
-        }))
+        let reply = self.call(&req, extra).await;
+        Some(reply.map(|r| r.map_or_else(super::ProbeReply::Refused, super::ProbeReply::Ranked)))
     }
 }
 

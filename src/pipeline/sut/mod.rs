@@ -101,6 +101,16 @@ pub enum SutError {
     },
 }
 
+/// The constructors `SutError::$f(system, detail)` of the kinds with a system and a detail.
+macro_rules! detailed {
+    ($($f:ident: $kind:ident),*) => {$(
+        pub fn $f(system: impl Into<String>, detail: impl Into<String>) -> Self {
+            let (system, detail) = (system.into(), detail.into());
+            SutError::$kind { system, detail }
+        }
+    )*};
+}
+
 impl SutError {
     pub fn timeout(system: impl Into<String>, seconds: f64, context: impl Into<String>) -> Self {
         let (system, context) = (system.into(), context.into());
@@ -110,26 +120,8 @@ impl SutError {
             context,
         }
     }
-    pub fn crashed(system: impl Into<String>, detail: impl Into<String>) -> Self {
-        let (system, detail) = (system.into(), detail.into());
-        SutError::Crashed { system, detail }
-    }
-    pub fn garbage(system: impl Into<String>, detail: impl Into<String>) -> Self {
-        let (system, detail) = (system.into(), detail.into());
-        SutError::Garbage { system, detail }
-    }
-    pub fn other(system: impl Into<String>, detail: impl Into<String>) -> Self {
-        let (system, detail) = (system.into(), detail.into());
-        SutError::Other { system, detail }
-    }
-    pub fn unreachable(system: impl Into<String>, detail: impl Into<String>) -> Self {
-        let (system, detail) = (system.into(), detail.into());
-        SutError::Unreachable { system, detail }
-    }
-    pub fn degraded(system: impl Into<String>, detail: impl Into<String>) -> Self {
-        let (system, detail) = (system.into(), detail.into());
-        SutError::Degraded { system, detail }
-    }
+    detailed!(crashed: Crashed, garbage: Garbage, other: Other);
+    detailed!(unreachable: Unreachable, degraded: Degraded);
 
     /// The same failure with `tail` (the system's exit and the last lines of its log) appended
     /// to what it says, so a failure of a process evalgate started quotes the process's own
@@ -171,11 +163,9 @@ impl SutError {
     /// `tools/list`): a timeout when it never answered `initialize` or the request in time,
     /// garbage when it answered but not in MCP, a plain failure when nothing listens at its address, else a crash; `extra` (a log tail) is appended to the detail.
     pub fn connect_failed(system: String, e: &anyhow::Error, extra: &str) -> SutError {
-        if let Some(t) = e.downcast_ref::<InitTimeout>() {
-            return SutError::timeout(system, t.seconds, format!("{e:#}{extra}"));
-        }
-        if let Some(t) = e.downcast_ref::<RequestTimeout>() {
-            return SutError::timeout(system, t.seconds, format!("{e:#}{extra}"));
+        let init = e.downcast_ref::<InitTimeout>().map(|t| t.seconds);
+        if let Some(s) = init.or(e.downcast_ref::<RequestTimeout>().map(|t| t.seconds)) {
+            return SutError::timeout(system, s, format!("{e:#}{extra}"));
         }
         if e.downcast_ref::<Garbage>().is_some() {
             return SutError::garbage(system, format!("{e:#}{extra}"));

@@ -105,12 +105,9 @@ impl RecordedRetriever {
                 }
             }
         }
-        let runs = obs
-            .runs
-            .into_iter()
+        let runs = (obs.runs.into_iter())
             .map(|r| {
-                r.queries
-                    .into_iter()
+                (r.queries.into_iter())
                     .map(|mut q| {
                         // decoded by doubling: up to twice the ids' room, for the whole run
                         q.ranked.shrink_to_fit();
@@ -166,9 +163,7 @@ impl Retriever for RecordedRetriever {
         &self.facts
     }
     fn warnings(&self, asked: &HashSet<&str>) -> Vec<String> {
-        let mut unknown: Vec<&str> = self
-            .runs
-            .iter()
+        let mut unknown: Vec<&str> = (self.runs.iter())
             .flat_map(|r| r.keys())
             .map(|id| id.as_str())
             .filter(|id| !asked.contains(id))
@@ -178,9 +173,7 @@ impl Retriever for RecordedRetriever {
         if unknown.is_empty() {
             return Vec::new();
         }
-        let shown: Vec<String> = unknown
-            .iter()
-            .take(10)
+        let shown: Vec<String> = (unknown.iter().take(10))
             .map(|id| format!("{id:?}"))
             .collect();
         let more = if unknown.len() > shown.len() {
@@ -259,12 +252,9 @@ impl RecordedDetector {
             .map(|d| RecordedDetector {
                 name: d.detector,
                 scope: d.scope,
-                runs: d
-                    .runs
-                    .into_iter()
+                runs: (d.runs.into_iter())
                     .map(|r| {
-                        r.verdicts
-                            .into_iter()
+                        (r.verdicts.into_iter())
                             .map(|v| (v.entry_id.clone(), v))
                             .collect()
                     })
@@ -292,9 +282,7 @@ impl RecordedDetector {
                     .to_string();
                 let mut run = HashMap::new();
                 for (i, e) in entries.iter().enumerate() {
-                    let id = e
-                        .get("id")
-                        .and_then(Value::as_str)
+                    let id = (e.get("id").and_then(Value::as_str))
                         .with_context(|| format!("at $.entries[{i}].id: expected a string"))?;
                     let found = e.get("verdicts").and_then(Value::as_array).and_then(|vs| {
                         vs.iter()
@@ -325,9 +313,8 @@ impl RecordedDetector {
         };
         let mut run = HashMap::new();
         for (id, f) in obj {
-            let flagged = f
-                .as_bool()
-                .with_context(|| format!("at {id:?}: expected true or false"))?;
+            let flagged =
+                (f.as_bool()).with_context(|| format!("at {id:?}: expected true or false"))?;
             run.insert(id.clone(), Decision::new(id, flagged, vec![]));
         }
         Ok(vec![RecordedDetector {
@@ -355,8 +342,7 @@ impl Detector for RecordedDetector {
             });
         }
         let rec = &self.runs[(run.max(1) - 1) % self.runs.len()];
-        entries
-            .iter()
+        (entries.iter())
             .map(|e| {
                 rec.get(&e.id).cloned().ok_or_else(|| SutError::Missing {
                     system: self.name.clone(),

@@ -34,10 +34,8 @@ impl RestSearch {
     pub fn new(spec: RestSearchSpec) -> anyhow::Result<RestSearch> {
         let mut headers = reqwest::header::HeaderMap::new();
         for (k, v) in &spec.headers {
-            headers.insert(
-                reqwest::header::HeaderName::from_bytes(k.as_bytes())?,
-                reqwest::header::HeaderValue::from_str(v)?,
-            );
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())?;
+            headers.insert(name, reqwest::header::HeaderValue::from_str(v)?);
         }
         let client = reqwest::Client::builder()
             .default_headers(headers)
@@ -62,8 +60,7 @@ impl RestSearch {
 
     /// A request that failed twice: no answer in time is a `timeout`, nothing accepting
     /// connections is `unreachable` (nothing ran there), anything else broke on the way and is
-    /// a crash; said in words, without the
-    /// whole query URL or the HTTP stack's wrappers.
+    /// a crash; said in words, without the whole query URL or the HTTP stack's wrappers.
     fn transport_error(&self, req: &SearchRequest<'_>, e: &reqwest::Error) -> SutError {
         let system = self.spec.name.clone();
         let url = redact_url(&self.spec.url);
@@ -170,10 +167,7 @@ impl Retriever for RestSearch {
                 ),
             )
         })?;
-        let ids = self
-            .spec
-            .mapper
-            .map_payload(&v)
+        let ids = (self.spec.mapper.map_payload(&v))
             .map_err(|e| SutError::garbage(system, format!("query {:?}: {e}", req.query_id)))?;
         let ids = ids.into_iter().map(Text::from).collect();
         Ok(Ranked { ids, latency })

@@ -80,8 +80,7 @@ pub static RULES: &[Rule] = &[
 ];
 
 static TEXT_SETS: LazyLock<Vec<(&'static str, RegexSet)>> = LazyLock::new(|| {
-    RULES
-        .iter()
+    (RULES.iter())
         .map(|r| {
             (
                 r.id,
@@ -115,26 +114,18 @@ fn decoded_texts(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let printable = |s: &str| {
         let n = s.chars().count();
-        n >= 12
-            && s.chars()
-                .filter(|c| c.is_ascii_graphic() || *c == ' ' || *c == '\n')
-                .count()
-                * 100
-                / n
-                >= 90
-            && s.contains(' ')
+        let shown = s
+            .chars()
+            .filter(|c| c.is_ascii_graphic() || *c == ' ' || *c == '\n');
+        n >= 12 && shown.count() * 100 / n >= 90 && s.contains(' ')
     };
     for m in BASE64_RUN.find_iter(text) {
-        let raw = m.as_str();
+        let raw = m.as_str().trim_end_matches('=');
+        let padded = format!("{raw}{}", "=".repeat((4 - raw.len() % 4) % 4));
         for engine in [
             &base64::engine::general_purpose::STANDARD,
             &base64::engine::general_purpose::URL_SAFE,
         ] {
-            let padded = format!(
-                "{}{}",
-                raw.trim_end_matches('='),
-                "=".repeat((4 - raw.trim_end_matches('=').len() % 4) % 4)
-            );
             if let Ok(bytes) = engine.decode(padded.as_bytes())
                 && let Ok(s) = String::from_utf8(bytes)
                 && printable(&s)
@@ -145,8 +136,7 @@ fn decoded_texts(text: &str) -> Vec<String> {
         }
     }
     for c in HEX_RUN.captures_iter(text) {
-        let hex: String = c
-            .get(1)
+        let hex: String = (c.get(1))
             .map(|m| m.as_str().to_string())
             .or_else(|| c.get(2).map(|m| m.as_str().replace("\\x", "")))
             .unwrap_or_default();
@@ -184,9 +174,8 @@ pub fn scan_text(text: &str) -> Vec<String> {
         fired.extend(text_rules(&visible).into_iter().map(String::from));
     }
     for decoded in decoded_texts(text) {
-        let inner = text_rules(&decoded);
         fired.push(ENCODED_PAYLOAD.into());
-        fired.extend(inner.into_iter().map(String::from));
+        fired.extend(text_rules(&decoded).into_iter().map(String::from));
     }
     fired.sort();
     fired.dedup();
@@ -248,13 +237,11 @@ impl Detector for Rules {
         "rules"
     }
     async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
-        Ok(entries
-            .iter()
-            .map(|e| {
-                let signals = scan_text(&visible_text(e));
-                Decision::new(&e.id, !signals.is_empty(), signals)
-            })
-            .collect())
+        let decide = |e: &Entry| {
+            let signals = scan_text(&visible_text(e));
+            Decision::new(&e.id, !signals.is_empty(), signals)
+        };
+        Ok(entries.iter().map(decide).collect())
     }
 }
 

@@ -165,11 +165,17 @@ impl Scanner {
         SutError::garbage(self.cfg.name.clone(), detail)
     }
 
+    fn other(&self, detail: impl Into<String>) -> SutError {
+        SutError::other(self.cfg.name.clone(), detail)
+    }
+
+    fn timed_out(&self, what: impl Into<String>) -> SutError {
+        SutError::timeout(self.cfg.name.clone(), self.timeout().as_secs_f64(), what)
+    }
+
     /// The filter's outputs for one answer of the scanner.
     fn outputs(&self, v: &Value) -> Result<Vec<Value>, SutError> {
-        self.mapper
-            .outputs(v)
-            .map_err(|e| self.garbage(e.to_string()))
+        (self.mapper.outputs(v)).map_err(|e| self.garbage(e.to_string()))
     }
 
     /// Reads one filter output as a finding.
@@ -221,12 +227,7 @@ impl Scanner {
         spec.env = self.cfg.env.clone().into_iter().collect();
         spec.stdin_piped = true;
         spec.take_stdout = true;
-        sup.spawn(spec).map_err(|e| {
-            SutError::other(
-                self.cfg.name.clone(),
-                format!("cannot start {:?}: {e:#}", args[0]),
-            )
-        })
+        (sup.spawn(spec)).map_err(|e| self.other(format!("cannot start {:?}: {e:#}", args[0])))
     }
 
     async fn batch(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
@@ -237,22 +238,11 @@ impl Scanner {
         for (i, file) in files.iter().enumerate() {
             let path = dir.path().join(format!("tools-{i:04}.json"));
             let tools: Vec<Value> = file.entries.iter().map(|(n, e)| tool_def(n, e)).collect();
-            std::fs::write(&path, json!({ "tools": tools }).to_string()).map_err(|e| {
-                SutError::other(
-                    self.cfg.name.clone(),
-                    format!("cannot write {}: {e}", path.display()),
-                )
-            })?;
-            let args: Vec<String> = self
-                .cfg
-                .command
-                .iter()
-                .map(|a| {
-                    a.replace("{file}", &path.to_string_lossy())
-                        .replace("{server}", &file.server)
-                })
-                .collect();
-            jobs.push(self.run_once(args));
+            std::fs::write(&path, json!({ "tools": tools }).to_string())
+                .map_err(|e| self.other(format!("cannot write {}: {e}", path.display())))?;
+            let path = path.to_string_lossy();
+            let fill = |a: &String| a.replace("{file}", &path).replace("{server}", &file.server);
+            jobs.push(self.run_once(self.cfg.command.iter().map(fill).collect()));
         }
         use futures::StreamExt;
         let outputs: Vec<Result<Value, SutError>> = futures::stream::iter(jobs)
@@ -280,10 +270,7 @@ impl Scanner {
                         "the filter named tool {tool:?}, which is not in the scanned file"
                     ))
                 })?;
-                findings
-                    .entry(entry.id.as_str())
-                    .or_default()
-                    .push(self.finding(&v)?);
+                (findings.entry(entry.id.as_str()).or_default()).push(self.finding(&v)?);
             }
         }
         if findings.is_empty() && !named.is_empty() {
@@ -313,9 +300,8 @@ impl Scanner {
     async fn run_once(&self, args: Vec<String>) -> Result<Value, SutError> {
         let sup = Supervisor::new();
         let child = self.spawn(&sup, args)?;
-        let (stdin, mut stdout) = child
-            .take_stdio()
-            .ok_or_else(|| SutError::other(self.cfg.name.clone(), "no stdout pipe"))?;
+        let (stdin, mut stdout) =
+            (child.take_stdio()).ok_or_else(|| self.other("no stdout pipe"))?;
         drop(stdin);
         let limit = self.timeout();
         let start = Instant::now();
@@ -352,20 +338,12 @@ impl Scanner {
             sup.shutdown(Duration::from_millis(500)).await;
         }
         if finished.is_err() {
-            return Err(SutError::timeout(
-                self.cfg.name.clone(),
-                limit.as_secs_f64(),
-                "scanning a batch file",
-            ));
+            return Err(self.timed_out("scanning a batch file"));
         }
         let rest = limit.saturating_sub(start.elapsed()) + Duration::from_millis(200);
         let Some(status) = child.wait_exit(rest).await else {
             sup.shutdown(Duration::from_millis(500)).await;
-            return Err(SutError::timeout(
-                self.cfg.name.clone(),
-                limit.as_secs_f64(),
-                "waiting for the scanner to exit after its output",
-            ));
+            return Err(self.timed_out("waiting for the scanner to exit after its output"));
         };
         let killed = child.try_exit_status().is_some_and(|s| s.code().is_none());
         let status = if held {
@@ -398,9 +376,8 @@ impl Scanner {
     async fn lines(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
         let sup = Supervisor::new();
         let child = self.spawn(&sup, self.cfg.command.clone())?;
-        let (mut stdin, stdout) = child
-            .take_stdio()
-            .ok_or_else(|| SutError::other(self.cfg.name.clone(), "no stdio pipes"))?;
+        let (mut stdin, stdout) =
+            (child.take_stdio()).ok_or_else(|| self.other("no stdio pipes"))?;
         let mut lines = BufReader::new(stdout).lines();
         let limit = self.timeout();
         let mut findings: HashMap<&str, Vec<Finding>> = HashMap::new();
@@ -440,11 +417,7 @@ impl Scanner {
             let answer = match tokio::time::timeout(limit, lines.next_line()).await {
                 Err(_) => {
                     sup.shutdown(Duration::from_millis(500)).await;
-                    return Err(SutError::timeout(
-                        self.cfg.name.clone(),
-                        limit.as_secs_f64(),
-                        format!("no answer line for entry {:?}", e.id),
-                    ));
+                    return Err(self.timed_out(format!("no answer line for entry {:?}", e.id)));
                 }
                 Ok(Ok(Some(l))) => l,
                 Ok(_) => {
@@ -461,10 +434,7 @@ impl Scanner {
             })?;
             with_data += usize::from(has_data(&v));
             for o in self.outputs(&v)? {
-                findings
-                    .entry(e.id.as_str())
-                    .or_default()
-                    .push(self.finding(&o)?);
+                (findings.entry(e.id.as_str()).or_default()).push(self.finding(&o)?);
             }
         }
         drop(stdin);
@@ -512,15 +482,12 @@ impl Detector for Scanner {
 }
 
 fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<Decision> {
-    entries
-        .iter()
+    (entries.iter())
         .map(|e| {
             let fs = findings.get(e.id.as_str());
             let flagged = fs.is_some_and(|fs| fs.iter().any(|f| f.flagged));
             let review = !flagged && fs.is_some_and(|fs| fs.iter().any(|f| f.review));
-            let signals: BTreeSet<String> = fs
-                .into_iter()
-                .flatten()
+            let signals: BTreeSet<String> = (fs.into_iter().flatten())
                 .filter(|f| f.flagged || f.review)
                 .filter_map(|f| f.reason.clone())
                 .map(|r| clip(&r))
@@ -565,10 +532,7 @@ fn entry_name(e: &Entry) -> String {
 
 /// The definition as the scanner should see it now: for a rug pull, the `after` one.
 fn input_schema(e: &Entry) -> Value {
-    let after = e
-        .after
-        .as_ref()
-        .and_then(|a| a.as_array().and_then(|x| x.first()).or(Some(a)));
+    let after = (e.after.as_ref()).and_then(|a| a.as_array().and_then(|x| x.first()).or(Some(a)));
     after
         .and_then(|a| a.get("inputSchema").cloned())
         .or_else(|| e.input_schema.clone())
@@ -595,23 +559,20 @@ fn files(entries: &[Entry], per_server: bool) -> Vec<File<'_>> {
         let server = e.server.clone().filter(|_| per_server).unwrap_or_default();
         groups.entry(server).or_default().push(e);
     }
-    let mut out = Vec::new();
+    let mut out: Vec<File> = Vec::new();
     for (server, es) in groups {
-        let mut chunks: Vec<File> = Vec::new();
         for e in es {
             let name = entry_name(e);
-            let free = chunks
-                .iter_mut()
-                .find(|f| f.entries.iter().all(|(n, _)| *n != name));
+            let free = (out.iter_mut())
+                .find(|f| f.server == server && f.entries.iter().all(|(n, _)| *n != name));
             match free {
                 Some(f) => f.entries.push((name, e)),
-                None => chunks.push(File {
+                None => out.push(File {
                     server: server.clone(),
                     entries: vec![(name, e)],
                 }),
             }
         }
-        out.extend(chunks);
     }
     out
 }

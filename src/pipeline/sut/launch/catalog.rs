@@ -89,8 +89,7 @@ impl Coverage {
     fn new(method: &str, want: &BTreeSet<String>, seen: &BTreeSet<String>) -> Coverage {
         let missing: Vec<&String> = want.difference(seen).collect();
         let seen_servers: BTreeSet<&str> = seen.iter().map(|id| server_of(id)).collect();
-        let missing_servers: BTreeSet<&str> = want
-            .iter()
+        let missing_servers: BTreeSet<&str> = (want.iter())
             .map(|id| server_of(id))
             .filter(|s| !seen_servers.contains(s))
             .collect();
@@ -105,7 +104,7 @@ impl Coverage {
     }
 }
 
-fn server_of(id: &str) -> &str {
+pub(super) fn server_of(id: &str) -> &str {
     id.split_once(':').map_or(id, |(s, _)| s)
 }
 
@@ -135,15 +134,6 @@ pub const PROBE_WORDS: usize = 24;
 pub struct ProbeShape {
     pub words: usize,
     pub max_chars: Option<usize>,
-}
-
-impl Default for ProbeShape {
-    fn default() -> Self {
-        ProbeShape {
-            words: PROBE_WORDS,
-            max_chars: None,
-        }
-    }
 }
 
 impl CheckSpec {
@@ -273,11 +263,8 @@ pub async fn by_search(
                     want.len()
                 );
             }
-            for id in &ids {
-                if want.contains(id.as_str()) {
-                    seen.insert(id.to_string());
-                }
-            }
+            let shown = ids.iter().filter(|id| want.contains(id.as_str()));
+            seen.extend(shown.map(|id| id.to_string()));
             if sample.contains(&i) {
                 sample_answers.insert(i, ids);
             }
@@ -363,15 +350,13 @@ where
             .await
             .map_err(|e| SutError::connect_failed(spec.system.clone(), &e, ""))?;
         let v = serde_json::to_value(&tools).unwrap_or_default();
-        let ids: BTreeSet<String> = mapper
-            .outputs(&v)
-            .map_err(|e| {
-                SutError::garbage(
-                    spec.system.clone(),
-                    format!("mapping the tools/list answer: {e}"),
-                )
-            })?
-            .iter()
+        let outputs = (mapper.outputs(&v)).map_err(|e| {
+            SutError::garbage(
+                spec.system.clone(),
+                format!("mapping the tools/list answer: {e}"),
+            )
+        })?;
+        let ids: BTreeSet<String> = (outputs.iter())
             .filter_map(|x| normalize_id(x, id_style))
             .collect();
         let seen: BTreeSet<String> = ids.intersection(&want).cloned().collect();
@@ -413,10 +398,10 @@ mod tests {
     #[test]
     fn the_probe_text_is_the_name_and_the_start_of_the_description() {
         let long = "word ".repeat(100);
-        let t = probe_text("create_issue", &long, ProbeShape::default());
+        let shape = |words, max_chars| ProbeShape { words, max_chars };
+        let t = probe_text("create_issue", &long, shape(PROBE_WORDS, None));
         assert!(t.starts_with("create_issue word"));
         assert_eq!(t.split_whitespace().count(), 25);
-        let shape = |words, max_chars| ProbeShape { words, max_chars };
         assert_eq!(probe_text("a", &long, shape(2, None)), "a word word");
         // cut to the limit at a word boundary: "create_issue" + 37 × " word" is 197 characters
         let capped = probe_text("create_issue", &long, shape(100, Some(200)));

@@ -62,17 +62,11 @@ pub struct Launched {
 
 impl Launched {
     fn exited(&self) -> Option<String> {
-        match &self.proxy {
-            Some(p) => p.try_exited(),
-            None => self.search.exited(),
-        }
+        (self.proxy.as_ref()).map_or_else(|| self.search.exited(), |p| p.try_exited())
     }
 
     fn log_tail(&self) -> String {
-        match &self.proxy {
-            Some(p) => proxy_log(p),
-            None => self.search.story(),
-        }
+        (self.proxy.as_ref()).map_or_else(|| self.search.story(), proxy_log)
     }
 
     /// Names the cause when the proxy process died under a failed query. A dropped connection

@@ -29,9 +29,7 @@ pub fn system_name(s: &LaunchSpec) -> String {
 /// second per served server: a proxy starts its upstreams at once, and a hundred of them on a
 /// small CI machine take a while).
 pub fn ready_timeout(s: &LaunchSpec, servers: usize) -> Duration {
-    s.check
-        .ready_timeout
-        .unwrap_or(super::READY_TIMEOUT + Duration::from_secs(servers as u64))
+    (s.check.ready_timeout).unwrap_or(super::READY_TIMEOUT + Duration::from_secs(servers as u64))
 }
 
 /// A fresh scratch directory for one launch.
@@ -41,15 +39,8 @@ pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
 
 /// A fresh scratch directory `prefix…` of system `name`, removed on SIGINT/SIGTERM too.
 pub fn scratch_dir(name: &str, prefix: &str) -> Result<tempfile::TempDir, SutError> {
-    let dir = tempfile::Builder::new()
-        .prefix(prefix)
-        .tempdir()
-        .map_err(|e| {
-            SutError::other(
-                name.to_string(),
-                format!("cannot create a scratch directory: {e}"),
-            )
-        })?;
+    let dir = (tempfile::Builder::new().prefix(prefix).tempdir())
+        .map_err(|e| SutError::other(name, format!("cannot create a scratch directory: {e}")))?;
     Supervisor::remove_on_signal(dir.path());
     Ok(dir)
 }
@@ -97,19 +88,6 @@ pub(super) struct Prepared {
     pub(super) api_key: String,
 }
 
-fn upstream_cmds(plan: &Plan, me: &Path) -> Vec<UpstreamCmd> {
-    plan.upstreams
-        .iter()
-        .map(|(name, args)| UpstreamCmd {
-            name: name.clone(),
-            command: me.display().to_string(),
-            args: args.clone(),
-            env: BTreeMap::new(),
-            url: None,
-        })
-        .collect()
-}
-
 /// `upstream_transport = "http"`: starts every replay under the supervisor on its own loopback
 /// port (`evalgate replay … --listen 127.0.0.1:PORT`), waits until each accepts connections
 /// (bounded by the launch's ready timeout; one that exits first is named with its log), and
@@ -144,10 +122,7 @@ async fn serve_over_http(
     }
     let start = std::time::Instant::now();
     for (server, listen, child) in &started {
-        loop {
-            if tokio::net::TcpStream::connect(listen).await.is_ok() {
-                break;
-            }
+        while tokio::net::TcpStream::connect(listen).await.is_err() {
             if let Some(status) = child.try_exited() {
                 return Err(SutError::crashed(
                     name.clone(),
@@ -196,7 +171,15 @@ pub(super) async fn prepare(
             .filter(|_| s.kind == SutKind::Launch)
             .unwrap_or_else(|| shape.format.default_name().to_string()),
     );
-    let mut ups = upstream_cmds(plan, &me);
+    let mut ups: Vec<UpstreamCmd> = (plan.upstreams.iter())
+        .map(|(name, args)| UpstreamCmd {
+            name: name.clone(),
+            command: me.display().to_string(),
+            args: args.clone(),
+            env: BTreeMap::new(),
+            url: None,
+        })
+        .collect();
     let over_http = s.kind == SutKind::Launch
         && l.upstream_transport.unwrap_or(LaunchTransport::Stdio) == LaunchTransport::Http;
     if over_http {
@@ -238,10 +221,7 @@ pub(super) async fn prepare(
                         .filter_map(|a| a.as_str().map(String::from))
                         .collect(),
                     env: BTreeMap::new(),
-                    url: ups
-                        .iter()
-                        .find(|u| u.name == name)
-                        .and_then(|u| u.url.clone()),
+                    url: (ups.iter().find(|u| u.name == name)).and_then(|u| u.url.clone()),
                     name,
                 };
                 if let (Some(url), Some(o)) = (&u.url, e.as_object_mut()) {
@@ -274,9 +254,7 @@ pub(super) async fn prepare(
     }
 
     let env = proxy_env(&home, &api_key, &l.env, &vars);
-    let cwd = l
-        .cwd
-        .as_deref()
+    let cwd = (l.cwd.as_deref())
         .filter(|_| s.kind == SutKind::Launch)
         .map(|c| vars.path(c))
         .unwrap_or_else(|| dir.to_path_buf());
@@ -335,14 +313,9 @@ fn proxy_command(s: &LaunchSpec, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec
             (bin, fill(args))
         }
         SutKind::Launch => {
-            let cmd = s
-                .launch
-                .command
-                .clone()
-                .filter(|c| !c.is_empty())
-                .ok_or_else(|| {
-                    "--sut launch needs [sut.launch] command = [...] in evalgate.toml".to_string()
-                })?;
+            let cmd = (s.launch.command.clone().filter(|c| !c.is_empty())).ok_or_else(|| {
+                "--sut launch needs [sut.launch] command = [...] in evalgate.toml".to_string()
+            })?;
             (
                 vars.path(&cmd[0]),
                 cmd[1..].iter().map(|a| vars.fill(a)).collect(),

@@ -2,6 +2,7 @@
 //! shows every served server connected and `GET /api/v1/tools` is exactly the served tools;
 //! for any other proxy, until it accepts connections.
 
+use super::catalog::server_of;
 use super::prepare::{LaunchShape, Prepared};
 use super::{Plan, proxy_log, ready_timeout};
 use crate::infra::http::{MAX_API_ANSWER, path_segment, read_body};
@@ -85,8 +86,7 @@ pub(super) async fn wait_ready(
                         )
                         .await;
                     }
-                    let connected: Vec<&str> = pend
-                        .iter()
+                    let connected: Vec<&str> = (pend.iter())
                         .filter(|(s, what)| what.starts_with(&format!("{s} (connected")))
                         .map(|(s, _)| s.as_str())
                         .collect();
@@ -149,10 +149,7 @@ impl Api<'_> {
     /// `{method} {base}{path}` with the proxy's API key.
     async fn call(&self, method: Method, path: &str) -> Result<reqwest::Response, String> {
         let req = self.client.request(method, format!("{}{path}", self.base));
-        req.header("X-API-Key", self.key)
-            .send()
-            .await
-            .map_err(|e| e.to_string())
+        (req.header("X-API-Key", self.key).send().await).map_err(|e| e.to_string())
     }
 
     async fn catalog_ids(&self) -> Result<BTreeSet<String>, String> {
@@ -241,11 +238,7 @@ fn pending_in(body: &Value, want: &BTreeMap<&str, usize>) -> Option<Vec<(String,
         if connected && count.is_none_or(|c| c as usize == *n) {
             return None;
         }
-        let state = if connected {
-            "connected"
-        } else {
-            "not connected"
-        };
+        let not = if connected { "" } else { "not " };
         let count = count
             .map(|c| format!(", {c}/{n} tools"))
             .unwrap_or_default();
@@ -253,7 +246,10 @@ fn pending_in(body: &Value, want: &BTreeMap<&str, usize>) -> Option<Vec<(String,
             Some(err) if !err.is_empty() => format!(", last error: {}", clip(err, 160)),
             _ => String::new(),
         };
-        Some((name.to_string(), format!("{name} ({state}{count}{err})")))
+        Some((
+            name.to_string(),
+            format!("{name} ({not}connected{count}{err})"),
+        ))
     };
     Some(want.iter().filter_map(pending).collect())
 }
@@ -288,12 +284,17 @@ impl Lacking {
 
 /// The servers with a `want`ed tool missing from `have`.
 fn missing_servers<'a>(want: &'a BTreeSet<String>, have: &BTreeSet<String>) -> Vec<&'a str> {
-    let servers: BTreeSet<&str> = want
-        .iter()
-        .filter(|id| !have.contains(*id))
-        .map(|id| id.split_once(':').map_or(id.as_str(), |(s, _)| s))
-        .collect();
+    let missing = want.iter().filter(|id| !have.contains(*id));
+    let servers: BTreeSet<&str> = missing.map(|id| server_of(id)).collect();
     servers.into_iter().collect()
+}
+
+/// The number of tools each server should list, from `server:tool` ids.
+fn per_server(want: &BTreeSet<String>) -> BTreeMap<&str, usize> {
+    let mut out = BTreeMap::new();
+    want.iter()
+        .for_each(|id| *out.entry(server_of(id)).or_insert(0) += 1);
+    out
 }
 
 /// The servers still pending, the first ten named.
@@ -306,16 +307,6 @@ fn pending_text(pend: &[(String, String)], servers: usize) -> String {
         head.join("; "),
         if pend.len() > 10 { "; …" } else { "" }
     )
-}
-
-/// The number of tools each server should list, from `server:tool` ids.
-fn per_server(want: &BTreeSet<String>) -> BTreeMap<&str, usize> {
-    let mut out = BTreeMap::new();
-    for id in want {
-        let server = id.split_once(':').map_or(id.as_str(), |(s, _)| s);
-        *out.entry(server).or_insert(0) += 1;
-    }
-    out
 }
 
 fn diff_text(want: &BTreeSet<String>, have: &BTreeSet<String>) -> String {

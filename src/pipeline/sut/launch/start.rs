@@ -1,6 +1,6 @@
 //! Starting a proxy over replay upstreams and handing it over once its catalog is complete.
 
-use super::prepare::{Prepared, prepare, shape, system_name};
+use super::prepare::{prepare, shape, system_name};
 use super::ready::{Waited, wait_ready};
 use super::upstreams::Quarantine;
 use super::writers::Vars;
@@ -53,7 +53,20 @@ pub async fn start(
     loop {
         attempt += 1;
         let p = prepare(s, plan, dir.path(), sup, &shape).await?;
-        let proxy = spawn(s, &name, plan, &p, sup)?;
+        let mut spec = Spec::new(name.clone(), p.program.clone());
+        spec.args = p.args.clone();
+        spec.env = p.env.clone();
+        spec.cwd = Some(p.cwd.clone());
+        if !s.check.quiet {
+            crate::errln!(
+                "{name}: starting {} on {} over {} replayed server(s)",
+                spec.program.display(),
+                p.listen,
+                plan.upstreams.len()
+            );
+        }
+        let proxy =
+            (sup.spawn(spec)).map_err(|e| SutError::crashed(name.clone(), format!("{e:#}")))?;
         let base = format!("http://{}", p.listen);
         let took = match wait_ready(s, &name, plan, &shape, &p, &base, &proxy).await? {
             Waited::Ready(took) => took,
@@ -86,30 +99,6 @@ pub async fn start(
             dir,
         });
     }
-}
-
-/// Starts the prepared proxy under the supervisor.
-fn spawn(
-    s: &LaunchSpec,
-    name: &str,
-    plan: &Plan,
-    p: &Prepared,
-    sup: &Supervisor,
-) -> Result<Managed, SutError> {
-    let mut spec = Spec::new(name.to_string(), p.program.clone());
-    spec.args = p.args.clone();
-    spec.env = p.env.clone();
-    spec.cwd = Some(p.cwd.clone());
-    if !s.check.quiet {
-        crate::errln!(
-            "{name}: starting {} on {} over {} replayed server(s)",
-            spec.program.display(),
-            p.listen,
-            plan.upstreams.len()
-        );
-    }
-    sup.spawn(spec)
-        .map_err(|e| SutError::crashed(name.to_string(), format!("{e:#}")))
 }
 
 /// Does the exited proxy's log say it could not bind its port?

@@ -37,9 +37,7 @@ pub fn random_key() -> String {
 
 /// Every corpus server served from one corpus file.
 pub fn one_file_per_corpus(corpus: &Corpus, path: &Path) -> BTreeMap<String, PathBuf> {
-    corpus
-        .tools
-        .iter()
+    (corpus.tools.iter())
         .map(|t| (t.server_name().to_string(), path.to_path_buf()))
         .collect()
 }
@@ -57,15 +55,11 @@ pub fn write_server_corpora(
         let part = Corpus {
             version: corpus.version.clone(),
             generated_from: corpus.generated_from.clone(),
-            servers: corpus
-                .servers
-                .iter()
+            servers: (corpus.servers.iter())
                 .filter(|x| x.name == s)
                 .cloned()
                 .collect(),
-            tools: corpus
-                .tools
-                .iter()
+            tools: (corpus.tools.iter())
                 .filter(|t| t.server_name() == s)
                 .cloned()
                 .collect(),
@@ -99,8 +93,7 @@ pub fn proxy_config(
     api_key: &str,
     quarantine: Quarantine,
 ) -> Value {
-    let upstreams: Vec<Value> = upstreams
-        .iter()
+    let upstreams: Vec<Value> = (upstreams.iter())
         .map(|(s, args)| {
             let mut e = json!({
                 "name": s,
@@ -141,8 +134,7 @@ pub fn corpus_upstreams(
     corpus_files: &BTreeMap<String, PathBuf>,
     names: ServedNames,
 ) -> BTreeMap<String, Vec<String>> {
-    corpus_files
-        .iter()
+    (corpus_files.iter())
         .map(|(s, p)| {
             let mut args: Vec<String> = vec![
                 "replay".into(),

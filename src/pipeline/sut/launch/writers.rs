@@ -177,9 +177,7 @@ pub fn render_template(
     let name = template_path.display().to_string();
     env.add_template_owned(name.clone(), source.to_string())
         .map_err(|e| format!("{name}: the template does not parse: {e:#}"))?;
-    let mut ctx: BTreeMap<String, minijinja::Value> = vars
-        .0
-        .iter()
+    let mut ctx: BTreeMap<String, minijinja::Value> = (vars.0.iter())
         .map(|(k, v)| (k.clone(), minijinja::Value::from(v.clone())))
         .collect();
     ctx.insert(
@@ -190,8 +188,7 @@ pub fn render_template(
         "proxy_config".into(),
         minijinja::Value::from(minijinja::value::Serde(proxy_config)),
     );
-    env.get_template(&name)
-        .and_then(|t| t.render(ctx))
+    (env.get_template(&name).and_then(|t| t.render(ctx)))
         .map_err(|e| format!("{name}: the template does not render: {e:#}"))
 }
 

@@ -47,8 +47,7 @@ pub(super) fn retrieve_tools_ids(text: &str, style: IdStyle) -> Option<Vec<Strin
         // `.tools == null`: no match (mcpproxy before v0.52.0)
         None => Some(Vec::new()),
         Some(tools) if tools.len() > MAX_RESULTS => None,
-        Some(tools) => tools
-            .into_iter()
+        Some(tools) => (tools.into_iter())
             .map(|fields| normalize_id(&Value::Object(fields), style))
             .collect(),
     }
@@ -99,16 +98,32 @@ impl<'de> Visitor<'de> for TopVisitor {
     }
 }
 
+/// The visitor `$t` as its own seed, read with `$how`.
+macro_rules! seed {
+    ($t:ty, $how:ident) => {
+        impl<'de> DeserializeSeed<'de> for $t {
+            type Value = <$t as Visitor<'de>>::Value;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.$how(self)
+            }
+        }
+    };
+}
+
+/// Visitor methods that accept their value and keep nothing.
+macro_rules! accept {
+    ($($f:ident($($t:ty)?)),*) => {$(
+        fn $f<E: de::Error>(self $(, _: $t)?) -> Result<(), E> {
+            Ok(())
+        }
+    )*};
+}
+
 /// A map key: which of `wanted` it is, `None` for any other key; the raw-value token is
 /// refused.
 struct KeyOf(&'static [&'static str]);
 
-impl<'de> DeserializeSeed<'de> for KeyOf {
-    type Value = Option<&'static str>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
+seed!(KeyOf, deserialize_str);
 
 impl<'de> Visitor<'de> for KeyOf {
     type Value = Option<&'static str>;
@@ -128,12 +143,7 @@ impl<'de> Visitor<'de> for KeyOf {
 /// `tools`: `null`, or an array of tool objects.
 struct Tools;
 
-impl<'de> DeserializeSeed<'de> for Tools {
-    type Value = Option<Vec<Map<String, Value>>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(Tools, deserialize_any);
 
 impl<'de> Visitor<'de> for Tools {
     type Value = Option<Vec<Map<String, Value>>>;
@@ -159,12 +169,7 @@ impl<'de> Visitor<'de> for Tools {
 /// duplicated key winning, as in `Value`'s objects).
 struct ToolFields;
 
-impl<'de> DeserializeSeed<'de> for ToolFields {
-    type Value = Map<String, Value>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(ToolFields, deserialize_any);
 
 impl<'de> Visitor<'de> for ToolFields {
     type Value = Map<String, Value>;
@@ -192,12 +197,7 @@ impl<'de> Visitor<'de> for ToolFields {
 #[derive(Clone, Copy)]
 struct Checked;
 
-impl<'de> DeserializeSeed<'de> for Checked {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed!(Checked, deserialize_any);
 
 impl<'de> Visitor<'de> for Checked {
     type Value = ();
@@ -206,24 +206,8 @@ impl<'de> Visitor<'de> for Checked {
         f.write_str("any JSON value")
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
+    accept!(visit_bool(bool), visit_i64(i64), visit_u64(u64));
+    accept!(visit_f64(f64), visit_str(&str), visit_unit());
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while seq.next_element_seed(Checked)?.is_some() {}

@@ -20,17 +20,11 @@ pub(super) fn compile(code: &str) -> Result<Filter, String> {
     let arena = Arena::default();
     let std_defs = jaq_std::defs().filter(|d| !WITHHELD.contains(&d.name));
     let loader = Loader::new(std_defs.chain(jaq_json::defs()));
-    let modules = loader
-        .load(&arena, File { code, path: () })
+    let modules = (loader.load(&arena, File { code, path: () }))
         .map_err(|errs| load_errors_message(code, errs))?;
-    Compiler::default()
-        .with_funs(
-            jaq_std::funs()
-                .filter(|(name, _, _)| !WITHHELD.contains(name))
-                .chain(jaq_json::funs()),
-        )
-        .compile(modules)
-        .map_err(compile_errors_message)
+    let funs = jaq_std::funs().filter(|f| !WITHHELD.contains(&f.0));
+    let compiler = Compiler::default().with_funs(funs.chain(jaq_json::funs()));
+    compiler.compile(modules).map_err(compile_errors_message)
 }
 
 /// Runs `filter` on `payload`, collecting its outputs as JSON; a filter yielding more than `max`
@@ -112,8 +106,7 @@ fn load_errors_message(code: &str, errs: load::Errors<&str, ()>) -> String {
 
 /// jaq's compile diagnostics (undefined names) as one line.
 fn compile_errors_message(errs: jaq_core::compile::Errors<&str, ()>) -> String {
-    let parts: Vec<String> = errs
-        .into_iter()
+    let parts: Vec<String> = (errs.into_iter())
         .flat_map(|(_file, errs)| errs)
         .map(|(name, undefined)| match undefined {
             jaq_core::compile::Undefined::Filter(arity) => {

@@ -149,11 +149,9 @@ impl Mapper {
             style,
             filter: compiled,
             retrieve_tools: filter == MCPPROXY_RETRIEVE_TOOLS_FILTER,
-            worker: if preset {
-                None
-            } else {
-                worker::Worker::for_filter(filter)
-            },
+            worker: (!preset)
+                .then(|| worker::Worker::for_filter(filter))
+                .flatten(),
         })
     }
 
@@ -174,11 +172,6 @@ impl Mapper {
         &self.source
     }
 
-    /// The id style elements are read with.
-    pub fn style(&self) -> IdStyle {
-        self.style
-    }
-
     /// Applies the filter to a payload and normalises every element to `server:tool`, preserving
     /// order.
     ///
@@ -186,10 +179,7 @@ impl Mapper {
     /// (so `.tools` and `.tools[]` are equivalent) — except a lone `[server, tool]` pair whose
     /// items are not ids themselves, which is one element. Duplicates are kept.
     pub fn map_payload(&self, payload: &Value) -> Result<Vec<String>, MapError> {
-        let outputs = self.run(payload)?;
-        let elements = self.elements(outputs);
-        elements
-            .iter()
+        (self.elements(self.run(payload)?).iter())
             .enumerate()
             .map(|(index, element)| {
                 normalize_id(element, self.style).ok_or_else(|| MapError::BadElement {
@@ -271,12 +261,6 @@ impl Mapper {
             && !items.iter().all(|i| normalize_id(i, self.style).is_some());
         if lone_pair { outputs } else { items.clone() }
     }
-}
-
-/// `s` quoted as a JSON string, truncated to about [`QUOTE_CHARS`] characters.
-pub(super) fn quote(s: &str) -> String {
-    let t = truncate(s, QUOTE_CHARS);
-    format!("{t:?}")
 }
 
 /// At most `max` characters of `s`, with an ellipsis and the full length when cut.

@@ -1,22 +1,16 @@
 //! The JSON payload of a search answer: an MCP `CallToolResult`'s structured content or JSON
 //! text blocks, its common envelopes opened, and the payload quoted in error messages.
 
-use super::{MapError, QUOTE_CHARS, TOOL_ERROR_CHARS, quote, truncate};
+use super::{MapError, QUOTE_CHARS, TOOL_ERROR_CHARS, truncate};
 use crate::infra::text::sanitize;
 use serde_json::Value;
 
 pub(super) fn text_blocks(result: &Value) -> Vec<&str> {
-    result
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter(|b| b.get("type").and_then(Value::as_str).unwrap_or("text") == "text")
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default()
+    let blocks = result.get("content").and_then(Value::as_array);
+    (blocks.into_iter().flatten())
+        .filter(|b| b.get("type").and_then(Value::as_str).unwrap_or("text") == "text")
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect()
 }
 
 /// Opens `{"result": "<json>"}` once (a lone `result`/`text` string that is not JSON is passed
@@ -25,9 +19,7 @@ pub(super) fn text_blocks(result: &Value) -> Vec<&str> {
 pub(super) fn unwrap_envelope(payload: Value) -> Result<Value, MapError> {
     if let Value::Object(o) = &payload {
         if o.get("success") == Some(&Value::Bool(false)) {
-            let err = o
-                .get("error")
-                .or_else(|| o.get("message"))
+            let err = (o.get("error").or_else(|| o.get("message")))
                 .map(|e| match e {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
@@ -102,14 +94,13 @@ pub fn call_result_payload(result: &Value) -> Result<Value, MapError> {
         return Ok(structured.clone());
     }
 
-    let mut parsed: Vec<Value> = texts
-        .iter()
+    let mut parsed: Vec<Value> = (texts.iter())
         .filter_map(|t| serde_json::from_str(t).ok())
         .collect();
     match parsed.len() {
         0 => Err(MapError::NotJson {
             found: match texts.first() {
-                Some(t) => format!("text content {}", quote(t)),
+                Some(t) => format!("text content {:?}", truncate(t, QUOTE_CHARS)),
                 None => "no structuredContent and no text content".to_string(),
             },
         }),

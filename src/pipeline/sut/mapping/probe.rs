@@ -5,6 +5,7 @@
 
 use crate::infra::process::env;
 use crate::infra::{own_binary, process};
+use serde_json::json;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -28,12 +29,7 @@ pub fn run(filter: &str) -> i32 {
     let Ok(m) = super::Mapper::new(filter, super::IdStyle::Auto) else {
         return 0;
     };
-    for input in [
-        serde_json::Value::Null,
-        serde_json::json!({}),
-        serde_json::json!([]),
-        serde_json::json!(""),
-    ] {
+    for input in [json!(null), json!({}), json!([]), json!("")] {
         let _ = m.run(&input);
     }
     0
@@ -62,9 +58,8 @@ pub fn check(filter: &str) -> Result<(), String> {
         .stderr(std::process::Stdio::piped());
     // a filter that never ends must not outlive an evalgate that is killed meanwhile
     process::die_with_evalgate(&mut cmd);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(_) => return Ok(()),
+    let Ok(mut child) = cmd.spawn() else {
+        return Ok(());
     };
     let start = Instant::now();
     loop {

@@ -105,13 +105,8 @@ impl Running {
                 let n = std::io::Read::take(&mut r, MAX_ANSWER as u64 + 1024)
                     .read_until(b'\n', &mut line)
                     .unwrap_or(0);
-                if n == 0 || !line.ends_with(b"\n") {
-                    return;
-                }
-                if tx
-                    .send(String::from_utf8_lossy(&line).into_owned())
-                    .is_err()
-                {
+                let sent = |line: &[u8]| tx.send(String::from_utf8_lossy(line).into_owned());
+                if n == 0 || !line.ends_with(b"\n") || sent(&line).is_err() {
                     return;
                 }
             }
@@ -125,10 +120,7 @@ impl Running {
 
     fn stop(mut self) -> String {
         let _ = self.child.kill();
-        match self.child.wait() {
-            Ok(st) => st.to_string(),
-            Err(e) => e.to_string(),
-        }
+        (self.child.wait()).map_or_else(|e| e.to_string(), |st| st.to_string())
     }
 }
 
