@@ -66,7 +66,8 @@ pub fn drift_signals(before: &Value, after: &Value) -> Vec<String> {
         v => vec![v],
     };
     let base = fingerprint(before);
-    let mut signals: BTreeSet<String> = (afters.iter())
+    let mut signals: BTreeSet<String> = afters
+        .iter()
         .filter(|a| fingerprint(a) != base)
         .flat_map(|a| changed_aspects(before, a))
         .collect();

@@ -150,7 +150,9 @@ impl Bm25StatisticsProvider for QueryStats<'_> {
 /// The four texts indexed for a tool: its name split into words, its description, its input
 /// parameter names split into words, its server name split into words.
 pub fn field_texts(t: &Tool) -> [String; 4] {
-    let params = (t.schema.as_ref())
+    let params = t
+        .schema
+        .as_ref()
         .map(|s| {
             let names = param_names(&s.value());
             let words: Vec<String> = names.iter().map(|p| split_identifier(p)).collect();
@@ -214,7 +216,9 @@ impl FieldTexts {
     /// Every tool's texts, analysed.
     pub fn of(corpus: &Corpus) -> anyhow::Result<FieldTexts> {
         let mut analyzer = en_stem()?;
-        let all = (corpus.tools.iter())
+        let all = corpus
+            .tools
+            .iter()
             .map(|t| indexed_texts(&mut analyzer, t))
             .collect::<anyhow::Result<Vec<[String; 4]>>>()?;
         Ok(FieldTexts(all))
@@ -229,7 +233,8 @@ impl FieldTexts {
         changed: &[usize],
     ) -> anyhow::Result<Embedded> {
         let mut a = en_stem()?;
-        let fresh = (changed.iter())
+        let fresh = changed
+            .iter()
             .map(|&i| Ok((i, indexed_texts(&mut a, &corpus.tools[i])?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         Embedded::with_texts(corpus, |ord| {
@@ -305,7 +310,8 @@ impl Embedded {
         };
         let segments = Self::segment_docs(&reader()?.searcher())?;
         if segments.len() > 1 {
-            let mut ids: Vec<(u32, SegmentId)> = (segments.iter())
+            let mut ids: Vec<(u32, SegmentId)> = segments
+                .iter()
                 .filter_map(|(id, docs)| docs.first().map(|&d| (rank[d as usize], *id)))
                 .collect();
             ids.sort_unstable();
@@ -433,7 +439,8 @@ impl Embedded {
             let hits = collector.collect_segment(weight.as_ref(), ord as u32, seg)?;
             top.extend(collector.merge_fruits(vec![hits])?);
         }
-        let mut out = (top.into_iter())
+        let mut out = top
+            .into_iter()
             .map(|(score, addr)| Ok((self.position(addr)?, score)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         out.sort_by(|a, b| {

@@ -67,7 +67,7 @@ impl McpSearchSpec {
             }
         };
         let default = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| d.to_string());
-        let filter = (m.filter.clone())
+        let filter = m.filter.clone()
             .or(is_mcpproxy.then(|| MCPPROXY_RETRIEVE_TOOLS_FILTER.to_string()))
             .ok_or("[sut.mcp] needs `filter` (a jq filter from the result to the ranked tools) when preset = \"none\"")?;
         let mapper =
@@ -229,7 +229,9 @@ impl McpSearch {
             }
         })?;
         if result.is_error == Some(true) {
-            let text: Vec<String> = (result.content.iter())
+            let text: Vec<String> = result
+                .content
+                .iter()
                 .filter_map(|c| c.as_text().map(|t| t.text.clone()))
                 .collect();
             return Ok(Err(text.join("\n")));

@@ -105,9 +105,12 @@ impl RecordedRetriever {
                 }
             }
         }
-        let runs = (obs.runs.into_iter())
+        let runs = obs
+            .runs
+            .into_iter()
             .map(|r| {
-                (r.queries.into_iter())
+                r.queries
+                    .into_iter()
                     .map(|mut q| {
                         // decoded by doubling: up to twice the ids' room, for the whole run
                         q.ranked.shrink_to_fit();
@@ -163,7 +166,9 @@ impl Retriever for RecordedRetriever {
         &self.facts
     }
     fn warnings(&self, asked: &HashSet<&str>) -> Vec<String> {
-        let mut unknown: Vec<&str> = (self.runs.iter())
+        let mut unknown: Vec<&str> = self
+            .runs
+            .iter()
             .flat_map(|r| r.keys())
             .map(|id| id.as_str())
             .filter(|id| !asked.contains(id))
@@ -254,7 +259,8 @@ impl RecordedDetector {
                 scope: d.scope,
                 runs: (d.runs.into_iter())
                     .map(|r| {
-                        (r.verdicts.into_iter())
+                        r.verdicts
+                            .into_iter()
                             .map(|v| (v.entry_id.clone(), v))
                             .collect()
                     })
@@ -342,7 +348,8 @@ impl Detector for RecordedDetector {
             });
         }
         let rec = &self.runs[(run.max(1) - 1) % self.runs.len()];
-        (entries.iter())
+        entries
+            .iter()
             .map(|e| {
                 rec.get(&e.id).cloned().ok_or_else(|| SutError::Missing {
                     system: self.name.clone(),

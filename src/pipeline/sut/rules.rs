@@ -80,7 +80,8 @@ pub static RULES: &[Rule] = &[
 ];
 
 static TEXT_SETS: LazyLock<Vec<(&'static str, RegexSet)>> = LazyLock::new(|| {
-    (RULES.iter())
+    RULES
+        .iter()
         .map(|r| {
             (
                 r.id,

@@ -113,7 +113,8 @@ pub const DEF: super::kind::DetectorDef = super::kind::DetectorDef {
                 "the scanner detector needs at least one [[scanner]] table in evalgate.toml (name, command, filter)"
             );
         }
-        (s.scanners.iter())
+        s.scanners
+            .iter()
             .map(|cfg| Ok(Box::new(Scanner::new(cfg.clone())?) as Box<dyn Detector>))
             .collect()
     },
@@ -132,7 +133,7 @@ impl Scanner {
         }
         let mapper = Mapper::new(&cfg.filter, IdStyle::Auto)
             .map_err(|e| anyhow::anyhow!("[[scanner]] {:?}: {e}", cfg.name))?;
-        let threshold = (cfg.severity_threshold.as_ref())
+        let threshold = cfg.severity_threshold.as_ref()
             .map(|v| {
                 severity_rank(v).ok_or_else(|| {
                     anyhow::anyhow!(
@@ -482,7 +483,8 @@ impl Detector for Scanner {
 }
 
 fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<Decision> {
-    (entries.iter())
+    entries
+        .iter()
         .map(|e| {
             let fs = findings.get(e.id.as_str());
             let flagged = fs.is_some_and(|fs| fs.iter().any(|f| f.flagged));
@@ -563,7 +565,8 @@ fn files(entries: &[Entry], per_server: bool) -> Vec<File<'_>> {
     for (server, es) in groups {
         for e in es {
             let name = entry_name(e);
-            let free = (out.iter_mut())
+            let free = out
+                .iter_mut()
                 .find(|f| f.server == server && f.entries.iter().all(|(n, _)| *n != name));
             match free {
                 Some(f) => f.entries.push((name, e)),

@@ -89,7 +89,8 @@ impl Coverage {
     fn new(method: &str, want: &BTreeSet<String>, seen: &BTreeSet<String>) -> Coverage {
         let missing: Vec<&String> = want.difference(seen).collect();
         let seen_servers: BTreeSet<&str> = seen.iter().map(|id| server_of(id)).collect();
-        let missing_servers: BTreeSet<&str> = (want.iter())
+        let missing_servers: BTreeSet<&str> = want
+            .iter()
             .map(|id| server_of(id))
             .filter(|s| !seen_servers.contains(s))
             .collect();
@@ -194,7 +195,9 @@ pub async fn by_search(
 ) -> Result<Coverage, SutError> {
     let want: BTreeSet<String> = corpus.tools.iter().map(|t| t.tool_id.clone()).collect();
     let probe = |t: &Tool| probe_text(t.bare_name(), &t.description, spec.probe);
-    let probes: Vec<(String, String)> = (corpus.tools.iter())
+    let probes: Vec<(String, String)> = corpus
+        .tools
+        .iter()
         .map(|t| (t.tool_id.clone(), probe(t)))
         .collect();
     // a fixed, spread-out sample whose answers must repeat exactly: the index has settled
@@ -356,7 +359,8 @@ where
                 format!("mapping the tools/list answer: {e}"),
             )
         })?;
-        let ids: BTreeSet<String> = (outputs.iter())
+        let ids: BTreeSet<String> = outputs
+            .iter()
             .filter_map(|x| normalize_id(x, id_style))
             .collect();
         let seen: BTreeSet<String> = ids.intersection(&want).cloned().collect();

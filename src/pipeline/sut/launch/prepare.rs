@@ -171,7 +171,9 @@ pub(super) async fn prepare(
             .filter(|_| s.kind == SutKind::Launch)
             .unwrap_or_else(|| shape.format.default_name().to_string()),
     );
-    let mut ups: Vec<UpstreamCmd> = (plan.upstreams.iter())
+    let mut ups: Vec<UpstreamCmd> = plan
+        .upstreams
+        .iter()
         .map(|(name, args)| UpstreamCmd {
             name: name.clone(),
             command: me.display().to_string(),
@@ -254,7 +256,9 @@ pub(super) async fn prepare(
     }
 
     let env = proxy_env(&home, &api_key, &l.env, &vars);
-    let cwd = (l.cwd.as_deref())
+    let cwd = l
+        .cwd
+        .as_deref()
         .filter(|_| s.kind == SutKind::Launch)
         .map(|c| vars.path(c))
         .unwrap_or_else(|| dir.to_path_buf());

@@ -86,7 +86,8 @@ pub(super) async fn wait_ready(
                         )
                         .await;
                     }
-                    let connected: Vec<&str> = (pend.iter())
+                    let connected: Vec<&str> = pend
+                        .iter()
                         .filter(|(s, what)| what.starts_with(&format!("{s} (connected")))
                         .map(|(s, _)| s.as_str())
                         .collect();
@@ -226,7 +227,8 @@ fn catalog_in(body: &Value) -> Option<BTreeSet<String>> {
 fn pending_in(body: &Value, want: &BTreeMap<&str, usize>) -> Option<Vec<(String, String)>> {
     let servers = body.pointer("/data/servers").and_then(Value::as_array)?;
     // by name; the last entry of a name counts
-    let seen: BTreeMap<&str, &Value> = (servers.iter())
+    let seen: BTreeMap<&str, &Value> = servers
+        .iter()
         .filter_map(|srv| Some((srv.get("name")?.as_str()?, srv)))
         .collect();
     let pending = |(name, n): (&&str, &usize)| {

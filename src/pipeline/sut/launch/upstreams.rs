@@ -37,7 +37,9 @@ pub fn random_key() -> String {
 
 /// Every corpus server served from one corpus file.
 pub fn one_file_per_corpus(corpus: &Corpus, path: &Path) -> BTreeMap<String, PathBuf> {
-    (corpus.tools.iter())
+    corpus
+        .tools
+        .iter()
         .map(|t| (t.server_name().to_string(), path.to_path_buf()))
         .collect()
 }
@@ -93,7 +95,8 @@ pub fn proxy_config(
     api_key: &str,
     quarantine: Quarantine,
 ) -> Value {
-    let upstreams: Vec<Value> = (upstreams.iter())
+    let upstreams: Vec<Value> = upstreams
+        .iter()
         .map(|(s, args)| {
             let mut e = json!({
                 "name": s,
@@ -134,7 +137,8 @@ pub fn corpus_upstreams(
     corpus_files: &BTreeMap<String, PathBuf>,
     names: ServedNames,
 ) -> BTreeMap<String, Vec<String>> {
-    (corpus_files.iter())
+    corpus_files
+        .iter()
         .map(|(s, p)| {
             let mut args: Vec<String> = vec![
                 "replay".into(),

@@ -177,7 +177,9 @@ pub fn render_template(
     let name = template_path.display().to_string();
     env.add_template_owned(name.clone(), source.to_string())
         .map_err(|e| format!("{name}: the template does not parse: {e:#}"))?;
-    let mut ctx: BTreeMap<String, minijinja::Value> = (vars.0.iter())
+    let mut ctx: BTreeMap<String, minijinja::Value> = vars
+        .0
+        .iter()
         .map(|(k, v)| (k.clone(), minijinja::Value::from(v.clone())))
         .collect();
     ctx.insert(

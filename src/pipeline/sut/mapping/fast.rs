@@ -47,7 +47,8 @@ pub(super) fn retrieve_tools_ids(text: &str, style: IdStyle) -> Option<Vec<Strin
         // `.tools == null`: no match (mcpproxy before v0.52.0)
         None => Some(Vec::new()),
         Some(tools) if tools.len() > MAX_RESULTS => None,
-        Some(tools) => (tools.into_iter())
+        Some(tools) => tools
+            .into_iter()
             .map(|fields| normalize_id(&Value::Object(fields), style))
             .collect(),
     }

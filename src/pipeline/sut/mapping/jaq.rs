@@ -106,7 +106,8 @@ fn load_errors_message(code: &str, errs: load::Errors<&str, ()>) -> String {
 
 /// jaq's compile diagnostics (undefined names) as one line.
 fn compile_errors_message(errs: jaq_core::compile::Errors<&str, ()>) -> String {
-    let parts: Vec<String> = (errs.into_iter())
+    let parts: Vec<String> = errs
+        .into_iter()
         .flat_map(|(_file, errs)| errs)
         .map(|(name, undefined)| match undefined {
             jaq_core::compile::Undefined::Filter(arity) => {

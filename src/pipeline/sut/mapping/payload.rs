@@ -94,7 +94,8 @@ pub fn call_result_payload(result: &Value) -> Result<Value, MapError> {
         return Ok(structured.clone());
     }
 
-    let mut parsed: Vec<Value> = (texts.iter())
+    let mut parsed: Vec<Value> = texts
+        .iter()
         .filter_map(|t| serde_json::from_str(t).ok())
         .collect();
     match parsed.len() {
