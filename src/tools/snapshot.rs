@@ -10,7 +10,7 @@ use crate::pipeline::dataset::{Corpus, ServerInfo, Tool, corpus_json};
 use anyhow::{Context, bail};
 use rmcp::ClientHandler;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -110,49 +110,46 @@ pub async fn take(
     }
     out.sort_by(|a, b| a.tool_id.cmp(&b.tool_id));
     let mut extra = Map::new();
-    extra.insert("taken".into(), json!(taken));
+    let mut put = |k: &str, v: Value| extra.insert(k.to_string(), v);
+    put("taken", json!(taken));
+    let names =
+        |pairs: &[(String, String)]| json!(pairs.iter().map(|(k, _)| k).collect::<Vec<_>>());
     match ep {
         // env values may be credentials (even dummy ones): record the names only
         Endpoint::Stdio {
             program, args, env, ..
         } => {
-            extra.insert("transport".into(), json!("stdio"));
+            put("transport", json!("stdio"));
             let cmd: Vec<_> = std::iter::once(program).chain(args).collect();
-            extra.insert("command".into(), json!(cmd));
+            put("command", json!(cmd));
             if !env.is_empty() {
-                extra.insert(
-                    "env_names".into(),
-                    json!(env.iter().map(|(k, _)| k).collect::<Vec<_>>()),
-                );
+                put("env_names", names(env));
             }
         }
         // header values may be credentials: record the names only
         Endpoint::Http { url, headers } => {
-            extra.insert("transport".into(), json!("streamable-http"));
-            extra.insert("url".into(), json!(url));
-            extra.insert(
-                "header_names".into(),
-                json!(headers.iter().map(|(k, _)| k).collect::<Vec<_>>()),
-            );
+            put("transport", json!("streamable-http"));
+            put("url", json!(url));
+            put("header_names", names(headers));
         }
     }
     if let Some(i) = &info {
         let v = serde_json::to_value(i.as_ref())?;
         if let Some(si) = v.get("serverInfo") {
-            extra.insert(
-                "server_info".into(),
+            put(
+                "server_info",
                 json!({"name": si.get("name"), "version": si.get("version")}),
             );
         }
         if let Some(pv) = v.get("protocolVersion") {
-            extra.insert("protocol_version".into(), pv.clone());
+            put("protocol_version", pv.clone());
         }
     }
-    extra.insert(
-        "client_capabilities".into(),
+    put(
+        "client_capabilities",
         serde_json::to_value(SnapshotClient.get_info().capabilities)?,
     );
-    extra.insert("tool_count".into(), json!(out.len()));
+    put("tool_count", json!(out.len()));
     Ok(Taken {
         server: ServerInfo {
             name: name.to_string(),
@@ -197,14 +194,9 @@ pub fn empty(version: &str) -> Corpus {
 /// Reads an existing corpus to merge into.
 pub fn read(path: &Path) -> anyhow::Result<Corpus> {
     let text = read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| {
-        anyhow::anyhow!(
-            "{}:{}:{}: not a corpus file: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        )
-    })
+    let p = path.display();
+    serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{p}:{}:{}: not a corpus file: {e}", e.line(), e.column()))
 }
 
 #[cfg(test)]

@@ -33,14 +33,12 @@ pub fn router(state: Arc<State>) -> Router {
     // Stateless by default, each answer one `application/json` body as mcpproxy's mcp-go gives
     // (nothing here needs a session, which routes every call through a worker task and frames
     // it as a server-sent event); `mcp_sessions: true` keeps rmcp's session mode.
-    let config = StreamableHttpServerConfig::default();
-    let config = if state.mcp_sessions {
-        config
-    } else {
-        config
+    let mut config = StreamableHttpServerConfig::default();
+    if !state.mcp_sessions {
+        config = config
             .with_legacy_session_mode(false)
-            .with_json_response(true)
-    };
+            .with_json_response(true);
+    }
     let mcp: StreamableHttpService<ProxyMcp, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(ProxyMcp { state: st.clone() }),
         Default::default(),
