@@ -49,7 +49,9 @@ pub fn changed_aspects(before: &Value, after: &Value) -> Vec<String> {
     let empty = serde_json::Map::new();
     let b = before.as_object().unwrap_or(&empty);
     let a = after.as_object().unwrap_or(&empty);
-    let changed: BTreeSet<String> = (b.keys().chain(a.keys()))
+    let changed: BTreeSet<String> = b
+        .keys()
+        .chain(a.keys())
         .filter(|k| match (b.get(*k), a.get(*k)) {
             (Some(x), Some(y)) => canonical_json(x) != canonical_json(y),
             _ => true,

@@ -344,7 +344,9 @@ impl Embedded {
             searcher,
             analyzer,
             f,
-            ids: (corpus.tools.iter())
+            ids: corpus
+                .tools
+                .iter()
                 .map(|t| Text::from(&t.tool_id))
                 .collect(),
             docs,
@@ -353,7 +355,9 @@ impl Embedded {
 
     /// Per segment of the searcher: its id and, per document, the tool's position in the corpus.
     fn segment_docs(searcher: &Searcher) -> anyhow::Result<Vec<(SegmentId, Vec<u32>)>> {
-        (searcher.segment_readers().iter())
+        searcher
+            .segment_readers()
+            .iter()
             .map(|seg| -> anyhow::Result<(SegmentId, Vec<u32>)> {
                 let col = seg.fast_fields().u64("ord")?;
                 let docs = (0..seg.max_doc())
@@ -459,7 +463,8 @@ impl Retriever for Embedded {
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let start = Instant::now();
-        let ranked = (self.rank(req.text, req.limit))
+        let ranked = self
+            .rank(req.text, req.limit)
             .map_err(|e| SutError::other(self.facts.name.clone(), e.to_string()))?;
         let ids = ranked.into_iter().map(|(id, _)| id).collect();
         Ok(Ranked {

@@ -178,7 +178,9 @@ impl Retriever for RecordedRetriever {
         if unknown.is_empty() {
             return Vec::new();
         }
-        let shown: Vec<String> = (unknown.iter().take(10))
+        let shown: Vec<String> = unknown
+            .iter()
+            .take(10)
             .map(|id| format!("{id:?}"))
             .collect();
         let more = if unknown.len() > shown.len() {
@@ -257,7 +259,9 @@ impl RecordedDetector {
             .map(|d| RecordedDetector {
                 name: d.detector,
                 scope: d.scope,
-                runs: (d.runs.into_iter())
+                runs: d
+                    .runs
+                    .into_iter()
                     .map(|r| {
                         r.verdicts
                             .into_iter()
@@ -288,7 +292,9 @@ impl RecordedDetector {
                     .to_string();
                 let mut run = HashMap::new();
                 for (i, e) in entries.iter().enumerate() {
-                    let id = (e.get("id").and_then(Value::as_str))
+                    let id = e
+                        .get("id")
+                        .and_then(Value::as_str)
                         .with_context(|| format!("at $.entries[{i}].id: expected a string"))?;
                     let found = e.get("verdicts").and_then(Value::as_array).and_then(|vs| {
                         vs.iter()
@@ -297,7 +303,9 @@ impl RecordedDetector {
                     if let Some(vd) = found {
                         let flagged = vd.get("flagged").and_then(Value::as_bool).with_context(|| format!("at $.entries[{i}].verdicts: expected a boolean `flagged` for detector {name:?}"))?;
                         let detections = vd.get("detections").and_then(Value::as_array);
-                        let signals = (detections.into_iter().flatten())
+                        let signals = detections
+                            .into_iter()
+                            .flatten()
                             .filter_map(|d| Some(d.get("type")?.as_str()?.to_string()))
                             .collect();
                         run.insert(id.to_string(), Decision::new(id, flagged, signals));

@@ -167,7 +167,10 @@ impl Retriever for RestSearch {
                 ),
             )
         })?;
-        let ids = (self.spec.mapper.map_payload(&v))
+        let ids = self
+            .spec
+            .mapper
+            .map_payload(&v)
             .map_err(|e| SutError::garbage(system, format!("query {:?}: {e}", req.query_id)))?;
         let ids = ids.into_iter().map(Text::from).collect();
         Ok(Ranked { ids, latency })

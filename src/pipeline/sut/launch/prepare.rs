@@ -39,7 +39,9 @@ pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
 
 /// A fresh scratch directory `prefix…` of system `name`, removed on SIGINT/SIGTERM too.
 pub fn scratch_dir(name: &str, prefix: &str) -> Result<tempfile::TempDir, SutError> {
-    let dir = (tempfile::Builder::new().prefix(prefix).tempdir())
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
         .map_err(|e| SutError::other(name, format!("cannot create a scratch directory: {e}")))?;
     Supervisor::remove_on_signal(dir.path());
     Ok(dir)
@@ -219,7 +221,10 @@ pub(super) async fn prepare(
                 let name = e["name"].as_str().unwrap_or_default().to_string();
                 let u = UpstreamCmd {
                     command: e["command"].as_str().unwrap_or_default().to_string(),
-                    args: (e["args"].as_array().into_iter().flatten())
+                    args: e["args"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
                         .filter_map(|a| a.as_str().map(String::from))
                         .collect(),
                     env: BTreeMap::new(),

@@ -57,11 +57,15 @@ pub fn write_server_corpora(
         let part = Corpus {
             version: corpus.version.clone(),
             generated_from: corpus.generated_from.clone(),
-            servers: (corpus.servers.iter())
+            servers: corpus
+                .servers
+                .iter()
                 .filter(|x| x.name == s)
                 .cloned()
                 .collect(),
-            tools: (corpus.tools.iter())
+            tools: corpus
+                .tools
+                .iter()
                 .filter(|t| t.server_name() == s)
                 .cloned()
                 .collect(),

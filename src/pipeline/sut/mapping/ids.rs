@@ -118,7 +118,8 @@ fn pair_id(server: &str, tool: &str) -> Option<String> {
     if server.is_empty() || server.contains(':') {
         return None;
     }
-    let bare = (tool.strip_prefix(server))
+    let bare = tool
+        .strip_prefix(server)
         .and_then(|rest| rest.strip_prefix(':').or_else(|| rest.strip_prefix("__")))
         .unwrap_or(tool);
     (!bare.is_empty()).then(|| format!("{server}:{bare}"))

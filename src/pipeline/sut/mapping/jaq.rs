@@ -20,7 +20,8 @@ pub(super) fn compile(code: &str) -> Result<Filter, String> {
     let arena = Arena::default();
     let std_defs = jaq_std::defs().filter(|d| !WITHHELD.contains(&d.name));
     let loader = Loader::new(std_defs.chain(jaq_json::defs()));
-    let modules = (loader.load(&arena, File { code, path: () }))
+    let modules = loader
+        .load(&arena, File { code, path: () })
         .map_err(|errs| load_errors_message(code, errs))?;
     let funs = jaq_std::funs().filter(|f| !WITHHELD.contains(&f.0));
     let compiler = Compiler::default().with_funs(funs.chain(jaq_json::funs()));

@@ -19,7 +19,9 @@ pub(super) fn text_blocks(result: &Value) -> Vec<&str> {
 pub(super) fn unwrap_envelope(payload: Value) -> Result<Value, MapError> {
     if let Value::Object(o) = &payload {
         if o.get("success") == Some(&Value::Bool(false)) {
-            let err = (o.get("error").or_else(|| o.get("message")))
+            let err = o
+                .get("error")
+                .or_else(|| o.get("message"))
                 .map(|e| match e {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
