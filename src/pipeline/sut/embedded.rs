@@ -392,9 +392,12 @@ impl Embedded {
     /// Like [`Embedded::rank`], with each tool as its position in the indexed corpus.
     pub fn rank_positions(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(usize, f32)>> {
         let mut terms = BTreeSet::new();
-        (self.analyzer.clone().token_stream(text)).process(&mut |tok| {
-            terms.insert(tok.text.clone());
-        });
+        self.analyzer
+            .clone()
+            .token_stream(text)
+            .process(&mut |tok| {
+                terms.insert(tok.text.clone());
+            });
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }

@@ -171,7 +171,8 @@ impl McpSearch {
         let timeout = self.session.timeout;
         let call = |p: CallToolRequestParams| async move {
             let answer = self.session.service.peer().call_tool(p);
-            (tokio::time::timeout(timeout, answer).await)
+            tokio::time::timeout(timeout, answer)
+                .await
                 .unwrap_or_else(|_| Err(ServiceError::Timeout { timeout }))
         };
         let mut attempt = call(params.clone()).await;

@@ -327,8 +327,9 @@ impl RecordedDetector {
         };
         let mut run = HashMap::new();
         for (id, f) in obj {
-            let flagged =
-                (f.as_bool()).with_context(|| format!("at {id:?}: expected true or false"))?;
+            let flagged = f
+                .as_bool()
+                .with_context(|| format!("at {id:?}: expected true or false"))?;
             run.insert(id.clone(), Decision::new(id, flagged, vec![]));
         }
         Ok(vec![RecordedDetector {

@@ -353,7 +353,7 @@ where
             .await
             .map_err(|e| SutError::connect_failed(spec.system.clone(), &e, ""))?;
         let v = serde_json::to_value(&tools).unwrap_or_default();
-        let outputs = (mapper.outputs(&v)).map_err(|e| {
+        let outputs = mapper.outputs(&v).map_err(|e| {
             SutError::garbage(
                 spec.system.clone(),
                 format!("mapping the tools/list answer: {e}"),

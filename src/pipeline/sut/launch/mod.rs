@@ -62,11 +62,15 @@ pub struct Launched {
 
 impl Launched {
     fn exited(&self) -> Option<String> {
-        (self.proxy.as_ref()).map_or_else(|| self.search.exited(), |p| p.try_exited())
+        self.proxy
+            .as_ref()
+            .map_or_else(|| self.search.exited(), |p| p.try_exited())
     }
 
     fn log_tail(&self) -> String {
-        (self.proxy.as_ref()).map_or_else(|| self.search.story(), proxy_log)
+        self.proxy
+            .as_ref()
+            .map_or_else(|| self.search.story(), proxy_log)
     }
 
     /// Names the cause when the proxy process died under a failed query. A dropped connection

@@ -29,7 +29,9 @@ pub fn system_name(s: &LaunchSpec) -> String {
 /// second per served server: a proxy starts its upstreams at once, and a hundred of them on a
 /// small CI machine take a while).
 pub fn ready_timeout(s: &LaunchSpec, servers: usize) -> Duration {
-    (s.check.ready_timeout).unwrap_or(super::READY_TIMEOUT + Duration::from_secs(servers as u64))
+    s.check
+        .ready_timeout
+        .unwrap_or(super::READY_TIMEOUT + Duration::from_secs(servers as u64))
 }
 
 /// A fresh scratch directory for one launch.
@@ -228,7 +230,10 @@ pub(super) async fn prepare(
                         .filter_map(|a| a.as_str().map(String::from))
                         .collect(),
                     env: BTreeMap::new(),
-                    url: (ups.iter().find(|u| u.name == name)).and_then(|u| u.url.clone()),
+                    url: ups
+                        .iter()
+                        .find(|u| u.name == name)
+                        .and_then(|u| u.url.clone()),
                     name,
                 };
                 if let (Some(url), Some(o)) = (&u.url, e.as_object_mut()) {
@@ -322,9 +327,14 @@ fn proxy_command(s: &LaunchSpec, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec
             (bin, fill(args))
         }
         SutKind::Launch => {
-            let cmd = (s.launch.command.clone().filter(|c| !c.is_empty())).ok_or_else(|| {
-                "--sut launch needs [sut.launch] command = [...] in evalgate.toml".to_string()
-            })?;
+            let cmd = s
+                .launch
+                .command
+                .clone()
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| {
+                    "--sut launch needs [sut.launch] command = [...] in evalgate.toml".to_string()
+                })?;
             (
                 vars.path(&cmd[0]),
                 cmd[1..].iter().map(|a| vars.fill(a)).collect(),

@@ -150,7 +150,10 @@ impl Api<'_> {
     /// `{method} {base}{path}` with the proxy's API key.
     async fn call(&self, method: Method, path: &str) -> Result<reqwest::Response, String> {
         let req = self.client.request(method, format!("{}{path}", self.base));
-        (req.header("X-API-Key", self.key).send().await).map_err(|e| e.to_string())
+        req.header("X-API-Key", self.key)
+            .send()
+            .await
+            .map_err(|e| e.to_string())
     }
 
     async fn catalog_ids(&self) -> Result<BTreeSet<String>, String> {

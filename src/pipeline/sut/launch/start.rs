@@ -65,8 +65,9 @@ pub async fn start(
                 plan.upstreams.len()
             );
         }
-        let proxy =
-            (sup.spawn(spec)).map_err(|e| SutError::crashed(name.clone(), format!("{e:#}")))?;
+        let proxy = sup
+            .spawn(spec)
+            .map_err(|e| SutError::crashed(name.clone(), format!("{e:#}")))?;
         let base = format!("http://{}", p.listen);
         let took = match wait_ready(s, &name, plan, &shape, &p, &base, &proxy).await? {
             Waited::Ready(took) => took,

@@ -179,7 +179,8 @@ impl Mapper {
     /// (so `.tools` and `.tools[]` are equivalent) — except a lone `[server, tool]` pair whose
     /// items are not ids themselves, which is one element. Duplicates are kept.
     pub fn map_payload(&self, payload: &Value) -> Result<Vec<String>, MapError> {
-        (self.elements(self.run(payload)?).iter())
+        self.elements(self.run(payload)?)
+            .iter()
             .enumerate()
             .map(|(index, element)| {
                 normalize_id(element, self.style).ok_or_else(|| MapError::BadElement {

@@ -7,7 +7,9 @@ use serde_json::Value;
 
 pub(super) fn text_blocks(result: &Value) -> Vec<&str> {
     let blocks = result.get("content").and_then(Value::as_array);
-    (blocks.into_iter().flatten())
+    blocks
+        .into_iter()
+        .flatten()
         .filter(|b| b.get("type").and_then(Value::as_str).unwrap_or("text") == "text")
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .collect()

@@ -120,7 +120,9 @@ impl Running {
 
     fn stop(mut self) -> String {
         let _ = self.child.kill();
-        (self.child.wait()).map_or_else(|e| e.to_string(), |st| st.to_string())
+        self.child
+            .wait()
+            .map_or_else(|e| e.to_string(), |st| st.to_string())
     }
 }
 
