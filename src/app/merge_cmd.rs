@@ -6,7 +6,6 @@
 use super::{BadInput, Measured, Part, Plan, RetrievalMeasured, assemble, gate_policy};
 use crate::cli::MergeArgs;
 use crate::config::Settings;
-use crate::infra::files;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::shard::{Shard, ShardRef};
 use crate::pipeline::measure;
@@ -149,22 +148,9 @@ fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
     Ok(shards)
 }
 
+/// A shard's report, with the observations written beside it (`--observations file|gzip`).
 fn read_report(path: &Path) -> Result<Report, BadInput> {
-    let text = files::read_to_string(path)
-        .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
-    let mut de = serde_json::Deserializer::from_str(&text);
-    let mut report: Report = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let inner = e.inner();
-        BadInput(format!(
-            "{}:{}:{}: at $.{}: expected an evalgate report.json: {inner}",
-            path.display(),
-            inner.line(),
-            inner.column(),
-            e.path()
-        ))
-    })?;
-    drop(text);
-    // observations written beside the report (`--observations file|gzip`) are read back
+    let mut report = super::read_report_json(path)?;
     if let Some(name) = report.observations_file.clone() {
         let side = ObservationsFile::read_beside(path, &name).map_err(super::bad_input)?;
         report.attach_observations(side);

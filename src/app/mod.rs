@@ -75,16 +75,19 @@ fn bad_input(e: anyhow::Error) -> BadInput {
     BadInput(format!("{e:#}"))
 }
 
-/// Reads an evalgate report.json, every failure phrased as a [`BadInput`].
+/// Reads an evalgate report.json, every failure phrased as a [`BadInput`] (with the JSON path).
 fn read_report_json(path: &std::path::Path) -> Result<Report, BadInput> {
     let text = files::read_to_string(path)
         .map_err(|e| BadInput(format!("{}: cannot read the report: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| {
+    let mut de = serde_json::Deserializer::from_str(&text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let inner = e.inner();
         BadInput(format!(
-            "{}:{}:{}: expected an evalgate report.json: {e}",
+            "{}:{}:{}: at $.{}: expected an evalgate report.json: {inner}",
             path.display(),
-            e.line(),
-            e.column()
+            inner.line(),
+            inner.column(),
+            e.path()
         ))
     })
 }
