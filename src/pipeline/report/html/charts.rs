@@ -5,6 +5,7 @@
 use super::super::doc::QueryChart;
 use super::super::format;
 use super::super::model::{DetectorReport, QueryReport};
+use super::super::scorecard::coord as n;
 use super::super::view::Row;
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
@@ -23,13 +24,6 @@ pub(super) fn esc(s: &str) -> String {
 /// Dataset text for an SVG: invisible characters shown, clipped to `max` characters, escaped.
 pub(super) fn data(s: &str, max: usize) -> String {
     esc(&sanitize::clip(&sanitize::visible(s), max))
-}
-
-/// A coordinate: one decimal, no trailing `.0`.
-fn n(x: f64) -> String {
-    let x = if x.is_finite() { x } else { 0.0 };
-    let s = format!("{x:.1}");
-    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
 /// A horizontal position in a fluid chart: a percentage of the chart's width, two decimals.
