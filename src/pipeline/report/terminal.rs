@@ -33,12 +33,7 @@ fn fit(t: &mut Table) {
             .collect()
     };
     let mut shadow = Table::new();
-    if let Some(h) = t.header() {
-        shadow.add_row(words(h));
-    }
-    for r in t.row_iter() {
-        shadow.add_row(words(r));
-    }
+    shadow.add_rows(t.header().into_iter().chain(t.row_iter()).map(words));
     let longest = shadow.column_max_content_widths();
     // the borders: one on each side and one between two columns
     let mut min = t.column_count() + 1;

@@ -62,15 +62,6 @@ fn open_svg(kind: &str, w: Option<f64>, h: f64, label: &str, desc: &str) -> Stri
     s
 }
 
-/// `n` run(s), for chart text.
-fn runs_text(runs: usize) -> String {
-    if runs == 1 {
-        "1 run".to_string()
-    } else {
-        format!("{runs} runs")
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Per-query recall
 
@@ -125,11 +116,6 @@ pub(super) fn per_query_chart(qc: &QueryChart) -> String {
             x1 = pct(right),
             y = n(y(t)),
             ty = n(y(t) + 4.0),
-            t = if t == 0.0 || t == 1.0 {
-                format!("{t:.0}")
-            } else {
-                format!("{t}")
-            },
         );
     }
     for (i, q) in qs.iter().enumerate() {
@@ -333,8 +319,8 @@ pub(super) fn spread_chart(
     let axis_y = SPREAD_TOP + rows.len() as f64 * SPREAD_ROW;
     let height = axis_y + 48.0;
     let label = format!(
-        "{what}, run spread over {}: each run's value as a dot, the mean as a bar, the 95% confidence interval as a band; axis from {lo:.1} to {hi:.1}",
-        runs_text(runs)
+        "{what}, run spread over {runs} run{}: each run's value as a dot, the mean as a bar, the 95% confidence interval as a band; axis from {lo:.1} to {hi:.1}",
+        if runs == 1 { "" } else { "s" }
     );
     let desc = rows
         .iter()

@@ -87,22 +87,11 @@ impl doc::Format for Html {
     }
 }
 
-/// evalgate's own words as element text: the five characters HTML gives a meaning escaped
-/// (minijinja's escaper also escapes `/`, which would show counts as `31 &#x2f; 2` in the page's
-/// source).
+/// evalgate's own words as element text: the five characters HTML gives a meaning escaped, and
+/// `/` left as it is (minijinja's escaper also escapes it, which would show counts as
+/// `31 &#x2f; 2` in the page's source; an escaped `&` is `&amp;`, so no text turns into one).
 fn words(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#x27;"),
-            c => o.push(c),
-        }
-    }
-    o
+    charts::esc(s).replace("&#x2f;", "/")
 }
 
 /// `t` as a table of the page: a string made only by [`Html`]'s [`doc::Format`].
