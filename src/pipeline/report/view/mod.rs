@@ -564,9 +564,7 @@ pub fn per_run(total: impl Into<u64>, runs: usize) -> String {
     if runs <= 1 {
         return total.to_string();
     }
-    let mean = total as f64 / runs as f64;
-    let s = format!("{mean:.1}");
-    s.strip_suffix(".0").map_or(s.clone(), str::to_string)
+    super::scorecard::points(total as f64 / runs as f64)
 }
 
 /// "(per run)" after a heading whose counts are per-run means, else nothing.
