@@ -109,26 +109,28 @@ fn tolerance_check(
     check
 }
 
-/// A check of a detector's metric against a ceiling or a floor (`kind`).
+/// A detector's two limits: the metric each holds, how, and its word (`[gate]
+/// new_detector_fpr_ceiling` and `new_detector_recall_floor` name them by metric and word).
+const LIMITS: [(Metric, CheckKind, &str); 2] = [
+    (Metric::Fpr, CheckKind::Ceiling, "ceiling"),
+    (Metric::Recall, CheckKind::Floor, "floor"),
+];
+
+/// A check of a detector's metric against one of its [`LIMITS`].
 fn threshold_check(
     subject: &str,
-    metric: Metric,
+    (metric, kind, word): (Metric, CheckKind, &str),
     s: Option<&Summary>,
     limit: f64,
-    kind: CheckKind,
 ) -> Check {
     let name = metric.label();
     let ceiling = kind == CheckKind::Ceiling;
-    let (word, side, direction) = if ceiling {
-        ("ceiling", "above", Direction::Lower)
-    } else {
-        ("floor", "below", Direction::Higher)
-    };
+    let side = if ceiling { "above" } else { "below" };
     let mut check = Check {
         current: s.and_then(|s| s.mean),
         ci95: s.and_then(|s| s.ci95),
         limit: Some(limit),
-        ..info(subject, metric.key(), direction)
+        ..info(subject, metric.key(), metric.direction())
     };
     // undefined is not worse: the limit is stated, the check reported only
     let Some(c) = check.current else {
@@ -356,15 +358,13 @@ fn detector_checks(
         None => (None, None, false),
     };
     let mut held = false;
-    for (limit, metric, kind, key) in [
-        (ceiling, Metric::Fpr, CheckKind::Ceiling, "fpr_ceiling"),
-        (floor, Metric::Recall, CheckKind::Floor, "recall_floor"),
-    ] {
+    for (limit, row @ (metric, _, word)) in [ceiling, floor].into_iter().zip(LIMITS) {
         let Some(l) = limit else { continue };
-        let mut c = threshold_check(&subject, metric, d.metrics.get(metric.key()), l, kind);
+        let mut c = threshold_check(&subject, row, d.metrics.get(metric.key()), l);
         if by_default {
             c.message.push_str(&format!(
-                " (the default for a detector the baseline has no entry for: [gate] new_detector_{key} in evalgate.toml)"
+                " (the default for a detector the baseline has no entry for: [gate] new_detector_{}_{word} in evalgate.toml)",
+                metric.key()
             ));
         }
         held |= c.kind != CheckKind::Info;
@@ -387,10 +387,8 @@ fn not_run_checks(detectors: &[DetectorInputs], b: Option<&Baseline>, checks: &m
         if detectors.iter().any(|d| d.name == name.as_str()) {
             continue;
         }
-        for (limit, metric, word) in [
-            (db.fpr_ceiling, Metric::Fpr, "ceiling"),
-            (db.recall_floor, Metric::Recall, "floor"),
-        ] {
+        for (limit, (metric, _, word)) in [db.fpr_ceiling, db.recall_floor].into_iter().zip(LIMITS)
+        {
             let Some(l) = limit else { continue };
             checks.push(Check {
                 limit: Some(l),

@@ -105,15 +105,14 @@ pub trait Format {
 /// Baseline, Current, Δ (the paired comparison under it), Limit, Gate.
 pub fn baseline_table<'a>(first: &str, rows: impl IntoIterator<Item = (Cell, &'a Row)>) -> Table {
     let head = format!("{first}|Baseline|Current (mean ± 95% CI)|Δ|Limit|Gate");
-    let mut t = Table::new(&head, 1, true);
-    for (label, row) in rows {
+    Table::new(&head, 1, true).with(rows.into_iter().map(|(label, row)| {
         let d = Cell::Plain(delta(row.delta));
         let limit = if row.limit.is_empty() {
             "–"
         } else {
             &row.limit
         };
-        t.rows.push(vec![
+        vec![
             label,
             num(row.baseline).into(),
             mean_ci(row.current.as_ref()).into(),
@@ -123,9 +122,8 @@ pub fn baseline_table<'a>(first: &str, rows: impl IntoIterator<Item = (Cell, &'a
             },
             limit.into(),
             Cell::Mark(row.mark),
-        ]);
-    }
-    t
+        ]
+    }))
 }
 
 /// The retrieval metrics against the baseline.
@@ -147,13 +145,12 @@ pub fn detectors_table<'a>(detectors: impl IntoIterator<Item = &'a DetectorView>
 /// A detector's rug-pulls played live, one row per category.
 pub fn live_table(live: &[LiveRow]) -> Table {
     let head = "Category|Played|Re-listed|Reported|Blocked|Restored|Detection rate|Block rate";
-    let mut t = Table::new(head, 1, false);
-    for c in live {
+    Table::new(head, 1, false).with(live.iter().map(|c| {
         let mut category = vec![Cell::Category(c.category)];
         if let Some(r) = c.resembles {
             category.extend([" like ".into(), Cell::Category(r)]);
         }
-        t.rows.push(vec![
+        vec![
             Cell::Seq(category),
             c.played.to_string().into(),
             c.relisted.clone().into(),
@@ -162,9 +159,8 @@ pub fn live_table(live: &[LiveRow]) -> Table {
             c.restored.clone().into(),
             mean_ci(Some(&c.detection_rate)).into(),
             mean_ci(Some(&c.block_rate)).into(),
-        ]);
-    }
-    t
+        ]
+    }))
 }
 
 /// `items` as cells, joined by `sep`.
@@ -185,8 +181,7 @@ pub fn overview_table(v: &View, runs: usize) -> Table {
     let head = format!(
         "Detector|Scope|Precision|Recall|F1|FPR|FPR hard neg.|TP / FP / TN / FN{note}|Gate"
     );
-    let mut t = Table::new(&head, 2, true);
-    for d in &v.detectors {
+    Table::new(&head, 2, true).with(v.detectors.iter().map(|d| {
         let mut name = vec![Cell::Id(d.name.clone(), 60)];
         if !d.by.is_empty() {
             name.extend([" (".into(), Cell::Text(d.by.clone(), 80), ")".into()]);
@@ -206,9 +201,8 @@ pub fn overview_table(v: &View, runs: usize) -> Table {
         };
         row.push(format!("{}{na}", d.counts.join(" / ")).into());
         row.push(Cell::Mark(d.mark));
-        t.rows.push(row);
-    }
-    t
+        row
+    }))
 }
 
 /// The entries whose verdicts flipped since the baseline.
@@ -226,7 +220,7 @@ pub fn category_table<'a>(v: &View, detectors: impl IntoIterator<Item = &'a str>
     for d in detectors {
         t.head.push((Cell::Text(d.to_string(), 40), Align::Right));
     }
-    for row in &v.categories {
+    t.with(v.categories.iter().map(|row| {
         let c = Cell::Category(row.category);
         let label = match (row.hard_negatives, row.attack) {
             (true, _) => vec!["hard negatives like ".into(), c, " (flag rate)".into()],
@@ -238,9 +232,8 @@ pub fn category_table<'a>(v: &View, detectors: impl IntoIterator<Item = &'a str>
             CategoryCell::OutOfScope => "out of scope".into(),
             CategoryCell::Rate(rate) => num(*rate).into(),
         }));
-        t.rows.push(cells);
-    }
-    t
+        cells
+    }))
 }
 
 /// The most regressed (or lowest-scoring) queries, with how their relevant tool moved when
@@ -252,13 +245,12 @@ pub fn regressions_table(reg: &Regressions) -> Table {
         let head = "Relevant tool: rank before → after (top 10)";
         t.head.push((head.into(), Align::Left));
     }
-    for q in &reg.rows {
+    t.with(reg.rows.iter().map(|q| {
         let mut row = vec![
             Cell::Id(q.id.to_string(), 40),
             Cell::Text(q.query.to_string(), CELL_MAX),
             // a name evalgate does not know (a hand-made report.json) stays inert
-            q.label
-                .map_or_else(|| Cell::Id(q.metric.clone(), 60), Cell::from),
+            view::metric_label(q).map_or_else(|| Cell::Id(q.metric.clone(), 60), Cell::from),
             num(q.baseline).into(),
             num(Some(q.current)).into(),
             delta(q.delta).into(),
@@ -266,14 +258,15 @@ pub fn regressions_table(reg: &Regressions) -> Table {
         if ranked {
             row.push(q.ranks.as_ref().map_or_else(|| "–".into(), ranks));
         }
-        t.rows.push(row);
-    }
-    t
+        row
+    }))
 }
 
 /// `tool 3 → 7; in its place: a, b`.
 pub fn ranks(rc: &RankChange) -> Cell {
-    let moved = format!(" {} → {}", view::rank(rc.before), view::rank(rc.after));
+    // a rank in the top 10, or `–` when the tool is not in it
+    let rank = |r: Option<usize>| r.map_or_else(|| "–".to_string(), |r| r.to_string());
+    let moved = format!(" {} → {}", rank(rc.before), rank(rc.after));
     let mut cells = vec![id(&rc.tool), moved.into()];
     if !rc.took_its_place.is_empty() {
         cells.push("; in its place: ".into());
@@ -314,15 +307,13 @@ pub fn worst_tools_table(t: &ToolsView) -> Table {
 /// The servers with the lowest Recall@5.
 pub fn worst_servers_table(t: &ToolsView) -> Table {
     let head = "Server|Relevant tools|Never found|Relevant in|Found in top 5|Recall@5";
-    let mut table = Table::new(head, 1, false);
-    for s in &t.worst_servers {
+    Table::new(head, 1, false).with(t.worst_servers.iter().map(|s| {
         let n = [s.tools, s.never_found, s.relevant_in, s.found_in_top_5];
         let mut row = vec![id(&s.server)];
         row.extend(n.iter().map(|n| Cell::Plain(n.to_string())));
         row.push(num(Some(s.recall_at_5)).into());
-        table.rows.push(row);
-    }
-    table
+        row
+    }))
 }
 
 /// Hard negatives in a top 5: query, tool, runs, best rank.
@@ -339,16 +330,15 @@ pub fn hard_negatives_table(t: &ToolsView) -> Table {
 pub fn probes_table(rb: &RobustnessReport) -> Table {
     let mut t = Table::new("Probe|Outcome|Results|Detail", 2, false);
     t.head[3].1 = Align::Left;
-    for p in &rb.probes {
+    t.with(rb.probes.iter().map(|p| {
         let mark = (p.outcome == ProbeOutcome::Failed).then_some("❌ ");
-        t.rows.push(vec![
+        vec![
             Cell::Text(p.what.to_string(), 80),
             format!("{}{}", mark.unwrap_or_default(), p.outcome.as_str()).into(),
             p.results.map(|n| n.to_string()).unwrap_or_default().into(),
             Cell::Text(p.detail.to_string(), CELL_MAX),
-        ]);
-    }
-    t
+        ]
+    }))
 }
 
 /// Above this many queries the per-query chart is a histogram of Recall@5: a bar per query would

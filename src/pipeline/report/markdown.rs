@@ -197,7 +197,8 @@ pub fn render_view(r: &Report, v: &View) -> String {
         details(&mut o, reg.title, &table);
     }
     if let Some(t) = &v.tools {
-        tools_section(&mut o, t);
+        let summary = format!("Per-tool diagnostics: {}", t.summary());
+        details(&mut o, &summary, &tools_section(t));
     }
     if let Some(rb) = &r.robustness {
         let mut dead = String::new();
@@ -243,16 +244,13 @@ fn details(o: &mut String, summary: &str, body: &str) {
     );
 }
 
-/// The per-tool diagnostics, collapsed: confusions (new ones first), the worst tools and
-/// servers, the never-found tools, the hard negatives in a top 5. Every list is cut at
-/// [`view::tools::LIST_MAX`]; report.json has them whole.
-fn tools_section(o: &mut String, t: &view::ToolsView) {
-    let summary = t.summary();
-    let _ = writeln!(
-        o,
-        "<details><summary>Per-tool diagnostics: {summary}</summary>\n"
+/// The per-tool diagnostics (collapsed by the caller): confusions (new ones first), the worst
+/// tools and servers, the never-found tools, the hard negatives in a top 5. Every list is cut
+/// at [`view::tools::LIST_MAX`]; report.json has them whole.
+fn tools_section(t: &view::ToolsView) -> String {
+    let mut o = String::from(
+        "A tool is found when it is in the top 5; a confusion is a relevant tool that missed the top 5 while a tool not relevant to the query was in it. Full tables: `retrieval.tool_diagnostics` in report.json.\n\n",
     );
-    o.push_str("A tool is found when it is in the top 5; a confusion is a relevant tool that missed the top 5 while a tool not relevant to the query was in it. Full tables: `retrieval.tool_diagnostics` in report.json.\n\n");
     if let Some(n) = &t.new_confusions {
         let s = shown(n.pairs.len(), n.total);
         let _ = writeln!(o, "**Confusions new since the baseline** ({s}):\n");
@@ -291,7 +289,7 @@ fn tools_section(o: &mut String, t: &view::ToolsView) {
         );
         o.push_str(&Markdown.table(&doc::hard_negatives_table(t)));
     }
-    o.push_str("\n</details>\n\n");
+    o
 }
 
 #[cfg(test)]

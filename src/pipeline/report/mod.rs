@@ -51,7 +51,7 @@ impl Exporter for Json {
         Some("report.json")
     }
     fn render(&self, report: &Report, _: &View) -> anyhow::Result<String> {
-        Ok(json(report))
+        Ok(serde_json::to_string_pretty(report)? + "\n")
     }
     fn write(&self, report: &Report, _: &View, w: &mut dyn Write) -> anyhow::Result<()> {
         // the serializer's many small writes go to a buffer of a known type (inlined copies),
@@ -62,13 +62,6 @@ impl Exporter for Json {
         w.flush()?;
         Ok(())
     }
-}
-
-/// `report.json`: the model itself, indented.
-pub fn json(r: &Report) -> String {
-    let mut s = serde_json::to_string_pretty(r).expect("report serialises");
-    s.push('\n');
-    s
 }
 
 /// Writes every file format of [`FILES`] into `dir` (created if needed), and the raw
@@ -117,32 +110,27 @@ pub fn write_all(
                 let mut z = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
                 serde_json::to_writer(&mut z, obs)?;
                 z.finish()?;
-                Ok(())
             } else {
                 serde_json::to_writer(&mut *w, obs)?;
-                Ok(())
             }
+            Ok(())
         })?;
         staged.push((path, s));
     }
-    let mut written = Vec::new();
-    for (path, s) in staged {
-        s.commit()?;
-        written.push(path);
-    }
+    let written = staged
+        .into_iter()
+        .map(|(path, s)| s.commit().map(|()| path));
+    let written = written.collect::<anyhow::Result<Vec<_>>>()?;
     for stale in OBSERVATIONS_FILES {
-        if side.is_none_or(|(name, _)| name != stale) {
-            match std::fs::remove_file(dir.join(stale)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(e).with_context(|| {
-                        format!(
-                            "{}: cannot remove an earlier run's observations",
-                            dir.display()
-                        )
-                    });
-                }
-                _ => {}
-            }
+        if side.is_none_or(|(name, _)| name != stale)
+            && let Err(e) = std::fs::remove_file(dir.join(stale))
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            let why = format!(
+                "{}: cannot remove an earlier run's observations",
+                dir.display()
+            );
+            return Err(e).context(why);
         }
     }
     Ok(written)
@@ -169,7 +157,7 @@ mod tests {
         let r = fixture();
         let v = View::of(&r);
         let out: Vec<String> = FILES.iter().map(|e| e.render(&r, &v).unwrap()).collect();
-        assert_eq!(out[0], json(&r));
+        assert_eq!(out[0], serde_json::to_string_pretty(&r).unwrap() + "\n");
         assert_eq!(out[1], markdown::render(&r));
         assert_eq!(out[2], html::render(&r).unwrap());
         assert_eq!(

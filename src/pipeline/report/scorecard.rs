@@ -98,8 +98,8 @@ const R: f64 = 105.0;
 /// Where a dimension's label sits, from the centre.
 const LABEL_R: f64 = 122.0;
 
-/// A coordinate: one decimal, no trailing `.0`.
-fn c(x: f64) -> String {
+/// A coordinate: one decimal, no trailing `.0` (a value that is not finite is 0).
+pub fn coord(x: f64) -> String {
     points(if x.is_finite() { x } else { 0.0 })
 }
 
@@ -119,7 +119,7 @@ fn polygon(values: &[Option<f64>], class: &str) -> Option<String> {
         .filter_map(|(i, v)| {
             v.map(|f| {
                 let (x, y) = at(i, n, f.clamp(0.0, 1.0));
-                format!("{},{}", c(x), c(y))
+                format!("{},{}", coord(x), coord(y))
             })
         })
         .collect();
@@ -143,8 +143,8 @@ pub fn radar_svg(sc: &Scorecard) -> String {
     let _ = write!(
         s,
         r#"<svg class="chart radar" data-chart="radar" xmlns="http://www.w3.org/2000/svg" role="img" width="{w}" height="{h}" viewBox="0 0 {w} {h}" aria-label="{label}"><title>{label}</title><desc>{desc}</desc>"#,
-        w = c(W),
-        h = c(H),
+        w = coord(W),
+        h = coord(H),
         label = HtmlEscape(&label),
         desc = HtmlEscape(&desc.join("; ")),
     );
@@ -155,7 +155,7 @@ pub fn radar_svg(sc: &Scorecard) -> String {
     for (i, d) in sc.dimensions.iter().enumerate() {
         let mute = if d.score.is_none() { " unmeasured" } else { "" };
         let (x, y) = at(i, n, 1.0);
-        let (x0, y0, x, y) = (c(CX), c(CY), c(x), c(y));
+        let (x0, y0, x, y) = (coord(CX), coord(CY), coord(x), coord(y));
         let _ = write!(
             s,
             r#"<line class="axis{mute}" x1="{x0}" y1="{y0}" x2="{x}" y2="{y}"/>"#
@@ -175,7 +175,7 @@ pub fn radar_svg(sc: &Scorecard) -> String {
     for (i, v) in values.iter().enumerate() {
         if let Some(f) = v {
             let (x, y) = at(i, n, f.clamp(0.0, 1.0));
-            let (x, y) = (c(x), c(y));
+            let (x, y) = (coord(x), coord(y));
             let _ = write!(s, r#"<circle class="vertex" cx="{x}" cy="{y}" r="3.5"/>"#);
         }
     }
@@ -206,9 +206,9 @@ pub fn radar_svg(sc: &Scorecard) -> String {
             s,
             r#"<g class="dim" data-dimension="{name_attr}"><text class="label" x="{x}" y="{y0}" text-anchor="{anchor}">{name}</text><text class="value{mute}" x="{x}" y="{y1}" text-anchor="{anchor}">{value}</text></g>"#,
             name_attr = HtmlEscape(&d.name),
-            x = c(x),
-            y0 = c(y0),
-            y1 = c(y0 + 17.0),
+            x = coord(x),
+            y0 = coord(y0),
+            y1 = coord(y0 + 17.0),
             name = HtmlEscape(&name),
             mute = if d.score.is_none() { " unmeasured" } else { "" },
             value = HtmlEscape(&value),
@@ -217,8 +217,8 @@ pub fn radar_svg(sc: &Scorecard) -> String {
     let _ = write!(
         s,
         r#"<text class="total" x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        c(W - 6.0),
-        c(H - 6.0),
+        coord(W - 6.0),
+        coord(H - 6.0),
         HtmlEscape(&match sc.total {
             Some(t) => format!("{}/100", points(t)),
             None => "not measured".into(),

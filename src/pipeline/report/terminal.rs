@@ -13,29 +13,6 @@ use comfy_table::{
 };
 use std::fmt::Write;
 
-fn mark_cell(mark: Mark, color: bool) -> TableCell {
-    let col = match mark {
-        Mark::Pass => Color::Green,
-        Mark::Fail => Color::Red,
-        Mark::NotGated => Color::Reset,
-    };
-    let cell = TableCell::new(mark.text());
-    if color { cell.fg(col) } else { cell }
-}
-
-fn table(headers: &[&str], color: bool) -> Table {
-    let mut t = Table::new();
-    if color {
-        t.enforce_styling();
-    } else {
-        t.force_no_tty();
-    }
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(headers.to_vec());
-    t
-}
-
 /// Fits `t` to the terminal it is printed on without ever collapsing it. Every column keeps at
 /// least the width of its longest word (header included), so a narrow terminal wraps cells at
 /// spaces only; a terminal narrower than that minimum, or one that reports 0 columns (a pty
@@ -56,12 +33,7 @@ fn fit(t: &mut Table) {
             .collect()
     };
     let mut shadow = Table::new();
-    if let Some(h) = t.header() {
-        shadow.add_row(words(h));
-    }
-    for r in t.row_iter() {
-        shadow.add_row(words(r));
-    }
+    shadow.add_rows(t.header().into_iter().chain(t.row_iter()).map(words));
     let longest = shadow.column_max_content_widths();
     // the borders: one on each side and one between two columns
     let mut min = t.column_count() + 1;
@@ -72,14 +44,6 @@ fn fit(t: &mut Table) {
     }
     if usize::from(width) < min {
         t.set_content_arrangement(ContentArrangement::Disabled);
-    }
-}
-
-fn right(t: &mut Table, cols: std::ops::Range<usize>) {
-    for i in cols {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
     }
 }
 
@@ -100,22 +64,41 @@ impl Format for Terminal {
         }
     }
     fn table(&self, d: &doc::Table) -> String {
+        let mut t = self.comfy(d);
+        fit(&mut t);
+        t.to_string()
+    }
+}
+
+impl Terminal {
+    /// `d` as a comfy-table, not yet fitted to the terminal.
+    fn comfy(&self, d: &doc::Table) -> Table {
+        let mut t = Table::new();
+        if self.color {
+            t.enforce_styling();
+        } else {
+            t.force_no_tty();
+        }
         let head: Vec<String> = d.head.iter().map(|(h, _)| self.cell(h)).collect();
-        let head: Vec<&str> = head.iter().map(String::as_str).collect();
-        let mut t = table(&head, self.color);
+        t.load_style(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_header(head);
         for r in &d.rows {
             t.add_row(r.iter().map(|c| match c {
-                Cell::Mark(m) => mark_cell(*m, self.color),
+                Cell::Mark(m) if self.color => TableCell::new(m.text()).fg(match m {
+                    Mark::Pass => Color::Green,
+                    Mark::Fail => Color::Red,
+                    Mark::NotGated => Color::Reset,
+                }),
                 c => TableCell::new(self.cell(c)),
             }));
         }
-        for (i, (_, align)) in d.head.iter().enumerate() {
+        for (col, (_, align)) in t.column_iter_mut().zip(&d.head) {
             if *align == Align::Right {
-                right(&mut t, i..i + 1);
+                col.set_cell_alignment(CellAlignment::Right);
             }
         }
-        fit(&mut t);
-        t.to_string()
+        t
     }
 }
 
@@ -255,7 +238,7 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
                 o,
                 "  {} {} {} → {} ({}){ranks}",
                 term(&q.id, 40),
-                q.label.map_or_else(|| term(&q.metric, 40), str::to_string),
+                view::metric_label(q).map_or_else(|| term(&q.metric, 40), str::to_string),
                 num(q.baseline),
                 num(Some(q.current)),
                 delta(q.delta),
@@ -263,9 +246,10 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         }
         let _ = writeln!(o);
     }
-    if let (Some(rb), Some(n)) = (&r.robustness, &v.probes) {
+    if let Some(rb) = &r.robustness {
         use crate::pipeline::measure::probes::ProbeOutcome as P;
-        let na = match n.not_applicable {
+        let count = |k| rb.probes.iter().filter(|p| p.outcome == k).count();
+        let na = match count(P::NotApplicable) {
             0 => String::new(),
             n => format!(", {n} not applicable"),
         };
@@ -280,7 +264,9 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         let _ = writeln!(
             o,
             "Robustness probes: {} answered, {} refused with a clear error, {} failed{na}; {after}",
-            n.answered, n.refused, n.failed,
+            count(P::Answered),
+            count(P::Refused),
+            count(P::Failed),
         );
         for p in rb.probes.iter().filter(|p| p.outcome == P::Failed) {
             let (what, detail) = (term(&p.what, 80), term(&p.detail, 300));
@@ -344,34 +330,27 @@ mod tests {
     /// A baseline table as a failed run prints it: its longest words need 60 columns (borders
     /// included), its content 84.
     fn sample(width: Option<u16>) -> Table {
-        let mut t = table(
-            &[
-                "Metric",
-                "Baseline",
-                "Current (mean ± 95% CI)",
-                "Δ",
-                "Limit",
-                "Gate",
+        let head = "Metric|Baseline|Current (mean ± 95% CI)|Δ|Limit|Gate";
+        let rows = [
+            [
+                "Recall@5",
+                "0.9500",
+                "0.6055",
+                "−0.3445",
+                "≥ 0.9300",
+                "✗ FAIL",
             ],
-            false,
-        );
-        t.add_row(vec![
-            "Recall@5",
-            "0.9500",
-            "0.6055",
-            "−0.3445",
-            "≥ 0.9300",
-            "✗ FAIL",
-        ]);
-        t.add_row(vec![
-            "nDCG@10",
-            "0.5567",
-            "0.5567 ± 0.0012",
-            "0",
-            "–",
-            "· not gated",
-        ]);
-        right(&mut t, 1..5);
+            [
+                "nDCG@10",
+                "0.5567",
+                "0.5567 ± 0.0012",
+                "0",
+                "–",
+                "· not gated",
+            ],
+        ];
+        let rows = rows.map(|r| r.map(Cell::from).to_vec());
+        let mut t = Terminal { color: false }.comfy(&doc::Table::new(head, 1, true).with(rows));
         if let Some(w) = width {
             // what comfy-table reads from the terminal (crossterm) when stdout is a tty
             t.set_width(w);

@@ -5,6 +5,7 @@
 use super::super::doc::QueryChart;
 use super::super::format;
 use super::super::model::{DetectorReport, QueryReport};
+use super::super::scorecard::coord as n;
 use super::super::view::Row;
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
@@ -23,13 +24,6 @@ pub(super) fn esc(s: &str) -> String {
 /// Dataset text for an SVG: invisible characters shown, clipped to `max` characters, escaped.
 pub(super) fn data(s: &str, max: usize) -> String {
     esc(&sanitize::clip(&sanitize::visible(s), max))
-}
-
-/// A coordinate: one decimal, no trailing `.0`.
-fn n(x: f64) -> String {
-    let x = if x.is_finite() { x } else { 0.0 };
-    let s = format!("{x:.1}");
-    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
 /// A horizontal position in a fluid chart: a percentage of the chart's width, two decimals.
@@ -66,15 +60,6 @@ fn open_svg(kind: &str, w: Option<f64>, h: f64, label: &str, desc: &str) -> Stri
         let _ = write!(s, "<desc>{}</desc>", esc(desc));
     }
     s
-}
-
-/// `n` run(s), for chart text.
-fn runs_text(runs: usize) -> String {
-    if runs == 1 {
-        "1 run".to_string()
-    } else {
-        format!("{runs} runs")
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -131,11 +116,6 @@ pub(super) fn per_query_chart(qc: &QueryChart) -> String {
             x1 = pct(right),
             y = n(y(t)),
             ty = n(y(t) + 4.0),
-            t = if t == 0.0 || t == 1.0 {
-                format!("{t:.0}")
-            } else {
-                format!("{t}")
-            },
         );
     }
     for (i, q) in qs.iter().enumerate() {
@@ -339,8 +319,8 @@ pub(super) fn spread_chart(
     let axis_y = SPREAD_TOP + rows.len() as f64 * SPREAD_ROW;
     let height = axis_y + 48.0;
     let label = format!(
-        "{what}, run spread over {}: each run's value as a dot, the mean as a bar, the 95% confidence interval as a band; axis from {lo:.1} to {hi:.1}",
-        runs_text(runs)
+        "{what}, run spread over {runs} run{}: each run's value as a dot, the mean as a bar, the 95% confidence interval as a band; axis from {lo:.1} to {hi:.1}",
+        if runs == 1 { "" } else { "s" }
     );
     let desc = rows
         .iter()

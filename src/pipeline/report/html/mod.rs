@@ -22,19 +22,6 @@ use std::fmt::Write;
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
 
-fn opt(v: &Value) -> Option<f64> {
-    let defined = !v.is_none() && !v.is_undefined();
-    f64::try_from(v.clone()).ok().filter(|_| defined)
-}
-
-fn summary(v: &Value) -> Option<Summary> {
-    if v.is_none() || v.is_undefined() {
-        return None;
-    }
-    let j = serde_json::to_value(v).ok()?;
-    serde_json::from_value(j).ok()
-}
-
 /// A value the template reads through serde.
 fn serde<T: serde::Serialize>(v: T) -> Value {
     Value::from(minijinja::value::Serde(v))
@@ -100,22 +87,11 @@ impl doc::Format for Html {
     }
 }
 
-/// evalgate's own words as element text: the five characters HTML gives a meaning escaped
-/// (minijinja's escaper also escapes `/`, which would show counts as `31 &#x2f; 2` in the page's
-/// source).
+/// evalgate's own words as element text: the five characters HTML gives a meaning escaped, and
+/// `/` left as it is (minijinja's escaper also escapes it, which would show counts as
+/// `31 &#x2f; 2` in the page's source; an escaped `&` is `&amp;`, so no text turns into one).
 fn words(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#x27;"),
-            c => o.push(c),
-        }
-    }
-    o
+    charts::esc(s).replace("&#x2f;", "/")
 }
 
 /// `t` as a table of the page: a string made only by [`Html`]'s [`doc::Format`].
@@ -126,17 +102,21 @@ fn table(t: &Table) -> Value {
 /// `report.html` of `r` from its view.
 pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     let mut env = Environment::new();
-    env.add_filter("num", |v: Value| format::num(opt(&v)));
+    // (none and undefined are no number, and no summary)
+    env.add_filter("num", |v: Value| format::num(f64::try_from(v).ok()));
     env.add_filter("pct", |v: Value| {
-        format!("{:.1}", (opt(&v).unwrap_or(0.0) * 100.0).clamp(0.0, 100.0))
+        format!(
+            "{:.1}",
+            (f64::try_from(v).unwrap_or(0.0) * 100.0).clamp(0.0, 100.0)
+        )
     });
-    env.add_filter("meanci", |v: Value| format::mean_ci(summary(&v).as_ref()));
+    env.add_filter("meanci", |v: Value| {
+        let s = serde_json::to_value(v).and_then(serde_json::from_value::<Summary>);
+        format::mean_ci(s.ok().as_ref())
+    });
+    // (a string shows as itself)
     env.add_filter("clip", |v: Value, n: usize| {
-        let s = v
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| v.to_string());
-        sanitize::clip(&sanitize::visible(&s), n)
+        sanitize::clip(&sanitize::visible(&v.to_string()), n)
     });
     env.add_filter("clip_ends", |v: Value, n: usize| {
         sanitize::term_ends(v.as_str().unwrap_or_default(), n)

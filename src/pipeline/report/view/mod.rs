@@ -5,18 +5,16 @@
 
 use super::model::{
     CategoryReport, Check, CheckKind, CheckStatus, DetectorReport, Direction, GateReport,
-    LiveCategory, Report,
+    LiveCategory, QueryDelta, Report,
 };
-use crate::infra::text::Text;
 use crate::pipeline::dataset::Category;
-use crate::pipeline::measure::probes::{ProbeOutcome, RobustnessReport};
 use crate::pipeline::score::metrics::{DETECTION_METRICS, Metric, RETRIEVAL_METRICS};
 use crate::pipeline::score::stats::Summary;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub mod tools;
 use crate::pipeline::gate;
-use crate::pipeline::gate::model::{DetectorFlips, EntryFlip, PairedComparison, RankChange};
+use crate::pipeline::gate::model::{DetectorFlips, EntryFlip, PairedComparison};
 pub use tools::ToolsView;
 
 /// Every section's numbers as the renderers show them, computed once per report. The
@@ -38,8 +36,6 @@ pub struct View {
     pub categories: Vec<CategoryRow>,
     /// The most regressed (or lowest-scoring) queries; `None` when there are none.
     pub regressions: Option<Regressions>,
-    /// The robustness probes' outcomes, counted.
-    pub probes: Option<ProbeCounts>,
     /// The per-tool diagnostics, cut for a page; `None` without them.
     pub tools: Option<ToolsView>,
     /// The names of the detectors whose rows against the baseline all stand unchanged (every
@@ -106,7 +102,7 @@ pub struct DetectorCategoryRow {
 }
 
 /// One category of rug-pulls played live, counts as per-run means.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LiveRow {
     pub category: Category,
     pub resembles: Option<Category>,
@@ -143,26 +139,17 @@ pub enum CategoryCell {
 }
 
 /// The queries that regressed most against the baseline, or scored lowest without one.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct Regressions {
     /// `Most regressed queries` or `Lowest-scoring queries`.
     pub title: &'static str,
-    pub rows: Vec<RegressionRow>,
+    pub rows: Vec<QueryDelta>,
 }
 
-/// One query of [`Regressions`].
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct RegressionRow {
-    pub id: Text,
-    pub query: Text,
-    /// The metric's key as the report has it, and its label when it is a known metric.
-    pub metric: String,
-    pub label: Option<&'static str>,
-    pub baseline: Option<f64>,
-    pub current: f64,
-    pub delta: Option<f64>,
-    /// How its relevant tool moved (a baseline that keeps ranked lists).
-    pub ranks: Option<RankChange>,
+/// A changed query's metric label, when it is a metric evalgate knows (a hand-made
+/// report.json may name another).
+pub fn metric_label(q: &QueryDelta) -> Option<&'static str> {
+    Metric::from_key(&q.metric).map(Metric::label)
 }
 
 /// The detectors whose checks against the baseline all stand unchanged: at least one Δ, every
@@ -191,31 +178,19 @@ fn unchanged_detectors(r: &Report) -> Vec<String> {
         .collect()
 }
 
-/// A rank in the top 10 (`3`), or `–` when the tool is not in it.
-pub fn rank(r: Option<usize>) -> String {
-    r.map_or_else(|| "–".to_string(), |r| r.to_string())
-}
-
 /// A detector's flips in words, numbers only (no dataset text): "2 newly missed attacks, 1
 /// newly flagged benign entry, 3 fixed of 120 entries · McNemar p = 0.0312 (Holm = 0.0936)".
 pub fn flips_text(f: &DetectorFlips) -> String {
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let plural = |n: usize, one, many| if n == 1 { one } else { many };
     let m = &f.mcnemar;
     let significant = (m.significant == Some(true)).then_some(", significant");
+    let missed = plural(f.newly_missed, "attack", "attacks");
+    let flagged = plural(f.newly_flagged, "benign entry", "benign entries");
     format!(
-        "{}, {}, {} of {} entries · McNemar p {}{}{}",
-        plural(
-            f.newly_missed,
-            "newly missed attack",
-            "newly missed attacks"
-        ),
-        plural(
-            f.newly_flagged,
-            "newly flagged benign entry",
-            "newly flagged benign entries"
-        ),
-        plural(f.fixed, "fixed", "fixed"),
+        "{} newly missed {missed}, {} newly flagged {flagged}, {} fixed of {} entries · McNemar p {}{}{}",
+        f.newly_missed,
+        f.newly_flagged,
+        f.fixed,
         f.entries,
         gate::words_p_value(m.p_value),
         m.p_holm
@@ -233,15 +208,6 @@ pub fn flip_kind(e: &EntryFlip) -> &'static str {
         (false, true) => "benign, now flagged",
         (false, false) => "benign, no longer flagged (fixed)",
     }
-}
-
-/// The robustness probes' outcomes, counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProbeCounts {
-    pub answered: usize,
-    pub refused: usize,
-    pub failed: usize,
-    pub not_applicable: usize,
 }
 
 impl View {
@@ -270,7 +236,6 @@ impl View {
             categories: category_rows(r),
             regressions: regressions(&r.gate),
             unchanged_detectors: unchanged_detectors(r),
-            probes: r.robustness.as_ref().map(ProbeCounts::of),
             tools: r
                 .retrieval
                 .as_ref()
@@ -354,18 +319,6 @@ impl LiveRow {
     }
 }
 
-impl ProbeCounts {
-    fn of(rb: &RobustnessReport) -> ProbeCounts {
-        let count = |k| rb.probes.iter().filter(|p| p.outcome == k).count();
-        ProbeCounts {
-            answered: count(ProbeOutcome::Answered),
-            refused: count(ProbeOutcome::Refused),
-            failed: count(ProbeOutcome::Failed),
-            not_applicable: count(ProbeOutcome::NotApplicable),
-        }
-    }
-}
-
 /// The per-category table: every category of the corpus (recall for an attack category, flag
 /// rate otherwise), then the hard negatives by the category they resemble.
 fn category_rows(r: &Report) -> Vec<CategoryRow> {
@@ -433,16 +386,7 @@ fn regressions(gate: &GateReport) -> Option<Regressions> {
             .worst_queries
             .iter()
             .chain(&gate.improved_queries)
-            .map(|q| RegressionRow {
-                id: q.id.clone(),
-                query: q.query.clone(),
-                metric: q.metric.clone(),
-                label: Metric::from_key(&q.metric).map(Metric::label),
-                baseline: q.baseline,
-                current: q.current,
-                delta: q.delta,
-                ranks: q.ranks.clone(),
-            })
+            .cloned()
             .collect(),
     })
 }
@@ -465,8 +409,7 @@ pub fn paired_text(p: &PairedComparison) -> String {
 }
 
 /// How a number stands with the gate. One symbol set for every renderer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mark {
     Pass,
     Fail,
@@ -504,7 +447,7 @@ pub fn subject_mark(gate: &GateReport, subject: &str) -> Mark {
 }
 
 /// One number against the baseline.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct Row {
     /// The metric's display name (`Recall@5`, `FPR`).
     pub label: String,
@@ -520,9 +463,7 @@ pub struct Row {
     pub paired: Option<String>,
     /// What a chart marks on the metric's axis: the first check's baseline value and its
     /// limit when it is gated (a ceiling or a floor comes before the tolerance check).
-    #[serde(skip)]
     pub chart_baseline: Option<f64>,
-    #[serde(skip)]
     pub chart_limit: Option<f64>,
 }
 
@@ -623,9 +564,7 @@ pub fn per_run(total: impl Into<u64>, runs: usize) -> String {
     if runs <= 1 {
         return total.to_string();
     }
-    let mean = total as f64 / runs as f64;
-    let s = format!("{mean:.1}");
-    s.strip_suffix(".0").map_or(s.clone(), str::to_string)
+    super::scorecard::points(total as f64 / runs as f64)
 }
 
 /// "(per run)" after a heading whose counts are per-run means, else nothing.
