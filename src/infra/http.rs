@@ -9,25 +9,14 @@ pub const MAX_ANSWER: usize = 16 << 20;
 pub const MAX_API_ANSWER: usize = 512 << 20;
 
 /// Why a body could not be read whole.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum BodyError {
     /// It grew past the limit (bytes); reading stopped there.
+    #[error("the body is larger than {} MiB (reading stopped there)", .0 >> 20)]
     TooLarge(usize),
     /// The transfer failed or timed out.
+    #[error("reading the body: {0}")]
     Read(reqwest::Error),
-}
-
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BodyError::TooLarge(max) => write!(
-                f,
-                "the body is larger than {} MiB (reading stopped there)",
-                max >> 20
-            ),
-            BodyError::Read(e) => write!(f, "reading the body: {e}"),
-        }
-    }
 }
 
 /// Reads a response body of at most `max` bytes (decoded as UTF-8, lossily), chunk by chunk:
@@ -50,7 +39,7 @@ pub async fn read_body(mut resp: reqwest::Response, max: usize) -> Result<String
 }
 
 /// `s` as one path segment of a URL (RFC 3986 unreserved characters kept, every other byte
-/// percent-encoded).
+/// percent-encoded); also the percent-encoded form of a credential ([`super::secrets`]).
 pub fn path_segment(s: &str) -> String {
     s.bytes()
         .map(|b| {

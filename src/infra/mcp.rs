@@ -71,20 +71,16 @@ pub struct Session<H: ClientHandler> {
 impl<H: ClientHandler> Session<H> {
     /// `tools/list` (all pages), bounded by the session's timeout.
     pub async fn list_all_tools(&self) -> anyhow::Result<Vec<McpTool>> {
-        let (secs, describe) = (self.timeout.as_secs_f64(), &self.describe);
+        let describe = &self.describe;
         match tokio::time::timeout(self.timeout, self.service.peer().list_all_tools()).await {
             Ok(Ok(t)) => Ok(t),
             Ok(Err(e)) => {
                 Err(self.explain(format!("tools/list failed ({describe}): {}", readable(&e))))
             }
-            Err(_) => Err(RequestTimeout {
-                seconds: secs,
-                detail: format!(
-                    "no answer to tools/list within {secs} s ({describe}){}",
-                    child_story(self.child.as_ref())
-                ),
+            Err(_) => {
+                let story = child_story(self.child.as_ref());
+                Err(timeout(self.timeout, "tools/list", describe, &story))
             }
-            .into()),
         }
     }
 
@@ -234,19 +230,11 @@ pub fn io_cause(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     chain(e).find_map(|err| err.downcast_ref::<std::io::Error>().map(io_words))
 }
 
-/// A server that did not answer MCP `initialize` within the time allowed (a caller names it a
-/// timeout, not a crash).
+/// A server that did not answer MCP `initialize` or `tools/list` within the time allowed (a
+/// caller names it a timeout, not a crash).
 #[derive(Debug, thiserror::Error)]
 #[error("{detail}")]
-pub struct InitTimeout {
-    pub seconds: f64,
-    pub detail: String,
-}
-
-/// A server that did not answer `tools/list` in time: a timeout, like [`InitTimeout`], not a crash.
-#[derive(Debug, thiserror::Error)]
-#[error("{detail}")]
-pub struct RequestTimeout {
+pub struct Timeout {
     pub seconds: f64,
     pub detail: String,
 }
@@ -487,6 +475,9 @@ pub mod watch {
     }
 }
 
+/// What [`connect`] waits for an answer to.
+const INIT: &str = "MCP initialize";
+
 /// Connects and initializes, within `opts.timeout`. A stdio server is started by the supervisor
 /// (own process group, stderr kept for messages, killed with evalgate); when it fails to come
 /// up, the error quotes its exit status and the tail of its stderr, and it is stopped.
@@ -549,7 +540,7 @@ pub async fn connect<H: ClientHandler>(
                 (None, Some(note)) => format!(
                     "no MCP answer to initialize within {secs} s ({describe}): {note}{story}"
                 ),
-                (None, None) => return Err(init_timeout(limit, &describe, &story)),
+                (None, None) => return Err(timeout(limit, INIT, &describe, &story)),
                 (Some(what), Some(note)) => format!("{what}: {note}{story}"),
                 (Some(what), None) => bail!("{what}{story}"),
             };
@@ -572,10 +563,10 @@ pub async fn connect<H: ClientHandler>(
             let transport = StreamableHttpClientTransport::from_config(config);
             let service = match tokio::time::timeout(limit, handler.serve(transport)).await {
                 Ok(Ok(s)) => s,
-                Err(_) => return Err(init_timeout(limit, &describe, "")),
+                Err(_) => return Err(timeout(limit, INIT, &describe, "")),
                 // an error that is itself a timeout (of the connection, say) is the same wait for
                 // `initialize`: a timeout, not a crash
-                Ok(Err(e)) if timed_out(&e) => return Err(init_timeout(limit, &describe, "")),
+                Ok(Err(e)) if timed_out(&e) => return Err(timeout(limit, INIT, &describe, "")),
                 Ok(Err(e)) => {
                     // name the usual cause plainly: nothing listening there
                     if let Some(why) = unreachable(url).await {
@@ -597,12 +588,13 @@ pub async fn connect<H: ClientHandler>(
     }
 }
 
-/// The [`InitTimeout`] of a server that did not answer `initialize` within `limit`.
-fn init_timeout(limit: Duration, describe: &str, story: &str) -> anyhow::Error {
+/// The [`Timeout`] of a server that did not answer `what` within `limit`.
+fn timeout(limit: Duration, what: &str, describe: &str, story: &str) -> anyhow::Error {
     let secs = limit.as_secs_f64();
-    InitTimeout {
+    let detail = format!("no answer to {what} within {secs} s ({describe}){story}");
+    Timeout {
         seconds: secs,
-        detail: format!("no answer to MCP initialize within {secs} s ({describe}){story}"),
+        detail,
     }
     .into()
 }

@@ -9,7 +9,6 @@
 //! registered here and replaced by `***` wherever it appears, for instance echoed back inside a
 //! server's error message. SECURITY.md states the rule.
 
-use std::fmt::Write as _;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -34,7 +33,7 @@ pub fn register(value: &str) {
     }
     ACTIVE.store(true, Ordering::Relaxed);
     let mut s = SECRETS.write().unwrap_or_else(|p| p.into_inner());
-    for form in [v.to_string(), percent_encode(v)] {
+    for form in [v.to_string(), super::http::path_segment(v)] {
         if !s.contains(&form) {
             s.push(form);
         }
@@ -100,8 +99,9 @@ pub fn register_environment(vars: impl Iterator<Item = (std::ffi::OsString, std:
 /// values, its matrix parameters' values (`;jsessionid=V`), its fragment's values (`#tok=V`),
 /// and every path segment that looks like a key ([`looks_like_key`]: `/api/KEY/mcp`).
 pub fn register_url(url: &str) {
+    let url = url.trim();
     let Some(parts) = split_url(url) else { return };
-    if mask_one(url.trim()) != url.trim() {
+    if mask_one(url) != url {
         ACTIVE.store(true, Ordering::Relaxed);
     }
     let both = |v: &str| {
@@ -217,37 +217,39 @@ fn walk(v: &mut serde_json::Value, f: &mut dyn FnMut(&mut String) -> bool) -> bo
     }
 }
 
+/// A URL cut at its delimiters: `scheme://` `userinfo` `@host` `path` `?query` `#fragment`.
 struct UrlParts<'a> {
+    /// Through `://`.
+    scheme: &'a str,
     userinfo: Option<&'a str>,
+    /// The authority after the user information (from its `@`).
+    host: &'a str,
     path: &'a str,
     query: Option<&'a str>,
+    /// After `#`, which ends the query.
     fragment: Option<&'a str>,
 }
 
 fn split_url(url: &str) -> Option<UrlParts<'_>> {
-    let (_, rest) = url.trim().split_once("://")?;
+    let sep = url.find("://")?;
+    let (scheme, rest) = url.split_at(sep + 3);
     let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..auth_end];
-    let userinfo = authority.rfind('@').map(|at| &authority[..at]);
-    let (path, query, fragment) = split_after(&rest[auth_end..]);
-    Some(UrlParts {
-        userinfo,
-        path,
-        query,
-        fragment,
-    })
-}
-
-/// What follows a URL's authority: its path, its query (after `?`) and its fragment (after
-/// `#`, which ends the query).
-fn split_after(after: &str) -> (&str, Option<&str>, Option<&str>) {
+    let (authority, after) = rest.split_at(auth_end);
+    let at = authority.rfind('@');
     let (rest, fragment) = after
         .split_once('#')
         .map_or((after, None), |(r, f)| (r, Some(f)));
     let (path, query) = rest
         .split_once('?')
         .map_or((rest, None), |(p, q)| (p, Some(q)));
-    (path, query, fragment)
+    Some(UrlParts {
+        scheme,
+        userinfo: at.map(|at| &authority[..at]),
+        host: &authority[at.unwrap_or(0)..],
+        path,
+        query,
+        fragment,
+    })
 }
 
 /// Characters that end a URL inside running text.
@@ -289,22 +291,16 @@ pub fn redact_url(text: &str) -> String {
 /// One URL (scheme included) with its user information and the values of its query, matrix
 /// parameters and fragment masked (a bare fragment, `#section`, is kept).
 fn mask_one(url: &str) -> String {
-    let Some(sep) = url.find("://") else {
+    let Some(u) = split_url(url) else {
         return url.to_string();
     };
-    let (scheme, rest) = (&url[..sep + 3], &url[sep + 3..]);
-    let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..auth_end];
-    let mut out = String::from(scheme);
-    match authority.rfind('@') {
-        Some(at) => {
-            out.push_str(MASK);
-            out.push_str(&authority[at..]);
-        }
-        None => out.push_str(authority),
+    let mut out = String::from(u.scheme);
+    if u.userinfo.is_some() {
+        out.push_str(MASK);
     }
-    let (path, query, fragment) = split_after(&rest[auth_end..]);
-    let path: Vec<String> = path
+    out.push_str(u.host);
+    let path: Vec<String> = u
+        .path
         .split('/')
         .map(|segment| {
             let mut pieces = segment.split(';');
@@ -320,11 +316,11 @@ fn mask_one(url: &str) -> String {
         })
         .collect();
     out.push_str(&path.join("/"));
-    if let Some(q) = query {
+    if let Some(q) = u.query {
         out.push('?');
         out.push_str(&mask_pairs(q));
     }
-    if let Some(f) = fragment {
+    if let Some(f) = u.fragment {
         out.push('#');
         out.push_str(&if f.contains('=') {
             mask_pairs(f)
@@ -347,18 +343,6 @@ fn mask_pairs(pairs: &str) -> String {
         })
         .collect();
     masked.join("&")
-}
-
-fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
 }
 
 fn percent_decode(s: &str) -> String {

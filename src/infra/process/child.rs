@@ -14,7 +14,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::log::{LogRing, STDERR, STDOUT, spawn_reader};
 use super::procfs::{ProcStat, descendants_in};
-use super::stop::{deadline_after, stop};
+use super::stop::{poll_until, stop};
 use super::{lock, sys, watchdog};
 
 /// How long `wait_exit` waits, after the leader exited, for the output readers to drain.
@@ -109,7 +109,7 @@ impl Slot {
                 {
                     continue;
                 }
-                if super::owner::has_mark(&super::owner::marks_of(p.pid), &self.mark) {
+                if super::owner::marks_of(p.pid).contains(&self.mark) {
                     found.push(*p);
                 } else {
                     foreign.push(key);
@@ -120,12 +120,18 @@ impl Slot {
         if found.is_empty() {
             return;
         }
+        let found = found
+            .into_iter()
+            .flat_map(|p| std::iter::once(p).chain(descendants_in(table, p.pid)));
+        self.note(found);
+    }
+
+    /// Adds `procs` to the escaped ones, each once.
+    fn note(&self, procs: impl IntoIterator<Item = ProcStat>) {
         let mut escaped = lock(&self.escaped);
-        for p in found {
-            for q in std::iter::once(p).chain(descendants_in(table, p.pid)) {
-                if !escaped.contains(&(q.pid, q.start)) {
-                    escaped.push((q.pid, q.start));
-                }
+        for p in procs {
+            if !escaped.contains(&(p.pid, p.start)) {
+                escaped.push((p.pid, p.start));
             }
         }
     }
@@ -139,12 +145,11 @@ impl Slot {
             // could be anyone's. (Its own children were re-parented when it exited.)
             return;
         }
-        let mut escaped = lock(&self.escaped);
-        for p in descendants_in(table, self.pid) {
-            if p.pgrp != self.pid && !escaped.contains(&(p.pid, p.start)) {
-                escaped.push((p.pid, p.start));
-            }
-        }
+        self.note(
+            descendants_in(table, self.pid)
+                .into_iter()
+                .filter(|p| p.pgrp != self.pid),
+        );
     }
 
     pub(super) fn signal(&self, sig: Signal, table: Option<&[ProcStat]>) {
@@ -210,8 +215,9 @@ pub fn die_with_evalgate(cmd: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
     let parent = Pid::this();
     cmd.process_group(0);
-    // SAFETY: as in `start`: only async-signal-safe, allocation-free system calls run between
-    // fork and exec.
+    // SAFETY: the closure runs in the forked child before exec. `die_with_parent` makes only
+    // async-signal-safe system calls (prctl, getppid, getpid, kill) through nix's thin,
+    // allocation-free wrappers, and its error is a bare errno (see `sys`).
     unsafe {
         cmd.pre_exec(move || sys::die_with_parent(parent));
     }
@@ -233,7 +239,6 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
         .envs(super::env::for_child())
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .env(super::owner::VAR, marks)
-        .process_group(0)
         .stdin(if spec.stdin_piped {
             Stdio::piped()
         } else {
@@ -244,13 +249,8 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
-    let parent = Pid::this();
-    // SAFETY: the closure runs in the forked child before exec. `die_with_parent` makes only
-    // async-signal-safe system calls (prctl, getppid, getpid, kill) through nix's thin,
-    // allocation-free wrappers, and its error is a bare errno (see `sys`).
-    unsafe {
-        cmd.pre_exec(move || sys::die_with_parent(parent));
-    }
+    // its own process group, and killed by the kernel when evalgate goes
+    die_with_evalgate(cmd.as_std_mut());
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot start {label} ({})", spec.program.display()))?;
@@ -322,19 +322,13 @@ impl Managed {
     /// Waits up to `timeout` for the child to exit. On exit, also waits briefly for its
     /// output to be drained so that [`Managed::log_tail`] includes the last lines.
     pub async fn wait_exit(&self, timeout: Duration) -> Option<String> {
-        let deadline = deadline_after(timeout);
-        let mut pause = Duration::from_millis(1);
-        let exit = loop {
-            if let Some(exit) = self.try_exited() {
-                break exit;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return None;
-            }
-            tokio::time::sleep(pause.min(deadline - now)).await;
-            pause = (pause * 2).min(Duration::from_millis(20));
-        };
+        let mut exit = None;
+        poll_until(timeout, 1, 20, || {
+            exit = self.try_exited();
+            exit.is_some()
+        })
+        .await;
+        let exit = exit?;
         let drain_deadline = Instant::now() + DRAIN_WAIT;
         while self.slot.readers_open.load(Ordering::SeqCst) > 0 && Instant::now() < drain_deadline {
             tokio::time::sleep(Duration::from_millis(2)).await;

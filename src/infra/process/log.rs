@@ -40,22 +40,16 @@ impl LogRing {
             self.open_line(stream);
             let s = &mut self.streams[stream];
             let room = MAX_LINE - s.partial.len();
-            let newline = data.iter().position(|&b| b == b'\n');
-            match newline {
-                Some(i) if i <= room => {
-                    s.partial.extend_from_slice(&data[..i]);
-                    data = &data[i + 1..];
-                    self.end_line(stream);
-                }
-                _ if data.len() >= room => {
-                    s.partial.extend_from_slice(&data[..room]);
-                    data = &data[room..];
-                    self.end_line(stream);
-                }
-                _ => {
-                    s.partial.extend_from_slice(data);
-                    data = &[];
-                }
+            // how much of `data` the line takes, whether a newline follows it, whether it ends
+            let (take, newline, ends) = match data.iter().position(|&b| b == b'\n') {
+                Some(i) if i <= room => (i, 1, true),
+                _ if data.len() >= room => (room, 0, true),
+                _ => (data.len(), 0, false),
+            };
+            s.partial.extend_from_slice(&data[..take]);
+            data = &data[take + newline..];
+            if ends {
+                self.end_line(stream);
             }
         }
     }

@@ -54,16 +54,3 @@ pub fn marks_of(pid: u32) -> Vec<String> {
         })
         .unwrap_or_default()
 }
-
-/// Whether `marks` holds `mark` exactly.
-pub fn has_mark(marks: &[String], mark: &str) -> bool {
-    marks.iter().any(|m| m == mark)
-}
-
-/// Whether `marks` holds a mark of run `token` (any child of that run).
-pub fn has_run(marks: &[String], token: &str) -> bool {
-    marks.iter().any(|m| {
-        m.strip_prefix(token)
-            .is_some_and(|rest| rest.starts_with('.'))
-    })
-}

@@ -43,18 +43,21 @@ fn signal_all(slots: &[Arc<Slot>], sigs: &[Signal]) {
     }
 }
 
-/// `now + d`, saturating far in the future instead of overflowing on huge durations.
-pub(super) fn deadline_after(d: Duration) -> Instant {
+/// Whether `done` holds within `limit`: asked at once, then after pauses that start at
+/// `pause_ms` and double up to `max_ms`. A huge `limit` saturates instead of overflowing.
+pub(super) async fn poll_until(
+    limit: Duration,
+    pause_ms: u64,
+    max_ms: u64,
+    mut done: impl FnMut() -> bool,
+) -> bool {
     let now = Instant::now();
-    now.checked_add(d)
-        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
-}
-
-async fn wait_settled(slots: &[Arc<Slot>], limit: Duration) -> bool {
-    let deadline = deadline_after(limit);
-    let mut pause = Duration::from_millis(2);
+    let deadline = now
+        .checked_add(limit)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600));
+    let mut pause = Duration::from_millis(pause_ms);
     loop {
-        if settle_all(slots) {
+        if done() {
             return true;
         }
         let now = Instant::now();
@@ -62,7 +65,7 @@ async fn wait_settled(slots: &[Arc<Slot>], limit: Duration) -> bool {
             return false;
         }
         tokio::time::sleep(pause.min(deadline - now)).await;
-        pause = (pause * 2).min(Duration::from_millis(25));
+        pause = (pause * 2).min(Duration::from_millis(max_ms));
     }
 }
 
@@ -73,11 +76,11 @@ pub(super) async fn stop(slots: Vec<Arc<Slot>>, grace: Duration) {
         return;
     }
     signal_all(&slots, &[Signal::SIGTERM, Signal::SIGCONT]);
-    if wait_settled(&slots, grace).await {
+    if poll_until(grace, 2, 25, || settle_all(&slots)).await {
         return;
     }
     signal_all(&slots, &[Signal::SIGKILL]);
-    wait_settled(&slots, KILL_WAIT).await;
+    poll_until(KILL_WAIT, 2, 25, || settle_all(&slots)).await;
 }
 
 /// SIGKILL and a short, bounded, blocking reap. Never panics.

@@ -131,7 +131,9 @@ fn sweep(token: &str) {
         };
         let mut hit = false;
         for p in table.iter().filter(|p| !p.dead && p.pid != me) {
-            if super::owner::has_run(&super::owner::marks_of(p.pid), token) {
+            // a mark of run `token`: `<token>.<n>`, any child of that run
+            let of_run = |m: &String| m.strip_prefix(token).is_some_and(|n| n.starts_with('.'));
+            if super::owner::marks_of(p.pid).iter().any(of_run) {
                 let _ = super::sys::signal_pid(p.pid, Some(Signal::SIGKILL));
                 let _ = super::sys::signal_pid(p.pid, Some(Signal::SIGCONT));
                 hit = true;

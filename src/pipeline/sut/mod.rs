@@ -1,7 +1,7 @@
 //! Systems under test, behind two small traits. Nothing above this module knows whether a
 //! system runs in-process, as a child process or behind HTTP.
 
-use crate::infra::mcp::{Garbage, InitTimeout, RequestTimeout, Unreachable};
+use crate::infra::mcp::{Garbage, Timeout, Unreachable};
 use crate::pipeline::dataset::Category;
 use crate::pipeline::sut::launch::catalog::Coverage;
 pub mod drift;
@@ -163,9 +163,8 @@ impl SutError {
     /// `tools/list`): a timeout when it never answered `initialize` or the request in time,
     /// garbage when it answered but not in MCP, a plain failure when nothing listens at its address, else a crash; `extra` (a log tail) is appended to the detail.
     pub fn connect_failed(system: String, e: &anyhow::Error, extra: &str) -> SutError {
-        let init = e.downcast_ref::<InitTimeout>().map(|t| t.seconds);
-        if let Some(s) = init.or(e.downcast_ref::<RequestTimeout>().map(|t| t.seconds)) {
-            return SutError::timeout(system, s, format!("{e:#}{extra}"));
+        if let Some(t) = e.downcast_ref::<Timeout>() {
+            return SutError::timeout(system, t.seconds, format!("{e:#}{extra}"));
         }
         if e.downcast_ref::<Garbage>().is_some() {
             return SutError::garbage(system, format!("{e:#}{extra}"));

@@ -89,7 +89,7 @@ impl ToolState {
 }
 
 /// Baselines, latest listings and drift state of every upstream.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct DriftTracker {
     mode: OnToolDrift,
     quarantine: bool,
@@ -105,9 +105,7 @@ impl DriftTracker {
         DriftTracker {
             mode,
             quarantine: true,
-            auto_approved: BTreeSet::new(),
-            baselines: HashMap::new(),
-            servers: BTreeMap::new(),
+            ..DriftTracker::default()
         }
     }
 

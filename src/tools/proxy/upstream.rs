@@ -144,15 +144,6 @@ async fn list(
     Ok(Listed { tools, definitions })
 }
 
-/// Hands a listing to the drift tracker and logs what changed.
-fn observe(state: &State, name: &str, definitions: Vec<Value>) {
-    let mut drift = state.drift.lock().unwrap_or_else(|p| p.into_inner());
-    let mode = drift.mode();
-    for ev in drift.observe(name, definitions) {
-        crate::errln!("{}", ev.log_line(mode));
-    }
-}
-
 /// Re-lists one upstream and rebuilds the index.
 pub async fn refresh(state: &Arc<State>, name: &str) {
     let inner = state.upstreams.inner.read().await;
@@ -176,7 +167,12 @@ async fn publish(state: &State, name: &str, listed: Listed, connected: Option<Up
         }
         if let Some(up) = inner.get_mut(name) {
             up.tools = listed.tools;
-            observe(state, name, listed.definitions);
+            // the drift tracker takes the listing, and what changed is logged
+            let mut drift = state.drift.lock().unwrap_or_else(|p| p.into_inner());
+            let mode = drift.mode();
+            for ev in drift.observe(name, listed.definitions) {
+                crate::errln!("{}", ev.log_line(mode));
+            }
         }
     }
     set_status(state, name, "ready", n, None).await;
