@@ -379,7 +379,7 @@ pub mod watch {
 
         fn inspect(&mut self, bytes: &[u8]) -> std::io::Result<()> {
             let mut start = 0;
-            for i in memchr::memchr_iter(b'\n', bytes) {
+            for (i, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'\n') {
                 self.segment(&bytes[start..i])?;
                 self.end_line()?;
                 start = i + 1;
