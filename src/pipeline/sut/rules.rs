@@ -137,7 +137,8 @@ fn decoded_texts(text: &str) -> Vec<String> {
         }
     }
     for c in HEX_RUN.captures_iter(text) {
-        let hex: String = (c.get(1))
+        let hex: String = c
+            .get(1)
             .map(|m| m.as_str().to_string())
             .or_else(|| c.get(2).map(|m| m.as_str().replace("\\x", "")))
             .unwrap_or_default();

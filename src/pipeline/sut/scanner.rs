@@ -176,7 +176,9 @@ impl Scanner {
 
     /// The filter's outputs for one answer of the scanner.
     fn outputs(&self, v: &Value) -> Result<Vec<Value>, SutError> {
-        (self.mapper.outputs(v)).map_err(|e| self.garbage(e.to_string()))
+        self.mapper
+            .outputs(v)
+            .map_err(|e| self.garbage(e.to_string()))
     }
 
     /// Reads one filter output as a finding.
@@ -228,7 +230,8 @@ impl Scanner {
         spec.env = self.cfg.env.clone().into_iter().collect();
         spec.stdin_piped = true;
         spec.take_stdout = true;
-        (sup.spawn(spec)).map_err(|e| self.other(format!("cannot start {:?}: {e:#}", args[0])))
+        sup.spawn(spec)
+            .map_err(|e| self.other(format!("cannot start {:?}: {e:#}", args[0])))
     }
 
     async fn batch(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
@@ -271,7 +274,10 @@ impl Scanner {
                         "the filter named tool {tool:?}, which is not in the scanned file"
                     ))
                 })?;
-                (findings.entry(entry.id.as_str()).or_default()).push(self.finding(&v)?);
+                findings
+                    .entry(entry.id.as_str())
+                    .or_default()
+                    .push(self.finding(&v)?);
             }
         }
         if findings.is_empty() && !named.is_empty() {
@@ -301,8 +307,9 @@ impl Scanner {
     async fn run_once(&self, args: Vec<String>) -> Result<Value, SutError> {
         let sup = Supervisor::new();
         let child = self.spawn(&sup, args)?;
-        let (stdin, mut stdout) =
-            (child.take_stdio()).ok_or_else(|| self.other("no stdout pipe"))?;
+        let (stdin, mut stdout) = child
+            .take_stdio()
+            .ok_or_else(|| self.other("no stdout pipe"))?;
         drop(stdin);
         let limit = self.timeout();
         let start = Instant::now();
@@ -377,8 +384,9 @@ impl Scanner {
     async fn lines(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
         let sup = Supervisor::new();
         let child = self.spawn(&sup, self.cfg.command.clone())?;
-        let (mut stdin, stdout) =
-            (child.take_stdio()).ok_or_else(|| self.other("no stdio pipes"))?;
+        let (mut stdin, stdout) = child
+            .take_stdio()
+            .ok_or_else(|| self.other("no stdio pipes"))?;
         let mut lines = BufReader::new(stdout).lines();
         let limit = self.timeout();
         let mut findings: HashMap<&str, Vec<Finding>> = HashMap::new();
@@ -435,7 +443,10 @@ impl Scanner {
             })?;
             with_data += usize::from(has_data(&v));
             for o in self.outputs(&v)? {
-                (findings.entry(e.id.as_str()).or_default()).push(self.finding(&o)?);
+                findings
+                    .entry(e.id.as_str())
+                    .or_default()
+                    .push(self.finding(&o)?);
             }
         }
         drop(stdin);
@@ -489,7 +500,9 @@ fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<De
             let fs = findings.get(e.id.as_str());
             let flagged = fs.is_some_and(|fs| fs.iter().any(|f| f.flagged));
             let review = !flagged && fs.is_some_and(|fs| fs.iter().any(|f| f.review));
-            let signals: BTreeSet<String> = (fs.into_iter().flatten())
+            let signals: BTreeSet<String> = fs
+                .into_iter()
+                .flatten()
                 .filter(|f| f.flagged || f.review)
                 .filter_map(|f| f.reason.clone())
                 .map(|r| clip(&r))
@@ -534,7 +547,10 @@ fn entry_name(e: &Entry) -> String {
 
 /// The definition as the scanner should see it now: for a rug pull, the `after` one.
 fn input_schema(e: &Entry) -> Value {
-    let after = (e.after.as_ref()).and_then(|a| a.as_array().and_then(|x| x.first()).or(Some(a)));
+    let after = e
+        .after
+        .as_ref()
+        .and_then(|a| a.as_array().and_then(|x| x.first()).or(Some(a)));
     after
         .and_then(|a| a.get("inputSchema").cloned())
         .or_else(|| e.input_schema.clone())
@@ -556,25 +572,22 @@ struct File<'a> {
 
 /// Groups entries into files: by server (or one group), then split so no file repeats a name.
 fn files(entries: &[Entry], per_server: bool) -> Vec<File<'_>> {
-    let mut groups: BTreeMap<String, Vec<&Entry>> = BTreeMap::new();
-    for e in entries {
-        let server = e.server.clone().filter(|_| per_server).unwrap_or_default();
-        groups.entry(server).or_default().push(e);
-    }
+    let server_of = |e: &Entry| e.server.clone().filter(|_| per_server).unwrap_or_default();
+    // a stable sort: by server, each server's entries in corpus order
+    let mut sorted: Vec<&Entry> = entries.iter().collect();
+    sorted.sort_by_key(|e| server_of(e));
     let mut out: Vec<File> = Vec::new();
-    for (server, es) in groups {
-        for e in es {
-            let name = entry_name(e);
-            let free = out
-                .iter_mut()
-                .find(|f| f.server == server && f.entries.iter().all(|(n, _)| *n != name));
-            match free {
-                Some(f) => f.entries.push((name, e)),
-                None => out.push(File {
-                    server: server.clone(),
-                    entries: vec![(name, e)],
-                }),
-            }
+    for e in sorted {
+        let (server, name) = (server_of(e), entry_name(e));
+        let free = out
+            .iter_mut()
+            .find(|f| f.server == server && f.entries.iter().all(|(n, _)| *n != name));
+        match free {
+            Some(f) => f.entries.push((name, e)),
+            None => out.push(File {
+                server,
+                entries: vec![(name, e)],
+            }),
         }
     }
     out

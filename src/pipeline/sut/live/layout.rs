@@ -43,8 +43,6 @@ pub(super) fn served_name(e: &Entry, def: &Value) -> String {
 #[derive(Default)]
 pub(super) struct Layout {
     pub(super) specs: BTreeMap<String, ReplaySpec>,
-    /// `server:tool` → entry index.
-    pub(super) at: HashMap<String, usize>,
     /// entry index → `server:tool`.
     pub(super) id_of: BTreeMap<usize, String>,
 }
@@ -53,6 +51,19 @@ pub(super) struct Layout {
 pub(super) type CallArgs = Vec<(String, String)>;
 
 impl Layout {
+    /// The entry served as `server:tool`.
+    pub(super) fn at(&self, id: &str) -> Option<usize> {
+        self.id_of.iter().find_map(|(i, v)| (v == id).then_some(*i))
+    }
+
+    /// Each entry's `server:tool`, its tool's name, and the spec of the server serving it.
+    pub(super) fn tools(&self) -> impl Iterator<Item = (&String, &str, &ReplaySpec)> {
+        self.id_of.values().filter_map(|id| {
+            let (server, name) = id.split_once(':')?;
+            Some((id, name, self.specs.get(server)?))
+        })
+    }
+
     /// Every `server:tool` served: the entries and any peers beside them.
     pub(super) fn served_ids(&self) -> BTreeSet<String> {
         self.specs
@@ -70,13 +81,7 @@ impl Layout {
     pub(super) fn call_args(&self) -> (CallArgs, CallArgs) {
         let mut before = Vec::new();
         let mut after = Vec::new();
-        for id in self.id_of.values() {
-            let Some((server, name)) = id.split_once(':') else {
-                continue;
-            };
-            let Some(spec) = self.specs.get(server) else {
-                continue;
-            };
+        for (id, name, spec) in self.tools() {
             let args = |t: Option<&McpTool>| {
                 let schema = t.map(|t| Value::Object((*t.input_schema).clone()));
                 sample_args(schema.as_ref()).to_string()
@@ -117,7 +122,6 @@ pub(super) fn layout(
     let mut specs: BTreeMap<String, ReplaySpec> = BTreeMap::new();
     let mut groups: HashMap<String, Vec<String>> = HashMap::new();
     let mut taken: BTreeSet<String> = BTreeSet::new();
-    let mut at = HashMap::new();
     let mut id_of = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         let Some((first, then)) = played(e) else {
@@ -157,11 +161,9 @@ pub(super) fn layout(
                 .collect::<Result<Vec<_>, _>>()?;
             spec.changes.insert(name.clone(), defs);
         }
-        let id = format!("{server}:{name}");
-        at.insert(id.clone(), i);
-        id_of.insert(i, id);
+        id_of.insert(i, format!("{server}:{name}"));
     }
-    Ok(Layout { specs, at, id_of })
+    Ok(Layout { specs, id_of })
 }
 
 /// Writes one replay spec file per server; `extra(i)` adds arguments for the i-th server.
@@ -249,7 +251,7 @@ mod tests {
             ]
         );
         for (i, id) in &l.id_of {
-            assert_eq!(l.at[id], *i);
+            assert_eq!(l.at(id), Some(*i));
         }
         assert_eq!(
             l.specs.keys().collect::<Vec<_>>(),

@@ -40,12 +40,14 @@ use std::time::{Duration, Instant};
 
 type Service = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
-/// The launched proxy as a play reads it: its REST API, an MCP session, and where it shows
-/// approval hashes.
+/// The launched proxy as a play reads it: its REST API, an MCP session, where it shows
+/// approval hashes, and the replays' switch file and listed files.
 struct Proxy<'a> {
     run: &'a Running,
     service: &'a Service,
     hash_from: HashFrom,
+    ctrl: &'a Path,
+    listed: &'a [(String, PathBuf)],
 }
 
 /// Rug-pulls played against the running proxy.
@@ -226,13 +228,7 @@ impl Change {
 /// definition it changes into.
 fn changes_of(layout: &Layout) -> BTreeMap<String, Change> {
     let mut out = BTreeMap::new();
-    for id in layout.id_of.values() {
-        let Some((server, name)) = id.split_once(':') else {
-            continue;
-        };
-        let Some(spec) = layout.specs.get(server) else {
-            continue;
-        };
+    for (id, name, spec) in layout.tools() {
         let as_json = |t: &rmcp::model::Tool| serde_json::to_value(t).unwrap_or(Value::Null);
         let Some(first) = spec.tools.iter().find(|t| t.name == name).map(as_json) else {
             continue;
@@ -244,14 +240,9 @@ fn changes_of(layout: &Layout) -> BTreeMap<String, Change> {
             .map(|d| d.iter().map(as_json).collect())
             .unwrap_or_default();
         let differ = |a: &Value, b: &Value| -> BTreeSet<String> {
-            let keys = |v: &Value| -> BTreeSet<String> {
-                v.as_object()
-                    .map(|o| o.keys().cloned().collect())
-                    .unwrap_or_default()
-            };
-            keys(a)
-                .union(&keys(b))
-                .filter(|k| *k != "name" && a.get(k.as_str()) != b.get(k.as_str()))
+            let keys = a.as_object().into_iter().chain(b.as_object());
+            let keys = keys.flat_map(|o| o.keys());
+            keys.filter(|k| *k != "name" && a.get(k.as_str()) != b.get(k.as_str()))
                 .cloned()
                 .collect()
         };
@@ -349,13 +340,10 @@ fn witnessed(phase: Phase, w: Witness, before: Option<&Seen>, now: Option<&Seen>
     }
 }
 
-/// The servers not listed as waited for, and every server's listing before the wait.
-type Waited = (BTreeSet<String>, BTreeMap<String, (String, u64)>);
-
 /// Per `server:tool`: did the call reach the replay, and (shortened) what came back.
 type Calls = HashMap<String, (bool, String)>;
 
-/// What the proxy showed once one phase had settled (or the bound ran out).
+/// What the proxy showed once one phase had settled (or the bound ran out), and let through.
 #[derive(Debug, Default)]
 struct Settled {
     /// The last read of the catalog, by `server:tool`.
@@ -364,6 +352,12 @@ struct Settled {
     unsettled: BTreeMap<String, String>,
     /// How long the wait took.
     waited: Duration,
+    /// The calls made once the phase had settled.
+    calls: Calls,
+    /// The servers not re-listed after the switch into the phase.
+    not_relisted: BTreeSet<String>,
+    /// Per server, the listings it answered from the switch until the phase had settled.
+    listings: BTreeMap<String, u64>,
 }
 
 /// What one play observed, in its three phases: the baseline, the rug pulled, put back.
@@ -376,15 +370,6 @@ struct Observed {
     before: Settled,
     after: Settled,
     back: Settled,
-    calls_before: Calls,
-    calls_after: Calls,
-    calls_back: Calls,
-    /// The servers not re-listed after the switch to `after`, and after the switch back.
-    not_relisted: BTreeSet<String>,
-    not_relisted_back: BTreeSet<String>,
-    /// Per server, the listings it answered from the switch until the phase had settled.
-    listings_after: BTreeMap<String, u64>,
-    listings_back: BTreeMap<String, u64>,
     /// Per played tool held after the switch back, what the proxy's diff of it names.
     diff_back: BTreeMap<String, String>,
 }
@@ -427,16 +412,21 @@ fn judge(
         let seen_before = o.before.seen.get(id);
         let seen_after = o.after.seen.get(id);
         let seen_back = o.back.seen.get(id);
-        let change = o.changes.get(id).cloned().unwrap_or_default();
         let through = |m: &Calls| m.get(id).is_some_and(|c| c.0);
         let reports = |s: Option<&Seen>| s.is_none_or(Seen::reports_change);
-        let baseline_ok = !reports(seen_before) && through(&o.calls_before);
-        let relisted = !o.not_relisted.contains(server);
-        let relisted_back = !o.not_relisted_back.contains(server);
+        let baseline_ok = !reports(seen_before) && through(&o.before.calls);
+        let relisted = !o.after.not_relisted.contains(server);
+        let relisted_back = !o.back.not_relisted.contains(server);
         let reported = relisted && reports(seen_after);
         // a call refused before any change says nothing about the change
-        let blocked = relisted && through(&o.calls_before) && !through(&o.calls_after);
-        let restored = relisted && relisted_back && !reports(seen_back) && through(&o.calls_back);
+        let blocked = relisted && through(&o.before.calls) && !through(&o.after.calls);
+        let restored = relisted && relisted_back && !reports(seen_back) && through(&o.back.calls);
+        let never = |of: &str| {
+            format!(
+                "the proxy never re-listed server {server:?} within {} s of {of}",
+                relist_timeout.as_secs_f64()
+            )
+        };
 
         let mut notes = Vec::new();
         for (phase, settled) in [
@@ -455,30 +445,18 @@ fn judge(
             notes.push(format!(
                 "before any change the tool was {} and {}",
                 seen_before.map_or("not listed".into(), Seen::state),
-                call_outcome(&o.calls_before, id)
+                call_outcome(&o.before.calls, id)
             ));
         }
         if !relisted {
-            notes.push(format!(
-                "the proxy never re-listed server {server:?} within {} s of list_changed",
-                relist_timeout.as_secs_f64()
-            ));
+            notes.push(never("list_changed"));
         } else if !reported {
-            notes.push(not_reported(
-                &change,
-                seen_before,
-                seen_after,
-                &o.calls_after,
-                id,
-            ));
-            notes.extend(listings_note(&o.listings_after, server, "after the change"));
+            notes.push(not_reported(o, id));
+            notes.extend(listings_note(&o.after.listings, server, "after the change"));
         }
         if relisted && !restored {
             if !relisted_back {
-                notes.push(format!(
-                    "the proxy never re-listed server {server:?} within {} s of the switch back",
-                    relist_timeout.as_secs_f64()
-                ));
+                notes.push(never("the switch back"));
             } else {
                 let mut why = format!(
                     "not restored: after the switch back the tool was {}",
@@ -487,10 +465,10 @@ fn judge(
                 if let Some(diff) = o.diff_back.get(id) {
                     why.push_str(&format!("; {diff}"));
                 }
-                why.push_str(&format!(", and {}", call_outcome(&o.calls_back, id)));
+                why.push_str(&format!(", and {}", call_outcome(&o.back.calls, id)));
                 notes.push(why);
                 notes.extend(listings_note(
-                    &o.listings_back,
+                    &o.back.listings,
                     server,
                     "after the switch back",
                 ));
@@ -530,13 +508,8 @@ fn judge(
 
 /// Why a change went unreported: what the proxy showed, what the rug pull changed, and what the
 /// call with the changed definition's arguments returned.
-fn not_reported(
-    change: &Change,
-    before: Option<&Seen>,
-    after: Option<&Seen>,
-    calls_after: &Calls,
-    id: &str,
-) -> String {
+fn not_reported(o: &Observed, id: &str) -> String {
+    let (before, after) = (o.before.seen.get(id), o.after.seen.get(id));
     let state = after.map_or("not listed".into(), Seen::state);
     let hash = match (
         before.and_then(|s| s.hash.as_deref()),
@@ -552,8 +525,8 @@ fn not_reported(
     };
     format!(
         "not reported: {}; the proxy then showed the tool {state}{hash}, and {}",
-        change.describe(),
-        call_outcome(calls_after, id)
+        o.changes.get(id).cloned().unwrap_or_default().describe(),
+        call_outcome(&o.after.calls, id)
     )
 }
 
@@ -581,17 +554,14 @@ fn diff_summary(d: &Value) -> Option<String> {
             .take_while(|(a, b)| a == b)
             .count()
             .saturating_sub(20);
+        let cut = |cut: bool| if cut { "…" } else { "" };
         let part = |s: &str| -> String {
-            if s.is_empty() {
-                return "none".into();
-            }
             let tail: String = s.chars().skip(from).take(60).collect();
             let more = s.chars().count() > from + 60;
-            format!(
-                "{}{tail}{}",
-                if from > 0 { "…" } else { "" },
-                if more { "…" } else { "" }
-            )
+            match s {
+                "" => "none".into(),
+                _ => format!("{}{tail}{}", cut(from > 0), cut(more)),
+            }
         };
         (part(prev), part(cur))
     };
@@ -665,20 +635,17 @@ pub const DEF: DetectorDef = DetectorDef {
 
 impl RugPullLive {
     pub fn new(proxy: &LaunchSpec, cfg: &LiveConfig, sup: &Supervisor) -> RugPullLive {
-        let call_tool = cfg.call_tool.clone().unwrap_or_else(|| {
-            if proxy.kind == SutKind::Mcpproxy {
-                // the one variant mcpproxy never refuses for the tool's annotations
-                // (`call_tool_read`/`_write` on a destructiveHint tool are refused by
-                // internal/contracts/intent.go, whatever the rug-pull did)
-                "call_tool_destructive".into()
-            } else {
-                "call_tool".into()
-            }
-        });
+        // for mcpproxy the one variant it never refuses for the tool's annotations
+        // (`call_tool_read`/`_write` on a destructiveHint tool are refused by
+        // internal/contracts/intent.go, whatever the rug-pull did)
+        let default = match proxy.kind {
+            SutKind::Mcpproxy => "call_tool_destructive",
+            _ => "call_tool",
+        };
         RugPullLive {
             proxy: proxy.clone(),
             sup: sup.clone(),
-            call_tool,
+            call_tool: cfg.call_tool.clone().unwrap_or_else(|| default.into()),
             relist_timeout: Duration::from_secs_f64(cfg.relist_timeout.unwrap_or(10.0)),
             trust_mode: cfg.trust_mode.clone(),
             settle_timeout: cfg.settle_timeout,
@@ -732,13 +699,8 @@ impl RugPullLive {
     ) -> Option<BTreeMap<String, String>> {
         let args = [("operation", "inspect_tools"), ("name", server)];
         let res = self.call(service, "quarantine_security", args).await.ok()?;
-        let v = serde_json::to_value(&res).ok()?;
-        let text = v
-            .get("content")?
-            .as_array()?
-            .iter()
-            .find_map(|c| c.get("text").and_then(Value::as_str))?;
-        hashes_in(text)
+        let text = res.content.iter().find_map(|c| c.as_text())?;
+        hashes_in(&text.text)
     }
 
     /// The catalog, with each played server's hashes from `inspect_tools` when the catalog
@@ -751,10 +713,8 @@ impl RugPullLive {
         let mut seen = Self::catalog(p.run).await?;
         if p.hash_from == HashFrom::InspectTools {
             for server in servers {
-                let Some(hashes) = self.inspect_hashes(p.service, server).await else {
-                    continue;
-                };
-                for (tool, hash) in hashes {
+                let hashes = self.inspect_hashes(p.service, server).await;
+                for (tool, hash) in hashes.into_iter().flatten() {
                     if let Some(s) = seen.get_mut(&format!("{server}:{tool}")) {
                         s.hash = Some(hash);
                     }
@@ -825,29 +785,23 @@ impl RugPullLive {
                 .filter(|(id, w)| !witnessed(phase, **w, before.get(*id), last[*id].as_ref()))
                 .map(|(id, _)| id)
                 .collect();
-            if waiting.is_empty() && same >= QUIET_READS {
-                return Ok(Settled {
-                    seen,
-                    unsettled: BTreeMap::new(),
-                    waited: start.elapsed(),
-                });
-            }
-            if start.elapsed() >= bound {
-                let mut unsettled = BTreeMap::new();
-                for id in waiting {
-                    let why = match phase {
-                        Phase::Before => "not listed".to_string(),
-                        Phase::After => format!(
-                            "no sign that the proxy applied the change (its {} still the baseline's)",
-                            witness_fields(witnesses[id])
-                        ),
-                        Phase::Back => format!(
-                            "no sign that the proxy applied the switch back (its {} not the baseline's again)",
-                            witness_fields(witnesses[id])
-                        ),
-                    };
-                    unsettled.insert(id.clone(), why);
-                }
+            // settled, or judged from this last read: a settled read names no tool
+            if waiting.is_empty() && same >= QUIET_READS || start.elapsed() >= bound {
+                let why = |id: &String| match phase {
+                    Phase::Before => "not listed".to_string(),
+                    Phase::After => format!(
+                        "no sign that the proxy applied the change (its {} still the baseline's)",
+                        witness_fields(witnesses[id])
+                    ),
+                    Phase::Back => format!(
+                        "no sign that the proxy applied the switch back (its {} not the baseline's again)",
+                        witness_fields(witnesses[id])
+                    ),
+                };
+                let mut unsettled: BTreeMap<String, String> = waiting
+                    .into_iter()
+                    .map(|id| (id.clone(), why(id)))
+                    .collect();
                 if same < QUIET_READS {
                     for (id, now) in &last {
                         if before_run.get(id) != Some(now) {
@@ -861,6 +815,7 @@ impl RugPullLive {
                     seen,
                     unsettled,
                     waited: start.elapsed(),
+                    ..Settled::default()
                 });
             }
             tokio::time::sleep(POLL).await;
@@ -895,38 +850,59 @@ impl RugPullLive {
         }
     }
 
-    /// Switches every replay to `state` and waits until each server has been re-listed with
-    /// it; returns the servers that were not, and the listing counts just before the switch.
-    async fn switch(&self, ctrl: &Path, listed: &[(String, PathBuf)], state: &str) -> Waited {
-        self.write_and_wait(ctrl, listed, state, |_, (now, _)| now == state)
-            .await
+    /// Switches every replay into `phase` (`after`, or `before` again) and waits until each
+    /// server has been re-listed with it, then for the proxy to settle (see [`Self::settle`]);
+    /// then calls each tool with `args`.
+    async fn switched(
+        &self,
+        p: &Proxy<'_>,
+        phase: Phase,
+        witnesses: &BTreeMap<String, Witness>,
+        baseline: &BTreeMap<String, Seen>,
+        args: &CallArgs,
+    ) -> Result<Settled, SutError> {
+        let state = if phase == Phase::After {
+            "after"
+        } else {
+            "before"
+        };
+        let (not_relisted, at_switch) = self
+            .write_and_wait(p, state, |_, (now, _)| now == state)
+            .await;
+        let settled = self.settle(p, phase, witnesses, baseline).await?;
+        Ok(Settled {
+            listings: listings_since(&at_switch, &listings(p.listed)),
+            calls: self.calls(p.service, args).await,
+            not_relisted,
+            ..settled
+        })
     }
 
     /// Asks every replay to send list_changed without changing a definition (the switch file
     /// gets a new second line, its first stays `before`) and waits until each server has been
     /// listed again; returns the servers that were not.
-    async fn ping(&self, ctrl: &Path, listed: &[(String, PathBuf)], n: u32) -> BTreeSet<String> {
+    async fn ping(&self, p: &Proxy<'_>, n: u32) -> BTreeSet<String> {
         let text = format!("before\nping {n}\n");
         // a count that moved at all (a restarted replay counts from 0 again)
         let moved = |(_, was): &(String, u64), (_, now): &(String, u64)| was != now;
-        self.write_and_wait(ctrl, listed, &text, moved).await.0
+        self.write_and_wait(p, &text, moved).await.0
     }
 
     /// Writes `text` to the switch file (whole or not at all: the replays follow every change
     /// of its text) and waits until every server's listing, against the one before the write,
-    /// is `done`, or the re-list timeout passes.
+    /// is `done`, or the re-list timeout passes. Returns the servers not done, and every
+    /// server's listing before the write.
     async fn write_and_wait(
         &self,
-        ctrl: &Path,
-        listed: &[(String, PathBuf)],
+        p: &Proxy<'_>,
         text: &str,
         done: impl Fn(&(String, u64), &(String, u64)) -> bool,
-    ) -> Waited {
-        let was = listings(listed);
-        let _ = write_atomic(ctrl, text.as_bytes());
+    ) -> (BTreeSet<String>, BTreeMap<String, (String, u64)>) {
+        let was = listings(p.listed);
+        let _ = write_atomic(p.ctrl, text.as_bytes());
         let start = Instant::now();
         loop {
-            let missing: BTreeSet<String> = listings(listed)
+            let missing: BTreeSet<String> = listings(p.listed)
                 .into_iter()
                 .filter(|(s, now)| was.get(s).is_none_or(|w| !done(w, now)))
                 .map(|(s, _)| s)
@@ -946,13 +922,11 @@ impl RugPullLive {
     /// a rug pull on a server that still ignores list_changed is missed, with that reason.
     async fn deaf_servers(
         &self,
-        run: &Running,
-        ctrl: &Path,
-        listed: &[(String, PathBuf)],
+        p: &Proxy<'_>,
         played: &BTreeMap<String, Witness>,
         launched: Instant,
     ) -> Result<BTreeMap<String, String>, SutError> {
-        let deaf = self.ping(ctrl, listed, 1).await;
+        let deaf = self.ping(p, 1).await;
         if deaf.is_empty() {
             return Ok(BTreeMap::new());
         }
@@ -960,21 +934,21 @@ impl RugPullLive {
         let mut restart_failed = BTreeMap::new();
         for server in &deaf {
             let path = format!("/api/v1/servers/{}/restart", path_segment(server));
-            if let Err(e) = api(run, &http, reqwest::Method::POST, &path, None).await {
+            if let Err(e) = api(p.run, &http, reqwest::Method::POST, &path, None).await {
                 restart_failed.insert(server.clone(), e);
             }
         }
         // the restarted servers' tools back in the catalog, the proxy's listings over
         let start = Instant::now();
         while start.elapsed() < self.relist_timeout {
-            let seen = Self::catalog(run).await?;
+            let seen = Self::catalog(p.run).await?;
             if played.keys().all(|id| seen.contains_key(id)) {
                 break;
             }
             tokio::time::sleep(POLL).await;
         }
-        self.listings_quiet(listed, launched).await;
-        let still = self.ping(ctrl, listed, 2).await;
+        self.listings_quiet(p.listed, launched).await;
+        let still = self.ping(p, 2).await;
         Ok(deaf
             .into_iter()
             .map(|server| {
@@ -1067,7 +1041,6 @@ impl RugPullLive {
         )
         .await?;
         let root = running.dir.path().to_path_buf();
-        let ctrl = root.join("switch");
         let listed: Vec<(String, PathBuf)> = layout
             .specs
             .keys()
@@ -1102,6 +1075,8 @@ impl RugPullLive {
             run: &running,
             service: &service,
             hash_from,
+            ctrl: &root.join("switch"),
+            listed: &listed,
         };
         // the baseline needs no witness: every played tool listed
         let listed_only: BTreeMap<String, Witness> = changes
@@ -1112,32 +1087,24 @@ impl RugPullLive {
         // (0) the baseline, once the proxy's own startup listings are over and it re-lists
         // each server on list_changed: approved and callable
         self.listings_quiet(&listed, launched).await;
-        let deaf_at_start = self
-            .deaf_servers(&running, &ctrl, &listed, &listed_only, launched)
-            .await?;
+        let deaf_at_start = self.deaf_servers(&p, &listed_only, launched).await?;
         self.listings_quiet(&listed, launched).await;
-        let before = self
+        let mut before = self
             .settle(&p, Phase::Before, &listed_only, &BTreeMap::new())
             .await?;
         let witnesses: BTreeMap<String, Witness> = changes
             .iter()
             .map(|(id, c)| (id.clone(), Witness::of(c, hash_from, before.seen.get(id))))
             .collect();
-        let calls_before = self.calls(&service, &args_before).await;
-        // (1) the rug is pulled
-        let (not_relisted, at_switch) = self.switch(&ctrl, &listed, "after").await;
+        before.calls = self.calls(&service, &args_before).await;
+        // (1) the rug is pulled; (2) and put back: the calls only once the proxy shows the
+        // baseline again
         let after = self
-            .settle(&p, Phase::After, &witnesses, &before.seen)
+            .switched(&p, Phase::After, &witnesses, &before.seen, &args_after)
             .await?;
-        let listings_after = listings_since(&at_switch, &listings(&listed));
-        let calls_after = self.calls(&service, &args_after).await;
-        // (2) and put back: the calls only once the proxy shows the baseline again
-        let (not_relisted_back, at_switch) = self.switch(&ctrl, &listed, "before").await;
         let back = self
-            .settle(&p, Phase::Back, &witnesses, &before.seen)
+            .switched(&p, Phase::Back, &witnesses, &before.seen, &args_before)
             .await?;
-        let listings_back = listings_since(&at_switch, &listings(&listed));
-        let calls_back = self.calls(&service, &args_before).await;
         let diff_back = Self::diffs(&running, &witnesses, &back.seen).await;
         drop(service);
         running.proxy.terminate(Duration::from_secs(2)).await;
@@ -1148,13 +1115,6 @@ impl RugPullLive {
             before,
             after,
             back,
-            calls_before,
-            calls_after,
-            calls_back,
-            not_relisted,
-            not_relisted_back,
-            listings_after,
-            listings_back,
             diff_back,
         };
         Ok(judge(&layout.id_of, &observed, self.relist_timeout))
@@ -1483,13 +1443,14 @@ mod tests {
             .collect()
     }
 
-    fn settled(tools: &[(&str, Seen)]) -> Settled {
+    fn settled(tools: &[(&str, Seen)], calls: Calls) -> Settled {
         Settled {
             seen: tools
                 .iter()
                 .map(|(id, s)| (id.to_string(), s.clone()))
                 .collect(),
             waited: Duration::from_millis(500),
+            calls,
             ..Settled::default()
         }
     }
@@ -1505,42 +1466,50 @@ mod tests {
         .into();
         let approved = || seen(Some("approved"), &[]);
         let o = Observed {
-            before: settled(&[
-                ("a:caught", approved()),
-                ("a:gone", approved()),
-                ("b:missed", approved()),
-                ("a:refused", approved()),
-            ]),
-            after: settled(&[
-                ("a:caught", seen(Some("changed"), &["held_verdict:block"])),
-                // a:gone withdrawn
-                ("b:missed", seen(Some("changed"), &[])),
-                ("a:refused", approved()),
-            ]),
-            back: settled(&[
-                ("a:caught", approved()),
-                ("b:missed", approved()),
-                ("a:refused", approved()),
-            ]),
-            calls_before: calls(&[
-                ("a:caught", true),
-                ("a:gone", true),
-                ("b:missed", true),
-                ("a:refused", false),
-            ]),
-            calls_after: calls(&[
-                ("a:caught", false),
-                ("a:gone", true),
-                ("b:missed", false),
-                ("a:refused", false),
-            ]),
-            calls_back: calls(&[
-                ("a:caught", true),
-                ("a:gone", true),
-                ("b:missed", true),
-                ("a:refused", true),
-            ]),
-            not_relisted: BTreeSet::from(["b".to_string()]),
+            before: settled(
+                &[
+                    ("a:caught", approved()),
+                    ("a:gone", approved()),
+                    ("b:missed", approved()),
+                    ("a:refused", approved()),
+                ],
+                calls(&[
+                    ("a:caught", true),
+                    ("a:gone", true),
+                    ("b:missed", true),
+                    ("a:refused", false),
+                ]),
+            ),
+            after: Settled {
+                not_relisted: BTreeSet::from(["b".to_string()]),
+                ..settled(
+                    &[
+                        ("a:caught", seen(Some("changed"), &["held_verdict:block"])),
+                        // a:gone withdrawn
+                        ("b:missed", seen(Some("changed"), &[])),
+                        ("a:refused", approved()),
+                    ],
+                    calls(&[
+                        ("a:caught", false),
+                        ("a:gone", true),
+                        ("b:missed", false),
+                        ("a:refused", false),
+                    ]),
+                )
+            },
+            back: settled(
+                &[
+                    ("a:caught", approved()),
+                    ("b:missed", approved()),
+                    ("a:refused", approved()),
+                ],
+                calls(&[
+                    ("a:caught", true),
+                    ("a:gone", true),
+                    ("b:missed", true),
+                    ("a:refused", true),
+                ]),
+            ),
             ..Observed::default()
         };
         let got = judge(&id_of, &o, Duration::from_secs(10));
@@ -1614,41 +1583,51 @@ mod tests {
                     },
                 ),
             ]),
-            before: settled(&[
-                (
-                    "s:accepted",
-                    shown("approved", "sha256/v3:aaaaaaaaaaaaaaaa", "d"),
-                ),
-                (
-                    "s:held",
-                    shown("approved", "sha256/v3:cccccccccccccccc", "d"),
-                ),
-            ]),
-            after: settled(&[
-                (
-                    "s:accepted",
-                    shown("approved", "sha256/v3:bbbbbbbbbbbbbbbb", "d"),
-                ),
-                (
-                    "s:held",
-                    shown("approved", "sha256/v3:dddddddddddddddd", "d"),
-                ),
-            ]),
-            back: settled(&[
-                (
-                    "s:accepted",
-                    shown("approved", "sha256/v3:aaaaaaaaaaaaaaaa", "d"),
-                ),
-                (
-                    "s:held",
-                    shown("changed", "sha256/v3:cccccccccccccccc", "d"),
-                ),
-            ]),
-            calls_before: calls(&[("s:accepted", true), ("s:held", true)]),
-            calls_after: calls(&[("s:accepted", true), ("s:held", true)]),
-            calls_back: calls(&[("s:accepted", true), ("s:held", false)]),
-            listings_after: BTreeMap::from([("s".to_string(), 1)]),
-            listings_back: BTreeMap::from([("s".to_string(), 2)]),
+            before: settled(
+                &[
+                    (
+                        "s:accepted",
+                        shown("approved", "sha256/v3:aaaaaaaaaaaaaaaa", "d"),
+                    ),
+                    (
+                        "s:held",
+                        shown("approved", "sha256/v3:cccccccccccccccc", "d"),
+                    ),
+                ],
+                calls(&[("s:accepted", true), ("s:held", true)]),
+            ),
+            after: Settled {
+                listings: BTreeMap::from([("s".to_string(), 1)]),
+                ..settled(
+                    &[
+                        (
+                            "s:accepted",
+                            shown("approved", "sha256/v3:bbbbbbbbbbbbbbbb", "d"),
+                        ),
+                        (
+                            "s:held",
+                            shown("approved", "sha256/v3:dddddddddddddddd", "d"),
+                        ),
+                    ],
+                    calls(&[("s:accepted", true), ("s:held", true)]),
+                )
+            },
+            back: Settled {
+                listings: BTreeMap::from([("s".to_string(), 2)]),
+                ..settled(
+                    &[
+                        (
+                            "s:accepted",
+                            shown("approved", "sha256/v3:aaaaaaaaaaaaaaaa", "d"),
+                        ),
+                        (
+                            "s:held",
+                            shown("changed", "sha256/v3:cccccccccccccccc", "d"),
+                        ),
+                    ],
+                    calls(&[("s:accepted", true), ("s:held", false)]),
+                )
+            },
             diff_back: BTreeMap::from([(
                 "s:held".to_string(),
                 "the proxy's diff against the approved definition: output schema {} → none"

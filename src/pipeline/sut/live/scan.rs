@@ -72,20 +72,18 @@ impl ProxyScan {
         cfg: &ProxyScanConfig,
         sup: &Supervisor,
     ) -> anyhow::Result<ProxyScan> {
-        let cfg = cfg.clone();
-        let threshold = match &cfg.severity_threshold {
-            None => None,
-            Some(v) => Some(severity_rank(v).ok_or_else(|| {
+        let threshold = cfg.severity_threshold.as_ref().map(|v| {
+            severity_rank(v).ok_or_else(|| {
                 anyhow::anyhow!(
                     "[proxy_scan] severity_threshold {v}: expected info, low, medium, high, critical or a number"
                 )
-            })?),
-        };
+            })
+        });
         Ok(ProxyScan {
             proxy: proxy.clone(),
             sup: sup.clone(),
-            cfg,
-            threshold,
+            cfg: cfg.clone(),
+            threshold: threshold.transpose()?,
         })
     }
 
@@ -303,7 +301,7 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<ScanLaunch>, String> {
                 spec.tools.push(tool);
             }
         };
-        let mut placed = Vec::new();
+        let mut placed = BTreeMap::new();
         for u in g {
             let (i, def, name) = &served[u];
             let e = &entries[*i];
@@ -318,13 +316,10 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<ScanLaunch>, String> {
                 });
                 add(&safe(&p.server), as_tool(e, &pdef, &pname)?);
             }
-            placed.push((*i, format!("{server}:{name}")));
+            placed.insert(*i, format!("{server}:{name}"));
             scanned.insert(server);
         }
-        for (i, id) in placed {
-            layout.at.insert(id.clone(), i);
-            layout.id_of.insert(i, id);
-        }
+        layout.id_of = placed;
         let scanned = scanned.into_iter().collect();
         out.push(ScanLaunch { layout, scanned });
     }
@@ -385,21 +380,18 @@ impl Detector for ProxyScan {
                         continue;
                     }
                     let (id, why) = placed(server, &f);
-                    match l.layout.at.get(&id) {
-                        Some(&i) => {
-                            let tier = if blocks(&blocking, &f) {
-                                blocked.insert(i);
-                                "blocking"
-                            } else {
-                                "review"
-                            };
-                            signals
-                                .entry(i)
-                                .or_default()
-                                .insert(format!("{why} ({tier})"));
-                        }
-                        None => unplaced += 1,
-                    }
+                    let Some(i) = l.layout.at(&id) else {
+                        unplaced += 1;
+                        continue;
+                    };
+                    let tier = if blocks(&blocking, &f) {
+                        blocked.insert(i);
+                        "blocking"
+                    } else {
+                        "review"
+                    };
+                    let signal = format!("{why} ({tier})");
+                    signals.entry(i).or_default().insert(signal);
                 }
             }
             running.proxy.terminate(Duration::from_secs(2)).await;
@@ -571,7 +563,7 @@ mod tests {
         assert_eq!(second.layout.id_of[&1], "rogue:transfer_funds");
         assert!(second.layout.specs.contains_key("banking"));
         assert_eq!(second.scanned, ["rogue"]);
-        assert!(!second.layout.at.contains_key("banking:transfer_funds"));
+        assert_eq!(second.layout.at("banking:transfer_funds"), None);
         // nothing else is served: 4 entries and 1 peer
         let served: usize = launches
             .iter()
