@@ -9,7 +9,7 @@ use crate::pipeline::dataset::{DatasetRef, load::kind_of};
 use crate::pipeline::score::diagnostics::ToolDiagnostics;
 use crate::pipeline::score::metrics::{DETECTION_METRICS, Direction, Metric, RETRIEVAL_METRICS};
 use crate::pipeline::score::model::{EntryOutcome, RetrievalReport, SecurityReport};
-use crate::pipeline::score::scorecard::{Scorecard, ScorecardBaseline};
+use crate::pipeline::score::scorecard::{Scorecard, ScorecardBaseline, round6};
 use crate::pipeline::score::stats::Summary;
 use anyhow::Context;
 use schemars::JsonSchema;
@@ -448,10 +448,6 @@ fn metric_entry(
         gated: value.is_some() && old.map_or(gated, |o| o.gated),
     };
     (m.key().to_string(), entry)
-}
-
-fn round6(v: f64) -> f64 {
-    (v * 1e6).round() / 1e6
 }
 
 #[cfg(test)]

@@ -92,7 +92,7 @@ pub struct ToolStat {
 }
 
 /// One server: its tools' diagnostics summed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServerStat {
     /// The server's name.
     pub server: Text,
@@ -262,11 +262,7 @@ impl<'a> Accumulator<'a> {
         for t in &per_tool {
             let s = servers.entry(t.server.as_str()).or_insert(ServerStat {
                 server: t.server.clone(),
-                tools: 0,
-                never_found: 0,
-                relevant_in: 0,
-                found_in_top_5: 0,
-                recall_at_5: 0.0,
+                ..Default::default()
             });
             s.tools += 1;
             s.never_found += (t.found_in_top_5 == 0) as usize;

@@ -68,6 +68,22 @@ pub enum Metric {
     FprHardNegative,
 }
 
+/// Each metric's key and label, in [`Metric`]'s declaration order.
+const NAMES: [(&str, &str); 12] = [
+    ("recall_at_1", "Recall@1"),
+    ("recall_at_3", "Recall@3"),
+    ("recall_at_5", "Recall@5"),
+    ("recall_at_10", "Recall@10"),
+    ("mrr", "MRR"),
+    ("ndcg_at_10", "nDCG@10"),
+    ("map", "MAP"),
+    ("precision", "Precision"),
+    ("recall", "Recall"),
+    ("f1", "F1"),
+    ("fpr", "FPR"),
+    ("fpr_hard_negative", "FPR (hard neg.)"),
+];
+
 impl Metric {
     /// The retrieval metrics, in report order.
     pub const RETRIEVAL: [Metric; 7] = [
@@ -94,38 +110,12 @@ impl Metric {
 
     /// The key of the metric in report.json and baselines (`recall_at_5`).
     pub const fn key(self) -> &'static str {
-        match self {
-            Metric::RecallAt1 => "recall_at_1",
-            Metric::RecallAt3 => "recall_at_3",
-            Metric::RecallAt5 => "recall_at_5",
-            Metric::RecallAt10 => "recall_at_10",
-            Metric::Mrr => "mrr",
-            Metric::NdcgAt10 => "ndcg_at_10",
-            Metric::Map => "map",
-            Metric::Precision => "precision",
-            Metric::Recall => "recall",
-            Metric::F1 => "f1",
-            Metric::Fpr => "fpr",
-            Metric::FprHardNegative => "fpr_hard_negative",
-        }
+        NAMES[self as usize].0
     }
 
     /// What the metric is called in reports (`Recall@5`).
     pub const fn label(self) -> &'static str {
-        match self {
-            Metric::RecallAt1 => "Recall@1",
-            Metric::RecallAt3 => "Recall@3",
-            Metric::RecallAt5 => "Recall@5",
-            Metric::RecallAt10 => "Recall@10",
-            Metric::Mrr => "MRR",
-            Metric::NdcgAt10 => "nDCG@10",
-            Metric::Map => "MAP",
-            Metric::Precision => "Precision",
-            Metric::Recall => "Recall",
-            Metric::F1 => "F1",
-            Metric::Fpr => "FPR",
-            Metric::FprHardNegative => "FPR (hard neg.)",
-        }
+        NAMES[self as usize].1
     }
 
     /// Which way is better: lower for the false-positive rates, higher for everything else.
@@ -157,10 +147,7 @@ pub const RETRIEVAL_METRICS: [Metric; 7] = Metric::RETRIEVAL;
 /// The display name of a retrieval or detection metric key (`recall_at_5` → `Recall@5`); an
 /// unknown key is its own label.
 pub fn label(key: &str) -> &str {
-    match Metric::from_key(key) {
-        Some(m) => m.label(),
-        None => key,
-    }
+    Metric::from_key(key).map_or(key, |m| m.label())
 }
 
 /// One query's metrics, averaged over runs. A plain struct rather than a map: 20,000 queries
@@ -185,18 +172,24 @@ pub struct QueryMetrics {
 }
 
 impl QueryMetrics {
-    /// The value of a retrieval metric (`Map` is this query's AP); `None` for a detection metric.
-    pub fn get(&self, m: Metric) -> Option<f64> {
+    /// The field of a retrieval metric (`Map` is this query's AP); `None` for a detection metric.
+    fn field(&mut self, m: Metric) -> Option<&mut f64> {
         Some(match m {
-            Metric::Map => self.map,
-            Metric::Mrr => self.mrr,
-            Metric::NdcgAt10 => self.ndcg_at_10,
-            Metric::RecallAt1 => self.recall_at_1,
-            Metric::RecallAt10 => self.recall_at_10,
-            Metric::RecallAt3 => self.recall_at_3,
-            Metric::RecallAt5 => self.recall_at_5,
+            Metric::Map => &mut self.map,
+            Metric::Mrr => &mut self.mrr,
+            Metric::NdcgAt10 => &mut self.ndcg_at_10,
+            Metric::RecallAt1 => &mut self.recall_at_1,
+            Metric::RecallAt10 => &mut self.recall_at_10,
+            Metric::RecallAt3 => &mut self.recall_at_3,
+            Metric::RecallAt5 => &mut self.recall_at_5,
             _ => return None,
         })
+    }
+
+    /// The value of a retrieval metric (`Map` is this query's AP); `None` for a detection metric.
+    pub fn get(&self, m: Metric) -> Option<f64> {
+        let mut copy = *self;
+        copy.field(m).copied()
     }
 
     /// The values in [`RETRIEVAL_METRICS`] order.
@@ -207,24 +200,13 @@ impl QueryMetrics {
     /// The mean of several runs' scores of one query.
     /// From values in `RETRIEVAL_METRICS` order (see [`QueryMetrics::values`]).
     pub fn from_values(v: [f64; RETRIEVAL_METRICS.len()]) -> QueryMetrics {
-        let [
-            recall_at_1,
-            recall_at_3,
-            recall_at_5,
-            recall_at_10,
-            mrr,
-            ndcg_at_10,
-            map,
-        ] = v;
-        QueryMetrics {
-            map,
-            mrr,
-            ndcg_at_10,
-            recall_at_1,
-            recall_at_10,
-            recall_at_3,
-            recall_at_5,
+        let mut q = QueryMetrics::default();
+        for (m, v) in RETRIEVAL_METRICS.into_iter().zip(v) {
+            if let Some(f) = q.field(m) {
+                *f = v;
+            }
         }
+        q
     }
 }
 
