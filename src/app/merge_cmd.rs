@@ -10,7 +10,7 @@ use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::shard::{Shard, ShardRef};
 use crate::pipeline::measure;
 use crate::pipeline::report::model::Report;
-use crate::pipeline::sut::observe::{DetectorObservations, ObservationsFile};
+use crate::pipeline::sut::observe::ObservationsFile;
 use std::path::{Path, PathBuf};
 
 /// `merge`: returns the exit code (the merged run's, as `run` would).
@@ -202,8 +202,6 @@ fn check_datasets(shards: &[ShardFile], ds: &Datasets) -> Result<(), BadInput> {
 /// shard, one after the other. The first shard (by index) that failed is the run's failure.
 fn join(shards: Vec<ShardFile>, part: Part) -> Measured {
     let mut m = Measured::default();
-    let mut retrieval: Option<RetrievalMeasured> = None;
-    let mut security: Option<Vec<DetectorObservations>> = None;
     for (i, s) in shards.into_iter().enumerate() {
         let Report {
             retrieval: r,
@@ -225,9 +223,9 @@ fn join(shards: Vec<ShardFile>, part: Part) -> Measured {
         }
         if let Some(r) = r {
             let obs = r.observations;
-            match &mut retrieval {
+            match &mut m.retrieval {
                 None => {
-                    retrieval = Some(RetrievalMeasured {
+                    m.retrieval = Some(RetrievalMeasured {
                         observations: obs,
                         coverage: r.catalog,
                         system_warnings: s.shard.system_warnings,
@@ -251,8 +249,8 @@ fn join(shards: Vec<ShardFile>, part: Part) -> Measured {
             }
         }
         if let Some(sec) = sec {
-            match &mut security {
-                None => security = Some(sec.observations),
+            match &mut m.security {
+                None => m.security = Some(sec.observations),
                 Some(joined) => {
                     for (j, o) in joined.iter_mut().zip(sec.observations) {
                         for (jr, r) in j.runs.iter_mut().zip(o.runs) {
@@ -264,11 +262,9 @@ fn join(shards: Vec<ShardFile>, part: Part) -> Measured {
         }
     }
     // a whole run that found nothing fails as an unsharded run does
-    if let Some(r) = retrieval.as_ref().filter(|_| m.failure.is_none()) {
+    if let Some(r) = m.retrieval.as_ref().filter(|_| m.failure.is_none()) {
         m.failure = measure::found_nothing(&r.observations);
         m.retrieval_failed = m.failure.is_some();
     }
-    m.retrieval = retrieval;
-    m.security = security;
     m
 }

@@ -38,7 +38,7 @@ pub async fn execute(actions: Vec<Action>) -> Published {
                 }
             }
             Action::DryRunFile { path, content } => match write_atomic(&path, content.as_bytes()) {
-                Ok(()) => out.dry_run_files.push(path),
+                Ok(()) => {}
                 Err(e) => out.notes.push(format!("{e:#}")),
             },
             Action::RemoveStaleFile { path } => _ = std::fs::remove_file(&path),
@@ -206,19 +206,19 @@ impl Session<'_> {
                 return self.out.notes.push(n.into());
             }
             Some((id, old)) if old == c.body => {
-                self.out.comment_id = Some(id);
-                let n = format!("comment {id} is already up to date");
-                return self.out.notes.push(n);
+                return self
+                    .out
+                    .notes
+                    .push(format!("comment {id} is already up to date"));
             }
             Some((id, _)) => ("updated", "updating", self.edit_comment(id, &c.body).await),
             None => ("created", "creating", self.create_comment(c).await),
         };
         match posted {
-            Ok(posted) => {
-                self.out.comment_id = Some(posted.id.into_inner());
-                let n = format!("{done} comment {}", posted.html_url);
-                self.out.notes.push(n);
-            }
+            Ok(posted) => self
+                .out
+                .notes
+                .push(format!("{done} comment {}", posted.html_url)),
             Err(e) => self.note(&format!("{doing} the PR comment failed"), &e),
         }
     }
@@ -313,7 +313,6 @@ impl Session<'_> {
             Err(e) => return self.note("creating the check run failed", &e),
             Ok(created) => created.id,
         };
-        self.out.check_run_id = Some(id.into_inner());
         let done = self
             .gh
             .checks(owner, repo)

@@ -33,7 +33,7 @@ pub mod runner;
 use crate::pipeline::report::model::Report;
 use env::{GhEnv, PullRequest};
 pub use plan::{conclusion, exit_code, regressions_output};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// The per-request timeout when none is set.
@@ -95,10 +95,6 @@ pub struct PublishOptions {
 pub struct Published {
     /// Lines for the user (stderr).
     pub notes: Vec<String>,
-    /// Files written by a dry run.
-    pub dry_run_files: Vec<PathBuf>,
-    pub comment_id: Option<u64>,
-    pub check_run_id: Option<u64>,
 }
 
 /// Renders and publishes: reads the event payload (for the pull request), then carries out the

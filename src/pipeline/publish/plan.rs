@@ -286,11 +286,7 @@ fn changed(r: &Report) -> bool {
 /// Whether a command publishes at all (`--publish`): `auto` publishes on a runner
 /// (`GITHUB_ACTIONS=true`); `never` neither posts nor writes anything, not even step outputs.
 pub fn publishes(when: PublishWhen, on_runner: bool) -> bool {
-    match when {
-        PublishWhen::Always => true,
-        PublishWhen::Never => false,
-        PublishWhen::Auto => on_runner,
-    }
+    when == PublishWhen::Always || (when == PublishWhen::Auto && on_runner)
 }
 
 /// The dry-run files, in the order they are written.
