@@ -22,25 +22,17 @@ pub fn fingerprint(v: &Value) -> String {
         .collect()
 }
 
-/// The definition aspects compared one by one; anything else is `other`.
-pub const ASPECTS: [&str; 6] = [
-    "name",
-    "title",
-    "description",
-    "inputSchema",
-    "outputSchema",
-    "annotations",
-];
-
+/// The definition aspect a key is compared as (the snake-case schema keys too); anything else
+/// is `other`.
 fn aspect_of(key: &str) -> &'static str {
     match key {
-        "input_schema" => "inputSchema",
-        "output_schema" => "outputSchema",
-        k => ASPECTS
-            .iter()
-            .find(|a| **a == k)
-            .copied()
-            .unwrap_or("other"),
+        "name" => "name",
+        "title" => "title",
+        "description" => "description",
+        "inputSchema" | "input_schema" => "inputSchema",
+        "outputSchema" | "output_schema" => "outputSchema",
+        "annotations" => "annotations",
+        _ => "other",
     }
 }
 

@@ -77,15 +77,10 @@ pub fn param_names(schema: &Value) -> Vec<String> {
                 walk(p, out, depth + 1);
             }
         }
-        if let Some(items) = o.get("items") {
-            walk(items, out, depth + 1);
-        }
-        for key in ["anyOf", "oneOf", "allOf"] {
-            if let Some(Value::Array(a)) = o.get(key) {
-                for s in a {
-                    walk(s, out, depth + 1);
-                }
-            }
+        let combined = ["anyOf", "oneOf", "allOf"].map(|k| o.get(k).and_then(Value::as_array));
+        let branches = combined.into_iter().flatten().flatten();
+        for s in o.get("items").into_iter().chain(branches) {
+            walk(s, out, depth + 1);
         }
     }
     walk(schema, &mut out, 0);
@@ -96,10 +91,8 @@ struct Fields {
     /// The tool's position in the corpus (a fast field, so a hit names its tool without
     /// reading a stored document).
     ord: Field,
-    name: Field,
-    description: Field,
-    params: Field,
-    server: Field,
+    /// `name`, `description`, `params`, `server`, in [`field_texts`] order.
+    text: [Field; 4],
 }
 
 /// The BM25 retriever.
@@ -268,10 +261,8 @@ impl Embedded {
         );
         let f = Fields {
             ord: sb.add_u64_field("ord", FAST),
-            name: sb.add_text_field("name", text.clone()),
-            description: sb.add_text_field("description", text.clone()),
-            params: sb.add_text_field("params", text.clone()),
-            server: sb.add_text_field("server", text),
+            text: ["name", "description", "params", "server"]
+                .map(|name| sb.add_text_field(name, text.clone())),
         };
         let index = Index::create_in_ram(sb.build());
         // Documents are added in tool-id order, so that within a segment document order is
@@ -287,14 +278,11 @@ impl Embedded {
         // only `new` decides (below), so every segment stays in tool-id order
         writer.set_merge_policy(Box::new(NoMergePolicy));
         for &ord in &by_id {
-            let [name, description, params, server] = texts(ord as usize).clone();
-            writer.add_document(doc!(
-                f.ord => ord as u64,
-                f.name => name,
-                f.description => description,
-                f.params => params,
-                f.server => server,
-            ))?;
+            let mut d = doc!(f.ord => ord as u64);
+            for (&field, t) in f.text.iter().zip(texts(ord as usize)) {
+                d.add_text(field, t);
+            }
+            writer.add_document(d)?;
         }
         writer.commit()?;
         // The 15 MB writer budget flushes a segment every few thousand tools. One segment
@@ -333,7 +321,8 @@ impl Embedded {
         }
         let docs = segments.into_iter().map(|(_, docs)| docs).collect();
         let analyzer = en_stem()?;
-        let num_tokens = [f.name, f.description, f.params, f.server]
+        let num_tokens = f
+            .text
             .into_iter()
             .map(|field| Ok((field, searcher.total_num_tokens(field)?)))
             .collect::<tantivy::Result<_>>()?;
@@ -404,12 +393,7 @@ impl Embedded {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut doc_freqs = Vec::new();
         for t in &terms {
-            for field in [
-                self.f.name,
-                self.f.description,
-                self.f.params,
-                self.f.server,
-            ] {
+            for field in self.f.text {
                 let term = Term::from_field_text(field, t);
                 // A term absent from a field scores nothing there. Tantivy would build its weight
                 // and then drop its empty scorer from the union, keeping the others in order:

@@ -200,33 +200,23 @@ impl McpSearch {
             // then the cause, below
             let late = matches!(err, ServiceError::Timeout { .. })
                 || (Self::transport_failure(&err) && crate::infra::mcp::timed_out(&err));
-            if late && self.session.garbage().is_none() && self.session.exited().is_none() {
-                return SutError::timeout(
-                    system.clone(),
-                    self.session.timeout.as_secs_f64(),
-                    format!("query {:?}{}", req.query_id, self.story()),
-                );
-            }
-            if Self::transport_failure(&err)
-                && let Some(note) = self.session.garbage()
-            {
-                SutError::garbage(
-                    system.clone(),
-                    format!("query {:?}: {e}: {note}{}", req.query_id, self.story()),
-                )
-            } else if Self::transport_failure(&err) {
-                SutError::crashed(
-                    system.clone(),
-                    format!("query {:?}: {e}{}", req.query_id, self.story()),
-                )
-            } else {
-                SutError::other(
-                    system.clone(),
-                    format!(
-                        "query {:?}: {} answered with an error: {e}",
-                        req.query_id, self.spec.tool
-                    ),
-                )
+            let (query, story) = (format!("query {:?}", req.query_id), self.story());
+            let secs = self.session.timeout.as_secs_f64();
+            match self.session.garbage() {
+                None if late && self.session.exited().is_none() => {
+                    SutError::timeout(system.clone(), secs, format!("{query}{story}"))
+                }
+                Some(note) if Self::transport_failure(&err) => {
+                    SutError::garbage(system.clone(), format!("{query}: {e}: {note}{story}"))
+                }
+                _ if Self::transport_failure(&err) => {
+                    SutError::crashed(system.clone(), format!("{query}: {e}{story}"))
+                }
+                _ => {
+                    let tool = &self.spec.tool;
+                    let detail = format!("{query}: {tool} answered with an error: {e}");
+                    SutError::other(system.clone(), detail)
+                }
             }
         })?;
         if result.is_error == Some(true) {

@@ -20,7 +20,7 @@ use anyhow::{Context, bail};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -166,15 +166,13 @@ impl Retriever for RecordedRetriever {
         &self.facts
     }
     fn warnings(&self, asked: &HashSet<&str>) -> Vec<String> {
-        let mut unknown: Vec<&str> = self
+        let unknown: BTreeSet<&str> = self
             .runs
             .iter()
             .flat_map(|r| r.keys())
             .map(|id| id.as_str())
             .filter(|id| !asked.contains(id))
             .collect();
-        unknown.sort_unstable();
-        unknown.dedup();
         if unknown.is_empty() {
             return Vec::new();
         }

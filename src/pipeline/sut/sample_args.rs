@@ -27,32 +27,18 @@ fn sample(schema: &Value, depth: usize) -> Value {
     if depth > MAX_DEPTH {
         return Value::Null;
     }
-    if let Some(c) = s.get("const") {
-        return c.clone();
+    let first_of = |k: &str| s.get(k).and_then(Value::as_array).and_then(|a| a.first());
+    if let Some(v) = s.get("const").or(first_of("enum")).or(s.get("default")) {
+        return v.clone();
     }
-    if let Some(first) = s
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|e| e.first())
-    {
-        return first.clone();
-    }
-    if let Some(d) = s.get("default") {
-        return d.clone();
-    }
-    for k in ["anyOf", "oneOf"] {
-        if let Some(first) = s.get(k).and_then(Value::as_array).and_then(|a| a.first()) {
-            return sample(first, depth + 1);
-        }
+    if let Some(first) = first_of("anyOf").or(first_of("oneOf")) {
+        return sample(first, depth + 1);
     }
     if let Some(all) = s.get("allOf").and_then(Value::as_array) {
-        let mut merged = Map::new();
-        for part in all {
-            if let Value::Object(o) = sample(part, depth + 1) {
-                merged.extend(o);
-            }
-        }
-        return Value::Object(merged);
+        let parts = all
+            .iter()
+            .filter_map(|p| sample(p, depth + 1).as_object().cloned());
+        return Value::Object(parts.flatten().collect());
     }
     let ty = match s.get("type") {
         Some(Value::String(t)) => t.as_str(),

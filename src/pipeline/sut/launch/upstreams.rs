@@ -144,17 +144,12 @@ pub fn corpus_upstreams(
     corpus_files
         .iter()
         .map(|(s, p)| {
-            let mut args: Vec<String> = vec![
-                "replay".into(),
-                "--corpus".into(),
-                p.display().to_string(),
-                "--server".into(),
-                s.clone(),
-            ];
+            let p = p.display().to_string();
+            let mut args = vec!["replay", "--corpus", &p, "--server", s];
             if names == ServedNames::Prefixed {
-                args.extend(["--names".into(), "prefixed".into()]);
+                args.extend(["--names", "prefixed"]);
             }
-            (s.clone(), args)
+            (s.clone(), args.into_iter().map(String::from).collect())
         })
         .collect()
 }

@@ -190,7 +190,8 @@ pub fn render_template(
         "proxy_config".into(),
         minijinja::Value::from(minijinja::value::Serde(proxy_config)),
     );
-    (env.get_template(&name).and_then(|t| t.render(ctx)))
+    env.get_template(&name)
+        .and_then(|t| t.render(ctx))
         .map_err(|e| format!("{name}: the template does not render: {e:#}"))
 }
 

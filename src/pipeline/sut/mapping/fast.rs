@@ -38,7 +38,10 @@ const ID_FIELDS: [&str; 5] = ["server", "server_name", "name", "tool", "id"];
 
 /// The ranked ids of a `retrieve_tools` answer's JSON text, or `None`: take the general path.
 pub(super) fn retrieve_tools_ids(text: &str, style: IdStyle) -> Option<Vec<String>> {
-    let top: Top = serde_json::from_str(text).ok()?;
+    // what `serde_json::from_str` does: the value, then nothing but whitespace
+    let mut de = serde_json::Deserializer::from_str(text);
+    let top = TopVisitor.deserialize(&mut de).ok()?;
+    de.end().ok()?;
     if matches!(top.success, Some(Value::Bool(false))) {
         // an in-band tool error: the general path words it
         return None;
@@ -51,51 +54,6 @@ pub(super) fn retrieve_tools_ids(text: &str, style: IdStyle) -> Option<Vec<Strin
             .into_iter()
             .map(|fields| normalize_id(&Value::Object(fields), style))
             .collect(),
-    }
-}
-
-/// The answer's top level: the last `tools` and `success` values (as `Value`'s objects keep
-/// them), everything else checked and dropped. A duplicate `tools` key is refused (the general
-/// path keeps the last; refusing is simpler than proving the first was harmless).
-struct Top {
-    /// `None`: no `tools` key; `Some(None)`: `"tools": null`.
-    tools: Option<Option<Vec<Map<String, Value>>>>,
-    success: Option<Value>,
-}
-
-impl<'de> de::Deserialize<'de> for Top {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Top, D::Error> {
-        d.deserialize_any(TopVisitor)
-    }
-}
-
-struct TopVisitor;
-
-impl<'de> Visitor<'de> for TopVisitor {
-    type Value = Top;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a retrieve_tools answer object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
-        let mut top = Top {
-            tools: None,
-            success: None,
-        };
-        while let Some(key) = map.next_key_seed(KeyOf(&["tools", "success"]))? {
-            match key {
-                Some("tools") => {
-                    if top.tools.is_some() {
-                        return Err(de::Error::custom("duplicate key tools"));
-                    }
-                    top.tools = Some(map.next_value_seed(Tools)?);
-                }
-                Some(_) => top.success = Some(map.next_value()?),
-                None => map.next_value_seed(Checked)?,
-            }
-        }
-        Ok(top)
     }
 }
 
@@ -118,6 +76,45 @@ macro_rules! accept {
             Ok(())
         }
     )*};
+}
+
+/// The answer's top level: the last `tools` and `success` values (as `Value`'s objects keep
+/// them), everything else checked and dropped. A duplicate `tools` key is refused (the general
+/// path keeps the last; refusing is simpler than proving the first was harmless).
+#[derive(Default)]
+struct Top {
+    /// `None`: no `tools` key; `Some(None)`: `"tools": null`.
+    tools: Option<Option<Vec<Map<String, Value>>>>,
+    success: Option<Value>,
+}
+
+struct TopVisitor;
+
+seed!(TopVisitor, deserialize_any);
+
+impl<'de> Visitor<'de> for TopVisitor {
+    type Value = Top;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a retrieve_tools answer object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+        let mut top = Top::default();
+        while let Some(key) = map.next_key_seed(KeyOf(&["tools", "success"]))? {
+            match key {
+                Some("tools") => {
+                    if top.tools.is_some() {
+                        return Err(de::Error::custom("duplicate key tools"));
+                    }
+                    top.tools = Some(map.next_value_seed(Tools)?);
+                }
+                Some(_) => top.success = Some(map.next_value()?),
+                None => map.next_value_seed(Checked)?,
+            }
+        }
+        Ok(top)
+    }
 }
 
 /// A map key: which of `wanted` it is, `None` for any other key; the raw-value token is
