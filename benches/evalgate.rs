@@ -226,7 +226,7 @@ fn bench_load_v1(c: &mut Criterion) {
     g.bench_function("corpus_decode_validate", |b| {
         b.iter(|| {
             let mut out = Vec::new();
-            let l = load::corpus(
+            let l = load::load::<Corpus>(
                 Source::new("corpus.json", false, text),
                 text.into(),
                 &mut out,

@@ -376,12 +376,11 @@ impl Settings {
             }
         }
         let runs = a.runs.or(f.run.runs).unwrap_or(1);
-        if !(1..=1000).contains(&runs) {
-            anyhow::bail!("runs must be between 1 and 1000, got {runs}");
-        }
         let concurrency = a.concurrency.or(f.run.concurrency).unwrap_or(4);
-        if !(1..=64).contains(&concurrency) {
-            anyhow::bail!("concurrency must be between 1 and 64, got {concurrency}");
+        for (name, n, max) in [("runs", runs, 1000), ("concurrency", concurrency, 64)] {
+            if !(1..=max).contains(&n) {
+                anyhow::bail!("{name} must be between 1 and {max}, got {n}");
+            }
         }
         let mut sut_file = f.sut.clone();
         sut_file.mcpproxy_bin = a.mcpproxy_bin.clone().or(rel(base, sut_file.mcpproxy_bin));
@@ -458,13 +457,10 @@ impl Settings {
                 "[sut.launch] proxy_config: config_format = \"none\" writes no config to merge it into; use a config format, or put the settings in `setup` or `env`"
             );
         }
-        let mut detectors = Vec::new();
         let named = a.detectors.clone().or(f.detectors);
-        for &k in named.as_deref().unwrap_or(sut.def().detectors) {
-            if !detectors.contains(&k) {
-                detectors.push(k);
-            }
-        }
+        let mut detectors = named.unwrap_or_else(|| sut.def().detectors.to_vec());
+        let mut seen = std::collections::HashSet::new();
+        detectors.retain(|k| seen.insert(*k));
         let recorded = a.recorded.clone().or(rel(base, f.run.recorded));
         let check = specs::catalog_spec(&sut_file, timeout, concurrency as usize, a.quiet);
         let detector_settings = DetectorSettings {

@@ -96,17 +96,12 @@ impl ReplaySpec {
                     Value::Array(a) => a.as_slice(),
                     v => std::slice::from_ref(v),
                 };
-                let defs = list
-                    .iter()
-                    .map(|d| {
-                        serde_json::from_value(d.clone()).with_context(|| {
-                            format!(
-                                "security entry {}: `after` is not an MCP tool definition",
-                                e.id
-                            )
-                        })
-                    })
-                    .collect::<anyhow::Result<Vec<McpTool>>>()?;
+                let id = &e.id;
+                let bad = || format!("security entry {id}: `after` is not an MCP tool definition");
+                let mut defs = Vec::new();
+                for d in list {
+                    defs.push(serde_json::from_value(d.clone()).with_context(bad)?);
+                }
                 changes.insert(def.name.to_string(), defs);
             }
             tools.push(def);
@@ -155,16 +150,6 @@ impl ReplaySpec {
         spec.rug_pull = rug_pull;
         Ok(spec)
     }
-
-    /// The definitions after the rug is pulled.
-    pub fn switched_tools(&self) -> Vec<McpTool> {
-        let after = |t: &McpTool| self.changes.get(t.name.as_ref()).map(Vec::as_slice);
-        self.tools
-            .iter()
-            .flat_map(|t| after(t).unwrap_or(std::slice::from_ref(t)))
-            .cloned()
-            .collect()
-    }
 }
 
 struct State {
@@ -187,7 +172,8 @@ pub struct Control {
 #[derive(Clone)]
 pub struct Replay {
     spec: Arc<ReplaySpec>,
-    switched_tools: Arc<Vec<McpTool>>,
+    /// The definitions served before the switch, and after it.
+    serving: Arc<[Vec<McpTool>; 2]>,
     state: Arc<Mutex<State>>,
     control: Arc<Control>,
 }
@@ -198,17 +184,13 @@ fn wants_after(text: &str) -> bool {
 }
 
 impl Replay {
-    /// The definitions served before or after the switch.
-    fn serving(&self, switched: bool) -> &[McpTool] {
-        if switched {
-            &self.switched_tools
-        } else {
-            &self.spec.tools
-        }
-    }
-
     pub fn with_control(spec: ReplaySpec, control: Control) -> Self {
-        let switched_tools = Arc::new(spec.switched_tools());
+        let after = |t: &McpTool| spec.changes.get(t.name.as_ref()).map(Vec::as_slice);
+        let switched = spec
+            .tools
+            .iter()
+            .flat_map(|t| after(t).unwrap_or(std::slice::from_ref(t)));
+        let serving = Arc::new([spec.tools.clone(), switched.cloned().collect()]);
         let switch_text = control
             .switch_file
             .as_deref()
@@ -216,7 +198,7 @@ impl Replay {
             .unwrap_or_default();
         Replay {
             spec: Arc::new(spec),
-            switched_tools,
+            serving,
             state: Arc::new(Mutex::new(State {
                 switched: wants_after(&switch_text),
                 listings: 0,
@@ -289,7 +271,7 @@ impl ServerHandler for Replay {
             st.listings += 1;
             (st.switched, st.listings)
         };
-        let tools = self.serving(switched).to_vec();
+        let tools = self.serving[switched as usize].clone();
         if let Some(p) = &self.control.listed_file {
             // written as the answer leaves: the client has asked, not yet applied anything
             let state = if switched { "after" } else { "before" };
@@ -306,16 +288,11 @@ impl ServerHandler for Replay {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let switched = self.state.lock().await.switched;
-        let serving = self.serving(switched);
+        let serving = &self.serving[self.state.lock().await.switched as usize];
         if !serving.iter().any(|t| t.name == request.name) {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool {:?} on replay server {:?}",
-                    request.name, self.spec.server
-                ),
-                None,
-            ));
+            let (tool, server) = (&request.name, &self.spec.server);
+            let m = format!("unknown tool {tool:?} on replay server {server:?}");
+            return Err(ErrorData::invalid_params(m, None));
         }
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let payload = json!({"replayed": true, "server": self.spec.server, "tool": request.name, "arguments": args});

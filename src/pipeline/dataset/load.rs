@@ -11,7 +11,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
-use std::fmt;
 use std::path::Path;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -21,8 +20,18 @@ pub enum Severity {
     Warning,
 }
 
+impl Severity {
+    fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
 /// One problem in a dataset file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, thiserror::Error)]
+#[error("{file}:{line}:{column}: {}[{rule}] at {path}: {message}", .severity.as_str())]
 pub struct Violation {
     pub severity: Severity,
     pub file: String,
@@ -33,20 +42,6 @@ pub struct Violation {
     pub rule: &'static str,
     /// What was found and what was expected.
     pub message: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sev = match self.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        write!(
-            f,
-            "{}:{}:{}: {sev}[{}] at {}: {}",
-            self.file, self.line, self.column, self.rule, self.path, self.message
-        )
-    }
 }
 
 /// Where a dataset came from.
@@ -108,15 +103,15 @@ impl<T> Loaded<T> {
         message: impl Into<String>,
     ) -> Violation {
         let at = self.positions.locate(path);
-        let v = Violation::error(&self.source, path, at, rule, message.into());
+        let v = Violation::error(&self.source.name, path, at, rule, message.into());
         Violation { severity, ..v }
     }
 }
 
 impl Violation {
-    /// An error in `source` at `path`, which starts at `(line, column)`.
+    /// An error in `file` at `path`, which starts at `(line, column)`.
     fn error(
-        source: &Source,
+        file: &str,
         path: impl ToString,
         (line, column): (usize, usize),
         rule: &'static str,
@@ -124,7 +119,7 @@ impl Violation {
     ) -> Violation {
         Violation {
             severity: Severity::Error,
-            file: source.name.clone(),
+            file: file.to_string(),
             path: path.to_string(),
             line,
             column,
@@ -164,15 +159,11 @@ fn missing_hint(path: &Path, e: &std::io::Error) -> String {
 }
 
 /// Reads a file from disk; a missing or unreadable file is a violation, not a panic.
-pub fn read_file(path: &Path) -> Result<(Source, String), Violation> {
-    let source = Source {
-        name: path.display().to_string(),
-        embedded: false,
-        sha256: String::new(),
-    };
+pub fn read_file(path: &Path) -> Result<(Source, Cow<'static, str>), Violation> {
+    let name = path.display().to_string();
     let mut bytes = files::read(path).map_err(|e| {
         let m = format!("cannot read the file: {e}{}", missing_hint(path, &e));
-        Violation::error(&source, "$", (1, 1), "file.unreadable", m)
+        Violation::error(&name, "$", (1, 1), "file.unreadable", m)
     })?;
     // a UTF-8 byte order mark (as some Windows editors write) is not JSON: read past it
     if bytes.starts_with("\u{feff}".as_bytes()) {
@@ -181,9 +172,9 @@ pub fn read_file(path: &Path) -> Result<(Source, String), Violation> {
     let text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let m = format!("expected UTF-8 JSON text, found invalid UTF-8 at byte {at}");
-        Violation::error(&source, "$", (1, 1), "file.not-utf8", m)
+        Violation::error(&name, "$", (1, 1), "file.not-utf8", m)
     })?;
-    Ok((source, text))
+    Ok((Source::new(name, false, &text), text.into()))
 }
 
 /// Decodes a document whose content is the array at `T::KEY`. The header (everything but the
@@ -196,13 +187,13 @@ fn decode<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Opt
         Err(e) => {
             let at = (e.line().max(1), e.column().max(1));
             let m = format!("malformed JSON: {e}");
-            out.push(Violation::error(&source, "$", at, "json.syntax", m));
+            out.push(Violation::error(&source.name, "$", at, "json.syntax", m));
             return None;
         }
     };
     let positions = Positions::new(text.to_owned());
     let err = |path: &JsonPath, rule: &'static str, msg: String| {
-        Violation::error(&source, path, positions.locate(path), rule, msg)
+        Violation::error(&source.name, path, positions.locate(path), rule, msg)
     };
     let root = JsonPath::root();
     let Value::Object(mut top) = doc else {
@@ -260,7 +251,7 @@ fn decode<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Opt
 }
 
 /// A document type whose items live in one top-level array.
-pub(super) trait Items: DeserializeOwned {
+pub trait Items: DeserializeOwned {
     type Item: DeserializeOwned;
     const KEY: &'static str;
     fn set_items(&mut self, items: Vec<Self::Item>);
@@ -291,8 +282,8 @@ items!(SecurityCorpus, Entry, entries);
 /// text into its types, with no intermediate JSON tree; only a file that fails to decode takes
 /// the item-by-item path of [`decode`], which finds every bad item and where it is. The text is
 /// kept, not copied, for locating violations.
-pub(super) fn load<T: Items>(
-    mut source: Source,
+pub fn load<T: Items>(
+    source: Source,
     text: Cow<'static, str>,
     out: &mut Vec<Violation>,
 ) -> Option<Loaded<T>> {
@@ -301,9 +292,6 @@ pub(super) fn load<T: Items>(
     // (`validate --profile strict --datasets datasets/v1`): a replay started per server starts
     // without a second walk of the whole corpus
     let dup = (!source.embedded).then(|| duplicate_key(&text)).flatten();
-    if !source.embedded {
-        source = Source::new(source.name, false, &text);
-    }
     // keys are compared in well-formed JSON only (a syntax error is reported on its own)
     let well_formed = fast.is_ok() || serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok();
     if let Some(d) = dup.filter(|_| well_formed) {
@@ -312,7 +300,7 @@ pub(super) fn load<T: Items>(
             _ => String::new(),
         };
         let (line, column) = d.first;
-        out.push(Violation::error(&source, &d.path, d.second, "json.duplicate-key", format!("the key {key:?} is given twice in one object (first at line {line}, column {column}); a JSON reader keeps only the last value, so the first would be ignored: remove one")));
+        out.push(Violation::error(&source.name, &d.path, d.second, "json.duplicate-key", format!("the key {key:?} is given twice in one object (first at line {line}, column {column}); a JSON reader keeps only the last value, so the first would be ignored: remove one")));
     }
     if let Ok(value) = fast {
         let n = value.item_count();
@@ -326,15 +314,6 @@ pub(super) fn load<T: Items>(
         });
     }
     decode(source, &text, out)
-}
-
-/// Decodes a tool corpus.
-pub fn corpus(
-    source: Source,
-    text: Cow<'static, str>,
-    out: &mut Vec<Violation>,
-) -> Option<Loaded<Corpus>> {
-    load(source, text, out)
 }
 
 /// What a JSON value is, as an error message says it (`a string`, `an object`).
@@ -390,7 +369,7 @@ mod tests {
             {"tool_id": 7}
         ]}"#;
         let mut out = Vec::new();
-        let l = corpus(Source::new("c.json", false, text), text.into(), &mut out).unwrap();
+        let l = load::<Corpus>(Source::new("c.json", false, text), text.into(), &mut out).unwrap();
         let paths: Vec<&str> = out.iter().map(|v| v.path.as_str()).collect();
         assert_eq!(
             paths,
@@ -409,7 +388,7 @@ mod tests {
         let text = r#"{"version": "c", "tools": [{"tool_id": "s:a", "inputSchema": {"type": "object",
             "properties": {"x": {"type": "string"}}}, "annotations": {"readOnlyHint": true}}]}"#;
         let mut out = Vec::new();
-        let l = corpus(Source::new("c.json", false, text), text.into(), &mut out).unwrap();
+        let l = load::<Corpus>(Source::new("c.json", false, text), text.into(), &mut out).unwrap();
         let t = &l.value.tools[0];
         let s = t.schema.as_ref().expect("inputSchema is the schema");
         // the file's own text, whitespace and all

@@ -277,10 +277,7 @@ fn read_and_load<T: load::Items>(
             };
             (source, Cow::Borrowed(embedded.text()))
         }
-        Some(p) => {
-            let (source, text) = load::read_file(p).map_err(|v| out.push(v)).ok()?;
-            (source, Cow::Owned(text))
-        }
+        Some(p) => load::read_file(p).map_err(|v| out.push(v)).ok()?,
     };
     load::load(source, text, out)
 }
