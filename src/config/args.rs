@@ -9,8 +9,7 @@ use crate::pipeline::sut::kind::{DetectorKind, SutKind};
 use crate::pipeline::sut::observe::ObservationsMode;
 use std::path::PathBuf;
 
-/// Everything an evaluating command was given, as one set of settings for
-/// [`super::Settings::resolve`]; a command without a flag leaves its setting unset.
+/// Everything an evaluating command was given (see the module documentation).
 #[derive(Debug, Clone, Default)]
 pub struct EvalArgs {
     pub config: Option<PathBuf>,

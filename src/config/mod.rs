@@ -104,11 +104,8 @@ fn count_in(
 ) -> anyhow::Result<usize> {
     let n = v.map_or(default, |v| v as usize);
     if !range.contains(&n) {
-        anyhow::bail!(
-            "{setting} = {n}: expected {} to {} ({what})",
-            range.start(),
-            range.end()
-        );
+        let (lo, hi) = range.into_inner();
+        anyhow::bail!("{setting} = {n}: expected {lo} to {hi} ({what})");
     }
     Ok(n)
 }

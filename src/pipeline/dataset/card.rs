@@ -115,13 +115,9 @@ fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
             field(|i| &i.license),
         );
         if with_golden {
-            let _ = write!(
-                o,
-                " {} | {} | {} |",
-                queries.get(server).map_or(0, BTreeSet::len),
-                relevant.get(server).map_or(0, BTreeSet::len),
-                distractors.get(server).copied().unwrap_or(0)
-            );
+            let [q, r] = [&queries, &relevant].map(|m| m.get(server).map_or(0, BTreeSet::len));
+            let d = distractors.get(server).copied().unwrap_or(0);
+            let _ = write!(o, " {q} | {r} | {d} |");
         }
         o.push('\n');
     }
@@ -189,12 +185,8 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
     let labels: usize = grades.iter().sum();
     o.push_str("| Label grade | Labels | Share |\n|---|---:|---:|\n");
     for (grade, what) in [(2, "primary"), (1, "acceptable"), (0, "hard negative")] {
-        let _ = writeln!(
-            o,
-            "| {grade} ({what}) | {} | {} |",
-            grades[grade],
-            pct(grades[grade], labels)
-        );
+        let (n, share) = (grades[grade], pct(grades[grade], labels));
+        let _ = writeln!(o, "| {grade} ({what}) | {n} | {share} |");
     }
     let _ = writeln!(o);
     o.push_str("| Relevant tools per query | Queries |\n|---|---:|\n");
@@ -268,20 +260,11 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
         };
         let count = es.iter().filter(is_subtle).count().to_string();
         let subtle = if cat.is_attack() { count } else { "–".into() };
-        let _ = write!(
-            o,
-            "| {} | {} | {} | {} |",
-            cat.as_str(),
-            cat.expected_truth().map_or("either", |t| t.as_str()),
-            es.len(),
-            subtle
-        );
+        let truth = cat.expected_truth().map_or("either", |t| t.as_str());
+        let _ = write!(o, "| {cat} | {truth} | {} | {subtle} |", es.len());
         for origin_name in origins {
-            let _ = write!(
-                o,
-                " {} |",
-                es.iter().filter(|e| origin(e) == origin_name).count()
-            );
+            let n = es.iter().filter(|e| origin(e) == origin_name).count();
+            let _ = write!(o, " {n} |");
         }
         o.push('\n');
     }

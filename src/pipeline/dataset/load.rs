@@ -197,10 +197,8 @@ fn decode<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Opt
     };
     let root = JsonPath::root();
     let Value::Object(mut top) = doc else {
-        let m = format!(
-            "expected a JSON object with an `{items_key}` array, found {}",
-            kind_of(&doc)
-        );
+        let found = kind_of(&doc);
+        let m = format!("expected a JSON object with an `{items_key}` array, found {found}");
         out.push(err(&root, "json.shape", m));
         return None;
     };

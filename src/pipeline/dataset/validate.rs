@@ -32,10 +32,8 @@ impl<'a, T> Errors<'a, T> {
     fn unique_id(&mut self, i: usize, id: &'a str, (key, noun): (&str, &str), rule: &'static str) {
         if let Some(first) = self.ids.insert(id, i) {
             let l = self.file;
-            let message = format!(
-                "duplicate {noun} {id:?}: already used by {}",
-                l.item_path(first)
-            );
+            let first = l.item_path(first);
+            let message = format!("duplicate {noun} {id:?}: already used by {first}");
             self.add(&l.item_path(i).key(key), rule, message);
         }
     }
@@ -313,12 +311,8 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
         }
         match en.category.expected_truth() {
             Some(expected) if en.label != expected => {
-                let m = format!(
-                    "category {} requires label {:?}, found {:?}",
-                    en.category,
-                    expected.as_str(),
-                    en.label.as_str()
-                );
+                let (cat, want, found) = (en.category, expected.as_str(), en.label.as_str());
+                let m = format!("category {cat} requires label {want:?}, found {found:?}");
                 r.add(&p.key("label"), "security.label-category", m);
             }
             Some(_) => {}
