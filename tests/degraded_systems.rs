@@ -157,7 +157,7 @@ fn still_answering_after_the_probes_compares_content() {
     );
     assert!(
         stdout(&o).contains(
-            "NOT answering an ordinary query afterwards (answered with no result, where the measurement got 20: the system stopped answering)"
+            "and it did not answer an ordinary query afterwards (answered with no result, where the measurement got 20: the system stopped answering)"
         ),
         "{}",
         stdout(&o)

@@ -351,7 +351,7 @@ fn a_report_re_scored_offline_gives_the_same_numbers() {
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("queries answered differently across runs 1"),
+        stdout(&o).contains("answered differently across runs: 1"),
         "{}",
         stdout(&o)
     );

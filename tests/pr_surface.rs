@@ -324,8 +324,7 @@ fn every_renderer_leads_with_the_failed_checks_and_shows_detector_deltas() {
             "{name}: noise"
         );
         // confusion counts per run, not summed
-        let sep = if name == "terminal" { "/" } else { " / " };
-        let shown = [tp.as_str(), fp.as_str(), tn.as_str(), fn_.as_str()].join(sep);
+        let shown = [tp.as_str(), fp.as_str(), tn.as_str(), fn_.as_str()].join(" / ");
         assert!(
             out.contains(&shown),
             "{name}: per-run counts {shown} missing"

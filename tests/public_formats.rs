@@ -485,7 +485,7 @@ fn drift_on_entries_without_definitions_is_not_applicable_not_a_miss() {
             .iter()
             .all(|e| e["outcome"] == "not_applicable")
     );
-    assert!(stdout(&o).contains("n/a 6"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("(not applicable: 6)"), "{}", stdout(&o));
     let md = std::fs::read_to_string(d.path().join("r/report.md")).unwrap();
     assert!(md.contains("(not applicable: 6)"), "{md}");
 }

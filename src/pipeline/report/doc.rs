@@ -4,11 +4,9 @@
 //! neutralises each kind in exactly one place ([`Format::cell`]), so dataset text cannot reach
 //! a format unescaped, nor be escaped twice.
 
-use super::format::{delta, mean_ci, num};
-use super::model::{QueryReport, RetrievalReport};
-use super::view::{
-    self, CategoryCell, DetectorView, LiveRow, Mark, Regressions, Row, ToolsView, View,
-};
+use super::format::{delta, mean_ci, ms, num};
+use super::model::{LiveCategory, QueryReport, RetrievalReport};
+use super::view::{self, CategoryCell, DetectorView, Mark, Regressions, Row, ToolsView, View};
 use crate::infra::text::sanitize::CELL_MAX;
 use crate::pipeline::dataset::Category;
 use crate::pipeline::gate::model::{DetectorFlips, RankChange};
@@ -142,9 +140,11 @@ pub fn detectors_table<'a>(detectors: impl IntoIterator<Item = &'a DetectorView>
     baseline_table("Detector metric", rows)
 }
 
-/// A detector's rug-pulls played live, one row per category.
-pub fn live_table(live: &[LiveRow]) -> Table {
+/// A detector's rug-pulls played live, one row per category, counts as per-run means over
+/// `runs`.
+pub fn live_table(live: &[LiveCategory], runs: usize) -> Table {
     let head = "Category|Played|Re-listed|Reported|Blocked|Restored|Detection rate|Block rate";
+    let pr = |n: usize| Cell::Plain(view::per_run(n as u64, runs));
     Table::new(head, 1, false).with(live.iter().map(|c| {
         let mut category = vec![Cell::Category(c.category)];
         if let Some(r) = c.resembles {
@@ -153,14 +153,47 @@ pub fn live_table(live: &[LiveRow]) -> Table {
         vec![
             Cell::Seq(category),
             c.played.to_string().into(),
-            c.relisted.clone().into(),
-            c.reported.clone().into(),
-            c.blocked.clone().into(),
-            c.restored.clone().into(),
+            pr(c.relisted),
+            pr(c.reported),
+            pr(c.blocked),
+            pr(c.restored),
             mean_ci(Some(&c.detection_rate)).into(),
             mean_ci(Some(&c.block_rate)).into(),
         ]
     }))
+}
+
+/// The retrieval's latency, its answer counts (per-run means over its completed runs), how
+/// many queries `runs` runs answered differently, and its catalog.
+pub fn latency_line(rr: &RetrievalReport, runs: usize) -> Cell {
+    let (d, l, n) = (&rr.diagnostics, &rr.latency_ms, rr.runs_completed);
+    let pr = |c: usize| view::per_run(c as u64, n);
+    let mut line = format!(
+        "Latency p50 {} · p95 {} · max {} · off-corpus results {} · duplicates {} · starved queries {} · hard negatives in a top 5: {} · empty answers {}/{}",
+        ms(l.p50),
+        ms(l.p95),
+        ms(l.max),
+        pr(d.off_corpus_results),
+        pr(d.duplicate_results),
+        pr(d.starved_queries),
+        pr(d.hard_negatives_in_top_5),
+        pr(d.empty_answers),
+        pr(d.answers),
+    );
+    if n > 1 {
+        line.push_str(" (counts: mean per run)");
+    }
+    if runs > 1 {
+        line += &format!(
+            " · answered differently across runs: {}",
+            d.unstable_queries
+        );
+    }
+    let mut cells = vec![Cell::Plain(line)];
+    if let Some(c) = &rr.catalog {
+        cells.extend([" · catalog ".into(), Cell::Text(c.summary(), 400)]);
+    }
+    Cell::Seq(cells)
 }
 
 /// `items` as cells, joined by `sep`.
@@ -323,6 +356,33 @@ pub fn hard_negatives_table(t: &ToolsView) -> Table {
         vec![id(&h.query), id(&h.tool), runs.into(), rank.into()]
     });
     Table::new("Query|Tool|Runs|Best rank", 2, false).with(rows)
+}
+
+/// The robustness probes in one line: how many failed, whether the system still answered an
+/// ordinary query afterwards (and why not), whether they are gated.
+pub fn probes_summary(rb: &RobustnessReport) -> Cell {
+    let mut cells = vec![
+        "Robustness probes of ".into(),
+        Cell::Text(rb.system.clone(), 60),
+        format!(": {} failed", rb.failed).into(),
+    ];
+    if !rb.survived {
+        cells.push(", and it did not answer an ordinary query afterwards".into());
+        if !rb.survival.is_empty() {
+            cells.extend([
+                " (".into(),
+                Cell::Text(rb.survival.clone(), 200),
+                ")".into(),
+            ]);
+        }
+    }
+    let gated = if rb.gated {
+        "gated"
+    } else {
+        "reported, not gated"
+    };
+    cells.push(format!(" ({gated})").into());
+    Cell::Seq(cells)
 }
 
 /// Every robustness probe: what it sent, its outcome (a failure marked), its results, what

@@ -18,13 +18,10 @@ pub use crate::pipeline::gate::signed;
 /// `mean ± half-width` (just the mean with one run, or when every run gave the same value),
 /// "–" when undefined.
 pub fn mean_ci(s: Option<&Summary>) -> String {
-    match s {
-        Some(s) => match (s.mean, s.half_width()) {
-            (Some(m), Some(h)) if h >= 5e-5 => format!("{m:.4} ± {h:.4}"),
-            (Some(m), _) => format!("{m:.4}"),
-            _ => "–".into(),
-        },
-        None => "–".into(),
+    match s.map(|s| (s.mean, s.half_width())) {
+        Some((Some(m), Some(h))) if h >= 5e-5 => format!("{m:.4} ± {h:.4}"),
+        Some((Some(m), _)) => format!("{m:.4}"),
+        _ => "–".into(),
     }
 }
 

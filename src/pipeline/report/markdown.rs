@@ -2,7 +2,7 @@
 //! through [`sanitize::md`].
 
 use super::doc::{self, Align, Cell, Format, Table};
-use super::format::{ms, splits_line};
+use super::format::splits_line;
 use super::model::*;
 use super::view::{self, View, tools::shown};
 use crate::infra::text::sanitize;
@@ -106,32 +106,8 @@ pub fn render_view(r: &Report, v: &View) -> String {
             md_code(&rr.corpus_version, 80)
         );
         o.push_str(&Markdown.table(&doc::retrieval_table(&v.retrieval_rows)));
-        let (d, l, runs) = (&rr.diagnostics, &rr.latency_ms, rr.runs_completed);
-        let pr = |n: usize| view::per_run(n as u64, runs);
-        let _ = write!(
-            o,
-            "\nLatency p50 {} · p95 {} · max {} · off-corpus results {} · duplicates {} · starved queries {} · hard negatives in a top 5: {} · empty answers {}/{}",
-            ms(l.p50),
-            ms(l.p95),
-            ms(l.max),
-            pr(d.off_corpus_results),
-            pr(d.duplicate_results),
-            pr(d.starved_queries),
-            pr(d.hard_negatives_in_top_5),
-            pr(d.empty_answers),
-            pr(d.answers),
-        );
-        if runs > 1 {
-            o.push_str(" (counts: mean per run)");
-        }
-        if r.runs > 1 {
-            let n = d.unstable_queries;
-            let _ = write!(o, " · answered differently across runs: {n}");
-        }
-        if let Some(c) = &rr.catalog {
-            let _ = write!(o, " · catalog {}", md(&c.summary(), 400));
-        }
-        o.push_str("\n\n");
+        let latency = Markdown.cell(&doc::latency_line(rr, r.runs));
+        let _ = write!(o, "\n{latency}\n\n");
         if let Some(line) = splits_line(&v.splits) {
             let _ = writeln!(o, "{line}\n");
         }
@@ -188,7 +164,7 @@ pub fn render_view(r: &Report, v: &View) -> String {
                 md(&d.name, 40),
                 view::per_run_note(d.runs)
             );
-            o.push_str(&Markdown.table(&doc::live_table(live)));
+            o.push_str(&Markdown.table(&doc::live_table(live, d.runs)));
         }
         let _ = writeln!(o);
     }
@@ -201,20 +177,7 @@ pub fn render_view(r: &Report, v: &View) -> String {
         details(&mut o, &summary, &tools_section(t));
     }
     if let Some(rb) = &r.robustness {
-        let mut dead = String::new();
-        if !rb.survived {
-            dead.push_str(", and it did not answer an ordinary query afterwards");
-            if !rb.survival.is_empty() {
-                let _ = write!(dead, " ({})", md(&rb.survival, 200));
-            }
-        }
-        let gated = if rb.gated {
-            "gated"
-        } else {
-            "reported, not gated"
-        };
-        let (system, failed) = (md(&rb.system, 60), rb.failed);
-        let summary = format!("Robustness probes of {system}: {failed} failed{dead} ({gated})");
+        let summary = Markdown.cell(&doc::probes_summary(rb));
         details(&mut o, &summary, &Markdown.table(&doc::probes_table(rb)));
     }
     if !r.warnings.is_empty() {

@@ -1,7 +1,7 @@
 //! The terminal table (comfy-table), printed to stdout after a run.
 
 use super::doc::{self, Align, Cell, Format};
-use super::format::{delta, mean_ci, ms, num, splits_line};
+use super::format::{num, splits_line};
 use super::model::*;
 use super::view::{self, Mark, View};
 use crate::infra::text::sanitize::{term, term_ends};
@@ -143,25 +143,7 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
             rr.runs_completed
         );
         let _ = writeln!(o, "{}", f.table(&doc::retrieval_table(&v.retrieval_rows)));
-        let (d, l, runs) = (&rr.diagnostics, &rr.latency_ms, rr.runs_completed);
-        let _ = write!(
-            o,
-            "latency p50 {} · p95 {} · max {} · empty answers {}/{}{}",
-            ms(l.p50),
-            ms(l.p95),
-            ms(l.max),
-            view::per_run(d.empty_answers as u64, runs),
-            view::per_run(d.answers as u64, runs),
-            view::per_run_note(runs),
-        );
-        if r.runs > 1 {
-            let n = d.unstable_queries;
-            let _ = write!(o, " · queries answered differently across runs {n}");
-        }
-        if let Some(c) = &rr.catalog {
-            let _ = write!(o, "\ncatalog {}", term(&c.summary(), 400));
-        }
-        o.push_str("\n\n");
+        let _ = writeln!(o, "{}\n", f.cell(&doc::latency_line(rr, r.runs)));
         if let Some(line) = splits_line(&v.splits) {
             let _ = writeln!(o, "{line}\n");
         }
@@ -184,42 +166,24 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
     }
     if let Some(s) = &r.security {
         let _ = writeln!(o, "Security detectors: {} entries", s.entries);
-        let counts = format!("TP/FP/TN/FN{}", view::per_run_note(r.runs));
-        let head = format!("Detector|Precision|Recall|F1|FPR|FPR hard neg.|{counts}|Gate");
-        let mut t = doc::Table::new(&head, 1, true);
-        for d in &v.detectors {
-            let mut name = Cell::Id(d.name.clone(), 40);
-            if !d.by.is_empty() {
-                name = Cell::Note(Box::new(name), Box::new(Cell::Text(d.by.clone(), 40)));
-            }
-            let mut row = vec![name];
-            row.extend(d.metrics.iter().map(|m| mean_ci(m.as_ref()).into()));
-            let na = match d.not_applicable {
-                0 => String::new(),
-                n => format!("\nn/a {n}"),
-            };
-            row.push(format!("{}{na}", d.counts.join("/")).into());
-            row.push(Cell::Mark(d.mark));
-            t.rows.push(row);
-        }
-        let _ = writeln!(o, "{}\n", f.table(&t));
+        let _ = writeln!(o, "{}\n", f.table(&doc::overview_table(v, r.runs)));
         let against = doc::detectors_table(&v.detectors);
         if !against.rows.is_empty() {
             let _ = writeln!(o, "Detectors against the baseline\n{}\n", f.table(&against));
         }
-        for f in r.gate.detector_flips.iter().filter(|f| !f.flips.is_empty()) {
-            let (name, text) = (term(&f.detector, 40), view::flips_text(f));
-            let _ = writeln!(o, "{name}: verdicts flipped since the baseline: {text}");
-            for e in &f.flips {
-                let _ = writeln!(o, "  {}: {}", term(&e.id, 80), view::flip_kind(e));
-            }
-            let _ = writeln!(o);
+        for fl in r.gate.detector_flips.iter().filter(|f| !f.flips.is_empty()) {
+            let (name, text) = (term(&fl.detector, 40), view::flips_text(fl));
+            let table = f.table(&doc::flips_table(fl));
+            let _ = writeln!(
+                o,
+                "{name}: verdicts flipped since the baseline: {text}\n{table}\n"
+            );
         }
         for d in &v.detectors {
             let Some(live) = &d.live else { continue };
             let (name, note) = (term(&d.name, 40), view::per_run_note(d.runs));
             let _ = writeln!(o, "{name}: rug-pulls played live{note}");
-            let _ = writeln!(o, "{}\n", f.table(&doc::live_table(live)));
+            let _ = writeln!(o, "{}\n", f.table(&doc::live_table(live, d.runs)));
         }
     }
     if let Some(reg) = v
@@ -227,52 +191,16 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         .as_ref()
         .filter(|g| g.rows.iter().any(|q| q.delta.is_some()))
     {
-        let _ = writeln!(o, "{}", reg.title);
-        for q in &reg.rows {
-            // the same words as report.md's and report.html's rank column
-            let ranks = q
-                .ranks
-                .as_ref()
-                .map_or_else(String::new, |rc| format!("; {}", f.cell(&doc::ranks(rc))));
-            let _ = writeln!(
-                o,
-                "  {} {} {} → {} ({}){ranks}",
-                term(&q.id, 40),
-                view::metric_label(q).map_or_else(|| term(&q.metric, 40), str::to_string),
-                num(q.baseline),
-                num(Some(q.current)),
-                delta(q.delta),
-            );
-        }
-        let _ = writeln!(o);
-    }
-    if let Some(rb) = &r.robustness {
-        use crate::pipeline::measure::probes::ProbeOutcome as P;
-        let count = |k| rb.probes.iter().filter(|p| p.outcome == k).count();
-        let na = match count(P::NotApplicable) {
-            0 => String::new(),
-            n => format!(", {n} not applicable"),
-        };
-        let after = match (rb.survived, rb.survival.as_str()) {
-            (true, _) => "still answering afterwards".to_string(),
-            (false, "") => "NOT answering an ordinary query afterwards".to_string(),
-            (false, s) => format!(
-                "NOT answering an ordinary query afterwards ({})",
-                term(s, 200)
-            ),
-        };
         let _ = writeln!(
             o,
-            "Robustness probes: {} answered, {} refused with a clear error, {} failed{na}; {after}",
-            count(P::Answered),
-            count(P::Refused),
-            count(P::Failed),
+            "{}\n{}\n",
+            reg.title,
+            f.table(&doc::regressions_table(reg))
         );
-        for p in rb.probes.iter().filter(|p| p.outcome == P::Failed) {
-            let (what, detail) = (term(&p.what, 80), term(&p.detail, 300));
-            let _ = writeln!(o, "  probe {what} failed: {detail}");
-        }
-        let _ = writeln!(o);
+    }
+    if let Some(rb) = &r.robustness {
+        let (summary, table) = (doc::probes_summary(rb), doc::probes_table(rb));
+        let _ = writeln!(o, "{}\n{}\n", f.cell(&summary), f.table(&table));
     }
     if let Some(line) = super::scorecard::line(r) {
         let _ = writeln!(o, "{line}\n");

@@ -231,30 +231,6 @@ fn recall_histogram(qc: &QueryChart) -> String {
 // ---------------------------------------------------------------------------------------------
 // Run spread
 
-/// One metric of a spread chart.
-pub(super) struct SpreadRow<'a> {
-    label: &'a str,
-    summary: &'a Summary,
-    baseline: Option<f64>,
-    limit: Option<f64>,
-}
-
-impl<'a> SpreadRow<'a> {
-    /// The rows of a spread chart: the view's rows of one subject that were measured.
-    pub(super) fn of(rows: &'a [Row]) -> Vec<SpreadRow<'a>> {
-        rows.iter()
-            .filter_map(|row| {
-                Some(SpreadRow {
-                    label: &row.label,
-                    summary: row.current.as_ref()?,
-                    baseline: row.chart_baseline,
-                    limit: row.chart_limit,
-                })
-            })
-            .collect()
-    }
-}
-
 /// A vertical tick across a spread chart's row centred on `yc`, at `x` % of the width, titled
 /// `label: what value`.
 fn tick(s: &mut String, class: &str, x: f64, yc: f64, label: &str, what: &str, v: f64) {
@@ -282,21 +258,20 @@ const SPREAD_TRACK: f64 = 31.0;
 /// Each metric's per-run values as dots, the mean as a bar, the 95 % CI as a band, the baseline as
 /// a diamond and the gate's limit as a red tick, on one shared axis (0.1 steps covering every
 /// value); each metric's name and mean ± CI above its track. A fluid chart ([`open_svg`]).
-/// `runs` is the number of complete runs (each metric has a dot per run). `None` without rows.
-pub(super) fn spread_chart(
-    kind: &str,
-    what: &str,
-    runs: usize,
-    rows: &[SpreadRow],
-) -> Option<String> {
+/// `runs` is the number of complete runs (each metric has a dot per run). The rows measured are
+/// drawn; `None` without any.
+pub(super) fn spread_chart(kind: &str, what: &str, runs: usize, rows: &[Row]) -> Option<String> {
+    let rows: Vec<(&Row, &Summary)> = rows
+        .iter()
+        .filter_map(|r| Some((r, r.current.as_ref()?)))
+        .collect();
     if rows.is_empty() {
         return None;
     }
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for r in rows {
-        let s = r.summary;
+    for (r, s) in &rows {
         let values = s.per_run.iter().flatten().chain(s.ci95.iter().flatten());
-        for &v in values.chain(&r.baseline).chain(&r.limit) {
+        for &v in values.chain(&r.chart_baseline).chain(&r.chart_limit) {
             if v.is_finite() {
                 (lo, hi) = (lo.min(v), hi.max(v));
             }
@@ -324,14 +299,14 @@ pub(super) fn spread_chart(
     );
     let desc = rows
         .iter()
-        .map(|r| {
-            let vals: Vec<String> = r.summary.per_run.iter().map(|&v| format::num(v)).collect();
+        .map(|(r, s)| {
+            let vals: Vec<String> = s.per_run.iter().map(|&v| format::num(v)).collect();
             format!(
                 "{}: mean {}, runs {}{}",
                 r.label,
-                format::mean_ci(Some(r.summary)),
+                format::mean_ci(Some(s)),
                 vals.join(", "),
-                r.baseline
+                r.chart_baseline
                     .map(|b| format!(", baseline {}", format::num(Some(b))))
                     .unwrap_or_default()
             )
@@ -352,58 +327,58 @@ pub(super) fn spread_chart(
             ty = n(axis_y + 14.0),
         );
     }
-    for (i, r) in rows.iter().enumerate() {
+    for (i, (r, summary)) in rows.iter().enumerate() {
         let top = SPREAD_TOP + i as f64 * SPREAD_ROW;
         let yc = top + SPREAD_TRACK;
         let _ = write!(
             s,
             r#"<g class="metric"><text class="label" x="0" y="{ty}">{label}</text><text class="value" x="100%" y="{ty}" text-anchor="end">{t}</text><line class="track" x1="{x0}" x2="{x1}" y1="{yc}" y2="{yc}"/>"#,
             ty = n(top + 10.0),
-            label = esc(r.label),
-            t = esc(&format::mean_ci(Some(r.summary))),
+            label = esc(&r.label),
+            t = esc(&format::mean_ci(Some(*summary))),
             x0 = pct(SPREAD_X0),
             x1 = pct(SPREAD_X1),
             yc = n(yc),
         );
-        if let Some([a, b]) = r.summary.ci95 {
+        if let Some([a, b]) = summary.ci95 {
             let _ = write!(
                 s,
                 r#"<rect class="ci" x="{x}" y="{y}" width="{w}" height="16"><title>{label}: 95% CI {a} to {b}</title></rect>"#,
                 x = pct(x(a)),
                 y = n(yc - 8.0),
                 w = pct((x(b) - x(a)).max(0.0)),
-                label = esc(r.label),
+                label = esc(&r.label),
                 a = format::num(Some(a)),
                 b = format::num(Some(b)),
             );
         }
-        if let Some(l) = r.limit {
-            tick(&mut s, "limit", x(l), yc, r.label, "gate limit", l);
+        if let Some(l) = r.chart_limit {
+            tick(&mut s, "limit", x(l), yc, &r.label, "gate limit", l);
         }
-        if let Some(b) = r.baseline {
+        if let Some(b) = r.chart_baseline {
             // a square at the baseline, turned into a diamond by the page's style
             let _ = write!(
                 s,
                 r#"<rect class="base" x="{x}" y="{y}" width="10" height="10"><title>{label}: baseline {b}</title></rect>"#,
                 x = pct(x(b)),
                 y = n(yc - 5.0),
-                label = esc(r.label),
+                label = esc(&r.label),
                 b = format::num(Some(b)),
             );
         }
-        if let Some(m) = r.summary.mean {
-            tick(&mut s, "mean", x(m), yc, r.label, "mean", m);
+        if let Some(m) = summary.mean {
+            tick(&mut s, "mean", x(m), yc, &r.label, "mean", m);
         }
-        let k = r.summary.per_run.len().max(1) as f64;
+        let k = summary.per_run.len().max(1) as f64;
         let step = (16.0 / k).min(4.0);
-        for (run, v) in r.summary.per_run.iter().enumerate() {
+        for (run, v) in summary.per_run.iter().enumerate() {
             let Some(v) = v else { continue };
             let _ = write!(
                 s,
                 r#"<circle class="run" cx="{cx}" cy="{cy}" r="4"><title>{label}, run {run}: {v}</title></circle>"#,
                 cx = pct(x(*v)),
                 cy = n(yc + (run as f64 - (k - 1.0) / 2.0) * step),
-                label = esc(r.label),
+                label = esc(&r.label),
                 run = run + 1,
                 v = format::num(Some(*v)),
             );
@@ -476,6 +451,21 @@ mod tests {
     use crate::pipeline::report::model::Report;
     use crate::pipeline::score::metrics::RETRIEVAL_METRICS;
 
+    /// A measured row of a spread chart with its baseline and limit marks.
+    fn spread_row(label: &str, s: &Summary, baseline: Option<f64>, limit: Option<f64>) -> Row {
+        Row {
+            label: label.to_string(),
+            baseline: None,
+            current: Some(s.clone()),
+            delta: None,
+            limit: String::new(),
+            mark: crate::pipeline::report::view::Mark::NotGated,
+            paired: None,
+            chart_baseline: baseline,
+            chart_limit: limit,
+        }
+    }
+
     #[test]
     fn svg_text_is_escaped_and_visible() {
         let t = data("<script>x</script>\u{202E}\"'&", 100);
@@ -491,12 +481,7 @@ mod tests {
     #[test]
     fn spread_axis_covers_every_value_in_tenths() {
         let s = Summary::of(vec![Some(0.61), Some(0.63), None]);
-        let rows = [SpreadRow {
-            label: "Recall@5",
-            summary: &s,
-            baseline: Some(0.7),
-            limit: Some(0.68),
-        }];
+        let rows = [spread_row("Recall@5", &s, Some(0.7), Some(0.68))];
         let svg = spread_chart("spread-retrieval", "Retrieval metrics", 3, &rows).unwrap();
         assert_eq!(svg.matches(r#"<circle class="run""#).count(), 2);
         assert!(svg.contains("axis from 0.4 to 0.8"), "{svg}");
@@ -508,14 +493,9 @@ mod tests {
     #[test]
     fn spread_chart_counts_runs_not_metrics_times_runs() {
         let s = Summary::of(vec![Some(0.5), Some(0.52), Some(0.51)]);
-        let rows: Vec<SpreadRow> = RETRIEVAL_METRICS
+        let rows: Vec<Row> = RETRIEVAL_METRICS
             .iter()
-            .map(|m| SpreadRow {
-                label: m.label(),
-                summary: &s,
-                baseline: None,
-                limit: None,
-            })
+            .map(|m| spread_row(m.label(), &s, None, None))
             .collect();
         assert_eq!(rows.len(), 7);
         let svg = spread_chart("spread-retrieval", "Retrieval metrics", 3, &rows).unwrap();
@@ -527,12 +507,7 @@ mod tests {
         assert!(svg.contains("run spread over 3 runs:"), "{svg}");
         assert!(!svg.contains("21 run"), "{svg}");
         let one = Summary::of(vec![Some(0.5)]);
-        let rows = [SpreadRow {
-            label: "Recall@5",
-            summary: &one,
-            baseline: None,
-            limit: None,
-        }];
+        let rows = [spread_row("Recall@5", &one, None, None)];
         let svg = spread_chart("spread-retrieval", "Retrieval metrics", 1, &rows).unwrap();
         assert!(svg.contains(">dots: the one run · bar: mean"), "{svg}");
         assert!(svg.contains("run spread over 1 run:"), "{svg}");

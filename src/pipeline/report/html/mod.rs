@@ -16,7 +16,7 @@ use super::view::{Mark, ToolsView, View, tools::shown};
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
 use crate::pipeline::score::stats::Summary;
-use charts::{SpreadRow, confusion_chart, per_query_chart, spread_chart};
+use charts::{confusion_chart, per_query_chart, spread_chart};
 use minijinja::{Environment, Value, context};
 use std::fmt::Write;
 
@@ -131,12 +131,12 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     let query_histogram = query_chart.as_ref().is_some_and(|qc| qc.sorted.is_none());
     let query_svg = query_chart.as_ref().map(per_query_chart);
     let spread_svg = r.retrieval.as_ref().and_then(|rr| {
-        let rows = SpreadRow::of(&v.retrieval_rows);
+        let rows = &v.retrieval_rows;
         spread_chart(
             "spread-retrieval",
             "Retrieval metrics",
             rr.runs_completed,
-            &rows,
+            rows,
         )
     });
     // the retrieval metrics, each with every run's value
@@ -156,14 +156,14 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         .map(|(d, dv)| {
             context! {
                 by => dv.by.clone(),
-                live => dv.live.as_deref().map(|l| table(&doc::live_table(l))),
+                live => dv.live.as_deref().map(|l| table(&doc::live_table(l, dv.runs))),
                 categories => serde(&dv.categories),
                 confusion => Value::from_safe_string(confusion_chart(d)),
                 spread => safe(spread_chart(
                     "spread-detector",
                     "Detector metrics",
                     d.runs_completed,
-                    &SpreadRow::of(&dv.all_rows)
+                    &dv.all_rows
                 )),
             }
         })

@@ -79,7 +79,7 @@ pub struct DetectorView {
     /// the category they resemble.
     pub categories: Vec<DetectorCategoryRow>,
     /// Rug-pulls played live, per category; `None` when it plays none.
-    pub live: Option<Vec<LiveRow>>,
+    pub live: Option<Vec<LiveCategory>>,
     /// Runs completed, for "(mean per run)" notes.
     pub runs: usize,
 }
@@ -99,20 +99,6 @@ pub struct DetectorCategoryRow {
     pub flagged: usize,
     pub checked: usize,
     pub rate: Summary,
-}
-
-/// One category of rug-pulls played live, counts as per-run means.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LiveRow {
-    pub category: Category,
-    pub resembles: Option<Category>,
-    pub played: usize,
-    pub relisted: String,
-    pub reported: String,
-    pub blocked: String,
-    pub restored: String,
-    pub detection_rate: Summary,
-    pub block_rate: Summary,
 }
 
 /// A row of the per-category table.
@@ -246,7 +232,8 @@ impl View {
 
 impl DetectorView {
     fn of(r: &Report, d: &DetectorReport) -> DetectorView {
-        let all_rows = detector_metric_rows(r, &d.detector);
+        let subject = format!("detector:{}", d.detector);
+        let all_rows = rows(&r.gate, &subject, &DETECTION_METRICS, &d.metrics);
         let runs = d.runs_completed;
         let pr = |n: u64| per_run(n, runs);
         let c = &d.counts;
@@ -258,7 +245,7 @@ impl DetectorView {
                 .collect::<Vec<_>>()
                 .join(" · "),
             scope: d.scope.clone(),
-            mark: subject_mark(&r.gate, &format!("detector:{}", d.detector)),
+            mark: Mark::of(r.gate.checks.iter().filter(|c| c.subject == subject)),
             metrics: DETECTION_METRICS
                 .iter()
                 .map(|m| d.metrics.get(m.key()).cloned())
@@ -272,12 +259,7 @@ impl DetectorView {
                 .collect(),
             all_rows,
             categories: DetectorCategoryRow::of(d),
-            live: d.live.as_ref().map(|l| {
-                l.per_category
-                    .iter()
-                    .map(|c| LiveRow::of(c, runs))
-                    .collect()
-            }),
+            live: d.live.as_ref().map(|l| l.per_category.clone()),
             runs,
         }
     }
@@ -299,23 +281,6 @@ impl DetectorCategoryRow {
         let corpus = d.per_category.iter().map(|c| row(c, false));
         let resembling = d.hard_negatives_by_resemblance.iter().map(|c| row(c, true));
         corpus.chain(resembling).collect()
-    }
-}
-
-impl LiveRow {
-    fn of(c: &LiveCategory, runs: usize) -> LiveRow {
-        let pr = |n: usize| per_run(n as u64, runs);
-        LiveRow {
-            category: c.category,
-            resembles: c.resembles,
-            played: c.played,
-            relisted: pr(c.relisted),
-            reported: pr(c.reported),
-            blocked: pr(c.blocked),
-            restored: pr(c.restored),
-            detection_rate: c.detection_rate.clone(),
-            block_rate: c.block_rate.clone(),
-        }
     }
 }
 
@@ -441,11 +406,6 @@ impl Mark {
     }
 }
 
-/// The mark of a whole subject (`retrieval`, `detector:NAME`).
-pub fn subject_mark(gate: &GateReport, subject: &str) -> Mark {
-    Mark::of(gate.checks.iter().filter(|c| c.subject == subject))
-}
-
 /// One number against the baseline.
 #[derive(Debug, Clone)]
 pub struct Row {
@@ -524,16 +484,6 @@ pub fn retrieval_rows(r: &Report) -> Vec<Row> {
     r.retrieval.as_ref().map_or_else(Vec::new, |rr| {
         rows(&r.gate, "retrieval", &RETRIEVAL_METRICS, &rr.metrics)
     })
-}
-
-/// Every detection metric of one detector against the baseline (empty for an unknown detector).
-pub fn detector_metric_rows(r: &Report, detector: &str) -> Vec<Row> {
-    let mut ds = r.security.iter().flat_map(|s| &s.detectors);
-    let Some(d) = ds.find(|d| d.detector == detector) else {
-        return Vec::new();
-    };
-    let subject = format!("detector:{detector}");
-    rows(&r.gate, &subject, &DETECTION_METRICS, &d.metrics)
 }
 
 /// The failed checks in words, worst first as the gate found them ("Recall@5 fell 0.5596 →

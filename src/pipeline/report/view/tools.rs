@@ -21,6 +21,16 @@ pub fn shown(listed: usize, total: usize) -> String {
     }
 }
 
+/// The [`LIST_MAX`] items with the lowest Recall@5, then most often relevant, then by name.
+fn worst<T: Clone>(items: &[T], key: impl Fn(&T) -> (f64, usize, &str)) -> Vec<T> {
+    let mut v: Vec<&T> = items.iter().collect();
+    v.sort_by(|a, b| {
+        let ((ra, na, ia), (rb, nb, ib)) = (key(a), key(b));
+        ra.total_cmp(&rb).then(nb.cmp(&na)).then_with(|| ia.cmp(ib))
+    });
+    v.into_iter().take(LIST_MAX).cloned().collect()
+}
+
 /// The per-tool diagnostics, cut for a page.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ToolsView {
@@ -56,28 +66,14 @@ impl ToolsView {
         if d.is_empty() {
             return None;
         }
-        let mut tools: Vec<&ToolStat> = d.per_tool.iter().collect();
-        tools.sort_by(|a, b| {
-            a.recall_at_5
-                .total_cmp(&b.recall_at_5)
-                .then(b.relevant_in.cmp(&a.relevant_in))
-                .then_with(|| a.tool.cmp(&b.tool))
-        });
-        let mut servers: Vec<&ServerStat> = d.per_server.iter().collect();
-        servers.sort_by(|a, b| {
-            a.recall_at_5
-                .total_cmp(&b.recall_at_5)
-                .then(b.relevant_in.cmp(&a.relevant_in))
-                .then_with(|| a.server.cmp(&b.server))
-        });
         let never_found = d.never_found.iter().take(LIST_MAX);
         let hard_negatives = d.hard_negatives_in_top_5.iter().take(LIST_MAX);
         Some(ToolsView {
             runs: d.runs,
             tools: d.per_tool.len(),
-            worst_tools: tools.into_iter().take(LIST_MAX).cloned().collect(),
+            worst_tools: worst(&d.per_tool, |t| (t.recall_at_5, t.relevant_in, &t.tool)),
             servers: d.per_server.len(),
-            worst_servers: servers.into_iter().take(LIST_MAX).cloned().collect(),
+            worst_servers: worst(&d.per_server, |s| (s.recall_at_5, s.relevant_in, &s.server)),
             never_found: never_found.map(|t| t.to_string()).collect(),
             never_found_total: d.never_found.len(),
             confusions: d.confusions.iter().take(LIST_MAX).cloned().collect(),
