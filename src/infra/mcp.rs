@@ -366,14 +366,13 @@ pub mod watch {
         }
 
         fn inspect(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-            let mut start = 0;
-            for (i, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'\n') {
-                self.segment(&bytes[start..i])?;
-                self.end_line()?;
-                start = i + 1;
-            }
-            if start < bytes.len() {
-                self.segment(&bytes[start..])?;
+            // every piece but the last ends a line (an empty piece changes nothing)
+            let mut pieces = bytes.split(|&b| b == b'\n').peekable();
+            while let Some(piece) = pieces.next() {
+                self.segment(piece)?;
+                if pieces.peek().is_some() {
+                    self.end_line()?;
+                }
             }
             Ok(())
         }
@@ -476,6 +475,13 @@ pub async fn connect<H: ClientHandler>(
 ) -> anyhow::Result<Session<H>> {
     let describe = ep.describe();
     let limit = opts.timeout;
+    let session = |service, child, stdout| Session {
+        service,
+        child,
+        stdout,
+        timeout: limit,
+        describe: describe.clone(),
+    };
     match ep {
         Endpoint::Stdio {
             program,
@@ -501,15 +507,7 @@ pub async fn connect<H: ClientHandler>(
             let outcome = tokio::time::timeout(limit, handler.serve((stdout, stdin))).await;
             // `None`: no answer in time
             let failed = match outcome {
-                Ok(Ok(service)) => {
-                    return Ok(Session {
-                        service,
-                        child: Some(child),
-                        stdout: Some(seen),
-                        timeout: limit,
-                        describe,
-                    });
-                }
+                Ok(Ok(service)) => return Ok(session(service, Some(child), Some(seen))),
                 Ok(Err(e)) => {
                     // give a dying server a moment to finish its last words and its exit
                     let _ = child.wait_exit(Duration::from_millis(500)).await;
@@ -565,13 +563,7 @@ pub async fn connect<H: ClientHandler>(
                     bail!("MCP initialize failed ({describe}): {}", readable(&e));
                 }
             };
-            Ok(Session {
-                service,
-                child: None,
-                stdout: None,
-                timeout: limit,
-                describe,
-            })
+            Ok(session(service, None, None))
         }
     }
 }

@@ -304,10 +304,6 @@ impl Managed {
         self.slot.pid
     }
 
-    pub fn name(&self) -> &str {
-        &self.slot.name
-    }
-
     /// Non-blocking: `Some(description)` (e.g. "exit status: 3", "signal: 9 (SIGKILL)") once
     /// the child has exited. Its own children may still be running.
     pub fn try_exited(&self) -> Option<String> {

@@ -3,8 +3,8 @@
 //! and `call_tool` refused on a drifted tool in `block` mode).
 
 use super::State;
-use super::scan::{self, SCANNER_ID, ScanJob};
 use super::config::OnToolDrift;
+use super::scan::{self, SCANNER_ID, ScanJob};
 use crate::pipeline::dataset::{RawJson, Tool};
 use crate::pipeline::sut::drift::fingerprint;
 use axum::Router;
