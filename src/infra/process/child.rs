@@ -117,13 +117,11 @@ impl Slot {
             }
             foreign.retain(|k| table.iter().any(|p| (p.pid, p.start) == *k));
         }
-        if found.is_empty() {
-            return;
-        }
-        let found = found
-            .into_iter()
-            .flat_map(|p| std::iter::once(p).chain(descendants_in(table, p.pid)));
-        self.note(found);
+        self.note(
+            found
+                .into_iter()
+                .flat_map(|p| std::iter::once(p).chain(descendants_in(table, p.pid))),
+        );
     }
 
     /// Adds `procs` to the escaped ones, each once.
