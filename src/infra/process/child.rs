@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use nix::sys::signal::Signal;
@@ -323,10 +323,8 @@ impl Managed {
         })
         .await;
         let exit = exit?;
-        let drain_deadline = Instant::now() + DRAIN_WAIT;
-        while self.slot.readers_open.load(Ordering::SeqCst) > 0 && Instant::now() < drain_deadline {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
+        let drained = || self.slot.readers_open.load(Ordering::SeqCst) == 0;
+        poll_until(DRAIN_WAIT, 2, 2, drained).await;
         Some(exit)
     }
 
