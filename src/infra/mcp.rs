@@ -69,24 +69,21 @@ pub struct Session<H: ClientHandler> {
 }
 
 impl<H: ClientHandler> Session<H> {
-    /// `tools/list` (all pages), bounded by the session's timeout.
+    /// `tools/list` (all pages), bounded by the session's timeout; a failure says what the
+    /// stdio child said and whether it is still alive.
     pub async fn list_all_tools(&self) -> anyhow::Result<Vec<McpTool>> {
-        let describe = &self.describe;
-        match tokio::time::timeout(self.timeout, self.service.peer().list_all_tools()).await {
-            Ok(Ok(t)) => Ok(t),
-            Ok(Err(e)) => {
-                Err(self.explain(format!("tools/list failed ({describe}): {}", readable(&e))))
-            }
-            Err(_) => {
-                let story = child_story(self.child.as_ref());
-                Err(timeout(self.timeout, "tools/list", describe, &story))
-            }
+        let listed = self.service.peer().list_all_tools();
+        // `None`: no answer in time
+        let failed = match tokio::time::timeout(self.timeout, listed).await {
+            Ok(Ok(t)) => return Ok(t),
+            Ok(Err(e)) => Some(readable(&e)),
+            Err(_) => None,
+        };
+        let (describe, story) = (&self.describe, child_story(self.child.as_ref()));
+        match failed {
+            Some(e) => bail!("tools/list failed ({describe}): {e}{story}"),
+            None => Err(timeout(self.timeout, "tools/list", describe, &story)),
         }
-    }
-
-    /// A failure message with what the stdio child said and whether it is still alive.
-    pub fn explain(&self, what: String) -> anyhow::Error {
-        anyhow::anyhow!("{what}{}", child_story(self.child.as_ref()))
     }
 
     /// Said when the stdio server wrote something other than MCP messages to stdout.
@@ -170,13 +167,6 @@ fn without_type_names(s: &str) -> String {
     out
 }
 
-/// An HTTP endpoint where nothing accepts connections (not a crash: nothing ran there).
-#[derive(Debug, thiserror::Error)]
-#[error("{detail}")]
-pub struct Unreachable {
-    pub detail: String,
-}
-
 /// Why a TCP connection to the URL's host is refused or fails at once, in words (`connection
 /// refused`); `None` when it connects or the attempt is still pending after two seconds.
 async fn unreachable(url: &str) -> Option<String> {
@@ -230,21 +220,19 @@ pub fn io_cause(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     chain(e).find_map(|err| err.downcast_ref::<std::io::Error>().map(io_words))
 }
 
-/// A server that did not answer MCP `initialize` or `tools/list` within the time allowed (a
-/// caller names it a timeout, not a crash).
+/// A failure to connect (or to list) that a caller names for what it is, not a crash; the
+/// message is the detail.
 #[derive(Debug, thiserror::Error)]
-#[error("{detail}")]
-pub struct Timeout {
-    pub seconds: f64,
-    pub detail: String,
-}
-
-/// A server that answered, but not with MCP messages (a caller names it garbage, not a timeout
-/// or a crash).
-#[derive(Debug, thiserror::Error)]
-#[error("{detail}")]
-pub struct Garbage {
-    pub detail: String,
+pub enum Failure {
+    /// An HTTP endpoint where nothing accepts connections (nothing ran there).
+    #[error("{0}")]
+    Unreachable(String),
+    /// No answer to MCP `initialize` or `tools/list` within the time allowed (in seconds).
+    #[error("{1}")]
+    Timeout(f64, String),
+    /// An answer, but not in MCP messages (garbage, not a timeout).
+    #[error("{0}")]
+    Garbage(String),
 }
 
 /// Watching a stdio server's stdout on its way to the MCP client: lines that cannot be MCP
@@ -378,14 +366,13 @@ pub mod watch {
         }
 
         fn inspect(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-            let mut start = 0;
-            for (i, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'\n') {
-                self.segment(&bytes[start..i])?;
-                self.end_line()?;
-                start = i + 1;
-            }
-            if start < bytes.len() {
-                self.segment(&bytes[start..])?;
+            // every piece but the last ends a line (an empty piece changes nothing)
+            let mut pieces = bytes.split(|&b| b == b'\n').peekable();
+            while let Some(piece) = pieces.next() {
+                self.segment(piece)?;
+                if pieces.peek().is_some() {
+                    self.end_line()?;
+                }
             }
             Ok(())
         }
@@ -488,6 +475,13 @@ pub async fn connect<H: ClientHandler>(
 ) -> anyhow::Result<Session<H>> {
     let describe = ep.describe();
     let limit = opts.timeout;
+    let session = |service, child, stdout| Session {
+        service,
+        child,
+        stdout,
+        timeout: limit,
+        describe: describe.clone(),
+    };
     match ep {
         Endpoint::Stdio {
             program,
@@ -513,15 +507,7 @@ pub async fn connect<H: ClientHandler>(
             let outcome = tokio::time::timeout(limit, handler.serve((stdout, stdin))).await;
             // `None`: no answer in time
             let failed = match outcome {
-                Ok(Ok(service)) => {
-                    return Ok(Session {
-                        service,
-                        child: Some(child),
-                        stdout: Some(seen),
-                        timeout: limit,
-                        describe,
-                    });
-                }
+                Ok(Ok(service)) => return Ok(session(service, Some(child), Some(seen))),
                 Ok(Err(e)) => {
                     // give a dying server a moment to finish its last words and its exit
                     let _ = child.wait_exit(Duration::from_millis(500)).await;
@@ -544,7 +530,7 @@ pub async fn connect<H: ClientHandler>(
                 (Some(what), Some(note)) => format!("{what}: {note}{story}"),
                 (Some(what), None) => bail!("{what}{story}"),
             };
-            Err(Garbage { detail }.into())
+            Err(Failure::Garbage(detail).into())
         }
         Endpoint::Http { url, headers } => {
             init_tls();
@@ -572,31 +558,21 @@ pub async fn connect<H: ClientHandler>(
                     if let Some(why) = unreachable(url).await {
                         let detail =
                             format!("could not connect to {}: {why}", secrets::redact_url(url));
-                        return Err(Unreachable { detail }.into());
+                        return Err(Failure::Unreachable(detail).into());
                     }
                     bail!("MCP initialize failed ({describe}): {}", readable(&e));
                 }
             };
-            Ok(Session {
-                service,
-                child: None,
-                stdout: None,
-                timeout: limit,
-                describe,
-            })
+            Ok(session(service, None, None))
         }
     }
 }
 
-/// The [`Timeout`] of a server that did not answer `what` within `limit`.
+/// The [`Failure::Timeout`] of a server that did not answer `what` within `limit`.
 fn timeout(limit: Duration, what: &str, describe: &str, story: &str) -> anyhow::Error {
     let secs = limit.as_secs_f64();
     let detail = format!("no answer to {what} within {secs} s ({describe}){story}");
-    Timeout {
-        seconds: secs,
-        detail,
-    }
-    .into()
+    Failure::Timeout(secs, detail).into()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use nix::sys::signal::Signal;
@@ -117,13 +117,11 @@ impl Slot {
             }
             foreign.retain(|k| table.iter().any(|p| (p.pid, p.start) == *k));
         }
-        if found.is_empty() {
-            return;
-        }
-        let found = found
-            .into_iter()
-            .flat_map(|p| std::iter::once(p).chain(descendants_in(table, p.pid)));
-        self.note(found);
+        self.note(
+            found
+                .into_iter()
+                .flat_map(|p| std::iter::once(p).chain(descendants_in(table, p.pid))),
+        );
     }
 
     /// Adds `procs` to the escaped ones, each once.
@@ -304,10 +302,6 @@ impl Managed {
         self.slot.pid
     }
 
-    pub fn name(&self) -> &str {
-        &self.slot.name
-    }
-
     /// Non-blocking: `Some(description)` (e.g. "exit status: 3", "signal: 9 (SIGKILL)") once
     /// the child has exited. Its own children may still be running.
     pub fn try_exited(&self) -> Option<String> {
@@ -329,10 +323,8 @@ impl Managed {
         })
         .await;
         let exit = exit?;
-        let drain_deadline = Instant::now() + DRAIN_WAIT;
-        while self.slot.readers_open.load(Ordering::SeqCst) > 0 && Instant::now() < drain_deadline {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
+        let drained = || self.slot.readers_open.load(Ordering::SeqCst) == 0;
+        poll_until(DRAIN_WAIT, 2, 2, drained).await;
         Some(exit)
     }
 

@@ -41,7 +41,7 @@ async fn eventually(what: &str, limit: Duration, mut cond: impl FnMut() -> bool)
 }
 
 async fn wait_for_line(m: &Managed, line: &str) {
-    let what = format!("{} to print {line:?}", m.name());
+    let what = format!("pid {} to print {line:?}", m.pid());
     eventually(&what, Duration::from_secs(10), || {
         m.log_tail(1000).lines().any(|l| l == line)
     })

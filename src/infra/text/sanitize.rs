@@ -53,12 +53,10 @@ pub fn is_invisible(c: char) -> bool {
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c == '\n' || c == '\t' || c == '\r' {
-            out.push(' ');
-        } else if is_invisible(c) {
-            out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
-        } else {
-            out.push(c);
+        match c {
+            '\n' | '\t' | '\r' => out.push(' '),
+            c if is_invisible(c) => out.push_str(&format!("⟨U+{:04X}⟩", c as u32)),
+            c => out.push(c),
         }
     }
     out

@@ -1,7 +1,7 @@
 //! Systems under test, behind two small traits. Nothing above this module knows whether a
 //! system runs in-process, as a child process or behind HTTP.
 
-use crate::infra::mcp::{Garbage, Timeout, Unreachable};
+use crate::infra::mcp::Failure;
 use crate::pipeline::dataset::Category;
 use crate::pipeline::sut::launch::catalog::Coverage;
 pub mod drift;
@@ -163,17 +163,14 @@ impl SutError {
     /// `tools/list`): a timeout when it never answered `initialize` or the request in time,
     /// garbage when it answered but not in MCP, a plain failure when nothing listens at its address, else a crash; `extra` (a log tail) is appended to the detail.
     pub fn connect_failed(system: String, e: &anyhow::Error, extra: &str) -> SutError {
-        if let Some(t) = e.downcast_ref::<Timeout>() {
-            return SutError::timeout(system, t.seconds, format!("{e:#}{extra}"));
+        let detail = format!("{e:#}{extra}");
+        match e.downcast_ref::<Failure>() {
+            Some(Failure::Timeout(seconds, _)) => SutError::timeout(system, *seconds, detail),
+            Some(Failure::Garbage(_)) => SutError::garbage(system, detail),
+            // nothing listening is not a crash: nothing ran there
+            Some(Failure::Unreachable(d)) => SutError::unreachable(system, format!("{d}{extra}")),
+            None => SutError::crashed(system, detail),
         }
-        if e.downcast_ref::<Garbage>().is_some() {
-            return SutError::garbage(system, format!("{e:#}{extra}"));
-        }
-        // nothing listening is not a crash: nothing ran there
-        if let Some(u) = e.downcast_ref::<Unreachable>() {
-            return SutError::unreachable(system, format!("{}{extra}", u.detail));
-        }
-        SutError::crashed(system, format!("{e:#}{extra}"))
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::State;
 use super::config::OnToolDrift;
+use super::scan::{self, SCANNER_ID, ScanJob};
 use crate::pipeline::dataset::{RawJson, Tool};
 use crate::pipeline::sut::drift::fingerprint;
 use axum::Router;
@@ -141,10 +142,8 @@ async fn tool_diff(
     }
     let drift = state.drift.lock().unwrap_or_else(|p| p.into_inner());
     let Some(t) = drift.tool(&name, &tool) else {
-        return error(
-            StatusCode::NOT_FOUND,
-            &format!("server {name:?} lists no tool {tool:?}"),
-        );
+        let msg = format!("server {name:?} lists no tool {tool:?}");
+        return error(StatusCode::NOT_FOUND, &msg);
     };
     envelope(json!({
         "server_name": t.server,
@@ -175,39 +174,34 @@ async fn scan_start(
     };
     if let Some(ids) = req.get("scanner_ids").and_then(Value::as_array)
         && !ids.is_empty()
-        && !ids.iter().any(|i| i == super::scan::SCANNER_ID)
+        && !ids.iter().any(|i| i == SCANNER_ID)
     {
-        let msg = format!(
-            "unknown scanner ids; this proxy has {:?}",
-            super::scan::SCANNER_ID
-        );
+        let msg = format!("unknown scanner ids; this proxy has {SCANNER_ID:?}");
         return error(StatusCode::BAD_REQUEST, &msg);
     }
     match state.servers.read().await.get(&name) {
         None => return error(StatusCode::NOT_FOUND, &format!("server {name:?} not found")),
         Some(s) if !s.connected => {
-            return error(
-                StatusCode::CONFLICT,
-                &format!("server {name:?} is not connected ({})", s.status),
-            );
+            let msg = format!("server {name:?} is not connected ({})", s.status);
+            return error(StatusCode::CONFLICT, &msg);
         }
         Some(_) => {}
     }
-    let job = super::scan::start(state.clone(), name.clone()).await;
-    let status = super::scan::status_json(&name, &job);
+    let job = scan::start(state.clone(), name.clone()).await;
+    let status = scan::status_json(&name, &job);
     (StatusCode::ACCEPTED, envelope(status)).into_response()
 }
 
 async fn scan_status(AxState(state): AxState<Arc<State>>, Path(name): Path<String>) -> Response {
     match state.scans.lock().await.get(&name) {
-        Some(j) => envelope(super::scan::status_json(&name, j)),
+        Some(j) => envelope(scan::status_json(&name, j)),
         None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
     }
 }
 
 async fn scan_report(AxState(state): AxState<Arc<State>>, Path(name): Path<String>) -> Response {
     match state.scans.lock().await.get(&name) {
-        Some(super::scan::ScanJob {
+        Some(ScanJob {
             report: Some(r), ..
         }) => envelope(r.clone()),
         Some(j) => error(
@@ -215,16 +209,6 @@ async fn scan_report(AxState(state): AxState<Arc<State>>, Path(name): Path<Strin
             &format!("the scan of {name:?} is {}", j.status),
         ),
         None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
-    }
-}
-
-fn parse_limit(raw: Option<&str>, default: usize) -> Result<usize, String> {
-    match raw {
-        None | Some("") => Ok(default),
-        Some(s) => s
-            .parse::<usize>()
-            .map(|n| n.min(MAX_LIMIT))
-            .map_err(|_| format!("limit must be a non-negative integer, got {s:?}")),
     }
 }
 
@@ -236,9 +220,15 @@ async fn search(
     if query.is_empty() {
         return error(StatusCode::BAD_REQUEST, "query parameter `q` is required");
     }
-    let limit = match parse_limit(q.get("limit").map(String::as_str), 10) {
-        Ok(l) => l,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+    let limit = match q.get("limit").map(String::as_str) {
+        None | Some("") => 10,
+        Some(s) => match s.parse::<usize>() {
+            Ok(n) => n.min(MAX_LIMIT),
+            Err(_) => {
+                let msg = format!("limit must be a non-negative integer, got {s:?}");
+                return error(StatusCode::BAD_REQUEST, &msg);
+            }
+        },
     };
     if let Some(garbage) = state.fault_for_search().await {
         return (StatusCode::OK, garbage).into_response();

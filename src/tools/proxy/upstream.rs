@@ -6,7 +6,6 @@ use super::config::{OnToolDrift, ProxyConfig, ServerEntry};
 use super::drift::{DriftTracker, ToolState};
 use super::{ServerStatus, State};
 use crate::infra::mcp::{self, Endpoint};
-use crate::infra::process::Managed;
 use crate::pipeline::dataset::Tool;
 use crate::pipeline::dataset::mcp::from_definition;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -21,9 +20,8 @@ use tokio::sync::RwLock;
 const UPSTREAM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 struct Upstream {
-    service: RunningService<RoleClient, UpstreamClient>,
-    /// The supervised stdio process serving it.
-    _child: Option<Managed>,
+    /// The connection, and the supervised stdio process serving it.
+    session: mcp::Session<UpstreamClient>,
     /// The latest listing as corpus tools, one per name (the first when a name repeats).
     tools: Vec<Tool>,
 }
@@ -68,10 +66,8 @@ impl Upstreams {
             return Err(format!("server {server:?} has no tool {tool:?}"));
         }
         let mut params = CallToolRequestParams::new(tool.to_string());
-        if let Some(a) = args {
-            params = params.with_arguments(a);
-        }
-        let peer = up.service.peer().clone();
+        params.arguments = args;
+        let peer = up.session.service.peer().clone();
         drop(inner);
         peer.call_tool(params)
             .await
@@ -148,7 +144,7 @@ async fn list(
 pub async fn refresh(state: &Arc<State>, name: &str) {
     let inner = state.upstreams.inner.read().await;
     let Some(up) = inner.get(name) else { return };
-    let result = list(&up.service, name).await;
+    let result = list(&up.session.service, name).await;
     drop(inner);
     match result {
         Ok(listed) => publish(state, name, listed, None).await,
@@ -243,8 +239,7 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
                 let e = match tokio::time::timeout(UPSTREAM_TIMEOUT, attempt_fut).await {
                     Ok(Ok((session, listed))) => {
                         let up = Upstream {
-                            service: session.service,
-                            _child: session.child,
+                            session,
                             tools: Vec::new(),
                         };
                         return publish(&st, &name, listed, Some(up)).await;
