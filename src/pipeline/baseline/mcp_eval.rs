@@ -8,7 +8,7 @@
 
 use super::{
     BASELINE_SCHEMA_VERSION, Baseline, DEFAULT_TOLERANCE, DatasetPin, DetectorBaseline,
-    MetricBaseline, RetrievalBaseline, SecurityBaseline, direction_of,
+    MetricBaseline, RetrievalBaseline, SecurityBaseline,
 };
 use crate::pipeline::score::metrics::{Metric, RETRIEVAL_METRICS};
 use serde::Deserialize;
@@ -69,7 +69,7 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
                 "{name}: at $.recall_at.{k}: expected a cut-off of 1, 3, 5 or 10, found {k:?}"
             );
         };
-        metrics.insert(metric.key().to_string(), *v);
+        metrics.insert(metric.key().to_string(), (metric, *v));
     }
     let others = [
         (Metric::Mrr, m.mrr),
@@ -77,7 +77,7 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
         (Metric::Map, m.map),
     ];
     for (metric, v) in others {
-        metrics.extend(v.map(|v| (metric.key().to_string(), v)));
+        metrics.extend(v.map(|v| (metric.key().to_string(), (metric, v))));
     }
     if let Some(k) = m.tolerance.keys().find(|k| !metrics.contains_key(*k)) {
         anyhow::bail!(
@@ -97,20 +97,17 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
         runs: m.runs_averaged.unwrap_or(1),
         metrics: metrics
             .iter()
-            .map(|(k, v)| {
+            .map(|(k, &(metric, v))| {
                 let b = MetricBaseline {
-                    value: Some(*v),
-                    direction: direction_of(k),
+                    value: Some(v),
+                    direction: metric.direction(),
                     tolerance: m.tolerance.get(k).copied().unwrap_or(DEFAULT_TOLERANCE),
                     gated: m.tolerance.contains_key(k),
                 };
                 (k.clone(), b)
             })
             .collect(),
-        per_query: BTreeMap::new(),
-        confusions: None,
-        confusions_cut_at: None,
-        per_query_ranked: None,
+        ..RetrievalBaseline::default()
     };
     let security = m.security.as_ref().map(|s| {
         let gate = s.gate.as_ref();

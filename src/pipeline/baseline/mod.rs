@@ -55,7 +55,7 @@ pub struct DatasetPin {
 
 /// Discovery's baseline: the system it was measured on, per-metric values and thresholds, and
 /// per-query values.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct RetrievalBaseline {
     pub retriever: String,
     pub runs: usize,
@@ -160,18 +160,6 @@ pub fn verdict_map(entries: &[EntryOutcome]) -> Option<BTreeMap<String, bool>> {
     (!m.is_empty()).then_some(m)
 }
 
-/// Direction of a metric by its key: the [`Metric`]'s own for a known key; for any other name,
-/// lower is better for false-positive rates and latency.
-pub fn direction_of(metric: &str) -> Direction {
-    if let Some(m) = Metric::from_key(metric) {
-        m.direction()
-    } else if metric.starts_with("fpr") || metric.contains("latency") {
-        Direction::Lower
-    } else {
-        Direction::Higher
-    }
-}
-
 /// A serde path (`retrieval.metrics`, `.` for the root) as a JSON path (`$.retrieval.metrics`).
 fn dollar_path(path: &str) -> String {
     match path.trim_start_matches('.') {
@@ -262,7 +250,7 @@ impl Baseline {
         let metrics = |out: &mut Vec<_>, base: &str, ms: &Metrics, (what, known): Known| {
             let expected: Vec<&str> = known.iter().map(|m| m.key()).collect();
             for (k, m) in ms {
-                let path = format!("{base}.{k}");
+                let path = format!("{base}.metrics.{k}");
                 if !expected.contains(&k.as_str()) {
                     out.push(format!(
                         "{name}: at {path}: unknown {what} metric {k:?}{}; expected one of {}",
@@ -292,17 +280,12 @@ impl Baseline {
             }
         };
         if let Some(r) = &self.retrieval {
-            metrics(&mut out, "$.retrieval.metrics", &r.metrics, RETRIEVAL);
+            metrics(&mut out, "$.retrieval", &r.metrics, RETRIEVAL);
         }
         if let Some(s) = &self.security {
             for (d, det) in &s.detectors {
                 let base = format!("$.security.detectors.{d}");
-                metrics(
-                    &mut out,
-                    &format!("{base}.metrics"),
-                    &det.metrics,
-                    DETECTION,
-                );
+                metrics(&mut out, &base, &det.metrics, DETECTION);
                 for (key, v) in [
                     ("fpr_ceiling", det.fpr_ceiling),
                     ("recall_floor", det.recall_floor),

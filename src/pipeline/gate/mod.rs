@@ -31,16 +31,8 @@ fn info(subject: &str, metric: &str, direction: Direction) -> Check {
     Check {
         subject: subject.into(),
         metric: metric.into(),
-        kind: CheckKind::Info,
         direction,
-        baseline: None,
-        current: None,
-        ci95: None,
-        delta: None,
-        limit: None,
-        status: CheckStatus::Info,
-        message: String::new(),
-        paired: None,
+        ..Check::default()
     }
 }
 
@@ -55,10 +47,12 @@ fn status(ok: bool) -> CheckStatus {
 fn tolerance_check(
     subject: &str,
     metric: Metric,
-    s: Option<&Summary>,
-    b: Option<&MetricBaseline>,
+    measured: &BTreeMap<String, Summary>,
+    base: Option<&BTreeMap<String, MetricBaseline>>,
 ) -> Check {
     let name = metric.label();
+    let s = measured.get(metric.key());
+    let b = base.and_then(|b| b.get(metric.key()));
     let direction = b.map_or_else(|| metric.direction(), |b| b.direction);
     let (current, baseline) = (s.and_then(|s| s.mean), b.and_then(|b| b.value));
     let mut check = Check {
@@ -273,9 +267,13 @@ pub fn evaluate(
     // system failed (its numbers cover part of the datasets), so no regression, annotation or
     // failed check can be published from it
     if let Some(f) = &inputs.failure {
+        // at most 300 characters of the failure, with an ellipsis when cut
+        let f = match f.char_indices().nth(300) {
+            Some((cut, _)) => format!("{}…", &f[..cut]),
+            None => f.clone(),
+        };
         let summary = format!(
-            "the system under test could not be measured: {}; the report is partial and nothing is gated",
-            words::clip(f, 300)
+            "the system under test could not be measured: {f}; the report is partial and nothing is gated"
         );
         return unchecked(Verdict::Error, name, summary);
     }
@@ -285,10 +283,8 @@ pub fn evaluate(
     let mut checks = Vec::new();
     let mut flips = detector_flips(&inputs.detectors, b);
     if let Some(r) = retrieval {
-        for m in RETRIEVAL_METRICS {
-            let mb = rb.and_then(|rb| rb.metrics.get(m.key()));
-            checks.push(tolerance_check("retrieval", m, r.metrics.get(m.key()), mb));
-        }
+        let mb = rb.map(|rb| &rb.metrics);
+        checks.extend(RETRIEVAL_METRICS.map(|m| tolerance_check("retrieval", m, r.metrics, mb)));
     }
     // drops beyond the tolerance that passed as not significant (require_significance)
     let let_through =
@@ -370,10 +366,8 @@ fn detector_checks(
         held |= c.kind != CheckKind::Info;
         checks.push(c);
     }
-    for m in DETECTION_METRICS {
-        let mb = db.and_then(|db| db.metrics.get(m.key()));
-        checks.push(tolerance_check(&subject, m, d.metrics.get(m.key()), mb));
-    }
+    let mb = db.map(|db| &db.metrics);
+    checks.extend(DETECTION_METRICS.map(|m| tolerance_check(&subject, m, d.metrics, mb)));
     by_default && held
 }
 

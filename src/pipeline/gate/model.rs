@@ -166,7 +166,7 @@ impl GateReport {
 
 /// What a check compares with: the baseline within a tolerance, a ceiling, a floor, or
 /// nothing (`info`: reported only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckKind {
     /// Fails when worse than baseline by more than the tolerance.
@@ -176,20 +176,22 @@ pub enum CheckKind {
     /// Fails when below the floor (recall).
     Floor,
     /// Reported, not gated.
+    #[default]
     Info,
 }
 
 /// How a check came out: `pass`, `fail`, or `info` when nothing is gated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckStatus {
     Pass,
     Fail,
+    #[default]
     Info,
 }
 
 /// One comparison of a measured number with its baseline value, tolerance, ceiling or floor.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Check {
     /// `retrieval` or `detector:<name>`.
     pub subject: String,

@@ -37,12 +37,6 @@ impl SplitMix64 {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
-
-    /// A uniform index below `n` (`n` > 0; the bias of the modulo is below 2^-40 for any
-    /// query count evalgate sees).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// Two-sided p-value of the paired randomization test of `deltas` (current − baseline per
@@ -94,8 +88,11 @@ pub fn bootstrap_ci95(deltas: &[f64]) -> Option<[f64; 2]> {
     }
     let n = deltas.len();
     let mut rng = SplitMix64(SEED);
+    // a uniform index below n: the bias of the modulo is below 2^-40 for any query count
+    // evalgate sees
+    let mut below_n = || (rng.next() % n as u64) as usize;
     let means: Vec<f64> = (0..BOOTSTRAPS)
-        .map(|_| (0..n).map(|_| deltas[rng.below(n)]).sum::<f64>() / n as f64)
+        .map(|_| (0..n).map(|_| deltas[below_n()]).sum::<f64>() / n as f64)
         .collect();
     Some([percentile(&means, 2.5)?, percentile(&means, 97.5)?])
 }

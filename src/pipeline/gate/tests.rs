@@ -1,6 +1,5 @@
 //! The gate's unit tests: sentences, verdicts against a baseline, the exit-code policy.
 use super::*;
-use crate::pipeline::baseline::direction_of;
 use crate::pipeline::report::model::Report;
 
 fn check(subject: &str, metric: &str, kind: CheckKind) -> Check {
@@ -8,7 +7,7 @@ fn check(subject: &str, metric: &str, kind: CheckKind) -> Check {
         subject: subject.into(),
         metric: metric.into(),
         kind,
-        direction: direction_of(metric),
+        direction: Metric::from_key(metric).map_or(Direction::Lower, Metric::direction),
         baseline: None,
         current: None,
         ci95: None,

@@ -1,11 +1,8 @@
-//! The gate's words: a failed check as a sentence, signed numbers, clipped text. Pure text;
+//! The gate's words: a failed check as a sentence, signed numbers, p-values. Pure text;
 //! the renderers use the same functions.
 
 use super::model::{Check, CheckKind, PairedComparison};
 use crate::pipeline::score::metrics::label;
-
-/// Slack for rounding, as in the gate.
-const EPS: f64 = super::EPS;
 
 /// A signed number with a real minus sign ("−0.151", "+0.020"); "0" with no sign for a value
 /// that rounds to zero.
@@ -20,14 +17,6 @@ pub fn signed(v: f64, decimals: usize) -> String {
     }
 }
 
-/// At most `max` characters of `s`, with an ellipsis when cut.
-pub(super) fn clip(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &s[..cut]),
-        None => s.to_string(),
-    }
-}
-
 /// A failed check as a reviewer reads it: "Recall@5 fell 0.5596 → 0.4091 (−0.151;
 /// tolerance 0.020)", "rules FPR 0.1200 is above its ceiling 0.090".
 pub fn sentence(c: &Check) -> String {
@@ -39,7 +28,7 @@ pub fn sentence(c: &Check) -> String {
     let name = format!("{who}{}", label(&c.metric));
     match (c.kind, c.current, c.baseline, c.limit) {
         (CheckKind::Tolerance, Some(cur), Some(base), Some(limit)) => {
-            let verb = if (cur - base).abs() < EPS {
+            let verb = if (cur - base).abs() < super::EPS {
                 "stayed at"
             } else if cur < base {
                 "fell"

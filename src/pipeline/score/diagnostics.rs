@@ -166,12 +166,6 @@ struct ToolAcc {
     rr_sum: f64,
 }
 
-#[derive(Debug)]
-struct HardAcc {
-    runs: usize,
-    best_rank: usize,
-}
-
 /// Builds [`ToolDiagnostics`] one scored query at a time (the labels and the filtered ranked
 /// list), borrowing both until [`Accumulator::finish`].
 #[derive(Debug, Default)]
@@ -183,7 +177,8 @@ pub struct Accumulator<'a> {
     pairs: HashMap<(&'a Text, &'a Text), (usize, BTreeSet<usize>)>,
     /// Each golden-set position's query id, as seen (for the pairs' examples).
     query_ids: HashMap<usize, &'a Text>,
-    hard: BTreeMap<(usize, &'a str), (&'a Text, &'a Text, HardAcc)>,
+    /// By (golden-set position, hard negative): the query id, the tool, runs, best rank.
+    hard: BTreeMap<(usize, &'a str), (&'a Text, &'a Text, usize, usize)>,
 }
 
 impl<'a> Accumulator<'a> {
@@ -205,16 +200,10 @@ impl<'a> Accumulator<'a> {
             let rank = ranked.iter().position(|t| **t == l.tool_id);
             if l.relevance == 0 {
                 if let Some(r) = rank.filter(|&r| r < TOP_K) {
-                    let e = self.hard.entry((qi, l.tool_id.as_str())).or_insert((
-                        id,
-                        &l.tool_id,
-                        HardAcc {
-                            runs: 0,
-                            best_rank: r + 1,
-                        },
-                    ));
-                    e.2.runs += 1;
-                    e.2.best_rank = e.2.best_rank.min(r + 1);
+                    let key = (qi, l.tool_id.as_str());
+                    let e = self.hard.entry(key).or_insert((id, &l.tool_id, 0, r + 1));
+                    e.2 += 1;
+                    e.3 = e.3.min(r + 1);
                 }
                 continue;
             }
@@ -321,11 +310,11 @@ impl<'a> Accumulator<'a> {
         let hard_negatives_in_top_5 = self
             .hard
             .into_values()
-            .map(|(q, t, h)| HardNegativeHit {
+            .map(|(q, t, runs, best_rank)| HardNegativeHit {
                 query: q.clone(),
                 tool: t.clone(),
-                runs: h.runs,
-                best_rank: h.best_rank,
+                runs,
+                best_rank,
             })
             .collect();
         ToolDiagnostics {

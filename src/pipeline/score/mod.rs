@@ -72,7 +72,6 @@ pub fn retrieval(
             means.push((n > 0).then(|| sum / n as f64));
         }
     }
-    let tool_diagnostics = tools.finish();
     let per_query = query_rows(golden, per_query);
     let metrics = RETRIEVAL_METRICS
         .iter()
@@ -80,7 +79,6 @@ pub fn retrieval(
         .map(|(m, v)| (m.key().to_string(), Summary::of(v)))
         .collect();
     diag.unstable_queries = per_query.iter().filter(|q| q.unstable).count();
-    let splits = split_summaries(&per_query);
     RetrievalReport {
         catalog: None,
         retriever: obs.system.clone(),
@@ -99,8 +97,8 @@ pub fn retrieval(
                 .then(|| latencies.iter().sum::<f64>() / latencies.len() as f64),
         },
         diagnostics: diag,
-        tool_diagnostics,
-        splits,
+        tool_diagnostics: tools.finish(),
+        splits: split_summaries(&per_query),
         per_query,
         observations: obs,
     }
@@ -242,14 +240,12 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
     let in_scope = |e: &Entry| e.label == Truth::Benign || scope.contains(&e.category);
     let mut per_run_counts = Vec::new();
     let mut per_run_metrics: BTreeMap<&str, Vec<Option<f64>>> = BTreeMap::new();
-    let mut cat_flags: BTreeMap<Category, Vec<usize>> = BTreeMap::new();
-    let mut hn_flags: BTreeMap<Category, Vec<usize>> = BTreeMap::new();
-    let mut entry_flags: HashMap<&str, usize> = HashMap::new();
-    let mut entry_signals: HashMap<&str, BTreeSet<String>> = HashMap::new();
+    // per run, then per entry in corpus order: whether it was flagged
+    let mut flagged_in: Vec<Vec<bool>> = Vec::new();
+    // per entry, in corpus order: the signals seen in any run
+    let mut entry_signals = vec![BTreeSet::new(); entries.len()];
     // entries the detector said it cannot judge (in any run)
     let mut not_applicable: BTreeSet<&str> = BTreeSet::new();
-    let cat_totals = count_by(entries.iter().map(|e| e.category));
-    let hn_totals = count_by(entries.iter().filter_map(resembled));
     for run in &obs.runs {
         let verdicts: HashMap<&str, &crate::pipeline::sut::Decision> = run
             .verdicts
@@ -257,9 +253,8 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             .map(|v| (v.entry_id.as_str(), v))
             .collect();
         let mut c = Confusion::default();
-        let mut cats: BTreeMap<Category, usize> = BTreeMap::new();
-        let mut hns: BTreeMap<Category, usize> = BTreeMap::new();
-        for e in entries {
+        let mut flagged = vec![false; entries.len()];
+        for (i, e) in entries.iter().enumerate() {
             let Some(v) = verdicts.get(e.id.as_str()) else {
                 continue;
             };
@@ -267,17 +262,8 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
                 not_applicable.insert(e.id.as_str());
                 continue;
             }
-            if v.flagged {
-                *entry_flags.entry(e.id.as_str()).or_default() += 1;
-                *cats.entry(e.category).or_default() += 1;
-                if let Some(r) = resembled(e) {
-                    *hns.entry(r).or_default() += 1;
-                }
-            }
-            entry_signals
-                .entry(e.id.as_str())
-                .or_default()
-                .extend(v.signals.iter().cloned());
+            flagged[i] = v.flagged;
+            entry_signals[i].extend(v.signals.iter().cloned());
             if !in_scope(e) {
                 continue;
             }
@@ -299,15 +285,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
         for m in DETECTION_METRICS {
             per_run_metrics.entry(m.key()).or_default().push(s.get(m));
         }
-        for (totals, flags, in_run) in [
-            (&cat_totals, &mut cat_flags, &cats),
-            (&hn_totals, &mut hn_flags, &hns),
-        ] {
-            for cat in totals.keys() {
-                let n = in_run.get(cat).copied().unwrap_or(0);
-                flags.entry(*cat).or_default().push(n);
-            }
-        }
+        flagged_in.push(flagged);
         per_run_counts.push(c);
     }
     let mut counts = Confusion::default();
@@ -318,22 +296,24 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             .iter()
             .filter(|e| !not_applicable.contains(e.id.as_str()))
     };
-    let applicable_cats = count_by(applicable().map(|e| e.category));
-    let applicable_hns = count_by(applicable().filter_map(resembled));
-    let cat_report = |totals: &BTreeMap<Category, usize>,
-                      flags: &BTreeMap<Category, Vec<usize>>|
-     -> Vec<CategoryReport> {
+    // the entries by the category `key` gives them, with the flags of each run
+    let cat_report = |key: fn(&Entry) -> Option<Category>| -> Vec<CategoryReport> {
+        let totals = count_by(applicable().filter_map(key));
         totals
-            .iter()
-            .map(|(cat, total)| {
-                let f = flags.get(cat).cloned().unwrap_or_default();
+            .into_iter()
+            .map(|(category, total)| {
+                let of = |e: &Entry| key(e) == Some(category);
+                let f: Vec<usize> = flagged_in
+                    .iter()
+                    .map(|r| entries.iter().zip(r).filter(|&(e, &f)| f && of(e)).count())
+                    .collect();
                 CategoryReport {
-                    category: *cat,
-                    total: *total,
+                    category,
+                    total,
                     flagged: f.iter().sum(),
                     rate: Summary::of(
                         f.iter()
-                            .map(|x| metrics::ratio(*x as u64, *total as u64))
+                            .map(|&x| metrics::ratio(x as u64, total as u64))
                             .collect(),
                     ),
                 }
@@ -343,8 +323,10 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
     let runs = obs.runs.len();
     let entries_out = entries
         .iter()
-        .map(|e| {
-            let flagged_runs = entry_flags.get(e.id.as_str()).copied().unwrap_or(0);
+        .zip(entry_signals)
+        .enumerate()
+        .map(|(i, (e, signals))| {
+            let flagged_runs = flagged_in.iter().filter(|r| r[i]).count();
             let majority = runs > 0 && flagged_runs * 2 > runs;
             let outcome = if not_applicable.contains(e.id.as_str()) {
                 Outcome::NotApplicable
@@ -363,11 +345,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
                 category: e.category,
                 label: e.label,
                 flagged_runs,
-                signals: entry_signals
-                    .remove(e.id.as_str())
-                    .unwrap_or_default()
-                    .into_iter()
-                    .collect(),
+                signals: signals.into_iter().collect(),
                 outcome,
                 description: e.description.clone(),
             }
@@ -386,8 +364,8 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             .into_iter()
             .map(|(k, v)| (k.to_string(), Summary::of(v)))
             .collect(),
-        per_category: cat_report(&applicable_cats, &cat_flags),
-        hard_negatives_by_resemblance: cat_report(&applicable_hns, &hn_flags),
+        per_category: cat_report(|e| Some(e.category)),
+        hard_negatives_by_resemblance: cat_report(resembled),
         entries: entries_out,
         live: live(obs, entries),
     }

@@ -237,10 +237,9 @@ fn security(i: &Inputs) -> Part {
             Some(t) => format!("{} ({})", d.detector, t.label()),
             None => d.detector.clone(),
         };
-        let j = (recall - fpr).max(0.0);
         inputs.push((format!("{name}: recall"), recall));
         inputs.push((format!("{name}: fpr"), fpr));
-        js.push(j);
+        js.push((recall - fpr).max(0.0));
     }
     if js.is_empty() {
         return not_measured("no detector with a defined recall and FPR");

@@ -41,9 +41,10 @@ pub fn filter_ranked<'a, S: AsRef<str>>(raw: &'a [S], corpus: &HashSet<&str>) ->
 }
 
 /// Which way is better for a metric: `higher` (recall, MRR) or `lower` (false-positive rates).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
+    #[default]
     Higher,
     Lower,
 }
@@ -85,24 +86,6 @@ const NAMES: [(&str, &str); 12] = [
 ];
 
 impl Metric {
-    /// The retrieval metrics, in report order.
-    pub const RETRIEVAL: [Metric; 7] = [
-        Metric::RecallAt1,
-        Metric::RecallAt3,
-        Metric::RecallAt5,
-        Metric::RecallAt10,
-        Metric::Mrr,
-        Metric::NdcgAt10,
-        Metric::Map,
-    ];
-    /// The detection metrics, in report order.
-    pub const DETECTION: [Metric; 5] = [
-        Metric::Precision,
-        Metric::Recall,
-        Metric::F1,
-        Metric::Fpr,
-        Metric::FprHardNegative,
-    ];
     /// The retrieval metrics gated by default in a new baseline.
     pub const DEFAULT_GATED: [Metric; 3] = [Metric::RecallAt5, Metric::Mrr, Metric::NdcgAt10];
     /// The per-query values a baseline keeps to name the queries that regressed.
@@ -128,9 +111,9 @@ impl Metric {
 
     /// The metric with this exact key; `None` for any other string.
     pub fn from_key(key: &str) -> Option<Metric> {
-        Self::RETRIEVAL
+        RETRIEVAL_METRICS
             .into_iter()
-            .chain(Self::DETECTION)
+            .chain(DETECTION_METRICS)
             .find(|m| m.key() == key)
     }
 }
@@ -141,8 +124,25 @@ impl std::fmt::Display for Metric {
     }
 }
 
-/// The retrieval metrics, in report order (see [`Metric::RETRIEVAL`]).
-pub const RETRIEVAL_METRICS: [Metric; 7] = Metric::RETRIEVAL;
+/// The retrieval metrics, in report order.
+pub const RETRIEVAL_METRICS: [Metric; 7] = [
+    Metric::RecallAt1,
+    Metric::RecallAt3,
+    Metric::RecallAt5,
+    Metric::RecallAt10,
+    Metric::Mrr,
+    Metric::NdcgAt10,
+    Metric::Map,
+];
+
+/// The detection metrics, in report order.
+pub const DETECTION_METRICS: [Metric; 5] = [
+    Metric::Precision,
+    Metric::Recall,
+    Metric::F1,
+    Metric::Fpr,
+    Metric::FprHardNegative,
+];
 
 /// The display name of a retrieval or detection metric key (`recall_at_5` → `Recall@5`); an
 /// unknown key is its own label.
@@ -225,14 +225,15 @@ pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryMetric
             .map(|l| l.relevance)
             .filter(|g| *g >= 1)
     };
-    let relevant = |i: usize, l: &Label| {
-        l.relevance >= 1 && !labels[..i].iter().any(|p| p.tool_id == l.tool_id)
-    };
-    let n_rel = labels
+    // the relevant grades (of each tool's first label), highest first: the ideal list
+    let mut ideal: Vec<u8> = labels
         .iter()
         .enumerate()
-        .filter(|(i, l)| relevant(*i, l))
-        .count();
+        .filter(|&(i, l)| l.relevance >= 1 && !labels[..i].iter().any(|p| p.tool_id == l.tool_id))
+        .map(|(_, l)| l.relevance)
+        .collect();
+    ideal.sort_unstable_by(|a, b| b.cmp(a));
+    let n_rel = ideal.len();
     if n_rel == 0 {
         return QueryMetrics::default();
     }
@@ -256,30 +257,9 @@ pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryMetric
     }
     hits_at[list.len() + 1..].fill(hits);
     let recall = |k: usize| hits_at[k.min(DEPTH)] as f64 / n_rel as f64;
-    // the ideal list: the DEPTH highest relevant grades, highest first, kept on the stack
-    let mut top = [0u8; DEPTH];
-    let mut n_top = 0usize;
-    for (i, l) in labels.iter().enumerate() {
-        if !relevant(i, l) {
-            continue;
-        }
-        let at = top[..n_top].iter().position(|g| *g < l.relevance);
-        match at {
-            Some(at) => {
-                let end = n_top.min(DEPTH - 1);
-                top.copy_within(at..end, at + 1);
-                top[at] = l.relevance;
-                n_top = (n_top + 1).min(DEPTH);
-            }
-            None if n_top < DEPTH => {
-                top[n_top] = l.relevance;
-                n_top += 1;
-            }
-            None => {}
-        }
-    }
-    let idcg: f64 = top[..n_top]
+    let idcg: f64 = ideal
         .iter()
+        .take(DEPTH)
         .enumerate()
         .map(|(i, &g)| g as f64 / (i as f64 + 2.0).log2())
         .sum();
@@ -350,9 +330,6 @@ pub struct DetectionScores {
     pub fpr: Option<f64>,
     pub fpr_hard_negative: Option<f64>,
 }
-
-/// The detection metrics, in report order (see [`Metric::DETECTION`]).
-pub const DETECTION_METRICS: [Metric; 5] = Metric::DETECTION;
 
 impl DetectionScores {
     /// The value of a detection metric; `None` when undefined or for a retrieval metric.

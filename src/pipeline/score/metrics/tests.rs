@@ -208,9 +208,9 @@ proptest::proptest! {
 
 #[test]
 fn every_metric_round_trips_through_its_key_and_keeps_its_label() {
-    let all: Vec<Metric> = Metric::RETRIEVAL
+    let all: Vec<Metric> = RETRIEVAL_METRICS
         .into_iter()
-        .chain(Metric::DETECTION)
+        .chain(DETECTION_METRICS)
         .collect();
     assert_eq!(all.len(), 12);
     for m in &all {
@@ -221,7 +221,7 @@ fn every_metric_round_trips_through_its_key_and_keeps_its_label() {
     let keys: HashSet<&str> = all.iter().map(|m| m.key()).collect();
     assert_eq!(keys.len(), all.len(), "keys are unique");
     assert_eq!(
-        Metric::RETRIEVAL.map(Metric::key),
+        RETRIEVAL_METRICS.map(Metric::key),
         [
             "recall_at_1",
             "recall_at_3",
@@ -233,7 +233,7 @@ fn every_metric_round_trips_through_its_key_and_keeps_its_label() {
         ]
     );
     assert_eq!(
-        Metric::DETECTION.map(Metric::key),
+        DETECTION_METRICS.map(Metric::key),
         ["precision", "recall", "f1", "fpr", "fpr_hard_negative"]
     );
     assert_eq!(label("recall_at_5"), "Recall@5");
@@ -246,7 +246,7 @@ fn every_metric_round_trips_through_its_key_and_keeps_its_label() {
 
 #[test]
 fn false_positive_rates_are_the_only_lower_is_better_metrics() {
-    for m in Metric::RETRIEVAL.into_iter().chain(Metric::DETECTION) {
+    for m in RETRIEVAL_METRICS.into_iter().chain(DETECTION_METRICS) {
         let want = if m.key().starts_with("fpr") {
             Direction::Lower
         } else {
