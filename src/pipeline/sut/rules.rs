@@ -80,15 +80,8 @@ pub static RULES: &[Rule] = &[
 ];
 
 static TEXT_SETS: LazyLock<Vec<(&'static str, RegexSet)>> = LazyLock::new(|| {
-    RULES
-        .iter()
-        .map(|r| {
-            (
-                r.id,
-                RegexSet::new(r.patterns).expect("rule patterns compile"),
-            )
-        })
-        .collect()
+    let set = |r: &Rule| RegexSet::new(r.patterns).expect("rule patterns compile");
+    RULES.iter().map(|r| (r.id, set(r))).collect()
 });
 
 static BASE64_RUN: LazyLock<Regex> =
@@ -137,11 +130,9 @@ fn decoded_texts(text: &str) -> Vec<String> {
         }
     }
     for c in HEX_RUN.captures_iter(text) {
-        let hex: String = c
-            .get(1)
-            .map(|m| m.as_str().to_string())
-            .or_else(|| c.get(2).map(|m| m.as_str().replace("\\x", "")))
-            .unwrap_or_default();
+        // plain hex, or `\x`-escaped bytes
+        let run = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+        let hex = run.replace("\\x", "");
         let bytes: Option<Vec<u8>> = (0..hex.len() / 2)
             .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
             .collect();

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 /// Largest stdout read from a batch scanner.
-const MAX_OUTPUT: usize = 64 * 1024 * 1024;
+const MAX_OUTPUT: u64 = 64 * 1024 * 1024;
 /// After a scanner exits, how long its stdout may stay open (held by a process it started)
 /// before what it wrote is taken as its whole answer.
 const HELD_STDOUT_GRACE: Duration = Duration::from_millis(500);
@@ -314,17 +314,8 @@ impl Scanner {
         let limit = self.timeout();
         let start = Instant::now();
         let mut buf = Vec::new();
-        let read = async {
-            let mut chunk = [0u8; 64 * 1024];
-            loop {
-                let n = stdout.read(&mut chunk).await?;
-                if n == 0 || buf.len() + n > MAX_OUTPUT {
-                    break;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-            Ok::<_, std::io::Error>(())
-        };
+        let mut stdout = (&mut stdout).take(MAX_OUTPUT);
+        let read = stdout.read_to_end(&mut buf);
         // the scanner exited but its stdout stays open: a process it started (a daemon, a
         // language server) holds the pipe; what it wrote before exiting is its answer
         let exited = async {
@@ -541,7 +532,7 @@ fn has_data(v: &Value) -> bool {
 }
 
 /// The tool name an entry is served under: its `tool`, else its id.
-fn entry_name(e: &Entry) -> String {
+pub(crate) fn entry_name(e: &Entry) -> String {
     e.tool.clone().unwrap_or_else(|| e.id.clone())
 }
 
@@ -557,7 +548,8 @@ fn input_schema(e: &Entry) -> Value {
         .unwrap_or_else(|| json!({"type": "object"}))
 }
 
-fn tool_def(name: &str, e: &Entry) -> Value {
+/// An entry as an MCP tool definition served under `name`.
+pub(crate) fn tool_def(name: &str, e: &Entry) -> Value {
     json!({
         "name": name,
         "description": e.description,

@@ -64,6 +64,13 @@ impl Layout {
         })
     }
 
+    /// The servers holding entries (a server of peers only holds context).
+    pub(super) fn entry_servers(&self) -> BTreeSet<&str> {
+        self.tools()
+            .map(|(_, _, spec)| spec.server.as_str())
+            .collect()
+    }
+
     /// Every `server:tool` served: the entries and any peers beside them.
     pub(super) fn served_ids(&self) -> BTreeSet<String> {
         self.specs

@@ -19,7 +19,6 @@
 //! the proxy's side of it in its note: the status and held evidence it showed, what its diff of
 //! a held tool names, what the call returned.
 
-use super::LiveConfig;
 use super::client::{api, client, get};
 use super::layout::{CallArgs, Layout, layout};
 use crate::infra::files::write_atomic;
@@ -27,6 +26,7 @@ use crate::infra::http::path_segment;
 use crate::infra::mcp::{ConnectOpts, Endpoint, connect, readable};
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::{Category, Entry};
+use crate::pipeline::replay::ReplaySpec;
 use crate::pipeline::sut::kind::{DetectorDef, SutKind};
 use crate::pipeline::sut::launch::spec::LaunchSpec;
 use crate::pipeline::sut::launch::{self, Quarantine, Running, system_name};
@@ -74,8 +74,7 @@ const QUIET_READS: usize = 3;
 const LISTINGS_QUIET: Duration = Duration::from_secs(2);
 const FIRST_BASELINE: Duration = Duration::from_secs(3);
 
-/// The longest wait for the proxy to settle after a switch, unless configured: max(5 s,
-/// 1 s + 30 ms × played tools).
+/// The longest wait for the proxy to settle after a switch, unless configured.
 fn settle_bound(played: usize) -> Duration {
     Duration::from_secs(5).max(Duration::from_secs(1) + Duration::from_millis(30) * played as u32)
 }
@@ -128,14 +127,10 @@ impl Seen {
 /// `tools` array.
 fn seen_in(data: &Value) -> Option<BTreeMap<String, Seen>> {
     let tools = data.get("tools").and_then(Value::as_array)?;
-    let mut out = BTreeMap::new();
-    for t in tools {
-        let (Some(server), Some(name)) = (
-            t.get("server_name").and_then(Value::as_str),
-            t.get("name").and_then(Value::as_str),
-        ) else {
-            continue;
-        };
+    // a tool without a server is not one it can be asked about
+    let seen = |t: &Value| {
+        let server = t.get("server_name").and_then(Value::as_str)?;
+        let name = t.get("name").and_then(Value::as_str)?;
         let text = |k: &str| {
             t.get(k)
                 .and_then(Value::as_str)
@@ -149,21 +144,19 @@ fn seen_in(data: &Value) -> Option<BTreeMap<String, Seen>> {
         if let Some(sig) = t.get("held_signals").and_then(Value::as_array) {
             held.extend(sig.iter().filter_map(Value::as_str).map(str::to_string));
         }
-        out.insert(
-            format!("{server}:{name}"),
-            Seen {
-                status: text("approval_status"),
-                held,
-                hash: text("hash"),
-                description: t
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                schema: t.get("schema").filter(|s| !s.is_null()).cloned(),
-            },
-        );
-    }
-    Some(out)
+        let seen = Seen {
+            status: text("approval_status"),
+            held,
+            hash: text("hash"),
+            description: t
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            schema: t.get("schema").filter(|s| !s.is_null()).cloned(),
+        };
+        Some((format!("{server}:{name}"), seen))
+    };
+    Some(tools.iter().filter_map(seen).collect())
 }
 
 /// The approval hash of each tool in the text of mcpproxy's `quarantine_security`
@@ -227,12 +220,9 @@ impl Change {
 /// The change of each played tool, by `server:tool`: its first definition against each
 /// definition it changes into.
 fn changes_of(layout: &Layout) -> BTreeMap<String, Change> {
-    let mut out = BTreeMap::new();
-    for (id, name, spec) in layout.tools() {
-        let as_json = |t: &rmcp::model::Tool| serde_json::to_value(t).unwrap_or(Value::Null);
-        let Some(first) = spec.tools.iter().find(|t| t.name == name).map(as_json) else {
-            continue;
-        };
+    let as_json = |t: &rmcp::model::Tool| serde_json::to_value(t).unwrap_or(Value::Null);
+    let change = |(id, name, spec): (&String, &str, &ReplaySpec)| {
+        let first = spec.tools.iter().find(|t| t.name == name).map(as_json)?;
         let input_schema = first.get("inputSchema").cloned().unwrap_or(Value::Null);
         let then: Vec<Value> = spec
             .changes
@@ -253,17 +243,15 @@ fn changes_of(layout: &Layout) -> BTreeMap<String, Change> {
             .filter(|f| each.iter().all(|d| d.contains(*f)))
             .cloned()
             .collect();
-        out.insert(
-            id.clone(),
-            Change {
-                fields: fields.into_iter().collect(),
-                in_every: in_every.into_iter().collect(),
-                listed: then.len(),
-                input_schema,
-            },
-        );
-    }
-    out
+        let change = Change {
+            fields: fields.into_iter().collect(),
+            in_every: in_every.into_iter().collect(),
+            listed: then.len(),
+            input_schema,
+        };
+        Some((id.clone(), change))
+    };
+    layout.tools().filter_map(change).collect()
 }
 
 /// What must move for a tool to show that the proxy applied its change (and move back for
@@ -325,19 +313,12 @@ fn witnessed(phase: Phase, w: Witness, before: Option<&Seen>, now: Option<&Seen>
             Phase::After => true,
         };
     };
-    match phase {
-        Phase::Before => true,
-        Phase::After => {
-            (!w.hash || n.bare_hash().is_some_and(|h| Some(h) != b.bare_hash()))
-                && (!w.description || n.description != b.description)
-                && (!w.schema || n.schema != b.schema)
-        }
-        Phase::Back => {
-            (!w.hash || n.bare_hash().is_some() && n.bare_hash() == b.bare_hash())
-                && (!w.description || n.description == b.description)
-                && (!w.schema || n.schema == b.schema)
-        }
-    }
+    // after the change the witnessed values differ from the baseline's; back, they match it
+    let moved = phase == Phase::After;
+    phase == Phase::Before
+        || (!w.hash || n.bare_hash().is_some() && (n.bare_hash() != b.bare_hash()) == moved)
+            && (!w.description || (n.description != b.description) == moved)
+            && (!w.schema || (n.schema != b.schema) == moved)
 }
 
 /// Per `server:tool`: did the call reach the replay, and (shortened) what came back.
@@ -428,16 +409,17 @@ fn judge(
             )
         };
 
-        let mut notes = Vec::new();
-        for (phase, settled) in [
-            ("after the change", &o.after),
-            ("after the switch back", &o.back),
+        let (mut notes, mut marks) = (Vec::new(), Vec::new());
+        for (phase, mark, settled) in [
+            ("after the change", "after", &o.after),
+            ("after the switch back", "back", &o.back),
         ] {
             if let Some(why) = settled.unsettled.get(id) {
                 notes.push(format!(
                     "unsettled {phase}: {why} when the {:.1} s bound ran out; judged from that last read",
                     settled.waited.as_secs_f64()
                 ));
+                marks.push(format!("unsettled:{mark}"));
             }
         }
         notes.extend(o.deaf_at_start.get(server).cloned());
@@ -458,15 +440,13 @@ fn judge(
             if !relisted_back {
                 notes.push(never("the switch back"));
             } else {
-                let mut why = format!(
-                    "not restored: after the switch back the tool was {}",
-                    seen_back.map_or("not listed".into(), Seen::state)
-                );
-                if let Some(diff) = o.diff_back.get(id) {
-                    why.push_str(&format!("; {diff}"));
-                }
-                why.push_str(&format!(", and {}", call_outcome(&o.back.calls, id)));
-                notes.push(why);
+                let diff = o.diff_back.get(id).map(|d| format!("; {d}"));
+                notes.push(format!(
+                    "not restored: after the switch back the tool was {}{}, and {}",
+                    seen_back.map_or("not listed".into(), Seen::state),
+                    diff.unwrap_or_default(),
+                    call_outcome(&o.back.calls, id)
+                ));
                 notes.extend(listings_note(
                     &o.back.listings,
                     server,
@@ -485,11 +465,7 @@ fn judge(
                 None => signals.push("withdrawn".into()),
             }
         }
-        for (phase, settled) in [("after", &o.after), ("back", &o.back)] {
-            if settled.unsettled.contains_key(id) {
-                signals.push(format!("unsettled:{phase}"));
-            }
-        }
+        signals.extend(marks);
         out.insert(
             i,
             LiveOutcome {
@@ -625,33 +601,26 @@ pub const DEF: DetectorDef = DetectorDef {
     help: "Rug-pulls played live against the launched proxy: reported, blocked, restored after a revert",
     live: true,
     build: |s, sup| {
-        Ok(vec![Box::new(RugPullLive::new(
-            &s.proxy,
-            &s.rug_pull_live,
-            sup,
-        ))])
-    },
-};
-
-impl RugPullLive {
-    pub fn new(proxy: &LaunchSpec, cfg: &LiveConfig, sup: &Supervisor) -> RugPullLive {
+        let cfg = &s.rug_pull_live;
         // for mcpproxy the one variant it never refuses for the tool's annotations
         // (`call_tool_read`/`_write` on a destructiveHint tool are refused by
         // internal/contracts/intent.go, whatever the rug-pull did)
-        let default = match proxy.kind {
+        let default = match s.proxy.kind {
             SutKind::Mcpproxy => "call_tool_destructive",
             _ => "call_tool",
         };
-        RugPullLive {
-            proxy: proxy.clone(),
+        Ok(vec![Box::new(RugPullLive {
+            proxy: s.proxy.clone(),
             sup: sup.clone(),
             call_tool: cfg.call_tool.clone().unwrap_or_else(|| default.into()),
             relist_timeout: Duration::from_secs_f64(cfg.relist_timeout.unwrap_or(10.0)),
             trust_mode: cfg.trust_mode.clone(),
             settle_timeout: cfg.settle_timeout,
-        }
-    }
+        })])
+    },
+};
 
+impl RugPullLive {
     /// `[rug_pull_live] settle_timeout`, else [`settle_bound`] (checked by the configuration,
     /// read here as valid).
     fn settle_bound(&self, played: usize) -> Duration {
@@ -751,10 +720,8 @@ impl RugPullLive {
         })
     }
 
-    /// Reads the proxy until `phase` has settled for every played tool: each has its witness
-    /// (see [`witnessed`]) and the played tools' states are identical on [`QUIET_READS`] reads
-    /// in a row, about every [`POLL`]. At the bound, judges from the last read and names the
-    /// tools that had not settled, with what was missing.
+    /// Reads the proxy until `phase` has settled for every played tool (see the module doc and
+    /// [`witnessed`]); at the bound, names the tools that had not, with what was missing.
     async fn settle(
         &self,
         p: &Proxy<'_>,

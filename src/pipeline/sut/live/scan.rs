@@ -13,7 +13,7 @@ use crate::pipeline::dataset::Entry;
 use crate::pipeline::sut::kind::DetectorDef;
 use crate::pipeline::sut::launch::spec::LaunchSpec;
 use crate::pipeline::sut::launch::{self, Quarantine, Running};
-use crate::pipeline::sut::scanner::severity_rank;
+use crate::pipeline::sut::scanner::{entry_name, severity_rank, tool_def};
 use crate::pipeline::sut::{Decision, Detector, SutError};
 use async_trait::async_trait;
 use rmcp::model::Tool as McpTool;
@@ -58,20 +58,7 @@ pub const DEF: DetectorDef = DetectorDef {
     help: "The launched proxy's own security scan (POST /api/v1/servers/{name}/scan) over the entries served as tools",
     live: true,
     build: |s, sup| {
-        Ok(vec![Box::new(ProxyScan::new(
-            &s.proxy,
-            &s.proxy_scan,
-            sup,
-        )?)])
-    },
-};
-
-impl ProxyScan {
-    pub fn new(
-        proxy: &LaunchSpec,
-        cfg: &ProxyScanConfig,
-        sup: &Supervisor,
-    ) -> anyhow::Result<ProxyScan> {
+        let cfg = &s.proxy_scan;
         let threshold = cfg.severity_threshold.as_ref().map(|v| {
             severity_rank(v).ok_or_else(|| {
                 anyhow::anyhow!(
@@ -79,27 +66,23 @@ impl ProxyScan {
                 )
             })
         });
-        Ok(ProxyScan {
-            proxy: proxy.clone(),
+        Ok(vec![Box::new(ProxyScan {
+            proxy: s.proxy.clone(),
             sup: sup.clone(),
             cfg: cfg.clone(),
             threshold: threshold.transpose()?,
-        })
-    }
+        })])
+    },
+};
 
+impl ProxyScan {
     /// What the scan sees of an entry: a changed definition as it became, else the entry.
     fn served(e: &Entry) -> Option<(Value, Option<Value>)> {
         if let Some(after) = &e.after {
             return definitions(after).first().map(|d| ((*d).clone(), None));
         }
-        Some((
-            json!({
-                "name": e.tool.clone().unwrap_or_else(|| e.id.clone()),
-                "description": e.description,
-                "inputSchema": e.input_schema.clone().unwrap_or_else(|| json!({"type": "object"})),
-            }),
-            None,
-        ))
+        // no `after`: the input schema tool_def gives is the entry's own
+        Some((tool_def(&entry_name(e), e), None))
     }
 
     fn scan_timeout(&self) -> Duration {
@@ -221,13 +204,6 @@ fn placed(server: &str, finding: &Value) -> (String, String) {
     (id, why.to_string())
 }
 
-/// One launch of the proxy for `proxy-scan`: entries whose scans cannot see each other.
-struct ScanLaunch {
-    layout: Layout,
-    /// The servers holding entries (peer-only servers are context, never scanned).
-    scanned: Vec<String>,
-}
-
 /// What a cross-server check could see of one entry: its tool names and its text.
 struct Unit {
     names: BTreeSet<String>,
@@ -252,8 +228,8 @@ impl Unit {
 /// Lays the entries out for `proxy-scan` so that each entry is judged against exactly its
 /// declared peers: entries that could see each other (see [`Unit::sees`]), peers included, go
 /// to different launches of the proxy; within a launch each entry is on its declared server and
-/// each peer on its own.
-fn scan_launches(entries: &[Entry]) -> Result<Vec<ScanLaunch>, String> {
+/// each peer on its own. Only the servers holding entries are scanned (peers are context).
+fn scan_launches(entries: &[Entry]) -> Result<Vec<Layout>, String> {
     let mut served: Vec<(usize, Value, String)> = Vec::new();
     let mut units: Vec<Unit> = Vec::new();
     for (i, e) in entries.iter().enumerate() {
@@ -287,21 +263,19 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<ScanLaunch>, String> {
     }
     let mut out = Vec::new();
     for g in groups {
-        let mut layout = Layout::default();
-        let mut scanned: BTreeSet<String> = BTreeSet::new();
+        let mut specs = BTreeMap::new();
         // Within a launch no entry can see another (nor another's peers), so entries and peers
         // of one declared server share that server: a realistic layout, and a few dozen
         // servers instead of hundreds (mcpproxy dropped state events starting 313 at once).
         let mut add = |server: &str, tool: McpTool| {
-            let spec = layout
-                .specs
+            let spec = specs
                 .entry(server.to_string())
                 .or_insert_with(|| empty_spec(server));
             if !spec.tools.iter().any(|t| t.name == tool.name) {
                 spec.tools.push(tool);
             }
         };
-        let mut placed = BTreeMap::new();
+        let mut id_of = BTreeMap::new();
         for u in g {
             let (i, def, name) = &served[u];
             let e = &entries[*i];
@@ -316,12 +290,9 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<ScanLaunch>, String> {
                 });
                 add(&safe(&p.server), as_tool(e, &pdef, &pname)?);
             }
-            placed.insert(*i, format!("{server}:{name}"));
-            scanned.insert(server);
+            id_of.insert(*i, format!("{server}:{name}"));
         }
-        layout.id_of = placed;
-        let scanned = scanned.into_iter().collect();
-        out.push(ScanLaunch { layout, scanned });
+        out.push(Layout { specs, id_of });
     }
     Ok(out)
 }
@@ -339,9 +310,9 @@ impl Detector for ProxyScan {
         let launches = scan_launches(entries).unwrap_or_default();
         let ready: Duration = launches
             .iter()
-            .map(|l| launch::ready_timeout(&self.proxy, l.layout.specs.len()) + per_request)
+            .map(|l| launch::ready_timeout(&self.proxy, l.specs.len()) + per_request)
             .sum();
-        let scans: usize = launches.iter().map(|l| l.scanned.len()).sum();
+        let scans: usize = launches.iter().map(|l| l.entry_servers().len()).sum();
         ready + per_request + self.scan_timeout() * scans.max(1) as u32
     }
     async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
@@ -357,30 +328,31 @@ impl Detector for ProxyScan {
             .unwrap_or_else(|| DEFAULT_BLOCKING.iter().map(|b| b.to_string()).collect());
         let mut unplaced = 0;
         for (k, l) in launches.iter().enumerate() {
+            let scanned = l.entry_servers();
             if !self.proxy.check.quiet {
                 crate::errln!(
                     "proxy-scan: launch {}/{} ({} entries that cannot see each other, with their declared peers)",
                     k + 1,
                     launches.len(),
-                    l.scanned.len()
+                    scanned.len()
                 );
             }
             let running = super::launch_over(
                 &self.proxy,
                 &self.sup,
-                &l.layout,
+                l,
                 Quarantine::Off,
                 None,
                 |_, _| vec![],
             )
             .await?;
-            for server in &l.scanned {
+            for server in scanned {
                 for f in self.scan(&running, server).await? {
                     if !counts(self.threshold, &f) {
                         continue;
                     }
                     let (id, why) = placed(server, &f);
-                    let Some(i) = l.layout.at(&id) else {
+                    let Some(i) = l.at(&id) else {
                         unplaced += 1;
                         continue;
                     };
@@ -547,7 +519,7 @@ mod tests {
         let where_is = |i: usize| {
             launches
                 .iter()
-                .position(|l| l.layout.id_of.contains_key(&i))
+                .position(|l| l.id_of.contains_key(&i))
                 .unwrap()
         };
         assert_ne!(where_is(0), where_is(1));
@@ -555,19 +527,19 @@ mod tests {
         assert_eq!(where_is(3), where_is(0));
         // entries that cannot see each other share their declared server
         let first = &launches[where_is(0)];
-        assert_eq!(first.layout.id_of[&0], "banking:transfer_funds");
-        assert_eq!(first.layout.id_of[&3], "banking:get_balance");
-        assert_eq!(first.scanned, ["banking"]);
+        assert_eq!(first.id_of[&0], "banking:transfer_funds");
+        assert_eq!(first.id_of[&3], "banking:get_balance");
+        assert_eq!(Vec::from_iter(first.entry_servers()), ["banking"]);
         // b's peer is served on its own server, as context only: never scanned, never an entry
         let second = &launches[where_is(1)];
-        assert_eq!(second.layout.id_of[&1], "rogue:transfer_funds");
-        assert!(second.layout.specs.contains_key("banking"));
-        assert_eq!(second.scanned, ["rogue"]);
-        assert_eq!(second.layout.at("banking:transfer_funds"), None);
+        assert_eq!(second.id_of[&1], "rogue:transfer_funds");
+        assert!(second.specs.contains_key("banking"));
+        assert_eq!(Vec::from_iter(second.entry_servers()), ["rogue"]);
+        assert_eq!(second.at("banking:transfer_funds"), None);
         // nothing else is served: 4 entries and 1 peer
         let served: usize = launches
             .iter()
-            .flat_map(|l| l.layout.specs.values())
+            .flat_map(|l| l.specs.values())
             .map(|s| s.tools.len())
             .sum();
         assert_eq!(served, 5);
