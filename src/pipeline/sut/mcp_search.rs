@@ -273,16 +273,11 @@ impl Retriever for McpSearch {
 
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         // a tool error is not a ranked list: the mapper would have rejected it too
+        let (id, tool) = (req.query_id, &self.spec.tool);
         self.call(&req, &Map::new()).await?.map_err(|msg| {
-            SutError::garbage(
-                self.spec.name.clone(),
-                format!(
-                    "query {:?}: {} answered with a tool error: {}",
-                    req.query_id,
-                    self.spec.tool,
-                    msg.chars().take(300).collect::<String>()
-                ),
-            )
+            let msg: String = msg.chars().take(300).collect();
+            let detail = format!("query {id:?}: {tool} answered with a tool error: {msg}");
+            SutError::garbage(&self.spec.name, detail)
         })
     }
 

@@ -31,11 +31,16 @@ fn read_json(path: &Path) -> anyhow::Result<Value> {
         .with_context(|| format!("{}: expected JSON recorded observations", path.display()))
 }
 
-/// The observations of the evalgate report at `path` (its `retrieval.observations` and
-/// `security.observations`; serde skips everything else as it reads), or of the observations
-/// file beside it when the report names one. `None` when the file does not fit (another
+/// The part `pick` takes of the observations of the evalgate report at `path` (its
+/// `retrieval.observations` and `security.observations`; serde skips everything else as it
+/// reads), or of the observations file beside it when the report names one; an error naming
+/// `absent` when the report lacks that part. `None` when the file does not fit (another
 /// format, or a broken report: the general reading follows, with its precise errors).
-fn report_observations(path: &Path) -> anyhow::Result<Option<ObservationsFile>> {
+fn report_observations<T>(
+    path: &Path,
+    pick: fn(ObservationsFile) -> Option<T>,
+    absent: &str,
+) -> anyhow::Result<Option<T>> {
     #[derive(Deserialize)]
     struct Report {
         observations_file: Option<String>,
@@ -51,23 +56,28 @@ fn report_observations(path: &Path) -> anyhow::Result<Option<ObservationsFile>> 
     let Ok(report) = serde_json::from_reader::<_, Report>(std::io::BufReader::new(reader)) else {
         return Ok(None);
     };
-    if let Some(name) = report.observations_file {
-        return ObservationsFile::read_beside(path, &name).map(Some);
-    }
-    let retrieval = report.retrieval.and_then(|p| p.observations);
-    let security = report.security.and_then(|p| p.observations);
-    // a run without its number, or observations without the system's name, do not fit
-    if let Some(obs) = &retrieval
-        && (obs.system.is_empty() || obs.runs.iter().any(|r| r.run == 0))
-    {
-        return Ok(None);
-    }
-    Ok(
-        (retrieval.is_some() || security.is_some()).then_some(ObservationsFile {
-            retrieval,
-            security,
-        }),
-    )
+    let file = match report.observations_file {
+        Some(name) => ObservationsFile::read_beside(path, &name)?,
+        None => {
+            let retrieval = report.retrieval.and_then(|p| p.observations);
+            let security = report.security.and_then(|p| p.observations);
+            // a run without its number, or observations without the system's name, do not fit
+            let fits = match &retrieval {
+                Some(o) => !o.system.is_empty() && o.runs.iter().all(|r| r.run != 0),
+                None => security.is_some(),
+            };
+            if !fits {
+                return Ok(None);
+            }
+            ObservationsFile {
+                retrieval,
+                security,
+            }
+        }
+    };
+    let part = pick(file);
+    part.map(Some)
+        .with_context(|| format!("{}: the report holds no {absent}", path.display()))
 }
 
 /// Replays recorded search results.
@@ -79,18 +89,12 @@ pub struct RecordedRetriever {
 
 impl RecordedRetriever {
     pub fn from_file(path: &Path) -> anyhow::Result<Self> {
-        let context = || format!("{}: reading recorded retrieval results", path.display());
-        match report_observations(path)? {
-            Some(ObservationsFile {
-                retrieval: Some(obs),
-                ..
-            }) => Self::from_observations(obs).with_context(context),
-            Some(_) => bail!(
-                "{}: the report holds no tool-discovery results (it measured security only)",
-                path.display()
-            ),
-            None => Self::from_value(&read_json(path)?).with_context(context),
-        }
+        let absent = "tool-discovery results (it measured security only)";
+        let read = match report_observations(path, |f| f.retrieval, absent)? {
+            Some(obs) => Self::from_observations(obs),
+            None => Self::from_value(&read_json(path)?),
+        };
+        read.with_context(|| format!("{}: reading recorded retrieval results", path.display()))
     }
 
     fn from_observations(obs: RetrievalObservations) -> anyhow::Result<Self> {
@@ -238,15 +242,9 @@ pub struct RecordedDetector {
 impl RecordedDetector {
     /// All detectors recorded in the file (a report or scan-eval file can hold several).
     pub fn from_file(path: &Path) -> anyhow::Result<Vec<Self>> {
-        match report_observations(path)? {
-            Some(ObservationsFile {
-                security: Some(obs),
-                ..
-            }) => Ok(Self::from_observations(obs)),
-            Some(_) => bail!(
-                "{}: the report holds no detector verdicts (it measured tool discovery only)",
-                path.display()
-            ),
+        let absent = "detector verdicts (it measured tool discovery only)";
+        match report_observations(path, |f| f.security, absent)? {
+            Some(obs) => Ok(Self::from_observations(obs)),
             None => Self::from_value(&read_json(path)?)
                 .with_context(|| format!("{}: reading recorded detector verdicts", path.display())),
         }
@@ -432,7 +430,7 @@ mod tests {
                 "runs": [{"run": 1, "verdicts": [{"entry_id": "e1", "flagged": false}]}]}]}
         });
         let f = file(&serde_json::to_string_pretty(&report).unwrap());
-        let read = report_observations(f.path()).unwrap().unwrap();
+        let read = report_observations(f.path(), Some, "").unwrap().unwrap();
         let tree: RetrievalObservations =
             serde_json::from_value(report["retrieval"]["observations"].clone()).unwrap();
         let a = serde_json::to_value(read.retrieval.as_ref().unwrap()).unwrap();
@@ -452,7 +450,7 @@ mod tests {
         // general reading says what is wrong
         let text = serde_json::to_string_pretty(&report).unwrap();
         let f = file(&text.replacen("\"command\": \"retrieval\"", "\"command\": retrieval", 1));
-        assert!(report_observations(f.path()).unwrap().is_none());
+        assert!(report_observations(f.path(), Some, "").unwrap().is_none());
         let e = format!(
             "{:#}",
             RecordedRetriever::from_file(f.path()).err().unwrap()

@@ -67,26 +67,16 @@ impl RestSearch {
         let why = io_cause(e)
             .or_else(|| std::error::Error::source(e).map(readable))
             .unwrap_or_else(|| e.to_string());
+        let query = format!("query {:?}", req.query_id);
         if e.is_timeout() {
             // no answer in time is a timeout, not a crash
-            SutError::timeout(
-                system,
-                self.spec.timeout.as_secs_f64(),
-                format!(
-                    "query {:?}: the request to {url} (after one retry)",
-                    req.query_id
-                ),
-            )
+            let context = format!("{query}: the request to {url} (after one retry)");
+            SutError::timeout(system, self.spec.timeout.as_secs_f64(), context)
         } else if e.is_connect() {
             SutError::unreachable(system, format!("could not connect to {url}: {why}"))
         } else {
-            SutError::crashed(
-                system,
-                format!(
-                    "query {:?}: the request to {url} failed: {why} (after one retry)",
-                    req.query_id
-                ),
-            )
+            let detail = format!("{query}: the request to {url} failed: {why} (after one retry)");
+            SutError::crashed(system, detail)
         }
     }
 
@@ -108,6 +98,10 @@ impl Retriever for RestSearch {
 
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let system = self.spec.name.clone();
+        let (query, secs) = (
+            format!("query {:?}", req.query_id),
+            self.spec.timeout.as_secs_f64(),
+        );
         let start = Instant::now();
         let resp = match self.get(&req).await {
             Ok(r) => r,
@@ -116,62 +110,34 @@ impl Retriever for RestSearch {
                 .get(&req)
                 .await
                 .map_err(|e| self.transport_error(&req, &e))?,
-            Err(e) if e.is_timeout() => {
-                return Err(SutError::timeout(
-                    system,
-                    self.spec.timeout.as_secs_f64(),
-                    format!("query {:?}", req.query_id),
-                ));
-            }
-            Err(e) => {
-                return Err(SutError::other(
-                    system,
-                    format!("query {:?}: {e}", req.query_id),
-                ));
-            }
+            Err(e) if e.is_timeout() => return Err(SutError::timeout(system, secs, query)),
+            Err(e) => return Err(SutError::other(system, format!("{query}: {e}"))),
         };
         let status = resp.status();
         let body = read_body(resp, MAX_ANSWER).await.map_err(|e| match e {
-            BodyError::Read(e) if e.is_timeout() => SutError::timeout(
-                system.clone(),
-                self.spec.timeout.as_secs_f64(),
-                format!("query {:?}: reading the body", req.query_id),
-            ),
-            BodyError::Read(e) => SutError::crashed(
-                system.clone(),
-                format!("query {:?}: reading the body: {e}", req.query_id),
-            ),
-            e @ BodyError::TooLarge(_) => {
-                SutError::garbage(system.clone(), format!("query {:?}: {e}", req.query_id))
+            BodyError::Read(e) if e.is_timeout() => {
+                SutError::timeout(&system, secs, format!("{query}: reading the body"))
             }
+            BodyError::Read(e) => {
+                SutError::crashed(&system, format!("{query}: reading the body: {e}"))
+            }
+            e @ BodyError::TooLarge(_) => SutError::garbage(&system, format!("{query}: {e}")),
         })?;
         let latency = start.elapsed();
-        tracing::trace!("query {:?}: HTTP {status}, answer {body}", req.query_id);
+        tracing::trace!("{query}: HTTP {status}, answer {body}");
         if !status.is_success() {
-            return Err(SutError::other(
-                system,
-                format!(
-                    "query {:?}: HTTP {status}: {}",
-                    req.query_id,
-                    clip(&body, 300)
-                ),
-            ));
+            let detail = format!("{query}: HTTP {status}: {}", clip(&body, 300));
+            return Err(SutError::other(system, detail));
         }
         let v: serde_json::Value = serde_json::from_str(&body).map_err(|e| {
-            SutError::garbage(
-                system.clone(),
-                format!(
-                    "query {:?}: the body is not JSON ({e}): {}",
-                    req.query_id,
-                    clip(&body, 200)
-                ),
-            )
+            let detail = format!("{query}: the body is not JSON ({e}): {}", clip(&body, 200));
+            SutError::garbage(&system, detail)
         })?;
         let ids = self
             .spec
             .mapper
             .map_payload(&v)
-            .map_err(|e| SutError::garbage(system, format!("query {:?}: {e}", req.query_id)))?;
+            .map_err(|e| SutError::garbage(system, format!("{query}: {e}")))?;
         let ids = ids.into_iter().map(Text::from).collect();
         Ok(Ranked { ids, latency })
     }

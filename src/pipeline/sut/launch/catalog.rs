@@ -306,18 +306,15 @@ pub async fn by_search(
         }
         // stability needs two rounds, so a round slower than the ready timeout gets a second
         if rounds >= 2 && start.elapsed() >= spec.ready_timeout {
-            let why = format!(
-                "still {} after {:.0} s",
-                if stable { "incomplete" } else { "changing" },
-                spec.ready_timeout.as_secs_f64()
-            );
+            let secs = spec.ready_timeout.as_secs_f64();
+            let state = if stable { "incomplete" } else { "changing" };
+            let why = format!("still {state} after {secs:.0} s");
             if !stable && cov.complete() {
                 return Err(SutError::other(
-                    spec.system.clone(),
+                    &spec.system,
                     format!(
-                        "the system's answers to identical probes kept changing for {:.0} s; \
-                         its index never settled, so nothing was measured",
-                        spec.ready_timeout.as_secs_f64()
+                        "the system's answers to identical probes kept changing for {secs:.0} s; \
+                         its index never settled, so nothing was measured"
                     ),
                 ));
             }
@@ -354,10 +351,7 @@ where
             .map_err(|e| SutError::connect_failed(spec.system.clone(), &e, ""))?;
         let v = serde_json::to_value(&tools).unwrap_or_default();
         let outputs = mapper.outputs(&v).map_err(|e| {
-            SutError::garbage(
-                spec.system.clone(),
-                format!("mapping the tools/list answer: {e}"),
-            )
+            SutError::garbage(&spec.system, format!("mapping the tools/list answer: {e}"))
         })?;
         let ids: BTreeSet<String> = outputs
             .iter()

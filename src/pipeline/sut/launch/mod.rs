@@ -84,13 +84,12 @@ impl Launched {
             }
         }
         match self.exited() {
-            Some(status) => SutError::crashed(
-                self.facts.name.clone(),
-                format!(
-                    "the proxy process exited ({status}) during the run: {e}{}",
-                    self.log_tail()
-                ),
-            ),
+            Some(status) => {
+                let log = self.log_tail();
+                let detail =
+                    format!("the proxy process exited ({status}) during the run: {e}{log}");
+                SutError::crashed(&self.facts.name, detail)
+            }
             None => e,
         }
     }
@@ -126,10 +125,8 @@ impl Retriever for Launched {
         extra: &serde_json::Map<String, Value>,
     ) -> Option<Result<ProbeReply, SutError>> {
         if let Some(status) = self.exited() {
-            return Some(Err(SutError::crashed(
-                self.facts.name.clone(),
-                format!("the proxy process had exited ({status})"),
-            )));
+            let detail = format!("the proxy process had exited ({status})");
+            return Some(Err(SutError::crashed(&self.facts.name, detail)));
         }
         Some(match self.search.probe(req, extra).await? {
             Ok(r) => Ok(r),
@@ -295,12 +292,13 @@ pub async fn launch(
 async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Result<(), SutError> {
     let probes: Vec<&Query> = golden.queries.iter().take(3).collect();
     let mut previous: Option<Vec<Vec<Text>>> = None;
+    let limit = s.check.request_timeout;
     for _ in 0..20 {
         let mut round = Vec::new();
         for q in &probes {
             // bounded like every measured query: a proxy that hangs here is named, not waited on
             let r = tokio::time::timeout(
-                s.check.request_timeout,
+                limit,
                 launched.search(SearchRequest {
                     run: 0,
                     query_id: &q.id,
@@ -310,15 +308,9 @@ async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Resu
             )
             .await
             .map_err(|_| {
-                SutError::timeout(
-                    launched.facts.name.clone(),
-                    s.check.request_timeout.as_secs_f64(),
-                    format!(
-                        "stability probe query {:?} before the measured runs{}",
-                        q.id,
-                        launched.log_tail()
-                    ),
-                )
+                let (id, log) = (&q.id, launched.log_tail());
+                let context = format!("stability probe query {id:?} before the measured runs{log}");
+                SutError::timeout(&launched.facts.name, limit.as_secs_f64(), context)
             })??;
             round.push(r.ids);
         }

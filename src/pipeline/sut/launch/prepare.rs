@@ -105,43 +105,35 @@ async fn serve_over_http(
     let limit = ready_timeout(s, ups.len());
     let mut started = Vec::new();
     for u in ups.iter_mut() {
+        let replay = format!("the replay of {}", u.name);
         let port = free_port().map_err(|e| {
-            SutError::other(
-                name.clone(),
-                format!("no free loopback port for the replay of {}: {e}", u.name),
-            )
+            SutError::other(&name, format!("no free loopback port for {replay}: {e}"))
         })?;
         let listen = format!("127.0.0.1:{port}");
         let mut spec = Spec::new(format!("replay {}", u.name), PathBuf::from(&u.command));
         spec.args = u.args.clone();
         spec.args.extend(["--listen".to_string(), listen.clone()]);
-        let child = sup.spawn(spec).map_err(|e| {
-            SutError::crashed(
-                name.clone(),
-                format!("the replay of {} did not start: {e:#}", u.name),
-            )
-        })?;
+        let child = sup
+            .spawn(spec)
+            .map_err(|e| SutError::crashed(&name, format!("{replay} did not start: {e:#}")))?;
         u.url = Some(format!("http://{listen}/mcp"));
-        started.push((u.name.clone(), listen, child));
+        started.push((replay, listen, child));
     }
     let start = std::time::Instant::now();
-    for (server, listen, child) in &started {
+    for (replay, listen, child) in &started {
         while tokio::net::TcpStream::connect(listen).await.is_err() {
             if let Some(status) = child.try_exited() {
+                let log = child.log_tail(LOG_LINES);
                 return Err(SutError::crashed(
-                    name.clone(),
+                    &name,
                     format!(
-                        "the replay of {server} on {listen} exited ({status}) before it listened\n--- its log ---\n{}",
-                        child.log_tail(LOG_LINES)
+                        "{replay} on {listen} exited ({status}) before it listened\n--- its log ---\n{log}"
                     ),
                 ));
             }
             if start.elapsed() > limit {
-                return Err(SutError::timeout(
-                    name.clone(),
-                    limit.as_secs_f64(),
-                    format!("waiting for the replay of {server} to listen on {listen}"),
-                ));
+                let context = format!("waiting for {replay} to listen on {listen}");
+                return Err(SutError::timeout(&name, limit.as_secs_f64(), context));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -383,26 +375,23 @@ async fn run_setup(
             spec.args = argv[1..].to_vec();
             spec.env = env.to_vec();
             spec.cwd = Some(cwd.to_path_buf());
-            let child = sup.spawn(spec).map_err(|e| {
-                SutError::other(
-                    name.clone(),
-                    format!("setup command {:?}: {e:#}", argv.join(" ")),
-                )
-            })?;
+            let line = argv.join(" ");
+            let child = sup
+                .spawn(spec)
+                .map_err(|e| SutError::other(&name, format!("setup command {line:?}: {e:#}")))?;
             let status = child.wait_exit(limit).await;
             let ok = child.try_exit_status().is_some_and(|st| st.success());
             if !ok {
                 let tail = child.log_tail(LOG_LINES);
                 child.terminate(Duration::from_secs(1)).await;
+                let why = match status {
+                    Some(st) => format!("failed ({st})"),
+                    None => format!("did not finish within {} s", limit.as_secs_f64()),
+                };
                 return Err(SutError::other(
-                    name.clone(),
+                    &name,
                     format!(
-                        "setup command {:?} {}\n--- its output (last lines) ---\n{tail}",
-                        argv.join(" "),
-                        match status {
-                            Some(st) => format!("failed ({st})"),
-                            None => format!("did not finish within {} s", limit.as_secs_f64()),
-                        }
+                        "setup command {line:?} {why}\n--- its output (last lines) ---\n{tail}"
                     ),
                 ));
             }

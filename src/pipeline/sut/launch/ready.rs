@@ -119,19 +119,13 @@ pub(super) async fn wait_ready(
                 // name the missing tools too, whatever the servers list says
                 last = format!("{last}; catalog: {}", diff_text(want, &have));
             }
-            return Err(SutError::timeout(
-                name,
-                ready_timeout.as_secs_f64(),
-                format!(
-                    "waiting for {}: {last}{}",
-                    if shape.rest_ready {
-                        format!("the catalog to equal the {} served tools", want.len())
-                    } else {
-                        "the proxy to accept connections".to_string()
-                    },
-                    proxy_log(proxy)
-                ),
-            ));
+            let what = if shape.rest_ready {
+                format!("the catalog to equal the {} served tools", want.len())
+            } else {
+                "the proxy to accept connections".to_string()
+            };
+            let what = format!("waiting for {what}: {last}{}", proxy_log(proxy));
+            return Err(SutError::timeout(name, ready_timeout.as_secs_f64(), what));
         }
         tokio::time::sleep(pause).await;
     }

@@ -74,13 +74,9 @@ pub async fn start(
             // the port chosen was taken before the proxy bound it: try another one
             Waited::Exited(_) if attempt < 3 && lost_its_port(&proxy) => continue,
             Waited::Exited(status) => {
-                return Err(SutError::crashed(
-                    name.clone(),
-                    format!(
-                        "the proxy exited ({status}) before it was ready{}",
-                        proxy_log(&proxy)
-                    ),
-                ));
+                let log = proxy_log(&proxy);
+                let detail = format!("the proxy exited ({status}) before it was ready{log}");
+                return Err(SutError::crashed(name, detail));
             }
         };
         if !s.check.quiet && shape.rest_ready {

@@ -138,23 +138,20 @@ pub fn json_config(
     proxy_config: &serde_json::Map<String, Value>,
     server_fields: &serde_json::Map<String, Value>,
 ) -> Option<Value> {
+    let entries = ups.iter().map(|u| {
+        let head = match format {
+            ConfigFormat::Servers => json!({"name": u.name}),
+            _ => json!({}),
+        };
+        let mut e = entry(u, head);
+        merge_server_fields(&mut e, u, server_fields);
+        (u.name.clone(), e)
+    });
     let mut v = match format {
-        ConfigFormat::McpServers => {
-            let mut m = servers_map(ups);
-            for u in ups {
-                merge_server_fields(&mut m[&u.name], u, server_fields);
-            }
-            Some(json!({"mcpServers": m}))
-        }
-        ConfigFormat::Servers => Some(json!({
-            "servers": ups.iter().map(|u| {
-                let mut e = entry(u, json!({"name": u.name}));
-                merge_server_fields(&mut e, u, server_fields);
-                e
-            }).collect::<Vec<_>>()
-        })),
-        _ => None,
-    }?;
+        ConfigFormat::McpServers => json!({"mcpServers": Value::Object(entries.collect())}),
+        ConfigFormat::Servers => json!({"servers": entries.map(|(_, e)| e).collect::<Vec<_>>()}),
+        _ => return None,
+    };
     // `[sut.launch] proxy_config`: the proxy's own top-level settings
     for (k, x) in proxy_config {
         v[k] = x.clone();
