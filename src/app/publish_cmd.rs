@@ -79,11 +79,7 @@ pub async fn cmd_publish(a: &PublishCmdArgs) -> anyhow::Result<i32> {
     let report = secrets::scrub_value(super::read_report_json(&path)?);
     let env = GhEnv::from_env();
     let pr = a.pr.zip(a.head_sha.clone());
-    let pr = pr.map(|(number, head_sha)| PullRequest {
-        number,
-        head_sha,
-        from_fork: false,
-    });
+    let pr = pr.map(|(number, head_sha)| PullRequest { number, head_sha });
     // publishing is this command's whole job: `auto` publishes, on a runner or not
     if plan::publishes(a.publish.publish, true) {
         post(&report, &a.report_dir, &a.publish, &env, pr, timeout).await;

@@ -20,10 +20,11 @@ use crate::pipeline::score::metrics::{
 use crate::pipeline::score::model::{EntryOutcome, LabelRef};
 use crate::pipeline::score::stats::Summary;
 pub use model::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 pub use words::{p_value as words_p_value, sentence, signed};
 
-/// Slack for rounding: baselines store values to 6 decimals.
+/// Slack for rounding: baselines store values (per-query ones too) to 6 decimals, so a
+/// difference this small is "unchanged".
 const EPS: f64 = 1e-6;
 
 /// A check of `metric` on `subject` that gates nothing yet, for the caller to fill in.
@@ -41,6 +42,14 @@ fn status(ok: bool) -> CheckStatus {
         CheckStatus::Pass
     } else {
         CheckStatus::Fail
+    }
+}
+
+/// Whether `c` is on the right side of `limit` for `direction`, up to rounding ([`EPS`]).
+fn holds(direction: Direction, c: f64, limit: f64) -> bool {
+    match direction {
+        Direction::Higher => c >= limit - EPS,
+        Direction::Lower => c <= limit + EPS,
     }
 }
 
@@ -83,10 +92,7 @@ fn tolerance_check(
             "the baseline value of {name} is undefined (0/0 when it was measured): reported, not gated; `evalgate baseline update` records it"
         ),
         (Some(c), Some(l)) => {
-            let ok = match direction {
-                Direction::Higher => c >= l - EPS,
-                Direction::Lower => c <= l + EPS,
-            };
+            let ok = holds(direction, c, l);
             check.kind = CheckKind::Tolerance;
             check.status = status(ok);
             if ok {
@@ -103,23 +109,23 @@ fn tolerance_check(
     check
 }
 
-/// A detector's two limits: the metric each holds, how, and its word (`[gate]
-/// new_detector_fpr_ceiling` and `new_detector_recall_floor` name them by metric and word).
-const LIMITS: [(Metric, CheckKind, &str); 2] = [
-    (Metric::Fpr, CheckKind::Ceiling, "ceiling"),
-    (Metric::Recall, CheckKind::Floor, "floor"),
+/// A detector's two limits: the metric each holds, how, its word (`[gate]
+/// new_detector_fpr_ceiling` and `new_detector_recall_floor` name them by metric and word) and
+/// the side a value that breaks it is on.
+type Limit = (Metric, CheckKind, &'static str, &'static str);
+const LIMITS: [Limit; 2] = [
+    (Metric::Fpr, CheckKind::Ceiling, "ceiling", "above"),
+    (Metric::Recall, CheckKind::Floor, "floor", "below"),
 ];
 
 /// A check of a detector's metric against one of its [`LIMITS`].
 fn threshold_check(
     subject: &str,
-    (metric, kind, word): (Metric, CheckKind, &str),
+    (metric, kind, word, side): Limit,
     s: Option<&Summary>,
     limit: f64,
 ) -> Check {
     let name = metric.label();
-    let ceiling = kind == CheckKind::Ceiling;
-    let side = if ceiling { "above" } else { "below" };
     let mut check = Check {
         current: s.and_then(|s| s.mean),
         ci95: s.and_then(|s| s.ci95),
@@ -133,11 +139,7 @@ fn threshold_check(
         );
         return check;
     };
-    let ok = if ceiling {
-        c <= limit + EPS
-    } else {
-        c >= limit - EPS
-    };
+    let ok = holds(metric.direction(), c, limit);
     check.kind = kind;
     check.status = status(ok);
     check.message = if ok {
@@ -354,7 +356,7 @@ fn detector_checks(
         None => (None, None, false),
     };
     let mut held = false;
-    for (limit, row @ (metric, _, word)) in [ceiling, floor].into_iter().zip(LIMITS) {
+    for (limit, row @ (metric, _, word, _)) in [ceiling, floor].into_iter().zip(LIMITS) {
         let Some(l) = limit else { continue };
         let mut c = threshold_check(&subject, row, d.metrics.get(metric.key()), l);
         if by_default {
@@ -374,14 +376,11 @@ fn detector_checks(
 /// The baseline's limits for a detector this measurement did not run: said, never dropped
 /// silently.
 fn not_run_checks(detectors: &[DetectorInputs], b: Option<&Baseline>, checks: &mut Vec<Check>) {
-    let Some(sb) = b.and_then(|b| b.security.as_ref()) else {
-        return;
-    };
-    for (name, db) in &sb.detectors {
-        if detectors.iter().any(|d| d.name == name.as_str()) {
-            continue;
-        }
-        for (limit, (metric, _, word)) in [db.fpr_ceiling, db.recall_floor].into_iter().zip(LIMITS)
+    let all = b.and_then(|b| b.security.as_ref()).into_iter();
+    let ran = |name: &String| detectors.iter().any(|d| d.name == name.as_str());
+    for (name, db) in all.flat_map(|s| &s.detectors).filter(|(n, _)| !ran(n)) {
+        for (limit, (metric, _, word, _)) in
+            [db.fpr_ceiling, db.recall_floor].into_iter().zip(LIMITS)
         {
             let Some(l) = limit else { continue };
             checks.push(Check {
@@ -461,29 +460,20 @@ fn verdict(
         .iter()
         .filter(|c| c.status == CheckStatus::Pass)
         .count();
-    let mut tail = String::new();
-    if !defaulted.is_empty() {
-        tail.push_str(&format!(
-            "; {} held to the default limits only (not in the baseline)",
-            defaulted.join(", ")
-        ));
-    }
-    if !ungated.is_empty() {
-        tail.push_str(&format!(
-            "; not gated: {} (the baseline does not cover {})",
-            ungated.join(", "),
-            if ungated.len() == 1 { "it" } else { "them" }
-        ));
-    }
+    // "; {before}{the names}{after}", or nothing for no names
+    let said = |names: &[String], before: &str, after: &str| match names {
+        [] => String::new(),
+        _ => format!("; {before}{}{after}", names.join(", ")),
+    };
+    let them = if ungated.len() == 1 { "it" } else { "them" };
+    let held = " held to the default limits only (not in the baseline)";
+    let cover = format!(" (the baseline does not cover {them})");
+    let mut tail = said(defaulted, "", held) + &said(ungated, "not gated: ", &cover);
     if !tail.is_empty() {
         tail.push_str(&format!("; `{update}` writes a baseline that does"));
     }
-    if !let_through.is_empty() {
-        tail.push_str(&format!(
-            "; {} dropped beyond the tolerance but not significantly ([gate] require_significance)",
-            let_through.join(", ")
-        ));
-    }
+    let why = " dropped beyond the tolerance but not significantly ([gate] require_significance)";
+    tail += &said(let_through, "", why);
     let summary = format!("gate passed: all {gated} gated check(s) held{tail}");
     (Verdict::Pass, summary)
 }
@@ -500,31 +490,26 @@ fn compare_per_query(
     sig: Significance,
 ) -> Vec<String> {
     let mut let_through = Vec::new();
-    let rb = rb.filter(|rb| !rb.per_query.is_empty());
-    let mut family: Vec<usize> = Vec::new();
-    for (i, c) in checks.iter_mut().enumerate() {
-        if let (Some(r), Some(rb)) = (r, rb)
-            && c.subject == "retrieval"
-            && c.kind == CheckKind::Tolerance
-        {
+    if let (Some(r), Some(rb)) = (r, rb.filter(|rb| !rb.per_query.is_empty())) {
+        let tolerance = |c: &&mut Check| c.subject == "retrieval" && c.kind == CheckKind::Tolerance;
+        for c in checks.iter_mut().filter(tolerance) {
             c.paired = paired_with(c, r, rb);
-            family.extend(c.paired.is_some().then_some(i));
         }
     }
     // one family: the retrieval metrics' paired comparisons, then every detector's McNemar test
-    let ps: Vec<f64> = family
+    let ps: Vec<f64> = checks
         .iter()
-        .filter_map(|&i| checks[i].paired.as_ref().map(|p| p.p_value))
+        .filter_map(|c| c.paired.as_ref().map(|p| p.p_value))
         .chain(flips.iter().map(|f| f.mcnemar.p_value))
         .collect();
     let adjusted = paired::holm(&ps);
+    let (own, detectors) = adjusted.split_at(ps.len() - flips.len());
     let significant = |h: f64| h <= sig.alpha + f64::EPSILON;
-    for (f, &h) in flips.iter_mut().zip(&adjusted[family.len()..]) {
+    for (f, &h) in flips.iter_mut().zip(detectors) {
         f.mcnemar.p_holm = Some(h);
         f.mcnemar.significant = Some(significant(h));
     }
-    for (&i, h) in family.iter().zip(adjusted) {
-        let c = &mut checks[i];
+    for (c, &h) in checks.iter_mut().filter(|c| c.paired.is_some()).zip(own) {
         let Some(p) = c.paired.as_mut() else { continue };
         p.p_holm = Some(h);
         p.significant = Some(significant(h));
@@ -584,11 +569,9 @@ fn paired_with(c: &Check, r: &RetrievalInputs, rb: &RetrievalBaseline) -> Option
 /// the fixed ones) and McNemar's exact test of the paired verdicts. The Holm-adjusted p is set
 /// with the family.
 fn detector_flips(detectors: &[DetectorInputs], b: Option<&Baseline>) -> Vec<DetectorFlips> {
-    let Some(sb) = b.and_then(|b| b.security.as_ref()) else {
-        return Vec::new();
-    };
+    let sb = b.and_then(|b| b.security.as_ref());
     let flips = |d: &DetectorInputs| {
-        let was = sb.detectors.get(d.name)?.verdicts.as_ref()?;
+        let was = sb?.detectors.get(d.name)?.verdicts.as_ref()?;
         let malicious: BTreeMap<&str, bool> = d
             .entries
             .iter()
@@ -664,13 +647,10 @@ fn rank_change(q: &QueryInput, before: &[String], worse: bool) -> Option<RankCha
     // (how far it moved the way the query changed, its grade, the tool, its rank before, now)
     type Moved<'q> = (isize, u8, &'q Text, Option<usize>, Option<usize>);
     let mut best: Option<Moved> = None;
-    let mut seen: Vec<&str> = Vec::new();
-    for l in q.labels.iter().filter(|l| l.relevance >= 1) {
+    let mut seen = BTreeSet::new();
+    let relevant = q.labels.iter().filter(|l| l.relevance >= 1);
+    for l in relevant.filter(|l| seen.insert(l.tool_id.as_str())) {
         let id = l.tool_id.as_str();
-        if seen.contains(&id) {
-            continue;
-        }
-        seen.push(id);
         let (b, a) = (rank(&before, id), rank(&now, id));
         let moved = a.unwrap_or(OUT) as isize - b.unwrap_or(OUT) as isize;
         let moved = if worse { moved } else { -moved };

@@ -5,12 +5,9 @@
 //! every random draw comes from a SplitMix64 generator with a fixed seed, so the same deltas give
 //! the same p-value and interval on every machine. docs/metrics.md states the rules.
 
+use super::EPS;
 use super::model::{PairedComparison, PairedMethod};
 use crate::pipeline::score::stats::percentile;
-
-/// Slack for rounding: baselines store per-query values to 6 decimals, so a delta this small
-/// is "unchanged".
-const EPS: f64 = super::EPS;
 
 /// With at most this many non-zero deltas, the randomization test enumerates all 2^n sign
 /// assignments (exact p); with more, it draws [`PERMUTATIONS`] of them.

@@ -85,8 +85,6 @@ pub struct PullRequest {
     pub number: u64,
     /// The PR's head commit (not the merge commit in `GITHUB_SHA`).
     pub head_sha: String,
-    /// The head branch lives in another repository (a fork): the token is read-only.
-    pub from_fork: bool,
 }
 
 /// Reads the pull request from a `pull_request`-shaped event payload.
@@ -97,13 +95,7 @@ pub fn pull_request(event: &Value) -> Option<PullRequest> {
         .and_then(Value::as_u64)
         .or_else(|| event.get("number").and_then(Value::as_u64))?;
     let head_sha = pr.pointer("/head/sha").and_then(Value::as_str)?.to_string();
-    let head_repo = pr.pointer("/head/repo/full_name").and_then(Value::as_str);
-    let base_repo = pr.pointer("/base/repo/full_name").and_then(Value::as_str);
-    Some(PullRequest {
-        number,
-        head_sha,
-        from_fork: matches!((head_repo, base_repo), (Some(h), Some(b)) if h != b),
-    })
+    Some(PullRequest { number, head_sha })
 }
 
 #[cfg(test)]
@@ -119,7 +111,6 @@ mod tests {
             Some(PullRequest {
                 number: 7,
                 head_sha: "abc123".into(),
-                from_fork: true
             })
         );
         let push = json!({"ref": "refs/heads/main", "after": "abc"});

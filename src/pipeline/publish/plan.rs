@@ -12,6 +12,7 @@ use crate::infra::text::sanitize;
 use crate::pipeline::gate::Conclusion;
 use crate::pipeline::report::markdown::{render, verdict_badge};
 use crate::pipeline::report::model::{Check, CheckStatus, Report, Verdict};
+use crate::pipeline::score::scorecard::round6;
 use octocrab::params::checks::{
     CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
 };
@@ -180,12 +181,10 @@ pub fn conclusion(r: &Report, code: i32) -> CheckRunConclusion {
 }
 
 /// A number as a machine output carries it: rounded to 6 decimals, so `0.95 − 0.02` is `0.93`,
-/// not `0.9299999999999999` (the noise of binary floating point, not a measurement).
+/// not `0.9299999999999999` (the noise of binary floating point, not a measurement). A
+/// non-finite number comes out as it went in; adding `+0.0` turns `-0.0` into `0` (IEEE 754).
 pub fn machine_number(v: f64) -> f64 {
-    // a non-finite number comes out as it went in
-    let r = (v * 1e6).round() / 1e6;
-    // no "-0.0"
-    if r == 0.0 { 0.0 } else { r }
+    round6(v) + 0.0
 }
 
 /// The `regressions` step output: the failed checks as one line of JSON, an array of
@@ -227,46 +226,31 @@ fn marker(key: &str) -> String {
     format!("<!-- evalgate:{key} -->")
 }
 
-/// A failed check or the system under test's failure, as the report has it (raw text).
-struct Failure {
-    /// `subject metric`, or `system under test failed`.
-    what: String,
-    message: String,
-    /// How the message is cut for plain text and for Markdown: a log keeps its end, which
-    /// matters more than its start.
-    cut_line: fn(&str, usize) -> String,
-    cut_md: fn(&str, usize) -> String,
-}
-
-impl Failure {
-    /// (title, message) for plain-text sinks: annotations and `::error` lines.
-    fn plain(&self) -> (String, String) {
-        let title = format!("evalgate: {}", sanitize::line(&self.what, 200));
-        (title, (self.cut_line)(&self.message, 500))
-    }
-
-    /// A Markdown list item for the check-run summary.
-    fn markdown(&self) -> String {
-        let message = (self.cut_md)(&self.message, 500);
-        format!("- evalgate: {}: {message}\n", sanitize::md(&self.what, 200))
-    }
-}
-
-/// The failed checks, the system under test's failure first.
-fn failures(r: &Report) -> Vec<Failure> {
-    let sut = r.failure.iter().map(|f| Failure {
-        what: "system under test failed".into(),
-        message: f.to_string(),
-        cut_line: sanitize::line_ends,
-        cut_md: sanitize::md_ends,
+/// The failed checks, the system under test's failure first: as (title, message) for the
+/// plain-text sinks (annotations and `::error` lines), and as Markdown list items for the
+/// check-run summary.
+fn failures(r: &Report) -> (Vec<(String, String)>, String) {
+    // how a message is cut for plain text and for Markdown: a log keeps its end, which matters
+    // more than its start
+    type Cuts = (fn(&str, usize) -> String, fn(&str, usize) -> String);
+    const LOG: Cuts = (sanitize::line_ends, sanitize::md_ends);
+    const TEXT: Cuts = (sanitize::line, sanitize::md);
+    let sut = r
+        .failure
+        .iter()
+        .map(|f| ("system under test failed".into(), f.to_string(), LOG));
+    let checks = failed_checks(r).map(|c| {
+        let what = format!("{} {}", c.subject, c.metric);
+        (what, c.message.clone(), TEXT)
     });
-    sut.chain(failed_checks(r).map(|c| Failure {
-        what: format!("{} {}", c.subject, c.metric),
-        message: c.message.clone(),
-        cut_line: sanitize::line,
-        cut_md: sanitize::md,
-    }))
-    .collect()
+    sut.chain(checks)
+        .map(|(what, message, (line, md)): (String, String, Cuts)| {
+            let title = format!("evalgate: {}", sanitize::line(&what, 200));
+            let what = sanitize::md(&what, 200);
+            let item = format!("- evalgate: {what}: {}\n", md(&message, 500));
+            ((title, line(&message, 500)), item)
+        })
+        .unzip()
 }
 
 /// True when something worth a comment happened: the gate failed, a metric moved, or the gate
@@ -307,8 +291,7 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
         Some(u) => format!("\n[Full report (HTML and JSON): artifact `{a}` of this run]({u})\n"),
         None => format!("\nFull report (HTML and JSON): artifact `{a}`.\n"),
     };
-    let fails = failures(report);
-    let plain_fails: Vec<(String, String)> = fails.iter().map(Failure::plain).collect();
+    let (plain_fails, fails_md) = failures(report);
 
     // ::error lines, step outputs, job summary
     let lines = runner::error_lines(&plain_fails);
@@ -354,7 +337,6 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
     };
     let concl = conclusion(report, code);
     let badge = verdict_badge(report.gate.verdict);
-    let fails_md: String = fails.iter().map(Failure::markdown).collect();
     let summary_md = format!(
         "**{}**\n\n{fails_md}",
         sanitize::md(&report.gate.summary, 600)

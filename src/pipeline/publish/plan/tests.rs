@@ -57,7 +57,6 @@ fn pr() -> Option<PullRequest> {
     Some(PullRequest {
         number: 7,
         head_sha: "head7".into(),
-        from_fork: false,
     })
 }
 
@@ -493,7 +492,6 @@ fn a_fork_pull_request_is_still_attempted_on_its_head_commit() {
     let fork = PullRequest {
         number: 9,
         head_sha: "forkhead".into(),
-        from_fork: true,
     };
     let a = plan_for(
         &fail(),
