@@ -434,10 +434,8 @@ fn verdict(
         .collect();
     if !failures.is_empty() {
         let mut words: Vec<String> = failures.iter().take(SHOWN).map(|c| sentence(c)).collect();
-        if failures.len() > SHOWN {
-            let more = failures.len() - SHOWN;
-            words.push(format!("and {more} more failed check(s)"));
-        }
+        let more = failures.len().saturating_sub(SHOWN);
+        words.extend((more > 0).then(|| format!("and {more} more failed check(s)")));
         return (Verdict::Fail, format!("gate failed: {}", words.join("; ")));
     }
     if !has_baseline {

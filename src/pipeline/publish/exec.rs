@@ -185,11 +185,15 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
+    fn say(&mut self, note: String) {
+        self.out.notes.push(note);
+    }
+
     fn note(&mut self, what: &str, e: &octocrab::Error) {
         let (forbidden, msg) = explain(e, self.github.timeout);
-        self.out.notes.push(format!("{what}: {msg}"));
+        self.say(format!("{what}: {msg}"));
         if forbidden && !self.hinted {
-            self.out.notes.push(PERMISSIONS_HINT.to_string());
+            self.say(PERMISSIONS_HINT.to_string());
             self.hinted = true;
         }
     }
@@ -203,22 +207,16 @@ impl Session<'_> {
         let (done, doing, posted) = match existing {
             None if !c.new => {
                 let n = "comment: nothing changed, no comment posted (comment mode)";
-                return self.out.notes.push(n.into());
+                return self.say(n.into());
             }
             Some((id, old)) if old == c.body => {
-                return self
-                    .out
-                    .notes
-                    .push(format!("comment {id} is already up to date"));
+                return self.say(format!("comment {id} is already up to date"));
             }
             Some((id, _)) => ("updated", "updating", self.edit_comment(id, &c.body).await),
             None => ("created", "creating", self.create_comment(c).await),
         };
         match posted {
-            Ok(posted) => self
-                .out
-                .notes
-                .push(format!("{done} comment {}", posted.html_url)),
+            Ok(posted) => self.say(format!("{done} comment {}", posted.html_url)),
             Err(e) => self.note(&format!("{doing} the PR comment failed"), &e),
         }
     }
@@ -339,7 +337,6 @@ impl Session<'_> {
             }
         }
         let concl = conclusion_name(run.conclusion);
-        let n = format!("check run {:?} completed: {concl}", run.name);
-        self.out.notes.push(n);
+        self.say(format!("check run {:?} completed: {concl}", run.name));
     }
 }

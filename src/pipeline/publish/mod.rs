@@ -120,8 +120,6 @@ pub async fn publish(
         pr,
         report_dir,
     };
-    let mut published = exec::execute(plan::plan(report, &event, opts)).await;
-    notes.append(&mut published.notes);
-    published.notes = notes;
-    published
+    notes.extend(exec::execute(plan::plan(report, &event, opts)).await.notes);
+    Published { notes }
 }
