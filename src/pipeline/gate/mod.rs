@@ -69,29 +69,23 @@ fn tolerance_check(
         baseline,
         ci95: s.and_then(|s| s.ci95),
         delta: current.zip(baseline).map(|(c, v)| c - v),
+        limit: b.zip(baseline).map(|(b, v)| match direction {
+            Direction::Higher => v - b.tolerance,
+            Direction::Lower => v + b.tolerance,
+        }),
         ..info(subject, metric.key(), direction)
     };
-    let Some(b) = b else {
-        check.message = "no baseline value; reported only".into();
-        return check;
-    };
-    check.limit = baseline.map(|v| match direction {
-        Direction::Higher => v - b.tolerance,
-        Direction::Lower => v + b.tolerance,
-    });
-    if !b.gated {
-        check.message = "not gated; reported only".into();
-        return check;
-    }
-    // undefined is not worse: a number that is 0/0 on either side is reported, never gated
-    check.message = match (current, check.limit) {
-        (None, _) => format!(
+    check.message = match (b, current, check.limit) {
+        (None, ..) => "no baseline value; reported only".into(),
+        (Some(b), ..) if !b.gated => "not gated; reported only".into(),
+        // undefined is not worse: a number that is 0/0 on either side is reported, never gated
+        (_, None, _) => format!(
             "{name} is undefined (0/0) in this run: nothing to compare with the baseline, so it is reported, not gated"
         ),
-        (Some(_), None) => format!(
+        (_, _, None) => format!(
             "the baseline value of {name} is undefined (0/0 when it was measured): reported, not gated; `evalgate baseline update` records it"
         ),
-        (Some(c), Some(l)) => {
+        (Some(b), Some(c), Some(l)) => {
             let ok = holds(direction, c, l);
             check.kind = CheckKind::Tolerance;
             check.status = status(ok);
