@@ -114,18 +114,15 @@ pub async fn cmd_replay(a: &ReplayArgs) -> anyhow::Result<i32> {
         (Some(path), _) => ReplaySpec::from_file(path, a.rug_pull).map_err(super::bad_input)?,
         (None, server) => {
             let server = server.as_deref().unwrap_or_default();
-            let ds = Datasets::load(
-                &DatasetPaths {
-                    corpus: a.corpus.clone(),
-                    golden: None,
-                    security: a.security.clone(),
-                },
-                Need {
-                    retrieval: false,
-                    security: a.security.is_some(),
-                },
-                Profile::Lenient,
-            )?;
+            let paths = DatasetPaths {
+                security: a.security.clone(),
+                ..Default::default()
+            };
+            let need = Need {
+                retrieval: false,
+                security: a.security.is_some(),
+            };
+            let ds = Datasets::load(&paths, need, Profile::Lenient)?;
             let corpus = Datasets::load_corpus(&a.corpus)?.value;
             ReplaySpec::new(
                 Some(&corpus),
