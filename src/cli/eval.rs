@@ -296,13 +296,8 @@ pub struct RetrievalInputs {
 impl RetrievalInputs {
     fn eval(&self) -> EvalArgs {
         let none = SecurityFile::default();
-        let a = datasets(
-            self.config.args(),
-            &self.dir,
-            &self.files,
-            &none,
-            &self.profile,
-        );
+        let a = self.config.args();
+        let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
         with_measure(with_system(a, &self.system), &self.measure)
     }
 }
