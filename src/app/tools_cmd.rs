@@ -179,7 +179,7 @@ async fn replay_fault(_served: &str) {}
 
 /// `proxy`: serves until killed.
 pub async fn cmd_proxy(a: &ProxyArgs) -> anyhow::Result<i32> {
-    proxy::run(&a.config, &a.listen, a.fault.fault())
+    proxy::run(&a.config, &a.listen, a.fault.fault.to_owned())
         .await
         .map_err(super::bad_input)?;
     Ok(ExitCode::PASS)
