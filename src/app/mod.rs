@@ -345,26 +345,24 @@ pub fn assemble(
         .into_iter()
         .flatten()
         .collect();
-        let new = s
-            .detectors
-            .iter()
-            .filter(|d| !b.detectors.contains_key(&d.detector));
-        for d in new {
-            let review = d.tier == Some(score::model::Tier::Review);
-            let undefined = ["fpr", "recall"]
-                .iter()
-                .all(|m| d.metrics.get(*m).and_then(|s| s.mean).is_none());
-            warnings.push(if undefined {
-                format!("the baseline has no entry for detector {:?}, and it judged no entry (FPR and recall 0/0): its numbers are reported, not gated", d.detector)
-            } else if held.is_empty() || review {
-                format!("the baseline has no entry for detector {:?}: its numbers are reported, not gated", d.detector)
-            } else {
-                format!(
-                    "the baseline has no entry for detector {:?}: it is held to the limits for a new detector ({}; [gate] new_detector_* in evalgate.toml)",
-                    d.detector,
-                    held.join(", ")
-                )
-            });
+        for d in &s.detectors {
+            if !b.detectors.contains_key(&d.detector) {
+                let review = d.tier == Some(score::model::Tier::Review);
+                let undefined = ["fpr", "recall"]
+                    .iter()
+                    .all(|m| d.metrics.get(*m).and_then(|s| s.mean).is_none());
+                warnings.push(if undefined {
+                    format!("the baseline has no entry for detector {:?}, and it judged no entry (FPR and recall 0/0): its numbers are reported, not gated", d.detector)
+                } else if held.is_empty() || review {
+                    format!("the baseline has no entry for detector {:?}: its numbers are reported, not gated", d.detector)
+                } else {
+                    format!(
+                        "the baseline has no entry for detector {:?}: it is held to the limits for a new detector ({}; [gate] new_detector_* in evalgate.toml)",
+                        d.detector,
+                        held.join(", ")
+                    )
+                });
+            }
         }
     }
     let usable = baseline.map(|b| {
