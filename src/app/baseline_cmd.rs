@@ -17,21 +17,19 @@ use std::path::PathBuf;
 /// `baseline update`.
 pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> {
     let eval = a.eval();
-    if a.from.is_some() {
-        // the numbers come from the report: a flag choosing how to measure cannot apply
-        let measuring: Vec<&str> = eval
-            .given
-            .iter()
-            .map(String::as_str)
-            .filter(|f| !["--from", "--output", "--baseline", "--dry-run", "--quiet"].contains(f))
-            .collect();
-        if !measuring.is_empty() {
-            return Err(BadInput(format!(
-                "--from takes the numbers from a report, so {} cannot apply (they choose how to measure)",
-                measuring.join(", ")
-            ))
-            .into());
-        }
+    // with --from the numbers come from the report: a flag choosing how to measure cannot apply
+    let measuring: Vec<&str> = eval
+        .given
+        .iter()
+        .map(String::as_str)
+        .filter(|f| !["--from", "--output", "--baseline", "--dry-run", "--quiet"].contains(f))
+        .collect();
+    if a.from.is_some() && !measuring.is_empty() {
+        return Err(BadInput(format!(
+            "--from takes the numbers from a report, so {} cannot apply (they choose how to measure)",
+            measuring.join(", ")
+        ))
+        .into());
     }
     let output: PathBuf = a
         .output

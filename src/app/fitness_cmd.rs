@@ -164,16 +164,13 @@ impl<'a> Fitness<'a> {
             }
             None => make_retriever(&self.s.sut, &self.ds, &self.sup, Default::default()).await,
         };
+        let (ds, silent) = (&self.ds, &mut Progress::new(false));
         let report = match built {
-            Ok(Ok(r)) => {
-                let (ds, silent) = (&self.ds, &mut Progress::new(false));
-                Ok(evaluate_with(&plan, ds, Some(&*r), &mut [], silent, Vec::new()).await)
-            }
-            Ok(Err(e)) => {
-                let mut report = assemble(&plan, &self.ds, Default::default(), Vec::new());
-                report.failure = Some(e);
-                Ok(report)
-            }
+            Ok(Ok(r)) => Ok(evaluate_with(&plan, ds, Some(&*r), &mut [], silent, Vec::new()).await),
+            Ok(Err(e)) => Ok(Report {
+                failure: Some(e),
+                ..assemble(&plan, ds, Default::default(), Vec::new())
+            }),
             Err(e) => Err(e),
         };
         self.sup.shutdown(Duration::from_secs(3)).await;

@@ -79,7 +79,7 @@ pub fn update_command(argv: &[String]) -> String {
     ];
     const DROP_FLAG: [&str; 3] = ["-q", "--quiet", "--no-baseline"];
     let mut out = vec!["evalgate".to_string(), "baseline".into(), "update".into()];
-    let mut args = argv.iter().skip(1).peekable();
+    let mut args = argv.iter().skip(1);
     // the subcommand itself (run, retrieval, security)
     let _ = args
         .by_ref()

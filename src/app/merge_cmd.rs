@@ -11,7 +11,7 @@ use crate::pipeline::dataset::shard::{Shard, ShardRef};
 use crate::pipeline::measure;
 use crate::pipeline::report::model::Report;
 use crate::pipeline::sut::observe::ObservationsFile;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// `merge`: returns the exit code (the merged run's, as `run` would).
 pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
@@ -64,7 +64,12 @@ type Field = fn(&ShardFile) -> String;
 fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
     let mut shards = Vec::with_capacity(paths.len());
     for path in paths {
-        let report = read_report(path)?;
+        let mut report = super::read_report_json(path)?;
+        // with the observations written beside it (`--observations file|gzip`)
+        if let Some(name) = report.observations_file.clone() {
+            let side = ObservationsFile::read_beside(path, &name).map_err(super::bad_input)?;
+            report.attach_observations(side);
+        }
         let Some(shard) = report.shard.clone() else {
             return Err(BadInput(format!(
                 "{}: at $.shard: expected the report of one shard (written by `evalgate run --shard INDEX/COUNT`), found a whole run's report",
@@ -146,16 +151,6 @@ fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, BadInput> {
         )));
     }
     Ok(shards)
-}
-
-/// A shard's report, with the observations written beside it (`--observations file|gzip`).
-fn read_report(path: &Path) -> Result<Report, BadInput> {
-    let mut report = super::read_report_json(path)?;
-    if let Some(name) = report.observations_file.clone() {
-        let side = ObservationsFile::read_beside(path, &name).map_err(super::bad_input)?;
-        report.attach_observations(side);
-    }
-    Ok(report)
 }
 
 /// The shards must have measured the datasets loaded here (the same files), each its own slice.

@@ -83,11 +83,9 @@ pub async fn make_retriever(
                 name: name.to_string(),
                 url,
                 query_param: r.query_param.clone().unwrap_or_else(|| "q".into()),
-                limit_param: match &r.limit_param {
-                    Some(l) if l.is_empty() => None,
-                    Some(l) => Some(l.clone()),
-                    None => Some("limit".into()),
-                },
+                // an empty name sends no limit
+                limit_param: Some(r.limit_param.clone().unwrap_or_else(|| "limit".into()))
+                    .filter(|l| !l.is_empty()),
                 headers: r.headers.clone().into_iter().collect(),
                 mapper: Mapper::new(filter, r.id_style.unwrap_or(IdStyle::Auto)).map_err(bad)?,
                 timeout: check.request_timeout,

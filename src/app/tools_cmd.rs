@@ -114,18 +114,15 @@ pub async fn cmd_replay(a: &ReplayArgs) -> anyhow::Result<i32> {
         (Some(path), _) => ReplaySpec::from_file(path, a.rug_pull).map_err(super::bad_input)?,
         (None, server) => {
             let server = server.as_deref().unwrap_or_default();
-            let ds = Datasets::load(
-                &DatasetPaths {
-                    corpus: a.corpus.clone(),
-                    golden: None,
-                    security: a.security.clone(),
-                },
-                Need {
-                    retrieval: false,
-                    security: a.security.is_some(),
-                },
-                Profile::Lenient,
-            )?;
+            let paths = DatasetPaths {
+                security: a.security.clone(),
+                ..Default::default()
+            };
+            let need = Need {
+                retrieval: false,
+                security: a.security.is_some(),
+            };
+            let ds = Datasets::load(&paths, need, Profile::Lenient)?;
             let corpus = Datasets::load_corpus(&a.corpus)?.value;
             ReplaySpec::new(
                 Some(&corpus),
@@ -182,7 +179,7 @@ async fn replay_fault(_served: &str) {}
 
 /// `proxy`: serves until killed.
 pub async fn cmd_proxy(a: &ProxyArgs) -> anyhow::Result<i32> {
-    proxy::run(&a.config, &a.listen, a.fault.fault())
+    proxy::run(&a.config, &a.listen, a.fault.fault.to_owned())
         .await
         .map_err(super::bad_input)?;
     Ok(ExitCode::PASS)

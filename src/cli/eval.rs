@@ -202,21 +202,24 @@ pub struct QuietFlag {
     pub quiet: bool,
 }
 
-/// `--config`.
+/// `--config`, and the flags given.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ConfigFlag {
     /// Settings file [default: ./evalgate.toml when present]. Flags and EVALGATE_* variables win
     /// over it; its settings a command has no use for are ignored.
     #[arg(long, env = "EVALGATE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The flags given on the command line (filled by [`parse`](super::parse)).
+    #[arg(skip)]
+    pub given: Vec<String>,
 }
 
 impl ConfigFlag {
-    /// What a command was given: this file and the flags `given`, nothing else yet.
-    fn args(&self, given: &[String]) -> EvalArgs {
+    /// What a command was given: this file and the flags given, nothing else yet.
+    fn args(&self) -> EvalArgs {
         EvalArgs {
             config: self.config.clone(),
-            given: given.to_vec(),
+            given: self.given.clone(),
             ..EvalArgs::default()
         }
     }
@@ -270,14 +273,12 @@ pub struct RunArgs {
     pub shard: ShardFlag,
     #[command(flatten)]
     pub deliver: Delivery,
-    /// The flags given on the command line (filled by [`parse`]).
-    #[arg(skip)]
-    pub given: Vec<String>,
 }
 
-/// `retrieval`: no detector and no security-corpus flags.
+/// What tool discovery is measured with (`retrieval`, `fitness`): the settings file, the
+/// retrieval datasets, the system under test, how it is measured.
 #[derive(Debug, Clone, Args)]
-pub struct RetrievalArgs {
+pub struct RetrievalInputs {
     #[command(flatten)]
     pub config: ConfigFlag,
     #[command(flatten)]
@@ -289,15 +290,29 @@ pub struct RetrievalArgs {
     #[command(flatten)]
     pub system: SystemFlags,
     #[command(flatten)]
-    pub robustness: RobustnessFlag,
-    #[command(flatten)]
     pub measure: MeasureFlags,
+}
+
+impl RetrievalInputs {
+    fn eval(&self) -> EvalArgs {
+        let none = SecurityFile::default();
+        let a = self.config.args();
+        let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
+        with_measure(with_system(a, &self.system), &self.measure)
+    }
+}
+
+/// `retrieval`: no detector and no security-corpus flags.
+#[derive(Debug, Clone, Args)]
+pub struct RetrievalArgs {
+    #[command(flatten)]
+    pub inputs: RetrievalInputs,
+    #[command(flatten)]
+    pub robustness: RobustnessFlag,
     #[command(flatten)]
     pub shard: ShardFlag,
     #[command(flatten)]
     pub deliver: Delivery,
-    #[arg(skip)]
-    pub given: Vec<String>,
 }
 
 /// `security`: no corpus, golden set or search-system flags; `--sut` and `--mcpproxy-bin` only
@@ -322,8 +337,6 @@ pub struct SecurityArgs {
     pub shard: ShardFlag,
     #[command(flatten)]
     pub deliver: Delivery,
-    #[arg(skip)]
-    pub given: Vec<String>,
 }
 
 /// `baseline update`: measures like `run` (no report directory, no robustness probes, nothing
@@ -361,8 +374,6 @@ pub struct BaselineUpdateArgs {
     pub measure: MeasureFlags,
     #[command(flatten)]
     pub quiet: QuietFlag,
-    #[arg(skip)]
-    pub given: Vec<String>,
 }
 
 /// `fitness`: candidate tool descriptions scored against the golden set, as JSON on stdout.
@@ -385,33 +396,18 @@ pub struct FitnessArgs {
     #[arg(long, help_heading = "Candidates")]
     pub lines: bool,
     #[command(flatten)]
-    pub config: ConfigFlag,
-    #[command(flatten)]
-    pub dir: DirFlag,
-    #[command(flatten)]
-    pub files: RetrievalFiles,
-    #[command(flatten)]
-    pub profile: ProfileFlag,
-    #[command(flatten)]
-    pub system: SystemFlags,
-    #[command(flatten)]
-    pub measure: MeasureFlags,
-    #[arg(skip)]
-    pub given: Vec<String>,
+    pub inputs: RetrievalInputs,
 }
 
 impl FitnessArgs {
     pub fn eval(&self) -> EvalArgs {
-        let a = EvalArgs {
+        EvalArgs {
             // probes and baselines are not part of a candidate's score
             robustness: Some(RobustnessMode::Off),
             no_baseline: true,
             quiet: true,
-            ..self.config.args(&self.given)
-        };
-        let none = SecurityFile::default();
-        let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
-        with_measure(with_system(a, &self.system), &self.measure)
+            ..self.inputs.eval()
+        }
     }
 }
 
@@ -431,7 +427,7 @@ pub struct MergeArgs {
 
 impl MergeArgs {
     pub fn eval(&self) -> EvalArgs {
-        let a = self.config.args(&[]);
+        let a = self.config.args();
         let d = &self.datasets;
         let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
         self.deliver.eval(a)
@@ -482,7 +478,7 @@ impl RunArgs {
             detectors: self.detectors.detectors.clone(),
             robustness: self.robustness.robustness,
             shard: self.shard.shard,
-            ..self.config.args(&self.given)
+            ..self.config.args()
         };
         let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
         let a = with_measure(with_system(a, &self.system), &self.measure);
@@ -495,11 +491,8 @@ impl RetrievalArgs {
         let a = EvalArgs {
             robustness: self.robustness.robustness,
             shard: self.shard.shard,
-            ..self.config.args(&self.given)
+            ..self.inputs.eval()
         };
-        let none = SecurityFile::default();
-        let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
-        let a = with_measure(with_system(a, &self.system), &self.measure);
         self.deliver.eval(a)
     }
 }
@@ -511,7 +504,7 @@ impl SecurityArgs {
             mcpproxy_bin: self.proxy.mcpproxy_bin.clone(),
             detectors: self.detectors.detectors.clone(),
             shard: self.shard.shard,
-            ..self.config.args(&self.given)
+            ..self.config.args()
         };
         let none = RetrievalFiles::default();
         let a = datasets(a, &self.dir, &none, &self.file, &self.profile);
@@ -529,7 +522,7 @@ impl BaselineUpdateArgs {
             // probes are not part of a baseline
             robustness: Some(RobustnessMode::Off),
             quiet: self.quiet.quiet,
-            ..self.config.args(&self.given)
+            ..self.config.args()
         };
         let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
         with_measure(with_system(a, &self.system), &self.measure)

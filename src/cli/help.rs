@@ -96,8 +96,7 @@ Exit codes:
   3  the system under test could not be measured for a candidate (the error object says why)
 ";
 
-pub const RETRIEVAL_HELP: &str = concat!(
-    "\
+pub const RETRIEVAL_HELP: &str = "\
 Examples:
   # the embedded BM25 retriever over the embedded datasets
   evalgate retrieval
@@ -108,17 +107,13 @@ Examples:
   # re-score the rankings an earlier run recorded, without a system
   evalgate retrieval --sut recorded --recorded evalgate-report/report.json --no-baseline
 
-",
-    "\
 Exit codes:
   0  pass (or no baseline: report only)
   1  the gate failed: a gated metric regressed beyond its tolerance
   2  bad input or usage: invalid dataset, baseline or flag (nothing is written)
-  3  the system under test could not be measured (a partial report is written)"
-);
+  3  the system under test could not be measured (a partial report is written)";
 
-pub const SECURITY_HELP: &str = concat!(
-    "\
+pub const SECURITY_HELP: &str = "\
 Examples:
   # the reference rules and drift detectors over the embedded security corpus
   evalgate security
@@ -129,14 +124,11 @@ Examples:
   # the same against mcpproxy
   evalgate security --mcpproxy-bin ./mcpproxy --detectors proxy-scan,rug-pull-live
 
-",
-    "\
 Exit codes:
   0  pass (or no baseline: report only)
   1  the gate failed: a detector broke its FPR ceiling or recall floor, or regressed
   2  bad input or usage: invalid dataset, baseline or flag (nothing is written)
-  3  a detector could not be run (a partial report is written)"
-);
+  3  a detector could not be run (a partial report is written)";
 
 pub const VALIDATE_HELP: &str = "\
 Examples:

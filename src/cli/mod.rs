@@ -141,11 +141,11 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Erro
     let mut cli = Cli::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))?;
     let g = given(&cmd, &m);
     match &mut cli.command {
-        Command::Run(a) => a.given = g,
-        Command::Retrieval(a) => a.given = g,
-        Command::Security(a) => a.given = g,
-        Command::Fitness(a) => a.given = g,
-        Command::Baseline(BaselineCommand::Update(a)) => a.given = g,
+        Command::Run(a) => a.config.given = g,
+        Command::Retrieval(a) => a.inputs.config.given = g,
+        Command::Security(a) => a.config.given = g,
+        Command::Fitness(a) => a.inputs.config.given = g,
+        Command::Baseline(BaselineCommand::Update(a)) => a.config.given = g,
         _ => {}
     }
     Ok(cli)

@@ -144,23 +144,15 @@ pub struct FaultArg {
         env = "EVALGATE_PROXY_FAULT",
         default_value = "none"
     )]
-    fault: Fault,
+    pub fault: Fault,
 }
 
-/// No `--fault` argument: this build has no fault injection.
+/// No `--fault` argument: this build has no fault injection (the fault is always none).
 #[cfg(not(feature = "fault-injection"))]
 #[derive(Debug, Clone, Args)]
-pub struct FaultArg {}
-
-impl FaultArg {
-    /// The fault asked for (`none` unless `--fault` or `EVALGATE_PROXY_FAULT` is given; always
-    /// none without the feature).
-    pub fn fault(&self) -> Fault {
-        #[cfg(feature = "fault-injection")]
-        return self.fault.clone();
-        #[cfg(not(feature = "fault-injection"))]
-        Fault
-    }
+pub struct FaultArg {
+    #[arg(skip)]
+    pub fault: Fault,
 }
 
 #[cfg(test)]
