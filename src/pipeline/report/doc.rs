@@ -326,34 +326,24 @@ pub fn confusion_table(pairs: &[ConfusionPair]) -> Table {
 
 /// A titled list of the per-tool section: what it lists, how much of it it shows, its table
 /// (`None`: nothing to list).
-pub struct Listed {
-    pub title: &'static str,
-    pub shown: String,
-    pub table: Option<Table>,
-}
+pub struct Listed(pub &'static str, pub String, pub Option<Table>);
 
 /// The per-tool section's lists before its never-found tools (the confusions new since the
 /// baseline when it keeps pairs, the worst confusions, tools and servers), then its hard
 /// negatives in a top 5 after them. Every list is cut at [`view::tools::LIST_MAX`].
 pub fn tool_lists(t: &ToolsView) -> (Vec<Listed>, Option<Listed>) {
-    let listed = |title, shown, table| Listed {
-        title,
-        shown,
-        table,
-    };
     let mut lists = Vec::new();
     if let Some(n) = &t.new_confusions {
         let table = (!n.pairs.is_empty()).then(|| confusion_table(&n.pairs));
         let s = shown("worst", n.pairs.len(), n.total);
-        lists.push(listed("Confusions new since the baseline", s, table));
+        lists.push(Listed("Confusions new since the baseline", s, table));
     }
     if !t.confusions.is_empty() {
-        let s = shown("worst", t.confusions.len(), t.confusions_total);
-        let table = Some(confusion_table(&t.confusions));
-        lists.push(listed(
+        let s = shown("worst", t.confusions.len(), t.confusions_total) + ", most queries first";
+        lists.push(Listed(
             "Confusions",
-            format!("{s}, most queries first"),
-            table,
+            s,
+            Some(confusion_table(&t.confusions)),
         ));
     }
     let tools = t.worst_tools.iter().map(|s| {
@@ -367,7 +357,7 @@ pub fn tool_lists(t: &ToolsView) -> (Vec<Listed>, Option<Listed>) {
     });
     let tools = Table::new("Tool|Relevant in|Found in top 5|Recall@5|MRR", 1, false).with(tools);
     let s = shown("worst", t.worst_tools.len(), t.tools);
-    lists.push(listed("Tools with the lowest Recall@5", s, Some(tools)));
+    lists.push(Listed("Tools with the lowest Recall@5", s, Some(tools)));
     let head = "Server|Relevant tools|Never found|Relevant in|Found in top 5|Recall@5";
     let servers = Table::new(head, 1, false).with(t.worst_servers.iter().map(|s| {
         let n = [s.tools, s.never_found, s.relevant_in, s.found_in_top_5];
@@ -377,7 +367,7 @@ pub fn tool_lists(t: &ToolsView) -> (Vec<Listed>, Option<Listed>) {
         row
     }));
     let s = shown("worst", t.worst_servers.len(), t.servers);
-    lists.push(listed("Servers with the lowest Recall@5", s, Some(servers)));
+    lists.push(Listed("Servers with the lowest Recall@5", s, Some(servers)));
     let hard = (!t.hard_negatives.is_empty()).then(|| {
         let rows = t.hard_negatives.iter().map(|h| {
             let (runs, rank) = (h.runs.to_string(), h.best_rank.to_string());
@@ -386,7 +376,7 @@ pub fn tool_lists(t: &ToolsView) -> (Vec<Listed>, Option<Listed>) {
         let table = Table::new("Query|Tool|Runs|Best rank", 2, false).with(rows);
         let s = shown("first", t.hard_negatives.len(), t.hard_negatives_total);
         let s = format!("labelled not relevant to the query; {s}");
-        listed("Hard negatives in a top 5", s, Some(table))
+        Listed("Hard negatives in a top 5", s, Some(table))
     });
     (lists, hard)
 }

@@ -215,12 +215,10 @@ fn tools_section(t: &view::ToolsView) -> String {
         "A tool is found when it is in the top 5; a confusion is a relevant tool that missed the top 5 while a tool not relevant to the query was in it. Full tables: `retrieval.tool_diagnostics` in report.json.\n\n",
     );
     let (lists, hard) = doc::tool_lists(t);
-    let listed = |l: &doc::Listed| {
-        let body = l
-            .table
-            .as_ref()
-            .map_or("None.\n".into(), |t| Markdown.table(t));
-        format!("**{}** ({}):\n\n{body}", l.title, l.shown)
+    let listed = |doc::Listed(title, shown, table): &doc::Listed| {
+        let body = table.as_ref().map(|t| Markdown.table(t));
+        let body = body.unwrap_or_else(|| "None.\n".into());
+        format!("**{title}** ({shown}):\n\n{body}")
     };
     o += &lists.iter().map(listed).collect::<Vec<_>>().join("\n");
     if !t.never_found.is_empty() {

@@ -223,10 +223,10 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
 /// the never-found tools.
 fn tools(t: &ToolsView) -> Value {
     let (lists, hard) = doc::tool_lists(t);
-    let listed = |l: &doc::Listed| {
-        let body = l.table.as_ref().map(|t| Html.table(t));
+    let listed = |doc::Listed(title, shown, table): &doc::Listed| {
+        let body = table.as_ref().map(|t| Html.table(t));
         let body = body.unwrap_or_else(|| r#"<p class="small">None.</p>"#.into());
-        format!("<h3>{} ({})</h3>\n{body}", words(l.title), words(&l.shown))
+        format!("<h3>{} ({})</h3>\n{body}", words(title), words(shown))
     };
     // the pairs, then a blank line before the worst tools and servers (the last two)
     let (pairs, worst) = lists.split_at(lists.len() - 2);
