@@ -1,7 +1,6 @@
 //! The one report model. Built once per invocation; every output format renders it.
 
 pub use crate::pipeline::gate::{Check, CheckKind, CheckStatus, GateReport, QueryDelta, Verdict};
-pub use crate::pipeline::score::metrics::{Direction, QueryMetrics};
 use crate::pipeline::sut::SutError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -130,19 +130,14 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     let query_chart = r.retrieval.as_ref().and_then(doc::query_chart);
     let query_histogram = query_chart.as_ref().is_some_and(|qc| qc.sorted.is_none());
     let query_svg = query_chart.as_ref().map(per_query_chart);
-    let spread_svg = r.retrieval.as_ref().and_then(|rr| {
-        let rows = &v.retrieval_rows;
-        spread_chart(
-            "spread-retrieval",
-            "Retrieval metrics",
-            rr.runs_completed,
-            rows,
-        )
-    });
+    // (no retrieval: no rows, no chart)
+    let runs = r.retrieval.as_ref().map_or(0, |rr| rr.runs_completed);
+    let rows = &v.retrieval_rows;
+    let spread_svg = spread_chart("spread-retrieval", "Retrieval metrics", runs, rows);
     // the retrieval metrics, each with every run's value
-    let mut retrieval = doc::retrieval_table(&v.retrieval_rows);
+    let mut retrieval = doc::retrieval_table(rows);
     retrieval.head.push(("Per run".into(), Align::Left));
-    for (cells, row) in retrieval.rows.iter_mut().zip(&v.retrieval_rows) {
+    for (cells, row) in retrieval.rows.iter_mut().zip(rows) {
         let runs = row.current.iter().flat_map(|s| &s.per_run);
         let runs: Vec<String> = runs.map(|x| format::num(*x)).collect();
         cells.push(runs.join(", ").into());
