@@ -239,12 +239,17 @@ pub fn overview_table(v: &View, runs: usize) -> Table {
     }))
 }
 
-/// The entries whose verdicts flipped since the baseline.
+/// The entries whose verdicts flipped since the baseline, each with what it is now in words.
 pub fn flips_table(f: &DetectorFlips) -> Table {
-    let rows = f
-        .flips
-        .iter()
-        .map(|e| vec![id(&e.id), view::flip_kind(e).into()]);
+    let rows = f.flips.iter().map(|e| {
+        let now = match (e.malicious, e.flagged) {
+            (true, false) => "attack, now missed",
+            (true, true) => "attack, now caught (fixed)",
+            (false, true) => "benign, now flagged",
+            (false, false) => "benign, no longer flagged (fixed)",
+        };
+        vec![id(&e.id), now.into()]
+    });
     Table::new("Entry|Flip", 2, false).with(rows)
 }
 
