@@ -6,6 +6,7 @@
 
 use super::format::{delta, mean_ci, ms, num};
 use super::model::{LiveCategory, QueryReport, RetrievalReport};
+use super::view::tools::shown;
 use super::view::{self, CategoryCell, DetectorView, Mark, Regressions, Row, ToolsView, View};
 use crate::infra::text::sanitize::CELL_MAX;
 use crate::pipeline::dataset::Category;
@@ -238,12 +239,17 @@ pub fn overview_table(v: &View, runs: usize) -> Table {
     }))
 }
 
-/// The entries whose verdicts flipped since the baseline.
+/// The entries whose verdicts flipped since the baseline, each with what it is now in words.
 pub fn flips_table(f: &DetectorFlips) -> Table {
-    let rows = f
-        .flips
-        .iter()
-        .map(|e| vec![id(&e.id), view::flip_kind(e).into()]);
+    let rows = f.flips.iter().map(|e| {
+        let now = match (e.malicious, e.flagged) {
+            (true, false) => "attack, now missed",
+            (true, true) => "attack, now caught (fixed)",
+            (false, true) => "benign, now flagged",
+            (false, false) => "benign, no longer flagged (fixed)",
+        };
+        vec![id(&e.id), now.into()]
+    });
     Table::new("Entry|Flip", 2, false).with(rows)
 }
 
@@ -323,9 +329,29 @@ pub fn confusion_table(pairs: &[ConfusionPair]) -> Table {
     }))
 }
 
-/// The tools with the lowest Recall@5.
-pub fn worst_tools_table(t: &ToolsView) -> Table {
-    let rows = t.worst_tools.iter().map(|s| {
+/// A titled list of the per-tool section: what it lists, how much of it it shows, its table
+/// (`None`: nothing to list).
+pub struct Listed(pub &'static str, pub String, pub Option<Table>);
+
+/// The per-tool section's lists before its never-found tools (the confusions new since the
+/// baseline when it keeps pairs, the worst confusions, tools and servers), then its hard
+/// negatives in a top 5 after them. Every list is cut at [`view::tools::LIST_MAX`].
+pub fn tool_lists(t: &ToolsView) -> (Vec<Listed>, Option<Listed>) {
+    let mut lists = Vec::new();
+    if let Some(n) = &t.new_confusions {
+        let table = (!n.pairs.is_empty()).then(|| confusion_table(&n.pairs));
+        let s = shown("worst", n.pairs.len(), n.total);
+        lists.push(Listed("Confusions new since the baseline", s, table));
+    }
+    if !t.confusions.is_empty() {
+        let s = shown("worst", t.confusions.len(), t.confusions_total) + ", most queries first";
+        lists.push(Listed(
+            "Confusions",
+            s,
+            Some(confusion_table(&t.confusions)),
+        ));
+    }
+    let tools = t.worst_tools.iter().map(|s| {
         vec![
             id(&s.tool),
             s.relevant_in.to_string().into(),
@@ -334,28 +360,30 @@ pub fn worst_tools_table(t: &ToolsView) -> Table {
             num(Some(s.mrr)).into(),
         ]
     });
-    Table::new("Tool|Relevant in|Found in top 5|Recall@5|MRR", 1, false).with(rows)
-}
-
-/// The servers with the lowest Recall@5.
-pub fn worst_servers_table(t: &ToolsView) -> Table {
+    let tools = Table::new("Tool|Relevant in|Found in top 5|Recall@5|MRR", 1, false).with(tools);
+    let s = shown("worst", t.worst_tools.len(), t.tools);
+    lists.push(Listed("Tools with the lowest Recall@5", s, Some(tools)));
     let head = "Server|Relevant tools|Never found|Relevant in|Found in top 5|Recall@5";
-    Table::new(head, 1, false).with(t.worst_servers.iter().map(|s| {
+    let servers = Table::new(head, 1, false).with(t.worst_servers.iter().map(|s| {
         let n = [s.tools, s.never_found, s.relevant_in, s.found_in_top_5];
         let mut row = vec![id(&s.server)];
         row.extend(n.iter().map(|n| Cell::Plain(n.to_string())));
         row.push(num(Some(s.recall_at_5)).into());
         row
-    }))
-}
-
-/// Hard negatives in a top 5: query, tool, runs, best rank.
-pub fn hard_negatives_table(t: &ToolsView) -> Table {
-    let rows = t.hard_negatives.iter().map(|h| {
-        let (runs, rank) = (h.runs.to_string(), h.best_rank.to_string());
-        vec![id(&h.query), id(&h.tool), runs.into(), rank.into()]
+    }));
+    let s = shown("worst", t.worst_servers.len(), t.servers);
+    lists.push(Listed("Servers with the lowest Recall@5", s, Some(servers)));
+    let hard = (!t.hard_negatives.is_empty()).then(|| {
+        let rows = t.hard_negatives.iter().map(|h| {
+            let (runs, rank) = (h.runs.to_string(), h.best_rank.to_string());
+            vec![id(&h.query), id(&h.tool), runs.into(), rank.into()]
+        });
+        let table = Table::new("Query|Tool|Runs|Best rank", 2, false).with(rows);
+        let s = shown("first", t.hard_negatives.len(), t.hard_negatives_total);
+        let s = format!("labelled not relevant to the query; {s}");
+        Listed("Hard negatives in a top 5", s, Some(table))
     });
-    Table::new("Query|Tool|Runs|Best rank", 2, false).with(rows)
+    (lists, hard)
 }
 
 /// The robustness probes in one line: how many failed, whether the system still answered an

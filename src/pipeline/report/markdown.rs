@@ -4,7 +4,7 @@
 use super::doc::{self, Align, Cell, Format, Table};
 use super::format::splits_line;
 use super::model::*;
-use super::view::{self, View, tools::shown};
+use super::view::{self, View};
 use crate::infra::text::sanitize;
 use crate::infra::text::sanitize::{md, md_code, md_ends};
 use std::fmt::Write;
@@ -214,26 +214,13 @@ fn tools_section(t: &view::ToolsView) -> String {
     let mut o = String::from(
         "A tool is found when it is in the top 5; a confusion is a relevant tool that missed the top 5 while a tool not relevant to the query was in it. Full tables: `retrieval.tool_diagnostics` in report.json.\n\n",
     );
-    if let Some(n) = &t.new_confusions {
-        let s = shown(n.pairs.len(), n.total);
-        let _ = writeln!(o, "**Confusions new since the baseline** ({s}):\n");
-        if n.pairs.is_empty() {
-            o.push_str("None.\n\n");
-        } else {
-            let _ = writeln!(o, "{}", Markdown.table(&doc::confusion_table(&n.pairs)));
-        }
-    }
-    if !t.confusions.is_empty() {
-        let s = shown(t.confusions.len(), t.confusions_total);
-        let table = Markdown.table(&doc::confusion_table(&t.confusions));
-        let _ = writeln!(o, "**Confusions** ({s}, most queries first):\n\n{table}");
-    }
-    let s = shown(t.worst_tools.len(), t.tools);
-    let _ = writeln!(o, "**Tools with the lowest Recall@5** ({s}):\n");
-    o.push_str(&Markdown.table(&doc::worst_tools_table(t)));
-    let s = shown(t.worst_servers.len(), t.servers);
-    let _ = writeln!(o, "\n**Servers with the lowest Recall@5** ({s}):\n");
-    o.push_str(&Markdown.table(&doc::worst_servers_table(t)));
+    let (lists, hard) = doc::tool_lists(t);
+    let listed = |doc::Listed(title, shown, table): &doc::Listed| {
+        let body = table.as_ref().map(|t| Markdown.table(t));
+        let body = body.unwrap_or_else(|| "None.\n".into());
+        format!("**{title}** ({shown}):\n\n{body}")
+    };
+    o += &lists.iter().map(listed).collect::<Vec<_>>().join("\n");
     if !t.never_found.is_empty() {
         let names = Markdown.cell(&doc::joined(&t.never_found, ", ", |s| doc::id(s)));
         let total = t.never_found_total;
@@ -244,13 +231,8 @@ fn tools_section(t: &view::ToolsView) -> String {
         }
         o.push('\n');
     }
-    if !t.hard_negatives.is_empty() {
-        let s = t.hard_negatives_shown();
-        let _ = writeln!(
-            o,
-            "\n**Hard negatives in a top 5** (labelled not relevant to the query; {s}):\n"
-        );
-        o.push_str(&Markdown.table(&doc::hard_negatives_table(t)));
+    if let Some(h) = &hard {
+        o = o + "\n" + &listed(h);
     }
     o
 }

@@ -1,7 +1,6 @@
 //! The one report model. Built once per invocation; every output format renders it.
 
 pub use crate::pipeline::gate::{Check, CheckKind, CheckStatus, GateReport, QueryDelta, Verdict};
-pub use crate::pipeline::score::metrics::{Direction, QueryMetrics};
 use crate::pipeline::sut::SutError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -96,6 +95,27 @@ impl Report {
         }
         self.observations_file = None;
     }
+
+    /// The baseline this report's measurements make (thresholds kept from `previous`).
+    pub fn to_baseline(&self, previous: Option<&Baseline>) -> Baseline {
+        Baseline::from_results(
+            &self.datasets,
+            self.retrieval.as_ref(),
+            self.security.as_ref(),
+            self.scorecard.as_ref(),
+            previous,
+        )
+    }
+
+    /// What the gate reads of this report.
+    pub fn gate_inputs(&self) -> GateInputs<'_> {
+        gate_inputs(
+            self.retrieval.as_ref(),
+            self.security.as_ref(),
+            self.robustness.as_ref(),
+            self.failure.as_ref(),
+        )
+    }
 }
 
 /// What the gate reads of a run's sections (see [`crate::pipeline::gate::GateInputs`]): the measured
@@ -137,29 +157,6 @@ pub fn gate_inputs<'a>(
             .collect(),
         robustness,
         failure: failure.map(ToString::to_string),
-    }
-}
-
-impl Report {
-    /// The baseline this report's measurements make (thresholds kept from `previous`).
-    pub fn to_baseline(&self, previous: Option<&Baseline>) -> Baseline {
-        Baseline::from_results(
-            &self.datasets,
-            self.retrieval.as_ref(),
-            self.security.as_ref(),
-            self.scorecard.as_ref(),
-            previous,
-        )
-    }
-
-    /// What the gate reads of this report.
-    pub fn gate_inputs(&self) -> GateInputs<'_> {
-        gate_inputs(
-            self.retrieval.as_ref(),
-            self.security.as_ref(),
-            self.robustness.as_ref(),
-            self.failure.as_ref(),
-        )
     }
 }
 

@@ -191,12 +191,8 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         .as_ref()
         .filter(|g| g.rows.iter().any(|q| q.delta.is_some()))
     {
-        let _ = writeln!(
-            o,
-            "{}\n{}\n",
-            reg.title,
-            f.table(&doc::regressions_table(reg))
-        );
+        let table = f.table(&doc::regressions_table(reg));
+        let _ = writeln!(o, "{}\n{table}\n", reg.title);
     }
     if let Some(rb) = &r.robustness {
         let (summary, table) = (doc::probes_summary(rb), doc::probes_table(rb));

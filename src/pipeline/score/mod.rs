@@ -281,9 +281,8 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
                 }
             }
         }
-        let s = metrics::detection_scores(&c);
-        for m in DETECTION_METRICS {
-            per_run_metrics.entry(m.key()).or_default().push(s.get(m));
+        for (m, v) in DETECTION_METRICS.iter().zip(metrics::detection_scores(&c)) {
+            per_run_metrics.entry(m.key()).or_default().push(v);
         }
         flagged_in.push(flagged);
         per_run_counts.push(c);

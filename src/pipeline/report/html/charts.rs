@@ -4,7 +4,7 @@
 
 use super::super::doc::QueryChart;
 use super::super::format;
-use super::super::model::{DetectorReport, QueryReport};
+use super::super::model::DetectorReport;
 use super::super::scorecard::coord as n;
 use super::super::view::Row;
 use crate::infra::text::sanitize;
@@ -87,7 +87,6 @@ pub(super) fn per_query_chart(qc: &QueryChart) -> String {
         zero,
         ..
     } = *qc;
-    let get = |q: &QueryReport, k: Metric| q.metrics.get(k);
     let Some(qs) = &qc.sorted else {
         return recall_histogram(qc);
     };
@@ -120,8 +119,8 @@ pub(super) fn per_query_chart(qc: &QueryChart) -> String {
     }
     for (i, q) in qs.iter().enumerate() {
         let x = QUERY_LEFT + i as f64 * slot + (slot - bar_w) / 2.0;
-        let v5 = get(q, Metric::RecallAt5);
-        let v10 = get(q, Metric::RecallAt10);
+        let v5 = q.metrics.get(Metric::RecallAt5);
+        let v10 = q.metrics.get(Metric::RecallAt10);
         let _ = write!(
             s,
             r#"<g class="q"><title>{id}: Recall@5 {a}, Recall@10 {b}{u} · {text}</title>"#,
@@ -232,7 +231,7 @@ fn recall_histogram(qc: &QueryChart) -> String {
 // Run spread
 
 /// A vertical tick across a spread chart's row centred on `yc`, at `x` % of the width, titled
-/// `label: what value`.
+/// `label: what value` (`label` escaped already).
 fn tick(s: &mut String, class: &str, x: f64, yc: f64, label: &str, what: &str, v: f64) {
     let _ = write!(
         s,
@@ -240,7 +239,6 @@ fn tick(s: &mut String, class: &str, x: f64, yc: f64, label: &str, what: &str, v
         x = pct(x),
         y0 = n(yc - 12.0),
         y1 = n(yc + 12.0),
-        label = esc(label),
         v = format::num(Some(v)),
     );
 }
@@ -329,12 +327,11 @@ pub(super) fn spread_chart(kind: &str, what: &str, runs: usize, rows: &[Row]) ->
     }
     for (i, (r, summary)) in rows.iter().enumerate() {
         let top = SPREAD_TOP + i as f64 * SPREAD_ROW;
-        let yc = top + SPREAD_TRACK;
+        let (yc, label) = (top + SPREAD_TRACK, esc(&r.label));
         let _ = write!(
             s,
             r#"<g class="metric"><text class="label" x="0" y="{ty}">{label}</text><text class="value" x="100%" y="{ty}" text-anchor="end">{t}</text><line class="track" x1="{x0}" x2="{x1}" y1="{yc}" y2="{yc}"/>"#,
             ty = n(top + 10.0),
-            label = esc(&r.label),
             t = esc(&format::mean_ci(Some(*summary))),
             x0 = pct(SPREAD_X0),
             x1 = pct(SPREAD_X1),
@@ -347,13 +344,12 @@ pub(super) fn spread_chart(kind: &str, what: &str, runs: usize, rows: &[Row]) ->
                 x = pct(x(a)),
                 y = n(yc - 8.0),
                 w = pct((x(b) - x(a)).max(0.0)),
-                label = esc(&r.label),
                 a = format::num(Some(a)),
                 b = format::num(Some(b)),
             );
         }
         if let Some(l) = r.chart_limit {
-            tick(&mut s, "limit", x(l), yc, &r.label, "gate limit", l);
+            tick(&mut s, "limit", x(l), yc, &label, "gate limit", l);
         }
         if let Some(b) = r.chart_baseline {
             // a square at the baseline, turned into a diamond by the page's style
@@ -362,12 +358,11 @@ pub(super) fn spread_chart(kind: &str, what: &str, runs: usize, rows: &[Row]) ->
                 r#"<rect class="base" x="{x}" y="{y}" width="10" height="10"><title>{label}: baseline {b}</title></rect>"#,
                 x = pct(x(b)),
                 y = n(yc - 5.0),
-                label = esc(&r.label),
                 b = format::num(Some(b)),
             );
         }
         if let Some(m) = summary.mean {
-            tick(&mut s, "mean", x(m), yc, &r.label, "mean", m);
+            tick(&mut s, "mean", x(m), yc, &label, "mean", m);
         }
         let k = summary.per_run.len().max(1) as f64;
         let step = (16.0 / k).min(4.0);
@@ -378,7 +373,6 @@ pub(super) fn spread_chart(kind: &str, what: &str, runs: usize, rows: &[Row]) ->
                 r#"<circle class="run" cx="{cx}" cy="{cy}" r="4"><title>{label}, run {run}: {v}</title></circle>"#,
                 cx = pct(x(*v)),
                 cy = n(yc + (run as f64 - (k - 1.0) / 2.0) * step),
-                label = esc(&r.label),
                 run = run + 1,
                 v = format::num(Some(*v)),
             );

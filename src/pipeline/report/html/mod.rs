@@ -12,7 +12,7 @@ mod charts;
 use super::doc::{self, Align, Cell, Format, Table};
 use super::format;
 use super::model::{QueryReport, Report};
-use super::view::{Mark, ToolsView, View, tools::shown};
+use super::view::{Mark, ToolsView, View};
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
 use crate::pipeline::score::stats::Summary;
@@ -130,19 +130,14 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     let query_chart = r.retrieval.as_ref().and_then(doc::query_chart);
     let query_histogram = query_chart.as_ref().is_some_and(|qc| qc.sorted.is_none());
     let query_svg = query_chart.as_ref().map(per_query_chart);
-    let spread_svg = r.retrieval.as_ref().and_then(|rr| {
-        let rows = &v.retrieval_rows;
-        spread_chart(
-            "spread-retrieval",
-            "Retrieval metrics",
-            rr.runs_completed,
-            rows,
-        )
-    });
+    // (no retrieval: no rows, no chart)
+    let runs = r.retrieval.as_ref().map_or(0, |rr| rr.runs_completed);
+    let rows = &v.retrieval_rows;
+    let spread_svg = spread_chart("spread-retrieval", "Retrieval metrics", runs, rows);
     // the retrieval metrics, each with every run's value
-    let mut retrieval = doc::retrieval_table(&v.retrieval_rows);
+    let mut retrieval = doc::retrieval_table(rows);
     retrieval.head.push(("Per run".into(), Align::Left));
-    for (cells, row) in retrieval.rows.iter_mut().zip(&v.retrieval_rows) {
+    for (cells, row) in retrieval.rows.iter_mut().zip(rows) {
         let runs = row.current.iter().flat_map(|s| &s.per_run);
         let runs: Vec<String> = runs.map(|x| format::num(*x)).collect();
         cells.push(runs.join(", ").into());
@@ -219,40 +214,28 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     Ok(html)
 }
 
-/// The per-tool section: its summary, its tables with their titles (numbers only: no dataset
-/// text), the never-found tools.
+/// The per-tool section: its summary, its lists with their titles (the words of report.md's),
+/// the never-found tools.
 fn tools(t: &ToolsView) -> Value {
-    // the same words as report.md's
-    let title = |what: &str, listed: usize, total: usize, tail: &str| {
-        format!("{what} ({}{tail})", shown(listed, total))
+    let (lists, hard) = doc::tool_lists(t);
+    let listed = |doc::Listed(title, shown, table): &doc::Listed| {
+        let body = table.as_ref().map(|t| Html.table(t));
+        let body = body.unwrap_or_else(|| r#"<p class="small">None.</p>"#.into());
+        format!("<h3>{} ({})</h3>\n{body}", words(title), words(shown))
     };
-    let mut pairs = Vec::new();
-    if let Some(n) = &t.new_confusions {
-        pairs.push(context! {
-            title => title("Confusions new since the baseline", n.pairs.len(), n.total, ""),
-            table => (!n.pairs.is_empty()).then(|| table(&doc::confusion_table(&n.pairs))),
-        });
-    }
-    if !t.confusions.is_empty() {
-        pairs.push(context! {
-            title => title("Confusions", t.confusions.len(), t.confusions_total, ", most queries first"),
-            table => table(&doc::confusion_table(&t.confusions)),
-        });
-    }
-    let hard = t.hard_negatives.len();
+    // the pairs, then a blank line before the worst tools and servers (the last two)
+    let (pairs, worst) = lists.split_at(lists.len() - 2);
+    let pairs: String = pairs.iter().map(|l| listed(l) + "\n").collect();
+    let worst = worst.iter().map(listed).collect::<Vec<_>>().join("\n");
     let never = doc::joined(&t.never_found, ", ", |s| doc::id(s));
     context! {
         summary => t.summary(),
-        pairs => pairs,
-        worst_tools => table(&doc::worst_tools_table(t)),
-        worst_tools_title => title("Tools with the lowest Recall@5", t.worst_tools.len(), t.tools, ""),
-        worst_servers => table(&doc::worst_servers_table(t)),
-        worst_servers_title => title("Servers with the lowest Recall@5", t.worst_servers.len(), t.servers, ""),
+        pairs => Value::from_safe_string(pairs),
+        worst => Value::from_safe_string(worst),
         never_found => (!t.never_found.is_empty()).then(|| Value::from_safe_string(Html.cell(&never))),
         never_found_total => t.never_found_total,
         never_found_more => t.never_found_total - t.never_found.len(),
-        hard_negatives => (hard > 0).then(|| table(&doc::hard_negatives_table(t))),
-        hard_negatives_title => t.hard_negatives_shown(),
+        hard_negatives => hard.as_ref().map(|h| Value::from_safe_string(listed(h))),
     }
 }
 

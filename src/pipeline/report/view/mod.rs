@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub mod tools;
 use crate::pipeline::gate;
-use crate::pipeline::gate::model::{DetectorFlips, EntryFlip, PairedComparison};
+use crate::pipeline::gate::model::{DetectorFlips, PairedComparison};
 pub use tools::ToolsView;
 
 /// Every section's numbers as the renderers show them, computed once per report. The
@@ -184,16 +184,6 @@ pub fn flips_text(f: &DetectorFlips) -> String {
             .unwrap_or_default(),
         significant.unwrap_or_default()
     )
-}
-
-/// What a flipped entry is now, in words: "attack, now missed", "benign, now flagged".
-pub fn flip_kind(e: &EntryFlip) -> &'static str {
-    match (e.malicious, e.flagged) {
-        (true, false) => "attack, now missed",
-        (true, true) => "attack, now caught (fixed)",
-        (false, true) => "benign, now flagged",
-        (false, false) => "benign, no longer flagged (fixed)",
-    }
 }
 
 impl View {

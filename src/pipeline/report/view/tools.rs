@@ -12,10 +12,11 @@ use crate::pipeline::score::model::RetrievalReport;
 /// Most rows of each list in Markdown and HTML.
 pub const LIST_MAX: usize = 20;
 
-/// "the worst 20 of 1234" or "all 12": how much of a list is shown.
-pub fn shown(listed: usize, total: usize) -> String {
+/// "the worst 20 of 1234" (`which` is `worst` or `first`) or "all 12": how much of a list
+/// is shown.
+pub fn shown(which: &str, listed: usize, total: usize) -> String {
     if listed < total {
-        format!("the worst {listed} of {total}")
+        format!("the {which} {listed} of {total}")
     } else {
         format!("all {total}")
     }
@@ -83,16 +84,6 @@ impl ToolsView {
             hard_negatives_total: d.hard_negatives_in_top_5.len(),
             new_confusions: new.cloned(),
         })
-    }
-
-    /// How many hard negatives the section lists: "the first 20 of 31" or "all 12".
-    pub fn hard_negatives_shown(&self) -> String {
-        let (listed, total) = (self.hard_negatives.len(), self.hard_negatives_total);
-        if listed < total {
-            format!("the first {listed} of {total}")
-        } else {
-            format!("all {total}")
-        }
     }
 
     /// The section's summary in words: "812 tools relevant to some query · 97 never in a top

@@ -321,34 +321,11 @@ pub fn ratio(num: u64, den: u64) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
 
-/// Detection metrics of one run. `None` = undefined.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct DetectionScores {
-    pub precision: Option<f64>,
-    pub recall: Option<f64>,
-    pub f1: Option<f64>,
-    pub fpr: Option<f64>,
-    pub fpr_hard_negative: Option<f64>,
-}
-
-impl DetectionScores {
-    /// The value of a detection metric; `None` when undefined or for a retrieval metric.
-    pub fn get(&self, m: Metric) -> Option<f64> {
-        match m {
-            Metric::Precision => self.precision,
-            Metric::Recall => self.recall,
-            Metric::F1 => self.f1,
-            Metric::Fpr => self.fpr,
-            Metric::FprHardNegative => self.fpr_hard_negative,
-            _ => None,
-        }
-    }
-}
-
+/// Detection metrics of one run, in [`DETECTION_METRICS`] order (`None` = undefined):
 /// precision = TP/(TP+FP), recall = TP/(TP+FN), F1 = 2PR/(P+R), FPR = FP/(FP+TN).
 /// F1 is undefined when P or R is; when both are 0 it is 0 (the limit, equal to
 /// 2TP/(2TP+FP+FN)).
-pub fn detection_scores(c: &Confusion) -> DetectionScores {
+pub fn detection_scores(c: &Confusion) -> [Option<f64>; DETECTION_METRICS.len()] {
     let precision = ratio(c.tp, c.tp + c.fp);
     let recall = ratio(c.tp, c.tp + c.fn_);
     let f1 = match (precision, recall) {
@@ -356,13 +333,9 @@ pub fn detection_scores(c: &Confusion) -> DetectionScores {
         (Some(_), Some(_)) => Some(0.0),
         _ => None,
     };
-    DetectionScores {
-        precision,
-        recall,
-        f1,
-        fpr: ratio(c.fp, c.fp + c.tn),
-        fpr_hard_negative: ratio(c.hard_negative_fp, c.hard_negative_fp + c.hard_negative_tn),
-    }
+    let fpr = ratio(c.fp, c.fp + c.tn);
+    let hard = ratio(c.hard_negative_fp, c.hard_negative_fp + c.hard_negative_tn);
+    [precision, recall, f1, fpr, hard]
 }
 
 #[cfg(test)]
