@@ -23,10 +23,11 @@ fn hostile_text_is_neutralised_in_html_and_markdown() {
     let corpus = shipped("corpus.json");
     // a tool none of these texts will retrieve, so every query lands in the lowest-scoring list
     let tool = json!("time:convert_time");
+    // each query also in a split named by its text (a warning under the lenient profile)
     let queries: Vec<Value> = hostile_strings()
         .into_iter()
         .enumerate()
-        .map(|(i, q)| json!({"id": format!("h{i}"), "query": q, "labels": [{"tool_id": tool, "relevance": 2}], "notes": format!("<b>note</b> {i} @someone")}))
+        .map(|(i, q)| json!({"id": format!("h{i}"), "split": q.chars().take(100).collect::<String>(), "query": q, "labels": [{"tool_id": tool, "relevance": 2}], "notes": format!("<b>note</b> {i} @someone")}))
         .collect();
     let golden =
         json!({"version": "hostile", "corpus_version": corpus["version"], "queries": queries});
@@ -68,6 +69,10 @@ fn hostile_text_is_neutralised_in_html_and_markdown() {
         "escaped img missing from HTML"
     );
     assert!(html.contains("hostile-0"), "false positives not listed");
+    assert!(
+        md.contains("Splits: ") && html.contains("Splits: "),
+        "splits not shown"
+    );
     assert!(
         md.contains("&lt;script&gt;alert"),
         "escaped script missing from Markdown: {md}"

@@ -90,6 +90,7 @@ fn item8_invisible_characters_and_terminal_escapes_are_neutralised_everywhere() 
     {
         q["query"] = json!(hostile(&format!("query {i}")));
         q["notes"] = json!(hostile(&format!("note {i}")));
+        q["split"] = json!(hostile(&format!("split {i}")));
     }
     let gp = write_json(d.path(), "golden.json", &golden);
 
@@ -136,6 +137,10 @@ fn item8_invisible_characters_and_terminal_escapes_are_neutralised_everywhere() 
     let (out, err) = (stdout(&o), stderr(&o));
     assert!(matches!(code(&o), 0 | 1), "{out}\n{err}");
     assert_neutral("run stdout", &out);
+    assert!(
+        out.contains("Splits: split 0"),
+        "the splits line is not shown:\n{out}"
+    );
     assert_neutral("run stderr", &err);
     let dir = d.path().join("evalgate-report");
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();

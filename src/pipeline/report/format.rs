@@ -1,5 +1,7 @@
 //! Number formatting shared by the renderers.
 
+use super::doc::Cell;
+use crate::pipeline::dataset::model::SPLITS;
 use crate::pipeline::score::stats::Summary;
 
 /// A value with 4 decimals, or "–" when undefined.
@@ -32,15 +34,21 @@ pub fn ms(v: Option<f64>) -> String {
 
 /// One line comparing the golden-set splits on the headline metrics, e.g.
 /// `Splits: dev (448 queries) Recall@5 0.61 · MRR 0.45 | held_out (112) ...`; `None` without splits.
-pub fn splits_line(splits: &[super::view::SplitRow]) -> Option<String> {
-    if splits.is_empty() {
-        return None;
+/// `dev` and `held_out` are evalgate's words; any other split name (a warning under the lenient
+/// profile, or a report.json from elsewhere) is dataset text, neutralised by the format.
+pub fn splits_line(splits: &[super::view::SplitRow]) -> Option<Cell> {
+    let mut line = vec![Cell::from("Splits: ")];
+    for (i, s) in splits.iter().enumerate() {
+        let name = if SPLITS.contains(&s.name.as_str()) {
+            Cell::from(s.name.as_str())
+        } else {
+            Cell::Text(s.name.clone(), 40)
+        };
+        let sep = if i == 0 { "" } else { " | " };
+        line.extend([sep.into(), name]);
+        line.push(format!(" ({} queries) {}", s.queries, split_values(s)).into());
     }
-    let parts: Vec<String> = splits
-        .iter()
-        .map(|s| format!("{} ({} queries) {}", s.name, s.queries, split_values(s)))
-        .collect();
-    Some(format!("Splits: {}", parts.join(" | ")))
+    (!splits.is_empty()).then_some(Cell::Seq(line))
 }
 
 /// A split's headline metrics: `Recall@5 0.6100 · MRR 0.4500 · nDCG@10 0.5000`.

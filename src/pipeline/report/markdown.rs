@@ -109,7 +109,7 @@ pub fn render_view(r: &Report, v: &View) -> String {
         let latency = Markdown.cell(&doc::latency_line(rr, r.runs));
         let _ = write!(o, "\n{latency}\n\n");
         if let Some(line) = splits_line(&v.splits) {
-            let _ = writeln!(o, "{line}\n");
+            let _ = writeln!(o, "{}\n", Markdown.cell(&line));
         }
     }
     if let Some(s) = &r.security {

@@ -145,7 +145,7 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         let _ = writeln!(o, "{}", f.table(&doc::retrieval_table(&v.retrieval_rows)));
         let _ = writeln!(o, "{}\n", f.cell(&doc::latency_line(rr, r.runs)));
         if let Some(line) = splits_line(&v.splits) {
-            let _ = writeln!(o, "{line}\n");
+            let _ = writeln!(o, "{}\n", f.cell(&line));
         }
         if let Some(t) = &v.tools {
             let _ = writeln!(o, "per tool: {}", t.summary());
