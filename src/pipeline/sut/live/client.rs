@@ -37,15 +37,6 @@ pub(super) async fn api(
     envelope(&method, path, status, &text)
 }
 
-/// GET under the proxy's REST API; returns `data` of the envelope.
-pub(super) async fn get(
-    run: &Running,
-    http: &reqwest::Client,
-    path: &str,
-) -> Result<Value, String> {
-    api(run, http, reqwest::Method::GET, path, None).await
-}
-
 /// `data` of an answer's envelope (`{success, data, error}`), or why there is none: a body
 /// that is not JSON, an HTTP error, or `success: false`. An answer without an envelope is its
 /// own data.

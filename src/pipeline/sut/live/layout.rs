@@ -86,19 +86,16 @@ impl Layout {
     /// Per served tool, `(server:tool, arguments as JSON text)` valid for the definition first
     /// served, and for the one it changes into.
     pub(super) fn call_args(&self) -> (CallArgs, CallArgs) {
-        let mut before = Vec::new();
-        let mut after = Vec::new();
-        for (id, name, spec) in self.tools() {
-            let args = |t: Option<&McpTool>| {
-                let schema = t.map(|t| Value::Object((*t.input_schema).clone()));
-                sample_args(schema.as_ref()).to_string()
-            };
+        let args = |t: Option<&McpTool>| {
+            let schema = t.map(|t| Value::Object((*t.input_schema).clone()));
+            sample_args(schema.as_ref()).to_string()
+        };
+        let each = |(id, name, spec): (&String, &str, &ReplaySpec)| {
             let first = spec.tools.iter().find(|t| t.name == name);
             let then = spec.changes.get(name).and_then(|d| d.first()).or(first);
-            before.push((id.clone(), args(first)));
-            after.push((id.clone(), args(then)));
-        }
-        (before, after)
+            ((id.clone(), args(first)), (id.clone(), args(then)))
+        };
+        self.tools().map(each).unzip()
     }
 }
 
@@ -144,12 +141,9 @@ pub(super) fn layout(
         {
             Some(s) => s.clone(),
             None => {
-                let nth = |k: usize| {
-                    if k == 1 {
-                        base.clone()
-                    } else {
-                        format!("{base}-{k}")
-                    }
+                let nth = |k: usize| match k {
+                    1 => base.clone(),
+                    k => format!("{base}-{k}"),
                 };
                 let free = (existing.len() + 1..).map(nth).find(|c| !taken.contains(c));
                 let cand = free.expect("a name not taken");

@@ -19,7 +19,7 @@
 //! the proxy's side of it in its note: the status and held evidence it showed, what its diff of
 //! a held tool names, what the call returned.
 
-use super::client::{api, client, get};
+use super::client::{api, client};
 use super::layout::{CallArgs, Layout, layout};
 use crate::infra::files::write_atomic;
 use crate::infra::http::path_segment;
@@ -32,6 +32,7 @@ use crate::pipeline::sut::launch::spec::LaunchSpec;
 use crate::pipeline::sut::launch::{self, Quarantine, Running, system_name};
 use crate::pipeline::sut::{Decision, Detector, LiveOutcome, SutError};
 use async_trait::async_trait;
+use reqwest::Method;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -74,9 +75,13 @@ const QUIET_READS: usize = 3;
 const LISTINGS_QUIET: Duration = Duration::from_secs(2);
 const FIRST_BASELINE: Duration = Duration::from_secs(3);
 
-/// The longest wait for the proxy to settle after a switch, unless configured.
-fn settle_bound(played: usize) -> Duration {
-    Duration::from_secs(5).max(Duration::from_secs(1) + Duration::from_millis(30) * played as u32)
+/// The longest wait for the proxy to settle after a switch: `[rug_pull_live] settle_timeout`
+/// (checked by the configuration, read here as valid), else max(5 s, 1 s + 30 ms × played).
+fn settle_bound(configured: Option<f64>, played: usize) -> Duration {
+    configured.map(Duration::from_secs_f64).unwrap_or_else(|| {
+        Duration::from_secs(5)
+            .max(Duration::from_secs(1) + Duration::from_millis(30) * played as u32)
+    })
 }
 
 /// What the proxy shows of one listed tool at one moment.
@@ -95,10 +100,8 @@ struct Seen {
 
 impl Seen {
     fn reports_change(&self) -> bool {
-        match &self.status {
-            None => true,
-            Some(s) => s != "approved" || !self.held.is_empty(),
-        }
+        let approved = |s: &String| s == "approved" && self.held.is_empty();
+        !self.status.as_ref().is_some_and(approved)
     }
 
     /// The hash without its `sha256/vN:` label (the label's version may move while the hash
@@ -111,10 +114,8 @@ impl Seen {
 
     /// `approved`, or `changed (held_reason:…, …)`.
     fn state(&self) -> String {
-        let status = self
-            .status
-            .as_deref()
-            .unwrap_or("without an approval status");
+        let none = "without an approval status";
+        let status = self.status.as_deref().unwrap_or(none);
         if self.held.is_empty() {
             status.to_string()
         } else {
@@ -131,12 +132,8 @@ fn seen_in(data: &Value) -> Option<BTreeMap<String, Seen>> {
     let seen = |t: &Value| {
         let server = t.get("server_name").and_then(Value::as_str)?;
         let name = t.get("name").and_then(Value::as_str)?;
-        let text = |k: &str| {
-            t.get(k)
-                .and_then(Value::as_str)
-                .filter(|v| !v.is_empty())
-                .map(str::to_string)
-        };
+        let any = |k: &str| t.get(k).and_then(Value::as_str).map(str::to_string);
+        let text = |k: &str| any(k).filter(|v| !v.is_empty());
         let mut held: Vec<String> = ["held_verdict", "held_reason"]
             .into_iter()
             .filter_map(|k| Some(format!("{k}:{}", text(k)?)))
@@ -148,10 +145,7 @@ fn seen_in(data: &Value) -> Option<BTreeMap<String, Seen>> {
             status: text("approval_status"),
             held,
             hash: text("hash"),
-            description: t
-                .get("description")
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            description: any("description"),
             schema: t.get("schema").filter(|s| !s.is_null()).cloned(),
         };
         Some((format!("{server}:{name}"), seen))
@@ -163,17 +157,12 @@ fn seen_in(data: &Value) -> Option<BTreeMap<String, Seen>> {
 /// `inspect_tools` answer (`{"tools": [{"tool_name", "hash", …}]}`), by tool name.
 fn hashes_in(text: &str) -> Option<BTreeMap<String, String>> {
     let v: Value = serde_json::from_str(text).ok()?;
+    let tool = |t: &Value| {
+        let at = |k: &str| t.get(k).and_then(Value::as_str).map(str::to_string);
+        Some((at("tool_name")?, at("hash")?))
+    };
     let tools = v.get("tools").and_then(Value::as_array)?;
-    Some(
-        tools
-            .iter()
-            .filter_map(|t| {
-                let name = t.get("tool_name").and_then(Value::as_str)?;
-                let hash = t.get("hash").and_then(Value::as_str)?;
-                Some((name.to_string(), hash.to_string()))
-            })
-            .collect(),
-    )
+    Some(tools.iter().filter_map(tool).collect())
 }
 
 /// Where the proxy shows each tool's approval hash.
@@ -224,11 +213,6 @@ fn changes_of(layout: &Layout) -> BTreeMap<String, Change> {
     let change = |(id, name, spec): (&String, &str, &ReplaySpec)| {
         let first = spec.tools.iter().find(|t| t.name == name).map(as_json)?;
         let input_schema = first.get("inputSchema").cloned().unwrap_or(Value::Null);
-        let then: Vec<Value> = spec
-            .changes
-            .get(name)
-            .map(|d| d.iter().map(as_json).collect())
-            .unwrap_or_default();
         let differ = |a: &Value, b: &Value| -> BTreeSet<String> {
             let keys = a.as_object().into_iter().chain(b.as_object());
             let keys = keys.flat_map(|o| o.keys());
@@ -236,17 +220,18 @@ fn changes_of(layout: &Layout) -> BTreeMap<String, Change> {
                 .cloned()
                 .collect()
         };
-        let each: Vec<BTreeSet<String>> = then.iter().map(|t| differ(&first, t)).collect();
+        let then = spec.changes.get(name).into_iter().flatten().map(as_json);
+        let each: Vec<BTreeSet<String>> = then.map(|t| differ(&first, &t)).collect();
         let fields: BTreeSet<String> = each.iter().flatten().cloned().collect();
-        let in_every: BTreeSet<String> = fields
+        let in_every: Vec<String> = fields
             .iter()
             .filter(|f| each.iter().all(|d| d.contains(*f)))
             .cloned()
             .collect();
         let change = Change {
             fields: fields.into_iter().collect(),
-            in_every: in_every.into_iter().collect(),
-            listed: then.len(),
+            in_every,
+            listed: each.len(),
             input_schema,
         };
         Some((id.clone(), change))
@@ -372,12 +357,8 @@ fn short(hash: &str) -> &str {
 
 /// `server s answered N listings …`, when a phase saw more than one listing of the server (a
 /// second discovery pass can change the proxy's verdict) or none.
-fn listings_note(
-    listings: &BTreeMap<String, u64>,
-    server: &str,
-    after_what: &str,
-) -> Option<String> {
-    let n = *listings.get(server)?;
+fn listings_note(phase: &Settled, server: &str, after_what: &str) -> Option<String> {
+    let n = *phase.listings.get(server)?;
     (n != 1).then(|| format!("server {server:?} answered {n} listings {after_what}"))
 }
 
@@ -387,8 +368,7 @@ fn judge(
     o: &Observed,
     relist_timeout: Duration,
 ) -> BTreeMap<usize, LiveOutcome> {
-    let mut out = BTreeMap::new();
-    for (&i, id) in id_of {
+    let judged = |(&i, id): (&usize, &String)| {
         let server = id.split_once(':').map_or("", |(s, _)| s);
         let seen_before = o.before.seen.get(id);
         let seen_after = o.after.seen.get(id);
@@ -403,10 +383,8 @@ fn judge(
         let blocked = relisted && through(&o.before.calls) && !through(&o.after.calls);
         let restored = relisted && relisted_back && !reports(seen_back) && through(&o.back.calls);
         let never = |of: &str| {
-            format!(
-                "the proxy never re-listed server {server:?} within {} s of {of}",
-                relist_timeout.as_secs_f64()
-            )
+            let s = relist_timeout.as_secs_f64();
+            format!("the proxy never re-listed server {server:?} within {s} s of {of}")
         };
 
         let (mut notes, mut marks) = (Vec::new(), Vec::new());
@@ -434,7 +412,7 @@ fn judge(
             notes.push(never("list_changed"));
         } else if !reported {
             notes.push(not_reported(o, id));
-            notes.extend(listings_note(&o.after.listings, server, "after the change"));
+            notes.extend(listings_note(&o.after, server, "after the change"));
         }
         if relisted && !restored {
             if !relisted_back {
@@ -447,11 +425,7 @@ fn judge(
                     diff.unwrap_or_default(),
                     call_outcome(&o.back.calls, id)
                 ));
-                notes.extend(listings_note(
-                    &o.back.listings,
-                    server,
-                    "after the switch back",
-                ));
+                notes.extend(listings_note(&o.back, server, "after the switch back"));
             }
         }
         // what the proxy showed of a reported change, then evalgate's own marks
@@ -466,20 +440,19 @@ fn judge(
             }
         }
         signals.extend(marks);
-        out.insert(
-            i,
-            LiveOutcome {
-                relisted,
-                reported,
-                blocked,
-                restored,
-                baseline_ok,
-                signals,
-                note: (!notes.is_empty()).then(|| notes.join("; ")),
-            },
-        );
-    }
-    out
+        let note = (!notes.is_empty()).then(|| notes.join("; "));
+        let outcome = LiveOutcome {
+            relisted,
+            reported,
+            blocked,
+            restored,
+            baseline_ok,
+            signals,
+            note,
+        };
+        (i, outcome)
+    };
+    id_of.iter().map(judged).collect()
 }
 
 /// Why a change went unreported: what the proxy showed, what the rug pull changed, and what the
@@ -487,16 +460,12 @@ fn judge(
 fn not_reported(o: &Observed, id: &str) -> String {
     let (before, after) = (o.before.seen.get(id), o.after.seen.get(id));
     let state = after.map_or("not listed".into(), Seen::state);
-    let hash = match (
-        before.and_then(|s| s.hash.as_deref()),
-        after.and_then(|s| s.hash.as_deref()),
-    ) {
-        (Some(b), Some(a)) if short(b) != short(a) => format!(
-            " with its approval hash moved {} → {} (the changed definition accepted)",
-            short(b),
-            short(a)
-        ),
-        (Some(_), Some(_)) => " with its approval hash unchanged".into(),
+    let hashes = [before, after].map(|s| s.and_then(|s| s.hash.as_deref()).map(short));
+    let hash = match hashes {
+        [Some(b), Some(a)] if b != a => {
+            format!(" with its approval hash moved {b} → {a} (the changed definition accepted)")
+        }
+        [Some(_), Some(_)] => " with its approval hash unchanged".into(),
         _ => String::new(),
     };
     format!(
@@ -513,24 +482,24 @@ fn diff_summary(d: &Value) -> Option<String> {
         let a: Vec<&str> = aspects.iter().filter_map(Value::as_str).collect();
         return Some(format!("the proxy's diff names {}", a.join(", ")));
     }
-    let text = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    // schemas come as JSON text: compared as JSON where they parse
-    let same = |a: &str, b: &str| match (
-        serde_json::from_str::<Value>(a),
-        serde_json::from_str::<Value>(b),
-    ) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    };
-    // the two texts from a little before where they first differ
-    let brief = |prev: &str, cur: &str| -> (String, String) {
-        let from = prev
-            .chars()
-            .zip(cur.chars())
-            .take_while(|(a, b)| a == b)
-            .count()
-            .saturating_sub(20);
-        let cut = |cut: bool| if cut { "…" } else { "" };
+    let text = |k: String| d.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let json = |s: &str| serde_json::from_str::<Value>(s).ok();
+    let cut = |cut: bool| if cut { "…" } else { "" };
+    let mut parts = Vec::new();
+    for (label, key) in [
+        ("description", "description"),
+        ("input schema", "schema"),
+        ("output schema", "output_schema"),
+    ] {
+        let [prev, cur] = ["previous", "current"].map(|at| text(format!("{at}_{key}")));
+        // schemas come as JSON text: compared as JSON where they parse
+        let parsed = json(&prev).zip(json(&cur));
+        if parsed.map_or(prev == cur, |(x, y)| x == y) {
+            continue;
+        }
+        // the two texts from a little before where they first differ
+        let same = prev.chars().zip(cur.chars()).take_while(|(a, b)| a == b);
+        let from = same.count().saturating_sub(20);
         let part = |s: &str| -> String {
             let tail: String = s.chars().skip(from).take(60).collect();
             let more = s.chars().count() > from + 60;
@@ -539,22 +508,7 @@ fn diff_summary(d: &Value) -> Option<String> {
                 _ => format!("{}{tail}{}", cut(from > 0), cut(more)),
             }
         };
-        (part(prev), part(cur))
-    };
-    let mut parts = Vec::new();
-    for (label, key) in [
-        ("description", "description"),
-        ("input schema", "schema"),
-        ("output schema", "output_schema"),
-    ] {
-        let (prev, cur) = (
-            text(&format!("previous_{key}")),
-            text(&format!("current_{key}")),
-        );
-        if !same(&prev, &cur) {
-            let (was, now) = brief(&prev, &cur);
-            parts.push(format!("{label} {was} → {now}"));
-        }
+        parts.push(format!("{label} {} → {}", part(&prev), part(&cur)));
     }
     (!parts.is_empty()).then(|| {
         format!(
@@ -621,21 +575,13 @@ pub const DEF: DetectorDef = DetectorDef {
 };
 
 impl RugPullLive {
-    /// `[rug_pull_live] settle_timeout`, else [`settle_bound`] (checked by the configuration,
-    /// read here as valid).
-    fn settle_bound(&self, played: usize) -> Duration {
-        self.settle_timeout
-            .map(Duration::from_secs_f64)
-            .unwrap_or_else(|| settle_bound(played))
-    }
-
     fn played(e: &Entry) -> Option<(Value, Option<Value>)> {
         Some((e.before.clone()?, Some(e.after.clone()?)))
     }
 
     /// Every listed tool as the proxy shows it, by `server:tool`.
     async fn catalog(run: &Running) -> Result<BTreeMap<String, Seen>, SutError> {
-        let data = get(run, &client(), "/api/v1/tools")
+        let data = api(run, &client(), Method::GET, "/api/v1/tools", None)
             .await
             .map_err(|detail| SutError::other(run.name.clone(), detail))?;
         seen_in(&data).ok_or_else(|| {
@@ -680,13 +626,12 @@ impl RugPullLive {
         servers: &BTreeSet<String>,
     ) -> Result<BTreeMap<String, Seen>, SutError> {
         let mut seen = Self::catalog(p.run).await?;
-        if p.hash_from == HashFrom::InspectTools {
-            for server in servers {
-                let hashes = self.inspect_hashes(p.service, server).await;
-                for (tool, hash) in hashes.into_iter().flatten() {
-                    if let Some(s) = seen.get_mut(&format!("{server}:{tool}")) {
-                        s.hash = Some(hash);
-                    }
+        let inspect = p.hash_from == HashFrom::InspectTools;
+        for server in servers.iter().filter(|_| inspect) {
+            let hashes = self.inspect_hashes(p.service, server).await;
+            for (tool, hash) in hashes.into_iter().flatten() {
+                if let Some(s) = seen.get_mut(&format!("{server}:{tool}")) {
+                    s.hash = Some(hash);
                 }
             }
         }
@@ -702,16 +647,11 @@ impl RugPullLive {
         played: &BTreeMap<String, Change>,
     ) -> Result<HashFrom, SutError> {
         let seen = Self::catalog(run).await?;
-        if played
-            .keys()
-            .any(|id| seen.get(id).is_some_and(|s| s.hash.is_some()))
-        {
+        let shown = |id: &String| seen.get(id).is_some_and(|s| s.hash.is_some());
+        if played.keys().any(shown) {
             return Ok(HashFrom::Catalog);
         }
-        let Some(server) = played
-            .keys()
-            .find_map(|id| id.split_once(':').map(|(s, _)| s))
-        else {
+        let Some((server, _)) = played.keys().find_map(|id| id.split_once(':')) else {
             return Ok(HashFrom::Nowhere);
         };
         Ok(match self.inspect_hashes(service, server).await {
@@ -730,7 +670,7 @@ impl RugPullLive {
         before: &BTreeMap<String, Seen>,
     ) -> Result<Settled, SutError> {
         let start = Instant::now();
-        let bound = self.settle_bound(witnesses.len());
+        let bound = settle_bound(self.settle_timeout, witnesses.len());
         let servers: BTreeSet<String> = witnesses
             .keys()
             .filter_map(|id| id.split_once(':').map(|(s, _)| s.to_string()))
@@ -754,29 +694,25 @@ impl RugPullLive {
                 .collect();
             // settled, or judged from this last read: a settled read names no tool
             if waiting.is_empty() && same >= QUIET_READS || start.elapsed() >= bound {
-                let why = |id: &String| match phase {
-                    Phase::Before => "not listed".to_string(),
-                    Phase::After => format!(
-                        "no sign that the proxy applied the change (its {} still the baseline's)",
-                        witness_fields(witnesses[id])
-                    ),
-                    Phase::Back => format!(
-                        "no sign that the proxy applied the switch back (its {} not the baseline's again)",
-                        witness_fields(witnesses[id])
-                    ),
+                let why = |id: &String| {
+                    let (what, still) = match phase {
+                        Phase::Before => return "not listed".to_string(),
+                        Phase::After => ("change", "still the baseline's"),
+                        Phase::Back => ("switch back", "not the baseline's again"),
+                    };
+                    let fields = witness_fields(witnesses[id]);
+                    format!("no sign that the proxy applied the {what} (its {fields} {still})")
                 };
                 let mut unsettled: BTreeMap<String, String> = waiting
                     .into_iter()
                     .map(|id| (id.clone(), why(id)))
                     .collect();
-                if same < QUIET_READS {
-                    for (id, now) in &last {
-                        if before_run.get(id) != Some(now) {
-                            unsettled
-                                .entry(id.clone())
-                                .or_insert_with(|| "its state still changing".to_string());
-                        }
-                    }
+                let changing = last
+                    .iter()
+                    .filter(|(id, now)| before_run.get(*id) != Some(now));
+                for (id, _) in changing.filter(|_| same < QUIET_READS) {
+                    let still = || "its state still changing".to_string();
+                    unsettled.entry(id.clone()).or_insert_with(still);
                 }
                 return Ok(Settled {
                     seen,
@@ -828,10 +764,9 @@ impl RugPullLive {
         baseline: &BTreeMap<String, Seen>,
         args: &CallArgs,
     ) -> Result<Settled, SutError> {
-        let state = if phase == Phase::After {
-            "after"
-        } else {
-            "before"
+        let state = match phase {
+            Phase::After => "after",
+            _ => "before",
         };
         let (not_relisted, at_switch) = self
             .write_and_wait(p, state, |_, (now, _)| now == state)
@@ -901,7 +836,7 @@ impl RugPullLive {
         let mut restart_failed = BTreeMap::new();
         for server in &deaf {
             let path = format!("/api/v1/servers/{}/restart", path_segment(server));
-            if let Err(e) = api(p.run, &http, reqwest::Method::POST, &path, None).await {
+            if let Err(e) = api(p.run, &http, Method::POST, &path, None).await {
                 restart_failed.insert(server.clone(), e);
             }
         }
@@ -942,16 +877,12 @@ impl RugPullLive {
         let mut out = HashMap::new();
         for (id, args_json) in calls {
             let args = [("name", id.as_str()), ("args_json", args_json.as_str())];
-            let (through, text) = match self.call(service, &self.call_tool, args).await {
-                Ok(res) => {
-                    let text = serde_json::to_string(&res).unwrap_or_default();
-                    let replayed = res.is_error != Some(true) && text.contains("replayed");
-                    (replayed, text)
-                }
-                Err(why) => (false, why),
-            };
-            let short: String = text.chars().take(160).collect();
-            out.insert(id.clone(), (through, short));
+            let answer = self.call(service, &self.call_tool, args).await;
+            let answered = answer.as_ref().is_ok_and(|r| r.is_error != Some(true));
+            let text =
+                answer.map_or_else(|why| why, |r| serde_json::to_string(&r).unwrap_or_default());
+            let through = answered && text.contains("replayed");
+            out.insert(id.clone(), (through, text.chars().take(160).collect()));
         }
         out
     }
@@ -972,19 +903,11 @@ impl RugPullLive {
             let Some((server, tool)) = id.split_once(':').filter(|_| held) else {
                 continue;
             };
-            let path = format!(
-                "/api/v1/servers/{}/tools/{}/diff",
-                path_segment(server),
-                path_segment(tool)
-            );
-            if let Some(summary) = get(run, &http, &path)
-                .await
-                .ok()
-                .as_ref()
-                .and_then(diff_summary)
-            {
-                out.insert(id.clone(), summary);
-            }
+            let [server, tool] = [server, tool].map(path_segment);
+            let path = format!("/api/v1/servers/{server}/tools/{tool}/diff");
+            let answer = api(run, &http, Method::GET, &path, None).await;
+            let summary = answer.ok().as_ref().and_then(diff_summary);
+            out.extend(summary.map(|d| (id.clone(), d)));
         }
         out
     }
@@ -1120,7 +1043,7 @@ impl Detector for RugPullLive {
         let servers = layout(entries, Self::played).map_or(1, |l| l.specs.len());
         let ready = launch::ready_timeout(&self.proxy, servers);
         let played = entries.iter().filter(|e| Self::played(e).is_some()).count();
-        let settle = self.settle_bound(played);
+        let settle = settle_bound(self.settle_timeout, played);
         // startup listings, a ping (and a restart and a second ping for servers that ignored
         // it), then three phases of re-list + settle; per tool three calls and a diff read
         ready
@@ -1645,8 +1568,8 @@ mod tests {
 
     #[test]
     fn the_settle_bound_grows_with_the_played_tools() {
-        assert_eq!(settle_bound(21), Duration::from_secs(5));
-        assert_eq!(settle_bound(200), Duration::from_secs(7));
+        assert_eq!(settle_bound(None, 21), Duration::from_secs(5));
+        assert_eq!(settle_bound(None, 200), Duration::from_secs(7));
     }
 
     #[test]

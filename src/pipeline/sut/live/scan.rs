@@ -5,7 +5,7 @@
 //! the definition it became.
 
 use super::ProxyScanConfig;
-use super::client::{api, client, get};
+use super::client::{api, client};
 use super::layout::{Layout, as_tool, definitions, empty_spec, safe, served_name};
 use crate::infra::http::path_segment;
 use crate::infra::process::Supervisor;
@@ -16,6 +16,7 @@ use crate::pipeline::sut::launch::{self, Quarantine, Running};
 use crate::pipeline::sut::scanner::{entry_name, severity_rank, tool_def};
 use crate::pipeline::sut::{Decision, Detector, SutError};
 use async_trait::async_trait;
+use reqwest::Method;
 use rmcp::model::Tool as McpTool;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -103,12 +104,12 @@ impl ProxyScan {
         if !self.cfg.scanner_ids.is_empty() {
             body["scanner_ids"] = json!(self.cfg.scanner_ids);
         }
-        api(run, &http, reqwest::Method::POST, &path, Some(body))
+        api(run, &http, Method::POST, &path, Some(body))
             .await
             .map_err(fail)?;
         let start = Instant::now();
         loop {
-            let st = get(run, &http, &format!("{path}/status"))
+            let st = api(run, &http, Method::GET, &format!("{path}/status"), None)
                 .await
                 .map_err(fail)?;
             match scan_state(&st) {
@@ -136,7 +137,7 @@ impl ProxyScan {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let report = get(run, &http, &format!("{path}/report"))
+        let report = api(run, &http, Method::GET, &format!("{path}/report"), None)
             .await
             .map_err(fail)?;
         findings(&report).map_err(|other| {
@@ -157,11 +158,6 @@ fn findings(report: &Value) -> Result<Vec<Value>, &Value> {
         Some(other) => Err(other),
     }
 }
-
-/// mcpproxy's blocking tier: only a `hard` finding makes a server `dangerous`
-/// (`isBlockingFinding`, internal/security/scanner/service.go, v0.60.0); `soft` findings and
-/// findings without a tier are warnings.
-pub const DEFAULT_BLOCKING: &[&str] = &["hard"];
 
 /// Does a finding block (its `tier`, else its `threat_level`, is one of `blocking`)? A finding
 /// that does not is flagged for review.
@@ -241,11 +237,8 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<Layout>, String> {
         let mut text = def.to_string();
         for p in &e.peers {
             names.insert(safe(&p.tool.name));
-            text.push(' ');
-            text.push_str(&p.tool.description);
-            if let Some(schema) = &p.tool.input_schema {
-                text.push_str(&schema.to_string());
-            }
+            let schema = p.tool.input_schema.as_ref().map(ToString::to_string);
+            text += &format!(" {}{}", p.tool.description, schema.unwrap_or_default());
         }
         units.push(Unit { names, text });
         served.push((i, def, name));
@@ -261,8 +254,7 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<Layout>, String> {
             None => groups.push(vec![u]),
         }
     }
-    let mut out = Vec::new();
-    for g in groups {
+    let launch = |g: Vec<usize>| {
         let mut specs = BTreeMap::new();
         // Within a launch no entry can see another (nor another's peers), so entries and peers
         // of one declared server share that server: a realistic layout, and a few dozen
@@ -292,9 +284,9 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<Layout>, String> {
             }
             id_of.insert(*i, format!("{server}:{name}"));
         }
-        out.push(Layout { specs, id_of });
-    }
-    Ok(out)
+        Ok(Layout { specs, id_of })
+    };
+    groups.into_iter().map(launch).collect()
 }
 
 #[async_trait]
@@ -321,11 +313,11 @@ impl Detector for ProxyScan {
         let mut signals: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
         // entries with at least one finding at a blocking tier
         let mut blocked: BTreeSet<usize> = BTreeSet::new();
-        let blocking: Vec<String> = self
-            .cfg
-            .blocking
-            .clone()
-            .unwrap_or_else(|| DEFAULT_BLOCKING.iter().map(|b| b.to_string()).collect());
+        // by default mcpproxy's blocking tier: only a `hard` finding makes a server `dangerous`
+        // (`isBlockingFinding`, internal/security/scanner/service.go, v0.60.0); `soft` findings
+        // and findings without a tier are warnings
+        let hard = || vec!["hard".to_string()];
+        let blocking = self.cfg.blocking.clone().unwrap_or_else(hard);
         let mut unplaced = 0;
         for (k, l) in launches.iter().enumerate() {
             let scanned = l.entry_servers();
