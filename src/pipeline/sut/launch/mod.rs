@@ -28,7 +28,6 @@ use crate::infra::process::{Managed, Supervisor};
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Corpus, GoldenSet, Loaded, Query};
 use crate::pipeline::sut::kind::SutKind;
-use crate::pipeline::sut::mapping::Mapper;
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::pipeline::sut::{Facts, ProbeReply, Ranked, Retriever, SearchRequest, SutError};
 use async_trait::async_trait;
@@ -135,23 +134,18 @@ impl Retriever for Launched {
     }
 }
 
-/// The MCP search of a launched proxy: mcpproxy's `retrieve_tools` for its family, else
-/// `[sut.mcp]` (tool, arguments, filter, or a preset) at the launch's endpoint.
+/// The MCP search of a launched proxy: mcpproxy's `retrieve_tools` for its family (the
+/// preset's defaults, whatever `[sut.mcp]` says), else `[sut.mcp]` at the launch's endpoint.
 fn search_spec(s: &LaunchSpec, endpoint: Endpoint) -> Result<McpSearchSpec, SutError> {
     let name = system_name(s);
-    if s.kind == SutKind::Launch {
-        return McpSearchSpec::from_file(&name, &s.mcp, Some(endpoint))
-            .map_err(|e| SutError::other(name.clone(), format!("{e:#}")));
-    }
-    Ok(McpSearchSpec {
-        name,
-        endpoint,
-        tool: "retrieve_tools".into(),
-        query_arg: "query".into(),
-        limit_arg: Some("limit".into()),
-        extra_args: Default::default(),
-        mapper: Mapper::mcpproxy_retrieve_tools(),
-    })
+    let preset = Default::default();
+    let m = if s.kind == SutKind::Launch {
+        &s.mcp
+    } else {
+        &preset
+    };
+    McpSearchSpec::from_file(&name, m, Some(endpoint))
+        .map_err(|e| SutError::other(name.clone(), format!("{e:#}")))
 }
 
 /// The catalog check for a connected system (`search` or `tools-list`).

@@ -7,7 +7,6 @@ use crate::pipeline::sut::kind::SutKind;
 use crate::pipeline::sut::launch::writers::ConfigFormat;
 use crate::pipeline::sut::mapping::IdStyle;
 use crate::pipeline::sut::spec::McpFile;
-use crate::pipeline::sut::{DEPTH, HEADROOM};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -112,19 +111,6 @@ pub struct CatalogSpec {
     pub quiet: bool,
 }
 
-impl Default for CatalogSpec {
-    fn default() -> Self {
-        CatalogSpec {
-            catalog: CatalogFile::default(),
-            results: DEPTH + HEADROOM,
-            ready_timeout: None,
-            request_timeout: Duration::from_secs(30),
-            concurrency: 4,
-            quiet: false,
-        }
-    }
-}
-
 /// One proxy evalgate starts itself: the system under test of a launched kind, or the proxy
 /// the live detectors play against.
 #[derive(Debug, Clone)]
@@ -140,4 +126,19 @@ pub struct LaunchSpec {
     /// `[sut.mcp]`: how a `launch` proxy is searched.
     pub mcp: McpFile,
     pub check: CatalogSpec,
+}
+
+/// Only tests build a spec from defaults; `config` resolves every field.
+#[cfg(test)]
+impl Default for CatalogSpec {
+    fn default() -> Self {
+        CatalogSpec {
+            catalog: CatalogFile::default(),
+            results: crate::pipeline::sut::DEPTH + crate::pipeline::sut::HEADROOM,
+            ready_timeout: None,
+            request_timeout: Duration::from_secs(30),
+            concurrency: 4,
+            quiet: false,
+        }
+    }
 }
