@@ -4,7 +4,7 @@ use super::BadInput;
 use crate::cli::{ProxyArgs, ReplayArgs, SnapshotArgs};
 use crate::infra::secrets;
 use crate::infra::text::sanitize;
-use crate::pipeline::dataset::{DatasetPaths, Datasets, Need, Profile};
+use crate::pipeline::dataset::{DatasetPaths, Datasets, Need, Profile, ServerInfo};
 use crate::pipeline::gate::ExitCode;
 use crate::pipeline::replay::{Control, ReplaySpec, ServedNames};
 use crate::pipeline::{dataset, replay};
@@ -55,11 +55,13 @@ pub async fn cmd_snapshot(a: &SnapshotArgs) -> anyhow::Result<i32> {
         )),
     };
     let timeout = crate::config::seconds("--timeout", a.timeout).map_err(super::bad_input)?;
-    let prov = snapshot::Provenance {
+    let server = ServerInfo {
+        name: a.server.clone(),
         registry: a.registry.clone(),
         package: a.package.clone(),
         version: a.package_version.clone(),
         license: a.license.clone(),
+        extra: Default::default(),
     };
     let taken_at = a
         .taken
@@ -69,7 +71,7 @@ pub async fn cmd_snapshot(a: &SnapshotArgs) -> anyhow::Result<i32> {
         (Some(p), true) if p.is_file() => snapshot::read(p).map_err(super::bad_input)?,
         _ => snapshot::empty(&a.corpus_version),
     };
-    let taken = match snapshot::take(&a.server, &ep, &prov, &taken_at, timeout).await {
+    let taken = match snapshot::take(server, &ep, &taken_at, timeout).await {
         Ok(t) => t,
         Err(e) => {
             // the error may quote the server's own text, and the credentials it was given

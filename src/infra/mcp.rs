@@ -86,11 +86,6 @@ impl<H: ClientHandler> Session<H> {
         }
     }
 
-    /// Said when the stdio server wrote something other than MCP messages to stdout.
-    pub fn garbage(&self) -> Option<String> {
-        self.stdout.as_ref().and_then(|w| w.note())
-    }
-
     /// The stdio child's exit, if it has exited.
     pub fn exited(&self) -> Option<String> {
         self.child.as_ref().and_then(Managed::try_exited)
@@ -259,28 +254,17 @@ pub mod watch {
     pub struct StdoutWatch {
         stray: AtomicU64,
         first: Mutex<String>,
-        /// A line longer than [`MAX_LINE`] ended the stream.
-        too_long: std::sync::atomic::AtomicBool,
-        /// A line that starts like a message but is not JSON-RPC ended the stream: why, and
-        /// its start.
-        broken: Mutex<Option<(String, String)>>,
+        /// What ended the stream, as the note says it: a line longer than [`MAX_LINE`], or one
+        /// that starts like a message but is not JSON-RPC.
+        ended: Mutex<Option<String>>,
     }
 
     impl StdoutWatch {
         /// "it wrote N line(s) to stdout that are not MCP messages, the first: …", once any;
         /// or that a message was longer than evalgate reads.
         pub fn note(&self) -> Option<String> {
-            if self.too_long.load(Ordering::Relaxed) {
-                return Some(format!(
-                    "it wrote a line of more than {} MiB to stdout (one MCP message; evalgate reads at most that much of an answer)",
-                    MAX_LINE >> 20
-                ));
-            }
-            if let Some((why, line)) = &*self.broken.lock().unwrap_or_else(|p| p.into_inner()) {
-                return Some(format!(
-                    "it wrote a line to stdout that is not a JSON-RPC message ({why}): {:?}",
-                    crate::infra::text::sanitize::term(line, SAMPLE)
-                ));
+            if let Some(ended) = &*self.ended.lock().unwrap_or_else(|p| p.into_inner()) {
+                return Some(ended.clone());
             }
             let n = self.stray.load(Ordering::Relaxed);
             if n == 0 {
@@ -381,7 +365,10 @@ pub mod watch {
         fn segment(&mut self, seg: &[u8]) -> std::io::Result<()> {
             self.line_len += seg.len();
             if self.line_len > MAX_LINE {
-                self.seen.too_long.store(true, Ordering::Relaxed);
+                *self.seen.ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
+                    "it wrote a line of more than {} MiB to stdout (one MCP message; evalgate reads at most that much of an answer)",
+                    MAX_LINE >> 20
+                ));
                 return Err(std::io::Error::other(format!(
                     "a line of more than {} MiB on stdout",
                     MAX_LINE >> 20
@@ -421,10 +408,11 @@ pub mod watch {
             if self.buffering
                 && let Some(why) = not_json_rpc(&self.line)
             {
-                let sample = String::from_utf8_lossy(&self.line[..self.line.len().min(SAMPLE * 4)])
-                    .into_owned();
-                *self.seen.broken.lock().unwrap_or_else(|p| p.into_inner()) =
-                    Some((why.clone(), sample));
+                let sample = String::from_utf8_lossy(&self.line[..self.line.len().min(SAMPLE * 4)]);
+                *self.seen.ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
+                    "it wrote a line to stdout that is not a JSON-RPC message ({why}): {:?}",
+                    crate::infra::text::sanitize::term(&sample, SAMPLE)
+                ));
                 return Err(std::io::Error::other(format!(
                     "a line on stdout that is not a JSON-RPC message ({why})"
                 )));

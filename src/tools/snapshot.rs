@@ -5,12 +5,12 @@
 use crate::infra::files::{read_to_string, write_atomic};
 use crate::infra::mcp::{self, Endpoint};
 use crate::infra::process::Supervisor;
-use crate::pipeline::dataset::mcp::from_mcp;
+use crate::pipeline::dataset::mcp::from_definition;
 use crate::pipeline::dataset::{Corpus, ServerInfo, Tool, corpus_json};
 use anyhow::{Context, bail};
 use rmcp::ClientHandler;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -25,15 +25,6 @@ impl ClientHandler for SnapshotClient {
             Implementation::new("evalgate-snapshot", env!("CARGO_PKG_VERSION")),
         )
     }
-}
-
-/// Provenance recorded next to a server (all optional).
-#[derive(Debug, Clone, Default)]
-pub struct Provenance {
-    pub registry: Option<String>,
-    pub package: Option<String>,
-    pub version: Option<String>,
-    pub license: Option<String>,
 }
 
 /// What one server answered.
@@ -66,14 +57,15 @@ pub fn rfc3339(t: SystemTime) -> String {
     )
 }
 
-/// Connects, lists every tool and disconnects. A repeated tool name is an error.
+/// Connects to `server` (its name and provenance given), lists every tool and disconnects. A
+/// repeated tool name is an error.
 pub async fn take(
-    name: &str,
+    mut server: ServerInfo,
     ep: &Endpoint,
-    prov: &Provenance,
     taken: &str,
     timeout: Duration,
 ) -> anyhow::Result<Taken> {
+    let name = &server.name;
     if name.is_empty() || name.contains(':') {
         bail!("server name {name:?} must be non-empty and contain no ':'");
     }
@@ -106,11 +98,10 @@ pub async fn take(
                 t.name
             );
         }
-        out.push(from_mcp(name, t)?);
+        out.push(from_definition(name, &serde_json::to_value(t)?)?);
     }
     out.sort_by(|a, b| a.tool_id.cmp(&b.tool_id));
-    let mut extra = Map::new();
-    let mut put = |k: &str, v: Value| extra.insert(k.to_string(), v);
+    let mut put = |k: &str, v: Value| server.extra.insert(k.to_string(), v);
     put("taken", json!(taken));
     let names =
         |pairs: &[(String, String)]| json!(pairs.iter().map(|(k, _)| k).collect::<Vec<_>>());
@@ -150,17 +141,7 @@ pub async fn take(
         serde_json::to_value(SnapshotClient.get_info().capabilities)?,
     );
     put("tool_count", json!(out.len()));
-    Ok(Taken {
-        server: ServerInfo {
-            name: name.to_string(),
-            registry: prov.registry.clone(),
-            package: prov.package.clone(),
-            version: prov.version.clone(),
-            license: prov.license.clone(),
-            extra,
-        },
-        tools: out,
-    })
+    Ok(Taken { server, tools: out })
 }
 
 /// Adds (or replaces) one server's tools in a corpus, keeping everything sorted.

@@ -67,9 +67,8 @@ pub mod watchdog;
 
 pub use child::{Managed, Spec, die_with_evalgate};
 pub use procfs::descendants;
-pub use stop::become_child_subreaper;
 pub use supervisor::Supervisor;
-pub use sys::hide_from_children;
+pub use sys::{become_child_subreaper, hide_from_children};
 
 /// Locks a mutex, ignoring poisoning: these locks guard plain data that stays consistent, and
 /// the kill paths must keep working while a panic unwinds.

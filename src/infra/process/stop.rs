@@ -1,7 +1,6 @@
 //! Stopping and reaping whole process groups: SIGTERM, grace, SIGKILL, and reaping the zombies
 //! of our groups (also those re-parented to us as a child subreaper).
 
-use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -9,22 +8,11 @@ use nix::sys::signal::Signal;
 
 use super::child::Slot;
 use super::procfs::proc_table;
-use super::sys;
 
 /// After `SIGKILL`, how long `shutdown`/`terminate` wait for the kernel to finish the job.
 pub(super) const KILL_WAIT: Duration = Duration::from_secs(5);
 /// How long the synchronous kill (a dropped supervisor, a signal) spends reaping after `SIGKILL`.
 const KILL_NOW_REAP: Duration = Duration::from_millis(250);
-
-/// Makes this process a "child subreaper" (Linux `PR_SET_CHILD_SUBREAPER`): orphaned
-/// descendants are re-parented to it instead of PID 1. The supervisor then sees (through
-/// [`descendants`](super::descendants)) grandchildren whose parent died, and reaps the zombies
-/// of its groups itself, which matters where PID 1 never reaps. Process-wide and irreversible; call once,
-/// early in `main`. Orphans not from a supervised group are not reaped (they stay zombies
-/// until evalgate exits), so other code that spawns processes is unaffected.
-pub fn become_child_subreaper() -> io::Result<()> {
-    sys::set_child_subreaper()
-}
 
 pub(super) fn settle_all(slots: &[Arc<Slot>]) -> bool {
     let table = proc_table();

@@ -67,13 +67,19 @@ pub fn reap(pid: u32) -> bool {
     matches!(waitpid(pid, Some(WaitPidFlag::WNOHANG)), Ok(status) if status.pid() == Some(pid))
 }
 
+/// Makes this process a "child subreaper" (Linux `PR_SET_CHILD_SUBREAPER`): orphaned
+/// descendants are re-parented to it instead of PID 1. The supervisor then sees (through
+/// [`descendants`](super::descendants)) grandchildren whose parent died, and reaps the zombies
+/// of its groups itself, which matters where PID 1 never reaps. Process-wide and irreversible; call once,
+/// early in `main`. Orphans not from a supervised group are not reaped (they stay zombies
+/// until evalgate exits), so other code that spawns processes is unaffected.
 #[cfg(target_os = "linux")]
-pub fn set_child_subreaper() -> io::Result<()> {
+pub fn become_child_subreaper() -> io::Result<()> {
     nix::sys::prctl::set_child_subreaper(true).map_err(io::Error::from)
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn set_child_subreaper() -> io::Result<()> {
+pub fn become_child_subreaper() -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
         "child subreapers are Linux-only",

@@ -22,17 +22,10 @@ pub fn to_mcp(t: &Tool) -> anyhow::Result<McpTool> {
         .with_context(|| format!("tool {} is not a valid MCP tool definition", t.tool_id))
 }
 
-/// An MCP definition from a server as a corpus tool.
-pub fn from_mcp(server: &str, t: &McpTool) -> anyhow::Result<Tool> {
-    from_definition(server, &serde_json::to_value(t)?)
-}
-
 /// A tool definition as JSON (MCP shape) as a corpus tool.
 pub fn from_definition(server: &str, v: &Value) -> anyhow::Result<Tool> {
-    let name = v
-        .get("name")
-        .and_then(Value::as_str)
-        .context("a tool definition without a string `name`")?;
+    let text = |key| v.get(key).and_then(Value::as_str);
+    let name = text("name").context("a tool definition without a string `name`")?;
     if name.contains(':') {
         bail!("tool name {name:?} contains ':', which cannot form a `server:tool` id");
     }
@@ -40,13 +33,9 @@ pub fn from_definition(server: &str, v: &Value) -> anyhow::Result<Tool> {
         tool_id: format!("{server}:{name}"),
         server: Some(server.to_string()),
         tool: Some(name.to_string()),
-        description: v
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
+        description: text("description").unwrap_or_default().to_string(),
         schema: v.get("inputSchema").map(RawJson::from_value),
-        title: v.get("title").and_then(Value::as_str).map(String::from),
+        title: text("title").map(String::from),
         annotations: v.get("annotations").map(RawJson::from_value),
         output_schema: v.get("outputSchema").map(RawJson::from_value),
         extra: None,

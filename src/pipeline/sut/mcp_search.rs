@@ -202,7 +202,7 @@ impl McpSearch {
                 || (Self::transport_failure(&err) && crate::infra::mcp::timed_out(&err));
             let (query, story) = (format!("query {:?}", req.query_id), self.story());
             let secs = self.session.timeout.as_secs_f64();
-            match self.session.garbage() {
+            match self.session.stdout.as_ref().and_then(|w| w.note()) {
                 None if late && self.session.exited().is_none() => {
                     SutError::timeout(system.clone(), secs, format!("{query}{story}"))
                 }
