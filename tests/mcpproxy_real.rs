@@ -157,7 +157,10 @@ fn start(bin: &Path, corpus: &evalgate::pipeline::dataset::Corpus) -> Up {
     );
     let cfg_path = write_json(dir.path(), "mcpproxy.json", &cfg);
     let log = std::fs::File::create(dir.path().join("mcpproxy.log")).unwrap();
-    let child = Command::new(bin)
+    let mut cmd = Command::new(bin);
+    // killed by the kernel with this test's thread, so a killed test binary leaves no mcpproxy
+    evalgate::infra::process::die_with_evalgate(&mut cmd);
+    let child = cmd
         .args(["serve", "--config"])
         .arg(&cfg_path)
         .arg("--data-dir")
