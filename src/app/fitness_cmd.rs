@@ -162,7 +162,7 @@ impl<'a> Fitness<'a> {
                     .context("building the BM25 index")
                     .map(|e| Ok(Box::new(e) as Box<dyn Retriever>))
             }
-            None => make_retriever(&self.s.sut, &self.ds, &self.sup, Default::default()).await,
+            None => make_retriever(&self.s.sut, &self.ds, &self.sup).await,
         };
         let (ds, silent) = (&self.ds, &mut Progress::new(false));
         let report = match built {

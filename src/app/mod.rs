@@ -427,7 +427,6 @@ pub fn assemble(
 /// report's failure (exit 3). Every child process is stopped before this returns.
 pub async fn evaluate(s: &Settings, part: Part, use_baseline: bool) -> anyhow::Result<Report> {
     let ds = Datasets::load(&s.datasets, part.need(), s.profile)?;
-    let ahead = (part != Part::Security).then(|| systems::read_ahead(&s.sut));
     // a shard is not gated (the merge is), so it has no baseline to choose
     let wanted = use_baseline && s.measure.shard.is_none();
     let update = update_command(&std::env::args().collect::<Vec<_>>());
@@ -439,8 +438,9 @@ pub async fn evaluate(s: &Settings, part: Part, use_baseline: bool) -> anyhow::R
     };
     sup.install_signal_handlers();
     // a system that could not be built measures nothing: its failure is the report's
-    let (retriever, failed) = match ahead {
-        Some(ahead) => match make_retriever(&s.sut, &ds, &sup, ahead).await {
+    let (retriever, failed) = match part {
+        Part::Security => (None, None),
+        _ => match make_retriever(&s.sut, &ds, &sup).await {
             Err(e) => {
                 sup.shutdown(Duration::from_secs(3)).await;
                 return Err(e);
@@ -448,7 +448,6 @@ pub async fn evaluate(s: &Settings, part: Part, use_baseline: bool) -> anyhow::R
             Ok(Ok(r)) => (Some(r), None),
             Ok(Err(e)) => (None, Some(e)),
         },
-        None => (None, None),
     };
     let mut progress = Progress::new(!s.report.quiet);
     let part = failed.as_ref().map_or(part, |_| Part::Retrieval);

@@ -20,27 +20,12 @@ fn bad(e: impl std::fmt::Display) -> anyhow::Error {
     BadInput(e.to_string()).into()
 }
 
-/// The recording of `--sut recorded`, read ahead: on a thread of its own while the datasets
-/// load, since both are large files. Nothing for every other system, and by default: then
-/// [`make_retriever`] reads what it needs itself.
-#[derive(Default)]
-pub struct ReadAhead(Option<anyhow::Result<recorded::RecordedRetriever>>);
-
-/// Reads what [`make_retriever`] will need from disk, if anything ([`ReadAhead`]).
-pub fn read_ahead(spec: &SutSpec) -> ReadAhead {
-    ReadAhead(match spec {
-        SutSpec::Recorded { path: Some(p) } => Some(recorded::RecordedRetriever::from_file(p)),
-        _ => None,
-    })
-}
-
 /// Builds (connects, launches) the retriever. `Ok(Err(_))` = the system could not be brought up
 /// (exit 3); `Err(_)` = bad settings (exit 2).
 pub async fn make_retriever(
     spec: &SutSpec,
     ds: &Datasets,
     sup: &Supervisor,
-    ahead: ReadAhead,
 ) -> anyhow::Result<Result<Box<dyn Retriever>, SutError>> {
     let corpus = ds.corpus.as_ref().context("no corpus loaded")?;
     Ok(match spec {
@@ -48,11 +33,8 @@ pub async fn make_retriever(
             Embedded::new(&corpus.value).context("building the BM25 index")?,
         )),
         SutSpec::Recorded { path } => Ok(Box::new(
-            match ahead.0 {
-                Some(read) => read,
-                None => recorded::RecordedRetriever::from_file(recorded::need(path).map_err(bad)?),
-            }
-            .map_err(|e| bad(format!("{e:#}")))?,
+            recorded::RecordedRetriever::from_file(recorded::need(path).map_err(bad)?)
+                .map_err(|e| bad(format!("{e:#}")))?,
         )),
         SutSpec::Mcp { name, mcp, check } => {
             // `[sut.mcp]`, with the `mcpproxy` preset's defaults
