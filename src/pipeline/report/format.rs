@@ -46,17 +46,11 @@ pub fn splits_line(splits: &[super::view::SplitRow]) -> Option<Cell> {
         };
         let sep = if i == 0 { "" } else { " | " };
         line.extend([sep.into(), name]);
-        line.push(format!(" ({} queries) {}", s.queries, split_values(s)).into());
+        let values = super::view::SPLIT_METRICS.iter().zip(s.values);
+        let values: Vec<String> = values
+            .map(|(m, v)| format!("{} {}", m.label(), num(v)))
+            .collect();
+        line.push(format!(" ({} queries) {}", s.queries, values.join(" · ")).into());
     }
     (!splits.is_empty()).then_some(Cell::Seq(line))
-}
-
-/// A split's headline metrics: `Recall@5 0.6100 · MRR 0.4500 · nDCG@10 0.5000`.
-pub fn split_values(s: &super::view::SplitRow) -> String {
-    let values: Vec<String> = super::view::SPLIT_METRICS
-        .iter()
-        .zip(s.values)
-        .map(|(m, v)| format!("{} {}", m.label(), num(v)))
-        .collect();
-    values.join(" · ")
 }

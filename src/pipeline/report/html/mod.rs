@@ -164,17 +164,6 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         })
         .collect();
     let against = doc::detectors_table(&v.detectors);
-    let splits: Vec<Value> = v
-        .splits
-        .iter()
-        .map(|s| {
-            context! {
-                name => s.name.clone(),
-                queries => s.queries,
-                values => format::split_values(s),
-            }
-        })
-        .collect();
     let html = env.get_template("report.html")?.render(context! {
         r => page(r),
         headline => &v.headline,
@@ -183,7 +172,7 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         overview_table => table(&doc::overview_table(v, r.runs)),
         against_table => (!against.rows.is_empty()).then(|| table(&against)),
         detectors => detectors,
-        splits => splits,
+        splits => format::splits_line(&v.splits).map(|c| Value::from_safe_string(Html.cell(&c))),
         regressions => v.regressions.as_ref().map(|reg| context! {
             title => reg.title,
             table => table(&doc::regressions_table(reg)),
