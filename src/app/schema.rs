@@ -10,10 +10,7 @@ use std::path::Path;
 /// `(file name, schema JSON)` for every file format evalgate reads or writes.
 pub fn all() -> Vec<(&'static str, String)> {
     fn s<T: schemars::JsonSchema>() -> String {
-        let mut t =
-            serde_json::to_string_pretty(&schemars::schema_for!(T)).expect("schema serialises");
-        t.push('\n');
-        t
+        serde_json::to_string_pretty(&schemars::schema_for!(T)).expect("schema serialises") + "\n"
     }
     vec![
         ("corpus.schema.json", s::<Corpus>()),

@@ -22,14 +22,13 @@ use crate::infra::{files, secrets};
 use crate::pipeline::dataset::Profile;
 use crate::pipeline::gate::{DEFAULT_NEW_DETECTOR, NewDetectorLimits, Significance};
 use crate::pipeline::measure::probes::RobustnessMode;
-use crate::pipeline::sut::launch::catalog::PROBE_WORDS;
+use crate::pipeline::sut::DEPTH;
 pub use crate::pipeline::sut::launch::spec::{CatalogFile, LaunchFile};
 use crate::pipeline::sut::launch::writers::ConfigFormat;
 use crate::pipeline::sut::live::{LiveConfig, ProxyScanConfig};
 use crate::pipeline::sut::observe::ObservationsMode;
 use crate::pipeline::sut::scanner::ScannerConfig;
 pub use crate::pipeline::sut::spec::{McpFile, RestFile};
-use crate::pipeline::sut::{DEPTH, HEADROOM};
 
 pub const DEFAULT_CONFIG: &str = "evalgate.toml";
 
@@ -91,23 +90,6 @@ pub fn seconds(setting: &str, v: f64) -> anyhow::Result<Duration> {
             "{setting}: expected a number of seconds of at least {MIN_SECONDS} (a millisecond) and at most {MAX_SECONDS} (a week), found {v}"
         )
     }
-}
-
-/// A count from evalgate.toml (`default` when absent), refused outside `range` (bad input,
-/// exit 2), with what it counts.
-fn count_in(
-    setting: &str,
-    v: Option<u32>,
-    default: usize,
-    range: std::ops::RangeInclusive<usize>,
-    what: &str,
-) -> anyhow::Result<usize> {
-    let n = v.map_or(default, |v| v as usize);
-    if !range.contains(&n) {
-        let (lo, hi) = range.into_inner();
-        anyhow::bail!("{setting} = {n}: expected {lo} to {hi} ({what})");
-    }
-    Ok(n)
 }
 
 /// Keys of `[sut.<section>]` that `kind` never reads, as `[sut.section] key` names.
@@ -337,27 +319,32 @@ impl Settings {
                 seconds(setting, v)?;
             }
         }
-        let results = count_in(
-            "[sut] results",
-            f.sut.results,
-            DEPTH + HEADROOM,
-            DEPTH..=1000,
-            "the results each search asks for: the metrics score the first 10",
-        )?;
-        count_in(
-            "[sut.catalog] probe_words",
-            f.sut.catalog.probe_words,
-            PROBE_WORDS,
-            1..=1000,
-            "the words of a tool's description in its probe query",
-        )?;
-        count_in(
-            "[sut.catalog] probe_max_chars",
-            f.sut.catalog.probe_max_chars,
-            16,
-            16..=100_000,
-            "the longest probe query sent, in characters",
-        )?;
+        // the counts, refused outside their range (bad input, exit 2); each default is inside
+        for (setting, v, range, what) in [
+            (
+                "[sut] results",
+                f.sut.results,
+                DEPTH..=1000,
+                "the results each search asks for: the metrics score the first 10",
+            ),
+            (
+                "[sut.catalog] probe_words",
+                f.sut.catalog.probe_words,
+                1..=1000,
+                "the words of a tool's description in its probe query",
+            ),
+            (
+                "[sut.catalog] probe_max_chars",
+                f.sut.catalog.probe_max_chars,
+                16..=100_000,
+                "the longest probe query sent, in characters",
+            ),
+        ] {
+            if let Some(n) = v.map(|v| v as usize).filter(|n| !range.contains(n)) {
+                let (lo, hi) = range.into_inner();
+                anyhow::bail!("{setting} = {n}: expected {lo} to {hi} ({what})");
+            }
+        }
         let mut scanner_names = std::collections::BTreeSet::new();
         for (i, sc) in f.scanner.iter().enumerate() {
             if let Some(t) = sc.timeout {
@@ -393,17 +380,19 @@ impl Settings {
                 to.insert(k.trim().to_string(), v.trim_start().to_string());
             }
         }
+        let (mcp, rest, launch) = (&sut_file.mcp, &sut_file.rest, &sut_file.launch);
+        // [sut.launch]'s URL may hold placeholders filled at launch: registered, not checked
         for (what, url, headers) in [
-            ("[sut.mcp] url", &sut_file.mcp.url, &sut_file.mcp.headers),
-            ("[sut.rest] url", &sut_file.rest.url, &sut_file.rest.headers),
+            (Some("[sut.mcp] url"), &mcp.url, &mcp.headers),
+            (Some("[sut.rest] url"), &rest.url, &rest.headers),
+            (None, &launch.url, &launch.headers),
         ] {
-            for v in headers.values() {
-                secrets::register_header(v);
-            }
+            headers.values().for_each(|v| secrets::register_header(v));
             if let Some(u) = url {
                 secrets::register_url(u);
-                let what = if a.url.is_some() { "--url" } else { what };
-                http_url(what, u)?;
+                if let Some(what) = what {
+                    http_url(if a.url.is_some() { "--url" } else { what }, u)?;
+                }
             }
         }
         // what the configuration gives its children is a credential until shown otherwise:
@@ -411,12 +400,6 @@ impl Settings {
         let envs = f.scanner.iter().map(|sc| &sc.env);
         for env in envs.chain([&sut_file.mcp.env, &sut_file.launch.env]) {
             env.values().for_each(|v| secrets::register(v));
-        }
-        for v in sut_file.launch.headers.values() {
-            secrets::register_header(v);
-        }
-        if let Some(u) = &sut_file.launch.url {
-            secrets::register_url(u);
         }
         // relative paths in the file are relative to the file: the template, and commands
         // given as a path (`./bin/proxy`, `tools/scan.py`); bare names are looked up on PATH
@@ -460,6 +443,7 @@ impl Settings {
         detectors.retain(|k| seen.insert(*k));
         let recorded = a.recorded.clone().or(rel(base, f.run.recorded));
         let check = specs::catalog_spec(&sut_file, timeout, concurrency as usize, a.quiet);
+        let results = check.results;
         let detector_settings = DetectorSettings {
             recorded: recorded.clone(),
             scanners,

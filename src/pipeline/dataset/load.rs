@@ -6,15 +6,13 @@ use super::jsonpath::{JsonPath, Positions, Seg, duplicate_key};
 use super::model::{Corpus, Entry, GoldenSet, Query, SecurityCorpus, Tool};
 use super::{DIR_FILES, dir_names_hint};
 use crate::infra::files;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::path::Path;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
     Error,
     Warning,
@@ -30,7 +28,7 @@ impl Severity {
 }
 
 /// One problem in a dataset file.
-#[derive(Debug, Clone, Serialize, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{file}:{line}:{column}: {}[{rule}] at {path}: {message}", .severity.as_str())]
 pub struct Violation {
     pub severity: Severity,
@@ -330,6 +328,7 @@ pub fn kind_of(v: &Value) -> &'static str {
 mod tests {
     use super::*;
     use crate::pipeline::dataset::embedded;
+    use serde::Serialize;
 
     fn both_paths<T: Items + Serialize>(text: &'static str) -> (Value, Value, usize) {
         let src = || Source::new("t.json", false, text);

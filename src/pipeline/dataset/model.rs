@@ -342,11 +342,7 @@ pub struct Entry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// evalgate extension: the tool's input schema (attacks hide in parameter descriptions).
-    #[serde(
-        default,
-        alias = "inputSchema",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<Value>,
     /// evalgate extension, hard negatives only: the attack category this benign entry resembles.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -135,10 +135,15 @@ pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
             let m = format!("expected `server:tool`, found {:?}: {why}", t.tool_id);
             r.add(&p.key("tool_id"), "corpus.tool-id", m);
         } else {
-            let (server, tool) = (t.server_name(), t.bare_name());
-            let server = ("server", &t.server, server, "corpus.server-mismatch");
-            let tool = ("tool", &t.tool, tool, "corpus.tool-mismatch");
-            for (key, given, named, rule) in [server, tool] {
+            for (key, given, named, rule) in [
+                (
+                    "server",
+                    &t.server,
+                    t.server_name(),
+                    "corpus.server-mismatch",
+                ),
+                ("tool", &t.tool, t.bare_name(), "corpus.tool-mismatch"),
+            ] {
                 if let Some(g) = given
                     && g != named
                 {
@@ -347,7 +352,6 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
                     hard_negatives.insert(c);
                 }
             }
-            (Category::HardNegative, None) => {}
             (c, Some(_)) => {
                 let m = format!(
                     "`resembles` is only meaningful on hard_negative entries, this entry is {c}"
