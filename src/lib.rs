@@ -79,16 +79,6 @@ pub fn stdout_failed() -> bool {
         .is_some()
 }
 
-/// Says on stderr that standard output could not be written (a closed pipe is not worth it).
-fn report_stdout_error() {
-    let failed = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(e) = failed.as_ref()
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        errln!("warning: could not write to standard output: {e}");
-    }
-}
-
 pub mod app;
 pub mod cli;
 pub mod config;
@@ -96,6 +86,8 @@ pub mod infra;
 pub mod pipeline;
 pub mod tools;
 
+use app::Part;
+use cli::{BaselineCommand, Command, CorpusCommand};
 use pipeline::gate::ExitCode;
 
 /// Runs the command line and returns the process exit code.
@@ -140,52 +132,49 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     };
     let evaluates = matches!(
         cli.command,
-        cli::Command::Run(_)
-            | cli::Command::Retrieval(_)
-            | cli::Command::Security(_)
-            | cli::Command::Fitness(_)
-            | cli::Command::Baseline(_)
+        Command::Run(_)
+            | Command::Retrieval(_)
+            | Command::Security(_)
+            | Command::Fitness(_)
+            | Command::Baseline(_)
     );
     if evaluates {
         // orphaned grandchildren of a launched proxy are re-parented to us, so the supervisor
         // sees and reaps them (best effort: not every kernel allows it)
         let _ = infra::process::become_child_subreaper();
     }
-    if evaluates
-        || matches!(
-            cli.command,
-            cli::Command::Proxy(_) | cli::Command::Corpus(_)
-        )
-    {
+    if evaluates || matches!(cli.command, Command::Proxy(_) | Command::Corpus(_)) {
         infra::process::watchdog::start();
     }
     let result = rt.block_on(async {
         match &cli.command {
-            cli::Command::Run(a) => app::cmd_eval(&a.eval(), &a.deliver, app::Part::Both).await,
-            cli::Command::Retrieval(a) => {
-                app::cmd_eval(&a.eval(), &a.deliver, app::Part::Retrieval).await
-            }
-            cli::Command::Security(a) => {
-                app::cmd_eval(&a.eval(), &a.deliver, app::Part::Security).await
-            }
-            cli::Command::Fitness(a) => app::cmd_fitness(a).await,
-            cli::Command::Validate(a) => app::cmd_validate(a),
-            cli::Command::Card(a) => app::cmd_card(a),
-            cli::Command::Merge(a) => app::cmd_merge(a).await,
-            cli::Command::Baseline(cli::BaselineCommand::Update(a)) => {
-                app::cmd_baseline_update(a).await
-            }
-            cli::Command::Baseline(cli::BaselineCommand::Import(a)) => app::cmd_baseline_import(a),
-            cli::Command::Schema { out } => app::schema::write_all(out).map(|_| ExitCode::PASS),
-            cli::Command::Corpus(cli::CorpusCommand::Snapshot(a)) => app::cmd_snapshot(a).await,
-            cli::Command::Replay(a) => app::cmd_replay(a).await,
-            cli::Command::Proxy(a) => app::cmd_proxy(a).await,
-            cli::Command::Publish(a) => app::cmd_publish(a).await,
+            Command::Run(a) => app::cmd_eval(&a.eval(), &a.deliver, Part::Both).await,
+            Command::Retrieval(a) => app::cmd_eval(&a.eval(), &a.deliver, Part::Retrieval).await,
+            Command::Security(a) => app::cmd_eval(&a.eval(), &a.deliver, Part::Security).await,
+            Command::Fitness(a) => app::cmd_fitness(a).await,
+            Command::Validate(a) => app::cmd_validate(a),
+            Command::Card(a) => app::cmd_card(a),
+            Command::Merge(a) => app::cmd_merge(a).await,
+            Command::Baseline(BaselineCommand::Update(a)) => app::cmd_baseline_update(a).await,
+            Command::Baseline(BaselineCommand::Import(a)) => app::cmd_baseline_import(a),
+            Command::Schema { out } => app::schema::write_all(out).map(|_| ExitCode::PASS),
+            Command::Corpus(CorpusCommand::Snapshot(a)) => app::cmd_snapshot(a).await,
+            Command::Replay(a) => app::cmd_replay(a).await,
+            Command::Proxy(a) => app::cmd_proxy(a).await,
+            Command::Publish(a) => app::cmd_publish(a).await,
         }
     });
     drop(rt);
     infra::process::watchdog::finish();
-    report_stdout_error();
+    // said on stderr when standard output could not be written (a closed pipe is not worth it)
+    if let Some(e) = STDOUT_ERROR
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        errln!("warning: could not write to standard output: {e}");
+    }
     result.unwrap_or_else(|e| exit_of(&e))
 }
 

@@ -1,3 +1,7 @@
+use evalgate::errln;
+use evalgate::infra::process::watchdog;
+use evalgate::pipeline::sut::mapping::{probe, worker};
+
 fn main() {
     // named now, before a rebuild or an upgrade can replace the file during the run
     let _ = evalgate::infra::own_binary::own_binary();
@@ -8,25 +12,17 @@ fn main() {
             unsafe { std::env::remove_var(&k) };
         }
     }
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|a| a == evalgate::infra::process::watchdog::ARG)
-    {
-        std::process::exit(evalgate::infra::process::watchdog::run());
+    // evalgate's own helper processes: the watchdog, and the mapping probe and worker
+    let first = std::env::args_os().nth(1).unwrap_or_default();
+    let filter = || std::env::args().nth(2).unwrap_or_default();
+    if first == watchdog::ARG {
+        std::process::exit(watchdog::run());
     }
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|a| a == evalgate::pipeline::sut::mapping::probe::ARG)
-    {
-        let filter = std::env::args().nth(2).unwrap_or_default();
-        std::process::exit(evalgate::pipeline::sut::mapping::probe::run(&filter));
+    if first == probe::ARG {
+        std::process::exit(probe::run(&filter()));
     }
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|a| a == evalgate::pipeline::sut::mapping::worker::ARG)
-    {
-        let filter = std::env::args().nth(2).unwrap_or_default();
-        std::process::exit(evalgate::pipeline::sut::mapping::worker::run(&filter));
+    if first == worker::ARG {
+        std::process::exit(worker::run(&filter()));
     }
     // the job's tokens are in this process's environment: no child may read them from /proc
     evalgate::infra::process::hide_from_children();
@@ -36,16 +32,14 @@ fn main() {
     std::panic::set_hook(Box::new(|info| {
         let thread = std::thread::current();
         let name = thread.name().unwrap_or("<unnamed>");
-        evalgate::errln!("thread '{name}' {info}");
+        errln!("thread '{name}' {info}");
         let trace = std::backtrace::Backtrace::capture();
         if trace.status() == std::backtrace::BacktraceStatus::Captured {
-            evalgate::errln!("stack backtrace:\n{trace}");
+            errln!("stack backtrace:\n{trace}");
         } else {
-            evalgate::errln!(
-                "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
-            );
+            errln!("note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace");
         }
     }));
-    evalgate::infra::process::watchdog::enable();
+    watchdog::enable();
     std::process::exit(evalgate::main_with_args(std::env::args_os()));
 }

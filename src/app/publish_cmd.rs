@@ -67,7 +67,7 @@ pub(super) async fn post(
         timeout,
     };
     // what the API answered may quote credentials and hold escape sequences
-    for n in publish::publish(report, dir, env, &opts).await.notes {
+    for n in publish::publish(report, dir, env, &opts).await {
         crate::errln!("github: {}", sanitize::term_ends(&secrets::scrub(&n), 2000));
     }
 }

@@ -82,19 +82,12 @@ pub struct RetrievalBaseline {
 }
 
 impl RetrievalBaseline {
-    /// Whether the baseline knows the confusion `wanted` → `taken`; `None` when it keeps no
-    /// confusions at all.
-    pub fn knows_confusion(&self, wanted: &str, taken: &str) -> Option<bool> {
-        self.confusions
-            .as_ref()
-            .map(|c| c.get(wanted).is_some_and(|t| t.contains_key(taken)))
-    }
-
     /// Whether the pair `wanted` → `taken`, in `queries` queries, is new since this baseline:
     /// not among its pairs, which were complete or held every pair with that many queries.
     /// `None` when the baseline keeps no confusions.
     pub fn is_new_confusion(&self, wanted: &str, taken: &str, queries: usize) -> Option<bool> {
-        let known = self.knows_confusion(wanted, taken)?;
+        let pairs = self.confusions.as_ref()?;
+        let known = pairs.get(wanted).is_some_and(|t| t.contains_key(taken));
         Some(!known && self.confusions_cut_at.is_none_or(|cut| queries > cut))
     }
 }
@@ -572,7 +565,7 @@ mod tests {
         let old = Baseline::parse("old.json", &v.to_string()).unwrap();
         let r = old.retrieval.as_ref().unwrap();
         assert!(r.confusions.is_none());
-        assert_eq!(r.knows_confusion("a:x", "b:y"), None);
+        assert_eq!(r.is_new_confusion("a:x", "b:y", 1), None);
         assert!(!old.to_json().contains("confusions"));
         let shipped = shipped();
         let kept = shipped.retrieval.as_ref().unwrap().confusions.as_ref();

@@ -414,7 +414,8 @@ fn confusions_the_baseline_does_not_have_are_listed_as_new_and_never_gated() {
     };
     let b = r.to_baseline(None);
     let known = b.retrieval.as_ref().unwrap();
-    assert_eq!(known.knows_confusion("s:a", "s:b"), Some(true));
+    assert!(known.confusions_cut_at.is_none());
+    assert_eq!(known.is_new_confusion("s:a", "s:b", 2), Some(false));
     // against its own baseline: nothing new
     let own = verdict_of(&r, Some(&b));
     assert_eq!(own.new_confusions.as_ref().map(|n| n.total), Some(0));

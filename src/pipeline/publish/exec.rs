@@ -3,7 +3,7 @@
 //! described in the [module's documentation](super)). Never fails: problems become notes.
 
 use super::plan::{Action, CheckRun, Comment, Connection, Request, check_output, conclusion_name};
-use super::{Published, runner};
+use super::runner;
 use crate::infra::files::write_atomic;
 use octocrab::Octocrab;
 use octocrab::models::issues::Comment as IssueComment;
@@ -19,30 +19,31 @@ Give the job these permissions:\n\
 For fork pull requests use the two-workflow pattern in evalgate's docs/github.md (a `pull_request` workflow uploads the report, a `workflow_run` workflow runs `evalgate publish`); never `pull_request_target` with a checkout of PR code.\n\
 The gate's result is unchanged and is in the job summary.";
 
-/// Does what `actions` say, in order.
-pub async fn execute(actions: Vec<Action>) -> Published {
-    let mut out = Published::default();
+/// Does what `actions` say, in order; returns the notes for the user.
+pub async fn execute(actions: Vec<Action>) -> Vec<String> {
+    let mut out = Vec::new();
     for action in actions {
         match action {
             Action::ErrorLines(lines) => lines.iter().for_each(|l| crate::workflow_command(l)),
             Action::WriteOutputs { path, outputs } => {
                 if let Err(e) = runner::write_outputs(&path, &outputs) {
                     let n = format!("cannot write step outputs to {}: {e}", path.display());
-                    out.notes.push(n);
+                    out.push(n);
                 }
             }
             Action::AppendSummary { path, body } => {
                 if let Err(e) = runner::append_summary(&path, &body) {
                     let n = format!("cannot write the job summary to {}: {e}", path.display());
-                    out.notes.push(n);
+                    out.push(n);
                 }
             }
-            Action::DryRunFile { path, content } => match write_atomic(&path, content.as_bytes()) {
-                Ok(()) => {}
-                Err(e) => out.notes.push(format!("{e:#}")),
-            },
+            Action::DryRunFile { path, content } => {
+                if let Err(e) = write_atomic(&path, content.as_bytes()) {
+                    out.push(format!("{e:#}"));
+                }
+            }
             Action::RemoveStaleFile { path } => _ = std::fs::remove_file(&path),
-            Action::Note(n) => out.notes.push(n),
+            Action::Note(n) => out.push(n),
             Action::Post { github, requests } => post(&github, &requests, &mut out).await,
         }
     }
@@ -50,12 +51,12 @@ pub async fn execute(actions: Vec<Action>) -> Published {
 }
 
 /// Sends `requests` under the connection's deadline.
-async fn post(github: &Connection, requests: &[Request], out: &mut Published) {
+async fn post(github: &Connection, requests: &[Request], out: &mut Vec<String>) {
     let (gh, once) = match clients(github) {
         Ok(c) => c,
         Err(e) => {
             let n = format!("cannot build a GitHub client for {}: {e}", github.api_url);
-            return out.notes.push(n);
+            return out.push(n);
         }
     };
     let mut session = Session {
@@ -76,7 +77,7 @@ async fn post(github: &Connection, requests: &[Request], out: &mut Published) {
     };
     if tokio::time::timeout(github.deadline, sent).await.is_err() {
         let (secs, factor) = (github.deadline.as_secs_f64(), super::DEADLINE_FACTOR);
-        out.notes.push(format!("timed out: publishing to GitHub stopped after {secs} s ({factor} times --github-timeout / EVALGATE_GITHUB_TIMEOUT); what was not posted is in the job summary and the report, and the gate's result is unchanged"));
+        out.push(format!("timed out: publishing to GitHub stopped after {secs} s ({factor} times --github-timeout / EVALGATE_GITHUB_TIMEOUT); what was not posted is in the job summary and the report, and the gate's result is unchanged"));
     }
 }
 
@@ -181,19 +182,15 @@ struct Session<'a> {
     hinted: bool,
     /// Who the token is, once asked ([`Session::identity`]).
     me: Option<Identity>,
-    out: &'a mut Published,
+    out: &'a mut Vec<String>,
 }
 
 impl Session<'_> {
-    fn say(&mut self, note: String) {
-        self.out.notes.push(note);
-    }
-
     fn note(&mut self, what: &str, e: &octocrab::Error) {
         let (forbidden, msg) = explain(e, self.github.timeout);
-        self.say(format!("{what}: {msg}"));
+        self.out.push(format!("{what}: {msg}"));
         if forbidden && !self.hinted {
-            self.say(PERMISSIONS_HINT.to_string());
+            self.out.push(PERMISSIONS_HINT.to_string());
             self.hinted = true;
         }
     }
@@ -207,16 +204,16 @@ impl Session<'_> {
         let (done, doing, posted) = match existing {
             None if !c.new => {
                 let n = "comment: nothing changed, no comment posted (comment mode)";
-                return self.say(n.into());
+                return self.out.push(n.into());
             }
             Some((id, old)) if old == c.body => {
-                return self.say(format!("comment {id} is already up to date"));
+                return self.out.push(format!("comment {id} is already up to date"));
             }
             Some((id, _)) => ("updated", "updating", self.edit_comment(id, &c.body).await),
             None => ("created", "creating", self.create_comment(c).await),
         };
         match posted {
-            Ok(posted) => self.say(format!("{done} comment {}", posted.html_url)),
+            Ok(posted) => self.out.push(format!("{done} comment {}", posted.html_url)),
             Err(e) => self.note(&format!("{doing} the PR comment failed"), &e),
         }
     }
@@ -337,6 +334,7 @@ impl Session<'_> {
             }
         }
         let concl = conclusion_name(run.conclusion);
-        self.say(format!("check run {:?} completed: {concl}", run.name));
+        self.out
+            .push(format!("check run {:?} completed: {concl}", run.name));
     }
 }

@@ -32,7 +32,7 @@ pub mod runner;
 
 use crate::pipeline::report::model::Report;
 use env::{GhEnv, PullRequest};
-pub use plan::{conclusion, exit_code, regressions_output};
+pub use plan::{exit_code, regressions_output};
 use std::path::Path;
 use std::time::Duration;
 
@@ -90,21 +90,14 @@ pub struct PublishOptions {
     pub timeout: Duration,
 }
 
-/// What publishing did.
-#[derive(Debug, Default)]
-pub struct Published {
-    /// Lines for the user (stderr).
-    pub notes: Vec<String>,
-}
-
 /// Renders and publishes: reads the event payload (for the pull request), then carries out the
-/// [plan](plan::plan). Never fails: problems become notes.
+/// [plan](plan::plan). Never fails: problems become notes, lines for the user (stderr).
 pub async fn publish(
     report: &Report,
     report_dir: &Path,
     env: &GhEnv,
     opts: &PublishOptions,
-) -> Published {
+) -> Vec<String> {
     let mut notes = Vec::new();
     let pr = opts.pr.clone().or_else(|| match env.event() {
         Ok(event) => event.as_ref().and_then(env::pull_request),
@@ -120,6 +113,6 @@ pub async fn publish(
         pr,
         report_dir,
     };
-    notes.extend(exec::execute(plan::plan(report, &event, opts)).await.notes);
-    Published { notes }
+    notes.extend(exec::execute(plan::plan(report, &event, opts)).await);
+    notes
 }

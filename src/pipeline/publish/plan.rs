@@ -170,16 +170,6 @@ pub fn exit_code(r: &Report, fail_on: FailOn) -> i32 {
     r.gate.exit_code_with(fail_on == FailOn::Regression)
 }
 
-/// The check-run conclusion for an exit code: the gate's
-/// [`crate::pipeline::gate::GateReport::conclusion`] in GitHub's terms.
-pub fn conclusion(r: &Report, code: i32) -> CheckRunConclusion {
-    match r.gate.conclusion(code) {
-        Conclusion::Success => CheckRunConclusion::Success,
-        Conclusion::Neutral => CheckRunConclusion::Neutral,
-        Conclusion::Failure => CheckRunConclusion::Failure,
-    }
-}
-
 /// A number as a machine output carries it: rounded to 6 decimals, so `0.95 − 0.02` is `0.93`,
 /// not `0.9299999999999999` (the noise of binary floating point, not a measurement). A
 /// non-finite number comes out as it went in; adding `+0.0` turns `-0.0` into `0` (IEEE 754).
@@ -330,12 +320,16 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
     let comment_body = body::fit(&head, &md, &link, body::COMMENT_MAX, body::chars);
     let pr = event.pr.as_ref();
     let head_sha = pr.map(|p| p.head_sha.clone()).or_else(|| env.sha.clone());
-    let check_name = if key == "evalgate" {
-        "evalgate".to_string()
-    } else {
-        format!("evalgate ({key})")
+    let check_name = match key.as_str() {
+        "evalgate" => key.clone(),
+        k => format!("evalgate ({k})"),
     };
-    let concl = conclusion(report, code);
+    // the gate's conclusion for the exit code, in GitHub's terms
+    let concl = match report.gate.conclusion(code) {
+        Conclusion::Success => CheckRunConclusion::Success,
+        Conclusion::Neutral => CheckRunConclusion::Neutral,
+        Conclusion::Failure => CheckRunConclusion::Failure,
+    };
     let badge = verdict_badge(report.gate.verdict);
     let summary_md = format!(
         "**{}**\n\n{fails_md}",
