@@ -121,9 +121,6 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
     env.add_filter("clip_ends", |v: Value, n: usize| {
         sanitize::term_ends(v.as_str().unwrap_or_default(), n)
     });
-    env.add_filter("per_run", |v: Value, runs: usize| {
-        super::view::per_run(u64::try_from(v).unwrap_or(0), runs)
-    });
     env.add_template("report.html", TEMPLATE)?;
     let safe = |s: Option<String>| s.map_or(Value::from(()), Value::from_safe_string);
     // bars, or a histogram above doc::QUERY_BARS_MAX queries: the chart decides, the caption follows
@@ -172,7 +169,8 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         overview_table => table(&doc::overview_table(v, r.runs)),
         against_table => (!against.rows.is_empty()).then(|| table(&against)),
         detectors => detectors,
-        splits => format::splits_line(&v.splits).map(|c| Value::from_safe_string(Html.cell(&c))),
+        latency => r.retrieval.as_ref().map(|rr| safe(Some(Html.cell(&doc::latency_line(rr, r.runs))))),
+        splits => safe(format::splits_line(&v.splits).map(|c| Html.cell(&c))),
         regressions => v.regressions.as_ref().map(|reg| context! {
             title => reg.title,
             table => table(&doc::regressions_table(reg)),
