@@ -80,7 +80,6 @@ pub const DEF: super::kind::DetectorDef = super::kind::DetectorDef {
 };
 
 /// The fingerprint drift detector. It sees only entries that carry `before` and `after`.
-#[derive(Default)]
 pub struct Drift;
 
 #[async_trait]

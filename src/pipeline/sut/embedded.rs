@@ -41,23 +41,17 @@ pub fn split_identifier(s: &str) -> String {
     let chars: Vec<char> = s.chars().collect();
     let mut out = String::with_capacity(s.len() + 8);
     for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            if !out.ends_with(' ') && !out.is_empty() {
-                out.push(' ');
-            }
-            continue;
+        let prev = i.checked_sub(1).map(|p| chars[p]);
+        let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+        let camel =
+            |p: char| p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next_lower);
+        let boundary = !c.is_alphanumeric() || c.is_uppercase() && prev.is_some_and(camel);
+        if boundary && !out.ends_with(' ') && !out.is_empty() {
+            out.push(' ');
         }
-        if i > 0 && c.is_uppercase() {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if (prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower))
-                && !out.ends_with(' ')
-                && !out.is_empty()
-            {
-                out.push(' ');
-            }
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
         }
-        out.extend(c.to_lowercase());
     }
     out.trim_end().to_string()
 }

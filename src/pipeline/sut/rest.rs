@@ -98,10 +98,8 @@ impl Retriever for RestSearch {
 
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
         let system = self.spec.name.clone();
-        let (query, secs) = (
-            format!("query {:?}", req.query_id),
-            self.spec.timeout.as_secs_f64(),
-        );
+        let query = format!("query {:?}", req.query_id);
+        let secs = self.spec.timeout.as_secs_f64();
         let start = Instant::now();
         let resp = match self.get(&req).await {
             Ok(r) => r,

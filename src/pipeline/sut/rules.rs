@@ -11,39 +11,30 @@ use async_trait::async_trait;
 use base64::Engine as _;
 use regex::{Regex, RegexSet};
 use serde_json::Value;
+use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-/// A text rule: an id, what it looks for, and the patterns (any match fires it).
-pub struct Rule {
-    pub id: &'static str,
-    pub summary: &'static str,
-    patterns: &'static [&'static str],
-}
-
-/// The text rules, in report order.
-pub static RULES: &[Rule] = &[
-    Rule {
-        id: "hidden-instruction-tag",
-        summary: "pseudo-markup that hides instructions from the user: <IMPORTANT>, <system>, HTML comments, chat-template tokens",
-        patterns: &[
+/// The text rules, in report order: an id and its patterns (any match fires it).
+static RULES: &[(&str, &[&str])] = &[
+    (
+        "hidden-instruction-tag",
+        &[
             r"(?i)</?\s*(important|system|instructions?|secret|hidden|admin|assistant_only|context|sys)\s*>",
             r"<!--",
             r"(?i)\[/?INST\]|<\|im_start\|>|<\|system\|>|\{\{\s*system",
         ],
-    },
-    Rule {
-        id: "secret-exfiltration",
-        summary: "asks to read secrets or sensitive paths and pass them on (parameter, request, message)",
-        patterns: &[
+    ),
+    (
+        "secret-exfiltration",
+        &[
             r"(?is)(~/\.ssh|\bid_(rsa|ed25519|ecdsa)\b|\.aws/credentials|~/\.aws|/etc/(passwd|shadow)|\bmcp\.json\b|\.cursor/|\.netrc|\.npmrc|\.kube/config|\.env\b|private[ _]key|api[ _-]?keys?\b|access[ _-]?tokens?|credentials|seed phrase|passwords?)(.{0,240})\b(pass(ed)?|include[sd]?|send|sent|upload|post|append|attach|forward|embed|put|copy|add)\b.{0,80}\b(as|in|into|to|within)\b.{0,40}\b(parameter|param|argument|field|sidenote|notes?|request|url|body|query|header|metadata|server|endpoint|https?)",
             r"(?is)\b(read|open|cat|load|collect|gather|grab|access)\b.{0,60}(~/\.ssh|\bid_(rsa|ed25519)\b|\.aws/credentials|/etc/passwd|\bmcp\.json\b|\.env\b|credentials file|private key).{0,200}\b(pass|include|send|upload|post|append|attach|forward|embed)\b",
             r"(?i)\bexfiltrat",
         ],
-    },
-    Rule {
-        id: "secrecy-directive",
-        summary: "tells the model to keep something from the user",
-        patterns: &[
+    ),
+    (
+        "secrecy-directive",
+        &[
             r"(?i)\b(do not|don't|never|must not|should not)\s+(tell|mention|inform|reveal|disclose|notify|show|alert|let)\b.{0,40}\b(user|human|operator|them|anyone)\b",
             r"(?i)\b(do not|don't|never)\s+(mention|reveal|disclose)\s+(this|that|it|these)\b",
             r"(?i)\bwithout\s+(telling|informing|notifying|alerting|asking|letting)\s+(the\s+)?(user|human|operator)",
@@ -51,11 +42,10 @@ pub static RULES: &[Rule] = &[
             r"(?i)\b(keep|hide)\s+(this|it|these)\b.{0,30}\b(secret|hidden|confidential|private)?\s*from\s+(the\s+)?user",
             r"(?i)\b(invisible|hidden|transparent)\s+to\s+the\s+user\b",
         ],
-    },
-    Rule {
-        id: "cross-tool-instruction",
-        summary: "instructions about how other tools must behave (shadowing)",
-        patterns: &[
+    ),
+    (
+        "cross-tool-instruction",
+        &[
             r"(?i)\b(when|whenever|each time|every time|if)\b.{0,40}\b(tool|function)\b.{0,30}\b(is|are|gets?)\s+(used|called|invoked|run|executed)",
             r"(?i)\b(before|after)\s+(calling|using|invoking|running)\s+(any|every|all|the\s+\w+\s+tool|other)\b",
             r"(?i)\b(all|every|any)\s+(e-?mails?|messages?|requests?|calls?|payments?|transfers?|commits?)\b.{0,40}\b(must|should|shall|need to)\s+(also\s+)?(be\s+)?(sent|forwarded|redirected|routed|cc'?d|bcc'?d|copied|go)\b",
@@ -65,23 +55,22 @@ pub static RULES: &[Rule] = &[
             r"(?i)\b(change|replace|set)\s+the\s+(recipient|destination|account|address|to:? field)\b",
             r"(?i)\bother\s+(tools|servers|functions)\b.{0,60}\b(must|should|need to|are required to|have to)\b",
         ],
-    },
-    Rule {
-        id: "injection-phrase",
-        summary: "classic prompt-injection phrasing: ignore previous instructions, you are now, reveal the system prompt",
-        patterns: &[
+    ),
+    (
+        "injection-phrase",
+        &[
             r"(?i)\b(ignore|disregard|forget|override|bypass)\b.{0,30}\b(previous|prior|above|earlier|preceding|all|any|other|your|safety|system)\b.{0,20}\b(instructions?|directions?|prompts?|rules|guidelines|guardrails|policies)\b",
             r"(?i)\byou are now\b|\bfrom now on,? you\b|\bnew (system )?instructions?\s*:",
             r"(?i)\b(reveal|print|output|repeat|leak|show)\b.{0,30}\bsystem\s+prompt\b",
             r"(?i)\b(developer|god|dan|jailbreak)\s+mode\b",
             r"(?i)ignora\s+(todas\s+)?las\s+instrucciones|ignoriere\s+(alle\s+)?(vorherigen\s+|bisherigen\s+)?anweisungen|ignore[rz]?\s+(toutes\s+)?les\s+instructions|игнорируй|忽略(之前|以上|所有)|以前の指示を無視",
         ],
-    },
+    ),
 ];
 
 static TEXT_SETS: LazyLock<Vec<(&'static str, RegexSet)>> = LazyLock::new(|| {
-    let set = |r: &Rule| RegexSet::new(r.patterns).expect("rule patterns compile");
-    RULES.iter().map(|r| (r.id, set(r))).collect()
+    let set = |p: &[&str]| RegexSet::new(p).expect("rule patterns compile");
+    RULES.iter().map(|&(id, p)| (id, set(p))).collect()
 });
 
 static BASE64_RUN: LazyLock<Regex> =
@@ -157,35 +146,29 @@ pub fn text_rules(text: &str) -> Vec<&'static str> {
 
 /// All rule ids that fire on `text`, sorted and unique.
 pub fn scan_text(text: &str) -> Vec<String> {
-    let mut fired: Vec<String> = text_rules(text).into_iter().map(String::from).collect();
+    let mut fired: BTreeSet<&str> = text_rules(text).into_iter().collect();
     if text.chars().any(is_hidden_char) {
-        fired.push(HIDDEN_UNICODE.into());
+        fired.insert(HIDDEN_UNICODE);
     }
     // strip hidden characters and scan again, so zero-width splitting does not hide a phrase
     let visible: String = text.chars().filter(|c| !is_hidden_char(*c)).collect();
     if visible.len() != text.len() {
-        fired.extend(text_rules(&visible).into_iter().map(String::from));
+        fired.extend(text_rules(&visible));
     }
     for decoded in decoded_texts(text) {
-        fired.push(ENCODED_PAYLOAD.into());
-        fired.extend(text_rules(&decoded).into_iter().map(String::from));
+        fired.insert(ENCODED_PAYLOAD);
+        fired.extend(text_rules(&decoded));
     }
-    fired.sort();
-    fired.dedup();
-    fired
+    fired.into_iter().map(String::from).collect()
 }
 
 fn collect_strings(v: &Value, out: &mut String) {
     match v {
-        Value::String(s) => {
-            out.push_str(s);
-            out.push('\n');
-        }
+        Value::String(s) => out.extend([s.as_str(), "\n"]),
         Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
         Value::Object(o) => {
             for (k, x) in o {
-                out.push_str(k);
-                out.push('\n');
+                out.extend([k.as_str(), "\n"]);
                 collect_strings(x, out);
             }
         }
@@ -195,8 +178,7 @@ fn collect_strings(v: &Value, out: &mut String) {
 
 /// The text of one tool definition: its description and every key and string of its schema.
 pub fn tool_text(description: &str, schema: Option<&Value>) -> String {
-    let mut t = description.to_string();
-    t.push('\n');
+    let mut t = format!("{description}\n");
     if let Some(s) = schema {
         collect_strings(s, &mut t);
     }
@@ -221,7 +203,6 @@ pub const DEF: super::kind::DetectorDef = super::kind::DetectorDef {
 };
 
 /// The reference rules detector.
-#[derive(Default)]
 pub struct Rules;
 
 #[async_trait]

@@ -125,7 +125,6 @@ pub(super) fn layout(
 ) -> Result<Layout, String> {
     let mut specs: BTreeMap<String, ReplaySpec> = BTreeMap::new();
     let mut groups: HashMap<String, Vec<String>> = HashMap::new();
-    let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut id_of = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         let Some((first, then)) = played(e) else {
@@ -145,9 +144,10 @@ pub(super) fn layout(
                     1 => base.clone(),
                     k => format!("{base}-{k}"),
                 };
-                let free = (existing.len() + 1..).map(nth).find(|c| !taken.contains(c));
+                let free = (existing.len() + 1..)
+                    .map(nth)
+                    .find(|c| !specs.contains_key(c));
                 let cand = free.expect("a name not taken");
-                taken.insert(cand.clone());
                 existing.push(cand.clone());
                 specs.insert(cand.clone(), empty_spec(&cand));
                 cand
