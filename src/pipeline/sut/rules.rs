@@ -16,6 +16,8 @@ use std::sync::LazyLock;
 
 /// The text rules, in report order: an id and its patterns (any match fires it).
 static RULES: &[(&str, &[&str])] = &[
+    // pseudo-markup that hides instructions from the user: <IMPORTANT>, <system>, HTML comments,
+    // chat-template tokens
     (
         "hidden-instruction-tag",
         &[
@@ -24,6 +26,7 @@ static RULES: &[(&str, &[&str])] = &[
             r"(?i)\[/?INST\]|<\|im_start\|>|<\|system\|>|\{\{\s*system",
         ],
     ),
+    // asks to read secrets or sensitive paths and pass them on (parameter, request, message)
     (
         "secret-exfiltration",
         &[
@@ -32,6 +35,7 @@ static RULES: &[(&str, &[&str])] = &[
             r"(?i)\bexfiltrat",
         ],
     ),
+    // tells the model to keep something from the user
     (
         "secrecy-directive",
         &[
@@ -43,6 +47,7 @@ static RULES: &[(&str, &[&str])] = &[
             r"(?i)\b(invisible|hidden|transparent)\s+to\s+the\s+user\b",
         ],
     ),
+    // instructions about how other tools must behave (shadowing)
     (
         "cross-tool-instruction",
         &[
@@ -56,6 +61,8 @@ static RULES: &[(&str, &[&str])] = &[
             r"(?i)\bother\s+(tools|servers|functions)\b.{0,60}\b(must|should|need to|are required to|have to)\b",
         ],
     ),
+    // classic prompt-injection phrasing: ignore previous instructions, you are now, reveal the
+    // system prompt
     (
         "injection-phrase",
         &[
