@@ -75,10 +75,7 @@ impl Coverage {
             self.seconds
         );
         if !self.missing_servers.is_empty() {
-            s.push_str(&format!(
-                "; servers never seen: {}",
-                self.missing_servers.join(", ")
-            ));
+            s += &format!("; servers never seen: {}", self.missing_servers.join(", "));
         }
         if !self.complete() && !self.missing.is_empty() {
             s.push_str(&format!("; e.g. missing {}", self.missing.join(", ")));
