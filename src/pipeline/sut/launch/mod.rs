@@ -31,7 +31,7 @@ use crate::pipeline::sut::kind::SutKind;
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::pipeline::sut::{Facts, ProbeReply, Ranked, Retriever, SearchRequest, SutError};
 use async_trait::async_trait;
-use catalog::{CatalogCheck, CheckSpec, Coverage};
+use catalog::{CatalogCheck, Coverage};
 use prepare::{prepare, shape};
 use serde_json::Value;
 use spec::{CatalogSpec, LaunchSpec, LaunchTransport};
@@ -155,41 +155,21 @@ pub async fn check_catalog(
     mcp: Option<&McpSearch>,
     corpus: &Corpus,
 ) -> Result<Coverage, SutError> {
-    let c = &s.catalog;
-    let spec = CheckSpec {
-        system: r.facts().name.clone(),
-        ready_timeout: s.ready_timeout.unwrap_or(READY_TIMEOUT),
-        request_timeout: s.request_timeout,
-        concurrency: s.concurrency,
-        allow_partial: c.allow_partial,
-        quiet: s.quiet,
-        results: s.results,
-        probe: catalog::ProbeShape {
-            words: c.probe_words.map_or(catalog::PROBE_WORDS, |n| n as usize),
-            max_chars: c.probe_max_chars.map(|n| n as usize),
-        },
-    };
-    let cov = match (c.check.unwrap_or_default(), mcp) {
+    let system = &r.facts().name;
+    let cov = match (s.catalog.check.unwrap_or_default(), mcp) {
         (CatalogCheck::ToolsList, Some(m)) => {
-            catalog::by_tools_list(
-                || m.list_tools(),
-                corpus,
-                c.filter.as_deref(),
-                c.id_style.unwrap_or_default(),
-                &spec,
-            )
-            .await?
+            catalog::by_tools_list(|| m.list_tools(), corpus, system, s).await?
         }
         (CatalogCheck::ToolsList, None) => {
             return Err(SutError::other(
-                spec.system,
+                system,
                 "[sut.catalog] check = \"tools-list\" needs a system reached over MCP",
             ));
         }
-        _ => catalog::by_search(r, corpus, &spec).await?,
+        _ => catalog::by_search(r, corpus, s).await?,
     };
     if !s.quiet {
-        crate::errln!("{}: catalog {}", spec.system, cov.summary());
+        crate::errln!("{system}: catalog {}", cov.summary());
     }
     Ok(cov)
 }
