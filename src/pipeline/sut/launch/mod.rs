@@ -2,11 +2,6 @@
 //! evalgate replay servers (one per corpus server), start the proxy, wait until its catalog is
 //! exactly the corpus and its answers are stable, then search it over MCP. The supervisor stops
 //! the whole process tree however the run ends.
-//!
-//! The steps, one module each: [`upstreams`] (what is served, the scratch config),
-//! [`prepare`] (the settings resolved, the scratch directory laid out, setup commands run),
-//! [`start`] (spawn, then hand over a [`Running`] proxy), [`ready`] (the wait for its catalog),
-//! [`catalog`] (the catalog check of a connected system); this module connects the search.
 
 pub mod catalog;
 mod prepare;
