@@ -73,16 +73,15 @@ impl<H: ClientHandler> Session<H> {
     /// stdio child said and whether it is still alive.
     pub async fn list_all_tools(&self) -> anyhow::Result<Vec<McpTool>> {
         let listed = self.service.peer().list_all_tools();
-        // `None`: no answer in time
-        let failed = match tokio::time::timeout(self.timeout, listed).await {
-            Ok(Ok(t)) => return Ok(t),
-            Ok(Err(e)) => Some(readable(&e)),
-            Err(_) => None,
-        };
-        let (describe, story) = (&self.describe, child_story(self.child.as_ref()));
-        match failed {
-            Some(e) => bail!("tools/list failed ({describe}): {e}{story}"),
-            None => Err(timeout(self.timeout, "tools/list", describe, &story)),
+        let (describe, story) = (&self.describe, || child_story(self.child.as_ref()));
+        match tokio::time::timeout(self.timeout, listed).await {
+            Ok(Ok(t)) => Ok(t),
+            Ok(Err(e)) => bail!(
+                "tools/list failed ({describe}): {}{}",
+                readable(&e),
+                story()
+            ),
+            Err(_) => Err(timeout(self.timeout, "tools/list", describe, &story())),
         }
     }
 

@@ -98,11 +98,10 @@ impl ReplaySpec {
                 };
                 let id = &e.id;
                 let bad = || format!("security entry {id}: `after` is not an MCP tool definition");
-                let mut defs = Vec::new();
-                for d in list {
-                    defs.push(serde_json::from_value(d.clone()).with_context(bad)?);
-                }
-                changes.insert(def.name.to_string(), defs);
+                let defs = list
+                    .iter()
+                    .map(|d| serde_json::from_value(d.clone()).with_context(bad));
+                changes.insert(def.name.to_string(), defs.collect::<anyhow::Result<_>>()?);
             }
             tools.push(def);
         }

@@ -297,11 +297,6 @@ impl std::fmt::Debug for Managed {
 }
 
 impl Managed {
-    /// The child's pid, which is also its process group id.
-    pub fn pid(&self) -> u32 {
-        self.slot.pid
-    }
-
     /// Non-blocking: `Some(description)` (e.g. "exit status: 3", "signal: 9 (SIGKILL)") once
     /// the child has exited. Its own children may still be running.
     pub fn try_exited(&self) -> Option<String> {

@@ -38,19 +38,6 @@
 //! servers are started here too: `mcp` spawns them with [`Spec::stdin_piped`] and
 //! [`Spec::take_stdout`] and hands [`Managed::take_stdio`] to rmcp (rmcp's own child-process
 //! transport is not even compiled in).
-//!
-//! Layout, one concern per file:
-//!
-//! * `supervisor`: the owner and its registry ([`Supervisor`]).
-//! * `child`: what to launch ([`Spec`]), starting one group leader, the handle ([`Managed`]).
-//! * `stop`: SIGTERM / grace / SIGKILL and reaping of whole groups; [`become_child_subreaper`].
-//! * `signals`: the SIGINT/SIGTERM handler and scratch-directory removal.
-//! * `procfs`: the `/proc` process table ([`descendants`]).
-//! * `log`: the bounded capture of a child's output ([`Managed::log_tail`]).
-//! * [`owner`]: the mark in each child's environment that finds its escaped descendants.
-//! * [`env`]: what a child's environment holds (an allow-list, never a credential).
-//! * `sys`: the system calls, through `nix`.
-//! * [`watchdog`]: the helper that outlives a SIGKILLed evalgate.
 
 use std::sync::{Mutex, MutexGuard};
 

@@ -41,7 +41,7 @@ async fn eventually(what: &str, limit: Duration, mut cond: impl FnMut() -> bool)
 }
 
 async fn wait_for_line(m: &Managed, line: &str) {
-    let what = format!("pid {} to print {line:?}", m.pid());
+    let what = format!("pid {} to print {line:?}", m.slot.pid);
     eventually(&what, Duration::from_secs(10), || {
         m.log_tail(1000).lines().any(|l| l == line)
     })
@@ -108,9 +108,9 @@ async fn shutdown_kills_grandchildren() {
     let m = sup
         .spawn(sh("tree", "sleep 300 & sleep 300 & wait"))
         .unwrap();
-    let grandkids = wait_descendants(m.pid(), 2).await;
+    let grandkids = wait_descendants(m.slot.pid, 2).await;
     let mut all = grandkids.clone();
-    all.push(m.pid());
+    all.push(m.slot.pid);
     let mine = descendants(std::process::id());
     assert!(
         all.iter().all(|p| mine.contains(p)),
@@ -147,17 +147,17 @@ async fn descendant_that_left_the_group_is_killed_too() {
         "a grandchild to leave the group",
         Duration::from_secs(10),
         || {
-            kids = descendants(m.pid());
+            kids = descendants(m.slot.pid);
             let out = kids
                 .iter()
-                .filter(|p| read_stat(**p).is_some_and(|s| s.pgrp != m.pid()));
+                .filter(|p| read_stat(**p).is_some_and(|s| s.pgrp != m.slot.pid));
             kids.len() == 2 && out.count() == 1
         },
     )
     .await;
 
     sup.shutdown(Duration::from_secs(2)).await;
-    for p in kids.iter().chain([&m.pid()]) {
+    for p in kids.iter().chain([&m.slot.pid]) {
         assert!(gone(*p), "/proc/{p} still exists: {:?}", read_stat(*p));
     }
 }
@@ -173,7 +173,7 @@ async fn child_ignoring_sigterm_is_killed_after_grace() {
         ))
         .unwrap();
     wait_for_line(&m, "ready").await;
-    let grandkids = wait_descendants(m.pid(), 1).await;
+    let grandkids = wait_descendants(m.slot.pid, 1).await;
 
     let grace = Duration::from_millis(400);
     let started = Instant::now();
@@ -186,7 +186,7 @@ async fn child_ignoring_sigterm_is_killed_after_grace() {
     );
     assert!(took < grace + KILL_WAIT, "took {took:?}");
     assert_eq!(m.try_exited().as_deref(), Some("signal: 9 (SIGKILL)"));
-    for p in grandkids.iter().chain([&m.pid()]) {
+    for p in grandkids.iter().chain([&m.slot.pid]) {
         assert!(gone(*p), "/proc/{p} still exists: {:?}", read_stat(*p));
     }
 }
@@ -197,8 +197,8 @@ async fn dropping_the_supervisor_kills_its_children() {
     let sup = Supervisor::new();
     let clone = sup.clone();
     let m = sup.spawn(sh("dropped", "sleep 300 & wait")).unwrap();
-    let mut pids = wait_descendants(m.pid(), 1).await;
-    pids.push(m.pid());
+    let mut pids = wait_descendants(m.slot.pid, 1).await;
+    pids.push(m.slot.pid);
 
     drop(sup);
     assert!(pids.iter().all(|p| running(*p)), "a clone still owns them");
@@ -226,12 +226,12 @@ async fn a_panic_kills_the_children() {
         let sup = Supervisor::new();
         let m = sup.spawn(sh("panicky", "sleep 300 & wait")).unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
-        let mut pids = descendants(m.pid());
+        let mut pids = descendants(m.slot.pid);
         while pids.is_empty() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
-            pids = descendants(m.pid());
+            pids = descendants(m.slot.pid);
         }
-        pids.push(m.pid());
+        pids.push(m.slot.pid);
         tx.send(pids).unwrap();
         panic!("deliberate panic while children run");
     })
@@ -355,8 +355,8 @@ fn signal_helper() {
         let m = sup
             .spawn(sh("victim", "sleep 300 & sleep 300 & wait"))
             .unwrap();
-        let mut pids = wait_descendants(m.pid(), 2).await;
-        pids.push(m.pid());
+        let mut pids = wait_descendants(m.slot.pid, 2).await;
+        pids.push(m.slot.pid);
         sup.install_signal_handlers();
         let list: Vec<String> = pids.iter().map(u32::to_string).collect();
         println!("PIDS {}", list.join(" "));
@@ -399,7 +399,7 @@ async fn signal_handler_kills_children_and_exits() {
         assert_eq!(pids.len(), 3);
         assert!(pids.iter().all(|p| running(*p)));
 
-        sys::signal_pid(helper.pid(), Some(sig)).unwrap();
+        sys::signal_pid(helper.slot.pid, Some(sig)).unwrap();
         let exit = helper.wait_exit(Duration::from_secs(20)).await;
         assert_eq!(
             helper.try_exit_status().and_then(|s| s.code()),

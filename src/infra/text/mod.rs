@@ -69,12 +69,6 @@ impl From<String> for Text {
     }
 }
 
-impl From<&String> for Text {
-    fn from(s: &String) -> Text {
-        Text(Arc::from(s.as_str()))
-    }
-}
-
 impl PartialEq<str> for Text {
     fn eq(&self, other: &str) -> bool {
         *self.0 == *other

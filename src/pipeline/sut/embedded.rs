@@ -330,7 +330,7 @@ impl Embedded {
             ids: corpus
                 .tools
                 .iter()
-                .map(|t| Text::from(&t.tool_id))
+                .map(|t| Text::from(t.tool_id.as_str()))
                 .collect(),
             docs,
         })

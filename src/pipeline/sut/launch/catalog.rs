@@ -14,10 +14,11 @@
 //! An incomplete catalog is a failure (exit 3) unless the user allows a partial one, in which
 //! case the coverage travels with the report.
 
+use super::spec::CatalogSpec;
 use crate::infra::text::Text;
 use crate::infra::text::sanitize::clip;
 use crate::pipeline::dataset::{Corpus, Tool};
-use crate::pipeline::sut::mapping::{IdStyle, Mapper, normalize_id};
+use crate::pipeline::sut::mapping::{Mapper, normalize_id};
 use crate::pipeline::sut::{Retriever, SearchRequest, SutError};
 use futures::StreamExt;
 use schemars::JsonSchema;
@@ -75,10 +76,7 @@ impl Coverage {
             self.seconds
         );
         if !self.missing_servers.is_empty() {
-            s.push_str(&format!(
-                "; servers never seen: {}",
-                self.missing_servers.join(", ")
-            ));
+            s += &format!("; servers never seen: {}", self.missing_servers.join(", "));
         }
         if !self.complete() && !self.missing.is_empty() {
             s.push_str(&format!("; e.g. missing {}", self.missing.join(", ")));
@@ -109,23 +107,6 @@ pub(super) fn server_of(id: &str) -> &str {
     id.split_once(':').map_or(id, |(s, _)| s)
 }
 
-/// How the check runs.
-#[derive(Debug, Clone)]
-pub struct CheckSpec {
-    pub system: String,
-    /// The whole wait: a cold index gets this long to become complete and stable.
-    pub ready_timeout: Duration,
-    /// Each request.
-    pub request_timeout: Duration,
-    pub concurrency: usize,
-    pub allow_partial: bool,
-    pub quiet: bool,
-    /// Results each probe search asks for.
-    pub results: usize,
-    /// How each tool's probe query is made.
-    pub probe: ProbeShape,
-}
-
 /// Words of a tool's description in its probe query, by default.
 pub const PROBE_WORDS: usize = 24;
 
@@ -137,32 +118,30 @@ pub struct ProbeShape {
     pub max_chars: Option<usize>,
 }
 
-impl CheckSpec {
-    /// The incomplete-catalog outcome: a named failure, or a partial coverage when allowed.
-    fn verdict(&self, cov: Coverage, why: &str) -> Result<Coverage, SutError> {
-        if cov.complete() {
-            return Ok(cov);
-        }
-        if self.allow_partial {
-            return Ok(Coverage {
-                partial_allowed: true,
-                ..cov
-            });
-        }
-        Err(SutError::other(
-            self.system.clone(),
-            format!(
-                "the system does not show the whole corpus ({why}): {}. Nothing was measured: \
-                 scores over an incomplete catalog would be wrong. A server never seen usually \
-                 did not start (its log follows when evalgate started it); single tools that never appear even \
-                 when searched by their own name and description are either missing or \
-                 unreachable by its search (a router that prunes, a result cap). Set \
-                 [sut.catalog] allow_partial = true to measure anyway, with the coverage \
-                 printed in every report",
-                cov.summary()
-            ),
-        ))
+/// The incomplete-catalog outcome: a named failure, or a partial coverage when allowed.
+fn verdict(s: &CatalogSpec, system: &str, cov: Coverage, why: &str) -> Result<Coverage, SutError> {
+    if cov.complete() {
+        return Ok(cov);
     }
+    if s.catalog.allow_partial {
+        return Ok(Coverage {
+            partial_allowed: true,
+            ..cov
+        });
+    }
+    Err(SutError::other(
+        system,
+        format!(
+            "the system does not show the whole corpus ({why}): {}. Nothing was measured: \
+             scores over an incomplete catalog would be wrong. A server never seen usually \
+             did not start (its log follows when evalgate started it); single tools that never appear even \
+             when searched by their own name and description are either missing or \
+             unreachable by its search (a router that prunes, a result cap). Set \
+             [sut.catalog] allow_partial = true to measure anyway, with the coverage \
+             printed in every report",
+            cov.summary()
+        ),
+    ))
 }
 
 /// How often a long probe round reports its progress.
@@ -191,10 +170,16 @@ pub fn probe_text(name: &str, description: &str, shape: ProbeShape) -> String {
 pub async fn by_search(
     r: &dyn Retriever,
     corpus: &Corpus,
-    spec: &CheckSpec,
+    s: &CatalogSpec,
 ) -> Result<Coverage, SutError> {
+    let system = &r.facts().name;
+    let ready_timeout = s.ready_timeout.unwrap_or(super::READY_TIMEOUT);
+    let shape = ProbeShape {
+        words: s.catalog.probe_words.map_or(PROBE_WORDS, |n| n as usize),
+        max_chars: s.catalog.probe_max_chars.map(|n| n as usize),
+    };
     let want: BTreeSet<String> = corpus.tools.iter().map(|t| t.tool_id.clone()).collect();
-    let probe = |t: &Tool| probe_text(t.bare_name(), &t.description, spec.probe);
+    let probe = |t: &Tool| probe_text(t.bare_name(), &t.description, shape);
     let probes: Vec<(String, String)> = corpus
         .tools
         .iter()
@@ -203,13 +188,13 @@ pub async fn by_search(
     // a fixed, spread-out sample whose answers must repeat exactly: the index has settled
     let step = (probes.len() / 16).max(1);
     let sample: Vec<usize> = (0..probes.len()).step_by(step).take(16).collect();
-    let limit = spec.results;
+    let limit = s.results;
     let start = Instant::now();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut last_sample: Option<Vec<Vec<Text>>> = None;
     let mut unchanged_since = Instant::now();
     let mut rounds = 0;
-    let settle = spec.ready_timeout.min(Duration::from_secs(10));
+    let settle = ready_timeout.min(Duration::from_secs(10));
     loop {
         rounds += 1;
         let todo: Vec<usize> = (0..probes.len())
@@ -225,7 +210,7 @@ pub async fn by_search(
                     text,
                     limit,
                 };
-                let r = match tokio::time::timeout(spec.request_timeout, r.search(req)).await {
+                let r = match tokio::time::timeout(s.request_timeout, r.search(req)).await {
                     // name the probe query the system refused, and how to shape it
                     Ok(r) => r.map(|r| r.ids).map_err(|e| match e {
                         // an answer the system gave to this query (not a transport failure)
@@ -238,8 +223,8 @@ pub async fn by_search(
                         e => e,
                     }),
                     Err(_) => Err(SutError::timeout(
-                        spec.system.clone(),
-                        spec.request_timeout.as_secs_f64(),
+                        system,
+                        s.request_timeout.as_secs_f64(),
                         format!(
                             "catalog probe for {id} (searching the tool's own name and description)"
                         ),
@@ -248,7 +233,7 @@ pub async fn by_search(
                 (i, r)
             }
         }))
-        .buffer_unordered(spec.concurrency.max(1));
+        .buffer_unordered(s.concurrency.max(1));
         let before = seen.len();
         let mut sample_answers = BTreeMap::new();
         let mut answered = 0;
@@ -257,11 +242,10 @@ pub async fn by_search(
         while let Some((i, a)) = answers.next().await {
             let ids = a?;
             answered += 1;
-            if !spec.quiet && told.elapsed() >= PROGRESS_EVERY {
+            if !s.quiet && told.elapsed() >= PROGRESS_EVERY {
                 told = Instant::now();
                 crate::errln!(
-                    "{}: catalog probe round {rounds}: {answered}/{todo_len} searches, {}/{} tools seen",
-                    spec.system,
+                    "{system}: catalog probe round {rounds}: {answered}/{todo_len} searches, {}/{} tools seen",
                     seen.len(),
                     want.len()
                 );
@@ -282,10 +266,9 @@ pub async fn by_search(
         let mut cov = Coverage::new("search", &want, &seen);
         cov.rounds = rounds;
         cov.seconds = start.elapsed().as_secs_f64();
-        if !spec.quiet && rounds > 1 && !(cov.complete() && stable) {
+        if !s.quiet && rounds > 1 && !(cov.complete() && stable) {
             crate::errln!(
-                "{}: catalog probe round {rounds}: {}/{} tools seen{}",
-                spec.system,
+                "{system}: catalog probe round {rounds}: {}/{} tools seen{}",
                 cov.seen,
                 cov.served,
                 if stable {
@@ -302,43 +285,45 @@ pub async fn by_search(
         // catalog, even one the user allows, is only accepted once it has stopped growing, so
         // a slowly warming index is not measured half-built)
         if stable && unchanged_since.elapsed() >= settle {
-            return spec.verdict(cov, "its answers stopped changing");
+            return verdict(s, system, cov, "its answers stopped changing");
         }
         // stability needs two rounds, so a round slower than the ready timeout gets a second
-        if rounds >= 2 && start.elapsed() >= spec.ready_timeout {
-            let secs = spec.ready_timeout.as_secs_f64();
+        if rounds >= 2 && start.elapsed() >= ready_timeout {
+            let secs = ready_timeout.as_secs_f64();
             let state = if stable { "incomplete" } else { "changing" };
             let why = format!("still {state} after {secs:.0} s");
             if !stable && cov.complete() {
                 return Err(SutError::other(
-                    &spec.system,
+                    system,
                     format!(
                         "the system's answers to identical probes kept changing for {secs:.0} s; \
                          its index never settled, so nothing was measured"
                     ),
                 ));
             }
-            return spec.verdict(cov, &why);
+            return verdict(s, system, cov, &why);
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 
-/// The `tools-list` check: the system's own listing, mapped by `filter` (default `.[] | .name`
-/// with `server:tool` / `server__tool` names), polled until it holds the corpus and repeats.
+/// The `tools-list` check: the system's own listing, mapped by `[sut.catalog] filter` (default
+/// `.[] | .name` with `server:tool` / `server__tool` names), polled until it holds the corpus
+/// and repeats.
 pub async fn by_tools_list<F, Fut>(
     list: F,
     corpus: &Corpus,
-    filter: Option<&str>,
-    id_style: IdStyle,
-    spec: &CheckSpec,
+    system: &str,
+    s: &CatalogSpec,
 ) -> Result<Coverage, SutError>
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<Vec<rmcp::model::Tool>>>,
 {
-    let mapper = Mapper::new(filter.unwrap_or(".[] | .name"), id_style)
-        .map_err(|e| SutError::other(spec.system.clone(), format!("[sut.catalog] filter: {e}")))?;
+    let id_style = s.catalog.id_style.unwrap_or_default();
+    let filter = s.catalog.filter.as_deref().unwrap_or(".[] | .name");
+    let mapper = Mapper::new(filter, id_style)
+        .map_err(|e| SutError::other(system, format!("[sut.catalog] filter: {e}")))?;
     let want: BTreeSet<String> = corpus.tools.iter().map(|t| t.tool_id.clone()).collect();
     let start = Instant::now();
     let mut last: Option<BTreeSet<String>> = None;
@@ -348,10 +333,10 @@ where
         // a hang is a timeout, an answer that is not MCP garbage, anything else a crash
         let tools = list()
             .await
-            .map_err(|e| SutError::connect_failed(spec.system.clone(), &e, ""))?;
+            .map_err(|e| SutError::connect_failed(system.to_string(), &e, ""))?;
         let v = serde_json::to_value(&tools).unwrap_or_default();
         let outputs = mapper.outputs(&v).map_err(|e| {
-            SutError::garbage(&spec.system, format!("mapping the tools/list answer: {e}"))
+            SutError::garbage(system, format!("mapping the tools/list answer: {e}"))
         })?;
         let ids: BTreeSet<String> = outputs
             .iter()
@@ -365,8 +350,8 @@ where
         if cov.complete() && stable {
             return Ok(cov);
         }
-        if start.elapsed() >= spec.ready_timeout {
-            return spec.verdict(cov, "tools/list after the ready timeout");
+        if start.elapsed() >= s.ready_timeout.unwrap_or(super::READY_TIMEOUT) {
+            return verdict(s, system, cov, "tools/list after the ready timeout");
         }
         last = Some(ids);
         tokio::time::sleep(Duration::from_millis(500)).await;

@@ -2,11 +2,6 @@
 //! evalgate replay servers (one per corpus server), start the proxy, wait until its catalog is
 //! exactly the corpus and its answers are stable, then search it over MCP. The supervisor stops
 //! the whole process tree however the run ends.
-//!
-//! The steps, one module each: [`upstreams`] (what is served, the scratch config),
-//! [`prepare`] (the settings resolved, the scratch directory laid out, setup commands run),
-//! [`start`] (spawn, then hand over a [`Running`] proxy), [`ready`] (the wait for its catalog),
-//! [`catalog`] (the catalog check of a connected system); this module connects the search.
 
 pub mod catalog;
 mod prepare;
@@ -16,7 +11,7 @@ mod start;
 mod upstreams;
 pub mod writers;
 
-pub use prepare::{ready_timeout, scratch, scratch_dir, system_name};
+pub use prepare::{ready_timeout, scratch_dir, system_name};
 pub use start::{Plan, Running, start};
 pub use upstreams::{
     Quarantine, corpus_upstreams, free_port, one_file_per_corpus, proxy_config,
@@ -31,7 +26,7 @@ use crate::pipeline::sut::kind::SutKind;
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::pipeline::sut::{Facts, ProbeReply, Ranked, Retriever, SearchRequest, SutError};
 use async_trait::async_trait;
-use catalog::{CatalogCheck, CheckSpec, Coverage};
+use catalog::{CatalogCheck, Coverage};
 use prepare::{prepare, shape};
 use serde_json::Value;
 use spec::{CatalogSpec, LaunchSpec, LaunchTransport};
@@ -155,41 +150,21 @@ pub async fn check_catalog(
     mcp: Option<&McpSearch>,
     corpus: &Corpus,
 ) -> Result<Coverage, SutError> {
-    let c = &s.catalog;
-    let spec = CheckSpec {
-        system: r.facts().name.clone(),
-        ready_timeout: s.ready_timeout.unwrap_or(READY_TIMEOUT),
-        request_timeout: s.request_timeout,
-        concurrency: s.concurrency,
-        allow_partial: c.allow_partial,
-        quiet: s.quiet,
-        results: s.results,
-        probe: catalog::ProbeShape {
-            words: c.probe_words.map_or(catalog::PROBE_WORDS, |n| n as usize),
-            max_chars: c.probe_max_chars.map(|n| n as usize),
-        },
-    };
-    let cov = match (c.check.unwrap_or_default(), mcp) {
+    let system = &r.facts().name;
+    let cov = match (s.catalog.check.unwrap_or_default(), mcp) {
         (CatalogCheck::ToolsList, Some(m)) => {
-            catalog::by_tools_list(
-                || m.list_tools(),
-                corpus,
-                c.filter.as_deref(),
-                c.id_style.unwrap_or_default(),
-                &spec,
-            )
-            .await?
+            catalog::by_tools_list(|| m.list_tools(), corpus, system, s).await?
         }
         (CatalogCheck::ToolsList, None) => {
             return Err(SutError::other(
-                spec.system,
+                system,
                 "[sut.catalog] check = \"tools-list\" needs a system reached over MCP",
             ));
         }
-        _ => catalog::by_search(r, corpus, &spec).await?,
+        _ => catalog::by_search(r, corpus, s).await?,
     };
     if !s.quiet {
-        crate::errln!("{}: catalog {}", spec.system, cov.summary());
+        crate::errln!("{system}: catalog {}", cov.summary());
     }
     Ok(cov)
 }
@@ -202,7 +177,7 @@ pub async fn launch(
     sup: &Supervisor,
 ) -> Result<Launched, SutError> {
     let name = system_name(s);
-    let dir = scratch(&name)?;
+    let dir = scratch_dir(&name, "evalgate-launch-")?;
     let corpus_files = write_server_corpora(&corpus.value, &dir.path().join("replay"))
         .map_err(|e| SutError::other(&name, format!("cannot write the replay corpora: {e}")))?;
     let tools = &corpus.value.tools;

@@ -34,11 +34,6 @@ pub fn ready_timeout(s: &LaunchSpec, servers: usize) -> Duration {
         .unwrap_or(super::READY_TIMEOUT + Duration::from_secs(servers as u64))
 }
 
-/// A fresh scratch directory for one launch.
-pub fn scratch(name: &str) -> Result<tempfile::TempDir, SutError> {
-    scratch_dir(name, "evalgate-launch-")
-}
-
 /// A fresh scratch directory `prefix…` of system `name`, removed on SIGINT/SIGTERM too.
 pub fn scratch_dir(name: &str, prefix: &str) -> Result<tempfile::TempDir, SutError> {
     let dir = tempfile::Builder::new()

@@ -264,6 +264,17 @@ impl Mapper {
     }
 }
 
+/// evalgate's own binary as `arg filter`, with a child's environment, dying with evalgate.
+fn self_exec(arg: &str, filter: &str) -> std::io::Result<std::process::Command> {
+    let mut cmd = std::process::Command::new(crate::infra::own_binary::own_binary()?);
+    cmd.arg(arg)
+        .arg(filter)
+        .env_clear()
+        .envs(crate::infra::process::env::for_child());
+    crate::infra::process::die_with_evalgate(&mut cmd);
+    Ok(cmd)
+}
+
 /// At most `max` characters of `s`, with an ellipsis and the full length when cut.
 pub(super) fn truncate(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {

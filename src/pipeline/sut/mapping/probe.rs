@@ -3,10 +3,9 @@
 //! once, in a child process of evalgate's own binary, on small inputs (`null`, `{}`, `[]`, `""`):
 //! one that does not finish within [`LIMIT`] or dies is refused as bad input.
 
-use crate::infra::process::env;
-use crate::infra::{own_binary, process};
 use serde_json::json;
 use std::io::Read;
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -45,20 +44,14 @@ pub fn check(filter: &str) -> Result<(), String> {
     if !ENABLED.load(Ordering::Relaxed) {
         return Ok(());
     }
-    let Ok(exe) = own_binary::own_binary() else {
-        return Ok(());
-    };
-    let mut cmd = std::process::Command::new(exe);
-    cmd.arg(ARG)
-        .arg(filter)
-        .env_clear()
-        .envs(env::for_child())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped());
     // a filter that never ends must not outlive an evalgate that is killed meanwhile
-    process::die_with_evalgate(&mut cmd);
-    let Ok(mut child) = cmd.spawn() else {
+    let spawned = super::self_exec(ARG, filter).and_then(|mut cmd| {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+    });
+    let Ok(mut child) = spawned else {
         return Ok(());
     };
     let start = Instant::now();

@@ -20,8 +20,6 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::infra::process::env;
-use crate::infra::{own_binary, process};
 use serde_json::Value;
 
 /// The hidden first argument that makes the binary a filter worker.
@@ -80,17 +78,11 @@ struct Running {
 
 impl Running {
     fn start(filter: &str) -> std::io::Result<Running> {
-        let exe = own_binary::own_binary()?;
-        let mut cmd = std::process::Command::new(exe);
-        cmd.arg(ARG)
-            .arg(filter)
-            .env_clear()
-            .envs(env::for_child())
+        let mut child = super::self_exec(ARG, filter)?
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        process::die_with_evalgate(&mut cmd);
-        let mut child = cmd.spawn()?;
+            .stderr(Stdio::null())
+            .spawn()?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();
