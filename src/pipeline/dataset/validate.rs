@@ -135,15 +135,10 @@ pub fn corpus(c: &Loaded<Corpus>, out: &mut Vec<Violation>) {
             let m = format!("expected `server:tool`, found {:?}: {why}", t.tool_id);
             r.add(&p.key("tool_id"), "corpus.tool-id", m);
         } else {
-            for (key, given, named, rule) in [
-                (
-                    "server",
-                    &t.server,
-                    t.server_name(),
-                    "corpus.server-mismatch",
-                ),
-                ("tool", &t.tool, t.bare_name(), "corpus.tool-mismatch"),
-            ] {
+            let (server, tool) = (t.server_name(), t.bare_name());
+            let server = ("server", &t.server, server, "corpus.server-mismatch");
+            let tool = ("tool", &t.tool, tool, "corpus.tool-mismatch");
+            for (key, given, named, rule) in [server, tool] {
                 if let Some(g) = given
                     && g != named
                 {
