@@ -237,11 +237,8 @@ fn page(r: &Report) -> Value {
             depth => rr.depth,
             requested => rr.requested,
             runs_completed => rr.runs_completed,
-            latency_ms => serde(&rr.latency_ms),
-            diagnostics => serde(&rr.diagnostics),
             per_query => serde(listed_queries(&rr.per_query)),
             per_query_total => rr.per_query.len(),
-            catalog => rr.catalog.as_ref().map(|c| c.summary()),
         }
     });
     let security = r.security.as_ref().map(|s| {
