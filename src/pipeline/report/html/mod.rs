@@ -169,7 +169,7 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         overview_table => table(&doc::overview_table(v, r.runs)),
         against_table => (!against.rows.is_empty()).then(|| table(&against)),
         detectors => detectors,
-        latency => r.retrieval.as_ref().map(|rr| safe(Some(Html.cell(&doc::latency_line(rr, r.runs))))),
+        latency => safe(r.retrieval.as_ref().map(|rr| Html.cell(&doc::latency_line(rr, r.runs)))),
         splits => safe(format::splits_line(&v.splits).map(|c| Html.cell(&c))),
         regressions => v.regressions.as_ref().map(|reg| context! {
             title => reg.title,

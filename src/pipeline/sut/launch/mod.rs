@@ -11,7 +11,7 @@ mod start;
 mod upstreams;
 pub mod writers;
 
-pub use prepare::{ready_timeout, scratch_dir, system_name};
+pub use prepare::{LAUNCH_SCRATCH, ready_timeout, scratch_dir, system_name};
 pub use start::{Plan, Running, start};
 pub use upstreams::{
     Quarantine, corpus_upstreams, free_port, one_file_per_corpus, proxy_config,
@@ -177,7 +177,7 @@ pub async fn launch(
     sup: &Supervisor,
 ) -> Result<Launched, SutError> {
     let name = system_name(s);
-    let dir = scratch_dir(&name, "evalgate-launch-")?;
+    let dir = scratch_dir(&name, LAUNCH_SCRATCH)?;
     let corpus_files = write_server_corpora(&corpus.value, &dir.path().join("replay"))
         .map_err(|e| SutError::other(&name, format!("cannot write the replay corpora: {e}")))?;
     let tools = &corpus.value.tools;

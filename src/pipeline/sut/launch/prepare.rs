@@ -34,6 +34,9 @@ pub fn ready_timeout(s: &LaunchSpec, servers: usize) -> Duration {
         .unwrap_or(super::READY_TIMEOUT + Duration::from_secs(servers as u64))
 }
 
+/// The scratch directory prefix of a launched proxy.
+pub const LAUNCH_SCRATCH: &str = "evalgate-launch-";
+
 /// A fresh scratch directory `prefix…` of system `name`, removed on SIGINT/SIGTERM too.
 pub fn scratch_dir(name: &str, prefix: &str) -> Result<tempfile::TempDir, SutError> {
     let dir = tempfile::Builder::new()

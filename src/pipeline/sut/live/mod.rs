@@ -77,7 +77,7 @@ async fn launch_over(
     extra: impl Fn(usize, &Path) -> Vec<String>,
 ) -> Result<Running, SutError> {
     let name = launch::system_name(s);
-    let dir = launch::scratch_dir(&name, "evalgate-launch-")?;
+    let dir = launch::scratch_dir(&name, launch::LAUNCH_SCRATCH)?;
     let root = dir.path().to_path_buf();
     let upstreams = write_specs(layout, &root, |i| extra(i, &root)).map_err(|e| {
         SutError::other(name.clone(), format!("cannot write the replay specs: {e}"))
