@@ -321,7 +321,11 @@ fn start_proxy(dir: &Path) -> (KillOnDrop, String, String) {
         let listen = format!("127.0.0.1:{port}");
         let cfg = evalgate::pipeline::sut::launch::proxy_config(
             &evalgate::pipeline::sut::launch::corpus_upstreams(
-                &evalgate::pipeline::sut::launch::one_file_per_corpus(&corpus, &corpus_path),
+                &corpus
+                    .tools
+                    .iter()
+                    .map(|t| (t.server_name().to_string(), corpus_path.clone()))
+                    .collect(),
                 evalgate::pipeline::replay::ServedNames::Bare,
             ),
             &evalgate_bin(),

@@ -526,6 +526,14 @@ extra_args = { detail = "full" }
             err.starts_with("evalgate.toml:2:1: ") && err.contains("catalog"),
             "{err}"
         );
+        // `[sut.rest] preset` was accepted and never read either (REST has no preset)
+        let err = FileConfig::parse("evalgate.toml", "[sut.rest]\npreset = \"mcpproxy\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("evalgate.toml:2:1: ") && err.contains("preset"),
+            "{err}"
+        );
         let err = FileConfig::parse("evalgate.toml", "[run]\nrunz = 3\n")
             .unwrap_err()
             .to_string();

@@ -43,7 +43,6 @@ pub struct McpFile {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RestFile {
-    pub preset: Option<String>,
     pub url: Option<String>,
     pub query_param: Option<String>,
     pub limit_param: Option<String>,

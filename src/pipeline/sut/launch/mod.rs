@@ -13,10 +13,7 @@ pub mod writers;
 
 pub use prepare::{LAUNCH_SCRATCH, ready_timeout, scratch_dir, system_name};
 pub use start::{Plan, Running, start};
-pub use upstreams::{
-    Quarantine, corpus_upstreams, free_port, one_file_per_corpus, proxy_config,
-    write_server_corpora,
-};
+pub use upstreams::{Quarantine, corpus_upstreams, free_port, proxy_config, write_server_corpora};
 
 use crate::infra::mcp::Endpoint;
 use crate::infra::process::{Managed, Supervisor};

@@ -35,15 +35,6 @@ pub fn random_key() -> String {
     key
 }
 
-/// Every corpus server served from one corpus file.
-pub fn one_file_per_corpus(corpus: &Corpus, path: &Path) -> BTreeMap<String, PathBuf> {
-    corpus
-        .tools
-        .iter()
-        .map(|t| (t.server_name().to_string(), path.to_path_buf()))
-        .collect()
-}
-
 /// Writes one small corpus file per server into `dir`, so that each replay server parses only
 /// its own tools (a hundred replays of a multi-megabyte corpus would cost seconds of CPU each).
 pub fn write_server_corpora(
