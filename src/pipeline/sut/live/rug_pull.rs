@@ -41,14 +41,22 @@ use std::time::{Duration, Instant};
 
 type Service = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
-/// The launched proxy as a play reads it: its REST API, an MCP session, where it shows
-/// approval hashes, and the replays' switch file and listed files.
-struct Proxy<'a> {
+/// One play against the launched proxy: its REST API, an MCP session, where it shows approval
+/// hashes, the replays' switch file and listed files, and the detector's settings.
+struct Play<'a> {
+    live: &'a RugPullLive,
     run: &'a Running,
     service: &'a Service,
     hash_from: HashFrom,
     ctrl: &'a Path,
     listed: &'a [(String, PathBuf)],
+    /// When the proxy was launched.
+    launched: Instant,
+    /// Per played tool, what shows that the proxy applied a phase: for the baseline nothing
+    /// (the tool listed), then its [`Witness`].
+    witnesses: BTreeMap<String, Witness>,
+    /// What the proxy showed once the baseline had settled (empty until then).
+    baseline: BTreeMap<String, Seen>,
 }
 
 /// Rug-pulls played against the running proxy.
@@ -349,12 +357,6 @@ fn call_outcome(calls: &Calls, id: &str) -> String {
     }
 }
 
-/// The first 12 hex digits of a hash, for notes.
-fn short(hash: &str) -> &str {
-    let hex = hash.rsplit_once(':').map_or(hash, |(_, h)| h);
-    hex.get(..12).unwrap_or(hex)
-}
-
 /// `server s answered N listings …`, when a phase saw more than one listing of the server (a
 /// second discovery pass can change the proxy's verdict) or none.
 fn listings_note(phase: &Settled, server: &str, after_what: &str) -> Option<String> {
@@ -460,7 +462,8 @@ fn judge(
 fn not_reported(o: &Observed, id: &str) -> String {
     let (before, after) = (o.before.seen.get(id), o.after.seen.get(id));
     let state = after.map_or("not listed".into(), Seen::state);
-    let hashes = [before, after].map(|s| s.and_then(|s| s.hash.as_deref()).map(short));
+    // the first 12 hex digits of each hash
+    let hashes = [before, after].map(|s| s?.bare_hash().map(|h| h.get(..12).unwrap_or(h)));
     let hash = match hashes {
         [Some(b), Some(a)] if b != a => {
             format!(" with its approval hash moved {b} → {a} (the changed definition accepted)")
@@ -521,19 +524,14 @@ fn diff_summary(d: &Value) -> Option<String> {
 /// Per replay server, the definitions it last listed (`before`/`after`) and how many listings
 /// it has answered, from its listed file.
 fn listings(listed: &[(String, PathBuf)]) -> BTreeMap<String, (String, u64)> {
-    listed
-        .iter()
-        .map(|(server, p)| {
-            let text = std::fs::read_to_string(p).unwrap_or_default();
-            let mut lines = text.lines();
-            let state = lines.next().unwrap_or("").trim().to_string();
-            let count = lines
-                .next()
-                .and_then(|n| n.trim().parse().ok())
-                .unwrap_or(0);
-            (server.clone(), (state, count))
-        })
-        .collect()
+    let read = |(server, p): &(String, PathBuf)| {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        let mut lines = text.lines().map(str::trim);
+        let state = lines.next().unwrap_or("").to_string();
+        let count = lines.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        (server.clone(), (state, count))
+    };
+    listed.iter().map(read).collect()
 }
 
 /// Per server, the listings answered since `from`.
@@ -579,27 +577,115 @@ impl RugPullLive {
         Some((e.before.clone()?, Some(e.after.clone()?)))
     }
 
-    /// Every listed tool as the proxy shows it, by `server:tool`.
-    async fn catalog(run: &Running) -> Result<BTreeMap<String, Seen>, SutError> {
-        let data = api(run, &client(), Method::GET, "/api/v1/tools", None)
+    async fn play(&self, layout: &Layout) -> Result<BTreeMap<usize, LiveOutcome>, SutError> {
+        let launched = Instant::now();
+        let running = super::launch_over(
+            &self.proxy,
+            &self.sup,
+            layout,
+            Quarantine::On,
+            self.trust_mode.as_deref(),
+            |i, root| {
+                vec![
+                    "--switch-file".into(),
+                    root.join("switch").display().to_string(),
+                    "--listed-file".into(),
+                    root.join(format!("listed-{i:04}")).display().to_string(),
+                ]
+            },
+        )
+        .await?;
+        let root = running.dir.path().to_path_buf();
+        let listed: Vec<(String, PathBuf)> = layout
+            .specs
+            .keys()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), root.join(format!("listed-{i:04}"))))
+            .collect();
+        let endpoint = Endpoint::Http {
+            url: format!("{}/mcp", running.base),
+            headers: vec![("X-API-Key".into(), running.api_key.clone())],
+        };
+        let opts = ConnectOpts {
+            sup: &self.sup,
+            timeout: self.proxy.check.request_timeout,
+            name: &running.name,
+        };
+        let service = connect(&endpoint, (), &opts)
             .await
-            .map_err(|detail| SutError::other(run.name.clone(), detail))?;
-        seen_in(&data).ok_or_else(|| {
-            SutError::garbage(run.name.clone(), "GET /api/v1/tools: no data.tools array")
-        })
+            .map_err(|e| {
+                let e = e.context("cannot connect to /mcp");
+                SutError::connect_failed(running.name.clone(), &e, "")
+            })?
+            .service;
+        let (args_before, args_after) = layout.call_args();
+        let changes = changes_of(layout);
+        let mut p = Play {
+            live: self,
+            run: &running,
+            service: &service,
+            hash_from: HashFrom::Nowhere,
+            ctrl: &root.join("switch"),
+            listed: &listed,
+            launched,
+            // the baseline needs no witness: every played tool listed
+            witnesses: changes
+                .keys()
+                .map(|id| (id.clone(), Witness::default()))
+                .collect(),
+            baseline: BTreeMap::new(),
+        };
+        p.hash_from = p.hashes_shown().await?;
+
+        // (0) the baseline, once the proxy's own startup listings are over and it re-lists
+        // each server on list_changed: approved and callable
+        p.listings_quiet().await;
+        let deaf_at_start = p.deaf_servers().await?;
+        p.listings_quiet().await;
+        let mut before = p.settle(Phase::Before).await?;
+        p.witnesses = changes
+            .iter()
+            .map(|(id, c)| (id.clone(), Witness::of(c, p.hash_from, before.seen.get(id))))
+            .collect();
+        p.baseline = before.seen.clone();
+        before.calls = p.calls(&args_before).await;
+        // (1) the rug is pulled; (2) and put back: the calls only once the proxy shows the
+        // baseline again
+        let after = p.switched(Phase::After, &args_after).await?;
+        let back = p.switched(Phase::Back, &args_before).await?;
+        let diff_back = p.diffs(&back.seen).await;
+        drop(service);
+        running.proxy.terminate(Duration::from_secs(2)).await;
+
+        let observed = Observed {
+            changes,
+            deaf_at_start,
+            before,
+            after,
+            back,
+            diff_back,
+        };
+        Ok(judge(&layout.id_of, &observed, self.relist_timeout))
+    }
+}
+
+impl Play<'_> {
+    /// Every listed tool as the proxy shows it, by `server:tool`.
+    async fn catalog(&self) -> Result<BTreeMap<String, Seen>, SutError> {
+        let name = || self.run.name.clone();
+        let data = api(self.run, &client(), Method::GET, "/api/v1/tools", None)
+            .await
+            .map_err(|detail| SutError::other(name(), detail))?;
+        seen_in(&data)
+            .ok_or_else(|| SutError::garbage(name(), "GET /api/v1/tools: no data.tools array"))
     }
 
     /// `tool` called through the proxy with these string arguments, within the request timeout.
-    async fn call(
-        &self,
-        service: &Service,
-        tool: &str,
-        args: [(&str, &str); 2],
-    ) -> Result<CallToolResult, String> {
+    async fn call(&self, tool: &str, args: [(&str, &str); 2]) -> Result<CallToolResult, String> {
         let args = args.map(|(k, v)| (k.to_string(), json!(v))).into_iter();
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args.collect());
-        let call = service.peer().call_tool(params);
-        match tokio::time::timeout(self.proxy.check.request_timeout, call).await {
+        let call = self.service.peer().call_tool(params);
+        match tokio::time::timeout(self.live.proxy.check.request_timeout, call).await {
             Ok(answer) => answer.map_err(|e| readable(&e)),
             Err(_) => Err("no answer within the request timeout".into()),
         }
@@ -607,28 +693,20 @@ impl RugPullLive {
 
     /// mcpproxy's `quarantine_security` `inspect_tools` for one server: its tools' approval
     /// hashes, by tool name; `None` when the proxy has no such tool or its answer has none.
-    async fn inspect_hashes(
-        &self,
-        service: &Service,
-        server: &str,
-    ) -> Option<BTreeMap<String, String>> {
+    async fn inspect_hashes(&self, server: &str) -> Option<BTreeMap<String, String>> {
         let args = [("operation", "inspect_tools"), ("name", server)];
-        let res = self.call(service, "quarantine_security", args).await.ok()?;
+        let res = self.call("quarantine_security", args).await.ok()?;
         let text = res.content.iter().find_map(|c| c.as_text())?;
         hashes_in(&text.text)
     }
 
     /// The catalog, with each played server's hashes from `inspect_tools` when the catalog
     /// shows none.
-    async fn read(
-        &self,
-        p: &Proxy<'_>,
-        servers: &BTreeSet<String>,
-    ) -> Result<BTreeMap<String, Seen>, SutError> {
-        let mut seen = Self::catalog(p.run).await?;
-        let inspect = p.hash_from == HashFrom::InspectTools;
+    async fn read(&self, servers: &BTreeSet<String>) -> Result<BTreeMap<String, Seen>, SutError> {
+        let mut seen = self.catalog().await?;
+        let inspect = self.hash_from == HashFrom::InspectTools;
         for server in servers.iter().filter(|_| inspect) {
-            let hashes = self.inspect_hashes(p.service, server).await;
+            let hashes = self.inspect_hashes(server).await;
             for (tool, hash) in hashes.into_iter().flatten() {
                 if let Some(s) = seen.get_mut(&format!("{server}:{tool}")) {
                     s.hash = Some(hash);
@@ -640,21 +718,16 @@ impl RugPullLive {
 
     /// Where this proxy shows approval hashes: in its catalog, else through mcpproxy's
     /// `inspect_tools`, else nowhere.
-    async fn hash_from(
-        &self,
-        run: &Running,
-        service: &Service,
-        played: &BTreeMap<String, Change>,
-    ) -> Result<HashFrom, SutError> {
-        let seen = Self::catalog(run).await?;
+    async fn hashes_shown(&self) -> Result<HashFrom, SutError> {
+        let seen = self.catalog().await?;
         let shown = |id: &String| seen.get(id).is_some_and(|s| s.hash.is_some());
-        if played.keys().any(shown) {
+        if self.witnesses.keys().any(shown) {
             return Ok(HashFrom::Catalog);
         }
-        let Some((server, _)) = played.keys().find_map(|id| id.split_once(':')) else {
+        let Some((server, _)) = self.witnesses.keys().find_map(|id| id.split_once(':')) else {
             return Ok(HashFrom::Nowhere);
         };
-        Ok(match self.inspect_hashes(service, server).await {
+        Ok(match self.inspect_hashes(server).await {
             Some(h) if !h.is_empty() => HashFrom::InspectTools,
             _ => HashFrom::Nowhere,
         })
@@ -662,15 +735,10 @@ impl RugPullLive {
 
     /// Reads the proxy until `phase` has settled for every played tool (see the module doc and
     /// [`witnessed`]); at the bound, names the tools that had not, with what was missing.
-    async fn settle(
-        &self,
-        p: &Proxy<'_>,
-        phase: Phase,
-        witnesses: &BTreeMap<String, Witness>,
-        before: &BTreeMap<String, Seen>,
-    ) -> Result<Settled, SutError> {
+    async fn settle(&self, phase: Phase) -> Result<Settled, SutError> {
+        let (witnesses, before) = (&self.witnesses, &self.baseline);
         let start = Instant::now();
-        let bound = settle_bound(self.settle_timeout, witnesses.len());
+        let bound = settle_bound(self.live.settle_timeout, witnesses.len());
         let servers: BTreeSet<String> = witnesses
             .keys()
             .filter_map(|id| id.split_once(':').map(|(s, _)| s.to_string()))
@@ -681,7 +749,7 @@ impl RugPullLive {
                 .map(|id| (id.clone(), seen.get(id).cloned()))
                 .collect()
         };
-        let mut seen = self.read(p, &servers).await?;
+        let mut seen = self.read(&servers).await?;
         let mut last = played_of(&seen);
         // the read before the current run of identical reads, and that run's length
         let mut before_run = last.clone();
@@ -722,7 +790,7 @@ impl RugPullLive {
                 });
             }
             tokio::time::sleep(POLL).await;
-            seen = self.read(p, &servers).await?;
+            seen = self.read(&servers).await?;
             let now = played_of(&seen);
             if now == last {
                 same += 1;
@@ -736,11 +804,12 @@ impl RugPullLive {
     /// Waits until the replays' listing counts have stood still for [`LISTINGS_QUIET`], and
     /// [`FIRST_BASELINE`] has passed since the launch: the proxy's own startup listings are
     /// over (bounded by the re-list timeout).
-    async fn listings_quiet(&self, listed: &[(String, PathBuf)], launched: Instant) {
+    async fn listings_quiet(&self) {
+        let (listed, launched) = (self.listed, self.launched);
         let start = Instant::now();
         let mut last = listings(listed);
         let mut still_since = Instant::now();
-        while start.elapsed() < self.relist_timeout {
+        while start.elapsed() < self.live.relist_timeout {
             if still_since.elapsed() >= LISTINGS_QUIET && launched.elapsed() >= FIRST_BASELINE {
                 return;
             }
@@ -756,25 +825,17 @@ impl RugPullLive {
     /// Switches every replay into `phase` (`after`, or `before` again) and waits until each
     /// server has been re-listed with it, then for the proxy to settle (see [`Self::settle`]);
     /// then calls each tool with `args`.
-    async fn switched(
-        &self,
-        p: &Proxy<'_>,
-        phase: Phase,
-        witnesses: &BTreeMap<String, Witness>,
-        baseline: &BTreeMap<String, Seen>,
-        args: &CallArgs,
-    ) -> Result<Settled, SutError> {
+    async fn switched(&self, phase: Phase, args: &CallArgs) -> Result<Settled, SutError> {
         let state = match phase {
             Phase::After => "after",
             _ => "before",
         };
-        let (not_relisted, at_switch) = self
-            .write_and_wait(p, state, |_, (now, _)| now == state)
-            .await;
-        let settled = self.settle(p, phase, witnesses, baseline).await?;
+        let (not_relisted, at_switch) =
+            self.write_and_wait(state, |_, (now, _)| now == state).await;
+        let settled = self.settle(phase).await?;
         Ok(Settled {
-            listings: listings_since(&at_switch, &listings(p.listed)),
-            calls: self.calls(p.service, args).await,
+            listings: listings_since(&at_switch, &listings(self.listed)),
+            calls: self.calls(args).await,
             not_relisted,
             ..settled
         })
@@ -783,11 +844,11 @@ impl RugPullLive {
     /// Asks every replay to send list_changed without changing a definition (the switch file
     /// gets a new second line, its first stays `before`) and waits until each server has been
     /// listed again; returns the servers that were not.
-    async fn ping(&self, p: &Proxy<'_>, n: u32) -> BTreeSet<String> {
+    async fn ping(&self, n: u32) -> BTreeSet<String> {
         let text = format!("before\nping {n}\n");
         // a count that moved at all (a restarted replay counts from 0 again)
         let moved = |(_, was): &(String, u64), (_, now): &(String, u64)| was != now;
-        self.write_and_wait(p, &text, moved).await.0
+        self.write_and_wait(&text, moved).await.0
     }
 
     /// Writes `text` to the switch file (whole or not at all: the replays follow every change
@@ -796,20 +857,19 @@ impl RugPullLive {
     /// server's listing before the write.
     async fn write_and_wait(
         &self,
-        p: &Proxy<'_>,
         text: &str,
         done: impl Fn(&(String, u64), &(String, u64)) -> bool,
     ) -> (BTreeSet<String>, BTreeMap<String, (String, u64)>) {
-        let was = listings(p.listed);
-        let _ = write_atomic(p.ctrl, text.as_bytes());
+        let was = listings(self.listed);
+        let _ = write_atomic(self.ctrl, text.as_bytes());
         let start = Instant::now();
         loop {
-            let missing: BTreeSet<String> = listings(p.listed)
+            let missing: BTreeSet<String> = listings(self.listed)
                 .into_iter()
                 .filter(|(s, now)| was.get(s).is_none_or(|w| !done(w, now)))
                 .map(|(s, _)| s)
                 .collect();
-            if missing.is_empty() || start.elapsed() > self.relist_timeout {
+            if missing.is_empty() || start.elapsed() > self.live.relist_timeout {
                 return (missing, was);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -822,13 +882,8 @@ impl RugPullLive {
     /// log: "No tool discovery callback set - notification ignored"). Such a server is
     /// restarted through mcpproxy's API (a new client, with the callback) and pinged again;
     /// a rug pull on a server that still ignores list_changed is missed, with that reason.
-    async fn deaf_servers(
-        &self,
-        p: &Proxy<'_>,
-        played: &BTreeMap<String, Witness>,
-        launched: Instant,
-    ) -> Result<BTreeMap<String, String>, SutError> {
-        let deaf = self.ping(p, 1).await;
+    async fn deaf_servers(&self) -> Result<BTreeMap<String, String>, SutError> {
+        let deaf = self.ping(1).await;
         if deaf.is_empty() {
             return Ok(BTreeMap::new());
         }
@@ -836,21 +891,21 @@ impl RugPullLive {
         let mut restart_failed = BTreeMap::new();
         for server in &deaf {
             let path = format!("/api/v1/servers/{}/restart", path_segment(server));
-            if let Err(e) = api(p.run, &http, Method::POST, &path, None).await {
+            if let Err(e) = api(self.run, &http, Method::POST, &path, None).await {
                 restart_failed.insert(server.clone(), e);
             }
         }
         // the restarted servers' tools back in the catalog, the proxy's listings over
         let start = Instant::now();
-        while start.elapsed() < self.relist_timeout {
-            let seen = Self::catalog(p.run).await?;
-            if played.keys().all(|id| seen.contains_key(id)) {
+        while start.elapsed() < self.live.relist_timeout {
+            let seen = self.catalog().await?;
+            if self.witnesses.keys().all(|id| seen.contains_key(id)) {
                 break;
             }
             tokio::time::sleep(POLL).await;
         }
-        self.listings_quiet(p.listed, launched).await;
-        let still = self.ping(p, 2).await;
+        self.listings_quiet().await;
+        let still = self.ping(2).await;
         Ok(deaf
             .into_iter()
             .map(|server| {
@@ -873,11 +928,11 @@ impl RugPullLive {
 
     /// Calls each tool through the proxy with arguments its served schema accepts: `true` =
     /// the call reached the replay.
-    async fn calls(&self, service: &Service, calls: &CallArgs) -> Calls {
+    async fn calls(&self, calls: &CallArgs) -> Calls {
         let mut out = HashMap::new();
         for (id, args_json) in calls {
             let args = [("name", id.as_str()), ("args_json", args_json.as_str())];
-            let answer = self.call(service, &self.call_tool, args).await;
+            let answer = self.call(&self.live.call_tool, args).await;
             let answered = answer.as_ref().is_ok_and(|r| r.is_error != Some(true));
             let text =
                 answer.map_or_else(|why| why, |r| serde_json::to_string(&r).unwrap_or_default());
@@ -889,14 +944,10 @@ impl RugPullLive {
 
     /// For each played tool the proxy holds (`changed`, `pending`, …), what its diff endpoint
     /// names as changed against the approved definition.
-    async fn diffs(
-        run: &Running,
-        played: &BTreeMap<String, Witness>,
-        seen: &BTreeMap<String, Seen>,
-    ) -> BTreeMap<String, String> {
+    async fn diffs(&self, seen: &BTreeMap<String, Seen>) -> BTreeMap<String, String> {
         let http = client();
         let mut out = BTreeMap::new();
-        for id in played.keys() {
+        for id in self.witnesses.keys() {
             let held = seen
                 .get(id)
                 .is_some_and(|s| s.status.as_deref().is_some_and(|st| st != "approved"));
@@ -905,109 +956,11 @@ impl RugPullLive {
             };
             let [server, tool] = [server, tool].map(path_segment);
             let path = format!("/api/v1/servers/{server}/tools/{tool}/diff");
-            let answer = api(run, &http, Method::GET, &path, None).await;
+            let answer = api(self.run, &http, Method::GET, &path, None).await;
             let summary = answer.ok().as_ref().and_then(diff_summary);
             out.extend(summary.map(|d| (id.clone(), d)));
         }
         out
-    }
-
-    async fn play(&self, layout: &Layout) -> Result<BTreeMap<usize, LiveOutcome>, SutError> {
-        let launched = Instant::now();
-        let running = super::launch_over(
-            &self.proxy,
-            &self.sup,
-            layout,
-            Quarantine::On,
-            self.trust_mode.as_deref(),
-            |i, root| {
-                vec![
-                    "--switch-file".into(),
-                    root.join("switch").display().to_string(),
-                    "--listed-file".into(),
-                    root.join(format!("listed-{i:04}")).display().to_string(),
-                ]
-            },
-        )
-        .await?;
-        let root = running.dir.path().to_path_buf();
-        let listed: Vec<(String, PathBuf)> = layout
-            .specs
-            .keys()
-            .enumerate()
-            .map(|(i, s)| (s.clone(), root.join(format!("listed-{i:04}"))))
-            .collect();
-        let service = connect(
-            &Endpoint::Http {
-                url: format!("{}/mcp", running.base),
-                headers: vec![("X-API-Key".into(), running.api_key.clone())],
-            },
-            (),
-            &ConnectOpts {
-                sup: &self.sup,
-                timeout: self.proxy.check.request_timeout,
-                name: &running.name,
-            },
-        )
-        .await
-        .map_err(|e| {
-            SutError::connect_failed(
-                running.name.clone(),
-                &e.context("cannot connect to /mcp"),
-                "",
-            )
-        })?
-        .service;
-        let (args_before, args_after) = layout.call_args();
-        let changes = changes_of(layout);
-        let hash_from = self.hash_from(&running, &service, &changes).await?;
-        let p = Proxy {
-            run: &running,
-            service: &service,
-            hash_from,
-            ctrl: &root.join("switch"),
-            listed: &listed,
-        };
-        // the baseline needs no witness: every played tool listed
-        let listed_only: BTreeMap<String, Witness> = changes
-            .keys()
-            .map(|id| (id.clone(), Witness::default()))
-            .collect();
-
-        // (0) the baseline, once the proxy's own startup listings are over and it re-lists
-        // each server on list_changed: approved and callable
-        self.listings_quiet(&listed, launched).await;
-        let deaf_at_start = self.deaf_servers(&p, &listed_only, launched).await?;
-        self.listings_quiet(&listed, launched).await;
-        let mut before = self
-            .settle(&p, Phase::Before, &listed_only, &BTreeMap::new())
-            .await?;
-        let witnesses: BTreeMap<String, Witness> = changes
-            .iter()
-            .map(|(id, c)| (id.clone(), Witness::of(c, hash_from, before.seen.get(id))))
-            .collect();
-        before.calls = self.calls(&service, &args_before).await;
-        // (1) the rug is pulled; (2) and put back: the calls only once the proxy shows the
-        // baseline again
-        let after = self
-            .switched(&p, Phase::After, &witnesses, &before.seen, &args_after)
-            .await?;
-        let back = self
-            .switched(&p, Phase::Back, &witnesses, &before.seen, &args_before)
-            .await?;
-        let diff_back = Self::diffs(&running, &witnesses, &back.seen).await;
-        drop(service);
-        running.proxy.terminate(Duration::from_secs(2)).await;
-
-        let observed = Observed {
-            changes,
-            deaf_at_start,
-            before,
-            after,
-            back,
-            diff_back,
-        };
-        Ok(judge(&layout.id_of, &observed, self.relist_timeout))
     }
 }
 

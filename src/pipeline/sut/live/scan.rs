@@ -171,13 +171,8 @@ fn blocks(blocking: &[String], finding: &Value) -> bool {
 
 /// Does a finding flag at `threshold`? One without a readable severity always does.
 fn counts(threshold: Option<f64>, finding: &Value) -> bool {
-    match threshold {
-        None => true,
-        Some(t) => finding
-            .get("severity")
-            .and_then(severity_rank)
-            .is_none_or(|s| s >= t),
-    }
+    let severity = finding.get("severity").and_then(severity_rank);
+    threshold.is_none_or(|t| severity.is_none_or(|s| s >= t))
 }
 
 /// The `server:tool` a finding of `server`'s scan is located at (its `location` names the
