@@ -139,7 +139,7 @@ async fn sc003_reversed_results_lower_the_scores_and_fail_the_gate_naming_the_me
     let bad = Reversed(Embedded::new(&ds.corpus.as_ref().unwrap().value).unwrap());
     let r = evaluate(Part::Retrieval, &ds, Some(&bad), &mut [], Some(&b)).await;
     assert_eq!(r.gate.verdict, Verdict::Fail);
-    assert_eq!(r.gate.verdict.exit_code(), 1);
+    assert_eq!(r.gate.exit_code_with(true), 1);
     let failed = failed_metrics(&r);
     for m in [
         "retrieval:recall_at_5",

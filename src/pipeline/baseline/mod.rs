@@ -6,7 +6,6 @@ pub mod mcp_eval;
 
 use crate::infra::files::read_to_string;
 use crate::pipeline::dataset::{DatasetRef, load::kind_of};
-use crate::pipeline::score::diagnostics::ToolDiagnostics;
 use crate::pipeline::score::metrics::{DETECTION_METRICS, Direction, Metric, RETRIEVAL_METRICS};
 use crate::pipeline::score::model::{EntryOutcome, RetrievalReport, SecurityReport};
 use crate::pipeline::score::scorecard::{Scorecard, ScorecardBaseline, round6};
@@ -90,18 +89,6 @@ impl RetrievalBaseline {
         let known = pairs.get(wanted).is_some_and(|t| t.contains_key(taken));
         Some(!known && self.confusions_cut_at.is_none_or(|cut| queries > cut))
     }
-}
-
-/// The confusion pairs of a run as a baseline keeps them (`None` for a report without tool
-/// diagnostics).
-pub fn confusion_map(d: &ToolDiagnostics) -> Option<BTreeMap<String, BTreeMap<String, usize>>> {
-    let mut m: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
-    for p in &d.confusions {
-        m.entry(p.wanted.to_string())
-            .or_default()
-            .insert(p.taken.to_string(), p.queries);
-    }
-    (!d.is_empty()).then_some(m)
 }
 
 /// One metric's baseline value, its direction, its tolerance and whether it is gated.
@@ -344,13 +331,20 @@ impl Baseline {
                     ((q.id.to_string(), m), (q.id.to_string(), top))
                 })
                 .unzip();
+            // the confusion pairs as a baseline keeps them (none without tool diagnostics)
+            let d = &r.tool_diagnostics;
+            let mut confusions: BTreeMap<String, BTreeMap<_, _>> = BTreeMap::new();
+            for p in &d.confusions {
+                let taken = confusions.entry(p.wanted.to_string()).or_default();
+                taken.insert(p.taken.to_string(), p.queries);
+            }
             RetrievalBaseline {
                 retriever: r.retriever.clone(),
                 runs: r.runs_completed,
                 metrics,
                 per_query,
-                confusions: confusion_map(&r.tool_diagnostics),
-                confusions_cut_at: r.tool_diagnostics.confusions_cut_at(),
+                confusions: (!d.is_empty()).then_some(confusions),
+                confusions_cut_at: d.confusions_cut_at(),
                 per_query_ranked: Some(ranked),
             }
         });

@@ -432,20 +432,18 @@ fn verdict(
         words.extend((more > 0).then(|| format!("and {more} more failed check(s)")));
         return (Verdict::Fail, format!("gate failed: {}", words.join("; ")));
     }
-    if !has_baseline {
-        let why = policy.why_no_baseline.as_deref().map_or_else(
-            || "no baseline".to_string(),
-            |w| format!("no baseline for these datasets ({w})"),
-        );
+    let why = match policy.why_no_baseline.as_deref() {
+        _ if has_baseline && checks.iter().any(|c| c.kind != CheckKind::Info) => None,
+        _ if has_baseline => Some(format!(
+            "the baseline does not cover what was measured ({})",
+            ungated.join(", ")
+        )),
+        Some(w) => Some(format!("no baseline for these datasets ({w})")),
+        None => Some("no baseline".to_string()),
+    };
+    if let Some(why) = why {
         let summary =
             format!("{why}: numbers are reported, nothing is gated; `{update}` writes one");
-        return (Verdict::NoBaseline, summary);
-    }
-    if checks.iter().all(|c| c.kind == CheckKind::Info) {
-        let summary = format!(
-            "the baseline does not cover what was measured ({}): numbers are reported, nothing is gated; `{update}` writes one",
-            ungated.join(", ")
-        );
         return (Verdict::NoBaseline, summary);
     }
     let gated = checks
@@ -679,13 +677,10 @@ fn changed_queries(
     b: Option<&Baseline>,
 ) -> (Vec<QueryDelta>, Vec<QueryDelta>) {
     let (mut out, mut up) = (Vec::new(), Vec::new());
-    let Some(r) = r else {
-        return (out, up);
-    };
     let rb = b.and_then(|b| b.retrieval.as_ref());
     let per_query = rb.map(|rb| &rb.per_query).filter(|m| !m.is_empty());
     let ranked = rb.and_then(|rb| rb.per_query_ranked.as_ref());
-    for q in &r.per_query {
+    for q in r.iter().flat_map(|r| &r.per_query) {
         let delta = |metric: Metric, baseline: Option<f64>, current: f64| QueryDelta {
             id: q.id.clone(),
             query: q.query.clone(),
@@ -708,24 +703,20 @@ fn changed_queries(
         let Some(base) = pq.get(q.id.as_str()) else {
             continue;
         };
-        // the larger of the two drops decides; the larger rise when neither dropped
-        let mut worst: Option<QueryDelta> = None;
-        let mut best: Option<QueryDelta> = None;
-        for m in [Metric::RecallAt5, Metric::NdcgAt10] {
-            let (Some(&bv), Some(cv)) = (base.get(m.key()), q.metrics.get(m)) else {
-                continue;
-            };
-            let d = cv - bv;
-            if d < -EPS && worst.as_ref().is_none_or(|w| d < w.delta.unwrap_or(0.0)) {
-                worst = Some(delta(m, Some(bv), cv));
-            }
-            if d > EPS && best.as_ref().is_none_or(|w| d > w.delta.unwrap_or(0.0)) {
-                best = Some(delta(m, Some(bv), cv));
-            }
-        }
-        match worst {
+        // the larger of the two drops decides; the larger rise when neither dropped (the first
+        // metric on a tie)
+        let moved = [Metric::RecallAt5, Metric::NdcgAt10]
+            .into_iter()
+            .filter_map(|m| Some((m, *base.get(m.key())?, q.metrics.get(m)?)));
+        let most = |sign: f64| {
+            let d = |&(_, b, c): &(Metric, f64, f64)| sign * (c - b);
+            let first_max = |x: &_, y: &_| d(y).total_cmp(&d(x));
+            let (m, b, c) = moved.clone().filter(|x| d(x) > EPS).min_by(first_max)?;
+            Some(delta(m, Some(b), c))
+        };
+        match most(-1.0) {
             Some(w) => out.push(w),
-            None => up.extend(best),
+            None => up.extend(most(1.0)),
         }
     }
     let key = |q: &QueryDelta| q.delta.unwrap_or(q.current);

@@ -271,12 +271,10 @@ fn the_exit_code_and_the_conclusion_follow_the_verdict_alone() {
         (Verdict::Error, 3, 3, Conclusion::Failure),
     ] {
         let o = outcome(verdict, &[]);
-        assert_eq!(o.verdict.exit_code(), code, "{verdict:?}");
-        assert_eq!(o.verdict.exit_code(), verdict.exit_code(), "{verdict:?}");
         assert_eq!(o.exit_code_with(true), code, "{verdict:?}");
         assert_eq!(o.exit_code_with(false), never, "{verdict:?}");
         assert_eq!(
-            o.conclusion(o.verdict.exit_code()),
+            o.conclusion(o.exit_code_with(true)),
             conclusion,
             "{verdict:?}"
         );
@@ -288,7 +286,7 @@ fn the_exit_code_and_the_conclusion_follow_the_verdict_alone() {
     );
     // a pass that leaves a measured part ungated is neutral too
     let partial = outcome(Verdict::Pass, &["detector:new"]);
-    assert_eq!(partial.verdict.exit_code(), 0);
+    assert_eq!(partial.exit_code_with(true), 0);
     assert_eq!(partial.conclusion(0), Conclusion::Neutral);
 }
 
@@ -373,7 +371,7 @@ fn a_system_that_could_not_be_measured_is_an_error_and_gates_nothing() {
     inputs.failure = Some("the proxy exited with status 1".into());
     let g = evaluate(&inputs, Some(("b.json", &b)), &Policy::default());
     assert_eq!(g.verdict, Verdict::Error);
-    assert_eq!(g.verdict.exit_code(), 3);
+    assert_eq!(g.exit_code_with(true), 3);
     assert_eq!(
         g.summary,
         "the system under test could not be measured: the proxy exited with status 1; the report is partial and nothing is gated"

@@ -43,18 +43,14 @@ pub fn fit(head: &str, md: &str, tail: &str, max: usize, len: fn(&str) -> usize)
         s.push_str(tail);
         s
     };
+    // the sections after the first, largest first (the later of two alike)
+    let mut order: Vec<usize> = (1..secs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse((secs[i].len(), i)));
     let mut body = assemble(&keep);
-    while len(&body) > max {
-        // drop the largest remaining section after the first
-        let Some((i, _)) = secs
-            .iter()
-            .enumerate()
-            .skip(1)
-            .filter(|(i, _)| keep[*i])
-            .max_by_key(|(_, s)| s.len())
-        else {
+    for i in order {
+        if len(&body) <= max {
             break;
-        };
+        }
         keep[i] = false;
         body = assemble(&keep);
     }

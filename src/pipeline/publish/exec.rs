@@ -64,7 +64,6 @@ async fn post(github: &Connection, requests: &[Request], out: &mut Vec<String>) 
         once: &once,
         github,
         hinted: false,
-        me: None,
         out,
     };
     let sent = async move {
@@ -147,7 +146,6 @@ fn uncertain(e: &octocrab::Error) -> bool {
 }
 
 /// Who the token writes as.
-#[derive(Debug, Clone)]
 struct Identity {
     login: String,
     /// Known when `GET /user` answered; otherwise the login is a bot's (`[bot]` logins are
@@ -161,6 +159,22 @@ impl Identity {
             Some(id) => user.id.into_inner() == id,
             None => user.login == self.login && user.r#type == "Bot",
         }
+    }
+}
+
+/// Who the token is: `GET /user` answers for a personal or user token; an installation token (a
+/// workflow's `GITHUB_TOKEN`, a GitHub App's) is refused there, and what it writes is signed by
+/// the app's bot, `github-actions[bot]` for `GITHUB_TOKEN`.
+async fn identity(gh: &Octocrab) -> Identity {
+    match gh.current().user().await {
+        Ok(u) => Identity {
+            login: u.login,
+            id: Some(u.id.into_inner()),
+        },
+        Err(_) => Identity {
+            login: "github-actions[bot]".to_string(),
+            id: None,
+        },
     }
 }
 
@@ -180,8 +194,6 @@ struct Session<'a> {
     github: &'a Connection,
     /// The permissions hint was given.
     hinted: bool,
-    /// Who the token is, once asked ([`Session::identity`]).
-    me: Option<Identity>,
     out: &'a mut Vec<String>,
 }
 
@@ -197,7 +209,8 @@ impl Session<'_> {
 
     /// Updates the sticky comment, or creates it when none exists and one is wanted.
     async fn comment(&mut self, c: &Comment) {
-        let existing = match self.find_comment(c.pr, &c.marker).await {
+        let me = identity(self.gh).await;
+        let existing = match self.find_comment(&me, c).await {
             Err(e) => return self.note("listing PR comments failed", &e),
             Ok(existing) => existing,
         };
@@ -210,7 +223,7 @@ impl Session<'_> {
                 return self.out.push(format!("comment {id} is already up to date"));
             }
             Some((id, _)) => ("updated", "updating", self.edit_comment(id, &c.body).await),
-            None => ("created", "creating", self.create_comment(c).await),
+            None => ("created", "creating", self.create_comment(&me, c).await),
         };
         match posted {
             Ok(posted) => self.out.push(format!("{done} comment {}", posted.html_url)),
@@ -227,11 +240,11 @@ impl Session<'_> {
     /// Creates the sticky comment with `once` (no blind retry: a 5xx or a lost answer may come
     /// after GitHub saved the comment). After such an error the comments are listed and an
     /// existing one is updated instead; only when none is there is the POST sent once more.
-    async fn create_comment(&mut self, c: &Comment) -> octocrab::Result<IssueComment> {
+    async fn create_comment(&self, me: &Identity, c: &Comment) -> octocrab::Result<IssueComment> {
         let (once, owner, repo) = (self.once, &self.github.owner, &self.github.repo);
         let create = || async move { once.issues(owner, repo).create_comment(c.pr, &c.body).await };
         match create().await {
-            Err(e) if uncertain(&e) => match self.find_comment(c.pr, &c.marker).await? {
+            Err(e) if uncertain(&e) => match self.find_comment(me, c).await? {
                 Some((id, _)) => self.edit_comment(id, &c.body).await,
                 None => create().await,
             },
@@ -239,51 +252,30 @@ impl Session<'_> {
         }
     }
 
-    /// Who the token is, asked once: `GET /user` answers for a personal or user token; an
-    /// installation token (a workflow's `GITHUB_TOKEN`, a GitHub App's) is refused there, and
-    /// what it writes is signed by the app's bot, `github-actions[bot]` for `GITHUB_TOKEN`.
-    async fn identity(&mut self) -> Identity {
-        if let Some(me) = &self.me {
-            return me.clone();
-        }
-        let me = match self.gh.current().user().await {
-            Ok(u) => Identity {
-                login: u.login,
-                id: Some(u.id.into_inner()),
-            },
-            Err(_) => Identity {
-                login: "github-actions[bot]".to_string(),
-                id: None,
-            },
-        };
-        self.me.get_or_insert(me).clone()
-    }
-
     /// Finds our sticky comment over every page: one written by the token's own identity whose
     /// first line is the marker. Anyone can post the marker (a PR commenter racing the bot,
     /// another app quoting it), and such a comment is never updated: the report would land in a
     /// comment its author can edit.
     async fn find_comment(
-        &mut self,
-        pr: u64,
-        marker: &str,
+        &self,
+        me: &Identity,
+        c: &Comment,
     ) -> octocrab::Result<Option<(u64, String)>> {
-        let me = self.identity().await;
         let mut found: Option<(u64, String)> = None;
         for page in 1..=100u32 {
             let p = self
                 .gh
                 .issues(&self.github.owner, &self.github.repo)
-                .list_comments(pr)
+                .list_comments(c.pr)
                 .per_page(100)
                 .page(page)
                 .send()
                 .await?;
             let n = p.items.len();
-            for c in p.items {
-                let body = c.body.unwrap_or_default();
-                if found.is_none() && me.wrote(&c.user) && first_line(&body) == marker {
-                    found = Some((c.id.into_inner(), body));
+            for posted in p.items {
+                let body = posted.body.unwrap_or_default();
+                if found.is_none() && me.wrote(&posted.user) && first_line(&body) == c.marker {
+                    found = Some((posted.id.into_inner(), body));
                 }
             }
             if n < 100 {

@@ -32,7 +32,7 @@ pub mod runner;
 
 use crate::pipeline::report::model::Report;
 use env::{GhEnv, PullRequest};
-pub use plan::{exit_code, regressions_output};
+pub use plan::exit_code;
 use std::path::Path;
 use std::time::Duration;
 
@@ -108,11 +108,7 @@ pub async fn publish(
             None
         }
     });
-    let event = plan::Event {
-        env,
-        pr,
-        report_dir,
-    };
-    notes.extend(exec::execute(plan::plan(report, &event, opts)).await);
+    let actions = plan::plan(report, env, pr.as_ref(), report_dir, opts);
+    notes.extend(exec::execute(actions).await);
     notes
 }

@@ -1,5 +1,5 @@
 //! What publishing a report does, decided without doing it: [`plan`] turns the report, the run
-//! it belongs to ([`Event`]) and the options into a list of [`Action`]s, which
+//! it belongs to (the runner, the pull request) and the options into a list of [`Action`]s, which
 //! [`super::exec::execute`] carries out. Everything here is pure (no network, no file is read
 //! or written), so every mode is unit-tested by the actions it yields.
 //!
@@ -22,16 +22,6 @@ use std::time::Duration;
 
 /// GitHub takes at most this many annotations per check-run request.
 pub const ANNOTATION_BATCH: usize = 50;
-
-/// The run a report is published for: what the runner's environment and event say.
-#[derive(Debug, Clone)]
-pub struct Event<'a> {
-    pub env: &'a GhEnv,
-    /// The pull request (given explicitly, or read from the event payload); `None` on a push.
-    pub pr: Option<PullRequest>,
-    /// Where the reports are (step outputs point there; a dry run writes there).
-    pub report_dir: &'a Path,
-}
 
 /// One thing publishing does, in order.
 #[derive(Debug, Clone)]
@@ -270,9 +260,16 @@ pub const DRY_RUN_FILES: [&str; 3] = [
     "github-check-run.json",
 ];
 
-/// What publishing `report` for `event` with `opts` does, in order.
-pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action> {
-    let env = event.env;
+/// What publishing `report` with `opts` does, in order, on the runner `env` for the pull request
+/// `pr` (given explicitly, or read from the event payload; `None` on a push), the reports being in
+/// `report_dir` (step outputs point there; a dry run writes there).
+pub fn plan(
+    report: &Report,
+    env: &GhEnv,
+    pr: Option<&PullRequest>,
+    report_dir: &Path,
+    opts: &PublishOptions,
+) -> Vec<Action> {
     let mut actions = Vec::new();
     let code = exit_code(report, opts.fail_on);
     let md = render(report);
@@ -290,7 +287,7 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
     }
     if let Some(p) = &env.output {
         let abs = |n: &str| {
-            let p = event.report_dir.join(n);
+            let p = report_dir.join(n);
             std::path::absolute(&p).unwrap_or(p).display().to_string()
         };
         actions.push(Action::WriteOutputs {
@@ -318,7 +315,6 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
     let key = sanitize::line(&opts.key, 100);
     let head = format!("{}\n", marker(&key));
     let comment_body = body::fit(&head, &md, &link, body::COMMENT_MAX, body::chars);
-    let pr = event.pr.as_ref();
     let head_sha = pr.map(|p| p.head_sha.clone()).or_else(|| env.sha.clone());
     let check_name = match key.as_str() {
         "evalgate" => key.clone(),
@@ -384,13 +380,13 @@ pub fn plan(report: &Report, event: &Event, opts: &PublishOptions) -> Vec<Action
             check_json,
         ];
         for (name, content) in DRY_RUN_FILES.into_iter().zip(contents) {
-            let path = event.report_dir.join(name);
+            let path = report_dir.join(name);
             actions.push(match content {
                 Some(content) => Action::DryRunFile { path, content },
                 None => Action::RemoveStaleFile { path },
             });
         }
-        let dir = event.report_dir.display();
+        let dir = report_dir.display();
         actions.push(Action::Note(format!("act: dry run, nothing posted; the comment, check run and summary are in {dir} (set EVALGATE_ACT_POST=true to post)")));
         return actions;
     }

@@ -75,15 +75,7 @@ fn opts(comment: CommentMode, check_run: bool) -> PublishOptions {
 }
 
 fn plan_for(r: &Report, env: &GhEnv, pr: Option<PullRequest>, o: &PublishOptions) -> Vec<Action> {
-    plan(
-        r,
-        &Event {
-            env,
-            pr,
-            report_dir: Path::new("/out"),
-        },
-        o,
-    )
+    plan(r, env, pr.as_ref(), Path::new("/out"), o)
 }
 
 /// The actions by name, requests inside a post by theirs.
