@@ -88,7 +88,7 @@ async fn inv2_removing_a_labeled_tool_drives_that_querys_recall_to_zero() {
         };
         let sut = Embedded::new(&reduced).unwrap();
         let r = sut.rank(&q.query, 20).unwrap();
-        assert!(r.iter().all(|(id, _)| id != relevant[0]));
+        assert!(r.iter().all(|(id, _)| *id != relevant[0]));
         let ids: Vec<evalgate::infra::text::Text> = r.into_iter().map(|(id, _)| id).collect();
         let s = evalgate::pipeline::score::metrics::score_query(&q.labels, &ids);
         assert_eq!(

@@ -32,10 +32,8 @@ pub async fn read_body(mut resp: reqwest::Response, max: usize) -> Result<String
         }
         buf.extend_from_slice(&chunk);
     }
-    Ok(match String::from_utf8(buf) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    })
+    Ok(String::from_utf8(buf)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// `s` as one path segment of a URL (RFC 3986 unreserved characters kept, every other byte

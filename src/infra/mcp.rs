@@ -480,8 +480,7 @@ pub async fn connect<H: ClientHandler>(
             spec.args = args.clone();
             spec.env = env.clone();
             spec.cwd = cwd.clone();
-            spec.stdin_piped = true;
-            spec.take_stdout = true;
+            spec.stdio = true;
             let child = opts
                 .sup
                 .spawn(spec)

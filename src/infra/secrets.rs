@@ -111,12 +111,10 @@ pub fn register_url(url: &str) {
     if let Some(user) = parts.userinfo {
         user.split(':').for_each(both);
     }
-    let values = |s: &str| {
-        s.split('&')
-            .for_each(|p| both(p.split_once('=').map_or(p, |(_, v)| v)))
-    };
+    // the value of `k=v` (a query or fragment pair, a matrix parameter), or a bare value
+    let value = |p: &str| both(p.split_once('=').map_or(p, |(_, v)| v));
     if let Some(q) = parts.query {
-        values(q);
+        q.split('&').for_each(value);
     }
     for segment in parts.path.split('/') {
         let mut pieces = segment.split(';');
@@ -124,13 +122,11 @@ pub fn register_url(url: &str) {
         if looks_like_key(&percent_decode(name)) {
             both(name);
         }
-        for param in pieces {
-            both(param.split_once('=').map_or(param, |(_, v)| v));
-        }
+        pieces.for_each(value);
     }
     if let Some(f) = parts.fragment {
         if f.contains('=') {
-            values(f);
+            f.split('&').for_each(value);
         } else if looks_like_key(&percent_decode(f)) {
             both(f);
         }
@@ -160,17 +156,8 @@ pub fn scrub(text: &str) -> String {
     out
 }
 
-/// Whether [`scrub`] would change `text`.
-fn needs_scrub(text: &str) -> bool {
-    if text.contains("://") && redact_url(text) != text {
-        return true;
-    }
-    let s = SECRETS.read().unwrap_or_else(|p| p.into_inner());
-    s.iter().any(|secret| text.contains(secret.as_str()))
-}
-
-/// Scrubs every string in a serialisable value (a report): serialised, scrubbed, read back.
-/// Only when some string needs it, so a clean report costs one walk.
+/// Scrubs every string in a serialisable value (a report): serialised, scrubbed, and read back
+/// only when some string changed, so a clean report costs one walk.
 pub fn scrub_value<T: serde::Serialize + serde::de::DeserializeOwned>(v: T) -> T {
     if !ACTIVE.load(Ordering::Relaxed) {
         return v;
@@ -178,19 +165,19 @@ pub fn scrub_value<T: serde::Serialize + serde::de::DeserializeOwned>(v: T) -> T
     let Ok(mut json) = serde_json::to_value(&v) else {
         return v;
     };
-    if !walk(&mut json, &mut |s| needs_scrub(s)) {
-        return v;
-    }
-    walk(&mut json, &mut |s| {
+    let changed = walk(&mut json, &mut |s| {
         let t = scrub(s);
         let changed = t != *s;
         *s = t;
         changed
     });
-    serde_json::from_value(json).unwrap_or(v)
+    match changed {
+        true => serde_json::from_value(json).unwrap_or(v),
+        false => v,
+    }
 }
 
-/// Calls `f` on every string (object keys too); true when any call returned true.
+/// Calls `f` on every string (object keys too, in place); true when any call returned true.
 fn walk(v: &mut serde_json::Value, f: &mut dyn FnMut(&mut String) -> bool) -> bool {
     use serde_json::Value;
     match v {
@@ -198,19 +185,13 @@ fn walk(v: &mut serde_json::Value, f: &mut dyn FnMut(&mut String) -> bool) -> bo
         Value::Array(a) => a.iter_mut().fold(false, |any, x| walk(x, f) | any),
         Value::Object(o) => {
             let mut any = false;
-            let keys: Vec<String> = o.keys().cloned().collect();
-            for k in keys {
-                let mut nk = k.clone();
-                if f(&mut nk) {
-                    any = true;
-                    if let Some(val) = o.remove(&k) {
-                        o.insert(nk.clone(), val);
-                    }
-                }
-                if let Some(val) = o.get_mut(&nk) {
-                    any |= walk(val, f);
-                }
-            }
+            *o = std::mem::take(o)
+                .into_iter()
+                .map(|(mut k, mut x)| {
+                    any |= f(&mut k) | walk(&mut x, f);
+                    (k, x)
+                })
+                .collect();
             any
         }
         _ => false,

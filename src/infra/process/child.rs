@@ -31,13 +31,11 @@ pub struct Spec {
     /// evalgate's environment every child gets ([`super::env`]); nothing else is inherited.
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
-    /// Give the child a pipe as stdin (otherwise `/dev/null`). The write end stays open until
-    /// taken with [`Managed::take_stdio`] or the last handle is dropped, so servers that exit
-    /// on stdin EOF keep running.
-    pub stdin_piped: bool,
-    /// Hand stdout to the caller ([`Managed::take_stdio`]) instead of capturing it; for stdio
-    /// MCP servers (set `stdin_piped` too). Stderr is always captured.
-    pub take_stdout: bool,
+    /// Give the child a pipe as stdin (otherwise `/dev/null`) and hand it and stdout to the
+    /// caller ([`Managed::take_stdio`]) instead of capturing stdout; for stdio MCP servers.
+    /// Stderr is always captured. The write end stays open until taken or the last handle is
+    /// dropped, so servers that exit on stdin EOF keep running.
+    pub stdio: bool,
 }
 
 impl Spec {
@@ -237,7 +235,7 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
         .envs(super::env::for_child())
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .env(super::owner::VAR, marks)
-        .stdin(if spec.stdin_piped {
+        .stdin(if spec.stdio {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -262,7 +260,7 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
     if let Some(err) = child.stderr.take() {
         spawn_reader(err, STDERR, log.clone(), readers_open.clone());
     }
-    if !spec.take_stdout
+    if !spec.stdio
         && let Some(out) = child.stdout.take()
     {
         spawn_reader(out, STDOUT, log.clone(), readers_open.clone());
@@ -335,13 +333,10 @@ impl Managed {
         stop(vec![self.slot.clone()], grace).await;
     }
 
-    /// The child's stdin and stdout, once, if it was spawned with both `stdin_piped` and
-    /// `take_stdout`.
+    /// The child's stdin and stdout, once, if it was spawned with [`Spec::stdio`] (the two are
+    /// taken together, so stdin is there only while stdout is).
     pub fn take_stdio(&self) -> Option<(ChildStdin, ChildStdout)> {
         let mut st = lock(&self.slot.state);
-        if st.child.stdin.is_none() || st.child.stdout.is_none() {
-            return None;
-        }
         Some((st.child.stdin.take()?, st.child.stdout.take()?))
     }
 }

@@ -91,11 +91,6 @@ const PREFIXES: &[&str] = &[
     "PIPX_",
 ];
 
-/// Whether `name` is on the allow-list.
-fn allowed(name: &str) -> bool {
-    NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
-}
-
 /// Whether a value is a URL carrying a password (`http://user:pass@proxy:3128`).
 fn carries_password(value: &str) -> bool {
     let Some((_, rest)) = value.split_once("://") else {
@@ -111,7 +106,8 @@ fn carries_password(value: &str) -> bool {
 pub fn inherited(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
     vars.filter(|(k, v)| {
         let Some(k) = k.to_str() else { return false };
-        allowed(k) && !names_credential(k) && !carries_password(&v.to_string_lossy())
+        let allowed = NAMES.contains(&k) || PREFIXES.iter().any(|p| k.starts_with(p));
+        allowed && !names_credential(k) && !carries_password(&v.to_string_lossy())
     })
     .collect()
 }

@@ -35,9 +35,8 @@
 //! Exceptions, each deliberate: the [`watchdog`] helper (it must outlive a SIGKILLed evalgate,
 //! so no supervisor of ours may own it) and the jq-filter probe in `sut::mapping` (a bounded,
 //! synchronous self-exec that evalgate kills and waits for after its own 3 s limit). Stdio MCP
-//! servers are started here too: `mcp` spawns them with [`Spec::stdin_piped`] and
-//! [`Spec::take_stdout`] and hands [`Managed::take_stdio`] to rmcp (rmcp's own child-process
-//! transport is not even compiled in).
+//! servers are started here too: `mcp` spawns them with [`Spec::stdio`] and hands
+//! [`Managed::take_stdio`] to rmcp (rmcp's own child-process transport is not even compiled in).
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -53,7 +52,6 @@ mod sys;
 pub mod watchdog;
 
 pub use child::{Managed, Spec, die_with_evalgate};
-pub use procfs::descendants;
 pub use supervisor::Supervisor;
 pub use sys::{become_child_subreaper, hide_from_children};
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use super::lock;
 use super::stop::kill_now;
-use super::supervisor::{ALL, Inner, Supervisor};
+use super::supervisor::{ALL, Registry, Supervisor};
 
 static HANDLERS_INSTALLED: Mutex<bool> = Mutex::new(false);
 /// Scratch directories to remove when a signal ends the process.
@@ -53,9 +53,11 @@ impl Supervisor {
                 Some(()) = term.recv() => ("SIGTERM", 143),
                 else => return,
             };
-            let sups: Vec<Arc<Inner>> = lock(&ALL).iter().filter_map(Weak::upgrade).collect();
+            let sups: Vec<Arc<Mutex<Registry>>> =
+                lock(&ALL).iter().filter_map(Weak::upgrade).collect();
             for sup in &sups {
-                kill_now(&sup.snapshot(true));
+                let slots = lock(sup).snapshot(true);
+                kill_now(&slots);
             }
             // exit() runs no destructors: remove the scratch directories (scratch configs
             // hold API keys) that a normal end would have removed

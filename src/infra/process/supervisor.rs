@@ -10,41 +10,35 @@ use super::child::{self, Managed, Slot, Spec};
 use super::stop::{kill_now, stop};
 use super::{lock, watchdog};
 
+/// The children of a supervisor and its clones; dropped with the last clone, it kills them.
 #[derive(Default)]
-struct Registry {
+pub(super) struct Registry {
     slots: Vec<Arc<Slot>>,
-    /// Set by `Drop` and the signal handler: spawning afterwards kills the new child at once.
+    /// Set by the signal handler: spawning afterwards kills the new child at once.
     closed: bool,
 }
 
-pub(super) struct Inner {
-    registry: Mutex<Registry>,
-}
-
-impl Inner {
-    pub(super) fn snapshot(&self, close: bool) -> Vec<Arc<Slot>> {
-        let mut reg = lock(&self.registry);
-        reg.closed |= close;
-        reg.slots.clone()
+impl Registry {
+    pub(super) fn snapshot(&mut self, close: bool) -> Vec<Arc<Slot>> {
+        self.closed |= close;
+        self.slots.clone()
     }
 }
 
-impl Drop for Inner {
+impl Drop for Registry {
     fn drop(&mut self) {
-        let reg = self.registry.get_mut().unwrap_or_else(|e| e.into_inner());
-        reg.closed = true;
-        kill_now(&reg.slots);
+        kill_now(&self.slots);
     }
 }
 
 /// Every supervisor alive in this process, for the signal handler.
-pub(super) static ALL: Mutex<Vec<Weak<Inner>>> = Mutex::new(Vec::new());
+pub(super) static ALL: Mutex<Vec<Weak<Mutex<Registry>>>> = Mutex::new(Vec::new());
 
 /// Owns every child process it spawns. Clones share the same children; when the last clone
 /// is dropped, every remaining child group is killed.
 #[derive(Clone)]
 pub struct Supervisor {
-    inner: Arc<Inner>,
+    registry: Arc<Mutex<Registry>>,
 }
 
 impl Default for Supervisor {
@@ -55,24 +49,22 @@ impl Default for Supervisor {
 
 impl std::fmt::Debug for Supervisor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = lock(&self.inner.registry).slots.len();
+        let n = lock(&self.registry).slots.len();
         f.debug_struct("Supervisor").field("children", &n).finish()
     }
 }
 
 impl Supervisor {
     pub fn new() -> Self {
-        let inner = Arc::new(Inner {
-            registry: Mutex::new(Registry::default()),
-        });
+        let registry = Arc::new(Mutex::new(Registry::default()));
         let mut all = lock(&ALL);
         all.retain(|w| w.strong_count() > 0);
-        all.push(Arc::downgrade(&inner));
-        Supervisor { inner }
+        all.push(Arc::downgrade(&registry));
+        Supervisor { registry }
     }
 
     /// Starts `spec` as the leader of a new process group. Stderr (and stdout unless
-    /// `take_stdout`) is captured for [`Managed::log_tail`]. Must be called inside a Tokio
+    /// `stdio`) is captured for [`Managed::log_tail`]. Must be called inside a Tokio
     /// runtime.
     pub fn spawn(&self, spec: Spec) -> anyhow::Result<Managed> {
         let label = if spec.name.is_empty() {
@@ -83,7 +75,7 @@ impl Supervisor {
         if tokio::runtime::Handle::try_current().is_err() {
             bail!("cannot start {label}: process supervision needs a Tokio runtime");
         }
-        if lock(&self.inner.registry).closed {
+        if lock(&self.registry).closed {
             bail!("cannot start {label}: evalgate is shutting down");
         }
         let slot = child::start(&spec, &label)?;
@@ -94,7 +86,7 @@ impl Supervisor {
             spec.args
         );
 
-        let mut reg = lock(&self.inner.registry);
+        let mut reg = lock(&self.registry);
         if reg.closed {
             drop(reg);
             kill_now(std::slice::from_ref(&slot));
@@ -109,7 +101,8 @@ impl Supervisor {
     /// Stops every live child's process group: SIGTERM, wait up to `grace` for all members to
     /// be gone, SIGKILL the rest, reap. The supervisor stays usable.
     pub async fn shutdown(&self, grace: Duration) {
-        stop(self.inner.snapshot(false), grace).await;
-        lock(&self.inner.registry).slots.retain(|s| !s.finished());
+        let slots = lock(&self.registry).snapshot(false);
+        stop(slots, grace).await;
+        lock(&self.registry).slots.retain(|s| !s.finished());
     }
 }

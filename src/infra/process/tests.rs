@@ -1,7 +1,7 @@
 //! The supervisor against real process trees (`/bin/sh`, `sleep`, `setsid`).
 
 use super::log::{LOG_CAP, LogRing, MAX_LINE, STDERR, STDOUT};
-use super::procfs::{parse_stat, read_stat};
+use super::procfs::{descendants_in, parse_stat, proc_table, read_stat};
 use super::stop::KILL_WAIT;
 use super::*;
 use nix::sys::signal::Signal;
@@ -46,6 +46,12 @@ async fn wait_for_line(m: &Managed, line: &str) {
         m.log_tail(1000).lines().any(|l| l == line)
     })
     .await;
+}
+
+/// Pids of all live (non-zombie) descendants of `pid`; empty if `/proc` is unavailable.
+fn descendants(pid: u32) -> Vec<u32> {
+    let table = proc_table().unwrap_or_default();
+    descendants_in(&table, pid).iter().map(|p| p.pid).collect()
 }
 
 /// Waits until `pid` has `n` live descendants and returns them.
@@ -307,8 +313,7 @@ async fn take_stdio_talks_to_the_child() {
     let sup = Supervisor::new();
     let m = sup
         .spawn(Spec {
-            stdin_piped: true,
-            take_stdout: true,
+            stdio: true,
             ..Spec::new("cat", "cat")
         })
         .unwrap();
@@ -379,8 +384,7 @@ async fn signal_handler_kills_children_and_exits() {
             .spawn(Spec {
                 args: vec!["--exact".into(), helper_test.clone(), "--nocapture".into()],
                 env: vec![(HELPER_ENV.into(), "1".into())],
-                stdin_piped: true,
-                take_stdout: true,
+                stdio: true,
                 ..Spec::new("signal helper", &exe)
             })
             .unwrap();

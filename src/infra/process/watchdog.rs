@@ -99,16 +99,12 @@ pub fn finish() {
 pub fn run() -> i32 {
     let token = std::env::args().nth(2).unwrap_or_default();
     let mut live = BTreeSet::new();
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        let (sign, id) = line.split_at(line.len().min(1));
-        let Ok(pgid) = id.trim().parse::<u32>() else {
-            continue;
-        };
-        if sign == "+" {
-            live.insert(pgid);
-        } else if sign == "-" {
-            live.remove(&pgid);
+    let pgid = |id: &str| id.trim().parse::<u32>().ok();
+    for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+        if let Some(id) = line.strip_prefix('+').and_then(pgid) {
+            live.insert(id);
+        } else if let Some(id) = line.strip_prefix('-').and_then(pgid) {
+            live.remove(&id);
         }
     }
     for &pgid in &live {

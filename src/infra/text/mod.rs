@@ -69,12 +69,6 @@ impl From<String> for Text {
     }
 }
 
-impl PartialEq<str> for Text {
-    fn eq(&self, other: &str) -> bool {
-        *self.0 == *other
-    }
-}
-
 impl PartialEq<&str> for Text {
     fn eq(&self, other: &&str) -> bool {
         *self.0 == **other
@@ -95,24 +89,9 @@ impl<'de> Deserialize<'de> for Text {
 
 /// Canonical JSON: keys sorted at every level, compact.
 pub fn canonical_json(v: &serde_json::Value) -> String {
-    use serde_json::Value;
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(o) => {
-                let mut fields: Vec<_> = o.iter().collect();
-                fields.sort_by(|a, b| a.0.cmp(b.0));
-                Value::Object(
-                    fields
-                        .into_iter()
-                        .map(|(k, v)| (k.clone(), sorted(v)))
-                        .collect(),
-                )
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    sorted(v).to_string()
+    let mut v = v.clone();
+    v.sort_all_objects();
+    v.to_string()
 }
 
 #[cfg(test)]

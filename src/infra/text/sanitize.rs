@@ -21,10 +21,12 @@ pub const CELL_MAX: usize = 160;
 ///   NULL NOTEHEAD and U+16FE4 KHITAN SMALL SCRIPT FILLER.
 const INVISIBLE_CLASS: &str = r"[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Variation_Selector}\x{2800}\x{115F}\x{1160}\x{3164}\x{FFA0}\x{1D159}\x{16FE4}]";
 
-/// [`INVISIBLE_CLASS`] as sorted, disjoint inclusive ranges (from regex-syntax's Unicode tables).
-fn invisible_ranges() -> &'static [(char, char)] {
+/// Whether `c` is invisible or acts on the text around it (see [`INVISIBLE_CLASS`]): such a
+/// character is shown as `⟨U+XXXX⟩`, never passed to a reader.
+pub fn is_invisible(c: char) -> bool {
+    // the class as sorted, disjoint inclusive ranges (from regex-syntax's Unicode tables)
     static R: OnceLock<Vec<(char, char)>> = OnceLock::new();
-    R.get_or_init(|| {
+    let ranges = R.get_or_init(|| {
         use regex_syntax::hir::{Class, HirKind};
         let hir = regex_syntax::Parser::new()
             .parse(INVISIBLE_CLASS)
@@ -37,13 +39,7 @@ fn invisible_ranges() -> &'static [(char, char)] {
                 .collect(),
             other => unreachable!("a Unicode class, not {other:?}"),
         }
-    })
-}
-
-/// Whether `c` is invisible or acts on the text around it (see [`INVISIBLE_CLASS`]): such a
-/// character is shown as `⟨U+XXXX⟩`, never passed to a reader.
-pub fn is_invisible(c: char) -> bool {
-    let ranges = invisible_ranges();
+    });
     let i = ranges.partition_point(|&(_, hi)| hi < c);
     ranges.get(i).is_some_and(|&(lo, _)| lo <= c)
 }

@@ -228,8 +228,7 @@ impl Scanner {
         let mut spec = Spec::new(self.cfg.name.clone(), &args[0]);
         spec.args = args[1..].to_vec();
         spec.env = self.cfg.env.clone().into_iter().collect();
-        spec.stdin_piped = true;
-        spec.take_stdout = true;
+        spec.stdio = true;
         sup.spawn(spec)
             .map_err(|e| self.other(format!("cannot start {:?}: {e:#}", args[0])))
     }
