@@ -73,19 +73,11 @@ pub struct DriftTracker {
 }
 
 impl DriftTracker {
-    /// A tracker that tracks every server.
-    pub fn new(mode: OnToolDrift) -> DriftTracker {
-        DriftTracker {
-            mode,
-            quarantine: true,
-            ..DriftTracker::default()
-        }
-    }
-
     /// The policy of a proxy config: `on_tool_drift`, `quarantine_enabled` and each server's
     /// `trust_mode`.
     pub fn from_config(cfg: &ProxyConfig) -> DriftTracker {
         DriftTracker {
+            mode: cfg.on_tool_drift,
             quarantine: cfg.quarantine(),
             auto_approved: cfg
                 .mcp_servers
@@ -93,7 +85,7 @@ impl DriftTracker {
                 .filter(|s| !cfg.drift_tracked(s))
                 .map(|s| s.name.clone())
                 .collect(),
-            ..DriftTracker::new(cfg.on_tool_drift)
+            ..DriftTracker::default()
         }
     }
 
@@ -198,6 +190,15 @@ mod tests {
     use serde_json::json;
 
     impl DriftTracker {
+        /// A tracker that tracks every server.
+        fn new(mode: OnToolDrift) -> DriftTracker {
+            DriftTracker {
+                mode,
+                quarantine: true,
+                ..DriftTracker::default()
+            }
+        }
+
         /// Whether calls to `id` are refused and it is kept out of the index.
         fn blocks(&self, id: &str) -> bool {
             self.mode == OnToolDrift::Block && self.drifted(id).is_some()
