@@ -298,11 +298,6 @@ pub struct ProxyMcp {
     state: Arc<State>,
 }
 
-fn tool(name: &str, description: &str, schema: Value) -> McpTool {
-    serde_json::from_value(json!({"name": name, "description": description, "inputSchema": schema}))
-        .expect("static tool definition")
-}
-
 fn tool_error(msg: &str) -> CallToolResponse {
     CallToolResult::error(vec![ContentBlock::text(msg.to_string())]).into()
 }
@@ -402,18 +397,14 @@ impl ServerHandler for ProxyMcp {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![
-            tool(
-                "retrieve_tools",
-                "Search the tools of every upstream server (BM25) and return the best matches, best first.",
-                json!({"type": "object", "properties": {"query": {"type": "string", "description": "What you want to do"}, "limit": {"type": "integer", "description": "How many tools to return (default tools_limit, max 100)"}}, "required": ["query"]}),
-            ),
-            tool(
-                "call_tool",
-                "Call an upstream tool by its `server:tool` id.",
-                json!({"type": "object", "properties": {"name": {"type": "string"}, "args": {"type": "object"}, "args_json": {"type": "string"}}, "required": ["name"]}),
-            ),
-        ]))
+        let tools = json!([
+            {"name": "retrieve_tools", "description": "Search the tools of every upstream server (BM25) and return the best matches, best first.",
+             "inputSchema": {"type": "object", "properties": {"query": {"type": "string", "description": "What you want to do"}, "limit": {"type": "integer", "description": "How many tools to return (default tools_limit, max 100)"}}, "required": ["query"]}},
+            {"name": "call_tool", "description": "Call an upstream tool by its `server:tool` id.",
+             "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}, "args": {"type": "object"}, "args_json": {"type": "string"}}, "required": ["name"]}},
+        ]);
+        let tools: Vec<McpTool> = serde_json::from_value(tools).expect("static tool definitions");
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
