@@ -6,27 +6,22 @@ use std::collections::BTreeMap;
 
 /// mcpproxy's config file (unknown keys are kept and ignored).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ProxyConfig {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listen: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
     /// Default number of results of `retrieve_tools` (mcpproxy: 15, range 1–1000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools_limit: Option<usize>,
     /// mcpproxy's quarantine switch; absent means on (see [`ProxyConfig::quarantine`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quarantine_enabled: Option<bool>,
     /// evalgate extension: what the proxy does with a tool whose definition drifted from its
     /// approved baseline (`block`, the default, or `log`).
-    #[serde(default, skip_serializing_if = "OnToolDrift::is_default")]
     pub on_tool_drift: OnToolDrift,
     /// evalgate extension: serve `/mcp` with sessions (`Mcp-Session-Id`) and every answer as a
     /// server-sent event (rmcp's session mode, the reference proxy's way until 2026-11-25).
     /// Absent or `false`: stateless, each answer one `application/json` body.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_sessions: Option<bool>,
-    #[serde(rename = "mcpServers", default)]
+    #[serde(rename = "mcpServers")]
     pub mcp_servers: Vec<ServerEntry>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -36,24 +31,17 @@ pub struct ProxyConfig {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ServerEntry {
     pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub args: Vec<String>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default)]
     pub env: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub working_dir: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quarantined: Option<bool>,
     /// mcpproxy's `auto` | `scan` | `manual`; `auto` approves every change (no drift tracking).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust_mode: Option<String>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -68,12 +56,6 @@ pub enum OnToolDrift {
     Block,
     /// Report the drift and leave the tool searchable and callable (observe mode).
     Log,
-}
-
-impl OnToolDrift {
-    fn is_default(&self) -> bool {
-        *self == OnToolDrift::default()
-    }
 }
 
 impl std::fmt::Display for OnToolDrift {

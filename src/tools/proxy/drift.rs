@@ -14,33 +14,6 @@ use crate::pipeline::sut::drift::{drift_signals, fingerprint};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// What one listing changed, for the proxy's log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DriftEvent {
-    /// A tracked server's tools seen for the first time became baselines.
-    Baselined { server: String, count: usize },
-    /// `id` drifted (or drifted differently) from its baseline.
-    Drifted { id: String, aspects: Vec<String> },
-    /// `id` is listed with its baseline definition again.
-    Reverted { id: String },
-}
-
-impl DriftEvent {
-    /// The stderr line for this event.
-    pub fn log_line(&self, mode: OnToolDrift) -> String {
-        match self {
-            DriftEvent::Baselined { server, count } => format!(
-                "evalgate proxy: {server}: {count} tool definition(s) baselined for drift detection (on_tool_drift: {mode}; baselines are in memory, a restart re-baselines)"
-            ),
-            DriftEvent::Drifted { id, aspects } => format!(
-                "evalgate proxy: tool_drift {id} [{}] (mode {mode})",
-                aspects.join(", ")
-            ),
-            DriftEvent::Reverted { id } => format!("evalgate proxy: tool_drift_reverted {id}"),
-        }
-    }
-}
-
 /// The approval state of one listed tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolState {
@@ -100,19 +73,11 @@ pub struct DriftTracker {
 }
 
 impl DriftTracker {
-    /// A tracker that tracks every server.
-    pub fn new(mode: OnToolDrift) -> DriftTracker {
-        DriftTracker {
-            mode,
-            quarantine: true,
-            ..DriftTracker::default()
-        }
-    }
-
     /// The policy of a proxy config: `on_tool_drift`, `quarantine_enabled` and each server's
     /// `trust_mode`.
     pub fn from_config(cfg: &ProxyConfig) -> DriftTracker {
         DriftTracker {
+            mode: cfg.on_tool_drift,
             quarantine: cfg.quarantine(),
             auto_approved: cfg
                 .mcp_servers
@@ -120,7 +85,7 @@ impl DriftTracker {
                 .filter(|s| !cfg.drift_tracked(s))
                 .map(|s| s.name.clone())
                 .collect(),
-            ..DriftTracker::new(cfg.on_tool_drift)
+            ..DriftTracker::default()
         }
     }
 
@@ -134,20 +99,18 @@ impl DriftTracker {
     }
 
     /// Takes a new listing of `server` (raw MCP definitions; ones without a string `name` are
-    /// ignored) and returns what changed.
-    pub fn observe(&mut self, server: &str, definitions: Vec<Value>) -> Vec<DriftEvent> {
-        let tracked = self.tracks(server);
+    /// ignored) and returns what changed, as lines for the proxy's log.
+    pub fn observe(&mut self, server: &str, definitions: Vec<Value>) -> Vec<String> {
+        let (tracked, mode) = (self.tracks(server), self.mode);
         let mut groups: Vec<(String, Vec<Value>)> = Vec::new();
-        let mut at: HashMap<String, usize> = HashMap::new();
         for d in definitions {
-            let Some(name) = d.get("name").and_then(Value::as_str).map(str::to_string) else {
+            let Some(name) = d.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            let i = *at.entry(name.clone()).or_insert_with(|| {
-                groups.push((name, Vec::new()));
-                groups.len() - 1
-            });
-            groups[i].1.push(d);
+            match groups.iter_mut().find(|g| g.0 == name) {
+                Some(g) => g.1.push(d),
+                None => groups.push((name.to_string(), vec![d])),
+            }
         }
         let old = self.servers.remove(server).unwrap_or_default();
         let mut events = Vec::new();
@@ -184,16 +147,17 @@ impl DriftTracker {
                 .find(|o| o.name == t.name)
                 .map_or(&[][..], |o| o.aspects.as_slice());
             if t.drifted() && t.aspects != before {
-                let aspects = t.aspects.clone();
-                events.push(DriftEvent::Drifted { id, aspects });
+                let aspects = t.aspects.join(", ");
+                events.push(format!(
+                    "evalgate proxy: tool_drift {id} [{aspects}] (mode {mode})"
+                ));
             } else if !t.drifted() && !before.is_empty() {
-                events.push(DriftEvent::Reverted { id });
+                events.push(format!("evalgate proxy: tool_drift_reverted {id}"));
             }
             tools.push(t);
         }
         if tracked && new_baselines > 0 {
-            let (server, count) = (server.to_string(), new_baselines);
-            events.insert(0, DriftEvent::Baselined { server, count });
+            events.insert(0, format!("evalgate proxy: {server}: {new_baselines} tool definition(s) baselined for drift detection (on_tool_drift: {mode}; baselines are in memory, a restart re-baselines)"));
         }
         self.servers.insert(server.to_string(), tools);
         events
@@ -226,6 +190,15 @@ mod tests {
     use serde_json::json;
 
     impl DriftTracker {
+        /// A tracker that tracks every server.
+        fn new(mode: OnToolDrift) -> DriftTracker {
+            DriftTracker {
+                mode,
+                quarantine: true,
+                ..DriftTracker::default()
+            }
+        }
+
         /// Whether calls to `id` are refused and it is kept out of the index.
         fn blocks(&self, id: &str) -> bool {
             self.mode == OnToolDrift::Block && self.drifted(id).is_some()
@@ -236,14 +209,9 @@ mod tests {
         json!({"name": name, "description": desc, "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}})
     }
 
-    fn drifted(events: &[DriftEvent]) -> Vec<(String, Vec<String>)> {
-        events
-            .iter()
-            .filter_map(|e| match e {
-                DriftEvent::Drifted { id, aspects } => Some((id.clone(), aspects.clone())),
-                _ => None,
-            })
-            .collect()
+    fn drifted(lines: &[String]) -> Vec<&str> {
+        let drift = lines.iter().filter(|l| l.contains(" tool_drift "));
+        drift.map(String::as_str).collect()
     }
 
     #[test]
@@ -252,10 +220,9 @@ mod tests {
         let ev = t.observe("s", vec![def("a", "A"), def("b", "B")]);
         assert_eq!(
             ev,
-            vec![DriftEvent::Baselined {
-                server: "s".into(),
-                count: 2
-            }]
+            [
+                "evalgate proxy: s: 2 tool definition(s) baselined for drift detection (on_tool_drift: block; baselines are in memory, a restart re-baselines)"
+            ]
         );
         assert!(t.drifted("s:a").is_none() && !t.blocks("s:a"));
         let l = t.listing();
@@ -276,10 +243,10 @@ mod tests {
         let ev = t.observe("s", vec![def("a", "A evil"), def("b", "B")]);
         assert_eq!(
             drifted(&ev),
-            vec![("s:a".to_string(), vec!["changed:description".to_string()])]
+            ["evalgate proxy: tool_drift s:a [changed:description] (mode block)"]
         );
         assert_eq!(
-            ev[0].log_line(t.mode()),
+            ev[0],
             "evalgate proxy: tool_drift s:a [changed:description] (mode block)"
         );
         assert_eq!(
@@ -298,11 +265,7 @@ mod tests {
         );
         // revert re-approves
         let ev = t.observe("s", vec![def("a", "A"), def("b", "B")]);
-        assert_eq!(ev, vec![DriftEvent::Reverted { id: "s:a".into() }]);
-        assert_eq!(
-            ev[0].log_line(t.mode()),
-            "evalgate proxy: tool_drift_reverted s:a"
-        );
+        assert_eq!(ev, ["evalgate proxy: tool_drift_reverted s:a"]);
         assert!(t.drifted("s:a").is_none());
     }
 

@@ -50,8 +50,14 @@ pub fn router(state: Arc<State>) -> Router {
         .route("/api/v1/index/search", get(search))
         .route("/api/v1/servers", get(servers))
         .route("/api/v1/servers/{name}/scan", post(scan_start))
-        .route("/api/v1/servers/{name}/scan/status", get(scan_status))
-        .route("/api/v1/servers/{name}/scan/report", get(scan_report))
+        .route(
+            "/api/v1/servers/{name}/scan/status",
+            get(|s, n| scan_job(s, n, false)),
+        )
+        .route(
+            "/api/v1/servers/{name}/scan/report",
+            get(|s, n| scan_job(s, n, true)),
+        )
         .route("/api/v1/servers/{name}/tools/{tool}/diff", get(tool_diff))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth))
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
@@ -140,7 +146,7 @@ async fn tool_diff(
     if !state.servers.read().await.contains_key(&name) {
         return error(StatusCode::NOT_FOUND, &format!("server {name:?} not found"));
     }
-    let drift = state.drift.lock().unwrap_or_else(|p| p.into_inner());
+    let drift = state.tracker();
     let Some(t) = drift.tool(&name, &tool) else {
         let msg = format!("server {name:?} lists no tool {tool:?}");
         return error(StatusCode::NOT_FOUND, &msg);
@@ -192,23 +198,22 @@ async fn scan_start(
     (StatusCode::ACCEPTED, envelope(status)).into_response()
 }
 
-async fn scan_status(AxState(state): AxState<Arc<State>>, Path(name): Path<String>) -> Response {
+/// `…/scan/status` (`report` false) or `…/scan/report` of `name`'s latest scan.
+async fn scan_job(
+    AxState(state): AxState<Arc<State>>,
+    Path(name): Path<String>,
+    report: bool,
+) -> Response {
     match state.scans.lock().await.get(&name) {
-        Some(j) => envelope(scan::status_json(&name, j)),
         None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
-    }
-}
-
-async fn scan_report(AxState(state): AxState<Arc<State>>, Path(name): Path<String>) -> Response {
-    match state.scans.lock().await.get(&name) {
+        Some(j) if !report => envelope(scan::status_json(&name, j)),
         Some(ScanJob {
             report: Some(r), ..
         }) => envelope(r.clone()),
-        Some(j) => error(
-            StatusCode::CONFLICT,
-            &format!("the scan of {name:?} is {}", j.status),
-        ),
-        None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
+        Some(j) => {
+            let msg = format!("the scan of {name:?} is {}", j.status);
+            error(StatusCode::CONFLICT, &msg)
+        }
     }
 }
 
@@ -293,11 +298,6 @@ pub struct ProxyMcp {
     state: Arc<State>,
 }
 
-fn tool(name: &str, description: &str, schema: Value) -> McpTool {
-    serde_json::from_value(json!({"name": name, "description": description, "inputSchema": schema}))
-        .expect("static tool definition")
-}
-
 fn tool_error(msg: &str) -> CallToolResponse {
     CallToolResult::error(vec![ContentBlock::text(msg.to_string())]).into()
 }
@@ -362,7 +362,7 @@ impl ProxyMcp {
             _ => return tool_error("`args` must be an object"),
         };
         let held = {
-            let drift = self.state.drift.lock().unwrap_or_else(|p| p.into_inner());
+            let drift = self.state.tracker();
             drift
                 .drifted(name)
                 .map(|aspects| (drift.mode(), aspects.join(", ")))
@@ -378,7 +378,7 @@ impl ProxyMcp {
             }
             None => {}
         }
-        match self.state.upstreams.call(server, tool, tool_args).await {
+        match super::upstream::call(&self.state, server, tool, tool_args).await {
             Ok(r) => r.into(),
             Err(e) => tool_error(&e),
         }
@@ -397,18 +397,14 @@ impl ServerHandler for ProxyMcp {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![
-            tool(
-                "retrieve_tools",
-                "Search the tools of every upstream server (BM25) and return the best matches, best first.",
-                json!({"type": "object", "properties": {"query": {"type": "string", "description": "What you want to do"}, "limit": {"type": "integer", "description": "How many tools to return (default tools_limit, max 100)"}}, "required": ["query"]}),
-            ),
-            tool(
-                "call_tool",
-                "Call an upstream tool by its `server:tool` id.",
-                json!({"type": "object", "properties": {"name": {"type": "string"}, "args": {"type": "object"}, "args_json": {"type": "string"}}, "required": ["name"]}),
-            ),
-        ]))
+        let tools = json!([
+            {"name": "retrieve_tools", "description": "Search the tools of every upstream server (BM25) and return the best matches, best first.",
+             "inputSchema": {"type": "object", "properties": {"query": {"type": "string", "description": "What you want to do"}, "limit": {"type": "integer", "description": "How many tools to return (default tools_limit, max 100)"}}, "required": ["query"]}},
+            {"name": "call_tool", "description": "Call an upstream tool by its `server:tool` id.",
+             "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}, "args": {"type": "object"}, "args_json": {"type": "string"}}, "required": ["name"]}},
+        ]);
+        let tools: Vec<McpTool> = serde_json::from_value(tools).expect("static tool definitions");
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -432,7 +428,7 @@ impl ServerHandler for ProxyMcp {
 mod tests {
     use super::super::config::ProxyConfig;
     use super::super::drift::DriftTracker;
-    use super::super::{ServerStatus, scan, upstream};
+    use super::super::{ServerStatus, scan};
     use super::*;
     use tokio::sync::{Mutex, RwLock};
 
@@ -459,11 +455,10 @@ mod tests {
             mcp_sessions: false,
             tools_limit: 15,
             catalog: Mutex::new(super::super::Catalog::new(vec![], vec![]).unwrap()),
-            reindexing: Mutex::new(()),
             reindex_asked: Default::default(),
             reindex_covered: Default::default(),
             servers: RwLock::new(servers),
-            upstreams: upstream::Upstreams::default(),
+            upstreams: Default::default(),
             fault: Default::default(),
             searches: Default::default(),
             scans: Mutex::new(scan::Jobs::new()),

@@ -30,6 +30,7 @@ mod upstream;
 use crate::infra::files::read_to_string;
 use crate::infra::mcp::init_tls;
 use crate::infra::process::Supervisor;
+use crate::pipeline::dataset::mcp::from_definition;
 use anyhow::Context;
 use catalog::Catalog;
 use config::ProxyConfig;
@@ -58,10 +59,10 @@ pub struct State {
     pub mcp_sessions: bool,
     pub tools_limit: usize,
     pub catalog: Mutex<Catalog>,
-    reindexing: Mutex<()>,
-    /// Rebuilds asked for so far, and the number of asks the last rebuild covered.
+    /// Rebuilds asked for so far; the lock serialising rebuilds holds the number of asks the
+    /// last rebuild covered.
     reindex_asked: AtomicU64,
-    reindex_covered: AtomicU64,
+    reindex_covered: Mutex<u64>,
     pub servers: RwLock<BTreeMap<String, ServerStatus>>,
     pub upstreams: upstream::Upstreams,
     pub fault: Fault,
@@ -75,39 +76,42 @@ pub struct State {
 }
 
 impl State {
-    /// Rebuilds the index from every connected upstream's current tools (in `block` mode
-    /// without the drifted ones) and republishes the tool listing with its approval states.
-    /// Rebuilds are serialised: without that, a slow rebuild that read the upstreams before a
+    /// Rebuilds the index from the current definition of every listed upstream tool (in `block`
+    /// mode without the drifted ones) and republishes the listing with its approval states.
+    /// Rebuilds are serialised: without that, a slow rebuild that read the listings before a
     /// newer one could land after it and bring back a stale catalog. A rebuild that started
-    /// after this one was asked for has read the upstreams as they were when it was asked, so
+    /// after this one was asked for has read the listings as they were when it was asked, so
     /// this one is skipped: when 101 upstreams come up at once, the catalog is rebuilt a few
     /// times, not 101 times over (every rebuild indexes every tool), and the last rebuild does
     /// not trail minutes behind the listing.
     pub async fn reindex(&self) -> anyhow::Result<()> {
         let ask = self.reindex_asked.fetch_add(1, SeqCst) + 1;
-        let _one_at_a_time = self.reindexing.lock().await;
-        if self.reindex_covered.load(SeqCst) >= ask {
+        let mut covered = self.reindex_covered.lock().await;
+        if *covered >= ask {
             return Ok(());
         }
         // every ask made so far was made before the view below is read
         let covers = self.reindex_asked.load(SeqCst);
-        let (mut tools, mut listing, mode) = self.upstreams.view(&self.drift).await;
-        if let Some(id) = self.fault.dropped_tool() {
-            tools.retain(|t| t.tool_id != id);
-            listing.retain(|t| t.id() != id);
-        }
-        if mode == config::OnToolDrift::Block {
-            let held: std::collections::HashSet<String> = listing
-                .iter()
-                .filter(|t| t.drifted())
-                .map(|t| t.id())
-                .collect();
-            tools.retain(|t| !held.contains(&t.tool_id));
-        }
+        let (mut listing, mode) = {
+            let drift = self.tracker();
+            (drift.listing(), drift.mode())
+        };
+        let dropped = self.fault.dropped_tool();
+        listing.retain(|t| Some(t.id().as_str()) != dropped);
+        let tools = listing
+            .iter()
+            .filter(|t| mode == config::OnToolDrift::Log || !t.drifted())
+            .filter_map(|t| from_definition(&t.server, t.current()).ok())
+            .collect();
         let cat = Catalog::new(tools, listing)?;
         *self.catalog.lock().await = cat;
-        self.reindex_covered.store(covers, SeqCst);
+        *covered = covers;
         Ok(())
+    }
+
+    /// The drift tracker, held briefly and never across an await.
+    pub fn tracker(&self) -> std::sync::MutexGuard<'_, drift::DriftTracker> {
+        self.drift.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Counts a search and applies the configured fault. `Some(text)` = answer with garbage.
@@ -136,11 +140,10 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
         mcp_sessions: cfg.mcp_sessions.unwrap_or(false),
         tools_limit: cfg.tools_limit.unwrap_or(15).clamp(1, 1000),
         catalog: Mutex::new(Catalog::new(Vec::new(), Vec::new())?),
-        reindexing: Mutex::new(()),
         reindex_asked: Default::default(),
         reindex_covered: Default::default(),
         servers: RwLock::new(BTreeMap::new()),
-        upstreams: upstream::Upstreams::default(),
+        upstreams: Default::default(),
         fault,
         searches: Default::default(),
         scans: Mutex::new(scan::Jobs::new()),

@@ -92,36 +92,30 @@ pub async fn start(state: std::sync::Arc<State>, server: String) -> ScanJob {
         completed_at: None,
         report: None,
     };
-    let first = job.clone();
     let id = job.job_id.clone();
-    state.scans.lock().await.insert(server.clone(), job);
+    state.scans.lock().await.insert(server.clone(), job.clone());
     if state.fault.cancels_scans() {
         crate::errln!("evalgate proxy: injected fault: cancelling the scan of {server:?}");
-        if let Some(j) = state.scans.lock().await.get_mut(&server) {
-            j.status = "cancelled";
-            j.completed_at = Some(now());
-        }
-        return first;
+        set(&state, &server, &id, "cancelled", None).await;
+        return job;
     }
     tokio::spawn(async move {
-        if let Some(j) = state
-            .scans
-            .lock()
-            .await
-            .get_mut(&server)
-            .filter(|j| j.job_id == id)
-        {
-            j.status = "running";
-        }
+        set(&state, &server, &id, "running", None).await;
         let report = scan_server(&state, &server).await;
-        let mut jobs = state.scans.lock().await;
-        if let Some(j) = jobs.get_mut(&server).filter(|j| j.job_id == id) {
-            j.status = "completed";
-            j.completed_at = Some(now());
-            j.report = Some(report);
-        }
+        set(&state, &server, &id, "completed", Some(report)).await;
     });
-    first
+    job
+}
+
+/// Moves `server`'s job `id` (not a newer one that replaced it) to `status`; any status but
+/// `running` is final and stamps `completed_at`.
+async fn set(state: &State, server: &str, id: &str, status: &'static str, report: Option<Value>) {
+    let mut jobs = state.scans.lock().await;
+    if let Some(j) = jobs.get_mut(server).filter(|j| j.job_id == id) {
+        j.status = status;
+        j.completed_at = (status != "running").then(now);
+        j.report = report;
+    }
 }
 
 pub fn status_json(server: &str, j: &ScanJob) -> Value {

@@ -1,78 +1,47 @@
 //! Upstream MCP servers of the reference proxy: spawned over stdio, listed, re-listed on
 //! `notifications/tools/list_changed`, and called through. Every listing is handed to the drift
-//! tracker (under the same lock that publishes the tools) before the index is rebuilt.
+//! tracker, which keeps the tools, before the index is rebuilt.
 
-use super::config::{OnToolDrift, ProxyConfig, ServerEntry};
-use super::drift::{DriftTracker, ToolState};
+use super::config::{ProxyConfig, ServerEntry};
 use super::{ServerStatus, State};
 use crate::infra::mcp::{self, Endpoint};
-use crate::pipeline::dataset::Tool;
 use crate::pipeline::dataset::mcp::from_definition;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Weak};
 use tokio::sync::RwLock;
 
 /// How long one upstream may take to initialize and list its tools before it is retried.
 const UPSTREAM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-struct Upstream {
-    /// The connection, and the supervised stdio process serving it.
-    session: mcp::Session<UpstreamClient>,
-    /// The latest listing as corpus tools, one per name (the first when a name repeats).
-    tools: Vec<Tool>,
-}
+/// Every connected upstream by name: the connection, and the supervised stdio process serving
+/// it. Their tools are the drift tracker's listing.
+pub type Upstreams = RwLock<BTreeMap<String, mcp::Session<UpstreamClient>>>;
 
-/// One listing of an upstream: its tools (one per name) and the raw definitions (all of them).
-struct Listed {
-    tools: Vec<Tool>,
-    definitions: Vec<Value>,
-}
-
-/// Every connected upstream by name.
-#[derive(Default)]
-pub struct Upstreams {
-    inner: RwLock<BTreeMap<String, Upstream>>,
-}
-
-impl Upstreams {
-    /// Every connected upstream's tools, the drift state of every listed tool and the policy,
-    /// read together (listings are published to both under the upstreams' lock).
-    pub async fn view(
-        &self,
-        drift: &std::sync::Mutex<DriftTracker>,
-    ) -> (Vec<Tool>, Vec<ToolState>, OnToolDrift) {
-        let inner = self.inner.read().await;
-        let tools = inner.values().flat_map(|u| u.tools.clone()).collect();
-        let d = drift.lock().unwrap_or_else(|p| p.into_inner());
-        (tools, d.listing(), d.mode())
+/// Calls `tool` on `server`; `Err` is a message for the caller.
+pub async fn call(
+    state: &State,
+    server: &str,
+    tool: &str,
+    args: Option<Map<String, Value>>,
+) -> Result<CallToolResult, String> {
+    let inner = state.upstreams.read().await;
+    let up = inner
+        .get(server)
+        .ok_or_else(|| format!("no connected upstream server {server:?}"))?;
+    if state.tracker().tool(server, tool).is_none() {
+        return Err(format!("server {server:?} has no tool {tool:?}"));
     }
-
-    /// Calls `tool` on `server`; `Err` is a message for the caller.
-    pub async fn call(
-        &self,
-        server: &str,
-        tool: &str,
-        args: Option<Map<String, Value>>,
-    ) -> Result<CallToolResult, String> {
-        let inner = self.inner.read().await;
-        let up = inner
-            .get(server)
-            .ok_or_else(|| format!("no connected upstream server {server:?}"))?;
-        if !up.tools.iter().any(|t| t.bare_name() == tool) {
-            return Err(format!("server {server:?} has no tool {tool:?}"));
-        }
-        let mut params = CallToolRequestParams::new(tool.to_string());
-        params.arguments = args;
-        let peer = up.session.service.peer().clone();
-        drop(inner);
-        peer.call_tool(params)
-            .await
-            .map_err(|e| format!("upstream {server:?} failed: {}", mcp::readable(&e)))
-    }
+    let mut params = CallToolRequestParams::new(tool.to_string());
+    params.arguments = args;
+    let peer = up.service.peer().clone();
+    drop(inner);
+    peer.call_tool(params)
+        .await
+        .map_err(|e| format!("upstream {server:?} failed: {}", mcp::readable(&e)))
 }
 
 /// The proxy's client towards one upstream: re-lists on `list_changed`.
@@ -117,59 +86,54 @@ async fn set_status(
     );
 }
 
+/// The raw definitions of `name`'s tools; one the catalog could not take fails the listing.
 async fn list(
     service: &RunningService<RoleClient, UpstreamClient>,
     name: &str,
-) -> Result<Listed, String> {
+) -> Result<Vec<Value>, String> {
     let listed = service
         .peer()
         .list_all_tools()
         .await
         .map_err(|e| format!("tools/list failed: {}", mcp::readable(&e)))?;
-    let mut tools: Vec<Tool> = Vec::with_capacity(listed.len());
-    let mut definitions = Vec::with_capacity(listed.len());
-    for t in &listed {
+    let check = |t: &rmcp::model::Tool| -> Result<Value, String> {
         let def = serde_json::to_value(t).map_err(|e| e.to_string())?;
-        let tool = from_definition(name, &def).map_err(|e| e.to_string())?;
-        // a repeated name is the drift tracker's business; the catalog keeps the first
-        if !tools.iter().any(|x| x.tool_id == tool.tool_id) {
-            tools.push(tool);
-        }
-        definitions.push(def);
-    }
-    Ok(Listed { tools, definitions })
+        from_definition(name, &def).map_err(|e| e.to_string())?;
+        Ok(def)
+    };
+    listed.iter().map(check).collect()
 }
 
 /// Re-lists one upstream and rebuilds the index.
 pub async fn refresh(state: &Arc<State>, name: &str) {
-    let inner = state.upstreams.inner.read().await;
+    let inner = state.upstreams.read().await;
     let Some(up) = inner.get(name) else { return };
-    let result = list(&up.session.service, name).await;
+    let result = list(&up.service, name).await;
     drop(inner);
     match result {
-        Ok(listed) => publish(state, name, listed, None).await,
+        Ok(definitions) => publish(state, name, definitions, None).await,
         Err(e) => set_status(state, name, "error", 0, Some(e)).await,
     }
 }
 
-/// Publishes a listing of `name` (with its new connection, if any): its tools and the drift
-/// tracker's view under the upstreams' lock, then its status, then the rebuilt index.
-async fn publish(state: &State, name: &str, listed: Listed, connected: Option<Upstream>) {
-    let n = listed.tools.len();
-    {
-        let mut inner = state.upstreams.inner.write().await;
-        if let Some(up) = connected {
-            inner.insert(name.to_string(), up);
-        }
-        if let Some(up) = inner.get_mut(name) {
-            up.tools = listed.tools;
-            // the drift tracker takes the listing, and what changed is logged
-            let mut drift = state.drift.lock().unwrap_or_else(|p| p.into_inner());
-            let mode = drift.mode();
-            for ev in drift.observe(name, listed.definitions) {
-                crate::errln!("{}", ev.log_line(mode));
-            }
-        }
+/// Publishes a listing of `name` (with its new connection, if any): the drift tracker takes it
+/// (and what changed is logged), then its status, then the rebuilt index.
+async fn publish(
+    state: &State,
+    name: &str,
+    definitions: Vec<Value>,
+    connected: Option<mcp::Session<UpstreamClient>>,
+) {
+    if let Some(up) = connected {
+        state.upstreams.write().await.insert(name.to_string(), up);
+    }
+    let names: HashSet<_> = definitions
+        .iter()
+        .filter_map(|d| d["name"].as_str())
+        .collect();
+    let n = names.len();
+    for line in state.tracker().observe(name, definitions) {
+        crate::errln!("{line}");
     }
     set_status(state, name, "ready", n, None).await;
     if let Err(e) = state.reindex().await {
@@ -238,11 +202,7 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
                 };
                 let e = match tokio::time::timeout(UPSTREAM_TIMEOUT, attempt_fut).await {
                     Ok(Ok((session, listed))) => {
-                        let up = Upstream {
-                            session,
-                            tools: Vec::new(),
-                        };
-                        return publish(&st, &name, listed, Some(up)).await;
+                        return publish(&st, &name, listed, Some(session)).await;
                     }
                     Ok(Err(e)) => e,
                     Err(_) => format!(
