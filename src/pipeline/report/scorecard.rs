@@ -1,7 +1,7 @@
 //! How every renderer shows the scorecard (`report.scorecard`, docs/scorecard.md): one line
-//! (terminal, report.md, the comment and the job summary) and the rows of its table (its radar
-//! chart is report.html's, in `html::charts`). Numbers and the fixed dimension names only; a dimension's note
-//! (which may name a detector) is escaped by the format that shows it.
+//! (terminal, report.md, the comment and the job summary) and the rows of its table (report.html
+//! draws its radar chart in `html::charts`). Numbers and the fixed dimension names only; a
+//! dimension's note (which may name a detector) is escaped by the format that shows it.
 
 use super::model::Report;
 use crate::pipeline::score::scorecard::{Dimension, Scorecard};

@@ -1,6 +1,6 @@
 //! The charts of `report.html`: inline SVG built from numbers (see the module above for what
-//! may reach them). The per-query recall bars, the run spread of a subject's metrics and a
-//! detector's confusion matrix.
+//! may reach them). The per-query recall bars, the run spread of a subject's metrics, a
+//! detector's confusion matrix and the scorecard's radar.
 
 use super::super::doc::QueryChart;
 use super::super::format;

@@ -243,9 +243,7 @@ impl DetectorView {
             runs,
         }
     }
-}
 
-impl DetectorView {
     /// The metrics with a baseline value or a limit.
     pub fn against(&self) -> impl Iterator<Item = &Row> {
         let shown = |row: &&Row| row.baseline.is_some() || !row.limit.is_empty();
