@@ -133,7 +133,7 @@ pub fn retrieval_table(rows: &[Row]) -> Table {
 /// The given detectors' metrics against the baseline, each row led by the detector's name.
 pub fn detectors_table<'a>(detectors: impl IntoIterator<Item = &'a DetectorView>) -> Table {
     let rows = detectors.into_iter().flat_map(|d| {
-        d.against.iter().map(move |r| {
+        d.against().map(move |r| {
             let label = vec![Cell::Id(d.name.clone(), 60), format!(" {}", r.label).into()];
             (Cell::Seq(label), r)
         })
@@ -228,7 +228,9 @@ pub fn overview_table(v: &View, runs: usize) -> Table {
             Cell::Text(names.join(", "), 80)
         };
         let mut row = vec![Cell::Seq(name), scope];
-        row.extend(d.metrics.iter().map(|m| mean_ci(m.as_ref()).into()));
+        for r in &d.all_rows {
+            row.push(mean_ci(r.current.as_ref()).into());
+        }
         let na = match d.not_applicable {
             0 => String::new(),
             n => format!(" (not applicable: {n})"),
@@ -502,16 +504,18 @@ mod tests {
     fn a_detectors_rows_are_led_by_its_name_as_an_id() {
         let v = View::of(&fixture());
         let t = detectors_table(&v.detectors);
-        let want: usize = v.detectors.iter().map(|d| d.against.len()).sum();
+        let want: usize = v.detectors.iter().map(|d| d.against().count()).sum();
         assert!(want > 0);
         assert_eq!(t.rows.len(), want);
-        let first = v.detectors.iter().find(|d| !d.against.is_empty()).unwrap();
+        let first = v
+            .detectors
+            .iter()
+            .find_map(|d| Some((d, d.against().next()?)));
+        let (first, row) = first.unwrap();
         let Cell::Seq(label) = &t.rows[0][0] else {
             panic!("{:?}", t.rows[0][0])
         };
         assert!(matches!(&label[0], Cell::Id(name, _) if *name == first.name));
-        assert!(
-            matches!(&label[1], Cell::Plain(l) if *l == format!(" {}", first.against[0].label))
-        );
+        assert!(matches!(&label[1], Cell::Plain(l) if *l == format!(" {}", row.label)));
     }
 }

@@ -1,14 +1,15 @@
 //! The charts of `report.html`: inline SVG built from numbers (see the module above for what
-//! may reach them). The per-query recall bars, the run spread of a subject's metrics and a
-//! detector's confusion matrix.
+//! may reach them). The per-query recall bars, the run spread of a subject's metrics, a
+//! detector's confusion matrix and the scorecard's radar.
 
 use super::super::doc::QueryChart;
 use super::super::format;
 use super::super::model::DetectorReport;
-use super::super::scorecard::coord as n;
+use super::super::scorecard::{dimension, points, score};
 use super::super::view::Row;
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
+use crate::pipeline::score::scorecard::{Dimension, Scorecard};
 use crate::pipeline::score::stats::Summary;
 use minijinja::HtmlEscape;
 use std::fmt::Write as _;
@@ -26,6 +27,11 @@ pub(super) fn data(s: &str, max: usize) -> String {
     esc(&sanitize::clip(&sanitize::visible(s), max))
 }
 
+/// A coordinate: one decimal, no trailing `.0` (a value that is not finite is 0).
+fn n(x: f64) -> String {
+    points(if x.is_finite() { x } else { 0.0 })
+}
+
 /// A horizontal position in a fluid chart: a percentage of the chart's width, two decimals.
 fn pct(x: f64) -> String {
     let x = if x.is_finite() { x } else { 0.0 };
@@ -35,13 +41,13 @@ fn pct(x: f64) -> String {
 }
 
 /// Opens an `<svg>` with its text alternative: `aria-label` and `<title>` carry `label`, `<desc>`
-/// the longer `desc`. `kind` names the chart (`data-chart`) for tests and styles.
+/// the longer `desc` (if any). `kind` names the chart (`data-chart`) for tests and styles.
 ///
 /// With a width `w` the chart is a fixed drawing (a `viewBox`) that scales down in a narrow
 /// page. Without one it is fluid: as wide as the page, `h` px high, no `viewBox`; it places
 /// its marks at percentages of its width ([`pct`]) and its text at the page's own size, so a
 /// phone gets a narrower chart with the same readable labels, not a shrunken picture.
-fn open_svg(kind: &str, w: Option<f64>, h: f64, label: &str, desc: &str) -> String {
+fn open_svg(kind: &str, w: Option<f64>, h: f64, label: &str, desc: Option<&str>) -> String {
     let size = match w {
         Some(w) => format!(
             r#"width="{w}" height="{h}" viewBox="0 0 {w} {h}""#,
@@ -52,11 +58,16 @@ fn open_svg(kind: &str, w: Option<f64>, h: f64, label: &str, desc: &str) -> Stri
     };
     let mut s = format!(
         r#"<svg class="chart{fluid}" data-chart="{kind}" xmlns="http://www.w3.org/2000/svg" role="img" {size} aria-label="{label}"><title>{label}</title>"#,
-        fluid = if w.is_none() { " fluid" } else { "" },
+        // (the radar is styled by its class)
+        fluid = match w {
+            None => " fluid",
+            Some(_) if kind == "radar" => " radar",
+            Some(_) => "",
+        },
         kind = esc(kind),
         label = esc(label),
     );
-    if !desc.is_empty() {
+    if let Some(desc) = desc {
         let _ = write!(s, "<desc>{}</desc>", esc(desc));
     }
     s
@@ -105,7 +116,7 @@ pub(super) fn per_query_chart(qc: &QueryChart) -> String {
     let desc = format!(
         "Dark bars: Recall@5. Light bars behind them: Recall@10. Red marks under the axis: Recall@5 of 0. Orange dots: {unstable} queries whose runs disagreed. Each bar's title names its query."
     );
-    let mut s = open_svg("per-query", None, height, &label, &desc);
+    let mut s = open_svg("per-query", None, height, &label, Some(&desc));
     // grid and y axis
     for t in [0.0, 0.25, 0.5, 0.75, 1.0] {
         let _ = write!(
@@ -201,7 +212,7 @@ fn recall_histogram(qc: &QueryChart) -> String {
     let desc = format!(
         "Bar height: the number of queries whose Recall@5 falls in the bin, relative to the fullest bin. {unstable} queries' runs disagreed. Every query is in report.json."
     );
-    let mut s = open_svg("per-query", None, base + 30.0, &label, &desc);
+    let mut s = open_svg("per-query", None, base + 30.0, &label, Some(&desc));
     let slot = (QUERY_RIGHT - QUERY_LEFT) / bins.len() as f64;
     for (i, &k) in bins.iter().enumerate() {
         let x = QUERY_LEFT + i as f64 * slot;
@@ -311,7 +322,7 @@ pub(super) fn spread_chart(kind: &str, what: &str, runs: usize, rows: &[Row]) ->
         })
         .collect::<Vec<_>>()
         .join("; ");
-    let mut s = open_svg(kind, None, height, &label, &desc);
+    let mut s = open_svg(kind, None, height, &label, Some(&desc));
     // vertical grid every 0.1
     let steps = ((hi - lo) * 10.0).round() as usize;
     for i in 0..=steps {
@@ -406,7 +417,7 @@ pub(super) fn confusion_chart(d: &DetectorReport) -> String {
         "Confusion matrix summed over {} run(s): {} true positives, {} false negatives, {} false positives, {} true negatives",
         d.runs_completed, c.tp, c.fn_, c.fp, c.tn
     );
-    let mut s = open_svg("confusion", Some(360.0), 172.0, &label, "");
+    let mut s = open_svg("confusion", Some(360.0), 172.0, &label, None);
     s.push_str(r#"<text class="label" x="185" y="18" text-anchor="middle">flagged</text><text class="label" x="295" y="18" text-anchor="middle">not flagged</text><text class="label" x="120" y="66" text-anchor="end">malicious</text><text class="label" x="120" y="134" text-anchor="end">benign</text>"#);
     let malicious = c.tp + c.fn_;
     let benign = c.fp + c.tn;
@@ -434,6 +445,134 @@ pub(super) fn confusion_chart(d: &DetectorReport) -> String {
             pct = share * 100.0,
         );
     }
+    s.push_str("</svg>");
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scorecard radar
+
+const W: f64 = 440.0;
+const H: f64 = 310.0;
+const CX: f64 = 220.0;
+const CY: f64 = 170.0;
+const R: f64 = 105.0;
+/// Where a dimension's label sits, from the centre.
+const LABEL_R: f64 = 122.0;
+
+/// The point at `fraction` of the radius on axis `i` of `dims` (axis 0 points up, then clockwise).
+fn at(i: usize, dims: usize, fraction: f64) -> (f64, f64) {
+    let a = -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * i as f64 / dims as f64;
+    (CX + R * fraction * a.cos(), CY + R * fraction * a.sin())
+}
+
+/// A polygon through the dimensions that have a value (a dimension not measured is skipped,
+/// never drawn as 0); `None` with fewer than 2 such points.
+fn polygon(values: &[Option<f64>], class: &str) -> Option<String> {
+    let k = values.len();
+    let pts: Vec<String> = values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            v.map(|f| {
+                let (x, y) = at(i, k, f.clamp(0.0, 1.0));
+                format!("{},{}", n(x), n(y))
+            })
+        })
+        .collect();
+    (pts.len() >= 2).then(|| format!(r#"<polygon class="{class}" points="{}"/>"#, pts.join(" ")))
+}
+
+/// The scorecard as an inline SVG radar chart: a fixed drawing (`viewBox`) that scales down
+/// with the page, the five axes with their points, the run's shape filled, the baseline's
+/// dashed. Labels are the fixed dimension names and numbers; no script, nothing external.
+pub(super) fn radar_chart(sc: &Scorecard) -> String {
+    let dims = sc.dimensions.len();
+    let label = match sc.total {
+        Some(t) => format!(
+            "Scorecard radar chart: {}/100 in five dimensions",
+            points(t)
+        ),
+        None => "Scorecard radar chart: no dimension measured".to_string(),
+    };
+    let desc: Vec<String> = sc.dimensions.iter().map(dimension).collect();
+    let mut s = open_svg("radar", Some(W), H, &label, Some(&desc.join("; ")));
+    // rings at 25, 50, 75 and 100 %
+    for ring in [0.25, 0.5, 0.75, 1.0] {
+        s.push_str(&polygon(&vec![Some(ring); dims], "grid").unwrap_or_default());
+    }
+    for (i, d) in sc.dimensions.iter().enumerate() {
+        let mute = if d.score.is_none() { " unmeasured" } else { "" };
+        let (x, y) = at(i, dims, 1.0);
+        let (x0, y0, x, y) = (n(CX), n(CY), n(x), n(y));
+        let _ = write!(
+            s,
+            r#"<line class="axis{mute}" x1="{x0}" y1="{y0}" x2="{x}" y2="{y}"/>"#
+        );
+    }
+    let frac = |d: &Dimension, v: Option<f64>| v.map(|v| v / d.max);
+    if let Some(b) = &sc.baseline {
+        let values: Vec<Option<f64>> = sc
+            .dimensions
+            .iter()
+            .map(|d| frac(d, b.dimensions.get(&d.name).copied().flatten()))
+            .collect();
+        s.push_str(&polygon(&values, "base-shape").unwrap_or_default());
+    }
+    let values: Vec<Option<f64>> = sc.dimensions.iter().map(|d| frac(d, d.score)).collect();
+    s.push_str(&polygon(&values, "shape").unwrap_or_default());
+    for (i, v) in values.iter().enumerate() {
+        if let Some(f) = v {
+            let (x, y) = at(i, dims, f.clamp(0.0, 1.0));
+            let (x, y) = (n(x), n(y));
+            let _ = write!(s, r#"<circle class="vertex" cx="{x}" cy="{y}" r="3.5"/>"#);
+        }
+    }
+    for (i, d) in sc.dimensions.iter().enumerate() {
+        let a = -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * i as f64 / dims as f64;
+        let (x, y) = (CX + LABEL_R * a.cos(), CY + LABEL_R * a.sin());
+        let anchor = if a.cos().abs() < 0.2 {
+            "middle"
+        } else if a.cos() > 0.0 {
+            "start"
+        } else {
+            "end"
+        };
+        // the name above the points at the top, beside them elsewhere
+        let y0 = if a.sin() < -0.9 {
+            y - 20.0
+        } else if a.sin() > 0.5 {
+            y + 6.0
+        } else {
+            y - 4.0
+        };
+        let mut name = d.name.clone();
+        if let Some(f) = name.get_mut(0..1) {
+            f.make_ascii_uppercase();
+        }
+        let value = score(d);
+        let _ = write!(
+            s,
+            r#"<g class="dim" data-dimension="{name_attr}"><text class="label" x="{x}" y="{y0}" text-anchor="{anchor}">{name}</text><text class="value{mute}" x="{x}" y="{y1}" text-anchor="{anchor}">{value}</text></g>"#,
+            name_attr = esc(&d.name),
+            x = n(x),
+            y0 = n(y0),
+            y1 = n(y0 + 17.0),
+            name = esc(&name),
+            mute = if d.score.is_none() { " unmeasured" } else { "" },
+            value = esc(&value),
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text class="total" x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        n(W - 6.0),
+        n(H - 6.0),
+        esc(&match sc.total {
+            Some(t) => format!("{}/100", points(t)),
+            None => "not measured".into(),
+        })
+    );
     s.push_str("</svg>");
     s
 }
@@ -565,5 +704,30 @@ mod tests {
         assert_eq!(pct(12.345), "12.35%");
         assert_eq!(pct(50.0), "50%");
         assert_eq!(pct(f64::NAN), "0%");
+    }
+
+    #[test]
+    fn the_radar_draws_five_axes_and_skips_what_was_not_measured() {
+        let mut r = crate::pipeline::report::model::fixture();
+        r.failure = None;
+        let sc = crate::pipeline::score::scorecard::scorecard(
+            &crate::pipeline::score::scorecard::Inputs {
+                retrieval: r.retrieval.as_ref(),
+                security: r.security.as_ref(),
+                robustness: r.robustness.as_ref(),
+                failure: r.failure.as_ref(),
+                corpus_tools: Some(3),
+            },
+        );
+        r.scorecard = Some(sc);
+        let svg = radar_chart(r.scorecard.as_ref().unwrap());
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert!(svg.contains("viewBox=\"0 0 440 310\""));
+        assert_eq!(svg.matches("<line class=\"axis").count(), 5);
+        assert_eq!(svg.matches("axis unmeasured").count(), 1, "{svg}");
+        // measured dimensions have a vertex each; transparency has none
+        assert_eq!(svg.matches("class=\"vertex\"").count(), 4);
+        assert!(svg.contains(">not measured<"));
+        assert!(!svg.contains("<script") && !svg.contains("href"));
     }
 }

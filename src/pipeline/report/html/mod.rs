@@ -16,7 +16,7 @@ use super::view::{Mark, ToolsView, View};
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
 use crate::pipeline::score::stats::Summary;
-use charts::{confusion_chart, per_query_chart, spread_chart};
+use charts::{confusion_chart, per_query_chart, radar_chart, spread_chart};
 use minijinja::{Environment, Value, context};
 use std::fmt::Write;
 
@@ -196,7 +196,7 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         // are escaped by the template)
         scorecard_line => super::scorecard::line(r),
         scorecard_rows => r.scorecard.as_ref().map(|s| serde(super::scorecard::rows(s))),
-        scorecard_svg => safe(r.scorecard.as_ref().map(super::scorecard::radar_svg)),
+        scorecard_svg => safe(r.scorecard.as_ref().map(radar_chart)),
     })?;
     Ok(html)
 }

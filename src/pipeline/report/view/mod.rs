@@ -66,14 +66,11 @@ pub struct DetectorView {
     pub scope: Vec<Category>,
     /// The outcome of its gated checks.
     pub mark: Mark,
-    /// Its detection metrics in [`DETECTION_METRICS`] order.
-    pub metrics: Vec<Option<Summary>>,
     /// TP, FP, TN, FN as per-run means.
     pub counts: [String; 4],
     pub not_applicable: usize,
-    /// The metrics with a baseline value or a limit.
-    pub against: Vec<Row>,
-    /// Every metric against the baseline (for the spread chart).
+    /// Every detection metric against the baseline, in [`DETECTION_METRICS`] order (the
+    /// overview's metrics and the spread chart).
     pub all_rows: Vec<Row>,
     /// Its own per-category table: every category of the corpus, then the hard negatives by
     /// the category they resemble.
@@ -189,10 +186,18 @@ pub fn flips_text(f: &DetectorFlips) -> String {
 impl View {
     /// Computes every section of `r` once.
     pub fn of(r: &Report) -> View {
+        let detectors: Vec<DetectorView> = r
+            .security
+            .iter()
+            .flat_map(|s| &s.detectors)
+            .map(|d| DetectorView::of(r, d))
+            .collect();
         View {
             headline: headline(r),
             failed: failed(r),
-            retrieval_rows: retrieval_rows(r),
+            retrieval_rows: r.retrieval.as_ref().map_or_else(Vec::new, |rr| {
+                rows(&r.gate, "retrieval", &RETRIEVAL_METRICS, &rr.metrics)
+            }),
             splits: r.retrieval.as_ref().map_or_else(Vec::new, |rr| {
                 rr.splits
                     .iter()
@@ -203,13 +208,8 @@ impl View {
                     })
                     .collect()
             }),
-            detectors: r
-                .security
-                .iter()
-                .flat_map(|s| &s.detectors)
-                .map(|d| DetectorView::of(r, d))
-                .collect(),
-            categories: category_rows(r),
+            categories: category_rows(r, &detectors),
+            detectors,
             regressions: regressions(&r.gate),
             unchanged_detectors: unchanged_detectors(r),
             tools: r
@@ -223,7 +223,6 @@ impl View {
 impl DetectorView {
     fn of(r: &Report, d: &DetectorReport) -> DetectorView {
         let subject = format!("detector:{}", d.detector);
-        let all_rows = rows(&r.gate, &subject, &DETECTION_METRICS, &d.metrics);
         let runs = d.runs_completed;
         let pr = |n: u64| per_run(n, runs);
         let c = &d.counts;
@@ -236,28 +235,25 @@ impl DetectorView {
                 .join(" · "),
             scope: d.scope.clone(),
             mark: Mark::of(r.gate.checks.iter().filter(|c| c.subject == subject)),
-            metrics: DETECTION_METRICS
-                .iter()
-                .map(|m| d.metrics.get(m.key()).cloned())
-                .collect(),
             counts: [pr(c.tp), pr(c.fp), pr(c.tn), pr(c.fn_)],
             not_applicable: d.not_applicable,
-            against: all_rows
-                .iter()
-                .filter(|row| row.baseline.is_some() || !row.limit.is_empty())
-                .cloned()
-                .collect(),
-            all_rows,
+            all_rows: rows(&r.gate, &subject, &DETECTION_METRICS, &d.metrics),
             categories: DetectorCategoryRow::of(d),
             live: d.live.as_ref().map(|l| l.per_category.clone()),
             runs,
         }
     }
+
+    /// The metrics with a baseline value or a limit.
+    pub fn against(&self) -> impl Iterator<Item = &Row> {
+        let shown = |row: &&Row| row.baseline.is_some() || !row.limit.is_empty();
+        self.all_rows.iter().filter(shown)
+    }
 }
 
 impl DetectorCategoryRow {
     fn of(d: &DetectorReport) -> Vec<DetectorCategoryRow> {
-        let row = |c: &super::model::CategoryReport, hard_negatives: bool| DetectorCategoryRow {
+        let row = |c: &CategoryReport, hard_negatives: bool| DetectorCategoryRow {
             category: c.category,
             hard_negatives,
             out_of_scope: !hard_negatives
@@ -274,52 +270,42 @@ impl DetectorCategoryRow {
     }
 }
 
-/// The per-category table: every category of the corpus (recall for an attack category, flag
-/// rate otherwise), then the hard negatives by the category they resemble.
-fn category_rows(r: &Report) -> Vec<CategoryRow> {
+/// The per-category table from each detector's own rows: every category of the corpus (recall
+/// for an attack category, flag rate otherwise), then the hard negatives by the category they
+/// resemble.
+fn category_rows(r: &Report, detectors: &[DetectorView]) -> Vec<CategoryRow> {
     let Some(s) = &r.security else {
         return Vec::new();
     };
-    // a detector's mean rate in one of its lists, by category
-    let rate = |list: &[CategoryReport], cat: Category| {
-        let c = list.iter().find(|c| c.category == cat);
-        CategoryCell::Rate(c.and_then(|c| c.rate.mean))
-    };
-    let corpus = s.categories.iter().map(|(&cat, &entries)| {
-        // an open category is an attack when some detector counts it as one
-        let attack = cat.is_attack() || s.detectors.iter().any(|d| d.scope.contains(&cat));
-        let cell = |d: &DetectorReport| {
-            if attack && !d.scope.contains(&cat) {
-                CategoryCell::OutOfScope
-            } else {
-                rate(&d.per_category, cat)
-            }
-        };
-        CategoryRow {
-            category: cat,
-            hard_negatives: false,
-            attack,
-            entries,
-            cells: s.detectors.iter().map(cell).collect(),
-        }
-    });
-    let resembled: BTreeSet<_> = s
-        .detectors
+    let resembled: BTreeSet<_> = detectors
         .iter()
-        .flat_map(|d| &d.hard_negatives_by_resemblance)
+        .flat_map(|d| d.categories.iter().filter(|c| c.hard_negatives))
         .map(|c| (c.category, c.total))
         .collect();
-    let resembling = resembled.into_iter().map(|(cat, entries)| {
-        let cell = |d: &DetectorReport| rate(&d.hard_negatives_by_resemblance, cat);
+    let corpus = s.categories.iter().map(|(&c, &n)| (c, n, false));
+    let rows = corpus.chain(resembled.into_iter().map(|(c, n)| (c, n, true)));
+    rows.map(|(category, entries, hard_negatives)| {
+        // an open category is an attack when some detector counts it as one
+        let attack = !hard_negatives
+            && (category.is_attack() || detectors.iter().any(|d| d.scope.contains(&category)));
+        let cell = |d: &DetectorView| {
+            if attack && !d.scope.contains(&category) {
+                return CategoryCell::OutOfScope;
+            }
+            let mut rows = d.categories.iter();
+            let row = rows.find(|c| c.category == category && c.hard_negatives == hard_negatives);
+            CategoryCell::Rate(row.and_then(|c| c.rate.mean))
+        };
+        let cells = detectors.iter().map(cell).collect();
         CategoryRow {
-            category: cat,
-            hard_negatives: true,
-            attack: false,
+            category,
+            hard_negatives,
+            attack,
             entries,
-            cells: s.detectors.iter().map(cell).collect(),
+            cells,
         }
-    });
-    corpus.chain(resembling).collect()
+    })
+    .collect()
 }
 
 /// The queries that changed most as a table, worse first then better (the gate's
@@ -469,13 +455,6 @@ fn rows(
         .collect()
 }
 
-/// Every retrieval metric against the baseline.
-pub fn retrieval_rows(r: &Report) -> Vec<Row> {
-    r.retrieval.as_ref().map_or_else(Vec::new, |rr| {
-        rows(&r.gate, "retrieval", &RETRIEVAL_METRICS, &rr.metrics)
-    })
-}
-
 /// The failed checks in words, worst first as the gate found them ("Recall@5 fell 0.5596 →
 /// 0.4091 (−0.151; tolerance 0.020)").
 pub fn failed(r: &Report) -> Vec<String> {
@@ -499,8 +478,7 @@ pub fn headline(r: &Report) -> String {
 }
 
 /// A count summed over `runs` runs as a per-run mean: `12`, `12.4`.
-pub fn per_run(total: impl Into<u64>, runs: usize) -> String {
-    let total: u64 = total.into();
+pub fn per_run(total: u64, runs: usize) -> String {
     if runs <= 1 {
         return total.to_string();
     }

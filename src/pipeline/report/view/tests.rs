@@ -59,22 +59,20 @@ fn the_view_computes_every_section_once_from_the_report() {
     let ds = &r.security.as_ref().unwrap().detectors;
     assert_eq!(v.detectors.len(), ds.len());
     let d = &v.detectors[0];
-    assert_eq!(d.metrics.len(), DETECTION_METRICS.len());
+    assert_eq!(d.all_rows.len(), DETECTION_METRICS.len());
     assert_eq!(
-        d.metrics[3].as_ref().and_then(|s| s.mean),
+        d.all_rows[3].current.as_ref().and_then(|s| s.mean),
         ds[0].metrics["fpr"].mean
     );
     assert_eq!(d.counts, ["1.5", "0.5", "2.5", "1"]);
     assert!(d.live.is_none());
     // the rows against the baseline are the measured rows with a baseline or a limit
     assert!(
-        d.against
-            .iter()
+        d.against()
             .all(|a| d.all_rows.iter().any(|b| b.label == a.label))
     );
     assert!(
-        d.against
-            .iter()
+        d.against()
             .all(|row| row.baseline.is_some() || !row.limit.is_empty())
     );
     let live = v.detectors[1].live.as_ref().unwrap();
