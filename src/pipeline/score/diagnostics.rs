@@ -269,13 +269,35 @@ impl<'a> Accumulator<'a> {
         never.sort_by(|a, b| b.relevant_in.cmp(&a.relevant_in).then(a.tool.cmp(&b.tool)));
         let never_found = never.into_iter().map(|t| t.tool.clone()).collect();
         let query_ids = self.query_ids;
-        let mut confusions: Vec<ConfusionPair> = self
+        // every pair's sort key and distinct queries; only the pairs kept become rows
+        type Pair<'t> = (usize, usize, &'t Text, &'t Text, BTreeSet<usize>);
+        let mut pairs: Vec<Pair> = self
             .pairs
             .into_iter()
-            .map(|((wanted, taken), (occurrences, queries))| ConfusionPair {
+            .map(|((wanted, taken), (occurrences, queries))| {
+                (queries.len(), occurrences, wanted, taken, queries)
+            })
+            .collect();
+        // most queries, then most occurrences, then by ids: a total order (a pair is unique)
+        let worst_first = |a: &Pair, b: &Pair| {
+            b.0.cmp(&a.0)
+                .then(b.1.cmp(&a.1))
+                .then_with(|| a.2.cmp(b.2))
+                .then_with(|| a.3.cmp(b.3))
+        };
+        let confusions_total = pairs.len();
+        if pairs.len() > CONFUSIONS_MAX {
+            // the worst CONFUSIONS_MAX first (in no order), the rest cut, before sorting
+            pairs.select_nth_unstable_by(CONFUSIONS_MAX - 1, worst_first);
+            pairs.truncate(CONFUSIONS_MAX);
+        }
+        pairs.sort_unstable_by(worst_first);
+        let confusions: Vec<ConfusionPair> = pairs
+            .into_iter()
+            .map(|(n, occurrences, wanted, taken, queries)| ConfusionPair {
                 wanted: wanted.clone(),
                 taken: taken.clone(),
-                queries: queries.len(),
+                queries: n,
                 occurrences,
                 examples: queries
                     .iter()
@@ -285,21 +307,6 @@ impl<'a> Accumulator<'a> {
                     .collect(),
             })
             .collect();
-        // most queries, then most occurrences, then by ids: a total order (a pair is unique)
-        let worst_first = |a: &ConfusionPair, b: &ConfusionPair| {
-            b.queries
-                .cmp(&a.queries)
-                .then(b.occurrences.cmp(&a.occurrences))
-                .then_with(|| a.wanted.cmp(&b.wanted))
-                .then_with(|| a.taken.cmp(&b.taken))
-        };
-        let confusions_total = confusions.len();
-        if confusions.len() > CONFUSIONS_MAX {
-            // the worst CONFUSIONS_MAX first (in no order), the rest cut, before sorting
-            confusions.select_nth_unstable_by(CONFUSIONS_MAX - 1, worst_first);
-            confusions.truncate(CONFUSIONS_MAX);
-        }
-        confusions.sort_unstable_by(worst_first);
         let hard_negatives_in_top_5 = self
             .hard
             .into_values()
