@@ -143,7 +143,7 @@ fn every_injected_fault_is_named_exit_3_partial_and_100_failing_runs_leave_no_pr
         .unwrap();
     let pid = child.id();
     let start = Instant::now();
-    while common::descendants(pid).len() < 15 {
+    while evalgate::infra::process::descendants(pid).len() < 15 {
         assert!(start.elapsed() < Duration::from_secs(60), "never came up");
         std::thread::sleep(Duration::from_millis(100));
     }

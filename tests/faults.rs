@@ -153,11 +153,11 @@ fn every_failure_of_the_system_under_test_is_named_exit_3_partial_and_leaves_no_
     // wait until the proxy and its replay servers run under evalgate
     let start = std::time::Instant::now();
     // the proxy and its 14 replay servers, all up (the first search then hangs)
-    while common::descendants(pid).len() < 15 {
+    while evalgate::infra::process::descendants(pid).len() < 15 {
         assert!(
             start.elapsed() < std::time::Duration::from_secs(60),
             "the proxy and its replay servers never came up: {:?}",
-            common::descendants(pid)
+            evalgate::infra::process::descendants(pid)
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }

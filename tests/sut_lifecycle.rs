@@ -67,10 +67,12 @@ fn kill_mid_run(dir: &Path, bin: &Path, config: &Path, signal: &str) -> std::pro
     let pid = child.id();
     let start = Instant::now();
     loop {
-        let forked = common::descendants(pid).into_iter().any(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
-                .is_ok_and(|c| c.starts_with("sleep\u{0}7920"))
-        });
+        let forked = evalgate::infra::process::descendants(pid)
+            .into_iter()
+            .any(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.starts_with("sleep\u{0}7920"))
+            });
         if forked {
             break;
         }

@@ -156,40 +156,10 @@ pub fn evalgate_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     c.output().expect("evalgate runs")
 }
 
-/// Pids of all live (non-zombie) descendants of `pid`, found by walking the parent links in
-/// `/proc/*/stat`, breadth first. Empty if `/proc` is unavailable.
-pub fn descendants(pid: u32) -> Vec<u32> {
-    // (pid, ppid) of every live process; a stat line is "pid (comm) state ppid ...", and comm may
-    // hold spaces and parentheses, so the fields after it start at the last ')'
-    let links: Vec<(u32, u32)> = std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let (head, fields) = stat.rsplit_once(')')?;
-            let mut fields = fields.split_ascii_whitespace();
-            let dead = matches!(fields.next()?, "Z" | "X" | "x");
-            let ppid = fields.next()?.parse().ok()?;
-            let pid = head.split_once('(')?.0.trim().parse().ok()?;
-            (!dead).then_some((pid, ppid))
-        })
-        .collect();
-    let mut out = Vec::new();
-    let mut queue = std::collections::VecDeque::from([pid]);
-    while let Some(parent) = queue.pop_front() {
-        for &(child, _) in links.iter().filter(|&&(c, pp)| pp == parent && c != pid) {
-            out.push(child);
-            queue.push_back(child);
-        }
-    }
-    out
-}
-
 /// This test process's descendants still alive, with their command lines (for no-orphan checks;
 /// meaningful in a test binary of its own that became a child subreaper).
 pub fn survivors() -> Vec<String> {
-    descendants(std::process::id())
+    evalgate::infra::process::descendants(std::process::id())
         .into_iter()
         .filter_map(|p| {
             std::fs::read_to_string(format!("/proc/{p}/cmdline"))

@@ -52,6 +52,7 @@ mod sys;
 pub mod watchdog;
 
 pub use child::{Managed, Spec, die_with_evalgate};
+pub use procfs::descendants;
 pub use supervisor::Supervisor;
 pub use sys::{become_child_subreaper, hide_from_children};
 

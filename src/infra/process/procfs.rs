@@ -64,3 +64,11 @@ pub(super) fn descendants_in(table: &[ProcStat], pid: u32) -> Vec<ProcStat> {
     }
     out
 }
+
+/// Pids of all live (non-zombie) descendants of `pid`, found by walking the parent links in
+/// `/proc/*/stat`. Empty if `/proc` is unavailable. For tests and diagnostics.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    proc_table()
+        .map(|t| descendants_in(&t, pid).iter().map(|p| p.pid).collect())
+        .unwrap_or_default()
+}

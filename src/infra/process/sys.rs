@@ -68,11 +68,11 @@ pub fn reap(pid: u32) -> bool {
 }
 
 /// Makes this process a "child subreaper" (Linux `PR_SET_CHILD_SUBREAPER`): orphaned
-/// descendants are re-parented to it instead of PID 1. The supervisor then sees (through `/proc`
-/// parent links) grandchildren whose parent died, and reaps the zombies of its groups itself,
-/// which matters where PID 1 never reaps. Process-wide and irreversible; call once, early in
-/// `main`. Orphans not from a supervised group are not reaped (they stay zombies until evalgate
-/// exits), so other code that spawns processes is unaffected.
+/// descendants are re-parented to it instead of PID 1. The supervisor then sees (through
+/// [`descendants`](super::descendants)) grandchildren whose parent died, and reaps the zombies
+/// of its groups itself, which matters where PID 1 never reaps. Process-wide and irreversible; call once,
+/// early in `main`. Orphans not from a supervised group are not reaped (they stay zombies
+/// until evalgate exits), so other code that spawns processes is unaffected.
 #[cfg(target_os = "linux")]
 pub fn become_child_subreaper() -> io::Result<()> {
     nix::sys::prctl::set_child_subreaper(true).map_err(io::Error::from)

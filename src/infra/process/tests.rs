@@ -1,7 +1,7 @@
 //! The supervisor against real process trees (`/bin/sh`, `sleep`, `setsid`).
 
 use super::log::{LOG_CAP, LogRing, MAX_LINE, STDERR, STDOUT};
-use super::procfs::{descendants_in, parse_stat, proc_table, read_stat};
+use super::procfs::{parse_stat, read_stat};
 use super::stop::KILL_WAIT;
 use super::*;
 use nix::sys::signal::Signal;
@@ -46,12 +46,6 @@ async fn wait_for_line(m: &Managed, line: &str) {
         m.log_tail(1000).lines().any(|l| l == line)
     })
     .await;
-}
-
-/// Pids of all live (non-zombie) descendants of `pid`; empty if `/proc` is unavailable.
-fn descendants(pid: u32) -> Vec<u32> {
-    let table = proc_table().unwrap_or_default();
-    descendants_in(&table, pid).iter().map(|p| p.pid).collect()
 }
 
 /// Waits until `pid` has `n` live descendants and returns them.
