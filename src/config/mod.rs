@@ -518,29 +518,21 @@ extra_args = { detail = "full" }
         assert_eq!(f.run.runs, Some(3));
         assert_eq!(f.sut.kind, Some(SutKind::Mcp));
         assert_eq!(f.sut.mcp.extra_args["detail"], "full");
-        // `[sut.launch] catalog` was accepted and never read: it is refused now, by name
-        let err = FileConfig::parse("evalgate.toml", "[sut.launch]\ncatalog = \"search\"\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("evalgate.toml:2:1: ") && err.contains("catalog"),
-            "{err}"
-        );
-        // `[sut.rest] preset` was accepted and never read either (REST has no preset)
-        let err = FileConfig::parse("evalgate.toml", "[sut.rest]\npreset = \"mcpproxy\"\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("evalgate.toml:2:1: ") && err.contains("preset"),
-            "{err}"
-        );
-        let err = FileConfig::parse("evalgate.toml", "[run]\nrunz = 3\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("evalgate.toml:2:1: ") && err.contains("runz"),
-            "{err}"
-        );
+        // keys accepted and never read, refused now by name: `[sut.launch] catalog`, and
+        // `[sut.rest] preset` (REST has no preset); and a misspelt key
+        for (toml, key) in [
+            ("[sut.launch]\ncatalog = \"search\"\n", "catalog"),
+            ("[sut.rest]\npreset = \"mcpproxy\"\n", "preset"),
+            ("[run]\nrunz = 3\n", "runz"),
+        ] {
+            let err = FileConfig::parse("evalgate.toml", toml)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("evalgate.toml:2:1: ") && err.contains(key),
+                "{err}"
+            );
+        }
     }
 
     #[test]
