@@ -22,13 +22,14 @@ use crate::infra::{files, secrets};
 use crate::pipeline::dataset::Profile;
 use crate::pipeline::gate::{DEFAULT_NEW_DETECTOR, NewDetectorLimits, Significance};
 use crate::pipeline::measure::probes::RobustnessMode;
-use crate::pipeline::sut::DEPTH;
+use crate::pipeline::sut::launch::spec::CatalogSpec;
 pub use crate::pipeline::sut::launch::spec::{CatalogFile, LaunchFile};
 use crate::pipeline::sut::launch::writers::ConfigFormat;
 use crate::pipeline::sut::live::{LiveConfig, ProxyScanConfig};
 use crate::pipeline::sut::observe::ObservationsMode;
 use crate::pipeline::sut::scanner::ScannerConfig;
 pub use crate::pipeline::sut::spec::{McpFile, RestFile};
+use crate::pipeline::sut::{DEPTH, HEADROOM};
 
 pub const DEFAULT_CONFIG: &str = "evalgate.toml";
 
@@ -442,7 +443,15 @@ impl Settings {
         let mut seen = std::collections::HashSet::new();
         detectors.retain(|k| seen.insert(*k));
         let recorded = a.recorded.clone().or(rel(base, f.run.recorded));
-        let check = specs::catalog_spec(&sut_file, timeout, concurrency as usize, a.quiet);
+        let check = CatalogSpec {
+            catalog: sut_file.catalog.clone(),
+            results: sut_file.results.map_or(DEPTH + HEADROOM, |n| n as usize),
+            // checked by `seconds` above, so the conversion cannot panic
+            ready_timeout: sut_file.launch.ready_timeout.map(Duration::from_secs_f64),
+            request_timeout: timeout,
+            concurrency: concurrency as usize,
+            quiet: a.quiet,
+        };
         let results = check.results;
         let detector_settings = DetectorSettings {
             recorded: recorded.clone(),

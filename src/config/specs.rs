@@ -11,7 +11,6 @@ use crate::pipeline::sut::kind::SutKind;
 use crate::pipeline::sut::launch::spec::{CatalogSpec, LaunchSpec};
 use crate::pipeline::sut::observe::ObservationsMode;
 use crate::pipeline::sut::spec::SutSpec;
-use crate::pipeline::sut::{DEPTH, HEADROOM};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -52,24 +51,6 @@ pub struct ReportSpec {
     pub color: ColorChoice,
     /// Where the raw observations are written.
     pub observations: ObservationsMode,
-}
-
-/// How the catalog of a connected or launched system is checked (the waits were validated
-/// when the file was read).
-pub(super) fn catalog_spec(
-    sut: &SutFile,
-    request_timeout: Duration,
-    concurrency: usize,
-    quiet: bool,
-) -> CatalogSpec {
-    CatalogSpec {
-        catalog: sut.catalog.clone(),
-        results: sut.results.map_or(DEPTH + HEADROOM, |n| n as usize),
-        ready_timeout: sut.launch.ready_timeout.map(Duration::from_secs_f64),
-        request_timeout,
-        concurrency,
-        quiet,
-    }
 }
 
 /// The proxy evalgate launches for `kind`: that kind when it is a launched one, else the

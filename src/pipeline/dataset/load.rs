@@ -67,8 +67,6 @@ pub struct Loaded<T> {
     pub value: T,
     pub source: Source,
     pub positions: Positions,
-    /// Name of the top-level array holding the items (`tools`, `queries`, `entries`).
-    pub items_key: &'static str,
     /// For each decoded item, its index in the file (items that failed to decode are skipped).
     pub file_index: Vec<usize>,
     /// How many items the file holds, decoded or not (rules about an empty file look at this,
@@ -76,7 +74,7 @@ pub struct Loaded<T> {
     pub items_in_file: usize,
 }
 
-impl<T> Loaded<T> {
+impl<T: Items> Loaded<T> {
     /// Lets go of the file's text once every violation is found: a large golden set's text
     /// would otherwise stay in memory for the whole run, unused (violations found later are
     /// located at the start of the file).
@@ -87,9 +85,7 @@ impl<T> Loaded<T> {
 
     /// The path of decoded item `i` in the file.
     pub fn item_path(&self, i: usize) -> JsonPath {
-        JsonPath::root()
-            .key(self.items_key)
-            .index(self.file_index[i])
+        JsonPath::root().key(T::KEY).index(self.file_index[i])
     }
 
     /// A violation located at `path` of this file.
@@ -177,21 +173,26 @@ pub fn read_file(path: &Path) -> Result<(Source, Cow<'static, str>), Violation> 
 
 /// Decodes a document whose content is the array at `T::KEY`. The header (everything but the
 /// array) decodes into `T` with an empty array; each item decodes on its own, so every bad item
-/// is reported, not just the first.
-fn decode<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Option<Loaded<T>> {
+/// is reported, not just the first. Returns the document, each decoded item's index in the file
+/// and how many items the file holds.
+fn decode<T: Items>(
+    name: &str,
+    text: &str,
+    out: &mut Vec<Violation>,
+) -> Option<(T, Vec<usize>, usize)> {
     let items_key = T::KEY;
     let doc: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
             let at = (e.line().max(1), e.column().max(1));
             let m = format!("malformed JSON: {e}");
-            out.push(Violation::error(&source.name, "$", at, "json.syntax", m));
+            out.push(Violation::error(name, "$", at, "json.syntax", m));
             return None;
         }
     };
     let positions = Positions::new(text.to_owned());
     let err = |path: &JsonPath, rule: &'static str, msg: String| {
-        Violation::error(&source.name, path, positions.locate(path), rule, msg)
+        Violation::error(name, path, positions.locate(path), rule, msg)
     };
     let root = JsonPath::root();
     let Value::Object(mut top) = doc else {
@@ -236,14 +237,7 @@ fn decode<T: Items>(source: Source, text: &str, out: &mut Vec<Violation>) -> Opt
     }
     let mut value = header.ok()?;
     value.set_items(decoded);
-    Some(Loaded {
-        value,
-        source,
-        positions,
-        items_key,
-        file_index,
-        items_in_file,
-    })
+    Some((value, file_index, items_in_file))
 }
 
 /// A document type whose items live in one top-level array.
@@ -298,18 +292,20 @@ pub fn load<T: Items>(
         let (line, column) = d.first;
         out.push(Violation::error(&source.name, &d.path, d.second, "json.duplicate-key", format!("the key {key:?} is given twice in one object (first at line {line}, column {column}); a JSON reader keeps only the last value, so the first would be ignored: remove one")));
     }
-    if let Ok(value) = fast {
-        let n = value.item_count();
-        return Some(Loaded {
-            value,
-            source,
-            positions: Positions::new(text),
-            items_key: T::KEY,
-            file_index: (0..n).collect(),
-            items_in_file: n,
-        });
-    }
-    decode(source, &text, out)
+    let (value, file_index, items_in_file) = match fast {
+        Ok(value) => {
+            let n = value.item_count();
+            (value, (0..n).collect(), n)
+        }
+        Err(_) => decode(&source.name, &text, out)?,
+    };
+    Some(Loaded {
+        value,
+        source,
+        positions: Positions::new(text),
+        file_index,
+        items_in_file,
+    })
 }
 
 /// What a JSON value is, as an error message says it (`a string`, `an object`).
@@ -334,12 +330,12 @@ mod tests {
         let src = || Source::new("t.json", false, text);
         let mut out = Vec::new();
         let fast = load::<T>(src(), text.into(), &mut out).expect("fast path");
-        let slow = decode::<T>(src(), text, &mut out).unwrap();
+        let (slow, slow_index, _) = decode::<T>("t.json", text, &mut out).unwrap();
         assert!(out.is_empty(), "{out:?}");
-        assert_eq!(fast.file_index, slow.file_index);
+        assert_eq!(fast.file_index, slow_index);
         (
             serde_json::to_value(&fast.value).unwrap(),
-            serde_json::to_value(&slow.value).unwrap(),
+            serde_json::to_value(&slow).unwrap(),
             fast.value.item_count(),
         )
     }

@@ -1,7 +1,7 @@
 //! Dataset rules. Each check adds a [`Violation`]; all of them are collected, none stops early.
 
 use super::jsonpath::JsonPath;
-use super::load::{Loaded, Severity, Violation};
+use super::load::{Items, Loaded, Severity, Violation};
 use super::model::{Category, Corpus, GoldenSet, SPLITS, SecurityCorpus, bare_name};
 use crate::infra::text::sanitize::is_invisible;
 use serde_json::Value;
@@ -16,7 +16,7 @@ struct Errors<'a, T> {
     ids: HashMap<&'a str, usize>,
 }
 
-impl<'a, T> Errors<'a, T> {
+impl<'a, T: Items> Errors<'a, T> {
     fn new(file: &'a Loaded<T>, out: &'a mut Vec<Violation>) -> Self {
         let ids = HashMap::new();
         Errors { file, out, ids }
@@ -41,7 +41,7 @@ impl<'a, T> Errors<'a, T> {
     /// A file whose item array is empty (a file whose items all failed to decode is not).
     fn not_empty(&mut self, rule: &'static str, item: &str) {
         if self.file.items_in_file == 0 {
-            let at = JsonPath::root().key(self.file.items_key);
+            let at = JsonPath::root().key(T::KEY);
             self.add(&at, rule, format!("expected at least one {item}"));
         }
     }
