@@ -106,15 +106,22 @@ pub fn cmd_baseline_import(a: &BaselineImportArgs) -> anyhow::Result<i32> {
     write(&a.output, &b, a.dry_run)
 }
 
-/// Said of a list the old baseline did not keep.
-fn none_kept<T>(was: Option<T>) -> &'static str {
-    was.map_or(" (none kept before)", |_| "")
-}
-
-/// How many of `new`'s entries `old` does not hold as they are.
-fn changed<V: PartialEq>(new: &BTreeMap<String, V>, old: Option<&BTreeMap<String, V>>) -> usize {
+/// "`what`: N `unit` changed" when `old` does not hold N of `new`'s entries as they are;
+/// with `say_none`, a list the old baseline did not keep is said to be new.
+fn changed<V: PartialEq>(
+    (what, unit): (&str, &str),
+    new: &BTreeMap<String, V>,
+    old: Option<&BTreeMap<String, V>>,
+    say_none: bool,
+) -> Option<String> {
     let kept = |k: &String| old.and_then(|o| o.get(k));
-    new.iter().filter(|(k, v)| kept(k) != Some(v)).count()
+    let n = new.iter().filter(|(k, v)| kept(k) != Some(v)).count();
+    let note = if say_none && old.is_none() {
+        " (none kept before)"
+    } else {
+        ""
+    };
+    (n > 0).then(|| format!("{what}: {n} {unit} changed{note}"))
 }
 
 /// Human-readable list of what differs between two baselines.
@@ -154,19 +161,12 @@ fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
             let (was, now) = (&o.retriever, &r.retriever);
             out.push(format!("retrieval.retriever: {was:?} → {now:?}"));
         }
-        let n = changed(&r.per_query, or.map(|o| &o.per_query));
-        if n > 0 {
-            out.push(format!("retrieval.per_query: {n} quer(ies) changed"));
-        }
+        let what = ("retrieval.per_query", "quer(ies)");
+        out.extend(changed(what, &r.per_query, or.map(|o| &o.per_query), false));
         if let Some(ranked) = &r.per_query_ranked {
             let was = or.and_then(|o| o.per_query_ranked.as_ref());
-            let changed = changed(ranked, was);
-            if changed > 0 {
-                out.push(format!(
-                    "retrieval.per_query_ranked: {changed} quer(ies) changed{}",
-                    none_kept(was)
-                ));
-            }
+            let what = ("retrieval.per_query_ranked", what.1);
+            out.extend(changed(what, ranked, was, true));
         }
         let old_pairs = or.and_then(|o| o.confusions.as_ref());
         if r.confusions.is_some() && r.confusions.as_ref() != old_pairs {
@@ -198,14 +198,8 @@ fn baseline_changes(old: Option<&Baseline>, new: &Baseline) -> Vec<String> {
                 }
             }
             if let (Some(od), Some(v)) = (od, &db.verdicts) {
-                let was = od.verdicts.as_ref();
-                let changed = changed(v, was);
-                if changed > 0 {
-                    out.push(format!(
-                        "security.{d}.verdicts: {changed} entr(ies) changed{}",
-                        none_kept(was)
-                    ));
-                }
+                let what = format!("security.{d}.verdicts");
+                out.extend(changed((&what, "entr(ies)"), v, od.verdicts.as_ref(), true));
             }
         }
     }

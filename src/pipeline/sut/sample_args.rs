@@ -8,7 +8,7 @@
 //! `anyOf`/`oneOf`/`allOf` (first branch / merged). Nesting is bounded; schema text is never
 //! evaluated.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 const MAX_DEPTH: usize = 8;
 
@@ -21,12 +21,9 @@ pub fn sample_args(schema: Option<&Value>) -> Value {
 }
 
 fn sample(schema: &Value, depth: usize) -> Value {
-    let Some(s) = schema.as_object() else {
+    let Some(s) = schema.as_object().filter(|_| depth <= MAX_DEPTH) else {
         return Value::Null;
     };
-    if depth > MAX_DEPTH {
-        return Value::Null;
-    }
     let first_of = |k: &str| s.get(k).and_then(Value::as_array).and_then(|a| a.first());
     if let Some(v) = s.get("const").or(first_of("enum")).or(s.get("default")) {
         return v.clone();
@@ -53,23 +50,13 @@ fn sample(schema: &Value, depth: usize) -> Value {
     match ty {
         "object" => {
             let props = s.get("properties").and_then(Value::as_object);
-            let mut out = Map::new();
-            for name in s
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
-                let sub = props.and_then(|p| p.get(name)).unwrap_or(&Value::Null);
-                let v = if sub.is_object() {
-                    sample(sub, depth + 1)
-                } else {
-                    json!("x")
-                };
-                out.insert(name.to_string(), v);
-            }
-            Value::Object(out)
+            let required = s.get("required").and_then(Value::as_array).into_iter();
+            let sample_of = |name: &str| match props.and_then(|p| p.get(name)) {
+                Some(sub) if sub.is_object() => sample(sub, depth + 1),
+                _ => json!("x"),
+            };
+            let names = required.flatten().filter_map(Value::as_str);
+            Value::Object(names.map(|n| (n.to_string(), sample_of(n))).collect())
         }
         "array" => {
             let n = s

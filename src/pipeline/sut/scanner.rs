@@ -174,13 +174,6 @@ impl Scanner {
         SutError::timeout(self.cfg.name.clone(), self.timeout().as_secs_f64(), what)
     }
 
-    /// The filter's outputs for one answer of the scanner.
-    fn outputs(&self, v: &Value) -> Result<Vec<Value>, SutError> {
-        self.mapper
-            .outputs(v)
-            .map_err(|e| self.garbage(e.to_string()))
-    }
-
     /// Reads one filter output as a finding.
     fn finding(&self, v: &Value) -> Result<Finding, SutError> {
         let (flagged, severity, reason) = match v {
@@ -261,7 +254,8 @@ impl Scanner {
             let by_name: HashMap<&str, &Entry> =
                 file.entries.iter().map(|(n, e)| (n.as_str(), *e)).collect();
             names_in(&out, &by_name, &mut named);
-            for v in self.outputs(&out)? {
+            let mapped = self.mapper.outputs(&out);
+            for v in mapped.map_err(|e| self.garbage(e.to_string()))? {
                 let tool = v.get("tool").and_then(Value::as_str).ok_or_else(|| {
                     self.garbage(format!(
                         "every finding needs a `tool` name in batch mode, the filter gave {}",
@@ -432,7 +426,8 @@ impl Scanner {
                 ))
             })?;
             with_data += usize::from(has_data(&v));
-            for o in self.outputs(&v)? {
+            let mapped = self.mapper.outputs(&v);
+            for o in mapped.map_err(|e| self.garbage(e.to_string()))? {
                 findings
                     .entry(e.id.as_str())
                     .or_default()
