@@ -52,8 +52,6 @@ pub struct DetectorView<'a> {
     /// baseline's rounding (0.000001), no failed check, and no entry whose verdict flipped (when
     /// the baseline keeps verdicts). The comment folds such detectors into one line.
     pub unchanged: bool,
-    /// TP, FP, TN, FN as per-run means.
-    pub counts: [String; 4],
     /// Every detection metric against the baseline, in [`DETECTION_METRICS`] order (the
     /// overview's metrics and the spread chart).
     pub all_rows: Vec<Row>,
@@ -170,8 +168,6 @@ impl<'a> DetectorView<'a> {
             .detector_flips
             .iter()
             .filter(|f| f.detector == d.detector);
-        let pr = |n: u64| per_run(n, d.runs_completed);
-        let c = &d.counts;
         DetectorView {
             report: d,
             by: [d.tier.map(|t| t.label().to_string()), d.source.clone()]
@@ -185,7 +181,6 @@ impl<'a> DetectorView<'a> {
                     c.status != CheckStatus::Fail && c.delta.is_none_or(|d| d.abs() <= 1e-6)
                 })
                 && flips.all(|f| f.flips.is_empty()),
-            counts: [pr(c.tp), pr(c.fp), pr(c.tn), pr(c.fn_)],
             all_rows: rows(&r.gate, &subject, &DETECTION_METRICS, &d.metrics),
             categories: DetectorCategoryRow::of(d),
         }
