@@ -4,12 +4,13 @@
 //! neutralises each kind in exactly one place ([`Format::cell`]), so dataset text cannot reach
 //! a format unescaped, nor be escaped twice.
 
-use super::format::{delta, mean_ci, ms, num};
-use super::model::{LiveCategory, QueryReport, RetrievalReport};
-use super::view::tools::shown;
+use super::format::{delta, mean_ci, num};
+use super::model::{DetectorReport, QueryReport, RetrievalReport};
+use super::view::tools::{cut, shown};
 use super::view::{self, CategoryCell, DetectorView, Mark, Regressions, Row, ToolsView, View};
 use crate::infra::text::sanitize::CELL_MAX;
 use crate::pipeline::dataset::Category;
+use crate::pipeline::dataset::model::SPLITS;
 use crate::pipeline::gate::model::{DetectorFlips, RankChange};
 use crate::pipeline::measure::probes::{ProbeOutcome, RobustnessReport};
 use crate::pipeline::score::diagnostics::ConfusionPair;
@@ -131,22 +132,24 @@ pub fn retrieval_table(rows: &[Row]) -> Table {
 }
 
 /// The given detectors' metrics against the baseline, each row led by the detector's name.
-pub fn detectors_table<'a>(detectors: impl IntoIterator<Item = &'a DetectorView>) -> Table {
+pub fn detectors_table<'a>(detectors: impl IntoIterator<Item = &'a DetectorView<'a>>) -> Table {
     let rows = detectors.into_iter().flat_map(|d| {
         d.against().map(move |r| {
-            let label = vec![Cell::Id(d.name.clone(), 60), format!(" {}", r.label).into()];
+            let name = Cell::Id(d.report.detector.clone(), 60);
+            let label = vec![name, format!(" {}", r.label).into()];
             (Cell::Seq(label), r)
         })
     });
     baseline_table("Detector metric", rows)
 }
 
-/// A detector's rug-pulls played live, one row per category, counts as per-run means over
-/// `runs`.
-pub fn live_table(live: &[LiveCategory], runs: usize) -> Table {
+/// A detector's rug-pulls played live, one row per category, counts as per-run means; `None`
+/// when it plays none.
+pub fn live_table(d: &DetectorReport) -> Option<Table> {
     let head = "Category|Played|Re-listed|Reported|Blocked|Restored|Detection rate|Block rate";
-    let pr = |n: usize| Cell::Plain(view::per_run(n as u64, runs));
-    Table::new(head, 1, false).with(live.iter().map(|c| {
+    let pr = |n: usize| Cell::Plain(view::per_run(n as u64, d.runs_completed));
+    let live = &d.live.as_ref()?.per_category;
+    let table = Table::new(head, 1, false).with(live.iter().map(|c| {
         let mut category = vec![Cell::Category(c.category)];
         if let Some(r) = c.resembles {
             category.extend([" like ".into(), Cell::Category(r)]);
@@ -161,7 +164,8 @@ pub fn live_table(live: &[LiveCategory], runs: usize) -> Table {
             mean_ci(Some(&c.detection_rate)).into(),
             mean_ci(Some(&c.block_rate)).into(),
         ]
-    }))
+    }));
+    Some(table)
 }
 
 /// The retrieval's latency, its answer counts (per-run means over its completed runs), how
@@ -169,6 +173,7 @@ pub fn live_table(live: &[LiveCategory], runs: usize) -> Table {
 pub fn latency_line(rr: &RetrievalReport, runs: usize) -> Cell {
     let (d, l, n) = (&rr.diagnostics, &rr.latency_ms, rr.runs_completed);
     let pr = |c: usize| view::per_run(c as u64, n);
+    let ms = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |x| format!("{x:.2} ms"));
     let mut line = format!(
         "Latency p50 {} · p95 {} · max {} · off-corpus results {} · duplicates {} · starved queries {} · hard negatives in a top 5: {} · empty answers {}/{}",
         ms(l.p50),
@@ -197,6 +202,27 @@ pub fn latency_line(rr: &RetrievalReport, runs: usize) -> Cell {
     Cell::Seq(cells)
 }
 
+/// One line comparing the golden-set splits on the headline metrics, e.g.
+/// `Splits: dev (448 queries) Recall@5 0.61 · MRR 0.45 | held_out (112) ...`; `None` without splits.
+/// `dev` and `held_out` are evalgate's words; any other split name (a warning under the lenient
+/// profile, or a report.json from elsewhere) is dataset text, neutralised by the format.
+pub fn splits_line(rr: &RetrievalReport) -> Option<Cell> {
+    let mut line = vec![Cell::from("Splits: ")];
+    for (i, (name, s)) in rr.splits.iter().enumerate() {
+        let name = if SPLITS.contains(&name.as_str()) {
+            Cell::from(name.as_str())
+        } else {
+            Cell::Text(name.clone(), 40)
+        };
+        let sep = if i == 0 { "" } else { " | " };
+        line.extend([sep.into(), name]);
+        let values = [Metric::RecallAt5, Metric::Mrr, Metric::NdcgAt10]
+            .map(|m| format!("{} {}", m.label(), num(s.metrics.get(m.key()).copied())));
+        line.push(format!(" ({} queries) {}", s.queries, values.join(" · ")).into());
+    }
+    (!rr.splits.is_empty()).then_some(Cell::Seq(line))
+}
+
 /// `items` as cells, joined by `sep`.
 pub fn joined<T>(items: impl IntoIterator<Item = T>, sep: &str, cell: impl Fn(T) -> Cell) -> Cell {
     let cells = items.into_iter().map(cell).flat_map(|c| [sep.into(), c]);
@@ -215,10 +241,11 @@ pub fn overview_table(v: &View, runs: usize) -> Table {
     let head = format!(
         "Detector|Scope|Precision|Recall|F1|FPR|FPR hard neg.|TP / FP / TN / FN{note}|Gate"
     );
-    Table::new(&head, 2, true).with(v.detectors.iter().map(|d| {
-        let mut name = vec![Cell::Id(d.name.clone(), 60)];
-        if !d.by.is_empty() {
-            name.extend([" (".into(), Cell::Text(d.by.clone(), 80), ")".into()]);
+    Table::new(&head, 2, true).with(v.detectors.iter().map(|dv| {
+        let d = dv.report;
+        let mut name = vec![Cell::Id(d.detector.clone(), 60)];
+        if !dv.by.is_empty() {
+            name.extend([" (".into(), Cell::Text(dv.by.clone(), 80), ")".into()]);
         }
         let scope = if d.scope.len() == 4 {
             "all".into()
@@ -228,15 +255,17 @@ pub fn overview_table(v: &View, runs: usize) -> Table {
             Cell::Text(names.join(", "), 80)
         };
         let mut row = vec![Cell::Seq(name), scope];
-        for r in &d.all_rows {
+        for r in &dv.all_rows {
             row.push(mean_ci(r.current.as_ref()).into());
         }
         let na = match d.not_applicable {
             0 => String::new(),
             n => format!(" (not applicable: {n})"),
         };
-        row.push(format!("{}{na}", d.counts.join(" / ")).into());
-        row.push(Cell::Mark(d.mark));
+        let (c, pr) = (&d.counts, |n| view::per_run(n, d.runs_completed));
+        let counts = [pr(c.tp), pr(c.fp), pr(c.tn), pr(c.fn_)].join(" / ");
+        row.push(format!("{counts}{na}").into());
+        row.push(Cell::Mark(dv.mark));
         row
     }))
 }
@@ -256,10 +285,11 @@ pub fn flips_table(f: &DetectorFlips) -> Table {
 }
 
 /// Recall (attack categories) or flag rate per category, one column per detector.
-pub fn category_table<'a>(v: &View, detectors: impl IntoIterator<Item = &'a str>) -> Table {
+pub fn category_table(v: &View) -> Table {
     let mut t = Table::new("Category|Entries", 1, false);
-    for d in detectors {
-        t.head.push((Cell::Text(d.to_string(), 40), Align::Right));
+    for d in &v.detectors {
+        t.head
+            .push((Cell::Text(d.report.detector.clone(), 40), Align::Right));
     }
     t.with(v.categories.iter().map(|row| {
         let c = Cell::Category(row.category);
@@ -291,7 +321,8 @@ pub fn regressions_table(reg: &Regressions) -> Table {
             Cell::Id(q.id.to_string(), 40),
             Cell::Text(q.query.to_string(), CELL_MAX),
             // a name evalgate does not know (a hand-made report.json) stays inert
-            view::metric_label(q).map_or_else(|| Cell::Id(q.metric.clone(), 60), Cell::from),
+            Metric::from_key(&q.metric)
+                .map_or_else(|| Cell::Id(q.metric.clone(), 60), |m| m.label().into()),
             num(q.baseline).into(),
             num(Some(q.current)).into(),
             delta(q.delta).into(),
@@ -340,18 +371,15 @@ pub struct Listed(pub &'static str, pub String, pub Option<Table>);
 /// negatives in a top 5 after them. Every list is cut at [`view::tools::LIST_MAX`].
 pub fn tool_lists(t: &ToolsView) -> (Vec<Listed>, Option<Listed>) {
     let mut lists = Vec::new();
-    if let Some(n) = &t.new_confusions {
+    if let Some(n) = t.new_confusions {
         let table = (!n.pairs.is_empty()).then(|| confusion_table(&n.pairs));
         let s = shown("worst", n.pairs.len(), n.total);
         lists.push(Listed("Confusions new since the baseline", s, table));
     }
-    if !t.confusions.is_empty() {
-        let s = shown("worst", t.confusions.len(), t.confusions_total) + ", most queries first";
-        lists.push(Listed(
-            "Confusions",
-            s,
-            Some(confusion_table(&t.confusions)),
-        ));
+    let confusions = cut(&t.d.confusions);
+    if !confusions.is_empty() {
+        let s = shown("worst", confusions.len(), t.confusions_total()) + ", most queries first";
+        lists.push(Listed("Confusions", s, Some(confusion_table(confusions))));
     }
     let tools = t.worst_tools.iter().map(|s| {
         vec![
@@ -363,7 +391,7 @@ pub fn tool_lists(t: &ToolsView) -> (Vec<Listed>, Option<Listed>) {
         ]
     });
     let tools = Table::new("Tool|Relevant in|Found in top 5|Recall@5|MRR", 1, false).with(tools);
-    let s = shown("worst", t.worst_tools.len(), t.tools);
+    let s = shown("worst", t.worst_tools.len(), t.d.per_tool.len());
     lists.push(Listed("Tools with the lowest Recall@5", s, Some(tools)));
     let head = "Server|Relevant tools|Never found|Relevant in|Found in top 5|Recall@5";
     let servers = Table::new(head, 1, false).with(t.worst_servers.iter().map(|s| {
@@ -373,15 +401,16 @@ pub fn tool_lists(t: &ToolsView) -> (Vec<Listed>, Option<Listed>) {
         row.push(num(Some(s.recall_at_5)).into());
         row
     }));
-    let s = shown("worst", t.worst_servers.len(), t.servers);
+    let s = shown("worst", t.worst_servers.len(), t.d.per_server.len());
     lists.push(Listed("Servers with the lowest Recall@5", s, Some(servers)));
-    let hard = (!t.hard_negatives.is_empty()).then(|| {
-        let rows = t.hard_negatives.iter().map(|h| {
+    let hard = cut(&t.d.hard_negatives_in_top_5);
+    let hard = (!hard.is_empty()).then(|| {
+        let rows = hard.iter().map(|h| {
             let (runs, rank) = (h.runs.to_string(), h.best_rank.to_string());
             vec![id(&h.query), id(&h.tool), runs.into(), rank.into()]
         });
         let table = Table::new("Query|Tool|Runs|Best rank", 2, false).with(rows);
-        let s = shown("first", t.hard_negatives.len(), t.hard_negatives_total);
+        let s = shown("first", hard.len(), t.d.hard_negatives_in_top_5.len());
         let s = format!("labelled not relevant to the query; {s}");
         Listed("Hard negatives in a top 5", s, Some(table))
     });
@@ -502,7 +531,8 @@ mod tests {
 
     #[test]
     fn a_detectors_rows_are_led_by_its_name_as_an_id() {
-        let v = View::of(&fixture());
+        let r = fixture();
+        let v = View::of(&r);
         let t = detectors_table(&v.detectors);
         let want: usize = v.detectors.iter().map(|d| d.against().count()).sum();
         assert!(want > 0);
@@ -515,7 +545,7 @@ mod tests {
         let Cell::Seq(label) = &t.rows[0][0] else {
             panic!("{:?}", t.rows[0][0])
         };
-        assert!(matches!(&label[0], Cell::Id(name, _) if *name == first.name));
+        assert!(matches!(&label[0], Cell::Id(name, _) if *name == first.report.detector));
         assert!(matches!(&label[1], Cell::Plain(l) if *l == format!(" {}", row.label)));
     }
 }

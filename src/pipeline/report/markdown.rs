@@ -2,7 +2,6 @@
 //! through [`sanitize::md`].
 
 use super::doc::{self, Align, Cell, Format, Table};
-use super::format::splits_line;
 use super::model::*;
 use super::view::{self, View};
 use crate::infra::text::sanitize;
@@ -108,7 +107,7 @@ pub fn render_view(r: &Report, v: &View) -> String {
         o.push_str(&Markdown.table(&doc::retrieval_table(&v.retrieval_rows)));
         let latency = Markdown.cell(&doc::latency_line(rr, r.runs));
         let _ = write!(o, "\n{latency}\n\n");
-        if let Some(line) = splits_line(&v.splits) {
+        if let Some(line) = doc::splits_line(rr) {
             let _ = writeln!(o, "{}\n", Markdown.cell(&line));
         }
     }
@@ -117,16 +116,17 @@ pub fn render_view(r: &Report, v: &View) -> String {
         o.push_str(&Markdown.table(&doc::overview_table(v, r.runs)));
         // every detector's numbers that have a baseline value or a limit; the detectors whose
         // rows all stand unchanged fold into one line
-        let changed = v.detectors.iter();
-        let changed = changed.filter(|d| !v.unchanged_detectors.contains(&d.name));
+        let (unchanged, changed): (Vec<_>, Vec<_>) = v.detectors.iter().partition(|d| d.unchanged);
         let against = doc::detectors_table(changed);
         if !against.rows.is_empty() {
             let _ = write!(o, "\n{}", Markdown.table(&against));
         }
-        if !v.unchanged_detectors.is_empty() {
-            let n = v.unchanged_detectors.len();
+        if !unchanged.is_empty() {
+            let n = unchanged.len();
             let flips = (!r.gate.detector_flips.is_empty()).then_some(", no verdict flipped");
-            let names = doc::joined(&v.unchanged_detectors, ", ", |d| Cell::Id(d.clone(), 60));
+            let names = doc::joined(&unchanged, ", ", |d| {
+                Cell::Id(d.report.detector.clone(), 60)
+            });
             let _ = writeln!(
                 o,
                 "\n{n} detector{} unchanged against the baseline (every Δ 0, every check held{}): {}",
@@ -154,17 +154,18 @@ pub fn render_view(r: &Report, v: &View) -> String {
             let _ = writeln!(o, "\n</details>");
         }
         // per-category recall / flag rate, one column per detector
-        let names = s.detectors.iter().map(|d| d.detector.as_str());
-        let _ = write!(o, "\n{}", Markdown.table(&doc::category_table(v, names)));
-        for d in &v.detectors {
-            let Some(live) = &d.live else { continue };
+        let _ = write!(o, "\n{}", Markdown.table(&doc::category_table(v)));
+        for d in &s.detectors {
+            let Some(live) = doc::live_table(d) else {
+                continue;
+            };
             let _ = writeln!(
                 o,
                 "\n**{}**: rug-pulls played live (changed after approval, then put back){}\n",
-                md(&d.name, 40),
-                view::per_run_note(d.runs)
+                md(&d.detector, 40),
+                view::per_run_note(d.runs_completed)
             );
-            o.push_str(&Markdown.table(&doc::live_table(live, d.runs)));
+            o.push_str(&Markdown.table(&live));
         }
         let _ = writeln!(o);
     }
@@ -221,11 +222,12 @@ fn tools_section(t: &view::ToolsView) -> String {
         format!("**{title}** ({shown}):\n\n{body}")
     };
     o += &lists.iter().map(listed).collect::<Vec<_>>().join("\n");
-    if !t.never_found.is_empty() {
-        let names = Markdown.cell(&doc::joined(&t.never_found, ", ", |s| doc::id(s)));
-        let total = t.never_found_total;
+    let never = view::tools::cut(&t.d.never_found);
+    if !never.is_empty() {
+        let names = Markdown.cell(&doc::joined(never, ", ", |s| doc::id(s)));
+        let total = t.d.never_found.len();
         let _ = write!(o, "\n**Never in a top 5** ({total}): {names}");
-        let more = total - t.never_found.len();
+        let more = total - never.len();
         if more > 0 {
             let _ = write!(o, " and {more} more");
         }

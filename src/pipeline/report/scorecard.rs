@@ -1,10 +1,10 @@
 //! How every renderer shows the scorecard (`report.scorecard`, docs/scorecard.md): one line
-//! (terminal, report.md, the comment and the job summary) and the rows of its table (report.html
-//! draws its radar chart in `html::charts`). Numbers and the fixed dimension names only; a
+//! (terminal, report.md, the comment and the job summary) and the cells of report.html's table
+//! (which draws its radar chart in `html::charts`). Numbers and the fixed dimension names only; a
 //! dimension's note (which may name a detector) is escaped by the format that shows it.
 
 use super::model::Report;
-use crate::pipeline::score::scorecard::{Dimension, Scorecard};
+use crate::pipeline::score::scorecard::Dimension;
 use std::fmt::Write as _;
 
 /// Points: one decimal, no trailing `.0`.
@@ -60,30 +60,6 @@ pub fn line(r: &Report) -> Option<String> {
     }
     o.push_str(" · informational, not gated");
     Some(o)
-}
-
-/// One row of the scorecard's table.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ScoreRow {
-    pub name: String,
-    /// `21.3/30` or `not measured`.
-    pub points: String,
-    pub delta: String,
-    /// How the points came about (unescaped: the format escapes it).
-    pub note: String,
-}
-
-/// The table's rows, in the rubric's order.
-pub fn rows(sc: &Scorecard) -> Vec<ScoreRow> {
-    sc.dimensions
-        .iter()
-        .map(|d| ScoreRow {
-            name: d.name.clone(),
-            points: score(d),
-            delta: delta(sc.dimension_delta(&d.name)),
-            note: d.note.clone(),
-        })
-        .collect()
 }
 
 #[cfg(test)]

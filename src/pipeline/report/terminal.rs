@@ -1,7 +1,7 @@
 //! The terminal table (comfy-table), printed to stdout after a run.
 
 use super::doc::{self, Align, Cell, Format};
-use super::format::{num, splits_line};
+use super::format::num;
 use super::model::*;
 use super::view::{self, Mark, View};
 use crate::infra::text::sanitize::{term, term_ends};
@@ -144,12 +144,12 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
         );
         let _ = writeln!(o, "{}", f.table(&doc::retrieval_table(&v.retrieval_rows)));
         let _ = writeln!(o, "{}\n", f.cell(&doc::latency_line(rr, r.runs)));
-        if let Some(line) = splits_line(&v.splits) {
+        if let Some(line) = doc::splits_line(rr) {
             let _ = writeln!(o, "{}\n", f.cell(&line));
         }
         if let Some(t) = &v.tools {
             let _ = writeln!(o, "per tool: {}", t.summary());
-            if let Some(n) = t.new_confusions.as_ref().filter(|n| n.total > 0) {
+            if let Some(n) = t.new_confusions.filter(|n| n.total > 0) {
                 for p in n.pairs.iter().take(3) {
                     let _ = writeln!(
                         o,
@@ -179,11 +179,13 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
                 "{name}: verdicts flipped since the baseline: {text}\n{table}\n"
             );
         }
-        for d in &v.detectors {
-            let Some(live) = &d.live else { continue };
-            let (name, note) = (term(&d.name, 40), view::per_run_note(d.runs));
+        for d in &s.detectors {
+            let Some(live) = doc::live_table(d) else {
+                continue;
+            };
+            let (name, note) = (term(&d.detector, 40), view::per_run_note(d.runs_completed));
             let _ = writeln!(o, "{name}: rug-pulls played live{note}");
-            let _ = writeln!(o, "{}\n", f.table(&doc::live_table(live, d.runs)));
+            let _ = writeln!(o, "{}\n", f.table(&live));
         }
     }
     if let Some(reg) = v

@@ -531,20 +531,16 @@ pub(super) fn radar_chart(sc: &Scorecard) -> String {
     for (i, d) in sc.dimensions.iter().enumerate() {
         let a = -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * i as f64 / dims as f64;
         let (x, y) = (CX + LABEL_R * a.cos(), CY + LABEL_R * a.sin());
-        let anchor = if a.cos().abs() < 0.2 {
-            "middle"
-        } else if a.cos() > 0.0 {
-            "start"
-        } else {
-            "end"
+        let anchor = match a.cos() {
+            c if c.abs() < 0.2 => "middle",
+            c if c > 0.0 => "start",
+            _ => "end",
         };
         // the name above the points at the top, beside them elsewhere
-        let y0 = if a.sin() < -0.9 {
-            y - 20.0
-        } else if a.sin() > 0.5 {
-            y + 6.0
-        } else {
-            y - 4.0
+        let y0 = match a.sin() {
+            up if up < -0.9 => y - 20.0,
+            down if down > 0.5 => y + 6.0,
+            _ => y - 4.0,
         };
         let mut name = d.name.clone();
         if let Some(f) = name.get_mut(0..1) {

@@ -10,9 +10,10 @@
 mod charts;
 
 use super::doc::{self, Align, Cell, Format, Table};
-use super::format;
 use super::model::{QueryReport, Report};
+use super::view::tools::cut;
 use super::view::{Mark, ToolsView, View};
+use super::{format, scorecard};
 use crate::infra::text::sanitize;
 use crate::pipeline::score::metrics::Metric;
 use crate::pipeline::score::stats::Summary;
@@ -140,26 +141,21 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         cells.push(runs.join(", ").into());
     }
     // per detector (in the report's order): its live rug-pulls, per-category rows and charts
-    let detectors: Vec<Value> = r
-        .security
-        .iter()
-        .flat_map(|s| &s.detectors)
-        .zip(&v.detectors)
-        .map(|(d, dv)| {
-            context! {
-                by => dv.by.clone(),
-                live => dv.live.as_deref().map(|l| table(&doc::live_table(l, dv.runs))),
-                categories => serde(&dv.categories),
-                confusion => Value::from_safe_string(confusion_chart(d)),
-                spread => safe(spread_chart(
-                    "spread-detector",
-                    "Detector metrics",
-                    d.runs_completed,
-                    &dv.all_rows
-                )),
-            }
-        })
-        .collect();
+    let detectors = v.detectors.iter().map(|dv| {
+        let d = dv.report;
+        context! {
+            by => dv.by.clone(),
+            live => doc::live_table(d).map(|t| table(&t)),
+            categories => serde(&dv.categories),
+            confusion => Value::from_safe_string(confusion_chart(d)),
+            spread => safe(spread_chart(
+                "spread-detector",
+                "Detector metrics",
+                d.runs_completed,
+                &dv.all_rows
+            )),
+        }
+    });
     let against = doc::detectors_table(&v.detectors);
     let html = env.get_template("report.html")?.render(context! {
         r => page(r),
@@ -168,9 +164,9 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         retrieval_table => table(&retrieval),
         overview_table => table(&doc::overview_table(v, r.runs)),
         against_table => (!against.rows.is_empty()).then(|| table(&against)),
-        detectors => detectors,
+        detectors => detectors.collect::<Vec<_>>(),
         latency => safe(r.retrieval.as_ref().map(|rr| Html.cell(&doc::latency_line(rr, r.runs)))),
-        splits => safe(format::splits_line(&v.splits).map(|c| Html.cell(&c))),
+        splits => safe(r.retrieval.as_ref().and_then(doc::splits_line).map(|c| Html.cell(&c))),
         regressions => v.regressions.as_ref().map(|reg| context! {
             title => reg.title,
             table => table(&doc::regressions_table(reg)),
@@ -194,8 +190,13 @@ pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
         spread_svg => safe(spread_svg),
         // the scorecard: its line, table and radar chart (numbers and fixed names; the notes
         // are escaped by the template)
-        scorecard_line => super::scorecard::line(r),
-        scorecard_rows => r.scorecard.as_ref().map(|s| serde(super::scorecard::rows(s))),
+        scorecard_line => scorecard::line(r),
+        scorecard_rows => r.scorecard.as_ref().map(|sc| sc.dimensions.iter().map(|d| context! {
+            name => &d.name,
+            points => scorecard::score(d),
+            delta => scorecard::delta(sc.dimension_delta(&d.name)),
+            note => &d.note,
+        }).collect::<Vec<_>>()),
         scorecard_svg => safe(r.scorecard.as_ref().map(radar_chart)),
     })?;
     Ok(html)
@@ -214,14 +215,15 @@ fn tools(t: &ToolsView) -> Value {
     let (pairs, worst) = lists.split_at(lists.len() - 2);
     let pairs: String = pairs.iter().map(|l| listed(l) + "\n").collect();
     let worst = worst.iter().map(listed).collect::<Vec<_>>().join("\n");
-    let never = doc::joined(&t.never_found, ", ", |s| doc::id(s));
+    let (never, total) = (cut(&t.d.never_found), t.d.never_found.len());
+    let names = doc::joined(never, ", ", |s| doc::id(s));
     context! {
         summary => t.summary(),
         pairs => Value::from_safe_string(pairs),
         worst => Value::from_safe_string(worst),
-        never_found => (!t.never_found.is_empty()).then(|| Value::from_safe_string(Html.cell(&never))),
-        never_found_total => t.never_found_total,
-        never_found_more => t.never_found_total - t.never_found.len(),
+        never_found => (!never.is_empty()).then(|| Value::from_safe_string(Html.cell(&names))),
+        never_found_total => total,
+        never_found_more => total - never.len(),
         hard_negatives => hard.as_ref().map(|h| Value::from_safe_string(listed(h))),
     }
 }

@@ -5,7 +5,7 @@
 
 use super::model::{
     CategoryReport, Check, CheckKind, CheckStatus, DetectorReport, Direction, GateReport,
-    LiveCategory, QueryDelta, Report,
+    QueryDelta, Report,
 };
 use crate::pipeline::dataset::Category;
 use crate::pipeline::score::metrics::{DETECTION_METRICS, Metric, RETRIEVAL_METRICS};
@@ -20,82 +20,59 @@ pub use tools::ToolsView;
 /// Every section's numbers as the renderers show them, computed once per report. The
 /// renderers ([`super::Exporter`]s) only lay these out and escape the text for their format.
 #[derive(Debug, Clone)]
-pub struct View {
+pub struct View<'a> {
     /// The headline a reviewer reads first ([`headline`]).
     pub headline: String,
     /// The failed checks in words ([`failed`]).
     pub failed: Vec<String>,
     /// Every retrieval metric against the baseline.
     pub retrieval_rows: Vec<Row>,
-    /// The golden-set splits on the headline metrics.
-    pub splits: Vec<SplitRow>,
     /// Every detector, in the report's order.
-    pub detectors: Vec<DetectorView>,
+    pub detectors: Vec<DetectorView<'a>>,
     /// The per-category table: one row per category (then hard negatives by what they
     /// resemble), one cell per detector.
     pub categories: Vec<CategoryRow>,
     /// The most regressed (or lowest-scoring) queries; `None` when there are none.
     pub regressions: Option<Regressions>,
     /// The per-tool diagnostics, cut for a page; `None` without them.
-    pub tools: Option<ToolsView>,
-    /// The names of the detectors whose rows against the baseline all stand unchanged (every
-    /// Δ within the baseline's rounding, no check failed): the comment folds them into one line.
-    pub unchanged_detectors: Vec<String>,
+    pub tools: Option<ToolsView<'a>>,
 }
 
-/// One golden-set split on the headline metrics.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SplitRow {
-    pub name: String,
-    pub queries: usize,
-    /// Recall@5, MRR and nDCG@10 ([`SPLIT_METRICS`]).
-    pub values: [Option<f64>; 3],
-}
-
-/// The metrics a split is summed up by.
-pub const SPLIT_METRICS: [Metric; 3] = [Metric::RecallAt5, Metric::Mrr, Metric::NdcgAt10];
-
-/// One detector: its overview row, its rows against the baseline and its live rug-pulls.
+/// One detector: its overview row and its rows against the baseline.
 #[derive(Debug, Clone)]
-pub struct DetectorView {
-    pub name: String,
+pub struct DetectorView<'a> {
+    /// Its section of the report.
+    pub report: &'a DetectorReport,
     /// Whose detector it is and, for a system with tiers, what the row counts: "blocked ·
     /// mcpproxy's own scan", "evalgate's reference checker". Every rendering shows it.
     pub by: String,
-    /// The attack categories it covers.
-    pub scope: Vec<Category>,
     /// The outcome of its gated checks.
     pub mark: Mark,
-    /// TP, FP, TN, FN as per-run means.
-    pub counts: [String; 4],
-    pub not_applicable: usize,
+    /// Its checks against the baseline all stand unchanged: at least one Δ, every Δ within the
+    /// baseline's rounding (0.000001), no failed check, and no entry whose verdict flipped (when
+    /// the baseline keeps verdicts). The comment folds such detectors into one line.
+    pub unchanged: bool,
     /// Every detection metric against the baseline, in [`DETECTION_METRICS`] order (the
     /// overview's metrics and the spread chart).
     pub all_rows: Vec<Row>,
     /// Its own per-category table: every category of the corpus, then the hard negatives by
     /// the category they resemble.
-    pub categories: Vec<DetectorCategoryRow>,
-    /// Rug-pulls played live, per category; `None` when it plays none.
-    pub live: Option<Vec<LiveCategory>>,
-    /// Runs completed, for "(mean per run)" notes.
-    pub runs: usize,
+    pub categories: Vec<DetectorCategoryRow<'a>>,
 }
 
 /// A row of one detector's per-category table: recall for an attack category, the flag rate
 /// for the others.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct DetectorCategoryRow {
-    pub category: Category,
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DetectorCategoryRow<'a> {
+    /// The category's entries, flags summed over runs and rate.
+    #[serde(flatten)]
+    pub of: &'a CategoryReport,
     /// The row counts the hard negatives that resemble `category`.
     pub hard_negatives: bool,
     /// An attack category the detector does not claim to cover.
     pub out_of_scope: bool,
-    /// Entries in the row.
-    pub total: usize,
-    /// Flags summed over runs, out of `checked` (entries × runs).
-    pub flagged: usize,
+    /// Entries × runs: what the flags are out of.
     pub checked: usize,
-    pub rate: Summary,
 }
 
 /// A row of the per-category table.
@@ -129,38 +106,6 @@ pub struct Regressions {
     pub rows: Vec<QueryDelta>,
 }
 
-/// A changed query's metric label, when it is a metric evalgate knows (a hand-made
-/// report.json may name another).
-pub fn metric_label(q: &QueryDelta) -> Option<&'static str> {
-    Metric::from_key(&q.metric).map(Metric::label)
-}
-
-/// The detectors whose checks against the baseline all stand unchanged: at least one Δ, every
-/// Δ within the baseline's rounding (0.000001), no failed check, and no entry whose verdict
-/// flipped (when the baseline keeps verdicts).
-fn unchanged_detectors(r: &Report) -> Vec<String> {
-    r.security
-        .iter()
-        .flat_map(|s| &s.detectors)
-        .map(|d| &d.detector)
-        .filter(|name| {
-            let subject = format!("detector:{name}");
-            let checks = r.gate.checks.iter().filter(|c| c.subject == subject);
-            let checks: Vec<&Check> = checks.collect();
-            checks.iter().any(|c| c.delta.is_some())
-                && checks.iter().all(|c| {
-                    c.status != CheckStatus::Fail && c.delta.is_none_or(|d| d.abs() <= 1e-6)
-                })
-                && r.gate
-                    .detector_flips
-                    .iter()
-                    .filter(|f| &f.detector == *name)
-                    .all(|f| f.flips.is_empty())
-        })
-        .cloned()
-        .collect()
-}
-
 /// A detector's flips in words, numbers only (no dataset text): "2 newly missed attacks, 1
 /// newly flagged benign entry, 3 fixed of 120 entries · McNemar p = 0.0312 (Holm = 0.0936)".
 pub fn flips_text(f: &DetectorFlips) -> String {
@@ -183,9 +128,9 @@ pub fn flips_text(f: &DetectorFlips) -> String {
     )
 }
 
-impl View {
+impl View<'_> {
     /// Computes every section of `r` once.
-    pub fn of(r: &Report) -> View {
+    pub fn of(r: &Report) -> View<'_> {
         let detectors: Vec<DetectorView> = r
             .security
             .iter()
@@ -198,20 +143,9 @@ impl View {
             retrieval_rows: r.retrieval.as_ref().map_or_else(Vec::new, |rr| {
                 rows(&r.gate, "retrieval", &RETRIEVAL_METRICS, &rr.metrics)
             }),
-            splits: r.retrieval.as_ref().map_or_else(Vec::new, |rr| {
-                rr.splits
-                    .iter()
-                    .map(|(name, s)| SplitRow {
-                        name: name.clone(),
-                        queries: s.queries,
-                        values: SPLIT_METRICS.map(|m| s.metrics.get(m.key()).copied()),
-                    })
-                    .collect()
-            }),
             categories: category_rows(r, &detectors),
             detectors,
             regressions: regressions(&r.gate),
-            unchanged_detectors: unchanged_detectors(r),
             tools: r
                 .retrieval
                 .as_ref()
@@ -220,27 +154,35 @@ impl View {
     }
 }
 
-impl DetectorView {
-    fn of(r: &Report, d: &DetectorReport) -> DetectorView {
+impl<'a> DetectorView<'a> {
+    fn of(r: &Report, d: &'a DetectorReport) -> DetectorView<'a> {
         let subject = format!("detector:{}", d.detector);
-        let runs = d.runs_completed;
-        let pr = |n: u64| per_run(n, runs);
-        let c = &d.counts;
+        let checks: Vec<&Check> = r
+            .gate
+            .checks
+            .iter()
+            .filter(|c| c.subject == subject)
+            .collect();
+        let mut flips = r
+            .gate
+            .detector_flips
+            .iter()
+            .filter(|f| f.detector == d.detector);
         DetectorView {
-            name: d.detector.clone(),
+            report: d,
             by: [d.tier.map(|t| t.label().to_string()), d.source.clone()]
                 .into_iter()
                 .flatten()
                 .collect::<Vec<_>>()
                 .join(" · "),
-            scope: d.scope.clone(),
-            mark: Mark::of(r.gate.checks.iter().filter(|c| c.subject == subject)),
-            counts: [pr(c.tp), pr(c.fp), pr(c.tn), pr(c.fn_)],
-            not_applicable: d.not_applicable,
+            mark: Mark::of(checks.iter().copied()),
+            unchanged: checks.iter().any(|c| c.delta.is_some())
+                && checks.iter().all(|c| {
+                    c.status != CheckStatus::Fail && c.delta.is_none_or(|d| d.abs() <= 1e-6)
+                })
+                && flips.all(|f| f.flips.is_empty()),
             all_rows: rows(&r.gate, &subject, &DETECTION_METRICS, &d.metrics),
             categories: DetectorCategoryRow::of(d),
-            live: d.live.as_ref().map(|l| l.per_category.clone()),
-            runs,
         }
     }
 
@@ -251,18 +193,15 @@ impl DetectorView {
     }
 }
 
-impl DetectorCategoryRow {
-    fn of(d: &DetectorReport) -> Vec<DetectorCategoryRow> {
-        let row = |c: &CategoryReport, hard_negatives: bool| DetectorCategoryRow {
-            category: c.category,
+impl<'a> DetectorCategoryRow<'a> {
+    fn of(d: &'a DetectorReport) -> Vec<DetectorCategoryRow<'a>> {
+        let row = |c: &'a CategoryReport, hard_negatives: bool| DetectorCategoryRow {
+            of: c,
             hard_negatives,
             out_of_scope: !hard_negatives
                 && c.category.is_attack()
                 && !d.scope.contains(&c.category),
-            total: c.total,
-            flagged: c.flagged,
             checked: c.total * d.runs_completed,
-            rate: c.rate.clone(),
         };
         let corpus = d.per_category.iter().map(|c| row(c, false));
         let resembling = d.hard_negatives_by_resemblance.iter().map(|c| row(c, true));
@@ -280,21 +219,23 @@ fn category_rows(r: &Report, detectors: &[DetectorView]) -> Vec<CategoryRow> {
     let resembled: BTreeSet<_> = detectors
         .iter()
         .flat_map(|d| d.categories.iter().filter(|c| c.hard_negatives))
-        .map(|c| (c.category, c.total))
+        .map(|c| (c.of.category, c.of.total))
         .collect();
     let corpus = s.categories.iter().map(|(&c, &n)| (c, n, false));
     let rows = corpus.chain(resembled.into_iter().map(|(c, n)| (c, n, true)));
     rows.map(|(category, entries, hard_negatives)| {
         // an open category is an attack when some detector counts it as one
         let attack = !hard_negatives
-            && (category.is_attack() || detectors.iter().any(|d| d.scope.contains(&category)));
+            && (category.is_attack()
+                || detectors.iter().any(|d| d.report.scope.contains(&category)));
         let cell = |d: &DetectorView| {
-            if attack && !d.scope.contains(&category) {
+            if attack && !d.report.scope.contains(&category) {
                 return CategoryCell::OutOfScope;
             }
             let mut rows = d.categories.iter();
-            let row = rows.find(|c| c.category == category && c.hard_negatives == hard_negatives);
-            CategoryCell::Rate(row.and_then(|c| c.rate.mean))
+            let row =
+                rows.find(|c| c.of.category == category && c.hard_negatives == hard_negatives);
+            CategoryCell::Rate(row.and_then(|c| c.of.rate.mean))
         };
         let cells = detectors.iter().map(cell).collect();
         CategoryRow {

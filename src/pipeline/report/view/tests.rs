@@ -51,10 +51,17 @@ fn the_view_computes_every_section_once_from_the_report() {
     assert_eq!(v.failed, failed(&r));
     assert_eq!(v.retrieval_rows.len(), RETRIEVAL_METRICS.len());
     // splits in the report's order, on Recall@5, MRR and nDCG@10
-    let names: Vec<&str> = v.splits.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["dev", "held_out"]);
-    let dev = &r.retrieval.as_ref().unwrap().splits["dev"];
-    assert_eq!(v.splits[0].values[1], dev.metrics.get("mrr").copied());
+    let rr = r.retrieval.as_ref().unwrap();
+    let line = doc::Format::cell(
+        &crate::pipeline::report::markdown::Markdown,
+        &doc::splits_line(rr).unwrap(),
+    );
+    assert!(
+        line.starts_with("Splits: dev (") && line.contains(" | held_out ("),
+        "{line}"
+    );
+    let mrr = crate::pipeline::report::format::num(rr.splits["dev"].metrics.get("mrr").copied());
+    assert!(line.contains(&format!(" · MRR {mrr} · nDCG@10 ")), "{line}");
     // detectors: metrics in DETECTION_METRICS order, counts as per-run means over 2 runs
     let ds = &r.security.as_ref().unwrap().detectors;
     assert_eq!(v.detectors.len(), ds.len());
@@ -64,8 +71,13 @@ fn the_view_computes_every_section_once_from_the_report() {
         d.all_rows[3].current.as_ref().and_then(|s| s.mean),
         ds[0].metrics["fpr"].mean
     );
-    assert_eq!(d.counts, ["1.5", "0.5", "2.5", "1"]);
-    assert!(d.live.is_none());
+    let overview = doc::overview_table(&v, r.runs);
+    let counts = &overview.rows[0][overview.head.len() - 2];
+    assert!(
+        matches!(counts, doc::Cell::Plain(c) if c == "1.5 / 0.5 / 2.5 / 1"),
+        "{counts:?}"
+    );
+    assert!(doc::live_table(d.report).is_none());
     // the rows against the baseline are the measured rows with a baseline or a limit
     assert!(
         d.against()
@@ -75,9 +87,10 @@ fn the_view_computes_every_section_once_from_the_report() {
         d.against()
             .all(|row| row.baseline.is_some() || !row.limit.is_empty())
     );
-    let live = v.detectors[1].live.as_ref().unwrap();
-    assert_eq!(live[0].category, Category::RugPull);
-    let t = doc::live_table(live, v.detectors[1].runs);
+    let t = doc::live_table(v.detectors[1].report).unwrap();
+    assert!(
+        matches!(&t.rows[0][0], doc::Cell::Seq(c) if matches!(c[0], doc::Cell::Category(Category::RugPull)))
+    );
     let counts = (&t.rows[0][2], &t.rows[0][3]);
     assert!(
         matches!(counts, (doc::Cell::Plain(a), doc::Cell::Plain(b)) if a == "1" && b == "0.5"),
@@ -104,7 +117,11 @@ fn the_view_computes_every_section_once_from_the_report() {
     let reg = v.regressions.as_ref().unwrap();
     assert_eq!(reg.title, "Most regressed queries");
     assert_eq!(reg.rows.len(), r.gate.worst_queries.len());
-    assert_eq!(metric_label(&reg.rows[0]), Some("nDCG@10"));
+    let metric = &doc::regressions_table(reg).rows[0][2];
+    assert!(
+        matches!(metric, doc::Cell::Plain(l) if l == "nDCG@10"),
+        "{metric:?}"
+    );
     // the terminal shows every probe with its outcome
     let term = crate::pipeline::report::terminal::render(&r, false);
     let rb = r.robustness.as_ref().unwrap();
@@ -128,7 +145,8 @@ fn without_a_per_query_baseline_the_queries_are_the_lowest_scoring_and_unknown_m
     }
     let reg = View::of(&r).regressions.unwrap();
     assert_eq!(reg.title, "Lowest-scoring queries");
-    assert!(reg.rows.iter().all(|q| metric_label(q).is_none()));
+    let rows = doc::regressions_table(&reg).rows;
+    assert!(rows.iter().all(|q| matches!(q[2], doc::Cell::Id(..))));
     r.gate.worst_queries.clear();
     assert!(View::of(&r).regressions.is_none());
 }
@@ -140,14 +158,14 @@ fn a_detectors_category_table_marks_attacks_it_does_not_claim_and_counts_every_r
     // the first detector claims tool_poisoning and prompt_injection only
     let d = &v.detectors[0];
     assert_eq!(
-        d.scope,
+        d.report.scope,
         [Category::ToolPoisoning, Category::PromptInjection]
     );
     let out: Vec<Category> = d
         .categories
         .iter()
         .filter(|c| c.out_of_scope)
-        .map(|c| c.category)
+        .map(|c| c.of.category)
         .collect();
     // shadowing and rug_pull are attacks it does not claim; benign, hard negatives and the
     // rows of hard negatives by resemblance are never "out of scope"
@@ -155,15 +173,14 @@ fn a_detectors_category_table_marks_attacks_it_does_not_claim_and_counts_every_r
     let resembling: Vec<&DetectorCategoryRow> =
         d.categories.iter().filter(|c| c.hard_negatives).collect();
     assert_eq!(resembling.len(), 1);
-    assert_eq!(resembling[0].category, Category::ToolPoisoning);
+    assert_eq!(resembling[0].of.category, Category::ToolPoisoning);
     assert!(!resembling[0].out_of_scope);
-    assert_eq!(
-        d.categories.last(),
-        Some(resembling[0]),
+    assert!(
+        std::ptr::eq(d.categories.last().unwrap(), resembling[0]),
         "after the corpus categories"
     );
     // flags are out of entries × runs (2 runs)
-    assert!(d.categories.iter().all(|c| c.checked == c.total * 2));
+    assert!(d.categories.iter().all(|c| c.checked == c.of.total * 2));
     // a detector claiming all four attacks has nothing out of scope
     assert!(v.detectors[1].categories.iter().all(|c| !c.out_of_scope));
 }
@@ -265,7 +282,9 @@ fn unchanged_detectors_fold_into_one_line_of_the_comment() {
         .iter()
         .map(|d| d.detector.clone())
         .collect();
-    assert_eq!(v.unchanged_detectors, names);
+    let unchanged = v.detectors.iter().filter(|d| d.unchanged);
+    let unchanged: Vec<String> = unchanged.map(|d| d.report.detector.clone()).collect();
+    assert_eq!(unchanged, names);
     let md = crate::pipeline::report::markdown::render(&r);
     assert!(
         md.contains("2 detectors unchanged against the baseline (every Δ 0, every check held, no verdict flipped): "),
@@ -288,12 +307,13 @@ fn flipped_verdicts_and_rank_changes_show_in_every_renderer_escaped() {
         q.metrics.ndcg_at_10 = 0.1;
     });
     let v = View::of(&r);
-    assert_eq!(
-        v.unchanged_detectors.len(),
-        1,
-        "{:?}",
-        v.unchanged_detectors
-    );
+    let unchanged: Vec<&str> = v
+        .detectors
+        .iter()
+        .filter(|d| d.unchanged)
+        .map(|d| d.report.detector.as_str())
+        .collect();
+    assert_eq!(unchanged.len(), 1, "{unchanged:?}");
     let f = &r.gate.detector_flips[0];
     assert_eq!((f.fixed, f.mcnemar.unflagged), (1, 1));
     assert_eq!(
