@@ -355,14 +355,6 @@ impl Embedded {
             .collect()
     }
 
-    fn position(&self, addr: DocAddress) -> anyhow::Result<usize> {
-        self.docs
-            .get(addr.segment_ord as usize)
-            .and_then(|seg| seg.get(addr.doc_id as usize))
-            .map(|&o| o as usize)
-            .ok_or_else(|| anyhow::anyhow!("the index has no document {addr:?}"))
-    }
-
     /// Ranked `(tool_id, score)` pairs, ties broken by tool id.
     pub fn rank(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(Text, f32)>> {
         Ok(self
@@ -424,9 +416,15 @@ impl Embedded {
             let hits = collector.collect_segment(weight.as_ref(), ord as u32, seg)?;
             top.extend(collector.merge_fruits(vec![hits])?);
         }
+        let position = |addr: DocAddress| {
+            let seg = self.docs.get(addr.segment_ord as usize);
+            let ord = seg.and_then(|seg| seg.get(addr.doc_id as usize));
+            ord.map(|&o| o as usize)
+                .ok_or_else(|| anyhow::anyhow!("the index has no document {addr:?}"))
+        };
         let mut out = top
             .into_iter()
-            .map(|(score, addr)| Ok((self.position(addr)?, score)))
+            .map(|(score, addr)| Ok((position(addr)?, score)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         out.sort_by(|a, b| {
             b.1.total_cmp(&a.1)

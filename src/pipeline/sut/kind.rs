@@ -170,20 +170,6 @@ fn launched(section: &str, key: &str) -> bool {
     }
 }
 
-impl SutKind {
-    /// A proxy evalgate starts itself (the only kinds the live detectors can play against).
-    pub fn launched(self) -> bool {
-        self.def().launched.is_some()
-    }
-}
-
-impl DetectorKind {
-    /// Plays against a launched proxy (which `--sut` / `--mcpproxy-bin` choose).
-    pub fn live(self) -> bool {
-        self.def().live
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +191,6 @@ mod tests {
             e.to_string()
                 .starts_with("unknown variant `x`, expected one of `embedded`")
         );
-        assert!(SutKind::Launch.launched() && !SutKind::Mcp.launched());
+        assert!(SutKind::Launch.def().launched.is_some() && SutKind::Mcp.def().launched.is_none());
     }
 }
