@@ -185,11 +185,7 @@ impl Retriever for RecordedRetriever {
             .take(10)
             .map(|id| format!("{id:?}"))
             .collect();
-        let more = if unknown.len() > shown.len() {
-            ", ..."
-        } else {
-            ""
-        };
+        let more = if unknown.len() > 10 { ", ..." } else { "" };
         vec![format!(
             "the recording has results for {} query id(s) the golden set does not have, ignored: {}{more} (a recording of another golden set?)",
             unknown.len(),

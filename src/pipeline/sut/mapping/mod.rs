@@ -161,6 +161,17 @@ impl Mapper {
             .expect("the mcpproxy retrieve_tools preset compiles")
     }
 
+    /// A mapper for mcpproxy's REST search body ([`MCPPROXY_REST_SEARCH_FILTER`]).
+    pub fn mcpproxy_rest_search() -> Mapper {
+        Mapper::new(MCPPROXY_REST_SEARCH_FILTER, IdStyle::Auto)
+            .expect("the mcpproxy REST search preset compiles")
+    }
+
+    /// The filter text this mapper was compiled from.
+    pub fn filter(&self) -> &str {
+        &self.source
+    }
+
     /// Applies the filter to a payload and normalises every element to `server:tool`, preserving
     /// order.
     ///

@@ -117,7 +117,7 @@ fn mcpproxy_rest_search_envelope() {
         {"tool": {"name": "create_issue", "server_name": "github", "description": "..."}, "score": 1.2},
         {"tool": {"name": "read_file", "server_name": "filesystem", "description": "..."}, "score": 0.7}
     ]}});
-    let m = Mapper::new(MCPPROXY_REST_SEARCH_FILTER, IdStyle::Auto).unwrap();
+    let m = Mapper::mcpproxy_rest_search();
     assert_eq!(
         m.map_payload(&body).unwrap(),
         ["github:create_issue", "filesystem:read_file"]
