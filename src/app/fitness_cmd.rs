@@ -94,7 +94,7 @@ impl<'a> Fitness<'a> {
     /// Loads the datasets; refuses a system whose corpus evalgate does not serve (exit 2).
     pub fn new(s: &'a Settings) -> anyhow::Result<Fitness<'a>> {
         let kind = s.sut.kind();
-        if !(kind == SutKind::Embedded || kind.launched()) {
+        if !(kind == SutKind::Embedded || kind.def().launched.is_some()) {
             return Err(BadInput(format!(
                 "fitness needs a system whose corpus evalgate serves, so that a candidate's descriptions reach it: embedded, reference, mcpproxy or launch, not `{}` (a running system or a recording has its own corpus)",
                 kind.as_str()

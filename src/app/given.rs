@@ -24,12 +24,12 @@ pub fn refuse_inapplicable(a: &EvalArgs, s: &Settings, part: Part) -> Result<(),
         )));
     }
     if part == Part::Security {
-        if a.given("--sut") && !kind.launched() {
+        if a.given("--sut") && kind.def().launched.is_none() {
             return Err(BadInput(format!(
                 "security --sut chooses the proxy launched for the proxy-scan and rug-pull-live detectors: reference, mcpproxy or launch, not `{sut}`"
             )));
         }
-        if !detectors.iter().any(|d| d.live())
+        if !detectors.iter().any(|d| d.def().live)
             && let Some(f) = given(&["--sut", "--mcpproxy-bin"])
         {
             return Err(BadInput(format!(

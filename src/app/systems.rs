@@ -9,9 +9,8 @@ use crate::pipeline::sut::embedded::Embedded;
 use crate::pipeline::sut::kind::{DetectorKind, SutKind};
 use crate::pipeline::sut::launch::spec::LaunchSpec;
 use crate::pipeline::sut::launch::writers::ConfigFormat;
-use crate::pipeline::sut::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
-use crate::pipeline::sut::rest::{RestSearch, RestSearchSpec};
+use crate::pipeline::sut::rest::RestSearch;
 use crate::pipeline::sut::spec::{DetectorSettings, SutSpec};
 use crate::pipeline::sut::{Detector, Retriever, SutError, launch, recorded};
 use anyhow::Context;
@@ -53,26 +52,8 @@ pub async fn make_retriever(
                 )),
             }
         }
-        SutSpec::Rest {
-            name,
-            rest: r,
-            check,
-        } => {
-            // `[sut.rest]`, mcpproxy's `/api/v1/index/search` by default
-            let url = r.url.clone().ok_or_else(|| bad("--sut rest needs --url URL (e.g. http://127.0.0.1:8080/api/v1/index/search) or [sut.rest] url"))?;
-            let filter = r.filter.as_deref().unwrap_or(MCPPROXY_REST_SEARCH_FILTER);
-            let spec = RestSearchSpec {
-                name: name.to_string(),
-                url,
-                query_param: r.query_param.clone().unwrap_or_else(|| "q".into()),
-                // an empty name sends no limit
-                limit_param: Some(r.limit_param.clone().unwrap_or_else(|| "limit".into()))
-                    .filter(|l| !l.is_empty()),
-                headers: r.headers.clone().into_iter().collect(),
-                mapper: Mapper::new(filter, r.id_style.unwrap_or(IdStyle::Auto)).map_err(bad)?,
-                timeout: check.request_timeout,
-            };
-            let r = RestSearch::new(spec).map_err(bad)?;
+        SutSpec::Rest { name, rest, check } => {
+            let r = RestSearch::new(name, rest, check.request_timeout).map_err(bad)?;
             let checked = launch::check_catalog(check, &r, None, &corpus.value).await;
             checked.map(|coverage| Box::new(r.checked(coverage)) as Box<dyn Retriever>)
         }

@@ -108,7 +108,7 @@ impl ValueEnum for ProxyKind {
         static KINDS: std::sync::LazyLock<Vec<ProxyKind>> = std::sync::LazyLock::new(|| {
             let mut kinds: Vec<ProxyKind> = SutKind::ALL.iter().map(|&k| ProxyKind(k)).collect();
             // the launched proxies first, and the default first of them
-            kinds.sort_by_key(|k| (!k.0.launched(), k.0 != SutKind::Reference));
+            kinds.sort_by_key(|k| (k.0.def().launched.is_none(), k.0 != SutKind::Reference));
             kinds
         });
         &KINDS

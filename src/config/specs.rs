@@ -58,7 +58,7 @@ pub struct ReportSpec {
 /// not launched).
 pub(super) fn launch_spec(kind: SutKind, sut: &SutFile, check: CatalogSpec) -> LaunchSpec {
     LaunchSpec {
-        kind: if kind.launched() {
+        kind: if kind.def().launched.is_some() {
             kind
         } else {
             SutKind::Reference

@@ -37,23 +37,21 @@ fn aspect_of(key: &str) -> &'static str {
 }
 
 /// Which aspects differ between two definitions (canonically compared), sorted.
-pub fn changed_aspects(before: &Value, after: &Value) -> Vec<String> {
+pub fn changed_aspects(before: &Value, after: &Value) -> BTreeSet<String> {
     let empty = serde_json::Map::new();
     let b = before.as_object().unwrap_or(&empty);
     let a = after.as_object().unwrap_or(&empty);
-    let changed: BTreeSet<String> = b
-        .keys()
+    b.keys()
         .chain(a.keys())
         .filter(|k| match (b.get(*k), a.get(*k)) {
             (Some(x), Some(y)) => canonical_json(x) != canonical_json(y),
             _ => true,
         })
         .map(|k| format!("changed:{}", aspect_of(k)))
-        .collect();
-    changed.into_iter().collect()
+        .collect()
 }
 
-/// The drift verdict for one before/after pair, or `None` when the entry has no definitions.
+/// The drift signals of one before/after pair, sorted: none when nothing changed.
 pub fn drift_signals(before: &Value, after: &Value) -> Vec<String> {
     let afters: Vec<&Value> = match after {
         Value::Array(a) => a.iter().collect(),

@@ -56,29 +56,24 @@ pub fn split_identifier(s: &str) -> String {
     out.trim_end().to_string()
 }
 
-/// Input parameter names of a JSON Schema, recursively through `properties`, `items` and
-/// combinators, in document order.
-pub fn param_names(schema: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    fn walk(v: &Value, out: &mut Vec<String>, depth: usize) {
-        if depth > 8 {
-            return;
-        }
-        let Some(o) = v.as_object() else { return };
-        if let Some(Value::Object(props)) = o.get("properties") {
-            for (k, p) in props {
-                out.push(k.clone());
-                walk(p, out, depth + 1);
-            }
-        }
-        let combined = ["anyOf", "oneOf", "allOf"].map(|k| o.get(k).and_then(Value::as_array));
-        let branches = combined.into_iter().flatten().flatten();
-        for s in o.get("items").into_iter().chain(branches) {
-            walk(s, out, depth + 1);
+/// Adds to `out` the input parameter names of a JSON Schema (`depth` levels down),
+/// recursively through `properties`, `items` and combinators, in document order.
+pub fn param_names(v: &Value, out: &mut Vec<String>, depth: usize) {
+    if depth > 8 {
+        return;
+    }
+    let Some(o) = v.as_object() else { return };
+    if let Some(Value::Object(props)) = o.get("properties") {
+        for (k, p) in props {
+            out.push(k.clone());
+            param_names(p, out, depth + 1);
         }
     }
-    walk(schema, &mut out, 0);
-    out
+    let combined = ["anyOf", "oneOf", "allOf"].map(|k| o.get(k).and_then(Value::as_array));
+    let branches = combined.into_iter().flatten().flatten();
+    for s in o.get("items").into_iter().chain(branches) {
+        param_names(s, out, depth + 1);
+    }
 }
 
 struct Fields {
@@ -137,19 +132,15 @@ impl Bm25StatisticsProvider for QueryStats<'_> {
 /// The four texts indexed for a tool: its name split into words, its description, its input
 /// parameter names split into words, its server name split into words.
 pub fn field_texts(t: &Tool) -> [String; 4] {
-    let params = t
-        .schema
-        .as_ref()
-        .map(|s| {
-            let names = param_names(&s.value());
-            let words: Vec<String> = names.iter().map(|p| split_identifier(p)).collect();
-            words.join(" ")
-        })
-        .unwrap_or_default();
+    let mut names = Vec::new();
+    if let Some(s) = &t.schema {
+        param_names(&s.value(), &mut names, 0);
+    }
+    let params: Vec<String> = names.iter().map(|p| split_identifier(p)).collect();
     [
         split_identifier(t.bare_name()),
         t.description.clone(),
-        params,
+        params.join(" "),
         split_identifier(t.server_name()),
     ]
 }
@@ -355,14 +346,6 @@ impl Embedded {
             .collect()
     }
 
-    fn position(&self, addr: DocAddress) -> anyhow::Result<usize> {
-        self.docs
-            .get(addr.segment_ord as usize)
-            .and_then(|seg| seg.get(addr.doc_id as usize))
-            .map(|&o| o as usize)
-            .ok_or_else(|| anyhow::anyhow!("the index has no document {addr:?}"))
-    }
-
     /// Ranked `(tool_id, score)` pairs, ties broken by tool id.
     pub fn rank(&self, text: &str, limit: usize) -> anyhow::Result<Vec<(Text, f32)>> {
         Ok(self
@@ -424,9 +407,15 @@ impl Embedded {
             let hits = collector.collect_segment(weight.as_ref(), ord as u32, seg)?;
             top.extend(collector.merge_fruits(vec![hits])?);
         }
+        let position = |addr: DocAddress| {
+            let seg = self.docs.get(addr.segment_ord as usize);
+            let ord = seg.and_then(|seg| seg.get(addr.doc_id as usize));
+            ord.map(|&o| o as usize)
+                .ok_or_else(|| anyhow::anyhow!("the index has no document {addr:?}"))
+        };
         let mut out = top
             .into_iter()
-            .map(|(score, addr)| Ok((self.position(addr)?, score)))
+            .map(|(score, addr)| Ok((position(addr)?, score)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         out.sort_by(|a, b| {
             b.1.total_cmp(&a.1)
@@ -561,7 +550,9 @@ mod tests {
     #[test]
     fn param_names_are_collected_recursively() {
         let s = serde_json::json!({"properties":{"a":{"type":"object","properties":{"b":{}}},"c":{"items":{"properties":{"d":{}}}}}});
-        assert_eq!(param_names(&s), vec!["a", "b", "c", "d"]);
+        let mut names = Vec::new();
+        param_names(&s, &mut names, 0);
+        assert_eq!(names, vec!["a", "b", "c", "d"]);
     }
 
     #[test]

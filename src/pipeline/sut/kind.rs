@@ -49,6 +49,8 @@ macro_rules! kinds {
         impl $kind {
             /// Every kind, in the order help lists them.
             pub const ALL: &'static [$kind] = &[$($kind::$v),+];
+            /// Their names, in the same order.
+            const NAMES: &'static [&'static str] = &[$($d.name),+];
 
             /// The kind's one definition.
             pub fn def(self) -> &'static $def {
@@ -72,14 +74,8 @@ macro_rules! kinds {
                 let found = $kind::ALL
                     .iter()
                     .find(|k| k.as_str() == s || k.as_str().replace('-', "_") == s);
-                found.copied().ok_or_else(|| {
-                    let names: Vec<String> =
-                        $kind::ALL.iter().map(|k| format!("`{}`", k.as_str())).collect();
-                    serde::de::Error::custom(format_args!(
-                        "unknown variant `{s}`, expected one of {}",
-                        names.join(", ")
-                    ))
-                })
+                // serde's own message: unknown variant `x`, expected one of `a`, `b`, ...
+                found.copied().ok_or_else(|| serde::de::Error::unknown_variant(&s, Self::NAMES))
             }
         }
     };
@@ -170,20 +166,6 @@ fn launched(section: &str, key: &str) -> bool {
     }
 }
 
-impl SutKind {
-    /// A proxy evalgate starts itself (the only kinds the live detectors can play against).
-    pub fn launched(self) -> bool {
-        self.def().launched.is_some()
-    }
-}
-
-impl DetectorKind {
-    /// Plays against a launched proxy (which `--sut` / `--mcpproxy-bin` choose).
-    pub fn live(self) -> bool {
-        self.def().live
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +187,6 @@ mod tests {
             e.to_string()
                 .starts_with("unknown variant `x`, expected one of `embedded`")
         );
-        assert!(SutKind::Launch.launched() && !SutKind::Mcp.launched());
+        assert!(SutKind::Launch.def().launched.is_some() && SutKind::Mcp.def().launched.is_none());
     }
 }

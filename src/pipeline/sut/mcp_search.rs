@@ -191,31 +191,30 @@ impl McpSearch {
                 serde_json::to_string(answer).unwrap_or_default()
             );
         }
-        let system = self.spec.name.clone();
+        let system = &self.spec.name;
         let result = attempt.map_err(|err| {
             // rmcp's errors name its Rust types (`Transport [rmcp::…<…>]`): said in words
             let e = crate::infra::mcp::readable(&err);
+            let transport = Self::transport_failure(&err);
             // no answer in time (ours, or a transport error that is itself a timeout)
             // is a timeout, not a crash, unless the server answered garbage or exited: that is
             // then the cause, below
             let late = matches!(err, ServiceError::Timeout { .. })
-                || (Self::transport_failure(&err) && crate::infra::mcp::timed_out(&err));
+                || (transport && crate::infra::mcp::timed_out(&err));
             let (query, story) = (format!("query {:?}", req.query_id), self.story());
             let secs = self.session.timeout.as_secs_f64();
             match self.session.stdout.as_ref().and_then(|w| w.note()) {
                 None if late && self.session.exited().is_none() => {
-                    SutError::timeout(system.clone(), secs, format!("{query}{story}"))
+                    SutError::timeout(system, secs, format!("{query}{story}"))
                 }
-                Some(note) if Self::transport_failure(&err) => {
-                    SutError::garbage(system.clone(), format!("{query}: {e}: {note}{story}"))
+                Some(note) if transport => {
+                    SutError::garbage(system, format!("{query}: {e}: {note}{story}"))
                 }
-                _ if Self::transport_failure(&err) => {
-                    SutError::crashed(system.clone(), format!("{query}: {e}{story}"))
-                }
+                _ if transport => SutError::crashed(system, format!("{query}: {e}{story}")),
                 _ => {
                     let tool = &self.spec.tool;
                     let detail = format!("{query}: {tool} answered with an error: {e}");
-                    SutError::other(system.clone(), detail)
+                    SutError::other(system, detail)
                 }
             }
         })?;
@@ -232,7 +231,7 @@ impl McpSearch {
             Some(ids) => ids,
             None => {
                 let v = serde_json::to_value(&result)
-                    .map_err(|e| SutError::garbage(system.clone(), e.to_string()))?;
+                    .map_err(|e| SutError::garbage(system, e.to_string()))?;
                 self.spec.mapper.map_call_result(&v).map_err(|e| {
                     SutError::garbage(system, format!("query {:?}: {e}", req.query_id))
                 })?

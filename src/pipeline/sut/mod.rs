@@ -127,9 +127,6 @@ impl SutError {
     /// to what it says, so a failure of a process evalgate started quotes the process's own
     /// words.
     pub fn with_log(mut self, tail: &str) -> SutError {
-        if tail.trim().is_empty() {
-            return self;
-        }
         match &mut self {
             SutError::Timeout { context: d, .. }
             | SutError::Crashed { detail: d, .. }
@@ -138,7 +135,7 @@ impl SutError {
             | SutError::Other { detail: d, .. }
             | SutError::Degraded { detail: d, .. }
             | SutError::Unreachable { detail: d, .. } => {
-                if !d.contains(tail.trim()) {
+                if !tail.trim().is_empty() && !d.contains(tail.trim()) {
                     d.push_str(tail);
                 }
             }

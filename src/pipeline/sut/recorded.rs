@@ -185,11 +185,7 @@ impl Retriever for RecordedRetriever {
             .take(10)
             .map(|id| format!("{id:?}"))
             .collect();
-        let more = if unknown.len() > shown.len() {
-            ", ..."
-        } else {
-            ""
-        };
+        let more = if unknown.len() > 10 { ", ..." } else { "" };
         vec![format!(
             "the recording has results for {} query id(s) the golden set does not have, ignored: {}{more} (a recording of another golden set?)",
             unknown.len(),
@@ -280,8 +276,7 @@ impl RecordedDetector {
             v.get("entries"),
         ) {
             // spec-065 scan-eval verdicts
-            let mut out = Vec::new();
-            for d in dets {
+            let detector = |d: &Value| -> anyhow::Result<RecordedDetector> {
                 let name = d
                     .as_str()
                     .context("at $.detectors: expected detector names (strings)")?
@@ -307,13 +302,13 @@ impl RecordedDetector {
                         run.insert(id.to_string(), Decision::new(id, flagged, signals));
                     }
                 }
-                out.push(RecordedDetector {
+                Ok(RecordedDetector {
                     name,
                     scope: None,
                     runs: vec![run],
-                });
-            }
-            return Ok(out);
+                })
+            };
+            return dets.iter().map(detector).collect();
         }
         let map = v.get("entries").unwrap_or(v);
         let Some(obj) = map.as_object() else {

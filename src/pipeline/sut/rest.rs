@@ -2,53 +2,60 @@
 //! The JSON body is mapped to ranked ids with a jq filter, like the MCP adapter.
 
 use super::launch::catalog::Coverage;
-use super::mapping::Mapper;
+use super::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
+use super::spec::RestFile;
 use super::{Facts, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::http::{BodyError, MAX_ANSWER, read_body};
 use crate::infra::mcp::{io_cause, readable};
 use crate::infra::secrets::redact_url;
 use crate::infra::text::Text;
 use crate::infra::text::sanitize::clip;
+use anyhow::Context;
 use async_trait::async_trait;
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone)]
-pub struct RestSearchSpec {
-    pub name: String,
-    /// Full search URL, e.g. `http://127.0.0.1:8080/api/v1/index/search`.
-    pub url: String,
-    pub query_param: String,
-    pub limit_param: Option<String>,
-    pub headers: Vec<(String, String)>,
-    pub mapper: Mapper,
-    pub timeout: Duration,
-}
-
+/// A REST search endpoint, as `[sut.rest]` (or `--url`) gives it.
 pub struct RestSearch {
-    spec: RestSearchSpec,
+    /// Full search URL, e.g. `http://127.0.0.1:8080/api/v1/index/search`.
+    url: String,
+    query_param: String,
+    limit_param: Option<String>,
+    mapper: Mapper,
+    timeout: Duration,
     client: reqwest::Client,
     facts: Facts,
 }
 
 impl RestSearch {
-    pub fn new(spec: RestSearchSpec) -> anyhow::Result<RestSearch> {
+    /// `[sut.rest]` resolved, mcpproxy's `/api/v1/index/search` by default; an error is bad
+    /// input.
+    pub fn new(name: &str, r: &RestFile, timeout: Duration) -> anyhow::Result<RestSearch> {
+        let url = r.url.clone().context("--sut rest needs --url URL (e.g. http://127.0.0.1:8080/api/v1/index/search) or [sut.rest] url")?;
+        let filter = r.filter.as_deref().unwrap_or(MCPPROXY_REST_SEARCH_FILTER);
+        let mapper = Mapper::new(filter, r.id_style.unwrap_or(IdStyle::Auto))?;
         let mut headers = reqwest::header::HeaderMap::new();
-        for (k, v) in &spec.headers {
+        for (k, v) in &r.headers {
             let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())?;
             headers.insert(name, reqwest::header::HeaderValue::from_str(v)?);
         }
         let client = reqwest::Client::builder()
             .default_headers(headers)
-            .timeout(spec.timeout)
+            .timeout(timeout)
             .build()?;
-        let facts = Facts {
-            sends_limit: spec.limit_param.is_some(),
-            ..Facts::named(&spec.name)
-        };
+        // an empty name sends no limit
+        let limit = r.limit_param.clone().unwrap_or_else(|| "limit".into());
+        let limit_param = Some(limit).filter(|l| !l.is_empty());
         Ok(RestSearch {
-            spec,
+            url,
+            query_param: r.query_param.clone().unwrap_or_else(|| "q".into()),
+            facts: Facts {
+                sends_limit: limit_param.is_some(),
+                ..Facts::named(name)
+            },
+            limit_param,
+            mapper,
+            timeout,
             client,
-            facts,
         })
     }
 
@@ -62,8 +69,8 @@ impl RestSearch {
     /// connections is `unreachable` (nothing ran there), anything else broke on the way and is
     /// a crash; said in words, without the whole query URL or the HTTP stack's wrappers.
     fn transport_error(&self, req: &SearchRequest<'_>, e: &reqwest::Error) -> SutError {
-        let system = self.spec.name.clone();
-        let url = redact_url(&self.spec.url);
+        let system = self.facts.name.clone();
+        let url = redact_url(&self.url);
         let why = io_cause(e)
             .or_else(|| std::error::Error::source(e).map(readable))
             .unwrap_or_else(|| e.to_string());
@@ -71,7 +78,7 @@ impl RestSearch {
         if e.is_timeout() {
             // no answer in time is a timeout, not a crash
             let context = format!("{query}: the request to {url} (after one retry)");
-            SutError::timeout(system, self.spec.timeout.as_secs_f64(), context)
+            SutError::timeout(system, self.timeout.as_secs_f64(), context)
         } else if e.is_connect() {
             SutError::unreachable(system, format!("could not connect to {url}: {why}"))
         } else {
@@ -81,12 +88,11 @@ impl RestSearch {
     }
 
     async fn get(&self, req: &SearchRequest<'_>) -> Result<reqwest::Response, reqwest::Error> {
-        let mut q: Vec<(String, String)> =
-            vec![(self.spec.query_param.clone(), req.text.to_string())];
-        if let Some(l) = &self.spec.limit_param {
+        let mut q: Vec<(String, String)> = vec![(self.query_param.clone(), req.text.to_string())];
+        if let Some(l) = &self.limit_param {
             q.push((l.clone(), req.limit.to_string()));
         }
-        self.client.get(&self.spec.url).query(&q).send().await
+        self.client.get(&self.url).query(&q).send().await
     }
 }
 
@@ -97,9 +103,9 @@ impl Retriever for RestSearch {
     }
 
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
-        let system = self.spec.name.clone();
+        let system = self.facts.name.clone();
         let query = format!("query {:?}", req.query_id);
-        let secs = self.spec.timeout.as_secs_f64();
+        let secs = self.timeout.as_secs_f64();
         let start = Instant::now();
         let resp = match self.get(&req).await {
             Ok(r) => r,
@@ -132,7 +138,6 @@ impl Retriever for RestSearch {
             SutError::garbage(&system, detail)
         })?;
         let ids = self
-            .spec
             .mapper
             .map_payload(&v)
             .map_err(|e| SutError::garbage(system, format!("{query}: {e}")))?;

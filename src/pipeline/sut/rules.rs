@@ -192,15 +192,6 @@ pub fn tool_text(description: &str, schema: Option<&Value>) -> String {
     t
 }
 
-/// Everything a detector may look at: description, input schema and the changed definition(s).
-pub fn visible_text(e: &Entry) -> String {
-    let mut t = tool_text(&e.description, e.input_schema.as_ref());
-    if let Some(after) = &e.after {
-        collect_strings(after, &mut t);
-    }
-    t
-}
-
 /// `--detectors rules`.
 pub const DEF: super::kind::DetectorDef = super::kind::DetectorDef {
     name: "rules",
@@ -218,8 +209,14 @@ impl Detector for Rules {
         "rules"
     }
     async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
+        // everything a detector may look at: description, input schema and the changed
+        // definition(s)
         let decide = |e: &Entry| {
-            let signals = scan_text(&visible_text(e));
+            let mut text = tool_text(&e.description, e.input_schema.as_ref());
+            e.after
+                .iter()
+                .for_each(|after| collect_strings(after, &mut text));
+            let signals = scan_text(&text);
             Decision::new(&e.id, !signals.is_empty(), signals)
         };
         Ok(entries.iter().map(decide).collect())

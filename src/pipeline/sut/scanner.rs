@@ -93,6 +93,10 @@ pub(crate) fn severity_rank(v: &Value) -> Option<f64> {
     }
 }
 
+/// What a scanner's outputs gave: the findings per entry id and, when its output said
+/// something, what (a filter that took nothing from it is then a failure).
+type Findings<'e> = (HashMap<&'e str, Vec<Finding>>, Option<String>);
+
 /// A finding's decision after the threshold.
 #[derive(Debug, Clone)]
 struct Finding {
@@ -226,7 +230,7 @@ impl Scanner {
             .map_err(|e| self.other(format!("cannot start {:?}: {e:#}", args[0])))
     }
 
-    async fn batch(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
+    async fn batch<'e>(&self, entries: &'e [Entry]) -> Result<Findings<'e>, SutError> {
         // it holds the definitions under scan: gone after SIGINT/SIGTERM too
         let dir = super::launch::scratch_dir(&self.cfg.name, "evalgate-scan-")?;
         let files = files(entries, self.cfg.per_server);
@@ -273,27 +277,11 @@ impl Scanner {
                     .push(self.finding(&v)?);
             }
         }
-        if findings.is_empty() && !named.is_empty() {
-            let e = named.iter().next().copied().unwrap_or_default();
-            return Err(self.nothing_matched(
-                entries.len(),
-                &format!(
-                    "the scanner's output names {} of the scanned tools (e.g. {e:?})",
-                    named.len()
-                ),
-            ));
-        }
-        Ok(verdicts(entries, &findings))
-    }
-
-    /// Zero verdicts from output that said something: the filter does not read this scanner's
-    /// output (written for another format or version), so every entry would count as not
-    /// flagged. A named failure, never recall 0 and FPR 0.
-    fn nothing_matched(&self, entries: usize, output: &str) -> SutError {
-        self.garbage(format!(
-            "the filter `{}` yielded no finding, not even `flagged: false`, for any of the {entries} entries, although {output}: a filter written for another output format? Run the command by hand and fix the filter; a scanner that clears a tool should yield {{tool, flagged: false}} for it",
-            clip(&self.cfg.filter)
-        ))
+        let said = named.first().map(|e| {
+            let n = named.len();
+            format!("the scanner's output names {n} of the scanned tools (e.g. {e:?})")
+        });
+        Ok((findings, said))
     }
 
     /// Runs one batch invocation: stdout must be JSON, whatever the exit code.
@@ -365,7 +353,7 @@ impl Scanner {
         })
     }
 
-    async fn lines(&self, entries: &[Entry]) -> Result<Vec<Decision>, SutError> {
+    async fn lines<'e>(&self, entries: &'e [Entry]) -> Result<Findings<'e>, SutError> {
         let sup = Supervisor::new();
         let child = self.spawn(&sup, self.cfg.command.clone())?;
         let (mut stdin, stdout) = child
@@ -376,22 +364,19 @@ impl Scanner {
         let mut findings: HashMap<&str, Vec<Finding>> = HashMap::new();
         // answers that held something the filter could have read
         let mut with_data = 0;
-        let crashed = |what: &str| {
-            SutError::crashed(
-                self.cfg.name.clone(),
-                format!(
-                    "{what} ({}; stderr: {})",
-                    child.try_exited().unwrap_or_else(|| "still running".into()),
-                    clip(child.log_tail(5).trim())
-                ),
-            )
+        // after a moment for its exit to be seen: what the scanner did, and its stderr
+        let crashed = async |what: String| {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let status = child.try_exited().unwrap_or_else(|| "still running".into());
+            let stderr = clip(child.log_tail(5).trim());
+            let detail = format!("{what} ({status}; stderr: {stderr})");
+            SutError::crashed(self.cfg.name.clone(), detail)
         };
         for e in entries {
-            let name = entry_name(e);
             let line = json!({
                 "id": e.id,
                 "server": e.server,
-                "name": name,
+                "name": entry_name(e),
                 "description": e.description,
                 "inputSchema": input_schema(e),
             })
@@ -401,11 +386,8 @@ impl Scanner {
                 stdin.flush().await
             };
             if sent.await.is_err() {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                return Err(crashed(&format!(
-                    "stopped reading input at entry {:?}",
-                    e.id
-                )));
+                let what = format!("stopped reading input at entry {:?}", e.id);
+                return Err(crashed(what).await);
             }
             let answer = match tokio::time::timeout(limit, lines.next_line()).await {
                 Err(_) => {
@@ -414,8 +396,8 @@ impl Scanner {
                 }
                 Ok(Ok(Some(l))) => l,
                 Ok(_) => {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    return Err(crashed(&format!("no answer line for entry {:?}", e.id)));
+                    let what = format!("no answer line for entry {:?}", e.id);
+                    return Err(crashed(what).await);
                 }
             };
             let v: Value = serde_json::from_str(answer.trim()).map_err(|err| {
@@ -436,15 +418,14 @@ impl Scanner {
         }
         drop(stdin);
         sup.shutdown(Duration::from_millis(500)).await;
-        if findings.is_empty() && with_data > 0 {
-            let answered = if with_data == entries.len() {
+        let said = (with_data > 0).then(|| {
+            if with_data == entries.len() {
                 "the scanner answered every one with data".to_string()
             } else {
                 format!("the scanner answered {with_data} of them with data")
-            };
-            return Err(self.nothing_matched(entries.len(), &answered));
-        }
-        Ok(verdicts(entries, &findings))
+            }
+        });
+        Ok((findings, said))
     }
 }
 
@@ -471,10 +452,21 @@ impl Detector for Scanner {
         self.cfg.scope.clone()
     }
     async fn detect(&mut self, entries: &[Entry], _run: usize) -> Result<Vec<Decision>, SutError> {
-        match self.cfg.mode {
-            ScannerMode::Batch => self.batch(entries).await,
-            ScannerMode::Lines => self.lines(entries).await,
+        let (findings, said) = match self.cfg.mode {
+            ScannerMode::Batch => self.batch(entries).await?,
+            ScannerMode::Lines => self.lines(entries).await?,
+        };
+        // Zero verdicts from output that said something: the filter does not read this
+        // scanner's output (written for another format or version), so every entry would count
+        // as not flagged. A named failure, never recall 0 and FPR 0.
+        if let Some(output) = said.filter(|_| findings.is_empty()) {
+            return Err(self.garbage(format!(
+                "the filter `{}` yielded no finding, not even `flagged: false`, for any of the {} entries, although {output}: a filter written for another output format? Run the command by hand and fix the filter; a scanner that clears a tool should yield {{tool, flagged: false}} for it",
+                clip(&self.cfg.filter),
+                entries.len()
+            )));
         }
+        Ok(verdicts(entries, &findings))
     }
 }
 

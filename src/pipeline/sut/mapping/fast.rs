@@ -24,8 +24,8 @@
 
 use super::MAX_RESULTS;
 use super::ids::{IdStyle, normalize_id};
-use serde::Deserializer;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -40,7 +40,7 @@ const ID_FIELDS: [&str; 5] = ["server", "server_name", "name", "tool", "id"];
 pub(super) fn retrieve_tools_ids(text: &str, style: IdStyle) -> Option<Vec<String>> {
     // what `serde_json::from_str` does: the value, then nothing but whitespace
     let mut de = serde_json::Deserializer::from_str(text);
-    let top = TopVisitor.deserialize(&mut de).ok()?;
+    let top = (&mut de).deserialize_any(TopVisitor).ok()?;
     de.end().ok()?;
     if matches!(top.success, Some(Value::Bool(false))) {
         // an in-band tool error: the general path words it
@@ -52,7 +52,7 @@ pub(super) fn retrieve_tools_ids(text: &str, style: IdStyle) -> Option<Vec<Strin
         Some(tools) if tools.len() > MAX_RESULTS => None,
         Some(tools) => tools
             .into_iter()
-            .map(|fields| normalize_id(&Value::Object(fields), style))
+            .map(|Tool(fields)| normalize_id(&Value::Object(fields), style))
             .collect(),
     }
 }
@@ -84,13 +84,11 @@ macro_rules! accept {
 #[derive(Default)]
 struct Top {
     /// `None`: no `tools` key; `Some(None)`: `"tools": null`.
-    tools: Option<Option<Vec<Map<String, Value>>>>,
+    tools: Option<Option<Vec<Tool>>>,
     success: Option<Value>,
 }
 
 struct TopVisitor;
-
-seed!(TopVisitor, deserialize_any);
 
 impl<'de> Visitor<'de> for TopVisitor {
     type Value = Top;
@@ -107,7 +105,7 @@ impl<'de> Visitor<'de> for TopVisitor {
                     if top.tools.is_some() {
                         return Err(de::Error::custom("duplicate key tools"));
                     }
-                    top.tools = Some(map.next_value_seed(Tools)?);
+                    top.tools = Some(map.next_value()?);
                 }
                 Some(_) => top.success = Some(map.next_value()?),
                 None => map.next_value_seed(Checked)?,
@@ -138,36 +136,18 @@ impl<'de> Visitor<'de> for KeyOf {
     }
 }
 
-/// `tools`: `null`, or an array of tool objects.
-struct Tools;
+/// One tool object, reduced to the fields an id is read from (each kept whole, the last of a
+/// duplicated key winning, as in `Value`'s objects); `tools` is read as serde's
+/// `Option<Vec<Tool>>`: `null`, or an array of tool objects.
+struct Tool(Map<String, Value>);
 
-seed!(Tools, deserialize_any);
-
-impl<'de> Visitor<'de> for Tools {
-    type Value = Option<Vec<Map<String, Value>>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("null or an array of tool objects")
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut tools = Vec::new();
-        while let Some(fields) = seq.next_element_seed(ToolFields)? {
-            tools.push(fields);
-        }
-        Ok(Some(tools))
+impl<'de> Deserialize<'de> for Tool {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Tool, D::Error> {
+        d.deserialize_any(ToolFields).map(Tool)
     }
 }
 
-/// One tool object, reduced to the fields an id is read from (each kept whole, the last of a
-/// duplicated key winning, as in `Value`'s objects).
 struct ToolFields;
-
-seed!(ToolFields, deserialize_any);
 
 impl<'de> Visitor<'de> for ToolFields {
     type Value = Map<String, Value>;

@@ -98,11 +98,7 @@ fn load_errors_message(code: &str, errs: load::Errors<&str, ()>) -> String {
             }
         }
     }
-    if parts.is_empty() {
-        "unknown load error".to_string()
-    } else {
-        parts.join("; ")
-    }
+    one_line(parts, "load")
 }
 
 /// jaq's compile diagnostics (undefined names) as one line.
@@ -117,11 +113,15 @@ fn compile_errors_message(errs: jaq_core::compile::Errors<&str, ()>) -> String {
             other => format!("undefined {} `{name}`", other.as_str()),
         })
         .collect();
+    one_line(parts, "compile")
+}
+
+/// Diagnostics joined by `; `, or an unknown error of `stage` when jaq gave none.
+fn one_line(parts: Vec<String>, stage: &str) -> String {
     if parts.is_empty() {
-        "unknown compile error".to_string()
-    } else {
-        parts.join("; ")
+        return format!("unknown {stage} error");
     }
+    parts.join("; ")
 }
 
 /// What the lexer expected (jaq's own `as_str` panics on delimiters it does not know).

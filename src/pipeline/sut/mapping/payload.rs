@@ -47,6 +47,9 @@ pub(super) fn unwrap_envelope(payload: Value) -> Result<Value, MapError> {
 
 /// A mapping failure with the start of the (sanitised) payload and its shape appended.
 pub(super) fn with_payload(e: MapError, payload: &Value) -> MapError {
+    let MapError::Runtime { filter, message } = e else {
+        return e;
+    };
     let shape = match payload {
         Value::Object(o) => {
             let keys: Vec<&str> = o.keys().take(8).map(String::as_str).collect();
@@ -59,12 +62,9 @@ pub(super) fn with_payload(e: MapError, payload: &Value) -> MapError {
         Value::Number(_) => "a number".into(),
     };
     let quoted = sanitize::clip(&sanitize::visible(&payload.to_string()), QUOTE_CHARS);
-    match e {
-        MapError::Runtime { filter, message } => MapError::Runtime {
-            filter,
-            message: format!("{message} — the payload was {shape}: {quoted}"),
-        },
-        other => other,
+    MapError::Runtime {
+        filter,
+        message: format!("{message} — the payload was {shape}: {quoted}"),
     }
 }
 
