@@ -227,37 +227,31 @@ impl<'a> Accumulator<'a> {
     /// The diagnostics, every list in its documented order.
     pub fn finish(self) -> ToolDiagnostics {
         let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        let mut server_names: HashMap<&str, Text> = HashMap::new();
-        let mut server_of = |id: &'a Text| {
-            let s = id.split_once(':').map_or("", |(s, _)| s);
-            server_names
-                .entry(s)
-                .or_insert_with(|| Text::from(s))
-                .clone()
-        };
+        // each server's row, summed as its tools go by (and its name shared by their rows)
+        let mut servers: BTreeMap<&str, ServerStat> = BTreeMap::new();
         let per_tool: Vec<ToolStat> = self
             .tools
             .into_iter()
-            .map(|(tool, a)| ToolStat {
-                tool: tool.clone(),
-                server: server_of(tool),
-                relevant_in: a.relevant_in,
-                found_in_top_5: a.found,
-                recall_at_5: ratio(a.found, a.relevant_in),
-                mrr: a.rr_sum / a.relevant_in as f64,
+            .map(|(tool, a)| {
+                let name = tool.split_once(':').map_or("", |(s, _)| s);
+                let s = servers.entry(name).or_insert_with(|| ServerStat {
+                    server: Text::from(name),
+                    ..Default::default()
+                });
+                s.tools += 1;
+                s.never_found += (a.found == 0) as usize;
+                s.relevant_in += a.relevant_in;
+                s.found_in_top_5 += a.found;
+                ToolStat {
+                    tool: tool.clone(),
+                    server: s.server.clone(),
+                    relevant_in: a.relevant_in,
+                    found_in_top_5: a.found,
+                    recall_at_5: ratio(a.found, a.relevant_in),
+                    mrr: a.rr_sum / a.relevant_in as f64,
+                }
             })
             .collect();
-        let mut servers: BTreeMap<&str, ServerStat> = BTreeMap::new();
-        for t in &per_tool {
-            let s = servers.entry(t.server.as_str()).or_insert(ServerStat {
-                server: t.server.clone(),
-                ..Default::default()
-            });
-            s.tools += 1;
-            s.never_found += (t.found_in_top_5 == 0) as usize;
-            s.relevant_in += t.relevant_in;
-            s.found_in_top_5 += t.found_in_top_5;
-        }
         let per_server: Vec<ServerStat> = servers
             .into_values()
             .map(|mut s| {
