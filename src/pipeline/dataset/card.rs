@@ -26,10 +26,9 @@ fn server_of(tool_id: &str) -> &str {
 }
 
 fn pct(n: usize, d: usize) -> String {
-    if d == 0 {
-        "–".into()
-    } else {
-        format!("{:.0} %", 100.0 * n as f64 / d as f64)
+    match d {
+        0 => "–".into(),
+        _ => format!("{:.0} %", 100.0 * n as f64 / d as f64),
     }
 }
 

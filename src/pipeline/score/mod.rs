@@ -231,14 +231,13 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
         }
         all
     });
-    let in_scope = |e: &Entry| e.label == Truth::Benign || scope.contains(&e.category);
-    // an entry judged in scope, by whether it was flagged
-    let judged = |e: &Entry, flagged: bool| match (in_scope(e), e.label, flagged) {
-        (false, ..) => Outcome::OutOfScope,
-        (_, Truth::Malicious, true) => Outcome::Tp,
-        (_, Truth::Malicious, false) => Outcome::Fn,
-        (_, Truth::Benign, true) => Outcome::Fp,
-        (_, Truth::Benign, false) => Outcome::Tn,
+    // an entry by whether it was flagged (in scope: every benign entry, an attack of the scope)
+    let judged = |e: &Entry, flagged: bool| match (e.label, flagged) {
+        (Truth::Malicious, _) if !scope.contains(&e.category) => Outcome::OutOfScope,
+        (Truth::Malicious, true) => Outcome::Tp,
+        (Truth::Malicious, false) => Outcome::Fn,
+        (Truth::Benign, true) => Outcome::Fp,
+        (Truth::Benign, false) => Outcome::Tn,
     };
     let mut per_run_counts = Vec::new();
     let mut per_run_metrics: BTreeMap<&str, Vec<Option<f64>>> = BTreeMap::new();
