@@ -250,8 +250,7 @@ pub struct DatasetErrors(pub Vec<Violation>);
 
 impl std::fmt::Display for DatasetErrors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let errors = self.0.iter().filter(|v| v.severity == Severity::Error);
-        writeln!(f, "{} dataset error(s):", errors.count())?;
+        writeln!(f, "{} dataset error(s):", self.0.len())?;
         for v in &self.0 {
             writeln!(f, "  {v}")?;
         }

@@ -184,6 +184,7 @@ pub struct Accumulator<'a> {
 impl<'a> Accumulator<'a> {
     /// One query answered in run `run`: `qi` is its position in the golden set (it orders the
     /// examples and tells runs of one query apart), `ranked` its filtered list, best first.
+    /// Returns how many of its hard negatives are in the top 5.
     pub fn add(
         &mut self,
         run: usize,
@@ -191,15 +192,17 @@ impl<'a> Accumulator<'a> {
         id: &'a Text,
         labels: &'a [Label],
         ranked: &[&'a Text],
-    ) {
+    ) -> usize {
         self.runs.insert(run);
         self.query_ids.insert(qi, id);
         let top = &ranked[..ranked.len().min(TOP_K)];
         let relevant = |t: &Text| labels.iter().any(|l| l.relevance >= 1 && l.tool_id == *t);
+        let mut hard_in_top = 0;
         for l in labels {
             let rank = ranked.iter().position(|t| **t == l.tool_id);
             if l.relevance == 0 {
                 if let Some(r) = rank.filter(|&r| r < TOP_K) {
+                    hard_in_top += 1;
                     let key = (qi, l.tool_id.as_str());
                     let e = self.hard.entry(key).or_insert((id, &l.tool_id, 0, r + 1));
                     e.2 += 1;
@@ -222,6 +225,7 @@ impl<'a> Accumulator<'a> {
                 p.1.insert(qi);
             }
         }
+        hard_in_top
     }
 
     /// The diagnostics, every list in its documented order.

@@ -45,7 +45,7 @@ pub fn retrieval(
             };
             let q = &golden.queries[qi];
             let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
-            tools.add(run.run, qi, &q.id, &q.labels, &f.ids);
+            diag.hard_negatives_in_top_5 += tools.add(run.run, qi, &q.id, &q.labels, &f.ids);
             diag.answers += 1;
             diag.empty_answers += usize::from(qo.ranked.is_empty());
             diag.off_corpus_results += f.off_corpus;
@@ -53,7 +53,6 @@ pub fn retrieval(
             if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
                 diag.starved_queries += 1;
             }
-            diag.hard_negatives_in_top_5 += metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
             let s = metrics::score_query(&q.labels, &f.ids).values();
             for (sum, v) in sums.iter_mut().zip(s) {
                 *sum += v;

@@ -274,19 +274,6 @@ pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryMetric
     }
 }
 
-/// How many relevance-0 (explicitly non-relevant) labels appear in the first `k` results.
-pub fn hard_negatives_in_top<S: AsRef<str>>(labels: &[Label], ranked: &[S], k: usize) -> usize {
-    ranked
-        .iter()
-        .take(k)
-        .filter(|id| {
-            labels
-                .iter()
-                .any(|l| l.relevance == 0 && l.tool_id == id.as_ref())
-        })
-        .count()
-}
-
 /// Counts of one detector over one run (positive = flagged; truth positive = malicious).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Confusion {
