@@ -4,6 +4,7 @@
 //! Everything printed comes from validated datasets; text taken from them (server names,
 //! packages, sources) is still passed through the Markdown cell sanitiser.
 
+use super::count;
 use super::model::{Category, Corpus, Entry, GoldenSet, SecurityCorpus, ServerInfo, Truth};
 use crate::infra::text::sanitize::{CELL_MAX, md as md_cell};
 use std::collections::{BTreeMap, BTreeSet};
@@ -325,15 +326,6 @@ fn tally<'a>(keys: impl Iterator<Item = Option<&'a str>>) -> String {
         .map(|(k, n)| format!("{} {n}", md(k)))
         .collect();
     shown.join(", ")
-}
-
-/// How often each key occurs, keys in order.
-fn count<K: Ord>(keys: impl Iterator<Item = K>) -> BTreeMap<K, usize> {
-    let mut counts = BTreeMap::new();
-    for k in keys {
-        *counts.entry(k).or_default() += 1;
-    }
-    counts
 }
 
 /// Replaces the block between [`BEGIN`] and [`END`] in `doc` with `card`.

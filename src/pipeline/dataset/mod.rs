@@ -232,6 +232,15 @@ pub fn summarize_warnings(warnings: &[Violation]) -> Vec<String> {
     lines
 }
 
+/// How often each key occurs, keys in order (tools per server, entries per category...).
+pub fn count<K: Ord>(keys: impl Iterator<Item = K>) -> std::collections::BTreeMap<K, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for k in keys {
+        *counts.entry(k).or_default() += 1;
+    }
+    counts
+}
+
 /// The loaded, validated datasets of one invocation.
 #[derive(Debug)]
 pub struct Datasets {

@@ -8,7 +8,7 @@ pub mod scorecard;
 pub mod stats;
 
 use crate::infra::text::Text;
-use crate::pipeline::dataset::{Category, Corpus, Entry, GoldenSet, Truth};
+use crate::pipeline::dataset::{Category, Corpus, Entry, GoldenSet, SecurityCorpus, Truth, count};
 use crate::pipeline::score::metrics::{Confusion, DETECTION_METRICS, RETRIEVAL_METRICS};
 use crate::pipeline::score::stats::{Summary, percentile};
 use crate::pipeline::sut::DEPTH;
@@ -33,12 +33,10 @@ pub fn retrieval(
     // per metric (RETRIEVAL_METRICS order): the mean of each run, None for a run without queries
     let mut per_run_means: [Vec<Option<f64>>; RETRIEVAL_METRICS.len()] = Default::default();
     let mut per_query: Vec<QueryRuns> = vec![QueryRuns::default(); golden.queries.len()];
-    let mut latencies = Vec::new();
-    let mut runs_completed = 0;
+    let (mut latencies, mut runs_completed) = (Vec::new(), 0);
     for run in &obs.runs {
         runs_completed += usize::from(run.queries.len() == golden.queries.len());
-        let mut sums = [0.0; RETRIEVAL_METRICS.len()];
-        let mut n = 0usize;
+        let (mut sums, mut n) = ([0.0; RETRIEVAL_METRICS.len()], 0usize);
         for qo in &run.queries {
             let Some(&qi) = index.get(qo.id.as_str()) else {
                 continue;
@@ -252,8 +250,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             .iter()
             .map(|v| (v.entry_id.as_str(), v))
             .collect();
-        let mut c = Confusion::default();
-        let mut flagged = vec![false; entries.len()];
+        let (mut c, mut flagged) = (Confusion::default(), vec![false; entries.len()]);
         for (i, e) in entries.iter().enumerate() {
             let Some(v) = verdicts.get(e.id.as_str()) else {
                 continue;
@@ -289,7 +286,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
         let applicable = entries
             .iter()
             .filter(|e| !not_applicable.contains(e.id.as_str()));
-        count_by(applicable.filter_map(key))
+        count(applicable.filter_map(key))
             .into_iter()
             .map(|(category, total)| {
                 let of = |e: &Entry| key(e) == Some(category);
@@ -437,23 +434,12 @@ fn resembled(e: &Entry) -> Option<Category> {
     e.resembles.filter(|_| e.category == Category::HardNegative)
 }
 
-fn count_by(it: impl Iterator<Item = Category>) -> BTreeMap<Category, usize> {
-    let mut m = BTreeMap::new();
-    for c in it {
-        *m.entry(c).or_default() += 1;
-    }
-    m
-}
-
 /// The security section for several detectors.
-pub fn security(
-    obs: &[DetectorObservations],
-    corpus: &crate::pipeline::dataset::SecurityCorpus,
-) -> SecurityReport {
+pub fn security(obs: &[DetectorObservations], corpus: &SecurityCorpus) -> SecurityReport {
     SecurityReport {
         corpus_version: corpus.version.clone(),
         entries: corpus.entries.len(),
-        categories: count_by(corpus.entries.iter().map(|e| e.category)),
+        categories: count(corpus.entries.iter().map(|e| e.category)),
         detectors: obs
             .iter()
             .flat_map(|o| tiered(o, &corpus.entries))
