@@ -4,6 +4,7 @@
 //! Everything printed comes from validated datasets; text taken from them (server names,
 //! packages, sources) is still passed through the Markdown cell sanitiser.
 
+use super::count;
 use super::model::{Category, Corpus, Entry, GoldenSet, SecurityCorpus, ServerInfo, Truth};
 use crate::infra::text::sanitize::{CELL_MAX, md as md_cell};
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,10 +27,9 @@ fn server_of(tool_id: &str) -> &str {
 }
 
 fn pct(n: usize, d: usize) -> String {
-    if d == 0 {
-        "–".into()
-    } else {
-        format!("{:.0} %", 100.0 * n as f64 / d as f64)
+    match d {
+        0 => "–".into(),
+        _ => format!("{:.0} %", 100.0 * n as f64 / d as f64),
     }
 }
 
@@ -53,10 +53,7 @@ pub fn render(
 }
 
 fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
-    let mut tools: BTreeMap<&str, usize> = BTreeMap::new();
-    for t in &c.tools {
-        *tools.entry(t.server_name()).or_default() += 1;
-    }
+    let tools = count(c.tools.iter().map(|t| t.server_name()));
     // per server: queries with a relevant (>= 1) label there, and distinct relevant tools
     let mut queries: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     let mut relevant: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
@@ -161,21 +158,19 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
     let row = |o: &mut String, k: &str, v: usize| {
         let _ = writeln!(o, "| {k} | {v} | {} |", pct(v, n));
     };
-    for (k, v) in [
-        (
-            "hard-negative queries (a near-duplicate labeled 0 or 1)",
-            hard,
-        ),
-        (
-            "multi-relevant queries (≥ 2 tools with relevance ≥ 1)",
-            multi,
-        ),
-        ("terse queries (≤ 4 words)", lengths[0]),
-        ("medium queries (5–19 words)", lengths[1]),
-        ("long queries (≥ 20 words)", lengths[2]),
-    ] {
-        row(o, k, v);
-    }
+    row(
+        o,
+        "hard-negative queries (a near-duplicate labeled 0 or 1)",
+        hard,
+    );
+    row(
+        o,
+        "multi-relevant queries (≥ 2 tools with relevance ≥ 1)",
+        multi,
+    );
+    row(o, "terse queries (≤ 4 words)", lengths[0]);
+    row(o, "medium queries (5–19 words)", lengths[1]);
+    row(o, "long queries (≥ 20 words)", lengths[2]);
     if splits.keys().any(|s| *s != "(none)") {
         for (s, c) in &splits {
             row(o, &format!("split {}", md(s)), *c);
@@ -276,10 +271,10 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
         let _ = writeln!(o, "| {} | {c} |", cat.as_str());
     }
     let _ = writeln!(o);
-    let rug = entries
+    let rug: Vec<&Entry> = entries
         .iter()
-        .filter(|e| e.before.is_some() && e.after.is_some());
-    let rug: Vec<&Entry> = rug.collect();
+        .filter(|e| e.before.is_some() && e.after.is_some())
+        .collect();
     if !rug.is_empty() {
         let same_description = rug
             .iter()
@@ -326,11 +321,7 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
 
 /// Each key (`?` for none) with how often it occurs (`MIT 3, Apache-2.0 1`), keys in order.
 fn tally<'a>(keys: impl Iterator<Item = Option<&'a str>>) -> String {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for k in keys {
-        *counts.entry(k.unwrap_or("?")).or_default() += 1;
-    }
-    let shown: Vec<String> = counts
+    let shown: Vec<String> = count(keys.map(|k| k.unwrap_or("?")))
         .iter()
         .map(|(k, n)| format!("{} {n}", md(k)))
         .collect();

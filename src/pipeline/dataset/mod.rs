@@ -119,10 +119,7 @@ fn file_in_dir(dir: &Path, kind: usize) -> PathBuf {
 
 /// What a dataset directory is searched for, for messages.
 pub fn dir_names_hint() -> String {
-    let spec: Vec<String> = SPEC065_FILES
-        .iter()
-        .map(|(p, s)| format!("{p}N{s}"))
-        .collect();
+    let spec = SPEC065_FILES.map(|(p, s)| format!("{p}N{s}"));
     format!(
         "a dataset directory holds {} (or mcpproxy's spec-065 names {})",
         DIR_FILES.join(", "),
@@ -200,26 +197,29 @@ pub const AUTHORING_RULES: [&str; 11] = [
     "corpus.version",
 ];
 
-/// Applies `profile` to collected violations: under `lenient`, authoring-rule errors become
-/// warnings.
-pub fn apply_profile(profile: Profile, out: &mut [Violation]) {
+/// Applies `profile` to collected violations (under `lenient`, authoring-rule errors become
+/// warnings): the warnings, or every error.
+fn settle(profile: Profile, mut out: Vec<Violation>) -> Result<Vec<Violation>, DatasetErrors> {
     if profile == Profile::Lenient {
         let authoring = out.iter_mut().filter(|v| AUTHORING_RULES.contains(&v.rule));
         authoring.for_each(|v| v.severity = Severity::Warning);
+    }
+    let (errors, warnings): (Vec<_>, Vec<_>) =
+        out.into_iter().partition(|v| v.severity == Severity::Error);
+    match errors.is_empty() {
+        true => Ok(warnings),
+        false => Err(DatasetErrors(errors)),
     }
 }
 
 /// Warnings as lines for a reader: every rule with up to three examples, then how many more.
 pub fn summarize_warnings(warnings: &[Violation]) -> Vec<String> {
-    let mut by_rule: Vec<(&str, Vec<&Violation>)> = Vec::new();
-    for w in warnings {
-        match by_rule.iter_mut().find(|(r, _)| *r == w.rule) {
-            Some((_, list)) => list.push(w),
-            None => by_rule.push((w.rule, vec![w])),
-        }
-    }
+    let mut rules: Vec<&str> = warnings.iter().map(|w| w.rule).collect();
+    let mut seen = std::collections::HashSet::new();
+    rules.retain(|r| seen.insert(*r));
     let mut lines = Vec::new();
-    for (rule, list) in by_rule {
+    for rule in rules {
+        let list: Vec<&Violation> = warnings.iter().filter(|w| w.rule == rule).collect();
         lines.extend(list.iter().take(3).map(|w| w.to_string()));
         if list.len() > 3 {
             lines.push(format!(
@@ -230,6 +230,15 @@ pub fn summarize_warnings(warnings: &[Violation]) -> Vec<String> {
         }
     }
     lines
+}
+
+/// How often each key occurs, keys in order (tools per server, entries per category...).
+pub fn count<K: Ord>(keys: impl Iterator<Item = K>) -> std::collections::BTreeMap<K, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for k in keys {
+        *counts.entry(k).or_default() += 1;
+    }
+    counts
 }
 
 /// The loaded, validated datasets of one invocation.
@@ -250,8 +259,7 @@ pub struct DatasetErrors(pub Vec<Violation>);
 
 impl std::fmt::Display for DatasetErrors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let errors = self.0.iter().filter(|v| v.severity == Severity::Error);
-        writeln!(f, "{} dataset error(s):", errors.count())?;
+        writeln!(f, "{} dataset error(s):", self.0.len())?;
         for v in &self.0 {
             writeln!(f, "  {v}")?;
         }
@@ -334,12 +342,7 @@ impl Datasets {
         if let Some(s) = &security {
             validate::security(s, &mut out);
         }
-        apply_profile(profile, &mut out);
-        let (errors, warnings): (Vec<_>, Vec<_>) =
-            out.into_iter().partition(|v| v.severity == Severity::Error);
-        if !errors.is_empty() {
-            return Err(DatasetErrors(errors));
-        }
+        let warnings = settle(profile, out)?;
         Ok(Datasets {
             corpus: corpus.map(Loaded::without_text),
             golden: golden.map(Loaded::without_text),
@@ -357,12 +360,11 @@ impl Datasets {
         if let Some(c) = &corpus {
             validate::corpus(c, &mut out);
         }
-        apply_profile(Profile::Lenient, &mut out);
-        out.retain(|v| v.severity == Severity::Error);
-        match corpus {
-            Some(c) if out.is_empty() => Ok(c.without_text()),
-            _ => Err(DatasetErrors(out)),
-        }
+        settle(Profile::Lenient, out)?;
+        // a corpus that did not load left an error
+        corpus
+            .map(Loaded::without_text)
+            .ok_or(DatasetErrors(Vec::new()))
     }
 
     /// True when every dataset in use is the compiled-in default.

@@ -170,7 +170,7 @@ impl Query {
 }
 
 /// Security corpus: `{version, entries[...]}`.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct SecurityCorpus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
@@ -207,12 +207,6 @@ pub enum Category {
 static OTHER_NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
 
 impl Category {
-    pub const ATTACKS: [Category; 4] = [
-        Category::ToolPoisoning,
-        Category::PromptInjection,
-        Category::Shadowing,
-        Category::RugPull,
-    ];
     pub const ALL: [Category; 6] = [
         Category::ToolPoisoning,
         Category::PromptInjection,
@@ -221,6 +215,8 @@ impl Category {
         Category::Benign,
         Category::HardNegative,
     ];
+    /// The four attack families: the first four of [`Category::ALL`].
+    pub const ATTACKS: [Category; 4] = *Self::ALL.first_chunk().unwrap();
     /// One of the four known attack families (an open category is an attack when its entries
     /// are labelled malicious; see [`Category::is_known`]).
     pub fn is_attack(self) -> bool {
@@ -326,7 +322,7 @@ pub struct Provenance {
 }
 
 /// One labeled tool definition.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(try_from = "RawEntry")]
 pub struct Entry {
     pub id: String,
@@ -336,28 +332,21 @@ pub struct Entry {
     pub category: Category,
     pub provenance: Provenance,
     /// evalgate extension: the server the tool belongs to (context for shadowing).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
     /// evalgate extension: the tool's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// evalgate extension: the tool's input schema (attacks hide in parameter descriptions).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<Value>,
     /// evalgate extension, hard negatives only: the attack category this benign entry resembles.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resembles: Option<Category>,
     /// evalgate extension (rug-pulls): the definition as first approved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before: Option<Value>,
     /// evalgate extension (rug-pulls): the definition served later; an array of definitions
     /// means the re-listing repeated the name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<Value>,
     /// Other servers' tools this entry is judged against, in mcpproxy's detect-corpus shape
     /// (`[{server, tool: {name, description, inputSchema?}}]`): the whole context a cross-server
     /// check (shadowing) sees when the entry is scanned inside a proxy. No peers = scanned alone.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub peers: Vec<Peer>,
 }
 

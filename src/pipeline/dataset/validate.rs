@@ -23,7 +23,7 @@ impl<'a, T: Items> Errors<'a, T> {
     }
 
     fn add(&mut self, path: &JsonPath, rule: &'static str, message: impl Into<String>) {
-        let v = self.file.violation(Severity::Error, path, rule, message);
+        let v = self.file.violation(path, rule, message.into());
         self.out.push(v);
     }
 
@@ -409,7 +409,9 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
     } else if !entries.iter().any(|e| e.category == Category::HardNegative) {
         r.add(&at, rule, "expected hard_negative entries (at least one per attack category, marked with `resembles`); found none");
     } else {
-        r.out.push(s.violation(Severity::Warning, &at, rule, "hard_negative entries carry no `resembles` field, so coverage of each attack category cannot be checked"));
+        let mut v = s.violation(&at, rule, "hard_negative entries carry no `resembles` field, so coverage of each attack category cannot be checked".into());
+        v.severity = Severity::Warning;
+        r.out.push(v);
     }
 }
 

@@ -118,18 +118,14 @@ pub async fn retrieval(
                 text: &q.query,
                 limit: requested,
             };
-            let late = || {
-                SutError::timeout(
+            let start = Instant::now();
+            let res = match tokio::time::timeout(limits.request_timeout, r.search(req)).await {
+                Ok(res) if start.elapsed() <= limits.request_timeout => res,
+                _ => Err(SutError::timeout(
                     system.clone(),
                     limits.request_timeout.as_secs_f64(),
                     format!("query {:?}, run {run}", q.id),
-                )
-            };
-            let start = Instant::now();
-            let res = match tokio::time::timeout(limits.request_timeout, r.search(req)).await {
-                Ok(_) if start.elapsed() > limits.request_timeout => Err(late()),
-                Ok(res) => res,
-                Err(_) => Err(late()),
+                )),
             };
             (q, res)
         }))
@@ -148,7 +144,6 @@ pub async fn retrieval(
                 }
                 Err(e) => {
                     tracing::debug!("run {run}, query {:?}: {e}", q.id);
-                    drop(answers);
                     obs.runs.push(rr);
                     return (obs, Some(e));
                 }
@@ -156,7 +151,6 @@ pub async fn retrieval(
             done += 1;
             progress.tick(&format!("retrieval [{system}]"), done, total);
         }
-        drop(answers);
         obs.runs.push(rr);
     }
     (obs, None)

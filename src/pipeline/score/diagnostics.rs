@@ -184,6 +184,7 @@ pub struct Accumulator<'a> {
 impl<'a> Accumulator<'a> {
     /// One query answered in run `run`: `qi` is its position in the golden set (it orders the
     /// examples and tells runs of one query apart), `ranked` its filtered list, best first.
+    /// Returns how many of its hard negatives are in the top 5.
     pub fn add(
         &mut self,
         run: usize,
@@ -191,15 +192,17 @@ impl<'a> Accumulator<'a> {
         id: &'a Text,
         labels: &'a [Label],
         ranked: &[&'a Text],
-    ) {
+    ) -> usize {
         self.runs.insert(run);
         self.query_ids.insert(qi, id);
         let top = &ranked[..ranked.len().min(TOP_K)];
         let relevant = |t: &Text| labels.iter().any(|l| l.relevance >= 1 && l.tool_id == *t);
+        let mut hard_in_top = 0;
         for l in labels {
             let rank = ranked.iter().position(|t| **t == l.tool_id);
             if l.relevance == 0 {
                 if let Some(r) = rank.filter(|&r| r < TOP_K) {
+                    hard_in_top += 1;
                     let key = (qi, l.tool_id.as_str());
                     let e = self.hard.entry(key).or_insert((id, &l.tool_id, 0, r + 1));
                     e.2 += 1;
@@ -222,42 +225,37 @@ impl<'a> Accumulator<'a> {
                 p.1.insert(qi);
             }
         }
+        hard_in_top
     }
 
     /// The diagnostics, every list in its documented order.
     pub fn finish(self) -> ToolDiagnostics {
         let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        let mut server_names: HashMap<&str, Text> = HashMap::new();
-        let mut server_of = |id: &'a Text| {
-            let s = id.split_once(':').map_or("", |(s, _)| s);
-            server_names
-                .entry(s)
-                .or_insert_with(|| Text::from(s))
-                .clone()
-        };
+        // each server's row, summed as its tools go by (and its name shared by their rows)
+        let mut servers: BTreeMap<&str, ServerStat> = BTreeMap::new();
         let per_tool: Vec<ToolStat> = self
             .tools
             .into_iter()
-            .map(|(tool, a)| ToolStat {
-                tool: tool.clone(),
-                server: server_of(tool),
-                relevant_in: a.relevant_in,
-                found_in_top_5: a.found,
-                recall_at_5: ratio(a.found, a.relevant_in),
-                mrr: a.rr_sum / a.relevant_in as f64,
+            .map(|(tool, a)| {
+                let name = tool.split_once(':').map_or("", |(s, _)| s);
+                let s = servers.entry(name).or_insert_with(|| ServerStat {
+                    server: Text::from(name),
+                    ..Default::default()
+                });
+                s.tools += 1;
+                s.never_found += (a.found == 0) as usize;
+                s.relevant_in += a.relevant_in;
+                s.found_in_top_5 += a.found;
+                ToolStat {
+                    tool: tool.clone(),
+                    server: s.server.clone(),
+                    relevant_in: a.relevant_in,
+                    found_in_top_5: a.found,
+                    recall_at_5: ratio(a.found, a.relevant_in),
+                    mrr: a.rr_sum / a.relevant_in as f64,
+                }
             })
             .collect();
-        let mut servers: BTreeMap<&str, ServerStat> = BTreeMap::new();
-        for t in &per_tool {
-            let s = servers.entry(t.server.as_str()).or_insert(ServerStat {
-                server: t.server.clone(),
-                ..Default::default()
-            });
-            s.tools += 1;
-            s.never_found += (t.found_in_top_5 == 0) as usize;
-            s.relevant_in += t.relevant_in;
-            s.found_in_top_5 += t.found_in_top_5;
-        }
         let per_server: Vec<ServerStat> = servers
             .into_values()
             .map(|mut s| {

@@ -8,7 +8,7 @@ pub mod scorecard;
 pub mod stats;
 
 use crate::infra::text::Text;
-use crate::pipeline::dataset::{Category, Corpus, Entry, GoldenSet, Truth};
+use crate::pipeline::dataset::{Category, Corpus, Entry, GoldenSet, SecurityCorpus, Truth, count};
 use crate::pipeline::score::metrics::{Confusion, DETECTION_METRICS, RETRIEVAL_METRICS};
 use crate::pipeline::score::stats::{Summary, percentile};
 use crate::pipeline::sut::DEPTH;
@@ -33,31 +33,24 @@ pub fn retrieval(
     // per metric (RETRIEVAL_METRICS order): the mean of each run, None for a run without queries
     let mut per_run_means: [Vec<Option<f64>>; RETRIEVAL_METRICS.len()] = Default::default();
     let mut per_query: Vec<QueryRuns> = vec![QueryRuns::default(); golden.queries.len()];
-    let mut latencies = Vec::new();
-    let mut runs_completed = 0;
+    let (mut latencies, mut runs_completed) = (Vec::new(), 0);
     for run in &obs.runs {
-        if run.queries.len() == golden.queries.len() {
-            runs_completed += 1;
-        }
-        let mut sums = [0.0; RETRIEVAL_METRICS.len()];
-        let mut n = 0usize;
+        runs_completed += usize::from(run.queries.len() == golden.queries.len());
+        let (mut sums, mut n) = ([0.0; RETRIEVAL_METRICS.len()], 0usize);
         for qo in &run.queries {
             let Some(&qi) = index.get(qo.id.as_str()) else {
                 continue;
             };
             let q = &golden.queries[qi];
             let f = metrics::filter_ranked(&qo.ranked, &corpus_ids);
-            tools.add(run.run, qi, &q.id, &q.labels, &f.ids);
+            diag.hard_negatives_in_top_5 += tools.add(run.run, qi, &q.id, &q.labels, &f.ids);
             diag.answers += 1;
-            if qo.ranked.is_empty() {
-                diag.empty_answers += 1;
-            }
+            diag.empty_answers += usize::from(qo.ranked.is_empty());
             diag.off_corpus_results += f.off_corpus;
             diag.duplicate_results += f.duplicates;
             if f.ids.len() < DEPTH && qo.ranked.len() >= obs.requested && obs.requested > 0 {
                 diag.starved_queries += 1;
             }
-            diag.hard_negatives_in_top_5 += metrics::hard_negatives_in_top(&q.labels, &f.ids, 5);
             let s = metrics::score_query(&q.labels, &f.ids).values();
             for (sum, v) in sums.iter_mut().zip(s) {
                 *sum += v;
@@ -214,10 +207,8 @@ pub fn tiered(obs: &DetectorObservations, entries: &[Entry]) -> Vec<DetectorRepo
     blocking.tier = Some(Tier::Blocking);
     let mut any = obs.clone();
     any.detector = format!("{}{REVIEW_SUFFIX}", obs.detector);
-    for r in &mut any.runs {
-        for v in &mut r.verdicts {
-            v.flagged |= v.review;
-        }
+    for v in any.runs.iter_mut().flat_map(|r| &mut r.verdicts) {
+        v.flagged |= v.review;
     }
     let mut review = detector(&any, entries);
     review.tier = Some(Tier::Review);
@@ -237,7 +228,14 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
         }
         all
     });
-    let in_scope = |e: &Entry| e.label == Truth::Benign || scope.contains(&e.category);
+    // an entry by whether it was flagged (in scope: every benign entry, an attack of the scope)
+    let judged = |e: &Entry, flagged: bool| match (e.label, flagged) {
+        (Truth::Malicious, _) if !scope.contains(&e.category) => Outcome::OutOfScope,
+        (Truth::Malicious, true) => Outcome::Tp,
+        (Truth::Malicious, false) => Outcome::Fn,
+        (Truth::Benign, true) => Outcome::Fp,
+        (Truth::Benign, false) => Outcome::Tn,
+    };
     let mut per_run_counts = Vec::new();
     let mut per_run_metrics: BTreeMap<&str, Vec<Option<f64>>> = BTreeMap::new();
     // per run, then per entry in corpus order: whether it was flagged
@@ -252,8 +250,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             .iter()
             .map(|v| (v.entry_id.as_str(), v))
             .collect();
-        let mut c = Confusion::default();
-        let mut flagged = vec![false; entries.len()];
+        let (mut c, mut flagged) = (Confusion::default(), vec![false; entries.len()]);
         for (i, e) in entries.iter().enumerate() {
             let Some(v) = verdicts.get(e.id.as_str()) else {
                 continue;
@@ -264,22 +261,16 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             }
             flagged[i] = v.flagged;
             entry_signals[i].extend(v.signals.iter().cloned());
-            if !in_scope(e) {
-                continue;
+            let (o, hn) = (judged(e, v.flagged), e.category == Category::HardNegative);
+            match o {
+                Outcome::Tp => c.tp += 1,
+                Outcome::Fn => c.fn_ += 1,
+                Outcome::Fp => c.fp += 1,
+                Outcome::Tn => c.tn += 1,
+                _ => {}
             }
-            let hn = e.category == Category::HardNegative;
-            match (e.label, v.flagged) {
-                (Truth::Malicious, true) => c.tp += 1,
-                (Truth::Malicious, false) => c.fn_ += 1,
-                (Truth::Benign, true) => {
-                    c.fp += 1;
-                    c.hard_negative_fp += hn as u64;
-                }
-                (Truth::Benign, false) => {
-                    c.tn += 1;
-                    c.hard_negative_tn += hn as u64;
-                }
-            }
+            c.hard_negative_fp += u64::from(hn && o == Outcome::Fp);
+            c.hard_negative_tn += u64::from(hn && o == Outcome::Tn);
         }
         for (m, v) in DETECTION_METRICS.iter().zip(metrics::detection_scores(&c)) {
             per_run_metrics.entry(m.key()).or_default().push(v);
@@ -289,16 +280,13 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
     }
     let mut counts = Confusion::default();
     per_run_counts.iter().for_each(|c| counts.add(c));
-    // per-category rates count only the entries the detector could judge
-    let applicable = || {
-        entries
-            .iter()
-            .filter(|e| !not_applicable.contains(e.id.as_str()))
-    };
-    // the entries by the category `key` gives them, with the flags of each run
+    // the entries the detector could judge by the category `key` gives them, with the flags of
+    // each run
     let cat_report = |key: fn(&Entry) -> Option<Category>| -> Vec<CategoryReport> {
-        let totals = count_by(applicable().filter_map(key));
-        totals
+        let applicable = entries
+            .iter()
+            .filter(|e| !not_applicable.contains(e.id.as_str()));
+        count(applicable.filter_map(key))
             .into_iter()
             .map(|(category, total)| {
                 let of = |e: &Entry| key(e) == Some(category);
@@ -329,15 +317,8 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             let majority = runs > 0 && flagged_runs * 2 > runs;
             let outcome = if not_applicable.contains(e.id.as_str()) {
                 Outcome::NotApplicable
-            } else if !in_scope(e) {
-                Outcome::OutOfScope
             } else {
-                match (e.label, majority) {
-                    (Truth::Malicious, true) => Outcome::Tp,
-                    (Truth::Malicious, false) => Outcome::Fn,
-                    (Truth::Benign, true) => Outcome::Fp,
-                    (Truth::Benign, false) => Outcome::Tn,
-                }
+                judged(e, majority)
             };
             EntryOutcome {
                 id: e.id.clone(),
@@ -406,9 +387,7 @@ fn live(obs: &DetectorObservations, entries: &[Entry]) -> Option<LiveReport> {
                     le.signals.push(s.clone());
                 }
             }
-            if le.note.is_none() {
-                le.note = o.note.clone();
-            }
+            le.note = le.note.take().or_else(|| o.note.clone());
             let runs = per_cat
                 .entry((e.category, resembled(e)))
                 .or_insert_with(|| vec![[0; 5]; obs.runs.len()]);
@@ -455,23 +434,12 @@ fn resembled(e: &Entry) -> Option<Category> {
     e.resembles.filter(|_| e.category == Category::HardNegative)
 }
 
-fn count_by(it: impl Iterator<Item = Category>) -> BTreeMap<Category, usize> {
-    let mut m = BTreeMap::new();
-    for c in it {
-        *m.entry(c).or_default() += 1;
-    }
-    m
-}
-
 /// The security section for several detectors.
-pub fn security(
-    obs: &[DetectorObservations],
-    corpus: &crate::pipeline::dataset::SecurityCorpus,
-) -> SecurityReport {
+pub fn security(obs: &[DetectorObservations], corpus: &SecurityCorpus) -> SecurityReport {
     SecurityReport {
         corpus_version: corpus.version.clone(),
         entries: corpus.entries.len(),
-        categories: count_by(corpus.entries.iter().map(|e| e.category)),
+        categories: count(corpus.entries.iter().map(|e| e.category)),
         detectors: obs
             .iter()
             .flat_map(|o| tiered(o, &corpus.entries))

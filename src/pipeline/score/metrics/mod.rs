@@ -239,10 +239,7 @@ pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryMetric
     }
     let list = &ranked[..ranked.len().min(DEPTH)];
     let mut hits_at = [0usize; DEPTH + 1];
-    let mut mrr = 0.0;
-    let mut dcg = 0.0;
-    let mut hits = 0usize;
-    let mut ap_sum = 0.0;
+    let (mut mrr, mut dcg, mut ap_sum, mut hits) = (0.0, 0.0, 0.0, 0usize);
     for (i, id) in list.iter().enumerate() {
         let rank = i + 1;
         if let Some(g) = grade(id.as_ref()) {
@@ -272,19 +269,6 @@ pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryMetric
         ndcg_at_10: if idcg > 0.0 { dcg / idcg } else { 0.0 },
         map: ap_sum / n_rel as f64,
     }
-}
-
-/// How many relevance-0 (explicitly non-relevant) labels appear in the first `k` results.
-pub fn hard_negatives_in_top<S: AsRef<str>>(labels: &[Label], ranked: &[S], k: usize) -> usize {
-    ranked
-        .iter()
-        .take(k)
-        .filter(|id| {
-            labels
-                .iter()
-                .any(|l| l.relevance == 0 && l.tool_id == id.as_ref())
-        })
-        .count()
 }
 
 /// Counts of one detector over one run (positive = flagged; truth positive = malicious).
