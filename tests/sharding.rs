@@ -83,8 +83,14 @@ fn assert_same(unsharded: &Value, merged: &Value) {
     );
 }
 
+/// One test of this binary checks that no process outlived it, and every evalgate the other
+/// tests run is a descendant of this process too: that test runs alone (the write lock) while
+/// the others run together (read locks).
+static SURVIVOR_CHECK: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 #[test]
 fn a_four_shard_run_merged_equals_the_unsharded_run_on_v1() {
+    let _shared = SURVIVOR_CHECK.read().unwrap_or_else(|p| p.into_inner());
     let d = tempdir();
     let dir = d.path();
     // the embedded v1 datasets, both halves, two runs, gated against the embedded baseline
@@ -160,6 +166,7 @@ fn a_four_shard_run_merged_equals_the_unsharded_run_on_v1() {
 
 #[test]
 fn a_degraded_system_fails_the_merged_gate_as_it_fails_the_unsharded_one() {
+    let _shared = SURVIVOR_CHECK.read().unwrap_or_else(|p| p.into_inner());
     // the golden set's labels point elsewhere for a quarter of v0's queries: against v0's
     // baseline the gate fails (exit 1) on the whole run and on the merged shards, with the
     // same checks
@@ -238,6 +245,7 @@ fn a_degraded_system_fails_the_merged_gate_as_it_fails_the_unsharded_one() {
 
 #[test]
 fn merge_refuses_shards_that_do_not_make_one_run_and_writes_nothing() {
+    let _shared = SURVIVOR_CHECK.read().unwrap_or_else(|p| p.into_inner());
     let d = tempdir();
     let dir = d.path();
     for (i, extra) in [(1, "2"), (2, "2"), (3, "2")] {
@@ -351,6 +359,7 @@ fn merge_refuses_shards_that_do_not_make_one_run_and_writes_nothing() {
 /// whole corpus, and the merged report equals the unsharded run's.
 #[test]
 fn a_real_proxy_measured_in_three_shards_merges_to_its_unsharded_report() {
+    let _alone = SURVIVOR_CHECK.write().unwrap_or_else(|p| p.into_inner());
     evalgate::infra::process::become_child_subreaper().expect("PR_SET_CHILD_SUBREAPER");
     let bin = installed_in("dehydrator", "bin", "dehydrator-mcp");
     let d = tempdir();
@@ -413,6 +422,7 @@ fn a_real_proxy_measured_in_three_shards_merges_to_its_unsharded_report() {
 /// file; a report naming any other file is refused.
 #[test]
 fn observations_beside_the_report_are_read_back_by_recorded_and_merge() {
+    let _shared = SURVIVOR_CHECK.read().unwrap_or_else(|p| p.into_inner());
     let d = tempdir();
     let dir = d.path();
     let ok = |args: &[&str]| {
@@ -550,6 +560,7 @@ fn observations_beside_the_report_are_read_back_by_recorded_and_merge() {
 /// score over the other shards alone.
 #[test]
 fn a_shard_that_could_not_measure_makes_the_merge_exit_3() {
+    let _shared = SURVIVOR_CHECK.read().unwrap_or_else(|p| p.into_inner());
     let d = tempdir();
     let dir = d.path();
     let o = evalgate(dir, &["retrieval", "-q", "--shard", "1/2", "--out", "s1"]);
