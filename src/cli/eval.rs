@@ -509,8 +509,7 @@ impl SecurityArgs {
         };
         let none = RetrievalFiles::default();
         let a = datasets(a, &self.dir, &none, &self.file, &self.profile);
-        let a = with_measure(a, &self.measure);
-        self.deliver.eval(a)
+        self.deliver.eval(with_measure(a, &self.measure))
     }
 }
 
