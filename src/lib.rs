@@ -36,6 +36,11 @@ macro_rules! errln {
 
 static STDOUT_ERROR: std::sync::Mutex<Option<std::io::Error>> = std::sync::Mutex::new(None);
 
+/// The first failure to write standard output, if any.
+fn stdout_error() -> std::sync::MutexGuard<'static, Option<std::io::Error>> {
+    STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 #[doc(hidden)]
 pub fn stdout_write(args: std::fmt::Arguments<'_>) {
     let text = args.to_string();
@@ -51,7 +56,7 @@ pub fn workflow_command(line: &str) {
 
 fn stdout_raw(text: &str) {
     use std::io::Write;
-    let mut failed = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+    let mut failed = stdout_error();
     if failed.is_some() {
         return;
     }
@@ -73,10 +78,7 @@ pub fn stderr_write(args: std::fmt::Arguments<'_>) {
 
 /// Whether writing to standard output has failed (say, the reader closed the pipe).
 pub fn stdout_failed() -> bool {
-    STDOUT_ERROR
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .is_some()
+    stdout_error().is_some()
 }
 
 pub mod app;
@@ -167,10 +169,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     drop(rt);
     infra::process::watchdog::finish();
     // said on stderr when standard output could not be written (a closed pipe is not worth it)
-    if let Some(e) = STDOUT_ERROR
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .as_ref()
+    if let Some(e) = stdout_error().as_ref()
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
         errln!("warning: could not write to standard output: {e}");

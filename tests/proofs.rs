@@ -43,14 +43,17 @@ async fn evaluate(
 ) -> Report {
     let plan = app::Plan {
         part,
-        runs: 1,
-        limits: Limits::default(),
+        measure: evalgate::config::MeasureSpec {
+            runs: 1,
+            limits: Limits::default(),
+            robustness: evalgate::pipeline::measure::probes::RobustnessMode::Off,
+            shard: None,
+        },
         baseline: b,
-        robustness: evalgate::pipeline::measure::probes::RobustnessMode::Off,
         gate: &evalgate::pipeline::gate::Policy::default(),
-        shard: None,
     };
-    app::evaluate_with(&plan, ds, r, dets, &mut Progress::new(false), vec![]).await
+    let measured = app::measure_all(&plan, ds, r, dets, &mut Progress::new(false)).await;
+    app::assemble(&plan, ds, measured, vec![])
 }
 
 fn failed_metrics(r: &Report) -> Vec<String> {

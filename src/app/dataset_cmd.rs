@@ -5,19 +5,14 @@ use crate::cli::{CardArgs, DatasetArgs};
 use crate::infra::files;
 use crate::infra::text::sanitize;
 use crate::pipeline::dataset;
-use crate::pipeline::dataset::{DatasetErrors, DatasetPaths, Datasets};
+use crate::pipeline::dataset::{DatasetErrors, Datasets};
 use crate::pipeline::gate::ExitCode;
 
 /// Every dataset file the flags name, loaded.
 fn load(d: &DatasetArgs) -> Result<Datasets, DatasetErrors> {
-    let files = DatasetPaths {
-        corpus: d.retrieval.corpus.clone(),
-        golden: d.retrieval.golden.clone(),
-        security: d.security.security.clone(),
-    };
-    let paths = DatasetPaths::files_then_dir(files, d.dir.dir.as_deref());
-    let profile = d.profile.profile.unwrap_or_default();
-    Datasets::load(&paths, Part::Both.need(), profile)
+    let a = d.eval(Default::default());
+    let profile = a.profile.unwrap_or_default();
+    Datasets::load(&a.datasets, Part::Both.need(), profile)
 }
 
 /// `card`: the dataset card, printed, checked against a file, or spliced into one.

@@ -7,7 +7,8 @@
 //! as a run, and the corpus is restored. So a candidate's numbers are those a full run on the
 //! edited corpus reports, to the last digit. The datasets are loaded once for all candidates.
 
-use super::{BadInput, Part, Plan, assemble, evaluate_with, make_retriever, refuse_inapplicable};
+use super::refuse_inapplicable;
+use super::{BadInput, Measured, Part, Plan, assemble, make_retriever, measure_all};
 use crate::cli::FitnessArgs;
 use crate::config::Settings;
 use crate::infra::files;
@@ -17,7 +18,6 @@ use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::overrides::{Overrides, ToolIndex};
 use crate::pipeline::gate::{ExitCode, Policy};
 use crate::pipeline::measure::Progress;
-use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::report::model::{Report, RetrievalReport};
 use crate::pipeline::sut::embedded::FieldTexts;
 use crate::pipeline::sut::kind::SutKind;
@@ -145,13 +145,10 @@ impl<'a> Fitness<'a> {
     }
 
     /// The edited corpus measured and scored as `evalgate retrieval --no-baseline
-    /// --robustness off` does; every process started for it is stopped before this returns.
+    /// --robustness off` does (the settings of [`FitnessArgs::eval`]); every process started
+    /// for it is stopped before this returns.
     async fn measure(&self, overridden: &[usize]) -> anyhow::Result<Report> {
-        let plan = Plan {
-            robustness: RobustnessMode::Off,
-            shard: None,
-            ..Plan::of(self.s, Part::Retrieval, None, &self.gate)
-        };
+        let plan = Plan::of(self.s, Part::Retrieval, None, &self.gate);
         let built = match &self.texts {
             // the fast path: the index built from the cached texts, the candidate's tools'
             // texts computed afresh (the same texts `Embedded::new` would index)
@@ -165,16 +162,17 @@ impl<'a> Fitness<'a> {
             None => make_retriever(&self.s.sut, &self.ds, &self.sup).await,
         };
         let (ds, silent) = (&self.ds, &mut Progress::new(false));
-        let report = match built {
-            Ok(Ok(r)) => Ok(evaluate_with(&plan, ds, Some(&*r), &mut [], silent, Vec::new()).await),
-            Ok(Err(e)) => Ok(Report {
+        let measured = match built {
+            Ok(Ok(r)) => Ok(measure_all(&plan, ds, Some(&*r), &mut [], silent).await),
+            // a system that could not be built measured nothing: its failure is the result
+            Ok(Err(e)) => Ok(Measured {
                 failure: Some(e),
-                ..assemble(&plan, ds, Default::default(), Vec::new())
+                ..Default::default()
             }),
             Err(e) => Err(e),
         };
         self.sup.shutdown(Duration::from_secs(3)).await;
-        report
+        Ok(assemble(&plan, ds, measured?, Vec::new()))
     }
 }
 

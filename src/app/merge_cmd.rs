@@ -40,11 +40,8 @@ pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
         theirs => theirs.to_string(),
     };
     let (chosen, policy, warnings) = gate_policy(&s, &ds, true, update_command)?;
-    let plan = Plan {
-        runs: first.runs,
-        shard: None,
-        ..Plan::of(&s, part, chosen.as_ref(), &policy)
-    };
+    let mut plan = Plan::of(&s, part, chosen.as_ref(), &policy);
+    plan.measure.runs = first.runs;
     let report = assemble(&plan, &ds, join(shards, part), warnings);
     drop(ds);
     super::deliver(report, &s, &a.deliver.publish, github_timeout).await

@@ -2,7 +2,7 @@
 //! gate, render. The CLI module only parses; tests drive these functions directly too.
 
 use crate::cli::{Delivery, EvalArgs, PublishArgs};
-use crate::config::Settings;
+use crate::config::{MeasureSpec, Settings};
 use crate::infra::process::Supervisor;
 use crate::infra::text::{Text, sanitize};
 use crate::infra::{files, secrets};
@@ -11,7 +11,7 @@ pub use crate::pipeline::baseline::choose::ChosenBaseline;
 
 use crate::pipeline::dataset::shard::{self, Shard, ShardRef};
 use crate::pipeline::dataset::{Datasets, Need};
-use crate::pipeline::measure::{self, Limits, Progress, probes};
+use crate::pipeline::measure::{self, Progress, probes};
 use crate::pipeline::report::{self, model::*};
 use crate::pipeline::score;
 use crate::pipeline::sut::launch::catalog::Coverage;
@@ -118,34 +118,22 @@ fn gate_policy(
 #[derive(Clone, Copy)]
 pub struct Plan<'a> {
     pub part: Part,
-    pub runs: usize,
-    pub limits: Limits,
+    /// With `shard` (`--shard i/n`), one shard of the queries and entries only: the report is
+    /// a part for `evalgate merge`, not gated.
+    pub measure: MeasureSpec,
     pub baseline: Option<&'a ChosenBaseline>,
-    pub robustness: probes::RobustnessMode,
     /// How the gate judges besides the baseline.
     pub gate: &'a gate::Policy,
-    /// Measure one shard of the queries and entries only (`--shard i/n`): the report is a
-    /// part for `evalgate merge`, not gated.
-    pub shard: Option<Shard>,
 }
 
 impl<'a> Plan<'a> {
     /// The plan of `part` the settings describe, gated by `g` against `b`.
     fn of(s: &Settings, part: Part, b: Option<&'a ChosenBaseline>, g: &'a gate::Policy) -> Self {
-        let m = &s.measure;
-        let limits = Limits {
-            request_timeout: m.timeout,
-            concurrency: m.concurrency,
-            results: m.results,
-        };
         Plan {
             part,
-            runs: m.runs,
-            limits,
+            measure: s.measure,
             baseline: b,
-            robustness: m.robustness,
             gate: g,
-            shard: m.shard,
         }
     }
 }
@@ -172,22 +160,9 @@ pub struct RetrievalMeasured {
     pub system_warnings: Vec<String>,
 }
 
-/// Measures with the given systems; the report's gate is evaluated against `baseline`. Never
-/// fails for a misbehaving system: that becomes `report.failure`.
-pub async fn evaluate_with(
-    plan: &Plan<'_>,
-    ds: &Datasets,
-    retriever: Option<&dyn Retriever>,
-    detectors: &mut [Box<dyn Detector>],
-    progress: &mut Progress,
-    warnings: Vec<String>,
-) -> Report {
-    let measured = measure_all(plan, ds, retriever, detectors, progress).await;
-    assemble(plan, ds, measured, warnings)
-}
-
 /// Every query (of the plan's shard) through the retriever, the robustness probes, then every
-/// detector over the entries; stops at the first system that cannot be measured.
+/// detector over the entries; stops at the first system that cannot be measured (never fails
+/// for a misbehaving system: that becomes the failure [`assemble`] reports).
 pub async fn measure_all(
     plan: &Plan<'_>,
     ds: &Datasets,
@@ -195,24 +170,25 @@ pub async fn measure_all(
     detectors: &mut [Box<dyn Detector>],
     progress: &mut Progress,
 ) -> Measured {
+    let spec = plan.measure;
     let mut m = Measured::default();
     if plan.part != Part::Security
         && let (Some(r), Some(c), Some(g)) = (retriever, &ds.corpus, &ds.golden)
     {
-        let slice = plan.shard.map(|s| shard::golden_slice(&g.value, s));
+        let slice = spec.shard.map(|s| shard::golden_slice(&g.value, s));
         let golden = slice.as_ref().unwrap_or(&g.value);
-        let (obs, mut err) = measure::retrieval(r, golden, plan.runs, plan.limits, progress).await;
+        let (obs, mut err) = measure::retrieval(r, golden, spec.runs, spec.limits, progress).await;
         let asked: std::collections::HashSet<&str> =
             g.value.queries.iter().map(|q| q.id.as_str()).collect();
         // a shard leaves this to the merge, which sees every answer
-        if err.is_none() && plan.shard.is_none() {
+        if err.is_none() && spec.shard.is_none() {
             err = measure::found_nothing(&obs);
         }
         let answers = || obs.runs.iter().flat_map(|r| &r.queries);
         let mut system_warnings = r.warnings(&asked);
         // the guarantee holds to the end: queries it answered are asked again and compared
         if err.is_none() && r.facts().replays.is_none() {
-            let again = measure::recheck::run(r, golden, &obs, plan.limits).await;
+            let again = measure::recheck::run(r, golden, &obs, spec.limits).await;
             err = again.failure(&obs);
             if err.is_none() {
                 system_warnings.extend(again.warnings(&r.facts().name));
@@ -220,9 +196,9 @@ pub async fn measure_all(
         }
         m.retrieval_failed = err.is_some();
         if !m.retrieval_failed
-            && plan.robustness != probes::RobustnessMode::Off
+            && spec.robustness != probes::RobustnessMode::Off
             && r.facts().replays.is_none()
-            && plan.shard.is_none_or(Shard::first)
+            && spec.shard.is_none_or(Shard::first)
         {
             // the ordinary query: the first the system answered, so that "still answering
             // afterwards" compares content (an empty answer where there was a list is not)
@@ -239,8 +215,8 @@ pub async fn measure_all(
             if let Some((q, had)) = ordinary {
                 let ids: std::collections::HashSet<&str> =
                     c.value.tools.iter().map(|t| t.tool_id.as_str()).collect();
-                let gate = plan.robustness == probes::RobustnessMode::Gate;
-                let timeout = plan.limits.request_timeout;
+                let gate = spec.robustness == probes::RobustnessMode::Gate;
+                let timeout = spec.limits.request_timeout;
                 m.robustness = Some(probes::run(r, &q.query, had, &ids, timeout, gate).await);
             }
         }
@@ -256,11 +232,11 @@ pub async fn measure_all(
         && let Some(s) = &ds.security
     {
         let n = s.value.entries.len();
-        let entries = &s.value.entries[plan.shard.map_or(0..n, |sh| sh.range(n))];
+        let entries = &s.value.entries[spec.shard.map_or(0..n, |sh| sh.range(n))];
         let mut all = Vec::new();
         for d in detectors.iter_mut() {
             let (obs, err) =
-                measure::security(d.as_mut(), entries, plan.runs, plan.limits, progress).await;
+                measure::security(d.as_mut(), entries, spec.runs, spec.limits, progress).await;
             all.push(obs);
             if err.is_some() {
                 m.failure = err;
@@ -285,7 +261,7 @@ pub fn assemble(
     let mut retrieval = None;
     let mut system_warnings = Vec::new();
     if let (Some(m), Some(c), Some(g)) = (measured.retrieval, &ds.corpus, &ds.golden) {
-        let slice = plan.shard.map(|s| shard::golden_slice(&g.value, s));
+        let slice = plan.measure.shard.map(|s| shard::golden_slice(&g.value, s));
         let golden = slice.as_ref().unwrap_or(&g.value);
         let mut scored = score::retrieval(m.observations, &c.value, golden);
         scored.catalog = m.coverage;
@@ -299,7 +275,8 @@ pub fn assemble(
         }
         let d = &scored.diagnostics;
         // every answer empty in a whole run is its failure ([`measure::found_nothing`])
-        if d.empty_answers * 2 > d.answers && (plan.shard.is_some() || d.empty_answers < d.answers)
+        if d.empty_answers * 2 > d.answers
+            && (plan.measure.shard.is_some() || d.empty_answers < d.answers)
         {
             warnings.push(format!(
                 "{} of {} answers were empty: most queries found nothing, the numbers describe a system that hardly answers",
@@ -318,7 +295,7 @@ pub fn assemble(
     // probes follow a measurement that went through; nothing follows one that did not
     let robustness = robustness.filter(|_| failure.is_none());
     let security = match (measured.security, &ds.security) {
-        (Some(obs), Some(s)) if !measured.retrieval_failed => Some(match plan.shard {
+        (Some(obs), Some(s)) if !measured.retrieval_failed => Some(match plan.measure.shard {
             Some(sh) => score::security(&obs, &shard::security_slice(&s.value, sh)),
             None => score::security(&obs, &s.value),
         }),
@@ -375,7 +352,7 @@ pub fn assemble(
     let inputs = gate_inputs(ret, sec, robustness.as_ref(), failure.as_ref());
     let against = usable.as_ref().map(|(n, b)| (*n, b));
     let mut gate = gate::evaluate(&inputs, against, gate_context);
-    let shard = plan.shard.map(|sh| {
+    let shard = plan.measure.shard.map(|sh| {
         if gate.verdict != gate::Verdict::Error {
             gate = gate::shard_outcome(sh);
         }
@@ -392,7 +369,7 @@ pub fn assemble(
         }
     });
     // the scorecard of a whole run (a shard's is made when the shards are merged)
-    let scorecard = plan.shard.is_none().then(|| {
+    let scorecard = plan.measure.shard.is_none().then(|| {
         let mut sc = score::scorecard::scorecard(&score::scorecard::Inputs {
             retrieval: ret,
             security: sec,
@@ -407,7 +384,7 @@ pub fn assemble(
         schema_version: REPORT_SCHEMA_VERSION,
         evalgate_version: env!("CARGO_PKG_VERSION").to_string(),
         command: part.command().to_string(),
-        runs: plan.runs,
+        runs: plan.measure.runs,
         datasets: ds.refs(),
         dataset_profile: ds.profile,
         shard,
@@ -453,7 +430,8 @@ pub async fn evaluate(s: &Settings, part: Part, use_baseline: bool) -> anyhow::R
     let part = failed.as_ref().map_or(part, |_| Part::Retrieval);
     let plan = Plan::of(s, part, chosen.as_ref(), &gate_context);
     let r = retriever.as_deref();
-    let mut report = evaluate_with(&plan, &ds, r, &mut detectors, &mut progress, warnings).await;
+    let measured = measure_all(&plan, &ds, r, &mut detectors, &mut progress).await;
+    let mut report = assemble(&plan, &ds, measured, warnings);
     drop(retriever);
     if let Some(e) = failed {
         report.failure = Some(e);

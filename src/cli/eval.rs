@@ -427,16 +427,13 @@ pub struct MergeArgs {
 
 impl MergeArgs {
     pub fn eval(&self) -> EvalArgs {
-        let a = self.config.args();
-        let d = &self.datasets;
-        let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
-        self.deliver.eval(a)
+        self.deliver.eval(self.datasets.eval(self.config.args()))
     }
 }
 
 pub use crate::config::EvalArgs;
 
-/// The dataset flags as [`EvalArgs`] holds them.
+/// The dataset flags as [`EvalArgs`] holds them: the files given, then those of the directory.
 fn datasets(
     mut a: EvalArgs,
     dir: &DirFlag,
@@ -444,14 +441,20 @@ fn datasets(
     s: &SecurityFile,
     p: &ProfileFlag,
 ) -> EvalArgs {
-    a.datasets = DatasetPaths {
+    let files = DatasetPaths {
         corpus: r.corpus.clone(),
         golden: r.golden.clone(),
         security: s.security.clone(),
     };
-    a.dataset_dir = dir.dir.clone();
+    a.datasets = DatasetPaths::files_then_dir(files, dir.dir.as_deref());
     a.profile = p.profile;
     a
+}
+
+impl DatasetArgs {
+    pub fn eval(&self, a: EvalArgs) -> EvalArgs {
+        datasets(a, &self.dir, &self.retrieval, &self.security, &self.profile)
+    }
 }
 
 fn with_system(mut a: EvalArgs, s: &SystemFlags) -> EvalArgs {
@@ -473,14 +476,12 @@ fn with_measure(mut a: EvalArgs, m: &MeasureFlags) -> EvalArgs {
 
 impl RunArgs {
     pub fn eval(&self) -> EvalArgs {
-        let d = &self.datasets;
-        let a = EvalArgs {
+        let a = self.datasets.eval(EvalArgs {
             detectors: self.detectors.detectors.clone(),
             robustness: self.robustness.robustness,
             shard: self.shard.shard,
             ..self.config.args()
-        };
-        let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
+        });
         let a = with_measure(with_system(a, &self.system), &self.measure);
         self.deliver.eval(a)
     }
@@ -508,23 +509,20 @@ impl SecurityArgs {
         };
         let none = RetrievalFiles::default();
         let a = datasets(a, &self.dir, &none, &self.file, &self.profile);
-        let a = with_measure(a, &self.measure);
-        self.deliver.eval(a)
+        self.deliver.eval(with_measure(a, &self.measure))
     }
 }
 
 impl BaselineUpdateArgs {
     pub fn eval(&self) -> EvalArgs {
-        let d = &self.datasets;
-        let a = EvalArgs {
+        let a = self.datasets.eval(EvalArgs {
             detectors: self.detectors.detectors.clone(),
             baseline: self.baseline.clone(),
             // probes are not part of a baseline
             robustness: Some(RobustnessMode::Off),
             quiet: self.quiet.quiet,
             ..self.config.args()
-        };
-        let a = datasets(a, &d.dir, &d.retrieval, &d.security, &d.profile);
+        });
         with_measure(with_system(a, &self.system), &self.measure)
     }
 }

@@ -13,10 +13,8 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Default)]
 pub struct EvalArgs {
     pub config: Option<PathBuf>,
-    /// `--corpus`, `--golden`, `--security-corpus`.
+    /// `--corpus`, `--golden`, `--security-corpus`, then the files of `--datasets DIR`.
     pub datasets: DatasetPaths,
-    /// `--datasets DIR`.
-    pub dataset_dir: Option<PathBuf>,
     pub profile: Option<Profile>,
     pub sut: Option<SutKind>,
     /// The system under test when neither `--sut`, `[sut] kind` nor `--mcpproxy-bin` chooses

@@ -21,6 +21,7 @@ pub use specs::{GateSpec, MeasureSpec, ReportSpec};
 use crate::infra::{files, secrets};
 use crate::pipeline::dataset::Profile;
 use crate::pipeline::gate::{DEFAULT_NEW_DETECTOR, NewDetectorLimits, Significance};
+use crate::pipeline::measure::Limits;
 use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::sut::launch::spec::CatalogSpec;
 pub use crate::pipeline::sut::launch::spec::{CatalogFile, LaunchFile};
@@ -185,17 +186,11 @@ impl GateFile {
                 "[gate] {key}: expected a number between 0 and 1, or false for no limit, found {x}"
             ),
         };
+        let fpr = self.new_detector_fpr_ceiling;
+        let recall = self.new_detector_recall_floor;
         Ok(NewDetectorLimits {
-            fpr_ceiling: one(
-                "new_detector_fpr_ceiling",
-                self.new_detector_fpr_ceiling,
-                d.fpr_ceiling,
-            )?,
-            recall_floor: one(
-                "new_detector_recall_floor",
-                self.new_detector_recall_floor,
-                d.recall_floor,
-            )?,
+            fpr_ceiling: one("new_detector_fpr_ceiling", fpr, d.fpr_ceiling)?,
+            recall_floor: one("new_detector_recall_floor", recall, d.recall_floor)?,
         })
     }
 }
@@ -462,23 +457,24 @@ impl Settings {
         };
         let sut_spec = specs::sut_spec(sut, &sut_file, recorded, check);
         Ok(Settings {
-            datasets: DatasetPaths::files_then_dir(a.datasets.clone(), a.dataset_dir.as_deref())
-                .or(DatasetPaths::files_then_dir(
-                    DatasetPaths {
-                        corpus: rel(base, f.datasets.corpus),
-                        golden: rel(base, f.datasets.golden),
-                        security: rel(base, f.datasets.security),
-                    },
-                    rel(base, f.datasets.dir).as_deref(),
-                )),
+            datasets: a.datasets.clone().or(DatasetPaths::files_then_dir(
+                DatasetPaths {
+                    corpus: rel(base, f.datasets.corpus),
+                    golden: rel(base, f.datasets.golden),
+                    security: rel(base, f.datasets.security),
+                },
+                rel(base, f.datasets.dir).as_deref(),
+            )),
             profile: a.profile.or(f.datasets.profile).unwrap_or_default(),
             measure: MeasureSpec {
                 runs: runs as usize,
-                timeout,
-                concurrency: concurrency as usize,
+                limits: Limits {
+                    request_timeout: timeout,
+                    concurrency: concurrency as usize,
+                    results,
+                },
                 robustness: a.robustness.or(f.run.robustness).unwrap_or_default(),
                 shard: a.shard,
-                results,
             },
             report: ReportSpec {
                 out: a

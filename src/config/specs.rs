@@ -5,6 +5,7 @@
 use super::SutFile;
 use crate::pipeline::dataset::shard::Shard;
 use crate::pipeline::gate::{NewDetectorLimits, Significance};
+use crate::pipeline::measure::Limits;
 use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::report::color::ColorChoice;
 use crate::pipeline::sut::kind::SutKind;
@@ -12,22 +13,17 @@ use crate::pipeline::sut::launch::spec::{CatalogSpec, LaunchSpec};
 use crate::pipeline::sut::observe::ObservationsMode;
 use crate::pipeline::sut::spec::SutSpec;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// How the measurement is taken (`[run]`, `--runs`, `--timeout`, ...).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct MeasureSpec {
     /// Repetitions of every measurement.
     pub runs: usize,
-    /// Per-request time limit for the system under test.
-    pub timeout: Duration,
-    /// Queries sent at once.
-    pub concurrency: usize,
+    /// The per-request time limit, the queries sent at once, `[sut] results`.
+    pub limits: Limits,
     pub robustness: RobustnessMode,
     /// `--shard i/n`: measure one slice of the queries and entries (for `evalgate merge`).
     pub shard: Option<Shard>,
-    /// `[sut] results`: how many results each search asks for.
-    pub results: usize,
 }
 
 /// What the run is gated against.
@@ -102,6 +98,7 @@ mod tests {
     use super::super::{EvalArgs, Settings};
     use super::*;
     use crate::pipeline::sut::kind::DetectorKind;
+    use std::time::Duration;
 
     /// The settings resolved from `toml` (as the --config file) and `a`.
     fn resolve(toml: &str, mut a: EvalArgs) -> (tempfile::TempDir, Settings) {
@@ -139,7 +136,7 @@ mod tests {
             "[sut]\nkind = \"mcp\"\nresults = 10\n[sut.mcp]\nurl = \"http://127.0.0.1:1/mcp\"\n[sut.catalog]\nprobe_words = 8\nprobe_max_chars = 200\n",
             EvalArgs::default(),
         );
-        assert_eq!(s.measure.results, 10);
+        assert_eq!(s.measure.limits.results, 10);
         let SutSpec::Mcp { check, .. } = &s.sut else {
             panic!("{:?}", s.sut)
         };
@@ -147,7 +144,7 @@ mod tests {
         assert_eq!(check.catalog.probe_words, Some(8));
         assert_eq!(check.catalog.probe_max_chars, Some(200));
         let (_d, s) = resolve("", EvalArgs::default());
-        assert_eq!(s.measure.results, 20);
+        assert_eq!(s.measure.limits.results, 20);
         for (bad, want) in [
             (
                 "[sut]\nresults = 9\n",
@@ -203,7 +200,7 @@ scan_timeout = 9
     fn each_spec_takes_a_setting_from_the_file_over_the_default() {
         let (dir, s) = resolve(FILE, EvalArgs::default());
         assert_eq!(s.measure.runs, 3);
-        assert_eq!(s.measure.timeout, Duration::from_secs(5));
+        assert_eq!(s.measure.limits.request_timeout, Duration::from_secs(5));
         assert_eq!(s.report.out, dir.path().join("o"));
         assert_eq!(s.gate.new_detector.fpr_ceiling, Some(0.2));
         assert_eq!(
@@ -230,7 +227,7 @@ scan_timeout = 9
 
         let (_dir, s) = resolve("", EvalArgs::default());
         assert_eq!(s.measure.runs, 1);
-        assert_eq!(s.measure.timeout, Duration::from_secs(30));
+        assert_eq!(s.measure.limits.request_timeout, Duration::from_secs(30));
         assert_eq!(s.report.out, PathBuf::from("evalgate-report"));
         assert_eq!(
             s.gate.new_detector,
@@ -257,7 +254,7 @@ scan_timeout = 9
         };
         let (_dir, s) = resolve(FILE, a);
         assert_eq!(s.measure.runs, 5);
-        assert_eq!(s.measure.timeout, Duration::from_secs(2));
+        assert_eq!(s.measure.limits.request_timeout, Duration::from_secs(2));
         assert_eq!(s.report.out, PathBuf::from("x"));
         assert_eq!(s.gate.baseline, Some(PathBuf::from("b.json")));
         let SutSpec::Mcp { mcp, check, .. } = &s.sut else {

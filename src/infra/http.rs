@@ -36,18 +36,17 @@ pub async fn read_body(mut resp: reqwest::Response, max: usize) -> Result<String
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
+/// What a path segment escapes: every byte but RFC 3986's unreserved characters.
+const RESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// `s` as one path segment of a URL (RFC 3986 unreserved characters kept, every other byte
 /// percent-encoded); also the percent-encoded form of a credential ([`super::secrets`]).
 pub fn path_segment(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(s, RESERVED).to_string()
 }
 
 #[cfg(test)]

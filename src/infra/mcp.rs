@@ -364,14 +364,12 @@ pub mod watch {
         fn segment(&mut self, seg: &[u8]) -> std::io::Result<()> {
             self.line_len += seg.len();
             if self.line_len > MAX_LINE {
+                let mib = MAX_LINE >> 20;
                 *self.seen.ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
-                    "it wrote a line of more than {} MiB to stdout (one MCP message; evalgate reads at most that much of an answer)",
-                    MAX_LINE >> 20
+                    "it wrote a line of more than {mib} MiB to stdout (one MCP message; evalgate reads at most that much of an answer)"
                 ));
-                return Err(std::io::Error::other(format!(
-                    "a line of more than {} MiB on stdout",
-                    MAX_LINE >> 20
-                )));
+                let why = format!("a line of more than {mib} MiB on stdout");
+                return Err(std::io::Error::other(why));
             }
             let mut rest = seg;
             if self.line_start {

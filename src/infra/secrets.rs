@@ -326,25 +326,12 @@ fn mask_pairs(pairs: &str) -> String {
     masked.join("&")
 }
 
+/// `s` with its `%XX` escapes decoded and a `+` read as a space (as a query has it).
 fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && b[i + 1].is_ascii_hexdigit()
-            && b[i + 2].is_ascii_hexdigit()
-        {
-            let hex = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
-            out.push(hex(b[i + 1]) * 16 + hex(b[i + 2]));
-            i += 3;
-            continue;
-        }
-        out.push(if b[i] == b'+' { b' ' } else { b[i] });
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    let spaced = s.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]

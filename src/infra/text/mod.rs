@@ -9,14 +9,16 @@
 pub mod sanitize;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, JsonSchema)]
-#[schemars(transparent)]
+#[derive(
+    Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(transparent)]
 pub struct Text(Arc<str>);
 
 impl Text {
@@ -72,18 +74,6 @@ impl From<String> for Text {
 impl PartialEq<&str> for Text {
     fn eq(&self, other: &&str) -> bool {
         *self.0 == **other
-    }
-}
-
-impl Serialize for Text {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Text {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
-        String::deserialize(d).map(Text::from)
     }
 }
 
