@@ -5,21 +5,17 @@ use crate::pipeline::sut::launch::Running;
 use serde_json::Value;
 use std::time::Duration;
 
-pub(super) fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap_or_default()
-}
-
-/// GET/POST under the proxy's REST API; returns `data` of the envelope.
+/// GET/POST under the proxy's REST API, each bounded by 10 s; returns `data` of the envelope.
 pub(super) async fn api(
     run: &Running,
-    http: &reqwest::Client,
     method: reqwest::Method,
     path: &str,
     body: Option<Value>,
 ) -> Result<Value, String> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap_or_default();
     let mut req = http
         .request(method.clone(), format!("{}{path}", run.base))
         .header("X-API-Key", &run.api_key);
