@@ -124,20 +124,6 @@ impl Retriever for Launched {
     }
 }
 
-/// The MCP search of a launched proxy: mcpproxy's `retrieve_tools` for its family (the
-/// preset's defaults, whatever `[sut.mcp]` says), else `[sut.mcp]` at the launch's endpoint.
-fn search_spec(s: &LaunchSpec, endpoint: Endpoint) -> Result<McpSearchSpec, SutError> {
-    let name = system_name(s);
-    let preset = Default::default();
-    let m = if s.kind == SutKind::Launch {
-        &s.mcp
-    } else {
-        &preset
-    };
-    McpSearchSpec::from_file(&name, m, Some(endpoint))
-        .map_err(|e| SutError::other(name.clone(), format!("{e:#}")))
-}
-
 /// The catalog check for a connected system (`search` or `tools-list`).
 pub async fn check_catalog(
     s: &CatalogSpec,
@@ -213,17 +199,22 @@ pub async fn launch(
                 url: running.vars.fill("{url}"),
                 headers,
             };
-            (
-                endpoint,
-                ready_timeout(s, 0),
-                Some(running.proxy),
-                running.dir,
-            )
+            let timeout = ready_timeout(s, 0);
+            (endpoint, timeout, Some(running.proxy), running.dir)
         }
     };
+    // searched with mcpproxy's `retrieve_tools` for its family (the preset's defaults, whatever
+    // `[sut.mcp]` says), else `[sut.mcp]` at the launch's endpoint
+    let preset = Default::default();
+    let mcp = match s.kind {
+        SutKind::Launch => &s.mcp,
+        _ => &preset,
+    };
+    let spec = McpSearchSpec::from_file(&name, mcp, Some(endpoint))
+        .map_err(|e| SutError::other(name.clone(), format!("{e:#}")))?;
     // a stdio proxy is the session's own child; an http one's log goes with the failure
     let log = || proxy.as_ref().map(proxy_log).unwrap_or_default();
-    let search = McpSearch::connect(search_spec(s, endpoint)?, sup, timeout)
+    let search = McpSearch::connect(spec, sup, timeout)
         .await
         .map_err(|e| SutError::connect_failed(name.clone(), &e, &log()))?;
     let mut launched = Launched {

@@ -201,7 +201,7 @@ pub(super) async fn prepare(
                 &listen,
                 &data_dir,
                 &api_key,
-                plan.quarantine,
+                plan.quarantine.clone(),
             );
             for (k, v) in &l.proxy_config {
                 cfg[k] = v.clone();
@@ -257,7 +257,7 @@ pub(super) async fn prepare(
         .cwd
         .as_deref()
         .filter(|_| s.kind == SutKind::Launch)
-        .map(|c| vars.path(c))
+        .map(|c| PathBuf::from(vars.fill(c)))
         .unwrap_or_else(|| dir.to_path_buf());
     let (program, args) = proxy_command(s, &me, &vars).map_err(fail)?;
     let mut spec = Spec::new(name.clone(), program);
@@ -324,7 +324,7 @@ fn proxy_command(s: &LaunchSpec, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec
                     "--sut launch needs [sut.launch] command = [...] in evalgate.toml".to_string()
                 })?;
             (
-                vars.path(&cmd[0]),
+                PathBuf::from(vars.fill(&cmd[0])),
                 cmd[1..].iter().map(|a| vars.fill(a)).collect(),
             )
         }

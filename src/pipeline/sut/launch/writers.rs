@@ -212,10 +212,6 @@ impl Vars {
             acc.replace(&format!("{{{k}}}"), v)
         })
     }
-
-    pub fn path(&self, s: &str) -> PathBuf {
-        PathBuf::from(self.fill(s))
-    }
 }
 
 /// A free loopback port (the listener is dropped before the proxy binds it).
@@ -279,13 +275,14 @@ pub fn write_server_corpora(
 }
 
 /// How the generated config treats tool changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Quarantine {
     /// Retrieval: quarantine off, every server `trust_mode: "auto"`, so the catalog is the corpus.
     Off,
-    /// Rug-pull play: quarantine on, servers unquarantined but not auto-trusted, so the first
-    /// toolset is the approved baseline and later changes are the proxy's to catch.
-    On,
+    /// Rug-pull play: quarantine on, servers unquarantined but not auto-trusted (no `trust_mode`
+    /// unless `[rug_pull_live] trust_mode` gives one), so the first toolset is the approved
+    /// baseline and later changes are the proxy's to catch.
+    On(Option<String>),
 }
 
 /// The scratch mcpproxy config: replay upstreams (server name → the arguments of evalgate's
@@ -299,6 +296,10 @@ pub fn proxy_config(
     api_key: &str,
     quarantine: Quarantine,
 ) -> Value {
+    let trust_mode = match &quarantine {
+        Quarantine::Off => Some("auto"),
+        Quarantine::On(mode) => mode.as_deref(),
+    };
     let upstreams: Vec<Value> = upstreams
         .iter()
         .map(|(s, args)| {
@@ -310,8 +311,8 @@ pub fn proxy_config(
                 "enabled": true,
                 "quarantined": false,
             });
-            if quarantine == Quarantine::Off {
-                e["trust_mode"] = json!("auto");
+            if let Some(mode) = trust_mode {
+                e["trust_mode"] = json!(mode);
             }
             e
         })
@@ -321,7 +322,7 @@ pub fn proxy_config(
         "data_dir": data_dir,
         "enable_socket": false,
         "api_key": api_key,
-        "quarantine_enabled": quarantine == Quarantine::On,
+        "quarantine_enabled": quarantine != Quarantine::Off,
         "tool_response_limit": 0,
         "tools_limit": 100,
         "telemetry": {"enabled": false},

@@ -19,7 +19,7 @@
 //! the proxy's side of it in its note: the status and held evidence it showed, what its diff of
 //! a held tool names, what the call returned.
 
-use super::client::api;
+use super::api;
 use super::layout::{CallArgs, Layout, layout};
 use crate::infra::files::write_atomic;
 use crate::infra::http::path_segment;
@@ -583,8 +583,7 @@ impl RugPullLive {
             &self.proxy,
             &self.sup,
             layout,
-            Quarantine::On,
-            self.trust_mode.as_deref(),
+            Quarantine::On(self.trust_mode.clone()),
             |i, root| {
                 vec![
                     "--switch-file".into(),

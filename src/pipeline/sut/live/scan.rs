@@ -5,7 +5,7 @@
 //! the definition it became.
 
 use super::ProxyScanConfig;
-use super::client::api;
+use super::api;
 use super::layout::{Layout, as_tool, definitions, empty_spec, safe, served_name};
 use crate::infra::http::path_segment;
 use crate::infra::process::Supervisor;
@@ -310,11 +310,8 @@ impl Detector for ProxyScan {
         // by default mcpproxy's blocking tier: only a `hard` finding makes a server `dangerous`
         // (`isBlockingFinding`, internal/security/scanner/service.go, v0.60.0); `soft` findings
         // and findings without a tier are warnings
-        let blocking = self
-            .cfg
-            .blocking
-            .clone()
-            .unwrap_or_else(|| vec!["hard".into()]);
+        let hard = || vec!["hard".to_string()];
+        let blocking = self.cfg.blocking.clone().unwrap_or_else(hard);
         let mut unplaced = 0;
         for (k, l) in launches.iter().enumerate() {
             let scanned = l.entry_servers();
@@ -326,15 +323,9 @@ impl Detector for ProxyScan {
                     scanned.len()
                 );
             }
-            let running = super::launch_over(
-                &self.proxy,
-                &self.sup,
-                l,
-                Quarantine::Off,
-                None,
-                |_, _| vec![],
-            )
-            .await?;
+            let running =
+                super::launch_over(&self.proxy, &self.sup, l, Quarantine::Off, |_, _| vec![])
+                    .await?;
             for server in scanned {
                 for f in self.scan(&running, server).await? {
                     if !counts(self.threshold, &f) {
