@@ -180,7 +180,6 @@ pub async fn by_search(
     // a fixed, spread-out sample whose answers must repeat exactly: the index has settled
     let step = (probes.len() / 16).max(1);
     let sample: Vec<usize> = (0..probes.len()).step_by(step).take(16).collect();
-    let limit = s.results;
     let start = Instant::now();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut last_sample: Option<Vec<Vec<Text>>> = None;
@@ -200,7 +199,7 @@ pub async fn by_search(
                     run: 0,
                     query_id: id,
                     text,
-                    limit,
+                    limit: s.results,
                 };
                 let r = match tokio::time::timeout(s.request_timeout, r.search(req)).await {
                     // name the probe query the system refused, and how to shape it

@@ -77,8 +77,7 @@ async fn launch_over(
 ) -> Result<Running, SutError> {
     let name = launch::system_name(s);
     let dir = launch::scratch_dir(&name, launch::LAUNCH_SCRATCH)?;
-    let root = dir.path().to_path_buf();
-    let upstreams = write_specs(layout, &root, |i| extra(i, &root)).map_err(|e| {
+    let upstreams = write_specs(layout, dir.path(), extra).map_err(|e| {
         SutError::other(name.clone(), format!("cannot write the replay specs: {e}"))
     })?;
     if let Quarantine::On(Some(mode)) = &quarantine {
