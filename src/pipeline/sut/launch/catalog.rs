@@ -19,6 +19,7 @@ use crate::infra::text::Text;
 use crate::infra::text::sanitize::clip;
 use crate::pipeline::dataset::{Corpus, Tool};
 use crate::pipeline::sut::mapping::{Mapper, normalize_id};
+use crate::pipeline::sut::mcp_search::McpSearch;
 use crate::pipeline::sut::{Retriever, SearchRequest, SutError};
 use futures::StreamExt;
 use schemars::JsonSchema;
@@ -84,7 +85,7 @@ impl Coverage {
         s
     }
 
-    fn new(method: &str, want: &BTreeSet<String>, seen: &BTreeSet<String>) -> Coverage {
+    pub(super) fn new(method: &str, want: &BTreeSet<String>, seen: &BTreeSet<String>) -> Coverage {
         let missing: Vec<&String> = want.difference(seen).collect();
         let seen_servers: BTreeSet<&str> = seen.iter().map(|id| server_of(id)).collect();
         let missing_servers: BTreeSet<&str> = want
@@ -108,15 +109,7 @@ pub(super) fn server_of(id: &str) -> &str {
 }
 
 /// Words of a tool's description in its probe query, by default.
-pub const PROBE_WORDS: usize = 24;
-
-/// How a tool's probe query is made: its name and the first `words` words of its description,
-/// cut to at most `max_chars` characters at a word boundary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProbeShape {
-    pub words: usize,
-    pub max_chars: Option<usize>,
-}
+const PROBE_WORDS: usize = 24;
 
 /// The incomplete-catalog outcome: a named failure, or a partial coverage when allowed.
 fn verdict(s: &CatalogSpec, system: &str, cov: Coverage, why: &str) -> Result<Coverage, SutError> {
@@ -147,11 +140,12 @@ fn verdict(s: &CatalogSpec, system: &str, cov: Coverage, why: &str) -> Result<Co
 /// How often a long probe round reports its progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
-/// The probe text for a tool: its name and the start of its description, in `shape`.
-pub fn probe_text(name: &str, description: &str, shape: ProbeShape) -> String {
-    let words: Vec<&str> = description.split_whitespace().take(shape.words).collect();
+/// The probe text for a tool: its name and the first `words` words of its description, cut to
+/// at most `max_chars` characters at a word boundary.
+fn probe_text(name: &str, description: &str, words: usize, max_chars: Option<usize>) -> String {
+    let words: Vec<&str> = description.split_whitespace().take(words).collect();
     let text = format!("{name} {}", words.join(" ")).trim().to_string();
-    match shape.max_chars {
+    match max_chars {
         Some(max) if text.chars().count() > max => {
             let cut: String = text.chars().take(max).collect();
             // at the last word boundary, unless that would leave less than the name
@@ -174,12 +168,10 @@ pub async fn by_search(
 ) -> Result<Coverage, SutError> {
     let system = &r.facts().name;
     let ready_timeout = s.ready_timeout.unwrap_or(super::READY_TIMEOUT);
-    let shape = ProbeShape {
-        words: s.catalog.probe_words.map_or(PROBE_WORDS, |n| n as usize),
-        max_chars: s.catalog.probe_max_chars.map(|n| n as usize),
-    };
+    let words = s.catalog.probe_words.map_or(PROBE_WORDS, |n| n as usize);
+    let max_chars = s.catalog.probe_max_chars.map(|n| n as usize);
     let want: BTreeSet<String> = corpus.tools.iter().map(|t| t.tool_id.clone()).collect();
-    let probe = |t: &Tool| probe_text(t.bare_name(), &t.description, shape);
+    let probe = |t: &Tool| probe_text(t.bare_name(), &t.description, words, max_chars);
     let probes: Vec<(String, String)> = corpus
         .tools
         .iter()
@@ -188,7 +180,6 @@ pub async fn by_search(
     // a fixed, spread-out sample whose answers must repeat exactly: the index has settled
     let step = (probes.len() / 16).max(1);
     let sample: Vec<usize> = (0..probes.len()).step_by(step).take(16).collect();
-    let limit = s.results;
     let start = Instant::now();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut last_sample: Option<Vec<Vec<Text>>> = None;
@@ -208,7 +199,7 @@ pub async fn by_search(
                     run: 0,
                     query_id: id,
                     text,
-                    limit,
+                    limit: s.results,
                 };
                 let r = match tokio::time::timeout(s.request_timeout, r.search(req)).await {
                     // name the probe query the system refused, and how to shape it
@@ -256,7 +247,6 @@ pub async fn by_search(
                 sample_answers.insert(i, ids);
             }
         }
-        drop(answers);
         let sample_answers: Vec<Vec<Text>> = sample_answers.into_values().collect();
         let stable = last_sample.as_ref() == Some(&sample_answers);
         if seen.len() != before || !stable {
@@ -310,16 +300,12 @@ pub async fn by_search(
 /// The `tools-list` check: the system's own listing, mapped by `[sut.catalog] filter` (default
 /// `.[] | .name` with `server:tool` / `server__tool` names), polled until it holds the corpus
 /// and repeats.
-pub async fn by_tools_list<F, Fut>(
-    list: F,
+pub async fn by_tools_list(
+    m: &McpSearch,
     corpus: &Corpus,
     system: &str,
     s: &CatalogSpec,
-) -> Result<Coverage, SutError>
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<Vec<rmcp::model::Tool>>>,
-{
+) -> Result<Coverage, SutError> {
     let id_style = s.catalog.id_style.unwrap_or_default();
     let filter = s.catalog.filter.as_deref().unwrap_or(".[] | .name");
     let mapper = Mapper::new(filter, id_style)
@@ -331,7 +317,8 @@ where
     loop {
         rounds += 1;
         // a hang is a timeout, an answer that is not MCP garbage, anything else a crash
-        let tools = list()
+        let tools = m
+            .list_tools()
             .await
             .map_err(|e| SutError::connect_failed(system.to_string(), &e, ""))?;
         let v = serde_json::to_value(&tools).unwrap_or_default();
@@ -381,22 +368,21 @@ mod tests {
     #[test]
     fn the_probe_text_is_the_name_and_the_start_of_the_description() {
         let long = "word ".repeat(100);
-        let shape = |words, max_chars| ProbeShape { words, max_chars };
-        let t = probe_text("create_issue", &long, shape(PROBE_WORDS, None));
+        let t = probe_text("create_issue", &long, PROBE_WORDS, None);
         assert!(t.starts_with("create_issue word"));
         assert_eq!(t.split_whitespace().count(), 25);
-        assert_eq!(probe_text("a", &long, shape(2, None)), "a word word");
+        assert_eq!(probe_text("a", &long, 2, None), "a word word");
         // cut to the limit at a word boundary: "create_issue" + 37 × " word" is 197 characters
-        let capped = probe_text("create_issue", &long, shape(100, Some(200)));
+        let capped = probe_text("create_issue", &long, 100, Some(200));
         assert_eq!(capped.chars().count(), 197, "{capped}");
         assert!(capped.ends_with(" word"));
         // a name longer than the limit is cut inside it
         assert_eq!(
-            probe_text("abcdefghijklmnopqrstuvwxyz", "x y", shape(24, Some(16))),
+            probe_text("abcdefghijklmnopqrstuvwxyz", "x y", 24, Some(16)),
             "abcdefghijklmnop"
         );
         // characters, not bytes
-        let wide = probe_text("é", &"ü ".repeat(50), shape(100, Some(20)));
+        let wide = probe_text("é", &"ü ".repeat(50), 100, Some(20));
         assert_eq!(wide.chars().count(), 19, "{wide}");
     }
 }

@@ -5,20 +5,18 @@
 
 pub mod catalog;
 mod prepare;
-mod ready;
 pub mod spec;
 mod start;
-mod upstreams;
 pub mod writers;
 
 pub use prepare::{LAUNCH_SCRATCH, ready_timeout, scratch_dir, system_name};
 pub use start::{Plan, Running, start};
-pub use upstreams::{Quarantine, corpus_upstreams, free_port, proxy_config, write_server_corpora};
+pub use writers::{Quarantine, corpus_upstreams, proxy_config, write_server_corpora};
 
 use crate::infra::mcp::Endpoint;
 use crate::infra::process::{Managed, Supervisor};
 use crate::infra::text::Text;
-use crate::pipeline::dataset::{Corpus, GoldenSet, Loaded, Query};
+use crate::pipeline::dataset::{Corpus, GoldenSet, Loaded};
 use crate::pipeline::sut::kind::SutKind;
 use crate::pipeline::sut::mcp_search::{McpSearch, McpSearchSpec};
 use crate::pipeline::sut::{Facts, ProbeReply, Ranked, Retriever, SearchRequest, SutError};
@@ -126,20 +124,6 @@ impl Retriever for Launched {
     }
 }
 
-/// The MCP search of a launched proxy: mcpproxy's `retrieve_tools` for its family (the
-/// preset's defaults, whatever `[sut.mcp]` says), else `[sut.mcp]` at the launch's endpoint.
-fn search_spec(s: &LaunchSpec, endpoint: Endpoint) -> Result<McpSearchSpec, SutError> {
-    let name = system_name(s);
-    let preset = Default::default();
-    let m = if s.kind == SutKind::Launch {
-        &s.mcp
-    } else {
-        &preset
-    };
-    McpSearchSpec::from_file(&name, m, Some(endpoint))
-        .map_err(|e| SutError::other(name.clone(), format!("{e:#}")))
-}
-
 /// The catalog check for a connected system (`search` or `tools-list`).
 pub async fn check_catalog(
     s: &CatalogSpec,
@@ -149,9 +133,7 @@ pub async fn check_catalog(
 ) -> Result<Coverage, SutError> {
     let system = &r.facts().name;
     let cov = match (s.catalog.check.unwrap_or_default(), mcp) {
-        (CatalogCheck::ToolsList, Some(m)) => {
-            catalog::by_tools_list(|| m.list_tools(), corpus, system, s).await?
-        }
+        (CatalogCheck::ToolsList, Some(m)) => catalog::by_tools_list(m, corpus, system, s).await?,
         (CatalogCheck::ToolsList, None) => {
             return Err(SutError::other(
                 system,
@@ -177,34 +159,34 @@ pub async fn launch(
     let dir = scratch_dir(&name, LAUNCH_SCRATCH)?;
     let corpus_files = write_server_corpora(&corpus.value, &dir.path().join("replay"))
         .map_err(|e| SutError::other(&name, format!("cannot write the replay corpora: {e}")))?;
-    let tools = &corpus.value.tools;
     let plan = Plan {
         upstreams: corpus_upstreams(&corpus_files, s.launch.served_names.unwrap_or_default()),
-        want: tools.iter().map(|t| t.tool_id.clone()).collect(),
+        want: corpus
+            .value
+            .tools
+            .iter()
+            .map(|t| t.tool_id.clone())
+            .collect(),
         quarantine: Quarantine::Off,
     };
     let shape = shape(s);
-    let (search, proxy, dir) = match shape.transport {
+    let (endpoint, timeout, proxy, dir) = match shape.transport {
         LaunchTransport::Stdio => {
             let p = prepare(s, &plan, dir.path(), sup, &shape).await?;
             if !s.check.quiet {
                 crate::errln!(
                     "{name}: starting {} (stdio) over {} replayed server(s)",
-                    p.program.display(),
+                    p.spec.program.display(),
                     plan.upstreams.len()
                 );
             }
             let endpoint = Endpoint::Stdio {
-                program: p.program.display().to_string(),
-                args: p.args,
-                env: p.env,
-                cwd: Some(p.cwd),
+                program: p.spec.program.display().to_string(),
+                args: p.spec.args,
+                env: p.spec.env,
+                cwd: p.spec.cwd,
             };
-            let spec = search_spec(s, endpoint)?;
-            let search = McpSearch::connect(spec, sup, ready_timeout(s, plan.upstreams.len()))
-                .await
-                .map_err(|e| SutError::connect_failed(name.clone(), &e, ""))?;
-            (search, None, dir)
+            (endpoint, ready_timeout(s, plan.upstreams.len()), None, dir)
         }
         LaunchTransport::Http => {
             let running = start(s, &plan, dir, sup).await?;
@@ -214,17 +196,27 @@ pub async fn launch(
                 headers.push(("X-API-Key".into(), running.api_key.clone()));
             }
             let endpoint = Endpoint::Http {
-                url: running.url.clone(),
+                url: running.vars.fill("{url}"),
                 headers,
             };
-            let search = McpSearch::connect(search_spec(s, endpoint)?, sup, ready_timeout(s, 0))
-                .await
-                .map_err(|e| {
-                    SutError::connect_failed(name.clone(), &e, &proxy_log(&running.proxy))
-                })?;
-            (search, Some(running.proxy), running.dir)
+            let timeout = ready_timeout(s, 0);
+            (endpoint, timeout, Some(running.proxy), running.dir)
         }
     };
+    // searched with mcpproxy's `retrieve_tools` for its family (the preset's defaults, whatever
+    // `[sut.mcp]` says), else `[sut.mcp]` at the launch's endpoint
+    let preset = Default::default();
+    let mcp = match s.kind {
+        SutKind::Launch => &s.mcp,
+        _ => &preset,
+    };
+    let spec = McpSearchSpec::from_file(&name, mcp, Some(endpoint))
+        .map_err(|e| SutError::other(name.clone(), format!("{e:#}")))?;
+    // a stdio proxy is the session's own child; an http one's log goes with the failure
+    let log = || proxy.as_ref().map(proxy_log).unwrap_or_default();
+    let search = McpSearch::connect(spec, sup, timeout)
+        .await
+        .map_err(|e| SutError::connect_failed(name.clone(), &e, &log()))?;
     let mut launched = Launched {
         facts: Facts {
             name: name.clone(),
@@ -236,11 +228,8 @@ pub async fn launch(
     };
     launched.facts.coverage = Some(if shape.rest_ready {
         Coverage {
-            method: "mcpproxy".into(),
-            served: plan.want.len(),
-            seen: plan.want.len(),
             rounds: 1,
-            ..Coverage::default()
+            ..Coverage::new("mcpproxy", &plan.want, &plan.want)
         }
     } else {
         // through the launched retriever, which watches the process while probing
@@ -256,12 +245,11 @@ pub async fn launch(
 
 /// The index may still be settling: probe until two rounds of the first golden queries agree.
 async fn settle(s: &LaunchSpec, launched: &Launched, golden: &GoldenSet) -> Result<(), SutError> {
-    let probes: Vec<&Query> = golden.queries.iter().take(3).collect();
     let mut previous: Option<Vec<Vec<Text>>> = None;
     let limit = s.check.request_timeout;
     for _ in 0..20 {
         let mut round = Vec::new();
-        for q in &probes {
+        for q in golden.queries.iter().take(3) {
             // bounded like every measured query: a proxy that hangs here is named, not waited on
             let r = tokio::time::timeout(
                 limit,

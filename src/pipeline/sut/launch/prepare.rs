@@ -3,8 +3,7 @@
 //! commands run.
 
 use super::catalog::CatalogCheck;
-use super::upstreams::{free_port, proxy_config, random_key};
-use super::writers::{self, ConfigFormat, UpstreamCmd, Vars};
+use super::writers::{self, ConfigFormat, UpstreamCmd, Vars, free_port, proxy_config, random_key};
 use super::{LOG_LINES, Plan};
 use crate::infra::files::read_to_string;
 use crate::infra::own_binary::own_binary;
@@ -81,10 +80,8 @@ pub(super) fn shape(s: &LaunchSpec) -> LaunchShape {
 /// The scratch directory laid out, the config written, the placeholders known, the setup
 /// commands run: everything but the start itself.
 pub(super) struct Prepared {
-    pub(super) program: PathBuf,
-    pub(super) args: Vec<String>,
-    pub(super) env: Vec<(String, String)>,
-    pub(super) cwd: PathBuf,
+    /// The proxy's program, arguments, environment and working directory.
+    pub(super) spec: Spec,
     pub(super) vars: Vars,
     pub(super) listen: String,
     pub(super) api_key: String,
@@ -204,7 +201,7 @@ pub(super) async fn prepare(
                 &listen,
                 &data_dir,
                 &api_key,
-                plan.quarantine,
+                plan.quarantine.clone(),
             );
             for (k, v) in &l.proxy_config {
                 cfg[k] = v.clone();
@@ -260,17 +257,18 @@ pub(super) async fn prepare(
         .cwd
         .as_deref()
         .filter(|_| s.kind == SutKind::Launch)
-        .map(|c| vars.path(c))
+        .map(|c| PathBuf::from(vars.fill(c)))
         .unwrap_or_else(|| dir.to_path_buf());
     let (program, args) = proxy_command(s, &me, &vars).map_err(fail)?;
+    let mut spec = Spec::new(name.clone(), program);
+    spec.args = args;
+    spec.env = env;
+    spec.cwd = Some(cwd);
     if s.kind == SutKind::Launch {
-        run_setup(s, &l.setup, &ups, &vars, &env, &cwd, sup).await?;
+        run_setup(s, &ups, &vars, &spec, sup).await?;
     }
     Ok(Prepared {
-        program,
-        args,
-        env,
-        cwd,
+        spec,
         vars,
         listen,
         api_key,
@@ -326,7 +324,7 @@ fn proxy_command(s: &LaunchSpec, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec
                     "--sut launch needs [sut.launch] command = [...] in evalgate.toml".to_string()
                 })?;
             (
-                vars.path(&cmd[0]),
+                PathBuf::from(vars.fill(&cmd[0])),
                 cmd[1..].iter().map(|a| vars.fill(a)).collect(),
             )
         }
@@ -337,19 +335,18 @@ fn proxy_command(s: &LaunchSpec, me: &Path, vars: &Vars) -> Result<(PathBuf, Vec
     })
 }
 
-/// Runs the `setup` commands (one that names `{server}` once per server), each bounded.
+/// Runs the `setup` commands (one that names `{server}` once per server), each bounded, in the
+/// `proxy`'s environment and working directory.
 async fn run_setup(
     s: &LaunchSpec,
-    setup: &[Vec<String>],
     ups: &[UpstreamCmd],
     vars: &Vars,
-    env: &[(String, String)],
-    cwd: &Path,
+    proxy: &Spec,
     sup: &Supervisor,
 ) -> Result<(), SutError> {
     let name = system_name(s);
     let limit = ready_timeout(s, ups.len());
-    for cmd in setup.iter().filter(|c| !c.is_empty()) {
+    for cmd in s.launch.setup.iter().filter(|c| !c.is_empty()) {
         let per_server = cmd.iter().any(|a| a.contains("{server"));
         let rounds: Vec<Option<&UpstreamCmd>> = if per_server {
             ups.iter().map(Some).collect()
@@ -371,8 +368,8 @@ async fn run_setup(
             }
             let mut spec = Spec::new(format!("{name} setup"), &argv[0]);
             spec.args = argv[1..].to_vec();
-            spec.env = env.to_vec();
-            spec.cwd = Some(cwd.to_path_buf());
+            spec.env = proxy.env.clone();
+            spec.cwd = proxy.cwd.clone();
             let line = argv.join(" ");
             let child = sup
                 .spawn(spec)

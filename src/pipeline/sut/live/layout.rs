@@ -167,11 +167,11 @@ pub(super) fn layout(
     Ok(Layout { specs, id_of })
 }
 
-/// Writes one replay spec file per server; `extra(i)` adds arguments for the i-th server.
+/// Writes one replay spec file per server; `extra(i, dir)` adds arguments for the i-th server.
 pub(super) fn write_specs(
     layout: &Layout,
     dir: &Path,
-    extra: impl Fn(usize) -> Vec<String>,
+    extra: impl Fn(usize, &Path) -> Vec<String>,
 ) -> std::io::Result<BTreeMap<String, Vec<String>>> {
     let replay_dir = dir.join("replay");
     std::fs::create_dir_all(&replay_dir)?;
@@ -181,7 +181,7 @@ pub(super) fn write_specs(
         let p = replay_dir.join(format!("spec-{i:04}.json"));
         std::fs::write(&p, serde_json::to_vec_pretty(spec).unwrap_or_default())?;
         let mut args = vec!["replay".into(), "--spec".into(), p.display().to_string()];
-        args.extend(extra(i));
+        args.extend(extra(i, dir));
         upstreams.insert(server.clone(), args);
     }
     Ok(upstreams)

@@ -19,7 +19,7 @@
 //! the proxy's side of it in its note: the status and held evidence it showed, what its diff of
 //! a held tool names, what the call returned.
 
-use super::client::{api, client};
+use super::api;
 use super::layout::{CallArgs, Layout, layout};
 use crate::infra::files::write_atomic;
 use crate::infra::http::path_segment;
@@ -583,8 +583,7 @@ impl RugPullLive {
             &self.proxy,
             &self.sup,
             layout,
-            Quarantine::On,
-            self.trust_mode.as_deref(),
+            Quarantine::On(self.trust_mode.clone()),
             |i, root| {
                 vec![
                     "--switch-file".into(),
@@ -673,7 +672,7 @@ impl Play<'_> {
     /// Every listed tool as the proxy shows it, by `server:tool`.
     async fn catalog(&self) -> Result<BTreeMap<String, Seen>, SutError> {
         let name = || self.run.name.clone();
-        let data = api(self.run, &client(), Method::GET, "/api/v1/tools", None)
+        let data = api(self.run, Method::GET, "/api/v1/tools", None)
             .await
             .map_err(|detail| SutError::other(name(), detail))?;
         seen_in(&data)
@@ -887,11 +886,10 @@ impl Play<'_> {
         if deaf.is_empty() {
             return Ok(BTreeMap::new());
         }
-        let http = client();
         let mut restart_failed = BTreeMap::new();
         for server in &deaf {
             let path = format!("/api/v1/servers/{}/restart", path_segment(server));
-            if let Err(e) = api(self.run, &http, Method::POST, &path, None).await {
+            if let Err(e) = api(self.run, Method::POST, &path, None).await {
                 restart_failed.insert(server.clone(), e);
             }
         }
@@ -945,7 +943,6 @@ impl Play<'_> {
     /// For each played tool the proxy holds (`changed`, `pending`, …), what its diff endpoint
     /// names as changed against the approved definition.
     async fn diffs(&self, seen: &BTreeMap<String, Seen>) -> BTreeMap<String, String> {
-        let http = client();
         let mut out = BTreeMap::new();
         for id in self.witnesses.keys() {
             let held = seen
@@ -956,7 +953,7 @@ impl Play<'_> {
             };
             let [server, tool] = [server, tool].map(path_segment);
             let path = format!("/api/v1/servers/{server}/tools/{tool}/diff");
-            let answer = api(self.run, &http, Method::GET, &path, None).await;
+            let answer = api(self.run, Method::GET, &path, None).await;
             let summary = answer.ok().as_ref().and_then(diff_summary);
             out.extend(summary.map(|d| (id.clone(), d)));
         }

@@ -5,7 +5,7 @@
 //! the definition it became.
 
 use super::ProxyScanConfig;
-use super::client::{api, client};
+use super::api;
 use super::layout::{Layout, as_tool, definitions, empty_spec, safe, served_name};
 use crate::infra::http::path_segment;
 use crate::infra::process::Supervisor;
@@ -78,12 +78,12 @@ pub const DEF: DetectorDef = DetectorDef {
 
 impl ProxyScan {
     /// What the scan sees of an entry: a changed definition as it became, else the entry.
-    fn served(e: &Entry) -> Option<(Value, Option<Value>)> {
-        if let Some(after) = &e.after {
-            return definitions(after).first().map(|d| ((*d).clone(), None));
+    fn served(e: &Entry) -> Option<Value> {
+        match &e.after {
+            Some(after) => definitions(after).first().map(|d| (*d).clone()),
+            // no `after`: the input schema tool_def gives is the entry's own
+            None => Some(tool_def(&entry_name(e), e)),
         }
-        // no `after`: the input schema tool_def gives is the entry's own
-        Some((tool_def(&entry_name(e), e), None))
     }
 
     fn scan_timeout(&self) -> Duration {
@@ -92,7 +92,6 @@ impl ProxyScan {
 
     /// Starts, polls and reads one server's scan; returns its findings.
     async fn scan(&self, run: &Running, server: &str) -> Result<Vec<Value>, SutError> {
-        let http = client();
         let path = format!("/api/v1/servers/{}/scan", path_segment(server));
         let fail = |detail: String| {
             SutError::other(
@@ -104,12 +103,12 @@ impl ProxyScan {
         if !self.cfg.scanner_ids.is_empty() {
             body["scanner_ids"] = json!(self.cfg.scanner_ids);
         }
-        api(run, &http, Method::POST, &path, Some(body))
+        api(run, Method::POST, &path, Some(body))
             .await
             .map_err(fail)?;
         let start = Instant::now();
         loop {
-            let st = api(run, &http, Method::GET, &format!("{path}/status"), None)
+            let st = api(run, Method::GET, &format!("{path}/status"), None)
                 .await
                 .map_err(fail)?;
             match scan_state(&st) {
@@ -137,7 +136,7 @@ impl ProxyScan {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let report = api(run, &http, Method::GET, &format!("{path}/report"), None)
+        let report = api(run, Method::GET, &format!("{path}/report"), None)
             .await
             .map_err(fail)?;
         findings(&report).map_err(|other| {
@@ -224,7 +223,7 @@ fn scan_launches(entries: &[Entry]) -> Result<Vec<Layout>, String> {
     let mut served: Vec<(usize, Value, String)> = Vec::new();
     let mut units: Vec<Unit> = Vec::new();
     for (i, e) in entries.iter().enumerate() {
-        let Some((def, _)) = ProxyScan::served(e) else {
+        let Some(def) = ProxyScan::served(e) else {
             continue;
         };
         let name = served_name(e, &def);
@@ -324,15 +323,9 @@ impl Detector for ProxyScan {
                     scanned.len()
                 );
             }
-            let running = super::launch_over(
-                &self.proxy,
-                &self.sup,
-                l,
-                Quarantine::Off,
-                None,
-                |_, _| vec![],
-            )
-            .await?;
+            let running =
+                super::launch_over(&self.proxy, &self.sup, l, Quarantine::Off, |_, _| vec![])
+                    .await?;
             for server in scanned {
                 for f in self.scan(&running, server).await? {
                     if !counts(self.threshold, &f) {
@@ -454,17 +447,16 @@ mod tests {
         let mut e = entry("e1", "s", "lookup", "Looks up.", json!([]));
         assert_eq!(
             ProxyScan::served(&e),
-            Some((
-                json!({"name": "lookup", "description": "Looks up.", "inputSchema": {"type": "object"}}),
-                None
-            ))
+            Some(
+                json!({"name": "lookup", "description": "Looks up.", "inputSchema": {"type": "object"}})
+            )
         );
         e.tool = None;
-        assert_eq!(ProxyScan::served(&e).unwrap().0["name"], "e1");
+        assert_eq!(ProxyScan::served(&e).unwrap()["name"], "e1");
         e.after = Some(json!([{"name": "lookup", "description": "now evil"}, {"name": "x"}]));
         assert_eq!(
             ProxyScan::served(&e),
-            Some((json!({"name": "lookup", "description": "now evil"}), None))
+            Some(json!({"name": "lookup", "description": "now evil"}))
         );
     }
 
