@@ -262,7 +262,8 @@ pub fn overview_table(v: &View, runs: usize) -> Table {
             0 => String::new(),
             n => format!(" (not applicable: {n})"),
         };
-        let (c, pr) = (&d.counts, |n| view::per_run(n, d.runs_completed));
+        let c = &d.counts;
+        let pr = |n| view::per_run(n, d.runs_completed);
         let counts = [pr(c.tp), pr(c.fp), pr(c.tn), pr(c.fn_)].join(" / ");
         row.push(format!("{counts}{na}").into());
         row.push(Cell::Mark(dv.mark));

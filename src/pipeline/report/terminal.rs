@@ -183,7 +183,8 @@ pub fn render_view(r: &Report, v: &View, color: bool) -> String {
             let Some(live) = doc::live_table(d) else {
                 continue;
             };
-            let (name, note) = (term(&d.detector, 40), view::per_run_note(d.runs_completed));
+            let name = term(&d.detector, 40);
+            let note = view::per_run_note(d.runs_completed);
             let _ = writeln!(o, "{name}: rug-pulls played live{note}");
             let _ = writeln!(o, "{}\n", f.table(&live));
         }

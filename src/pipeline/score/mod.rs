@@ -33,10 +33,12 @@ pub fn retrieval(
     // per metric (RETRIEVAL_METRICS order): the mean of each run, None for a run without queries
     let mut per_run_means: [Vec<Option<f64>>; RETRIEVAL_METRICS.len()] = Default::default();
     let mut per_query: Vec<QueryRuns> = vec![QueryRuns::default(); golden.queries.len()];
-    let (mut latencies, mut runs_completed) = (Vec::new(), 0);
+    let mut latencies = Vec::new();
+    let mut runs_completed = 0;
     for run in &obs.runs {
         runs_completed += usize::from(run.queries.len() == golden.queries.len());
-        let (mut sums, mut n) = ([0.0; RETRIEVAL_METRICS.len()], 0usize);
+        let mut sums = [0.0; RETRIEVAL_METRICS.len()];
+        let mut n = 0usize;
         for qo in &run.queries {
             let Some(&qi) = index.get(qo.id.as_str()) else {
                 continue;
@@ -250,7 +252,8 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             .iter()
             .map(|v| (v.entry_id.as_str(), v))
             .collect();
-        let (mut c, mut flagged) = (Confusion::default(), vec![false; entries.len()]);
+        let mut c = Confusion::default();
+        let mut flagged = vec![false; entries.len()];
         for (i, e) in entries.iter().enumerate() {
             let Some(v) = verdicts.get(e.id.as_str()) else {
                 continue;
@@ -261,7 +264,8 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             }
             flagged[i] = v.flagged;
             entry_signals[i].extend(v.signals.iter().cloned());
-            let (o, hn) = (judged(e, v.flagged), e.category == Category::HardNegative);
+            let o = judged(e, v.flagged);
+            let hn = e.category == Category::HardNegative;
             match o {
                 Outcome::Tp => c.tp += 1,
                 Outcome::Fn => c.fn_ += 1,

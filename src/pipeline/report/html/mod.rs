@@ -215,7 +215,8 @@ fn tools(t: &ToolsView) -> Value {
     let (pairs, worst) = lists.split_at(lists.len() - 2);
     let pairs: String = pairs.iter().map(|l| listed(l) + "\n").collect();
     let worst = worst.iter().map(listed).collect::<Vec<_>>().join("\n");
-    let (never, total) = (cut(&t.d.never_found), t.d.never_found.len());
+    let never = cut(&t.d.never_found);
+    let total = t.d.never_found.len();
     let names = doc::joined(never, ", ", |s| doc::id(s));
     context! {
         summary => t.summary(),

@@ -69,7 +69,8 @@ impl<'a> ToolsView<'a> {
     /// 5 · 1,234 confusion pairs · 12 hard negatives in a top 5 · 3 pairs new since the
     /// baseline".
     pub fn summary(&self) -> String {
-        let (d, total) = (self.d, self.confusions_total());
+        let d = self.d;
+        let total = self.confusions_total();
         let kept = if d.confusions.len() < total {
             format!(" (report.json keeps the worst {})", d.confusions.len())
         } else {

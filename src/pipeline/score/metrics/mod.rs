@@ -239,7 +239,10 @@ pub fn score_query<S: AsRef<str>>(labels: &[Label], ranked: &[S]) -> QueryMetric
     }
     let list = &ranked[..ranked.len().min(DEPTH)];
     let mut hits_at = [0usize; DEPTH + 1];
-    let (mut mrr, mut dcg, mut ap_sum, mut hits) = (0.0, 0.0, 0.0, 0usize);
+    let mut mrr = 0.0;
+    let mut dcg = 0.0;
+    let mut hits = 0usize;
+    let mut ap_sum = 0.0;
     for (i, id) in list.iter().enumerate() {
         let rank = i + 1;
         if let Some(g) = grade(id.as_ref()) {
