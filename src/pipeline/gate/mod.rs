@@ -14,10 +14,10 @@ use crate::pipeline::dataset::Truth;
 use crate::pipeline::dataset::shard::Shard;
 use crate::pipeline::measure::probes::{ProbeOutcome, RobustnessReport};
 use crate::pipeline::score::diagnostics::ConfusionPair;
-use crate::pipeline::score::metrics::{
-    DETECTION_METRICS, Metric, QueryMetrics, RETRIEVAL_METRICS, label,
+use crate::pipeline::score::metrics::{DETECTION_METRICS, Metric, RETRIEVAL_METRICS, label};
+use crate::pipeline::score::model::{
+    DetectorReport, QueryReport, RetrievalReport, SecurityReport, Tier,
 };
-use crate::pipeline::score::model::{EntryOutcome, LabelRef};
 use crate::pipeline::score::stats::Summary;
 pub use model::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -184,51 +184,24 @@ impl Default for Policy {
     }
 }
 
-/// One query's run-averaged scores, for naming the queries that regressed.
-#[derive(Debug, Clone, Copy)]
-pub struct QueryInput<'a> {
-    pub id: &'a Text,
-    pub query: &'a Text,
-    pub metrics: &'a QueryMetrics,
-    /// Its graded labels and the first run's ranked list (to say which relevant tool moved).
-    pub labels: &'a [LabelRef],
-    pub retrieved: &'a [Text],
-}
-
-/// What retrieval measured: the aggregate metrics by key and every query's scores.
-#[derive(Debug, Clone)]
-pub struct RetrievalInputs<'a> {
-    pub metrics: &'a BTreeMap<String, Summary>,
-    pub per_query: Vec<QueryInput<'a>>,
-    /// The run's confusion pairs, worst first; `None` when it has no tool diagnostics.
-    pub confusions: Option<&'a [ConfusionPair]>,
-}
-
-/// What one detector measured: its detection metrics by key.
-#[derive(Debug, Clone, Copy)]
-pub struct DetectorInputs<'a> {
-    pub name: &'a str,
-    pub metrics: &'a BTreeMap<String, Summary>,
-    /// The row of a system's review tier (findings below its blocking tier): gated against a
-    /// baseline that has it, never by the limits for a new detector.
-    pub review_tier: bool,
-    /// Every entry's outcome (to compare verdicts with the baseline's, entry by entry).
-    pub entries: &'a [EntryOutcome],
-}
-
 /// Everything the gate reads of a run, borrowed from the score results: nothing else of the
 /// report reaches it.
 #[derive(Debug, Clone, Default)]
 pub struct GateInputs<'a> {
-    pub retrieval: Option<RetrievalInputs<'a>>,
-    pub detectors: Vec<DetectorInputs<'a>>,
-    /// Whether this measurement ran detectors at all (a baseline's limits for a detector that
-    /// did not run are then named in the report).
-    pub security_measured: bool,
+    pub retrieval: Option<&'a RetrievalReport>,
+    /// `None` when this measurement ran no detectors (a baseline's limits for a detector that
+    /// did not run are named in the report when it ran some).
+    pub security: Option<&'a SecurityReport>,
     pub robustness: Option<&'a RobustnessReport>,
     /// Why the system under test could not be measured (the report is then partial and nothing
     /// is gated); `None` when it was.
     pub failure: Option<String>,
+}
+
+impl GateInputs<'_> {
+    fn detectors(&self) -> &[DetectorReport] {
+        self.security.map_or(&[], |s| &s.detectors)
+    }
 }
 
 /// A report that gates nothing: its verdict and summary only.
@@ -274,26 +247,26 @@ pub fn evaluate(
         return unchecked(Verdict::Error, name, summary);
     }
     let b = baseline.map(|(_, b)| b);
-    let retrieval = inputs.retrieval.as_ref();
+    let retrieval = inputs.retrieval;
     let rb = b.and_then(|b| b.retrieval.as_ref());
     let mut checks = Vec::new();
-    let mut flips = detector_flips(&inputs.detectors, b);
+    let mut flips = detector_flips(inputs.detectors(), b);
     if let Some(r) = retrieval {
         let mb = rb.map(|rb| &rb.metrics);
-        checks.extend(RETRIEVAL_METRICS.map(|m| tolerance_check("retrieval", m, r.metrics, mb)));
+        checks.extend(RETRIEVAL_METRICS.map(|m| tolerance_check("retrieval", m, &r.metrics, mb)));
     }
     // drops beyond the tolerance that passed as not significant (require_significance)
     let let_through =
         compare_per_query(&mut checks, retrieval, rb, &mut flips, policy.significance);
     // detectors held to the default limits only (the baseline has no entry for them)
     let defaulted: Vec<String> = inputs
-        .detectors
+        .detectors()
         .iter()
         .filter(|d| detector_checks(d, b, policy.new_detector, &mut checks))
-        .map(|d| d.name.to_string())
+        .map(|d| d.detector.clone())
         .collect();
-    if inputs.security_measured {
-        not_run_checks(&inputs.detectors, b, &mut checks);
+    if let Some(s) = inputs.security {
+        not_run_checks(&s.detectors, b, &mut checks);
     }
     checks.extend(inputs.robustness.filter(|r| r.gated).map(robustness_check));
     // measured parts with no gated check: with a baseline, a pass does not cover them
@@ -303,9 +276,9 @@ pub fn evaluate(
             .any(|c| c.subject == s && c.kind != CheckKind::Info)
     };
     let detectors = inputs
-        .detectors
+        .detectors()
         .iter()
-        .map(|d| format!("detector:{}", d.name));
+        .map(|d| format!("detector:{}", d.detector));
     let ungated: Vec<String> = retrieval
         .map(|_| "retrieval".to_string())
         .into_iter()
@@ -335,18 +308,20 @@ pub fn evaluate(
 /// new to a baseline in use) and its metrics against the baseline. True when it is held to the
 /// default limits only.
 fn detector_checks(
-    d: &DetectorInputs,
+    d: &DetectorReport,
     b: Option<&Baseline>,
     new: NewDetectorLimits,
     checks: &mut Vec<Check>,
 ) -> bool {
-    let subject = format!("detector:{}", d.name);
+    let subject = format!("detector:{}", d.detector);
     let db = b
         .and_then(|b| b.security.as_ref())
-        .and_then(|s| s.detectors.get(d.name));
+        .and_then(|s| s.detectors.get(&d.detector));
     let (ceiling, floor, by_default) = match db {
         Some(db) => (db.fpr_ceiling, db.recall_floor, false),
-        None if b.is_some() && !d.review_tier => (new.fpr_ceiling, new.recall_floor, true),
+        None if b.is_some() && d.tier != Some(Tier::Review) => {
+            (new.fpr_ceiling, new.recall_floor, true)
+        }
         None => (None, None, false),
     };
     let mut held = false;
@@ -363,15 +338,15 @@ fn detector_checks(
         checks.push(c);
     }
     let mb = db.map(|db| &db.metrics);
-    checks.extend(DETECTION_METRICS.map(|m| tolerance_check(&subject, m, d.metrics, mb)));
+    checks.extend(DETECTION_METRICS.map(|m| tolerance_check(&subject, m, &d.metrics, mb)));
     by_default && held
 }
 
 /// The baseline's limits for a detector this measurement did not run: said, never dropped
 /// silently.
-fn not_run_checks(detectors: &[DetectorInputs], b: Option<&Baseline>, checks: &mut Vec<Check>) {
+fn not_run_checks(detectors: &[DetectorReport], b: Option<&Baseline>, checks: &mut Vec<Check>) {
     let all = b.and_then(|b| b.security.as_ref()).into_iter();
-    let ran = |name: &String| detectors.iter().any(|d| d.name == name.as_str());
+    let ran = |name: &String| detectors.iter().any(|d| &d.detector == name);
     for (name, db) in all.flat_map(|s| &s.detectors).filter(|(n, _)| !ran(n)) {
         for (limit, (metric, _, word, _)) in
             [db.fpr_ceiling, db.recall_floor].into_iter().zip(LIMITS)
@@ -474,7 +449,7 @@ fn verdict(
 /// way a check's message says whether its change is significant.
 fn compare_per_query(
     checks: &mut [Check],
-    r: Option<&RetrievalInputs>,
+    r: Option<&RetrievalReport>,
     rb: Option<&RetrievalBaseline>,
     flips: &mut [DetectorFlips],
     sig: Significance,
@@ -526,7 +501,7 @@ fn compare_per_query(
 
 /// A gated retrieval check's paired comparison with the baseline's per-query values, when it
 /// keeps them for the metric.
-fn paired_with(c: &Check, r: &RetrievalInputs, rb: &RetrievalBaseline) -> Option<PairedComparison> {
+fn paired_with(c: &Check, r: &RetrievalReport, rb: &RetrievalBaseline) -> Option<PairedComparison> {
     let m = Metric::from_key(&c.metric)?;
     // the per-query values must be the baseline's own: their mean is its value (to the
     // rounding of both); a value edited by hand (or per-query values of another run) makes
@@ -558,16 +533,16 @@ fn paired_with(c: &Check, r: &RetrievalInputs, rb: &RetrievalBaseline) -> Option
 /// verdict flipped (wrong way first: attacks newly missed, benign entries newly flagged; then
 /// the fixed ones) and McNemar's exact test of the paired verdicts. The Holm-adjusted p is set
 /// with the family.
-fn detector_flips(detectors: &[DetectorInputs], b: Option<&Baseline>) -> Vec<DetectorFlips> {
+fn detector_flips(detectors: &[DetectorReport], b: Option<&Baseline>) -> Vec<DetectorFlips> {
     let sb = b.and_then(|b| b.security.as_ref());
-    let flips = |d: &DetectorInputs| {
-        let was = sb?.detectors.get(d.name)?.verdicts.as_ref()?;
+    let flips = |d: &DetectorReport| {
+        let was = sb?.detectors.get(&d.detector)?.verdicts.as_ref()?;
         let malicious: BTreeMap<&str, bool> = d
             .entries
             .iter()
             .map(|e| (e.id.as_str(), e.label == Truth::Malicious))
             .collect();
-        let now = verdict_map(d.entries).unwrap_or_default();
+        let now = verdict_map(&d.entries).unwrap_or_default();
         let both: Vec<(&String, bool, bool)> = now
             .iter()
             .filter_map(|(id, &f)| Some((id, *was.get(id)?, f)))
@@ -588,7 +563,7 @@ fn detector_flips(detectors: &[DetectorInputs], b: Option<&Baseline>) -> Vec<Det
         let unflagged = wrong.len() + right.len() - flagged;
         let newly_missed = wrong.iter().filter(|f| f.malicious).count();
         Some(DetectorFlips {
-            detector: d.name.to_string(),
+            detector: d.detector.clone(),
             entries: both.len(),
             newly_missed,
             newly_flagged: wrong.len() - newly_missed,
@@ -608,11 +583,12 @@ fn detector_flips(detectors: &[DetectorInputs], b: Option<&Baseline>) -> Vec<Det
 
 /// The run's confusion pairs the baseline does not have, worst first; `None` when either side
 /// has none to compare (no retrieval, no tool diagnostics, a baseline without confusions).
-fn new_confusions(r: Option<&RetrievalInputs>, b: Option<&Baseline>) -> Option<NewConfusions> {
-    let pairs = r?.confusions?;
+fn new_confusions(r: Option<&RetrievalReport>, b: Option<&Baseline>) -> Option<NewConfusions> {
+    let d = r.map(|r| &r.tool_diagnostics).filter(|d| !d.is_empty())?;
     let rb = b?.retrieval.as_ref()?;
     rb.confusions.as_ref()?;
-    let new: Vec<&ConfusionPair> = pairs
+    let new: Vec<&ConfusionPair> = d
+        .confusions
         .iter()
         .filter(|p| rb.is_new_confusion(&p.wanted, &p.taken, p.queries) == Some(true))
         .collect();
@@ -629,7 +605,7 @@ const TOOK_ITS_PLACE_MAX: usize = 3;
 /// the one that moved most the way the query changed (down when it got `worse`, else up; the
 /// higher grade, then the label order, on a tie), with, when it got worse, the tools now at or
 /// above its old rank that were not there before. `None` when no relevant tool moved that way.
-fn rank_change(q: &QueryInput, before: &[String], worse: bool) -> Option<RankChange> {
+fn rank_change(q: &QueryReport, before: &[String], worse: bool) -> Option<RankChange> {
     const OUT: usize = 11;
     let before: Vec<&str> = before.iter().map(String::as_str).collect();
     let now: Vec<&str> = q.retrieved.iter().map(Text::as_str).collect();
@@ -673,7 +649,7 @@ const CHANGED_QUERIES_MAX: usize = 10;
 /// the most (with no drop in either), best first. Without per-query baseline values, the
 /// lowest-scoring queries and no improved ones.
 fn changed_queries(
-    r: Option<&RetrievalInputs>,
+    r: Option<&RetrievalReport>,
     b: Option<&Baseline>,
 ) -> (Vec<QueryDelta>, Vec<QueryDelta>) {
     let (mut out, mut up) = (Vec::new(), Vec::new());

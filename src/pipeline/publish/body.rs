@@ -10,7 +10,7 @@ pub const CHECK_TEXT_MAX: usize = 65_535;
 pub const SUMMARY_MAX_BYTES: usize = 1024 * 1024;
 
 /// Splits Markdown into sections: a heading (`#`) or a `<details>` block starts a new one.
-pub fn sections(md: &str) -> Vec<String> {
+fn sections(md: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in md.split_inclusive('\n') {
         let starts = line.starts_with('#') || line.starts_with("<details");

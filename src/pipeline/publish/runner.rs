@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 /// Escapes a workflow-command message (`%`, CR, LF).
-pub fn escape_data(s: &str) -> String {
+fn escape_data(s: &str) -> String {
     s.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")

@@ -9,7 +9,7 @@ use crate::pipeline::baseline::Baseline;
 pub use crate::pipeline::dataset::DatasetRef;
 use crate::pipeline::dataset::Profile;
 use crate::pipeline::dataset::shard::ShardRef;
-use crate::pipeline::gate::{DetectorInputs, GateInputs, QueryInput, RetrievalInputs};
+use crate::pipeline::gate::GateInputs;
 use crate::pipeline::measure::probes::RobustnessReport;
 pub use crate::pipeline::score::model::*;
 use crate::pipeline::score::scorecard::Scorecard;
@@ -127,34 +127,8 @@ pub fn gate_inputs<'a>(
     failure: Option<&SutError>,
 ) -> GateInputs<'a> {
     GateInputs {
-        retrieval: retrieval.map(|r| RetrievalInputs {
-            metrics: &r.metrics,
-            per_query: r
-                .per_query
-                .iter()
-                .map(|q| QueryInput {
-                    id: &q.id,
-                    query: &q.query,
-                    metrics: &q.metrics,
-                    labels: &q.labels,
-                    retrieved: &q.retrieved,
-                })
-                .collect(),
-            confusions: (!r.tool_diagnostics.is_empty())
-                .then_some(r.tool_diagnostics.confusions.as_slice()),
-        }),
-        security_measured: security.is_some(),
-        detectors: security
-            .map(|s| s.detectors.as_slice())
-            .unwrap_or_default()
-            .iter()
-            .map(|d| DetectorInputs {
-                name: &d.detector,
-                metrics: &d.metrics,
-                review_tier: d.tier == Some(Tier::Review),
-                entries: &d.entries,
-            })
-            .collect(),
+        retrieval,
+        security,
         robustness,
         failure: failure.map(ToString::to_string),
     }
