@@ -193,9 +193,8 @@ async fn scan_start(
         }
         Some(_) => {}
     }
-    let job = scan::start(state.clone(), name.clone()).await;
-    let status = scan::status_json(&name, &job);
-    (StatusCode::ACCEPTED, envelope(status)).into_response()
+    let job = scan::start(state, name).await;
+    (StatusCode::ACCEPTED, envelope(json!(job))).into_response()
 }
 
 /// `…/scan/status` (`report` false) or `…/scan/report` of `name`'s latest scan.
@@ -206,7 +205,7 @@ async fn scan_job(
 ) -> Response {
     match state.scans.lock().await.get(&name) {
         None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
-        Some(j) if !report => envelope(scan::status_json(&name, j)),
+        Some(j) if !report => envelope(json!(j)),
         Some(ScanJob {
             report: Some(r), ..
         }) => envelope(r.clone()),

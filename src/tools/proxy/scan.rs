@@ -15,13 +15,16 @@ use std::time::SystemTime;
 /// The scanner id this proxy reports and accepts.
 pub const SCANNER_ID: &str = "evalgate-rules";
 
-/// One server's latest scan.
-#[derive(Debug, Clone)]
+/// One server's latest scan, serialised as `…/scan/status` reports it (`error` always null).
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct ScanJob {
     pub job_id: String,
+    pub server_name: String,
     pub status: &'static str,
     pub started_at: String,
     pub completed_at: Option<String>,
+    error: (),
+    #[serde(skip)]
     pub report: Option<Value>,
 }
 
@@ -87,9 +90,11 @@ pub async fn scan_server(state: &State, server: &str) -> Value {
 pub async fn start(state: std::sync::Arc<State>, server: String) -> ScanJob {
     let job = ScanJob {
         job_id: format!("scan-{}", NEXT_JOB.fetch_add(1, Ordering::SeqCst)),
+        server_name: server.clone(),
         status: "pending",
         started_at: now(),
         completed_at: None,
+        error: (),
         report: None,
     };
     let id = job.job_id.clone();
@@ -116,17 +121,6 @@ async fn set(state: &State, server: &str, id: &str, status: &'static str, report
         j.completed_at = (status != "running").then(now);
         j.report = report;
     }
-}
-
-pub fn status_json(server: &str, j: &ScanJob) -> Value {
-    json!({
-        "job_id": j.job_id,
-        "server_name": server,
-        "status": j.status,
-        "started_at": j.started_at,
-        "completed_at": j.completed_at,
-        "error": null,
-    })
 }
 
 pub type Jobs = HashMap<String, ScanJob>;
