@@ -2,11 +2,11 @@
 //! every tool over all pages, and write a corpus file: sorted `server:tool` ids, full definitions,
 //! the server's identity from `initialize`, the client capabilities used and when it was taken.
 
-use crate::infra::files::{read_to_string, write_atomic};
+use crate::infra::files::read_to_string;
 use crate::infra::mcp::{self, Endpoint};
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::mcp::from_definition;
-use crate::pipeline::dataset::{Corpus, ServerInfo, Tool, corpus_json};
+use crate::pipeline::dataset::{Corpus, ServerInfo, Tool};
 use anyhow::{Context, bail};
 use rmcp::ClientHandler;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
@@ -134,11 +134,6 @@ pub fn merge(corpus: &mut Corpus, taken: Taken) {
     corpus.servers.retain(|s| s.name != name);
     corpus.servers.push(taken.server);
     corpus.servers.sort_by(|a, b| a.name.cmp(&b.name));
-}
-
-/// Writes atomically.
-pub fn write(path: &Path, c: &Corpus) -> anyhow::Result<()> {
-    write_atomic(path, corpus_json(c).as_bytes())
 }
 
 /// A new, empty corpus.

@@ -363,8 +363,9 @@ impl ProxyMcp {
         let held = {
             let drift = self.state.tracker();
             drift
-                .drifted(name)
-                .map(|aspects| (drift.mode(), aspects.join(", ")))
+                .tool(server, tool)
+                .filter(|t| t.drifted())
+                .map(|t| (drift.mode, t.aspects.join(", ")))
         };
         match held {
             Some((OnToolDrift::Block, aspects)) => {
@@ -460,7 +461,7 @@ mod tests {
             upstreams: Default::default(),
             fault: Default::default(),
             searches: Default::default(),
-            scans: Mutex::new(scan::Jobs::new()),
+            scans: Default::default(),
             drift: std::sync::Mutex::new(DriftTracker::from_config(&cfg)),
             sup: crate::infra::process::Supervisor::new(),
         })

@@ -8,7 +8,6 @@ use crate::pipeline::dataset::RawJson;
 use crate::pipeline::sut::rules::{scan_text, tool_text};
 use crate::tools::snapshot::rfc3339;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
@@ -29,10 +28,6 @@ pub struct ScanJob {
 }
 
 static NEXT_JOB: AtomicU64 = AtomicU64::new(1);
-
-fn now() -> String {
-    rfc3339(SystemTime::now())
-}
 
 /// The category mcpproxy-style findings carry for each reference rule.
 fn category(rule: &str) -> &'static str {
@@ -92,7 +87,7 @@ pub async fn start(state: std::sync::Arc<State>, server: String) -> ScanJob {
         job_id: format!("scan-{}", NEXT_JOB.fetch_add(1, Ordering::SeqCst)),
         server_name: server.clone(),
         status: "pending",
-        started_at: now(),
+        started_at: rfc3339(SystemTime::now()),
         completed_at: None,
         error: (),
         report: None,
@@ -118,9 +113,7 @@ async fn set(state: &State, server: &str, id: &str, status: &'static str, report
     let mut jobs = state.scans.lock().await;
     if let Some(j) = jobs.get_mut(server).filter(|j| j.job_id == id) {
         j.status = status;
-        j.completed_at = (status != "running").then(now);
+        j.completed_at = (status != "running").then(|| rfc3339(SystemTime::now()));
         j.report = report;
     }
 }
-
-pub type Jobs = HashMap<String, ScanJob>;
