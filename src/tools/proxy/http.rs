@@ -426,9 +426,9 @@ impl ServerHandler for ProxyMcp {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ServerStatus;
     use super::super::config::ProxyConfig;
     use super::super::drift::DriftTracker;
-    use super::super::{ServerStatus, scan};
     use super::*;
     use tokio::sync::{Mutex, RwLock};
 
