@@ -87,7 +87,7 @@ pub async fn cmd_snapshot(a: &SnapshotArgs) -> anyhow::Result<i32> {
     snapshot::merge(&mut corpus, taken);
     match &a.out {
         Some(p) => {
-            snapshot::write(p, &corpus)?;
+            crate::infra::files::write_atomic(p, dataset::corpus_json(&corpus).as_bytes())?;
             crate::errln!(
                 "{}: {n} tool(s) from {:?}; {} tool(s) from {} server(s) in all",
                 p.display(),

@@ -2,11 +2,11 @@
 //! every tool over all pages, and write a corpus file: sorted `server:tool` ids, full definitions,
 //! the server's identity from `initialize`, the client capabilities used and when it was taken.
 
-use crate::infra::files::{read_to_string, write_atomic};
+use crate::infra::files::read_to_string;
 use crate::infra::mcp::{self, Endpoint};
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::mcp::from_definition;
-use crate::pipeline::dataset::{Corpus, ServerInfo, Tool, corpus_json};
+use crate::pipeline::dataset::{Corpus, ServerInfo, Tool};
 use anyhow::{Context, bail};
 use rmcp::ClientHandler;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
@@ -34,27 +34,11 @@ pub struct Taken {
     pub tools: Vec<Tool>,
 }
 
-/// RFC 3339 UTC timestamp (seconds) of a point in time.
+/// RFC 3339 UTC timestamp (seconds) of a point in time (the epoch for one before it).
 pub fn rfc3339(t: SystemTime) -> String {
     let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // civil-from-days (Howard Hinnant's algorithm)
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let t = chrono::DateTime::from_timestamp(secs, 0).unwrap_or_default();
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// Connects to `server` (its name and provenance given), lists every tool and disconnects. A
@@ -125,16 +109,13 @@ pub async fn take(
         }
     }
     if let Some(i) = &info {
-        let v = serde_json::to_value(i.as_ref())?;
-        if let Some(si) = v.get("serverInfo") {
+        if let Some(si) = &i.server_info {
             put(
                 "server_info",
-                json!({"name": si.get("name"), "version": si.get("version")}),
+                json!({"name": si.name, "version": si.version}),
             );
         }
-        if let Some(pv) = v.get("protocolVersion") {
-            put("protocol_version", pv.clone());
-        }
+        put("protocol_version", json!(i.protocol_version));
     }
     put(
         "client_capabilities",
@@ -153,11 +134,6 @@ pub fn merge(corpus: &mut Corpus, taken: Taken) {
     corpus.servers.retain(|s| s.name != name);
     corpus.servers.push(taken.server);
     corpus.servers.sort_by(|a, b| a.name.cmp(&b.name));
-}
-
-/// Writes atomically.
-pub fn write(path: &Path, c: &Corpus) -> anyhow::Result<()> {
-    write_atomic(path, corpus_json(c).as_bytes())
 }
 
 /// A new, empty corpus.

@@ -26,10 +26,9 @@ impl Catalog {
             servers: vec![],
             tools,
         };
-        let index = Embedded::new(&corpus)?;
         Ok(Catalog {
+            index: Embedded::new(&corpus)?,
             corpus,
-            index,
             listing,
         })
     }

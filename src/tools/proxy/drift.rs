@@ -64,7 +64,7 @@ impl ToolState {
 /// Baselines, latest listings and drift state of every upstream.
 #[derive(Debug, Default)]
 pub struct DriftTracker {
-    mode: OnToolDrift,
+    pub mode: OnToolDrift,
     quarantine: bool,
     auto_approved: BTreeSet<String>,
     baselines: HashMap<String, Value>,
@@ -87,10 +87,6 @@ impl DriftTracker {
                 .collect(),
             ..DriftTracker::default()
         }
-    }
-
-    pub fn mode(&self) -> OnToolDrift {
-        self.mode
     }
 
     /// Whether `server`'s definitions are tracked for drift.
@@ -163,14 +159,6 @@ impl DriftTracker {
         events
     }
 
-    /// The drift aspects of a listed `server:tool`, `None` when it is approved or not listed.
-    pub fn drifted(&self, id: &str) -> Option<&[String]> {
-        let (server, name) = id.split_once(':')?;
-        self.tool(server, name)
-            .map(|t| t.aspects.as_slice())
-            .filter(|a| !a.is_empty())
-    }
-
     /// The state of one listed tool.
     pub fn tool(&self, server: &str, name: &str) -> Option<&ToolState> {
         self.servers.get(server)?.iter().find(|t| t.name == name)
@@ -197,6 +185,14 @@ mod tests {
                 quarantine: true,
                 ..DriftTracker::default()
             }
+        }
+
+        /// The drift aspects of a listed `server:tool`, `None` when it is approved or not listed.
+        fn drifted(&self, id: &str) -> Option<&[String]> {
+            let (server, name) = id.split_once(':')?;
+            self.tool(server, name)
+                .map(|t| t.aspects.as_slice())
+                .filter(|a| !a.is_empty())
         }
 
         /// Whether calls to `id` are refused and it is kept out of the index.

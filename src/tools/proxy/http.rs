@@ -193,9 +193,8 @@ async fn scan_start(
         }
         Some(_) => {}
     }
-    let job = scan::start(state.clone(), name.clone()).await;
-    let status = scan::status_json(&name, &job);
-    (StatusCode::ACCEPTED, envelope(status)).into_response()
+    let job = scan::start(state, name).await;
+    (StatusCode::ACCEPTED, envelope(json!(job))).into_response()
 }
 
 /// `…/scan/status` (`report` false) or `…/scan/report` of `name`'s latest scan.
@@ -206,7 +205,7 @@ async fn scan_job(
 ) -> Response {
     match state.scans.lock().await.get(&name) {
         None => error(StatusCode::NOT_FOUND, &format!("no scan of {name:?} yet")),
-        Some(j) if !report => envelope(scan::status_json(&name, j)),
+        Some(j) if !report => envelope(json!(j)),
         Some(ScanJob {
             report: Some(r), ..
         }) => envelope(r.clone()),
@@ -364,8 +363,9 @@ impl ProxyMcp {
         let held = {
             let drift = self.state.tracker();
             drift
-                .drifted(name)
-                .map(|aspects| (drift.mode(), aspects.join(", ")))
+                .tool(server, tool)
+                .filter(|t| t.drifted())
+                .map(|t| (drift.mode, t.aspects.join(", ")))
         };
         match held {
             Some((OnToolDrift::Block, aspects)) => {
@@ -426,9 +426,9 @@ impl ServerHandler for ProxyMcp {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ServerStatus;
     use super::super::config::ProxyConfig;
     use super::super::drift::DriftTracker;
-    use super::super::{ServerStatus, scan};
     use super::*;
     use tokio::sync::{Mutex, RwLock};
 
@@ -461,7 +461,7 @@ mod tests {
             upstreams: Default::default(),
             fault: Default::default(),
             searches: Default::default(),
-            scans: Mutex::new(scan::Jobs::new()),
+            scans: Default::default(),
             drift: std::sync::Mutex::new(DriftTracker::from_config(&cfg)),
             sup: crate::infra::process::Supervisor::new(),
         })

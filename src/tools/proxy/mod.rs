@@ -19,12 +19,12 @@
 //! It is the system launched when a launch is asked for without naming a binary, a baseline to
 //! compare a real proxy with, and the stand-in that lets the tests exercise the launch path.
 
-pub mod catalog;
-pub mod config;
-pub mod drift;
+mod catalog;
+mod config;
+mod drift;
 pub mod fault;
 mod http;
-pub mod scan;
+mod scan;
 mod upstream;
 
 use crate::infra::files::read_to_string;
@@ -35,7 +35,7 @@ use anyhow::Context;
 use catalog::Catalog;
 use config::ProxyConfig;
 pub use fault::Fault;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
@@ -68,7 +68,7 @@ pub struct State {
     pub fault: Fault,
     pub searches: AtomicUsize,
     /// The latest security scan of each server.
-    pub scans: Mutex<scan::Jobs>,
+    pub scans: Mutex<HashMap<String, scan::ScanJob>>,
     /// Tool-definition baselines and drift state (held briefly, never across an await).
     pub drift: std::sync::Mutex<drift::DriftTracker>,
     /// Owns the upstream server processes.
@@ -94,7 +94,7 @@ impl State {
         let covers = self.reindex_asked.load(SeqCst);
         let (mut listing, mode) = {
             let drift = self.tracker();
-            (drift.listing(), drift.mode())
+            (drift.listing(), drift.mode)
         };
         let dropped = self.fault.dropped_tool();
         listing.retain(|t| Some(t.id().as_str()) != dropped);
@@ -146,7 +146,7 @@ pub async fn run(config_path: &Path, listen: &str, fault: Fault) -> anyhow::Resu
         upstreams: Default::default(),
         fault,
         searches: Default::default(),
-        scans: Mutex::new(scan::Jobs::new()),
+        scans: Default::default(),
         drift: std::sync::Mutex::new(drift::DriftTracker::from_config(&cfg)),
         sup: crate::infra::process::Supervisor::new(),
     });

@@ -8,28 +8,26 @@ use crate::pipeline::dataset::RawJson;
 use crate::pipeline::sut::rules::{scan_text, tool_text};
 use crate::tools::snapshot::rfc3339;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 /// The scanner id this proxy reports and accepts.
 pub const SCANNER_ID: &str = "evalgate-rules";
 
-/// One server's latest scan.
-#[derive(Debug, Clone)]
+/// One server's latest scan, serialised as `…/scan/status` reports it (`error` always null).
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct ScanJob {
     pub job_id: String,
+    pub server_name: String,
     pub status: &'static str,
     pub started_at: String,
     pub completed_at: Option<String>,
+    error: (),
+    #[serde(skip)]
     pub report: Option<Value>,
 }
 
 static NEXT_JOB: AtomicU64 = AtomicU64::new(1);
-
-fn now() -> String {
-    rfc3339(SystemTime::now())
-}
 
 /// The category mcpproxy-style findings carry for each reference rule.
 fn category(rule: &str) -> &'static str {
@@ -87,9 +85,11 @@ pub async fn scan_server(state: &State, server: &str) -> Value {
 pub async fn start(state: std::sync::Arc<State>, server: String) -> ScanJob {
     let job = ScanJob {
         job_id: format!("scan-{}", NEXT_JOB.fetch_add(1, Ordering::SeqCst)),
+        server_name: server.clone(),
         status: "pending",
-        started_at: now(),
+        started_at: rfc3339(SystemTime::now()),
         completed_at: None,
+        error: (),
         report: None,
     };
     let id = job.job_id.clone();
@@ -113,20 +113,7 @@ async fn set(state: &State, server: &str, id: &str, status: &'static str, report
     let mut jobs = state.scans.lock().await;
     if let Some(j) = jobs.get_mut(server).filter(|j| j.job_id == id) {
         j.status = status;
-        j.completed_at = (status != "running").then(now);
+        j.completed_at = (status != "running").then(|| rfc3339(SystemTime::now()));
         j.report = report;
     }
 }
-
-pub fn status_json(server: &str, j: &ScanJob) -> Value {
-    json!({
-        "job_id": j.job_id,
-        "server_name": server,
-        "status": j.status,
-        "started_at": j.started_at,
-        "completed_at": j.completed_at,
-        "error": null,
-    })
-}
-
-pub type Jobs = HashMap<String, ScanJob>;

@@ -111,22 +111,14 @@ pub async fn refresh(state: &Arc<State>, name: &str) {
     let result = list(&up.service, name).await;
     drop(inner);
     match result {
-        Ok(definitions) => publish(state, name, definitions, None).await,
+        Ok(definitions) => publish(state, name, definitions).await,
         Err(e) => set_status(state, name, "error", 0, Some(e)).await,
     }
 }
 
-/// Publishes a listing of `name` (with its new connection, if any): the drift tracker takes it
-/// (and what changed is logged), then its status, then the rebuilt index.
-async fn publish(
-    state: &State,
-    name: &str,
-    definitions: Vec<Value>,
-    connected: Option<mcp::Session<UpstreamClient>>,
-) {
-    if let Some(up) = connected {
-        state.upstreams.write().await.insert(name.to_string(), up);
-    }
+/// Publishes a listing of `name`: the drift tracker takes it (and what changed is logged), then
+/// its status, then the rebuilt index.
+async fn publish(state: &State, name: &str, definitions: Vec<Value>) {
     let names: HashSet<_> = definitions
         .iter()
         .filter_map(|d| d["name"].as_str())
@@ -202,7 +194,8 @@ pub async fn start_all(state: Arc<State>, cfg: &ProxyConfig) {
                 };
                 let e = match tokio::time::timeout(UPSTREAM_TIMEOUT, attempt_fut).await {
                     Ok(Ok((session, listed))) => {
-                        return publish(&st, &name, listed, Some(session)).await;
+                        st.upstreams.write().await.insert(name.clone(), session);
+                        return publish(&st, &name, listed).await;
                     }
                     Ok(Err(e)) => e,
                     Err(_) => format!(
