@@ -40,11 +40,16 @@ pub async fn make_retriever(
             let spec = McpSearchSpec::from_file(name, mcp, None).map_err(bad)?;
             let what = spec.endpoint.describe();
             match McpSearch::connect(spec, sup, check.request_timeout).await {
-                Ok(m) => match launch::check_catalog(check, &m, Some(&m), &corpus.value).await {
-                    Ok(coverage) => Ok(Box::new(m.checked(coverage))),
-                    // a stdio server's exit and stderr go with the failure
-                    Err(e) => Err(e.with_log(&m.story())),
-                },
+                Ok(mut m) => {
+                    match launch::check_catalog(check, &m, Some(&m), &corpus.value).await {
+                        Ok(coverage) => {
+                            m.facts.coverage = Some(coverage);
+                            Ok(Box::new(m))
+                        }
+                        // a stdio server's exit and stderr go with the failure
+                        Err(e) => Err(e.with_log(&m.story())),
+                    }
+                }
                 Err(e) => Err(SutError::connect_failed(
                     name.clone(),
                     &e.context(format!("cannot connect ({what})")),
@@ -53,9 +58,12 @@ pub async fn make_retriever(
             }
         }
         SutSpec::Rest { name, rest, check } => {
-            let r = RestSearch::new(name, rest, check.request_timeout).map_err(bad)?;
+            let mut r = RestSearch::new(name, rest, check.request_timeout).map_err(bad)?;
             let checked = launch::check_catalog(check, &r, None, &corpus.value).await;
-            checked.map(|coverage| Box::new(r.checked(coverage)) as Box<dyn Retriever>)
+            checked.map(|coverage| {
+                r.facts.coverage = Some(coverage);
+                Box::new(r) as Box<dyn Retriever>
+            })
         }
         SutSpec::Launched(l) => {
             check_launch(l)?;

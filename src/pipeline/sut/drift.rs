@@ -16,10 +16,7 @@ use crate::infra::text::canonical_json;
 
 /// sha256 of the canonical JSON, hex.
 pub fn fingerprint(v: &Value) -> String {
-    Sha256::digest(canonical_json(v).as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    format!("{:x}", Sha256::digest(canonical_json(v).as_bytes()))
 }
 
 /// The definition aspect a key is compared as (the snake-case schema keys too); anything else

@@ -3,7 +3,6 @@
 //! `server:tool` ids by a jq filter (`mapping`). Structured content and JSON text content are
 //! treated alike.
 
-use super::launch::catalog::Coverage;
 use super::mapping::{IdStyle, MCPPROXY_RETRIEVE_TOOLS_FILTER, Mapper};
 use super::{Facts, Ranked, Retriever, SearchRequest, SutError};
 use crate::infra::mcp::{self, Endpoint, Session};
@@ -88,8 +87,9 @@ impl McpSearchSpec {
 /// A connected MCP search system.
 pub struct McpSearch {
     spec: McpSearchSpec,
-    session: Session<()>,
-    facts: Facts,
+    /// Its `tools/list` (bounded by the request timeout) is the catalog's `tools-list` check.
+    pub(crate) session: Session<()>,
+    pub(crate) facts: Facts,
 }
 
 impl McpSearch {
@@ -125,22 +125,6 @@ impl McpSearch {
             session,
             facts,
         })
-    }
-
-    /// The system with what its catalog check established.
-    pub fn checked(mut self, coverage: Coverage) -> McpSearch {
-        self.facts.coverage = Some(coverage);
-        self
-    }
-
-    /// The tools the system lists (its own `tools/list`), bounded by the request timeout.
-    pub async fn list_tools(&self) -> anyhow::Result<Vec<rmcp::model::Tool>> {
-        self.session.list_all_tools().await
-    }
-
-    /// Whether the stdio server has exited (never for HTTP).
-    pub fn exited(&self) -> Option<String> {
-        self.session.exited()
     }
 
     /// The stdio server's exit and stderr tail ("" over HTTP), for failure messages.

@@ -1,7 +1,6 @@
 //! `rest`: a plain HTTP search endpoint, e.g. mcpproxy's `GET /api/v1/index/search?q=&limit=`.
 //! The JSON body is mapped to ranked ids with a jq filter, like the MCP adapter.
 
-use super::launch::catalog::Coverage;
 use super::mapping::{IdStyle, MCPPROXY_REST_SEARCH_FILTER, Mapper};
 use super::spec::RestFile;
 use super::{Facts, Ranked, Retriever, SearchRequest, SutError};
@@ -23,7 +22,7 @@ pub struct RestSearch {
     mapper: Mapper,
     timeout: Duration,
     client: reqwest::Client,
-    facts: Facts,
+    pub(crate) facts: Facts,
 }
 
 impl RestSearch {
@@ -57,12 +56,6 @@ impl RestSearch {
             timeout,
             client,
         })
-    }
-
-    /// The system with what its catalog check established.
-    pub fn checked(mut self, coverage: Coverage) -> RestSearch {
-        self.facts.coverage = Some(coverage);
-        self
     }
 
     /// A request that failed twice: no answer in time is a `timeout`, nothing accepting

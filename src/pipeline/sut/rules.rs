@@ -101,45 +101,34 @@ pub fn is_hidden_char(c: char) -> bool {
 }
 
 fn decoded_texts(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let printable = |s: &str| {
+    let printable = |s: String| {
         let n = s.chars().count();
         let shown = s
             .chars()
             .filter(|c| c.is_ascii_graphic() || *c == ' ' || *c == '\n');
-        n >= 12 && shown.count() * 100 / n >= 90 && s.contains(' ')
+        (n >= 12 && shown.count() * 100 / n >= 90 && s.contains(' ')).then_some(s)
     };
-    for m in BASE64_RUN.find_iter(text) {
+    let base64 = BASE64_RUN.find_iter(text).filter_map(|m| {
         let raw = m.as_str().trim_end_matches('=');
         let padded = format!("{raw}{}", "=".repeat((4 - raw.len() % 4) % 4));
-        for engine in [
+        let engines = [
             &base64::engine::general_purpose::STANDARD,
             &base64::engine::general_purpose::URL_SAFE,
-        ] {
-            if let Ok(bytes) = engine.decode(padded.as_bytes())
-                && let Ok(s) = String::from_utf8(bytes)
-                && printable(&s)
-            {
-                out.push(s);
-                break;
-            }
-        }
-    }
-    for c in HEX_RUN.captures_iter(text) {
+        ];
+        engines
+            .into_iter()
+            .find_map(|e| printable(String::from_utf8(e.decode(padded.as_bytes()).ok()?).ok()?))
+    });
+    let hex = HEX_RUN.captures_iter(text).filter_map(|c| {
         // plain hex, or `\x`-escaped bytes
         let run = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
         let hex = run.replace("\\x", "");
         let bytes: Option<Vec<u8>> = (0..hex.len() / 2)
             .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
             .collect();
-        if let Some(b) = bytes
-            && let Ok(s) = String::from_utf8(b)
-            && printable(&s)
-        {
-            out.push(s);
-        }
-    }
-    out
+        printable(String::from_utf8(bytes?).ok()?)
+    });
+    base64.chain(hex).collect()
 }
 
 /// The text rules that fire on `text`.

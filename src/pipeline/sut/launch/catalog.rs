@@ -318,7 +318,8 @@ pub async fn by_tools_list(
         rounds += 1;
         // a hang is a timeout, an answer that is not MCP garbage, anything else a crash
         let tools = m
-            .list_tools()
+            .session
+            .list_all_tools()
             .await
             .map_err(|e| SutError::connect_failed(system.to_string(), &e, ""))?;
         let v = serde_json::to_value(&tools).unwrap_or_default();

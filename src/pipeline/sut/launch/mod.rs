@@ -53,7 +53,7 @@ impl Launched {
     fn exited(&self) -> Option<String> {
         self.proxy
             .as_ref()
-            .map_or_else(|| self.search.exited(), |p| p.try_exited())
+            .map_or_else(|| self.search.session.exited(), |p| p.try_exited())
     }
 
     fn log_tail(&self) -> String {
