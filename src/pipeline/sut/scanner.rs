@@ -93,18 +93,9 @@ pub(crate) fn severity_rank(v: &Value) -> Option<f64> {
     }
 }
 
-/// What a scanner's outputs gave: the findings per entry id and, when its output said
-/// something, what (a filter that took nothing from it is then a failure).
-type Findings<'e> = (HashMap<&'e str, Vec<Finding>>, Option<String>);
-
-/// A finding's decision after the threshold.
-#[derive(Debug, Clone)]
-struct Finding {
-    flagged: bool,
-    /// A flag below `severity_threshold`: flagged for review, not blocked.
-    review: bool,
-    reason: Option<String>,
-}
+/// What a scanner's outputs gave: the decision per entry id that has findings and, when its
+/// output said something, what (a filter that took nothing from it is then a failure).
+type Findings<'e> = (HashMap<&'e str, Decision>, Option<String>);
 
 /// `--detectors scanner`: one detector per `[[scanner]]` table.
 pub const DEF: super::kind::DetectorDef = super::kind::DetectorDef {
@@ -178,8 +169,13 @@ impl Scanner {
         SutError::timeout(self.cfg.name.clone(), self.timeout().as_secs_f64(), what)
     }
 
-    /// Reads one filter output as a finding.
-    fn finding(&self, v: &Value) -> Result<Finding, SutError> {
+    /// Reads one filter output as a finding about `id`, added to its decision in `findings`.
+    fn add_finding<'e>(
+        &self,
+        findings: &mut HashMap<&'e str, Decision>,
+        id: &'e str,
+        v: &Value,
+    ) -> Result<(), SutError> {
         let (flagged, severity, reason) = match v {
             Value::Bool(b) => (Some(*b), None, None),
             Value::Object(o) => (
@@ -214,11 +210,16 @@ impl Scanner {
             })?;
             below = rank < t;
         }
-        Ok(Finding {
-            flagged: flag && !below,
-            review: flag && below,
-            reason,
-        })
+        let d = findings
+            .entry(id)
+            .or_insert_with(|| Decision::new(id, false, Vec::new()));
+        // a flag below `severity_threshold` is flagged for review, not blocked
+        d.flagged |= flag && !below;
+        d.review |= flag && below;
+        if flag {
+            d.signals.extend(reason.map(|r| clip(&r)));
+        }
+        Ok(())
     }
 
     fn spawn(&self, sup: &Supervisor, args: Vec<String>) -> Result<Managed, SutError> {
@@ -249,7 +250,7 @@ impl Scanner {
             .buffered(self.concurrency())
             .collect()
             .await;
-        let mut findings: HashMap<&str, Vec<Finding>> = HashMap::new();
+        let mut findings = HashMap::new();
         // tools the output names: an output about them from which the filter took nothing
         // is a filter for another format, not a scanner that found nothing
         let mut named: BTreeSet<&str> = BTreeSet::new();
@@ -271,10 +272,7 @@ impl Scanner {
                         "the filter named tool {tool:?}, which is not in the scanned file"
                     ))
                 })?;
-                findings
-                    .entry(entry.id.as_str())
-                    .or_default()
-                    .push(self.finding(&v)?);
+                self.add_finding(&mut findings, &entry.id, &v)?;
             }
         }
         let said = named.first().map(|e| {
@@ -361,7 +359,7 @@ impl Scanner {
             .ok_or_else(|| self.other("no stdio pipes"))?;
         let mut lines = BufReader::new(stdout).lines();
         let limit = self.timeout();
-        let mut findings: HashMap<&str, Vec<Finding>> = HashMap::new();
+        let mut findings = HashMap::new();
         // answers that held something the filter could have read
         let mut with_data = 0;
         // after a moment for its exit to be seen: what the scanner did, and its stderr
@@ -410,10 +408,7 @@ impl Scanner {
             with_data += usize::from(has_data(&v));
             let mapped = self.mapper.outputs(&v);
             for o in mapped.map_err(|e| self.garbage(e.to_string()))? {
-                findings
-                    .entry(e.id.as_str())
-                    .or_default()
-                    .push(self.finding(&o)?);
+                self.add_finding(&mut findings, &e.id, &o)?;
             }
         }
         drop(stdin);
@@ -466,30 +461,17 @@ impl Detector for Scanner {
                 entries.len()
             )));
         }
-        Ok(verdicts(entries, &findings))
+        let verdict = |e: &Entry| {
+            let found = findings.get(e.id.as_str()).cloned();
+            let mut d = found.unwrap_or_else(|| Decision::new(&e.id, false, Vec::new()));
+            // review only when no finding blocks it; each reason once, sorted
+            d.review &= !d.flagged;
+            d.signals.sort();
+            d.signals.dedup();
+            d
+        };
+        Ok(entries.iter().map(verdict).collect())
     }
-}
-
-fn verdicts(entries: &[Entry], findings: &HashMap<&str, Vec<Finding>>) -> Vec<Decision> {
-    entries
-        .iter()
-        .map(|e| {
-            let fs = findings.get(e.id.as_str());
-            let flagged = fs.is_some_and(|fs| fs.iter().any(|f| f.flagged));
-            let review = !flagged && fs.is_some_and(|fs| fs.iter().any(|f| f.review));
-            let signals: BTreeSet<String> = fs
-                .into_iter()
-                .flatten()
-                .filter(|f| f.flagged || f.review)
-                .filter_map(|f| f.reason.clone())
-                .map(|r| clip(&r))
-                .collect();
-            Decision {
-                review,
-                ..Decision::new(&e.id, flagged, signals.into_iter().collect())
-            }
-        })
-        .collect()
 }
 
 /// Adds to `named` the scanned tools whose name is a string anywhere in `v`.

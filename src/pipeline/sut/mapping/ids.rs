@@ -91,25 +91,21 @@ pub fn normalize_id(v: &Value, style: IdStyle) -> Option<String> {
     }
 }
 
-/// A single-string id under a style (`Pair` accepts none).
+/// A single-string id under a style (`Pair` accepts none); `Auto` reads a string containing
+/// `:` as `server:tool` only.
 fn id_from_str(s: &str, style: IdStyle) -> Option<String> {
-    match style {
-        IdStyle::Colon => colon_id(s),
-        IdStyle::DoubleUnderscore => double_underscore_id(s),
-        IdStyle::Auto if s.contains(':') => colon_id(s),
-        IdStyle::Auto => double_underscore_id(s),
-        IdStyle::Pair => None,
+    let colon = match style {
+        IdStyle::Colon => true,
+        IdStyle::DoubleUnderscore => false,
+        IdStyle::Auto => s.contains(':'),
+        IdStyle::Pair => return None,
+    };
+    if !colon {
+        let (server, tool) = s.split_once("__")?;
+        return pair_id(server, tool);
     }
-}
-
-fn colon_id(s: &str) -> Option<String> {
     let (server, tool) = s.split_once(':')?;
     (!server.is_empty() && !tool.is_empty()).then(|| s.to_string())
-}
-
-fn double_underscore_id(s: &str) -> Option<String> {
-    let (server, tool) = s.split_once("__")?;
-    pair_id(server, tool)
 }
 
 /// `server:tool` from separate parts; a tool already prefixed with `server:` or `server__` keeps

@@ -283,11 +283,5 @@ pub(super) fn truncate(s: &str, max: usize) -> String {
     }
 }
 
-// `Mapper` is shared across concurrent queries.
-const _: fn() = || {
-    fn send_sync<T: Send + Sync>() {}
-    send_sync::<Mapper>();
-};
-
 #[cfg(test)]
 mod tests;

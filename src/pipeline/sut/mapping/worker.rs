@@ -34,7 +34,8 @@ pub const MAX_ANSWER: usize = crate::infra::http::MAX_ANSWER;
 /// The worker process: compiles the filter given as the next argument, caps its own memory,
 /// then answers each payload line. Exit 0 at stdin EOF.
 pub fn run(filter: &str) -> i32 {
-    cap_memory();
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_AS, MEMORY, MEMORY);
     let Ok(compiled) = super::jaq::compile(filter) else {
         return 2;
     };
@@ -60,15 +61,6 @@ pub fn run(filter: &str) -> i32 {
     }
     0
 }
-
-#[cfg(target_os = "linux")]
-fn cap_memory() {
-    use nix::sys::resource::{Resource, setrlimit};
-    let _ = setrlimit(Resource::RLIMIT_AS, MEMORY, MEMORY);
-}
-
-#[cfg(not(target_os = "linux"))]
-fn cap_memory() {}
 
 struct Running {
     child: Child,
