@@ -190,10 +190,8 @@ impl Scanner {
                     }
                 },
                 o.get("severity").filter(|s| !s.is_null()),
-                o.get("reason").map(|r| match r {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                }),
+                o.get("reason")
+                    .map(|r| r.as_str().map_or_else(|| r.to_string(), str::to_string)),
             ),
             other => {
                 return Err(self.garbage(format!(

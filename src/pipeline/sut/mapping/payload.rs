@@ -24,10 +24,7 @@ pub(super) fn unwrap_envelope(payload: Value) -> Result<Value, MapError> {
             let err = o
                 .get("error")
                 .or_else(|| o.get("message"))
-                .map(|e| match e {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
+                .map(|e| e.as_str().map_or_else(|| e.to_string(), str::to_string))
                 .unwrap_or_else(|| "(no error message)".into());
             return Err(MapError::ToolError {
                 text: truncate(&err, TOOL_ERROR_CHARS),
