@@ -76,14 +76,6 @@ pub fn param_names(v: &Value, out: &mut Vec<String>, depth: usize) {
     }
 }
 
-struct Fields {
-    /// The tool's position in the corpus (a fast field, so a hit names its tool without
-    /// reading a stored document).
-    ord: Field,
-    /// `name`, `description`, `params`, `server`, in [`field_texts`] order.
-    text: [Field; 4],
-}
-
 /// The BM25 retriever.
 pub struct Embedded {
     facts: Facts,
@@ -91,7 +83,8 @@ pub struct Embedded {
     searcher: Searcher,
     /// Cloned for each query (tokenising needs `&mut`), so threads never wait on each other.
     analyzer: TextAnalyzer,
-    f: Fields,
+    /// `name`, `description`, `params`, `server`, in [`field_texts`] order.
+    fields: [Field; 4],
     /// Tool ids in corpus order.
     ids: Vec<Text>,
     /// BM25's index-wide statistics, which tantivy would otherwise recompute for every term of
@@ -244,11 +237,11 @@ impl Embedded {
                 // term frequencies are all BM25 reads: no positions (no phrase queries)
                 .set_index_option(IndexRecordOption::WithFreqs),
         );
-        let f = Fields {
-            ord: sb.add_u64_field("ord", FAST),
-            text: ["name", "description", "params", "server"]
-                .map(|name| sb.add_text_field(name, text.clone())),
-        };
+        // the tool's position in the corpus (a fast field, so a hit names its tool without
+        // reading a stored document)
+        let ord_field = sb.add_u64_field("ord", FAST);
+        let fields = ["name", "description", "params", "server"]
+            .map(|name| sb.add_text_field(name, text.clone()));
         let index = Index::create_in_ram(sb.build());
         // Documents are added in tool-id order, so that within a segment document order is
         // tool-id order: tantivy's top-k collection keeps the lower document of two equal scores
@@ -263,8 +256,8 @@ impl Embedded {
         // only `new` decides (below), so every segment stays in tool-id order
         writer.set_merge_policy(Box::new(NoMergePolicy));
         for &ord in &by_id {
-            let mut d = doc!(f.ord => ord as u64);
-            for (&field, t) in f.text.iter().zip(texts(ord as usize)) {
+            let mut d = doc!(ord_field => ord as u64);
+            for (&field, t) in fields.iter().zip(texts(ord as usize)) {
                 d.add_text(field, t);
             }
             writer.add_document(d)?;
@@ -306,8 +299,7 @@ impl Embedded {
         }
         let docs = segments.into_iter().map(|(_, docs)| docs).collect();
         let analyzer = en_stem()?;
-        let num_tokens = f
-            .text
+        let num_tokens = fields
             .into_iter()
             .map(|field| Ok((field, searcher.total_num_tokens(field)?)))
             .collect::<tantivy::Result<_>>()?;
@@ -317,7 +309,7 @@ impl Embedded {
             num_tokens,
             searcher,
             analyzer,
-            f,
+            fields,
             ids: corpus
                 .tools
                 .iter()
@@ -370,7 +362,7 @@ impl Embedded {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut doc_freqs = Vec::new();
         for t in &terms {
-            for field in self.f.text {
+            for field in self.fields {
                 let term = Term::from_field_text(field, t);
                 // A term absent from a field scores nothing there. Tantivy would build its weight
                 // and then drop its empty scorer from the union, keeping the others in order:
