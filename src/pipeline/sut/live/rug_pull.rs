@@ -50,7 +50,6 @@ struct Play<'a> {
     hash_from: HashFrom,
     ctrl: &'a Path,
     listed: &'a [(String, PathBuf)],
-    /// When the proxy was launched.
     launched: Instant,
     /// Per played tool, what shows that the proxy applied a phase: for the baseline nothing
     /// (the tool listed), then its [`Witness`].
@@ -324,7 +323,6 @@ struct Settled {
     seen: BTreeMap<String, Seen>,
     /// Played tools not settled when the bound ran out, with what was missing.
     unsettled: BTreeMap<String, String>,
-    /// How long the wait took.
     waited: Duration,
     /// The calls made once the phase had settled.
     calls: Calls,
