@@ -364,7 +364,8 @@ impl Lacking {
 
 /// The servers with a `want`ed tool missing from `have`.
 fn missing_servers<'a>(want: &'a BTreeSet<String>, have: &BTreeSet<String>) -> Vec<&'a str> {
-    let servers: BTreeSet<&str> = want.difference(have).map(|id| server_of(id)).collect();
+    let missing = want.iter().filter(|id| !have.contains(*id));
+    let servers: BTreeSet<&str> = missing.map(|id| server_of(id)).collect();
     servers.into_iter().collect()
 }
 
