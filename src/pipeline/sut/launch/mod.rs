@@ -65,14 +65,15 @@ impl Launched {
     /// Names the cause when the proxy process died under a failed query. A dropped connection
     /// usually arrives before the process is reaped: after one, the exit is waited for a bounded
     /// moment ([`EXIT_GRACE`]) so the failure names the exit status and the log, not only the socket.
-    async fn explain(&self, e: SutError) -> SutError {
+    async fn explain<T>(&self, r: Result<T, SutError>) -> Result<T, SutError> {
+        let Err(e) = r else { return r };
         if matches!(e, SutError::Crashed { .. }) && self.exited().is_none() {
             let deadline = tokio::time::Instant::now() + EXIT_GRACE;
             while self.exited().is_none() && tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
-        match self.exited() {
+        Err(match self.exited() {
             Some(status) => {
                 let log = self.log_tail();
                 let detail =
@@ -80,7 +81,7 @@ impl Launched {
                 SutError::crashed(&self.facts.name, detail)
             }
             None => e,
-        }
+        })
     }
 }
 
@@ -101,10 +102,7 @@ impl Retriever for Launched {
         };
         let query = req.query_id.to_string();
         tokio::select! {
-            r = self.search.search(req) => match r {
-                Ok(r) => Ok(r),
-                Err(e) => Err(self.explain(e).await),
-            },
+            r = self.search.search(req) => self.explain(r).await,
             status = died => Err(SutError::crashed(self.facts.name.clone(), format!("the proxy process exited ({status}) while answering query {query:?}{}", self.log_tail()))),
         }
     }
@@ -117,10 +115,7 @@ impl Retriever for Launched {
             let detail = format!("the proxy process had exited ({status})");
             return Some(Err(SutError::crashed(&self.facts.name, detail)));
         }
-        Some(match self.search.probe(req, extra).await? {
-            Ok(r) => Ok(r),
-            Err(e) => Err(self.explain(e).await),
-        })
+        Some(self.explain(self.search.probe(req, extra).await?).await)
     }
 }
 
@@ -232,12 +227,13 @@ pub async fn launch(
             ..Coverage::new("mcpproxy", &plan.want, &plan.want)
         }
     } else {
-        // through the launched retriever, which watches the process while probing
-        match check_catalog(&s.check, &launched, Some(&launched.search), &corpus.value).await {
-            Ok(c) => c,
-            // the proxy's log goes with the failure (explain adds it when the proxy died)
-            Err(e) => return Err(launched.explain(e).await.with_log(&launched.log_tail())),
-        }
+        // through the launched retriever, which watches the process while probing; the proxy's
+        // log goes with the failure (explain adds it when the proxy died)
+        let checked = check_catalog(&s.check, &launched, Some(&launched.search), &corpus.value);
+        launched
+            .explain(checked.await)
+            .await
+            .map_err(|e| e.with_log(&launched.log_tail()))?
     });
     settle(s, &launched, golden).await?;
     Ok(launched)

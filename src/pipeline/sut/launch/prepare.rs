@@ -61,10 +61,11 @@ pub(super) fn shape(s: &LaunchSpec) -> LaunchShape {
     match s.kind {
         SutKind::Launch => {
             let format = l.config_format.unwrap_or_default();
+            let transport = l.transport.unwrap_or_default();
             LaunchShape {
                 format,
-                transport: l.transport.unwrap_or_default(),
-                rest_ready: l.transport.unwrap_or_default() == LaunchTransport::Http
+                transport,
+                rest_ready: transport == LaunchTransport::Http
                     && (check == CatalogCheck::Mcpproxy
                         || check == CatalogCheck::Auto && format == ConfigFormat::Mcpproxy),
             }

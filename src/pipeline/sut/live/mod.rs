@@ -120,14 +120,12 @@ async fn api(
     if let Some(b) = body {
         req = req.json(&b);
     }
-    let resp = req
-        .send()
-        .await
-        .map_err(|e| format!("{method} {path}: {e}"))?;
+    let fail = |e: &dyn std::fmt::Display| format!("{method} {path}: {e}");
+    let resp = req.send().await.map_err(|e| fail(&e))?;
     let status = resp.status();
     let text = read_body(resp, MAX_API_ANSWER)
         .await
-        .map_err(|e| format!("{method} {path}: {e}"))?;
+        .map_err(|e| fail(&e))?;
     envelope(&method, path, status, &text)
 }
 

@@ -50,7 +50,6 @@ struct Play<'a> {
     hash_from: HashFrom,
     ctrl: &'a Path,
     listed: &'a [(String, PathBuf)],
-    /// When the proxy was launched.
     launched: Instant,
     /// Per played tool, what shows that the proxy applied a phase: for the baseline nothing
     /// (the tool listed), then its [`Witness`].
@@ -124,10 +123,9 @@ impl Seen {
     fn state(&self) -> String {
         let none = "without an approval status";
         let status = self.status.as_deref().unwrap_or(none);
-        if self.held.is_empty() {
-            status.to_string()
-        } else {
-            format!("{status} ({})", self.held.join(", "))
+        match self.held.as_slice() {
+            [] => status.to_string(),
+            held => format!("{status} ({})", held.join(", ")),
         }
     }
 }
@@ -202,15 +200,12 @@ struct Change {
 impl Change {
     /// `the switch changed description, inputSchema`, and `; the name listed 2 times` when so.
     fn describe(&self) -> String {
-        let mut s = if self.fields.is_empty() {
-            "the switch changed nothing in the definition".to_string()
-        } else {
-            format!("the switch changed {}", self.fields.join(", "))
+        let what = match self.fields.as_slice() {
+            [] => "nothing in the definition".to_string(),
+            fields => fields.join(", "),
         };
-        if self.listed > 1 {
-            s.push_str(&format!(", the name listed {} times", self.listed));
-        }
-        s
+        let times = (self.listed > 1).then(|| format!(", the name listed {} times", self.listed));
+        format!("the switch changed {what}{}", times.unwrap_or_default())
     }
 }
 
@@ -324,7 +319,6 @@ struct Settled {
     seen: BTreeMap<String, Seen>,
     /// Played tools not settled when the bound ran out, with what was missing.
     unsettled: BTreeMap<String, String>,
-    /// How long the wait took.
     waited: Duration,
     /// The calls made once the phase had settled.
     calls: Calls,
