@@ -5,7 +5,9 @@
 //! packages, sources) is still passed through the Markdown cell sanitiser.
 
 use super::count;
-use super::model::{Category, Corpus, Entry, GoldenSet, SecurityCorpus, ServerInfo, Truth};
+use super::model::{
+    Category, Corpus, Entry, GoldenSet, SecurityCorpus, ServerInfo, Truth, server_name,
+};
 use crate::infra::text::sanitize::{CELL_MAX, md as md_cell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -20,11 +22,6 @@ pub const END: &str = "<!-- evalgate card: end -->";
 
 /// Notes of a hard-negative query start with this (see `datasets/README.md`).
 pub const HARD_NEGATIVE_NOTE: &str = "hard-negative";
-
-/// The server part of a `server:tool` id.
-fn server_of(tool_id: &str) -> &str {
-    tool_id.split_once(':').map_or("", |(s, _)| s)
-}
 
 fn pct(n: usize, d: usize) -> String {
     match d {
@@ -61,13 +58,13 @@ fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
     if let Some(g) = golden {
         for q in &g.queries {
             for l in q.relevant() {
-                let (server, id) = (server_of(&l.tool_id), l.tool_id.as_str());
+                let (server, id) = (server_name(&l.tool_id), l.tool_id.as_str());
                 queries.entry(server).or_default().insert(q.id.as_str());
                 relevant.entry(server).or_default().insert(id);
             }
         }
         for d in g.distractors.iter().flatten() {
-            *distractors.entry(server_of(d)).or_default() += 1;
+            *distractors.entry(server_name(d)).or_default() += 1;
         }
     }
     let _ = writeln!(
@@ -155,26 +152,24 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
         lengths[usize::from(w > 4) + usize::from(w >= 20)] += 1;
     }
     o.push_str("| Property | Count | Share |\n|---|---:|---:|\n");
-    let row = |o: &mut String, k: &str, v: usize| {
-        let _ = writeln!(o, "| {k} | {v} | {} |", pct(v, n));
-    };
-    row(
-        o,
-        "hard-negative queries (a near-duplicate labeled 0 or 1)",
-        hard,
-    );
-    row(
-        o,
-        "multi-relevant queries (≥ 2 tools with relevance ≥ 1)",
-        multi,
-    );
-    row(o, "terse queries (≤ 4 words)", lengths[0]);
-    row(o, "medium queries (5–19 words)", lengths[1]);
-    row(o, "long queries (≥ 20 words)", lengths[2]);
+    let mut rows: Vec<(String, usize)> = vec![
+        (
+            "hard-negative queries (a near-duplicate labeled 0 or 1)".into(),
+            hard,
+        ),
+        (
+            "multi-relevant queries (≥ 2 tools with relevance ≥ 1)".into(),
+            multi,
+        ),
+        ("terse queries (≤ 4 words)".into(), lengths[0]),
+        ("medium queries (5–19 words)".into(), lengths[1]),
+        ("long queries (≥ 20 words)".into(), lengths[2]),
+    ];
     if splits.keys().any(|s| *s != "(none)") {
-        for (s, c) in &splits {
-            row(o, &format!("split {}", md(s)), *c);
-        }
+        rows.extend(splits.iter().map(|(s, c)| (format!("split {}", md(s)), *c)));
+    }
+    for (k, v) in rows {
+        let _ = writeln!(o, "| {k} | {v} | {} |", pct(v, n));
     }
     let _ = writeln!(o);
     let labels: usize = grades.iter().sum();
@@ -280,10 +275,7 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
             .iter()
             .filter(|e| {
                 let b = e.before.as_ref().and_then(|v| v.get("description"));
-                let a = e.after.as_ref().and_then(|v| {
-                    v.as_array()
-                        .map_or(v.get("description"), |a| a.first()?.get("description"))
-                });
+                let a = e.afters().first().and_then(|v| v.get("description"));
                 b == a
             })
             .count();
