@@ -250,7 +250,7 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
     let _ = writeln!(o);
     o.push_str("| Hard negatives resembling | Entries |\n|---|---:|\n");
     for cat in Category::ATTACKS {
-        let hn = |e: &&Entry| e.category == Category::HardNegative && e.resembles == Some(cat);
+        let hn = |e: &&Entry| e.resembled() == Some(cat);
         let c = entries.iter().filter(hn).count();
         let _ = writeln!(o, "| {} | {c} |", cat.as_str());
     }

@@ -436,6 +436,12 @@ impl Entry {
             v => v.as_slice(),
         }
     }
+
+    /// The category a hard negative resembles (`None` for any other entry).
+    pub fn resembled(&self) -> Option<Category> {
+        self.resembles
+            .filter(|_| self.category == Category::HardNegative)
+    }
 }
 
 /// A tool on another server that an entry is judged against.

@@ -349,7 +349,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             .map(|(k, v)| (k.to_string(), Summary::of(v)))
             .collect(),
         per_category: cat_report(|e| Some(e.category)),
-        hard_negatives_by_resemblance: cat_report(resembled),
+        hard_negatives_by_resemblance: cat_report(Entry::resembled),
         entries: entries_out,
         live: live(obs, entries),
     }
@@ -393,7 +393,7 @@ fn live(obs: &DetectorObservations, entries: &[Entry]) -> Option<LiveReport> {
             }
             le.note = le.note.take().or_else(|| o.note.clone());
             let runs = per_cat
-                .entry((e.category, resembled(e)))
+                .entry((e.category, e.resembled()))
                 .or_insert_with(|| vec![[0; 5]; obs.runs.len()]);
             let played = [true, o.relisted, o.reported, o.blocked, o.restored];
             for (c, n) in runs[r].iter_mut().zip(played) {
@@ -431,11 +431,6 @@ fn live(obs: &DetectorObservations, entries: &[Entry]) -> Option<LiveReport> {
         per_category,
         entries: per_entry.into_values().collect(),
     })
-}
-
-/// The category a hard negative resembles (`None` for any other entry).
-fn resembled(e: &Entry) -> Option<Category> {
-    e.resembles.filter(|_| e.category == Category::HardNegative)
 }
 
 /// The security section for several detectors.
