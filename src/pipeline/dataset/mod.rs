@@ -214,18 +214,16 @@ fn settle(profile: Profile, mut out: Vec<Violation>) -> Result<Vec<Violation>, D
 
 /// Warnings as lines for a reader: every rule with up to three examples, then how many more.
 pub fn summarize_warnings(warnings: &[Violation]) -> Vec<String> {
-    let mut rules: Vec<&str> = warnings.iter().map(|w| w.rule).collect();
     let mut seen = std::collections::HashSet::new();
-    rules.retain(|r| seen.insert(*r));
     let mut lines = Vec::new();
-    for rule in rules {
+    for rule in warnings.iter().map(|w| w.rule).filter(|r| seen.insert(*r)) {
         let list: Vec<&Violation> = warnings.iter().filter(|w| w.rule == rule).collect();
         lines.extend(list.iter().take(3).map(|w| w.to_string()));
-        if list.len() > 3 {
+        let n = list.len();
+        if n > 3 {
             lines.push(format!(
-                "warning[{rule}]: {} more like these ({} in all)",
-                list.len() - 3,
-                list.len()
+                "warning[{rule}]: {} more like these ({n} in all)",
+                n - 3
             ));
         }
     }
