@@ -251,21 +251,10 @@ pub struct Datasets {
     pub profile: Profile,
 }
 
-/// Every error found in the datasets (exit code 2).
-#[derive(Debug)]
+/// Every error found in the datasets (exit code 2): a count, then a line each.
+#[derive(Debug, thiserror::Error)]
+#[error("{} dataset error(s):\n{}", .0.len(), .0.iter().map(|v| format!("  {v}\n")).collect::<String>())]
 pub struct DatasetErrors(pub Vec<Violation>);
-
-impl std::fmt::Display for DatasetErrors {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "{} dataset error(s):", self.0.len())?;
-        for v in &self.0 {
-            writeln!(f, "  {v}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for DatasetErrors {}
 
 /// One dataset file read and decoded: its text, or its embedded copy (borrowed, with the
 /// fingerprint computed at build time) when no path is given.

@@ -194,9 +194,6 @@ fn split_summaries(per_query: &[QueryReport]) -> BTreeMap<String, SplitSummary> 
         .collect()
 }
 
-/// The suffix of a detector's review row ([`tiered`]).
-pub const REVIEW_SUFFIX: &str = "/review";
-
 /// A detector's rows: one, or for a detector whose system flagged some entry for review below
 /// its blocking tier, two: the detector itself (what the system blocks, as its own gate
 /// counts) and `NAME/review` (everything it flagged, review included).
@@ -208,7 +205,7 @@ pub fn tiered(obs: &DetectorObservations, entries: &[Entry]) -> Vec<DetectorRepo
     }
     blocking.tier = Some(Tier::Blocking);
     let mut any = obs.clone();
-    any.detector = format!("{}{REVIEW_SUFFIX}", obs.detector);
+    any.detector = format!("{}/review", obs.detector);
     for v in any.runs.iter_mut().flat_map(|r| &mut r.verdicts) {
         v.flagged |= v.review;
     }
