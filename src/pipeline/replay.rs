@@ -91,14 +91,11 @@ impl ReplaySpec {
             });
             let def: McpTool = serde_json::from_value(def)
                 .with_context(|| format!("security entry {}: not an MCP tool definition", e.id))?;
-            if let Some(after) = &e.after {
-                let list = match after {
-                    Value::Array(a) => a.as_slice(),
-                    v => std::slice::from_ref(v),
-                };
+            if e.after.is_some() {
                 let id = &e.id;
                 let bad = || format!("security entry {id}: `after` is not an MCP tool definition");
-                let defs = list
+                let defs = e
+                    .afters()
                     .iter()
                     .map(|d| serde_json::from_value(d.clone()).with_context(bad));
                 changes.insert(def.name.to_string(), defs.collect::<anyhow::Result<_>>()?);

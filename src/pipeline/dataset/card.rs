@@ -5,7 +5,9 @@
 //! packages, sources) is still passed through the Markdown cell sanitiser.
 
 use super::count;
-use super::model::{Category, Corpus, Entry, GoldenSet, SecurityCorpus, ServerInfo, Truth};
+use super::model::{
+    Category, Corpus, Entry, GoldenSet, SecurityCorpus, ServerInfo, Truth, server_name,
+};
 use crate::infra::text::sanitize::{CELL_MAX, md as md_cell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -20,11 +22,6 @@ pub const END: &str = "<!-- evalgate card: end -->";
 
 /// Notes of a hard-negative query start with this (see `datasets/README.md`).
 pub const HARD_NEGATIVE_NOTE: &str = "hard-negative";
-
-/// The server part of a `server:tool` id.
-fn server_of(tool_id: &str) -> &str {
-    tool_id.split_once(':').map_or("", |(s, _)| s)
-}
 
 fn pct(n: usize, d: usize) -> String {
     match d {
@@ -57,17 +54,17 @@ fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
     // per server: queries with a relevant (>= 1) label there, and distinct relevant tools
     let mut queries: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     let mut relevant: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    let mut distractors: BTreeMap<&str, usize> = BTreeMap::new();
+    let listed = golden
+        .into_iter()
+        .flat_map(|g| g.distractors.iter().flatten());
+    let distractors = count(listed.map(|d| server_name(d)));
     if let Some(g) = golden {
         for q in &g.queries {
             for l in q.relevant() {
-                let (server, id) = (server_of(&l.tool_id), l.tool_id.as_str());
+                let (server, id) = (server_name(&l.tool_id), l.tool_id.as_str());
                 queries.entry(server).or_default().insert(q.id.as_str());
                 relevant.entry(server).or_default().insert(id);
             }
-        }
-        for d in g.distractors.iter().flatten() {
-            *distractors.entry(server_of(d)).or_default() += 1;
         }
     }
     let _ = writeln!(
@@ -121,6 +118,15 @@ fn corpus_tables(o: &mut String, c: &Corpus, golden: Option<&GoldenSet>) {
     o.push('\n');
 }
 
+/// The rows of the golden set's property table, in order.
+const PROPERTIES: [&str; 5] = [
+    "hard-negative queries (a near-duplicate labeled 0 or 1)",
+    "multi-relevant queries (≥ 2 tools with relevance ≥ 1)",
+    "terse queries (≤ 4 words)",
+    "medium queries (5–19 words)",
+    "long queries (≥ 20 words)",
+];
+
 fn golden_tables(o: &mut String, g: &GoldenSet) {
     let n = g.queries.len();
     let _ = writeln!(
@@ -129,59 +135,37 @@ fn golden_tables(o: &mut String, g: &GoldenSet) {
         md(g.version.as_deref().unwrap_or("(unversioned)")),
         md(&g.corpus_version)
     );
-    let mut grades = [0usize; 3];
-    let (mut hard, mut multi) = (0, 0);
-    let mut splits: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut relevant_tools = BTreeSet::new();
-    let mut lengths = [0usize; 3];
-    let mut per_query: BTreeMap<usize, usize> = BTreeMap::new();
-    for q in &g.queries {
-        for l in &q.labels {
-            if let Some(c) = grades.get_mut(l.relevance as usize) {
-                *c += 1;
-            }
-        }
-        relevant_tools.extend(q.relevant().map(|l| l.tool_id.as_str()));
-        let rel = q.relevant().count();
-        *per_query.entry(rel.min(5)).or_default() += 1;
-        multi += usize::from(rel > 1);
+    let qs = &g.queries;
+    let grades = count(qs.iter().flat_map(|q| &q.labels).map(|l| l.relevance));
+    let splits = count(qs.iter().map(|q| q.split.as_deref().unwrap_or("(none)")));
+    let per_query = count(qs.iter().map(|q| q.relevant().count().min(5)));
+    let relevant = qs.iter().flat_map(|q| q.relevant());
+    let relevant_tools: BTreeSet<&str> = relevant.map(|l| l.tool_id.as_str()).collect();
+    // the queries with each property of PROPERTIES
+    let mut props = [0usize; PROPERTIES.len()];
+    for q in qs {
         let notes = q.notes.as_deref().unwrap_or_default();
-        hard += usize::from(notes.starts_with(HARD_NEGATIVE_NOTE));
-        *splits
-            .entry(q.split.as_deref().unwrap_or("(none)"))
-            .or_default() += 1;
+        props[0] += usize::from(notes.starts_with(HARD_NEGATIVE_NOTE));
+        props[1] += usize::from(q.relevant().count() > 1);
         // terse (up to 4 words), medium, long (20 words or more)
         let w = q.query.split_whitespace().count();
-        lengths[usize::from(w > 4) + usize::from(w >= 20)] += 1;
+        props[2 + usize::from(w > 4) + usize::from(w >= 20)] += 1;
     }
     o.push_str("| Property | Count | Share |\n|---|---:|---:|\n");
-    let row = |o: &mut String, k: &str, v: usize| {
+    for (k, v) in PROPERTIES.iter().zip(props) {
         let _ = writeln!(o, "| {k} | {v} | {} |", pct(v, n));
-    };
-    row(
-        o,
-        "hard-negative queries (a near-duplicate labeled 0 or 1)",
-        hard,
-    );
-    row(
-        o,
-        "multi-relevant queries (≥ 2 tools with relevance ≥ 1)",
-        multi,
-    );
-    row(o, "terse queries (≤ 4 words)", lengths[0]);
-    row(o, "medium queries (5–19 words)", lengths[1]);
-    row(o, "long queries (≥ 20 words)", lengths[2]);
+    }
     if splits.keys().any(|s| *s != "(none)") {
         for (s, c) in &splits {
-            row(o, &format!("split {}", md(s)), *c);
+            let _ = writeln!(o, "| split {} | {c} | {} |", md(s), pct(*c, n));
         }
     }
     let _ = writeln!(o);
-    let labels: usize = grades.iter().sum();
+    let labels: usize = grades.range(..=2).map(|(_, n)| n).sum();
     o.push_str("| Label grade | Labels | Share |\n|---|---:|---:|\n");
     for (grade, what) in [(2, "primary"), (1, "acceptable"), (0, "hard negative")] {
-        let (n, share) = (grades[grade], pct(grades[grade], labels));
-        let _ = writeln!(o, "| {grade} ({what}) | {n} | {share} |");
+        let n = grades.get(&grade).copied().unwrap_or(0);
+        let _ = writeln!(o, "| {grade} ({what}) | {n} | {} |", pct(n, labels));
     }
     let _ = writeln!(o);
     o.push_str("| Relevant tools per query | Queries |\n|---|---:|\n");
@@ -266,7 +250,7 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
     let _ = writeln!(o);
     o.push_str("| Hard negatives resembling | Entries |\n|---|---:|\n");
     for cat in Category::ATTACKS {
-        let hn = |e: &&Entry| e.category == Category::HardNegative && e.resembles == Some(cat);
+        let hn = |e: &&Entry| e.resembled() == Some(cat);
         let c = entries.iter().filter(hn).count();
         let _ = writeln!(o, "| {} | {c} |", cat.as_str());
     }
@@ -280,10 +264,7 @@ fn security_tables(o: &mut String, s: &SecurityCorpus) {
             .iter()
             .filter(|e| {
                 let b = e.before.as_ref().and_then(|v| v.get("description"));
-                let a = e.after.as_ref().and_then(|v| {
-                    v.as_array()
-                        .map_or(v.get("description"), |a| a.first()?.get("description"))
-                });
+                let a = e.afters().first().and_then(|v| v.get("description"));
                 b == a
             })
             .count();

@@ -214,18 +214,16 @@ fn settle(profile: Profile, mut out: Vec<Violation>) -> Result<Vec<Violation>, D
 
 /// Warnings as lines for a reader: every rule with up to three examples, then how many more.
 pub fn summarize_warnings(warnings: &[Violation]) -> Vec<String> {
-    let mut rules: Vec<&str> = warnings.iter().map(|w| w.rule).collect();
     let mut seen = std::collections::HashSet::new();
-    rules.retain(|r| seen.insert(*r));
     let mut lines = Vec::new();
-    for rule in rules {
+    for rule in warnings.iter().map(|w| w.rule).filter(|r| seen.insert(*r)) {
         let list: Vec<&Violation> = warnings.iter().filter(|w| w.rule == rule).collect();
         lines.extend(list.iter().take(3).map(|w| w.to_string()));
-        if list.len() > 3 {
+        let n = list.len();
+        if n > 3 {
             lines.push(format!(
-                "warning[{rule}]: {} more like these ({} in all)",
-                list.len() - 3,
-                list.len()
+                "warning[{rule}]: {} more like these ({n} in all)",
+                n - 3
             ));
         }
     }
@@ -253,21 +251,10 @@ pub struct Datasets {
     pub profile: Profile,
 }
 
-/// Every error found in the datasets (exit code 2).
-#[derive(Debug)]
+/// Every error found in the datasets (exit code 2): a count, then a line each.
+#[derive(Debug, thiserror::Error)]
+#[error("{} dataset error(s):\n{}", .0.len(), .0.iter().map(|v| format!("  {v}\n")).collect::<String>())]
 pub struct DatasetErrors(pub Vec<Violation>);
-
-impl std::fmt::Display for DatasetErrors {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "{} dataset error(s):", self.0.len())?;
-        for v in &self.0 {
-            writeln!(f, "  {v}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for DatasetErrors {}
 
 /// One dataset file read and decoded: its text, or its embedded copy (borrowed, with the
 /// fingerprint computed at build time) when no path is given.

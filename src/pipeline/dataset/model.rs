@@ -108,12 +108,17 @@ impl PartialEq for RawJson {
 impl Tool {
     /// The server part of `tool_id`.
     pub fn server_name(&self) -> &str {
-        self.tool_id.split_once(':').map(|(s, _)| s).unwrap_or("")
+        server_name(&self.tool_id)
     }
     /// The bare tool name: the part of `tool_id` after `server:`.
     pub fn bare_name(&self) -> &str {
         bare_name(&self.tool_id)
     }
+}
+
+/// The part of a `server:tool` id before the colon (empty when there is none).
+pub fn server_name(tool_id: &str) -> &str {
+    tool_id.split_once(':').map_or("", |(s, _)| s)
 }
 
 /// The part of a `server:tool` id after the colon (the whole id when there is none).
@@ -420,6 +425,22 @@ impl TryFrom<RawEntry> for Entry {
             after: r.after,
             peers: r.peers,
         })
+    }
+}
+
+impl Entry {
+    /// The definitions served after the change: `after`, or each of an `after` array.
+    pub fn afters(&self) -> &[Value] {
+        match &self.after {
+            Some(Value::Array(a)) => a,
+            v => v.as_slice(),
+        }
+    }
+
+    /// The category a hard negative resembles (`None` for any other entry).
+    pub fn resembled(&self) -> Option<Category> {
+        self.resembles
+            .filter(|_| self.category == Category::HardNegative)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::jsonpath::JsonPath;
 use super::load::{Items, Loaded, Severity, Violation};
-use super::model::{Category, Corpus, GoldenSet, SPLITS, SecurityCorpus, bare_name};
+use super::model::{Category, Corpus, Entry, GoldenSet, SPLITS, SecurityCorpus, bare_name};
 use crate::infra::text::sanitize::is_invisible;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -288,8 +288,6 @@ fn distractors(
 
 pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
     let mut r = Errors::new(s, out);
-    let mut hard_negatives: BTreeSet<Category> = BTreeSet::new();
-    let mut any_resembles = false;
     let entries = &s.value.entries;
     for (i, en) in entries.iter().enumerate() {
         let p = s.item_path(i);
@@ -339,14 +337,10 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
             r.add(&pp.key("source"), "security.missing-source", format!("entry {id:?} has no provenance source; expected e.g. \"self-authored\" or a project name"));
         }
         match (en.category, en.resembles) {
-            (Category::HardNegative, Some(c)) => {
-                any_resembles = true;
-                if !c.is_attack() && c.is_known() {
-                    r.add(&p.key("resembles"), "security.resembles", format!("expected an attack category (tool_poisoning, prompt_injection, shadowing, rug_pull), found {c}"));
-                } else {
-                    hard_negatives.insert(c);
-                }
+            (Category::HardNegative, Some(c)) if !c.is_attack() && c.is_known() => {
+                r.add(&p.key("resembles"), "security.resembles", format!("expected an attack category (tool_poisoning, prompt_injection, shadowing, rug_pull), found {c}"));
             }
+            (Category::HardNegative, _) => {}
             (c, Some(_)) => {
                 let m = format!(
                     "`resembles` is only meaningful on hard_negative entries, this entry is {c}"
@@ -397,10 +391,11 @@ pub fn security(s: &Loaded<SecurityCorpus>, out: &mut Vec<Violation>) {
     }
     let at = JsonPath::root().key("entries");
     let rule = "security.hard-negative-coverage";
-    if any_resembles {
+    let resembled: BTreeSet<Category> = entries.iter().filter_map(Entry::resembled).collect();
+    if !resembled.is_empty() {
         let missing: Vec<&str> = Category::ATTACKS
             .iter()
-            .filter(|c| !hard_negatives.contains(c))
+            .filter(|c| !resembled.contains(c))
             .map(|c| c.as_str())
             .collect();
         if !missing.is_empty() {

@@ -25,7 +25,7 @@
 //! (whose observations are joined back in that order and scored again) gives the same table.
 
 use crate::infra::text::Text;
-use crate::pipeline::dataset::Label;
+use crate::pipeline::dataset::{Label, server_name};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -237,7 +237,7 @@ impl<'a> Accumulator<'a> {
             .tools
             .into_iter()
             .map(|(tool, a)| {
-                let name = tool.split_once(':').map_or("", |(s, _)| s);
+                let name = server_name(tool);
                 let s = servers.entry(name).or_insert_with(|| ServerStat {
                     server: Text::from(name),
                     ..Default::default()

@@ -194,9 +194,6 @@ fn split_summaries(per_query: &[QueryReport]) -> BTreeMap<String, SplitSummary> 
         .collect()
 }
 
-/// The suffix of a detector's review row ([`tiered`]).
-pub const REVIEW_SUFFIX: &str = "/review";
-
 /// A detector's rows: one, or for a detector whose system flagged some entry for review below
 /// its blocking tier, two: the detector itself (what the system blocks, as its own gate
 /// counts) and `NAME/review` (everything it flagged, review included).
@@ -208,7 +205,7 @@ pub fn tiered(obs: &DetectorObservations, entries: &[Entry]) -> Vec<DetectorRepo
     }
     blocking.tier = Some(Tier::Blocking);
     let mut any = obs.clone();
-    any.detector = format!("{}{REVIEW_SUFFIX}", obs.detector);
+    any.detector = format!("{}/review", obs.detector);
     for v in any.runs.iter_mut().flat_map(|r| &mut r.verdicts) {
         v.flagged |= v.review;
     }
@@ -349,7 +346,7 @@ pub fn detector(obs: &DetectorObservations, entries: &[Entry]) -> DetectorReport
             .map(|(k, v)| (k.to_string(), Summary::of(v)))
             .collect(),
         per_category: cat_report(|e| Some(e.category)),
-        hard_negatives_by_resemblance: cat_report(resembled),
+        hard_negatives_by_resemblance: cat_report(Entry::resembled),
         entries: entries_out,
         live: live(obs, entries),
     }
@@ -393,7 +390,7 @@ fn live(obs: &DetectorObservations, entries: &[Entry]) -> Option<LiveReport> {
             }
             le.note = le.note.take().or_else(|| o.note.clone());
             let runs = per_cat
-                .entry((e.category, resembled(e)))
+                .entry((e.category, e.resembled()))
                 .or_insert_with(|| vec![[0; 5]; obs.runs.len()]);
             let played = [true, o.relisted, o.reported, o.blocked, o.restored];
             for (c, n) in runs[r].iter_mut().zip(played) {
@@ -431,11 +428,6 @@ fn live(obs: &DetectorObservations, entries: &[Entry]) -> Option<LiveReport> {
         per_category,
         entries: per_entry.into_values().collect(),
     })
-}
-
-/// The category a hard negative resembles (`None` for any other entry).
-fn resembled(e: &Entry) -> Option<Category> {
-    e.resembles.filter(|_| e.category == Category::HardNegative)
 }
 
 /// The security section for several detectors.

@@ -504,11 +504,8 @@ pub(crate) fn entry_name(e: &Entry) -> String {
 
 /// The definition as the scanner should see it now: for a rug pull, the `after` one.
 fn input_schema(e: &Entry) -> Value {
-    let after = e
-        .after
-        .as_ref()
-        .and_then(|a| a.as_array().and_then(|x| x.first()).or(Some(a)));
-    after
+    e.afters()
+        .first()
         .and_then(|a| a.get("inputSchema").cloned())
         .or_else(|| e.input_schema.clone())
         .unwrap_or_else(|| json!({"type": "object"}))
