@@ -47,7 +47,11 @@ async fn evaluate(
         part,
         measure: evalgate::config::MeasureSpec {
             runs: 1,
-            limits: Limits::default(),
+            limits: Limits {
+                request_timeout: std::time::Duration::from_secs(30),
+                concurrency: 4,
+                results: 20,
+            },
             robustness: evalgate::pipeline::measure::probes::RobustnessMode::Off,
             shard: None,
         },
