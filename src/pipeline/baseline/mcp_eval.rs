@@ -108,34 +108,29 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
         metrics,
         ..RetrievalBaseline::default()
     };
-    let security = m.security.as_ref().map(|s| {
-        let gate = s.gate.as_ref();
-        SecurityBaseline {
-            detectors: s
-                .per_detector
-                .iter()
-                .map(|d| {
-                    let values = [
-                        (Metric::Precision, d.precision),
-                        (Metric::Recall, d.recall),
-                        (Metric::F1, d.f1),
-                        (Metric::Fpr, d.fpr),
-                    ];
-                    // all four are detection metrics (mcp-eval keeps no hard-negative FPR)
-                    let metrics = values
-                        .into_iter()
-                        .map(|(k, value)| super::metric(k, value, 0.05, false))
-                        .collect();
-                    let b = DetectorBaseline {
-                        fpr_ceiling: gate.and_then(|g| g.fpr_ceiling),
-                        recall_floor: gate.and_then(|g| g.recall_floor),
-                        metrics,
-                        verdicts: None,
-                    };
-                    (d.detector.clone(), b)
-                })
-                .collect(),
-        }
+    let gate = m.security.as_ref().and_then(|s| s.gate.as_ref());
+    let detector = |d: &McpEvalDetector| {
+        let values = [
+            (Metric::Precision, d.precision),
+            (Metric::Recall, d.recall),
+            (Metric::F1, d.f1),
+            (Metric::Fpr, d.fpr),
+        ];
+        // all four are detection metrics (mcp-eval keeps no hard-negative FPR)
+        let metrics = values
+            .into_iter()
+            .map(|(k, value)| super::metric(k, value, 0.05, false))
+            .collect();
+        let b = DetectorBaseline {
+            fpr_ceiling: gate.and_then(|g| g.fpr_ceiling),
+            recall_floor: gate.and_then(|g| g.recall_floor),
+            metrics,
+            verdicts: None,
+        };
+        (d.detector.clone(), b)
+    };
+    let security = m.security.as_ref().map(|s| SecurityBaseline {
+        detectors: s.per_detector.iter().map(detector).collect(),
     });
     // mcp-eval pins versions, not contents: an empty digest means "compare the version"
     let pin = |v: &String| DatasetPin {
@@ -155,7 +150,7 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
         "imported from mcp-eval's baseline format ({name}): {} retrieval metric(s), gated: {}; {detectors} detector(s){}; the corpus is pinned by version only (mcp-eval records no digest), the golden set and the security corpus are not pinned",
         retrieval.metrics.len(),
         gated.join(", "),
-        match m.security.as_ref().and_then(|s| s.gate.as_ref()) {
+        match gate {
             Some(g) => format!(
                 " with FPR ceiling {} and recall floor {} each",
                 g.fpr_ceiling.map_or("none".into(), |v| v.to_string()),

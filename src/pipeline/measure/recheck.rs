@@ -278,7 +278,8 @@ mod tests {
         }))
         .unwrap();
         let answers: Vec<usize> = (0..40).map(|i| usize::from(i % 2 == 0)).collect();
-        let w = witnesses(&golden, &obs(&answers));
+        let obs = obs(&answers);
+        let w = witnesses(&golden, &obs);
         assert_eq!(w.len(), WITNESSES);
         assert!(w.iter().all(|(_, m)| m.len() == 1));
         assert_eq!(w[0].0.id.as_str(), "q0");
