@@ -418,8 +418,9 @@ fn bench_bm25_query(c: &mut Criterion) {
                     &subset,
                     1,
                     Limits {
+                        request_timeout: std::time::Duration::from_secs(30),
                         concurrency: 4,
-                        ..Limits::default()
+                        results: 20,
                     },
                     &mut Progress::new(false),
                 ));

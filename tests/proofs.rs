@@ -27,7 +27,9 @@ fn datasets() -> Datasets {
 fn shipped_baseline() -> ChosenBaseline {
     ChosenBaseline {
         name: "baselines/default.json".into(),
-        baseline: Baseline::load(&root().join("baselines/default.json")).unwrap(),
+        baseline: Baseline::load(&root().join("baselines/default.json"))
+            .unwrap()
+            .0,
         // handed to the gate as `--baseline` would: the degraded retrievers here are other
         // systems by name, compared on purpose
         explicit: true,
@@ -45,7 +47,11 @@ async fn evaluate(
         part,
         measure: evalgate::config::MeasureSpec {
             runs: 1,
-            limits: Limits::default(),
+            limits: Limits {
+                request_timeout: std::time::Duration::from_secs(30),
+                concurrency: 4,
+                results: 20,
+            },
             robustness: evalgate::pipeline::measure::probes::RobustnessMode::Off,
             shard: None,
         },

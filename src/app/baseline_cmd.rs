@@ -36,7 +36,9 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> 
         .clone()
         .or_else(|| a.baseline.clone())
         .unwrap_or_else(|| PathBuf::from(baseline::DEFAULT_PATH));
-    let previous = output.is_file().then(|| Baseline::load(&output));
+    let previous = output
+        .is_file()
+        .then(|| Baseline::load(&output).map(|(b, _)| b));
     let previous = previous.transpose().map_err(super::bad_input)?;
     let report: Report = match &a.from {
         Some(p) => super::read_report_json(p)?,
@@ -91,7 +93,7 @@ fn write(output: &std::path::Path, b: &Baseline, dry_run: bool) -> anyhow::Resul
 
 /// `baseline import`: another tool's baseline (mcp-eval's format) rewritten in evalgate's.
 pub fn cmd_baseline_import(a: &BaselineImportArgs) -> anyhow::Result<i32> {
-    let (b, note) = Baseline::load_noted(&a.file).map_err(super::bad_input)?;
+    let (b, note) = Baseline::load(&a.file).map_err(super::bad_input)?;
     let Some(note) = note else {
         return Err(BadInput(format!(
             "{}: already an evalgate baseline (it has a schema_version); nothing to import",

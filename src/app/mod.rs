@@ -4,7 +4,7 @@
 use crate::cli::{Delivery, EvalArgs, PublishArgs};
 use crate::config::{MeasureSpec, Settings};
 use crate::infra::process::Supervisor;
-use crate::infra::text::{Text, sanitize};
+use crate::infra::text::sanitize;
 use crate::infra::{files, secrets};
 use crate::pipeline::baseline::choose;
 pub use crate::pipeline::baseline::choose::ChosenBaseline;
@@ -184,7 +184,6 @@ pub async fn measure_all(
         if err.is_none() && spec.shard.is_none() {
             err = measure::found_nothing(&obs);
         }
-        let answers = || obs.runs.iter().flat_map(|r| &r.queries);
         let mut system_warnings = r.warnings(&asked);
         // the guarantee holds to the end: queries it answered are asked again and compared
         if err.is_none() && r.facts().replays.is_none() {
@@ -202,15 +201,9 @@ pub async fn measure_all(
         {
             // the ordinary query: the first the system answered, so that "still answering
             // afterwards" compares content (an empty answer where there was a list is not)
-            let measured = |id: &Text| {
-                answers()
-                    .find(|o| &o.id == id && !o.ranked.is_empty())
-                    .map(|o| o.ranked.len())
-            };
-            let ordinary = golden
-                .queries
-                .iter()
-                .find_map(|q| measured(&q.id).map(|n| (q, n)))
+            let ordinary = measure::recheck::answered(golden, &obs)
+                .next()
+                .map(|(q, answer)| (q, answer.len()))
                 .or_else(|| golden.queries.first().map(|q| (q, 0)));
             if let Some((q, had)) = ordinary {
                 let ids: std::collections::HashSet<&str> =

@@ -53,14 +53,14 @@ pub fn choose(
     why_none: &mut Option<String>,
 ) -> anyhow::Result<Option<ChosenBaseline>> {
     let (name, b, explicit) = if let Some(p) = explicit {
-        let (b, note) = Baseline::load_noted(p)?;
+        let (b, note) = Baseline::load(p)?;
         warnings.extend(note);
         (p.display().to_string(), b, true)
     } else if Path::new(DEFAULT_PATH).is_file() {
-        let b = Baseline::load(Path::new(DEFAULT_PATH))?;
+        let b = Baseline::load(Path::new(DEFAULT_PATH))?.0;
         (DEFAULT_PATH.to_string(), b, false)
     } else if ds.all_embedded() {
-        let b = Baseline::parse(EMBEDDED_DEFAULT_NAME, EMBEDDED_DEFAULT)?;
+        let b = Baseline::parse(EMBEDDED_DEFAULT_NAME, EMBEDDED_DEFAULT)?.0;
         (EMBEDDED_DEFAULT_NAME.to_string(), b, false)
     } else {
         return Ok(None);

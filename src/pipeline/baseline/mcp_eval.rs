@@ -8,7 +8,7 @@
 
 use super::{
     BASELINE_SCHEMA_VERSION, Baseline, DEFAULT_TOLERANCE, DatasetPin, DetectorBaseline,
-    MetricBaseline, RetrievalBaseline, SecurityBaseline,
+    RetrievalBaseline, SecurityBaseline,
 };
 use crate::pipeline::score::metrics::{Metric, RETRIEVAL_METRICS};
 use serde::Deserialize;
@@ -60,6 +60,16 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
             super::without_position(&e.into_inner().to_string())
         )
     })?;
+    let tolerance = &m.tolerance;
+    let entry = |metric: Metric, v: f64| {
+        let t = tolerance.get(metric.key());
+        super::metric(
+            metric,
+            Some(v),
+            *t.unwrap_or(&DEFAULT_TOLERANCE),
+            t.is_some(),
+        )
+    };
     let mut metrics = BTreeMap::new();
     for (k, v) in &m.recall_at {
         let Some(metric) =
@@ -69,7 +79,7 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
                 "{name}: at $.recall_at.{k}: expected a cut-off of 1, 3, 5 or 10, found {k:?}"
             );
         };
-        metrics.insert(metric.key().to_string(), (metric, *v));
+        metrics.extend([entry(metric, *v)]);
     }
     let others = [
         (Metric::Mrr, m.mrr),
@@ -77,15 +87,15 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
         (Metric::Map, m.map),
     ];
     for (metric, v) in others {
-        metrics.extend(v.map(|v| (metric.key().to_string(), (metric, v))));
+        metrics.extend(v.map(|v| entry(metric, v)));
     }
-    if let Some(k) = m.tolerance.keys().find(|k| !metrics.contains_key(*k)) {
+    if let Some(k) = tolerance.keys().find(|k| !metrics.contains_key(*k)) {
         anyhow::bail!(
             "{name}: at $.tolerance.{k}: a tolerance for a metric the baseline has no value for; expected one of {}",
             metrics.keys().cloned().collect::<Vec<_>>().join(", ")
         );
     }
-    let mut gated: Vec<&str> = m.tolerance.keys().map(String::as_str).collect();
+    let mut gated: Vec<&str> = tolerance.keys().map(String::as_str).collect();
     let retrieval = RetrievalBaseline {
         retriever: m
             .generated_from
@@ -95,56 +105,32 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
             .unwrap_or("mcp-eval")
             .to_string(),
         runs: m.runs_averaged.unwrap_or(1),
-        metrics: metrics
-            .iter()
-            .map(|(k, &(metric, v))| {
-                let b = MetricBaseline {
-                    value: Some(v),
-                    direction: metric.direction(),
-                    tolerance: m.tolerance.get(k).copied().unwrap_or(DEFAULT_TOLERANCE),
-                    gated: m.tolerance.contains_key(k),
-                };
-                (k.clone(), b)
-            })
-            .collect(),
+        metrics,
         ..RetrievalBaseline::default()
     };
-    let security = m.security.as_ref().map(|s| {
-        let gate = s.gate.as_ref();
-        SecurityBaseline {
-            detectors: s
-                .per_detector
-                .iter()
-                .map(|d| {
-                    let values = [
-                        (Metric::Precision, d.precision),
-                        (Metric::Recall, d.recall),
-                        (Metric::F1, d.f1),
-                        (Metric::Fpr, d.fpr),
-                    ];
-                    // all four are detection metrics (mcp-eval keeps no hard-negative FPR)
-                    let metrics = values
-                        .into_iter()
-                        .map(|(k, value)| {
-                            let b = MetricBaseline {
-                                value,
-                                direction: k.direction(),
-                                tolerance: 0.05,
-                                gated: false,
-                            };
-                            (k.key().to_string(), b)
-                        })
-                        .collect();
-                    let b = DetectorBaseline {
-                        fpr_ceiling: gate.and_then(|g| g.fpr_ceiling),
-                        recall_floor: gate.and_then(|g| g.recall_floor),
-                        metrics,
-                        verdicts: None,
-                    };
-                    (d.detector.clone(), b)
-                })
-                .collect(),
-        }
+    let gate = m.security.as_ref().and_then(|s| s.gate.as_ref());
+    let detector = |d: &McpEvalDetector| {
+        let values = [
+            (Metric::Precision, d.precision),
+            (Metric::Recall, d.recall),
+            (Metric::F1, d.f1),
+            (Metric::Fpr, d.fpr),
+        ];
+        // all four are detection metrics (mcp-eval keeps no hard-negative FPR)
+        let metrics = values
+            .into_iter()
+            .map(|(k, value)| super::metric(k, value, 0.05, false))
+            .collect();
+        let b = DetectorBaseline {
+            fpr_ceiling: gate.and_then(|g| g.fpr_ceiling),
+            recall_floor: gate.and_then(|g| g.recall_floor),
+            metrics,
+            verdicts: None,
+        };
+        (d.detector.clone(), b)
+    };
+    let security = m.security.as_ref().map(|s| SecurityBaseline {
+        detectors: s.per_detector.iter().map(detector).collect(),
     });
     // mcp-eval pins versions, not contents: an empty digest means "compare the version"
     let pin = |v: &String| DatasetPin {
@@ -162,9 +148,9 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
     let detectors = security.as_ref().map_or(0, |s| s.detectors.len());
     let note = format!(
         "imported from mcp-eval's baseline format ({name}): {} retrieval metric(s), gated: {}; {detectors} detector(s){}; the corpus is pinned by version only (mcp-eval records no digest), the golden set and the security corpus are not pinned",
-        metrics.len(),
+        retrieval.metrics.len(),
         gated.join(", "),
-        match m.security.as_ref().and_then(|s| s.gate.as_ref()) {
+        match gate {
             Some(g) => format!(
                 " with FPR ceiling {} and recall floor {} each",
                 g.fpr_ceiling.map_or("none".into(), |v| v.to_string()),

@@ -170,13 +170,9 @@ const RETRIEVAL: Known = ("retrieval", &RETRIEVAL_METRICS);
 const DETECTION: Known = ("detection", &DETECTION_METRICS);
 
 impl Baseline {
-    pub fn parse(name: &str, text: &str) -> anyhow::Result<Baseline> {
-        Ok(Self::parse_noted(name, text)?.0)
-    }
-
     /// Parses evalgate's baseline format, or mcp-eval's (then also returns a note of what was
     /// mapped), and checks that every metric, tolerance and limit means something.
-    pub fn parse_noted(name: &str, text: &str) -> anyhow::Result<(Baseline, Option<String>)> {
+    pub fn parse(name: &str, text: &str) -> anyhow::Result<(Baseline, Option<String>)> {
         let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| {
             anyhow::anyhow!(
                 "{name}:{}:{}: expected a JSON baseline: {}",
@@ -284,15 +280,11 @@ impl Baseline {
         Ok(())
     }
 
-    pub fn load(path: &Path) -> anyhow::Result<Baseline> {
-        Ok(Self::load_noted(path)?.0)
-    }
-
-    /// [`Baseline::load`], with the note of an imported format.
-    pub fn load_noted(path: &Path) -> anyhow::Result<(Baseline, Option<String>)> {
+    /// [`Baseline::parse`] of the file at `path`.
+    pub fn load(path: &Path) -> anyhow::Result<(Baseline, Option<String>)> {
         let text = read_to_string(path)
             .with_context(|| format!("{}: cannot read the baseline", path.display()))?;
-        Self::parse_noted(&path.display().to_string(), &text)
+        Self::parse(&path.display().to_string(), &text)
     }
 
     /// A baseline from what a run measured (the report's datasets and sections). Thresholds
@@ -411,13 +403,24 @@ fn metric_entry(
 ) -> (String, MetricBaseline) {
     let value = measured.get(m.key()).and_then(|s| s.mean).map(round6);
     let old = old.and_then(|o| o.get(m.key()));
-    let entry = MetricBaseline {
+    let tolerance = old.map_or(tolerance, |o| o.tolerance);
+    metric(
+        m,
+        value,
+        tolerance,
+        value.is_some() && old.map_or(gated, |o| o.gated),
+    )
+}
+
+/// `m`'s entry: its key, and its value, direction, tolerance and gated flag.
+fn metric(m: Metric, value: Option<f64>, tolerance: f64, gated: bool) -> (String, MetricBaseline) {
+    let b = MetricBaseline {
         value,
         direction: m.direction(),
-        tolerance: old.map_or(tolerance, |o| o.tolerance),
-        gated: value.is_some() && old.map_or(gated, |o| o.gated),
+        tolerance,
+        gated,
     };
-    (m.key().to_string(), entry)
+    (m.key().to_string(), b)
 }
 
 #[cfg(test)]
@@ -425,7 +428,7 @@ mod tests {
     use super::*;
 
     fn shipped() -> Baseline {
-        Baseline::parse("default.json", EMBEDDED_DEFAULT).unwrap()
+        Baseline::parse("default.json", EMBEDDED_DEFAULT).unwrap().0
     }
 
     fn error(v: serde_json::Value) -> String {
@@ -556,7 +559,7 @@ mod tests {
     fn confusions_are_optional_in_a_baseline_and_round_trip() {
         let mut v: serde_json::Value = serde_json::from_str(EMBEDDED_DEFAULT).unwrap();
         v["retrieval"].as_object_mut().unwrap().remove("confusions");
-        let old = Baseline::parse("old.json", &v.to_string()).unwrap();
+        let old = Baseline::parse("old.json", &v.to_string()).unwrap().0;
         let r = old.retrieval.as_ref().unwrap();
         assert!(r.confusions.is_none());
         assert_eq!(r.is_new_confusion("a:x", "b:y", 1), None);
@@ -567,7 +570,7 @@ mod tests {
             kept.is_some_and(|c| !c.is_empty()),
             "baselines/default.json keeps the v1 run's confusion pairs"
         );
-        let again = Baseline::parse("again.json", &shipped.to_json()).unwrap();
+        let again = Baseline::parse("again.json", &shipped.to_json()).unwrap().0;
         assert_eq!(again.retrieval.unwrap().confusions.as_ref(), kept);
     }
 }

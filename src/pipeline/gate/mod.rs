@@ -103,45 +103,62 @@ fn tolerance_check(
     check
 }
 
-/// A detector's two limits: the metric each holds, how, its word (`[gate]
-/// new_detector_fpr_ceiling` and `new_detector_recall_floor` name them by metric and word) and
-/// the side a value that breaks it is on.
-type Limit = (Metric, CheckKind, &'static str, &'static str);
-const LIMITS: [Limit; 2] = [
+/// A detector's two limits, `[fpr_ceiling, recall_floor]`: the metric each holds, how, its word
+/// (`[gate] new_detector_fpr_ceiling` and `new_detector_recall_floor` name them by metric and
+/// word) and the side a value that breaks it is on.
+const LIMITS: [(Metric, CheckKind, &str, &str); 2] = [
     (Metric::Fpr, CheckKind::Ceiling, "ceiling", "above"),
     (Metric::Recall, CheckKind::Floor, "floor", "below"),
 ];
 
-/// A check of a detector's metric against one of its [`LIMITS`].
-fn threshold_check(
-    subject: &str,
-    (metric, kind, word, side): Limit,
-    s: Option<&Summary>,
-    limit: f64,
-) -> Check {
-    let name = metric.label();
-    let mut check = Check {
-        current: s.and_then(|s| s.mean),
-        ci95: s.and_then(|s| s.ci95),
-        limit: Some(limit),
-        ..info(subject, metric.key(), metric.direction())
-    };
-    // undefined is not worse: the limit is stated, the check reported only
-    let Some(c) = check.current else {
-        check.message = format!(
-            "{name} is undefined (0/0): no entries to compute it over, so the {word} {limit:.3} cannot be checked; reported, not gated"
-        );
-        return check;
-    };
-    let ok = holds(metric.direction(), c, limit);
-    check.kind = kind;
-    check.status = status(ok);
-    check.message = if ok {
-        format!("{c:.4} within the {word} {limit:.3}")
-    } else {
-        format!("{name} {c:.4} is {side} the {word} {limit:.3}")
-    };
-    check
+/// The checks of detector `name`'s `limits` ([`LIMITS`], each when set) against its `measured`
+/// metrics, or, when it did not run in this measurement (`None`), their notes: a limit is said,
+/// never dropped silently. `by_default`: the limits are the defaults for a new detector.
+fn limit_checks(
+    name: &str,
+    limits: [Option<f64>; 2],
+    measured: Option<&BTreeMap<String, Summary>>,
+    by_default: bool,
+    checks: &mut Vec<Check>,
+) {
+    let subject = format!("detector:{name}");
+    for (limit, (metric, kind, word, side)) in limits.into_iter().zip(LIMITS) {
+        let Some(l) = limit else { continue };
+        let label = metric.label();
+        let s = measured.and_then(|m| m.get(metric.key()));
+        let mut c = Check {
+            current: s.and_then(|s| s.mean),
+            ci95: s.and_then(|s| s.ci95),
+            limit,
+            ..info(&subject, metric.key(), metric.direction())
+        };
+        c.message = match c.current {
+            None if measured.is_none() => format!(
+                "the baseline's {label} {word} {l:.3} for {name} is not checked: {name} did not run in this measurement"
+            ),
+            // undefined is not worse: the limit is stated, the check reported only
+            None => format!(
+                "{label} is undefined (0/0): no entries to compute it over, so the {word} {l:.3} cannot be checked; reported, not gated"
+            ),
+            Some(v) => {
+                let ok = holds(metric.direction(), v, l);
+                c.kind = kind;
+                c.status = status(ok);
+                if ok {
+                    format!("{v:.4} within the {word} {l:.3}")
+                } else {
+                    format!("{label} {v:.4} is {side} the {word} {l:.3}")
+                }
+            }
+        };
+        if by_default {
+            c.message.push_str(&format!(
+                " (the default for a detector the baseline has no entry for: [gate] new_detector_{}_{word} in evalgate.toml)",
+                metric.key()
+            ));
+        }
+        checks.push(c);
+    }
 }
 
 /// The limits a detector the baseline has no entry for is held to (a new or renamed detector):
@@ -265,8 +282,14 @@ pub fn evaluate(
         .filter(|d| detector_checks(d, b, policy.new_detector, &mut checks))
         .map(|d| d.detector.clone())
         .collect();
+    // the baseline's limits for a detector this measurement did not run
     if let Some(s) = inputs.security {
-        not_run_checks(&s.detectors, b, &mut checks);
+        let ran = |name: &String| s.detectors.iter().any(|d| &d.detector == name);
+        let all = b.and_then(|b| b.security.as_ref()).into_iter();
+        for (name, db) in all.flat_map(|s| &s.detectors).filter(|(n, _)| !ran(n)) {
+            let limits = [db.fpr_ceiling, db.recall_floor];
+            limit_checks(name, limits, None, false, &mut checks);
+        }
     }
     checks.extend(inputs.robustness.filter(|r| r.gated).map(robustness_check));
     // measured parts with no gated check: with a baseline, a pass does not cover them
@@ -317,51 +340,19 @@ fn detector_checks(
     let db = b
         .and_then(|b| b.security.as_ref())
         .and_then(|s| s.detectors.get(&d.detector));
-    let (ceiling, floor, by_default) = match db {
-        Some(db) => (db.fpr_ceiling, db.recall_floor, false),
+    let (limits, by_default) = match db {
+        Some(db) => ([db.fpr_ceiling, db.recall_floor], false),
         None if b.is_some() && d.tier != Some(Tier::Review) => {
-            (new.fpr_ceiling, new.recall_floor, true)
+            ([new.fpr_ceiling, new.recall_floor], true)
         }
-        None => (None, None, false),
+        None => ([None; 2], false),
     };
-    let mut held = false;
-    for (limit, row @ (metric, _, word, _)) in [ceiling, floor].into_iter().zip(LIMITS) {
-        let Some(l) = limit else { continue };
-        let mut c = threshold_check(&subject, row, d.metrics.get(metric.key()), l);
-        if by_default {
-            c.message.push_str(&format!(
-                " (the default for a detector the baseline has no entry for: [gate] new_detector_{}_{word} in evalgate.toml)",
-                metric.key()
-            ));
-        }
-        held |= c.kind != CheckKind::Info;
-        checks.push(c);
-    }
+    let n = checks.len();
+    limit_checks(&d.detector, limits, Some(&d.metrics), by_default, checks);
+    let held = checks[n..].iter().any(|c| c.kind != CheckKind::Info);
     let mb = db.map(|db| &db.metrics);
     checks.extend(DETECTION_METRICS.map(|m| tolerance_check(&subject, m, &d.metrics, mb)));
     by_default && held
-}
-
-/// The baseline's limits for a detector this measurement did not run: said, never dropped
-/// silently.
-fn not_run_checks(detectors: &[DetectorReport], b: Option<&Baseline>, checks: &mut Vec<Check>) {
-    let all = b.and_then(|b| b.security.as_ref()).into_iter();
-    let ran = |name: &String| detectors.iter().any(|d| &d.detector == name);
-    for (name, db) in all.flat_map(|s| &s.detectors).filter(|(n, _)| !ran(n)) {
-        for (limit, (metric, _, word, _)) in
-            [db.fpr_ceiling, db.recall_floor].into_iter().zip(LIMITS)
-        {
-            let Some(l) = limit else { continue };
-            checks.push(Check {
-                limit: Some(l),
-                message: format!(
-                    "the baseline's {} {word} {l:.3} for {name} is not checked: {name} did not run in this measurement",
-                    metric.label()
-                ),
-                ..info(&format!("detector:{name}"), metric.key(), metric.direction())
-            });
-        }
-    }
 }
 
 fn robustness_check(rb: &RobustnessReport) -> Check {

@@ -680,7 +680,7 @@ fn detector_flips_name_the_newly_missed_and_newly_flagged_entries_with_mcnemars_
     {
         d.as_object_mut().unwrap().remove("verdicts");
     }
-    let old = Baseline::parse("old.json", &v.to_string()).unwrap();
+    let old = Baseline::parse("old.json", &v.to_string()).unwrap().0;
     assert!(verdict_of(&after, Some(&old)).detector_flips.is_empty());
 }
 

@@ -8,7 +8,6 @@ use crate::pipeline::dataset::{Entry, GoldenSet};
 use crate::pipeline::sut::observe::{
     DetectorObservations, DetectorRun, QueryObservation, RetrievalObservations, RetrievalRun,
 };
-use crate::pipeline::sut::{DEPTH, HEADROOM};
 use crate::pipeline::sut::{Detector, Retriever, SearchRequest, SutError};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -56,16 +55,6 @@ pub struct Limits {
     pub concurrency: usize,
     /// Results each search asks for (`[sut] results`).
     pub results: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            request_timeout: Duration::from_secs(30),
-            concurrency: 4,
-            results: DEPTH + HEADROOM,
-        }
-    }
 }
 
 /// A system whose every answer was empty found nothing: it is not measured (is its index

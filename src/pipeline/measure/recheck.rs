@@ -11,7 +11,7 @@
 
 use super::Limits;
 use crate::infra::text::{Text, sanitize};
-use crate::pipeline::dataset::GoldenSet;
+use crate::pipeline::dataset::{GoldenSet, Query};
 use crate::pipeline::sut::observe::RetrievalObservations;
 use crate::pipeline::sut::{Retriever, SearchRequest, SutError};
 
@@ -39,23 +39,27 @@ pub struct Recheck {
     pub witnesses: Vec<Witness>,
 }
 
-/// The witnesses: up to [`WITNESSES`] queries spread over the golden set whose answer in some
-/// run was not empty, each with the first such answer.
-fn witnesses<'a>(
-    golden: &'a GoldenSet,
-    obs: &RetrievalObservations,
-) -> Vec<(&'a Text, &'a Text, Vec<Text>)> {
-    let answered: Vec<(&Text, &Text, Vec<Text>)> = golden
-        .queries
-        .iter()
-        .filter_map(|q| {
-            obs.runs
-                .iter()
-                .filter_map(|r| r.queries.iter().find(|o| o.id == q.id))
-                .find(|o| !o.ranked.is_empty())
-                .map(|o| (&q.id, &q.query, o.ranked.clone()))
-        })
-        .collect();
+/// The golden queries the system answered with something in some run, in golden-set order, each
+/// with the first such answer.
+pub fn answered<'g, 'o>(
+    golden: &'g GoldenSet,
+    obs: &'o RetrievalObservations,
+) -> impl Iterator<Item = (&'g Query, &'o Vec<Text>)> {
+    golden.queries.iter().filter_map(|q| {
+        let mut seen = obs
+            .runs
+            .iter()
+            .filter_map(|r| r.queries.iter().find(|o| o.id == q.id));
+        seen.find(|o| !o.ranked.is_empty()).map(|o| (q, &o.ranked))
+    })
+}
+
+/// The witnesses: up to [`WITNESSES`] of the [`answered`] queries, spread over the golden set.
+fn witnesses<'g, 'o>(
+    golden: &'g GoldenSet,
+    obs: &'o RetrievalObservations,
+) -> Vec<(&'g Query, &'o Vec<Text>)> {
+    let answered: Vec<_> = answered(golden, obs).collect();
     let step = (answered.len() / WITNESSES).max(1);
     answered.into_iter().step_by(step).take(WITNESSES).collect()
 }
@@ -71,31 +75,30 @@ pub async fn run(
     use futures::StreamExt;
     let asked = witnesses(golden, obs);
     let requested = obs.requested;
-    let witnesses =
-        futures::stream::iter(asked.into_iter().map(|(id, text, measured)| async move {
-            let req = SearchRequest {
-                run: 0,
-                query_id: id,
-                text,
-                limit: requested,
-            };
-            let now = match tokio::time::timeout(limits.request_timeout, r.search(req)).await {
-                Ok(Ok(ranked)) => Ok(ranked.ids),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err(format!(
-                    "no answer within {} s",
-                    limits.request_timeout.as_secs_f64()
-                )),
-            };
-            Witness {
-                id: id.clone(),
-                measured,
-                now,
-            }
-        }))
-        .buffered(limits.concurrency.max(1))
-        .collect()
-        .await;
+    let witnesses = futures::stream::iter(asked.into_iter().map(|(q, measured)| async move {
+        let req = SearchRequest {
+            run: 0,
+            query_id: &q.id,
+            text: &q.query,
+            limit: requested,
+        };
+        let now = match tokio::time::timeout(limits.request_timeout, r.search(req)).await {
+            Ok(Ok(ranked)) => Ok(ranked.ids),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!(
+                "no answer within {} s",
+                limits.request_timeout.as_secs_f64()
+            )),
+        };
+        Witness {
+            id: q.id.clone(),
+            measured: measured.clone(),
+            now,
+        }
+    }))
+    .buffered(limits.concurrency.max(1))
+    .collect()
+    .await;
     Recheck { witnesses }
 }
 
@@ -275,11 +278,12 @@ mod tests {
         }))
         .unwrap();
         let answers: Vec<usize> = (0..40).map(|i| usize::from(i % 2 == 0)).collect();
-        let w = witnesses(&golden, &obs(&answers));
+        let obs = obs(&answers);
+        let w = witnesses(&golden, &obs);
         assert_eq!(w.len(), WITNESSES);
-        assert!(w.iter().all(|(_, _, m)| m.len() == 1));
-        assert_eq!(w[0].0.as_str(), "q0");
-        assert_eq!(w[1].0.as_str(), "q2");
+        assert!(w.iter().all(|(_, m)| m.len() == 1));
+        assert_eq!(w[0].0.id.as_str(), "q0");
+        assert_eq!(w[1].0.id.as_str(), "q2");
     }
 
     /// A run of empty answers at the end is a failure only when the system's own rate of empty

@@ -4,7 +4,7 @@
 use super::*;
 use crate::pipeline::dataset::{DatasetPaths, Datasets, Need, Profile};
 use crate::pipeline::sut::embedded::Embedded;
-use crate::pipeline::sut::{Facts, Ranked};
+use crate::pipeline::sut::{DEPTH, Facts, HEADROOM, Ranked};
 use async_trait::async_trait;
 
 fn v1() -> Datasets {
@@ -70,8 +70,9 @@ fn answers(obs: &RetrievalObservations) -> Vec<(usize, String, Vec<String>)> {
 
 fn limits(concurrency: usize) -> Limits {
     Limits {
+        request_timeout: Duration::from_secs(30),
         concurrency,
-        ..Limits::default()
+        results: DEPTH + HEADROOM,
     }
 }
 
@@ -174,7 +175,7 @@ fn an_answer_later_than_the_request_timeout_is_a_timeout() {
     let limits = Limits {
         request_timeout: Duration::from_millis(20),
         concurrency: 2,
-        ..Limits::default()
+        results: DEPTH + HEADROOM,
     };
     let (obs, err) = multi_thread().block_on(retrieval(
         &fake,
