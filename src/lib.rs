@@ -150,9 +150,11 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     }
     let result = rt.block_on(async {
         match &cli.command {
-            Command::Run(a) => app::cmd_eval(&a.eval(), &a.deliver, Part::Both).await,
-            Command::Retrieval(a) => app::cmd_eval(&a.eval(), &a.deliver, Part::Retrieval).await,
-            Command::Security(a) => app::cmd_eval(&a.eval(), &a.deliver, Part::Security).await,
+            Command::Run(a) => app::cmd_eval(&a.config.args, &a.deliver, Part::Both).await,
+            Command::Retrieval(a) => {
+                app::cmd_eval(&a.inputs.config.args, &a.deliver, Part::Retrieval).await
+            }
+            Command::Security(a) => app::cmd_eval(&a.config.args, &a.deliver, Part::Security).await,
             Command::Fitness(a) => app::cmd_fitness(a).await,
             Command::Validate(a) => app::cmd_validate(a),
             Command::Card(a) => app::cmd_card(a),

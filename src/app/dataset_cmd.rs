@@ -10,9 +10,8 @@ use crate::pipeline::gate::ExitCode;
 
 /// Every dataset file the flags name, loaded.
 fn load(d: &DatasetArgs) -> Result<Datasets, DatasetErrors> {
-    let a = d.eval(Default::default());
-    let profile = a.profile.unwrap_or_default();
-    Datasets::load(&a.datasets, Part::Both.need(), profile)
+    let profile = d.profile.profile.unwrap_or_default();
+    Datasets::load(&d.paths(), Part::Both.need(), profile)
 }
 
 /// `card`: the dataset card, printed, checked against a file, or spliced into one.

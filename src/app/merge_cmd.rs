@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 /// `merge`: returns the exit code (the merged run's, as `run` would).
 pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
-    let s = Settings::resolve(&a.eval()).map_err(super::bad_input)?;
+    let s = Settings::resolve(&a.config.args).map_err(super::bad_input)?;
     let github_timeout = super::github_timeout(&a.deliver.publish)?;
     let shards = read_shards(&a.reports)?;
     let first = &shards[0].report;

@@ -129,8 +129,9 @@ pub enum BaselineCommand {
     Import(BaselineImportArgs),
 }
 
-/// Parses the command line like [`Cli::try_parse_from`], and records which flags of an
-/// evaluating command were given on the command line (not by a variable or a default).
+/// Parses the command line like [`Cli::try_parse_from`], and hands an
+/// evaluating command what it was given, with the flags given on the command line (not by a
+/// variable or a default).
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
     let args: Vec<OsString> = args.into_iter().collect();
     let mut cmd = Cli::command();
@@ -139,13 +140,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Erro
         Err(e) => return Err(foreign_flag(&mut cmd, &args, &e).unwrap_or(e)),
     };
     let mut cli = Cli::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))?;
-    let g = given(&cmd, &m);
+    let (sub, sm) = innermost(&cmd, &m);
+    let args = eval::eval_args(sm, given(sub, sm));
     match &mut cli.command {
-        Command::Run(a) => a.config.given = g,
-        Command::Retrieval(a) => a.inputs.config.given = g,
-        Command::Security(a) => a.config.given = g,
-        Command::Fitness(a) => a.inputs.config.given = g,
-        Command::Baseline(BaselineCommand::Update(a)) => a.config.given = g,
+        Command::Run(a) => a.config.args = args,
+        Command::Retrieval(a) => a.inputs.config.args = args,
+        Command::Security(a) => a.config.args = args,
+        Command::Merge(a) => a.config.args = args,
+        Command::Fitness(a) => a.inputs.config.args = args,
+        Command::Baseline(BaselineCommand::Update(a)) => a.config.args = args,
         _ => {}
     }
     Ok(cli)
@@ -221,15 +224,21 @@ fn foreign_flag(
     Some(sub.error(ErrorKind::UnknownArgument, msg))
 }
 
-/// The long names (`--sut`) of the flags of the (innermost) subcommand given on the command line.
-fn given(cmd: &clap::Command, m: &ArgMatches) -> Vec<String> {
-    let (mut c, mut m) = (cmd, m);
-    while let Some((name, sm)) = m.subcommand() {
-        let Some(sc) = c.find_subcommand(name) else {
-            return Vec::new();
-        };
+/// The (innermost) subcommand given, and its matches.
+fn innermost<'a>(
+    mut c: &'a clap::Command,
+    mut m: &'a ArgMatches,
+) -> (&'a clap::Command, &'a ArgMatches) {
+    while let Some((name, sm)) = m.subcommand()
+        && let Some(sc) = c.find_subcommand(name)
+    {
         (c, m) = (sc, sm);
     }
+    (c, m)
+}
+
+/// The long names (`--sut`) of the flags of subcommand `c` given on the command line.
+fn given(c: &clap::Command, m: &ArgMatches) -> Vec<String> {
     c.get_arguments()
         .filter(|a| m.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
         .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
