@@ -15,7 +15,6 @@ macro_rules! out {
 /// [`out!`] with a newline.
 #[macro_export]
 macro_rules! outln {
-    () => { $crate::out!("\n") };
     ($($arg:tt)*) => { $crate::stdout_write(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
@@ -150,16 +149,16 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     }
     let result = rt.block_on(async {
         match &cli.command {
-            Command::Run(a) => app::cmd_eval(&a.config.args, &a.deliver, Part::Both).await,
-            Command::Retrieval(a) => {
-                app::cmd_eval(&a.inputs.config.args, &a.deliver, Part::Retrieval).await
-            }
-            Command::Security(a) => app::cmd_eval(&a.config.args, &a.deliver, Part::Security).await,
-            Command::Fitness(a) => app::cmd_fitness(a).await,
+            Command::Run(a) => app::cmd_eval(&cli.args, &a.deliver, Part::Both).await,
+            Command::Retrieval(a) => app::cmd_eval(&cli.args, &a.deliver, Part::Retrieval).await,
+            Command::Security(a) => app::cmd_eval(&cli.args, &a.deliver, Part::Security).await,
+            Command::Fitness(a) => app::cmd_fitness(a, &cli.args).await,
             Command::Validate(a) => app::cmd_validate(a),
             Command::Card(a) => app::cmd_card(a),
-            Command::Merge(a) => app::cmd_merge(a).await,
-            Command::Baseline(BaselineCommand::Update(a)) => app::cmd_baseline_update(a).await,
+            Command::Merge(a) => app::cmd_merge(a, &cli.args).await,
+            Command::Baseline(BaselineCommand::Update(a)) => {
+                app::cmd_baseline_update(a, &cli.args).await
+            }
             Command::Baseline(BaselineCommand::Import(a)) => app::cmd_baseline_import(a),
             Command::Schema { out } => app::schema::write_all(out).map(|_| ExitCode::PASS),
             Command::Corpus(CorpusCommand::Snapshot(a)) => app::cmd_snapshot(a).await,

@@ -209,9 +209,6 @@ pub struct ConfigFlag {
     /// over it; its settings a command has no use for are ignored.
     #[arg(long, env = "EVALGATE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// What the command was given, this file included (filled by [`parse`](super::parse)).
-    #[arg(skip)]
-    pub args: EvalArgs,
 }
 
 /// What the commands that end in a report share: the gate, the reports, the terminal and
@@ -366,18 +363,6 @@ pub struct FitnessArgs {
     pub inputs: RetrievalInputs,
 }
 
-impl FitnessArgs {
-    pub fn eval(&self) -> EvalArgs {
-        EvalArgs {
-            // probes and baselines are not part of a candidate's score
-            robustness: Some(RobustnessMode::Off),
-            no_baseline: true,
-            quiet: true,
-            ..self.inputs.config.args.clone()
-        }
-    }
-}
-
 /// `merge`: the shards' reports, the datasets they measured, the baseline, reports, publishing.
 #[derive(Debug, Clone, Args)]
 pub struct MergeArgs {
@@ -403,16 +388,6 @@ impl DatasetArgs {
             security: self.security.security.clone(),
         };
         DatasetPaths::files_then_dir(files, self.dir.dir.as_deref())
-    }
-}
-
-impl BaselineUpdateArgs {
-    pub fn eval(&self) -> EvalArgs {
-        EvalArgs {
-            // probes are not part of a baseline
-            robustness: Some(RobustnessMode::Off),
-            ..self.config.args.clone()
-        }
     }
 }
 
@@ -479,10 +454,12 @@ mod tests {
             "s.json",
         ];
         let cli = parse(argv.iter().map(Into::into)).unwrap();
-        let Command::Security(a) = cli.command else {
-            panic!("{:?}", cli.command)
-        };
-        let e = &a.config.args;
+        assert!(
+            matches!(cli.command, Command::Security(_)),
+            "{:?}",
+            cli.command
+        );
+        let e = &cli.args;
         assert_eq!(e.sut, Some(SutKind::Mcpproxy));
         assert_eq!(e.mcpproxy_bin, Some(PathBuf::from("bin/mcpproxy")));
         assert_eq!(e.runs, Some(4));
@@ -499,10 +476,8 @@ mod tests {
     fn every_flag_of_an_evaluating_command_reaches_what_it_hands_over() {
         let argv = "evalgate run --config cfg.toml --datasets d --corpus c.json --profile strict --sut mcp --default-sut reference --url http://h/mcp --header a:b --concurrency 3 --robustness gate --detectors rules --recorded r.json --runs 2 --timeout 1.5 --shard 1/2 --baseline b.json --no-baseline --out o --color never --observations file -q";
         let cli = parse(argv.split(' ').map(Into::into)).unwrap();
-        let Command::Run(a) = cli.command else {
-            panic!("{:?}", cli.command)
-        };
-        let e = &a.config.args;
+        assert!(matches!(cli.command, Command::Run(_)), "{:?}", cli.command);
+        let e = &cli.args;
         assert_eq!(e.config, Some(PathBuf::from("cfg.toml")));
         assert_eq!(e.datasets.corpus, Some(PathBuf::from("c.json")));
         assert_eq!(e.datasets.golden, Some(PathBuf::from("d/golden.json")));

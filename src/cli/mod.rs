@@ -40,6 +40,9 @@ pub struct Cli {
     /// (`EVALGATE_LOG=evalgate=trace,rmcp=debug`).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// What the (evaluating) command was given (filled by [`parse`]).
+    #[arg(skip)]
+    pub args: EvalArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -141,16 +144,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Erro
     };
     let mut cli = Cli::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))?;
     let (sub, sm) = innermost(&cmd, &m);
-    let args = eval::eval_args(sm, given(sub, sm));
-    match &mut cli.command {
-        Command::Run(a) => a.config.args = args,
-        Command::Retrieval(a) => a.inputs.config.args = args,
-        Command::Security(a) => a.config.args = args,
-        Command::Merge(a) => a.config.args = args,
-        Command::Fitness(a) => a.inputs.config.args = args,
-        Command::Baseline(BaselineCommand::Update(a)) => a.config.args = args,
-        _ => {}
-    }
+    cli.args = eval::eval_args(sm, given(sub, sm));
     Ok(cli)
 }
 
