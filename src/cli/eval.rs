@@ -9,6 +9,7 @@ use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::report::color::ColorChoice;
 use crate::pipeline::sut::kind::{DetectorKind, SutKind};
 use crate::pipeline::sut::observe::ObservationsMode;
+use clap::parser::ValueSource::CommandLine;
 use clap::{ArgMatches, Args};
 use std::path::PathBuf;
 
@@ -379,24 +380,15 @@ pub struct MergeArgs {
 
 pub use crate::config::EvalArgs;
 
-impl DatasetArgs {
-    /// The files given, then those of the directory.
-    pub fn paths(&self) -> DatasetPaths {
-        let files = DatasetPaths {
-            corpus: self.retrieval.corpus.clone(),
-            golden: self.retrieval.golden.clone(),
-            security: self.security.security.clone(),
-        };
-        DatasetPaths::files_then_dir(files, self.dir.dir.as_deref())
-    }
+/// The value of flag `id` in `m`, if the command has it and it is set.
+pub(super) fn one<T: Clone + Send + Sync + 'static>(m: &ArgMatches, id: &str) -> Option<T> {
+    m.try_get_one::<T>(id).ok().flatten().cloned()
 }
 
-/// What an evaluating command was given, read from its matches by the flags' ids (a flag the
-/// command does not have is unset), and the flags given on the command line.
-pub(super) fn eval_args(m: &ArgMatches, given: Vec<String>) -> EvalArgs {
-    fn one<T: Clone + Send + Sync + 'static>(m: &ArgMatches, id: &str) -> Option<T> {
-        m.try_get_one::<T>(id).ok().flatten().cloned()
-    }
+/// What command `c` was given, read from its matches by the flags' ids (a flag the command does
+/// not have is unset).
+pub(super) fn eval_args(c: &clap::Command, m: &ArgMatches) -> EvalArgs {
+    let on_command_line = |a: &&clap::Arg| m.value_source(a.get_id().as_str()) == Some(CommandLine);
     fn many<T: Clone + Send + Sync + 'static>(m: &ArgMatches, id: &str) -> Option<Vec<T>> {
         Some(m.try_get_many::<T>(id).ok().flatten()?.cloned().collect())
     }
@@ -428,7 +420,11 @@ pub(super) fn eval_args(m: &ArgMatches, given: Vec<String>) -> EvalArgs {
         quiet: one(m, "quiet").unwrap_or_default(),
         observations: one(m, "observations"),
         color: one(m, "color").unwrap_or_default(),
-        given,
+        given: c
+            .get_arguments()
+            .filter(on_command_line)
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect(),
     }
 }
 
