@@ -74,7 +74,6 @@ pub struct Fitness<'a> {
     ds: Datasets,
     tools: ToolIndex,
     sup: Supervisor,
-    gate: Policy,
     /// The embedded retriever's texts of the unedited corpus (embedded only): a candidate's
     /// index is built from these, with the overridden tools' texts computed afresh.
     texts: Option<FieldTexts>,
@@ -115,7 +114,6 @@ impl<'a> Fitness<'a> {
             ds,
             tools,
             sup: Supervisor::new(),
-            gate: Policy::default(),
             texts,
         })
     }
@@ -149,7 +147,8 @@ impl<'a> Fitness<'a> {
     /// --robustness off` does (the settings of [`cmd_fitness`]); every process started
     /// for it is stopped before this returns.
     async fn measure(&self, overridden: &[usize]) -> anyhow::Result<Report> {
-        let plan = Plan::of(self.s, Part::Retrieval, None, &self.gate);
+        let gate = Policy::default();
+        let plan = Plan::of(self.s, Part::Retrieval, None, &gate);
         let built = match &self.texts {
             // the fast path: the index built from the cached texts, the candidate's tools'
             // texts computed afresh (the same texts `Embedded::new` would index)

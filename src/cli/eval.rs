@@ -203,7 +203,7 @@ pub struct QuietFlag {
     pub quiet: bool,
 }
 
-/// `--config`, and the flags given.
+/// `--config`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ConfigFlag {
     /// Settings file [default: ./evalgate.toml when present]. Flags and EVALGATE_* variables win
