@@ -10,11 +10,8 @@ use crate::pipeline::gate::ExitCode;
 
 /// Every dataset file the flags name, loaded.
 fn load(a: &EvalArgs) -> Result<Datasets, DatasetErrors> {
-    Datasets::load(
-        &a.datasets,
-        Part::Both.need(),
-        a.profile.unwrap_or_default(),
-    )
+    let profile = a.profile.unwrap_or_default();
+    Datasets::load(&a.datasets, Part::Both.need(), profile)
 }
 
 /// `card`: the dataset card, printed, checked against a file, or spliced into one.
