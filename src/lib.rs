@@ -15,7 +15,6 @@ macro_rules! out {
 /// [`out!`] with a newline.
 #[macro_export]
 macro_rules! outln {
-    () => { $crate::out!("\n") };
     ($($arg:tt)*) => { $crate::stdout_write(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
@@ -116,7 +115,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     // every credential evalgate is given is masked from here on, before anything is started
     // or read: the job's tokens and credentials in the environment, and --github-token
     infra::secrets::register_environment(std::env::vars_os());
-    if let Some(t) = cli.command.github_token() {
+    if let Some(t) = &cli.github_token {
         infra::secrets::register(t);
     }
     infra::log::init(cli.verbose);
@@ -150,14 +149,16 @@ pub fn main_with_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32
     }
     let result = rt.block_on(async {
         match &cli.command {
-            Command::Run(a) => app::cmd_eval(&a.eval(), &a.deliver, Part::Both).await,
-            Command::Retrieval(a) => app::cmd_eval(&a.eval(), &a.deliver, Part::Retrieval).await,
-            Command::Security(a) => app::cmd_eval(&a.eval(), &a.deliver, Part::Security).await,
-            Command::Fitness(a) => app::cmd_fitness(a).await,
-            Command::Validate(a) => app::cmd_validate(a),
-            Command::Card(a) => app::cmd_card(a),
-            Command::Merge(a) => app::cmd_merge(a).await,
-            Command::Baseline(BaselineCommand::Update(a)) => app::cmd_baseline_update(a).await,
+            Command::Run(a) => app::cmd_eval(&cli.args, &a.deliver, Part::Both).await,
+            Command::Retrieval(a) => app::cmd_eval(&cli.args, &a.deliver, Part::Retrieval).await,
+            Command::Security(a) => app::cmd_eval(&cli.args, &a.deliver, Part::Security).await,
+            Command::Fitness(a) => app::cmd_fitness(a, &cli.args).await,
+            Command::Validate(_) => app::cmd_validate(&cli.args),
+            Command::Card(a) => app::cmd_card(a, &cli.args),
+            Command::Merge(a) => app::cmd_merge(a, &cli.args).await,
+            Command::Baseline(BaselineCommand::Update(a)) => {
+                app::cmd_baseline_update(a, &cli.args).await
+            }
             Command::Baseline(BaselineCommand::Import(a)) => app::cmd_baseline_import(a),
             Command::Schema { out } => app::schema::write_all(out).map(|_| ExitCode::PASS),
             Command::Corpus(CorpusCommand::Snapshot(a)) => app::cmd_snapshot(a).await,

@@ -1,12 +1,13 @@
 //! `evalgate baseline update` and `evalgate baseline import`.
 
 use super::{BadInput, Part, evaluate};
-use crate::cli::{BaselineImportArgs, BaselineUpdateArgs};
+use crate::cli::{BaselineImportArgs, BaselineUpdateArgs, EvalArgs};
 use crate::config::Settings;
 use crate::infra::files;
 use crate::infra::text::sanitize;
 use crate::pipeline::baseline::{self, Baseline, DatasetPin};
 use crate::pipeline::gate::ExitCode;
+use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::report::model::Report;
 use crate::pipeline::report::scorecard;
 use crate::pipeline::score::scorecard::ScorecardBaseline;
@@ -15,8 +16,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// `baseline update`.
-pub async fn cmd_baseline_update(a: &BaselineUpdateArgs) -> anyhow::Result<i32> {
-    let eval = a.eval();
+pub async fn cmd_baseline_update(a: &BaselineUpdateArgs, args: &EvalArgs) -> anyhow::Result<i32> {
+    let eval = EvalArgs {
+        // probes are not part of a baseline
+        robustness: Some(RobustnessMode::Off),
+        ..args.clone()
+    };
     // with --from the numbers come from the report: a flag choosing how to measure cannot apply
     let measuring: Vec<&str> = eval
         .given

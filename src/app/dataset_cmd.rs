@@ -1,7 +1,7 @@
 //! `card` and `validate`: the dataset files on their own, nothing measured.
 
 use super::{BadInput, Part};
-use crate::cli::{CardArgs, DatasetArgs};
+use crate::cli::{CardArgs, EvalArgs};
 use crate::infra::files;
 use crate::infra::text::sanitize;
 use crate::pipeline::dataset;
@@ -9,16 +9,15 @@ use crate::pipeline::dataset::{DatasetErrors, Datasets};
 use crate::pipeline::gate::ExitCode;
 
 /// Every dataset file the flags name, loaded.
-fn load(d: &DatasetArgs) -> Result<Datasets, DatasetErrors> {
-    let a = d.eval(Default::default());
+fn load(a: &EvalArgs) -> Result<Datasets, DatasetErrors> {
     let profile = a.profile.unwrap_or_default();
     Datasets::load(&a.datasets, Part::Both.need(), profile)
 }
 
 /// `card`: the dataset card, printed, checked against a file, or spliced into one.
-pub fn cmd_card(args: &CardArgs) -> anyhow::Result<i32> {
+pub fn cmd_card(args: &CardArgs, given: &EvalArgs) -> anyhow::Result<i32> {
     use crate::pipeline::dataset::card;
-    let ds = load(&args.datasets)?;
+    let ds = load(given)?;
     let text = card::render(
         ds.corpus.as_ref().map(|l| &l.value),
         ds.golden.as_ref().map(|l| &l.value),
@@ -56,7 +55,7 @@ pub fn cmd_card(args: &CardArgs) -> anyhow::Result<i32> {
 }
 
 /// `validate`: exit 0 when valid; dataset errors propagate (exit 2).
-pub fn cmd_validate(args: &DatasetArgs) -> anyhow::Result<i32> {
+pub fn cmd_validate(args: &EvalArgs) -> anyhow::Result<i32> {
     let ds = load(args)?;
     // dataset text (ids, versions, file names) reaches the terminal only through `sanitize`
     for w in dataset::summarize_warnings(&ds.warnings) {

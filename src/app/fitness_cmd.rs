@@ -9,7 +9,7 @@
 
 use super::refuse_inapplicable;
 use super::{BadInput, Measured, Part, Plan, assemble, make_retriever, measure_all};
-use crate::cli::FitnessArgs;
+use crate::cli::{EvalArgs, FitnessArgs};
 use crate::config::Settings;
 use crate::infra::files;
 use crate::infra::process::Supervisor;
@@ -18,6 +18,7 @@ use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::overrides::{Overrides, ToolIndex};
 use crate::pipeline::gate::{ExitCode, Policy};
 use crate::pipeline::measure::Progress;
+use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::report::model::{Report, RetrievalReport};
 use crate::pipeline::sut::embedded::FieldTexts;
 use crate::pipeline::sut::kind::SutKind;
@@ -73,7 +74,6 @@ pub struct Fitness<'a> {
     ds: Datasets,
     tools: ToolIndex,
     sup: Supervisor,
-    gate: Policy,
     /// The embedded retriever's texts of the unedited corpus (embedded only): a candidate's
     /// index is built from these, with the overridden tools' texts computed afresh.
     texts: Option<FieldTexts>,
@@ -114,7 +114,6 @@ impl<'a> Fitness<'a> {
             ds,
             tools,
             sup: Supervisor::new(),
-            gate: Policy::default(),
             texts,
         })
     }
@@ -145,10 +144,11 @@ impl<'a> Fitness<'a> {
     }
 
     /// The edited corpus measured and scored as `evalgate retrieval --no-baseline
-    /// --robustness off` does (the settings of [`FitnessArgs::eval`]); every process started
+    /// --robustness off` does (the settings of [`cmd_fitness`]); every process started
     /// for it is stopped before this returns.
     async fn measure(&self, overridden: &[usize]) -> anyhow::Result<Report> {
-        let plan = Plan::of(self.s, Part::Retrieval, None, &self.gate);
+        let gate = Policy::default();
+        let plan = Plan::of(self.s, Part::Retrieval, None, &gate);
         let built = match &self.texts {
             // the fast path: the index built from the cached texts, the candidate's tools'
             // texts computed afresh (the same texts `Embedded::new` would index)
@@ -230,8 +230,14 @@ fn error_line(line: Option<usize>, e: &Unscored) -> String {
 const MAX_LINE: usize = 64 << 20;
 
 /// `fitness`: returns the exit code.
-pub async fn cmd_fitness(a: &FitnessArgs) -> anyhow::Result<i32> {
-    let args = a.eval();
+pub async fn cmd_fitness(a: &FitnessArgs, args: &EvalArgs) -> anyhow::Result<i32> {
+    let args = EvalArgs {
+        // probes and baselines are not part of a candidate's score
+        robustness: Some(RobustnessMode::Off),
+        no_baseline: true,
+        quiet: true,
+        ..args.clone()
+    };
     let s = Settings::resolve(&args).map_err(super::bad_input)?;
     refuse_inapplicable(&args, &s, Part::Retrieval)?;
     // read before anything is loaded or started: a bad file is exit 2 with nothing done

@@ -4,7 +4,7 @@
 //! ([`super::assemble`]), so the numbers are the same to the last digit.
 
 use super::{BadInput, Measured, Part, Plan, RetrievalMeasured, assemble, gate_policy};
-use crate::cli::MergeArgs;
+use crate::cli::{EvalArgs, MergeArgs};
 use crate::config::Settings;
 use crate::pipeline::dataset::Datasets;
 use crate::pipeline::dataset::shard::{Shard, ShardRef};
@@ -14,8 +14,8 @@ use crate::pipeline::sut::observe::ObservationsFile;
 use std::path::PathBuf;
 
 /// `merge`: returns the exit code (the merged run's, as `run` would).
-pub async fn cmd_merge(a: &MergeArgs) -> anyhow::Result<i32> {
-    let s = Settings::resolve(&a.eval()).map_err(super::bad_input)?;
+pub async fn cmd_merge(a: &MergeArgs, args: &EvalArgs) -> anyhow::Result<i32> {
+    let s = Settings::resolve(args).map_err(super::bad_input)?;
     let github_timeout = super::github_timeout(&a.deliver.publish)?;
     let shards = read_shards(&a.reports)?;
     let first = &shards[0].report;

@@ -6,7 +6,7 @@ use crate::infra::secrets;
 use crate::infra::text::sanitize;
 use crate::pipeline::dataset::{DatasetPaths, Datasets, Need, Profile, ServerInfo};
 use crate::pipeline::gate::ExitCode;
-use crate::pipeline::replay::{Control, ReplaySpec, ServedNames};
+use crate::pipeline::replay::{Control, Replay, ReplaySpec, ServedNames};
 use crate::pipeline::{dataset, replay};
 use crate::tools::proxy;
 use anyhow::bail;
@@ -113,7 +113,7 @@ pub async fn cmd_replay(a: &ReplayArgs) -> anyhow::Result<i32> {
         listed_file: a.listed_file.clone(),
     };
     let mut spec = match (&a.spec, &a.server) {
-        (Some(path), _) => ReplaySpec::from_file(path, a.rug_pull).map_err(super::bad_input)?,
+        (Some(path), _) => ReplaySpec::from_file(path).map_err(super::bad_input)?,
         (None, server) => {
             let server = server.as_deref().unwrap_or_default();
             let paths = DatasetPaths {
@@ -126,27 +126,24 @@ pub async fn cmd_replay(a: &ReplayArgs) -> anyhow::Result<i32> {
             };
             let ds = Datasets::load(&paths, need, Profile::Lenient)?;
             let corpus = Datasets::load_corpus(&a.corpus)?.value;
-            ReplaySpec::new(
-                Some(&corpus),
-                ds.security.as_ref().map(|s| &s.value),
-                server,
-                a.rug_pull,
-            )
-            .map_err(super::bad_input)?
+            let security = ds.security.as_ref().map(|s| &s.value);
+            ReplaySpec::new(&corpus, security, server).map_err(super::bad_input)?
         }
     };
+    spec.rug_pull = a.rug_pull;
     replay_fault(&spec.server).await;
     if a.names == ServedNames::Prefixed {
         spec.prefix_names();
     }
+    let replay = Replay::with_control(spec, control);
     match &a.listen {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| BadInput(format!("replay --listen {addr}: cannot listen: {e}")))?;
-            replay::serve_http(spec, control, listener).await?
+            replay::serve_http(replay, listener).await?
         }
-        None => replay::serve_stdio(spec, control).await?,
+        None => replay::serve_stdio(replay).await?,
     }
     Ok(ExitCode::PASS)
 }
@@ -181,7 +178,7 @@ async fn replay_fault(_served: &str) {}
 
 /// `proxy`: serves until killed.
 pub async fn cmd_proxy(a: &ProxyArgs) -> anyhow::Result<i32> {
-    proxy::run(&a.config, &a.listen, a.fault.fault.to_owned())
+    proxy::run(&a.config, &a.listen, a.fault.to_owned())
         .await
         .map_err(super::bad_input)?;
     Ok(ExitCode::PASS)

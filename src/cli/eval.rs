@@ -9,7 +9,8 @@ use crate::pipeline::measure::probes::RobustnessMode;
 use crate::pipeline::report::color::ColorChoice;
 use crate::pipeline::sut::kind::{DetectorKind, SutKind};
 use crate::pipeline::sut::observe::ObservationsMode;
-use clap::Args;
+use clap::parser::ValueSource::CommandLine;
+use clap::{ArgMatches, Args};
 use std::path::PathBuf;
 
 // ---- dataset flags ------------------------------------------------------------------------
@@ -202,27 +203,13 @@ pub struct QuietFlag {
     pub quiet: bool,
 }
 
-/// `--config`, and the flags given.
+/// `--config`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ConfigFlag {
     /// Settings file [default: ./evalgate.toml when present]. Flags and EVALGATE_* variables win
     /// over it; its settings a command has no use for are ignored.
     #[arg(long, env = "EVALGATE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The flags given on the command line (filled by [`parse`](super::parse)).
-    #[arg(skip)]
-    pub given: Vec<String>,
-}
-
-impl ConfigFlag {
-    /// What a command was given: this file and the flags given, nothing else yet.
-    fn args(&self) -> EvalArgs {
-        EvalArgs {
-            config: self.config.clone(),
-            given: self.given.clone(),
-            ..EvalArgs::default()
-        }
-    }
 }
 
 /// What the commands that end in a report share: the gate, the reports, the terminal and
@@ -237,19 +224,6 @@ pub struct Delivery {
     pub quiet: QuietFlag,
     #[command(flatten)]
     pub publish: PublishArgs,
-}
-
-impl Delivery {
-    /// These flags as [`EvalArgs`] holds them (publishing is not settings: it is passed on).
-    fn eval(&self, mut a: EvalArgs) -> EvalArgs {
-        a.baseline = self.gate.baseline.clone();
-        a.no_baseline = self.gate.no_baseline;
-        a.out = self.report.out.clone();
-        a.color = self.report.color;
-        a.observations = self.report.observations;
-        a.quiet = self.quiet.quiet;
-        a
-    }
 }
 
 // ---- the evaluating commands ---------------------------------------------------------------
@@ -291,15 +265,6 @@ pub struct RetrievalInputs {
     pub system: SystemFlags,
     #[command(flatten)]
     pub measure: MeasureFlags,
-}
-
-impl RetrievalInputs {
-    fn eval(&self) -> EvalArgs {
-        let none = SecurityFile::default();
-        let a = self.config.args();
-        let a = datasets(a, &self.dir, &self.files, &none, &self.profile);
-        with_measure(with_system(a, &self.system), &self.measure)
-    }
 }
 
 /// `retrieval`: no detector and no security-corpus flags.
@@ -399,18 +364,6 @@ pub struct FitnessArgs {
     pub inputs: RetrievalInputs,
 }
 
-impl FitnessArgs {
-    pub fn eval(&self) -> EvalArgs {
-        EvalArgs {
-            // probes and baselines are not part of a candidate's score
-            robustness: Some(RobustnessMode::Off),
-            no_baseline: true,
-            quiet: true,
-            ..self.inputs.eval()
-        }
-    }
-}
-
 /// `merge`: the shards' reports, the datasets they measured, the baseline, reports, publishing.
 #[derive(Debug, Clone, Args)]
 pub struct MergeArgs {
@@ -425,105 +378,53 @@ pub struct MergeArgs {
     pub deliver: Delivery,
 }
 
-impl MergeArgs {
-    pub fn eval(&self) -> EvalArgs {
-        self.deliver.eval(self.datasets.eval(self.config.args()))
-    }
-}
-
 pub use crate::config::EvalArgs;
 
-/// The dataset flags as [`EvalArgs`] holds them: the files given, then those of the directory.
-fn datasets(
-    mut a: EvalArgs,
-    dir: &DirFlag,
-    r: &RetrievalFiles,
-    s: &SecurityFile,
-    p: &ProfileFlag,
-) -> EvalArgs {
+/// The value of flag `id` in `m`, if the command has it and it is set.
+pub(super) fn one<T: Clone + Send + Sync + 'static>(m: &ArgMatches, id: &str) -> Option<T> {
+    m.try_get_one::<T>(id).ok().flatten().cloned()
+}
+
+/// What command `c` was given, read from its matches by the flags' ids (a flag the command does
+/// not have is unset).
+pub(super) fn eval_args(c: &clap::Command, m: &ArgMatches) -> EvalArgs {
+    let on_command_line = |a: &&clap::Arg| m.value_source(a.get_id().as_str()) == Some(CommandLine);
+    fn many<T: Clone + Send + Sync + 'static>(m: &ArgMatches, id: &str) -> Option<Vec<T>> {
+        Some(m.try_get_many::<T>(id).ok().flatten()?.cloned().collect())
+    }
     let files = DatasetPaths {
-        corpus: r.corpus.clone(),
-        golden: r.golden.clone(),
-        security: s.security.clone(),
+        corpus: one(m, "corpus"),
+        golden: one(m, "golden"),
+        security: one(m, "security"),
     };
-    a.datasets = DatasetPaths::files_then_dir(files, dir.dir.as_deref());
-    a.profile = p.profile;
-    a
-}
-
-impl DatasetArgs {
-    pub fn eval(&self, a: EvalArgs) -> EvalArgs {
-        datasets(a, &self.dir, &self.retrieval, &self.security, &self.profile)
-    }
-}
-
-fn with_system(mut a: EvalArgs, s: &SystemFlags) -> EvalArgs {
-    a.sut = s.sut;
-    a.default_sut = s.default_sut;
-    a.mcpproxy_bin = s.mcpproxy_bin.clone();
-    a.url = s.url.clone();
-    a.headers = s.headers.clone();
-    a.concurrency = s.concurrency;
-    a
-}
-
-fn with_measure(mut a: EvalArgs, m: &MeasureFlags) -> EvalArgs {
-    a.recorded = m.recorded.clone();
-    a.runs = m.runs;
-    a.timeout = m.timeout;
-    a
-}
-
-impl RunArgs {
-    pub fn eval(&self) -> EvalArgs {
-        let a = self.datasets.eval(EvalArgs {
-            detectors: self.detectors.detectors.clone(),
-            robustness: self.robustness.robustness,
-            shard: self.shard.shard,
-            ..self.config.args()
-        });
-        let a = with_measure(with_system(a, &self.system), &self.measure);
-        self.deliver.eval(a)
-    }
-}
-
-impl RetrievalArgs {
-    pub fn eval(&self) -> EvalArgs {
-        let a = EvalArgs {
-            robustness: self.robustness.robustness,
-            shard: self.shard.shard,
-            ..self.inputs.eval()
-        };
-        self.deliver.eval(a)
-    }
-}
-
-impl SecurityArgs {
-    pub fn eval(&self) -> EvalArgs {
-        let a = EvalArgs {
-            sut: self.proxy.sut.map(|k| k.0),
-            mcpproxy_bin: self.proxy.mcpproxy_bin.clone(),
-            detectors: self.detectors.detectors.clone(),
-            shard: self.shard.shard,
-            ..self.config.args()
-        };
-        let none = RetrievalFiles::default();
-        let a = datasets(a, &self.dir, &none, &self.file, &self.profile);
-        self.deliver.eval(with_measure(a, &self.measure))
-    }
-}
-
-impl BaselineUpdateArgs {
-    pub fn eval(&self) -> EvalArgs {
-        let a = self.datasets.eval(EvalArgs {
-            detectors: self.detectors.detectors.clone(),
-            baseline: self.baseline.clone(),
-            // probes are not part of a baseline
-            robustness: Some(RobustnessMode::Off),
-            quiet: self.quiet.quiet,
-            ..self.config.args()
-        });
-        with_measure(with_system(a, &self.system), &self.measure)
+    EvalArgs {
+        config: one(m, "config"),
+        datasets: DatasetPaths::files_then_dir(files, one::<PathBuf>(m, "dir").as_deref()),
+        profile: one(m, "profile"),
+        // `security --sut` names the proxy the live detectors launch
+        sut: one(m, "sut").or(one(m, "sut").map(|k: ProxyKind| k.0)),
+        default_sut: one(m, "default_sut"),
+        mcpproxy_bin: one(m, "mcpproxy_bin"),
+        url: one(m, "url"),
+        headers: many(m, "headers").unwrap_or_default(),
+        detectors: many(m, "detectors"),
+        recorded: one(m, "recorded"),
+        runs: one(m, "runs"),
+        shard: one(m, "shard"),
+        baseline: one(m, "baseline"),
+        no_baseline: one(m, "no_baseline").unwrap_or_default(),
+        out: one(m, "out"),
+        timeout: one(m, "timeout"),
+        concurrency: one(m, "concurrency"),
+        robustness: one(m, "robustness"),
+        quiet: one(m, "quiet").unwrap_or_default(),
+        observations: one(m, "observations"),
+        color: one(m, "color").unwrap_or_default(),
+        given: c
+            .get_arguments()
+            .filter(on_command_line)
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect(),
     }
 }
 
@@ -549,10 +450,12 @@ mod tests {
             "s.json",
         ];
         let cli = parse(argv.iter().map(Into::into)).unwrap();
-        let Command::Security(a) = cli.command else {
-            panic!("{:?}", cli.command)
-        };
-        let e = a.eval();
+        assert!(
+            matches!(cli.command, Command::Security(_)),
+            "{:?}",
+            cli.command
+        );
+        let e = &cli.args;
         assert_eq!(e.sut, Some(SutKind::Mcpproxy));
         assert_eq!(e.mcpproxy_bin, Some(PathBuf::from("bin/mcpproxy")));
         assert_eq!(e.runs, Some(4));
@@ -563,5 +466,33 @@ mod tests {
         assert_eq!(e.datasets.security, Some(PathBuf::from("s.json")));
         assert_eq!(e.datasets.corpus, None);
         assert!(e.given("--sut") && e.given("--runs") && !e.given("--timeout"));
+    }
+
+    #[test]
+    fn every_flag_of_an_evaluating_command_reaches_what_it_hands_over() {
+        let argv = "evalgate run --config cfg.toml --datasets d --corpus c.json --profile strict --sut mcp --default-sut reference --url http://h/mcp --header a:b --concurrency 3 --robustness gate --detectors rules --recorded r.json --runs 2 --timeout 1.5 --shard 1/2 --baseline b.json --no-baseline --out o --color never --observations file -q";
+        let cli = parse(argv.split(' ').map(Into::into)).unwrap();
+        assert!(matches!(cli.command, Command::Run(_)), "{:?}", cli.command);
+        let e = &cli.args;
+        assert_eq!(e.config, Some(PathBuf::from("cfg.toml")));
+        assert_eq!(e.datasets.corpus, Some(PathBuf::from("c.json")));
+        assert_eq!(e.datasets.golden, Some(PathBuf::from("d/golden.json")));
+        assert_eq!(e.profile, Some(Profile::Strict));
+        assert_eq!(e.sut, Some(SutKind::Mcp));
+        assert_eq!(e.default_sut, Some(SutKind::Reference));
+        assert_eq!(e.url.as_deref(), Some("http://h/mcp"));
+        assert_eq!(e.headers, ["a:b"]);
+        assert_eq!(e.concurrency, Some(3));
+        assert_eq!(e.robustness, Some(RobustnessMode::Gate));
+        assert_eq!(e.detectors, Some(vec![DetectorKind::Rules]));
+        assert_eq!(e.recorded, Some(PathBuf::from("r.json")));
+        assert_eq!((e.runs, e.timeout), (Some(2), Some(1.5)));
+        assert_eq!(e.shard.map(|s| s.to_string()).as_deref(), Some("1/2"));
+        assert_eq!(e.baseline, Some(PathBuf::from("b.json")));
+        assert!(e.no_baseline && e.quiet);
+        assert_eq!(e.out, Some(PathBuf::from("o")));
+        assert_eq!(e.color, ColorChoice::Never);
+        assert_eq!(e.observations, Some(ObservationsMode::File));
+        assert!(e.given("--header") && e.given("--quiet"));
     }
 }

@@ -13,7 +13,6 @@ mod publish;
 mod tools;
 mod values;
 
-use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use help::*;
 use std::ffi::OsString;
@@ -40,6 +39,13 @@ pub struct Cli {
     /// (`EVALGATE_LOG=evalgate=trace,rmcp=debug`).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// What the command was given (filled by [`parse`]): its datasets and settings.
+    #[arg(skip)]
+    pub args: EvalArgs,
+    /// The GitHub token given by `--github-token` (or `EVALGATE_GITHUB_TOKEN`), if the command
+    /// takes one: registered for masking before anything runs.
+    #[arg(skip)]
+    pub github_token: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -92,22 +98,6 @@ pub enum Command {
     },
 }
 
-impl Command {
-    /// The GitHub token given by `--github-token` (or `EVALGATE_GITHUB_TOKEN`), if this command
-    /// takes one: registered for masking before anything runs.
-    pub fn github_token(&self) -> Option<&str> {
-        let p = match self {
-            Command::Run(a) => &a.deliver.publish,
-            Command::Retrieval(a) => &a.deliver.publish,
-            Command::Security(a) => &a.deliver.publish,
-            Command::Merge(a) => &a.deliver.publish,
-            Command::Publish(a) => &a.publish,
-            _ => return None,
-        };
-        p.github_token.as_deref()
-    }
-}
-
 #[derive(Debug, Subcommand)]
 pub enum CorpusCommand {
     /// Connect to an MCP server, list every tool (all pages) and write a corpus file; repeat
@@ -129,8 +119,8 @@ pub enum BaselineCommand {
     Import(BaselineImportArgs),
 }
 
-/// Parses the command line like [`Cli::try_parse_from`], and records which flags of an
-/// evaluating command were given on the command line (not by a variable or a default).
+/// Parses the command line like [`Cli::try_parse_from`], and reads what the command was given
+/// ([`Cli::args`]), with the flags given on the command line (not by a variable or a default).
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
     let args: Vec<OsString> = args.into_iter().collect();
     let mut cmd = Cli::command();
@@ -139,15 +129,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Erro
         Err(e) => return Err(foreign_flag(&mut cmd, &args, &e).unwrap_or(e)),
     };
     let mut cli = Cli::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))?;
-    let g = given(&cmd, &m);
-    match &mut cli.command {
-        Command::Run(a) => a.config.given = g,
-        Command::Retrieval(a) => a.inputs.config.given = g,
-        Command::Security(a) => a.config.given = g,
-        Command::Fitness(a) => a.inputs.config.given = g,
-        Command::Baseline(BaselineCommand::Update(a)) => a.config.given = g,
-        _ => {}
-    }
+    let (sub, sm) = innermost(&cmd, &m);
+    cli.args = eval::eval_args(sub, sm);
+    cli.github_token = eval::one(sm, "github_token");
     Ok(cli)
 }
 
@@ -221,17 +205,15 @@ fn foreign_flag(
     Some(sub.error(ErrorKind::UnknownArgument, msg))
 }
 
-/// The long names (`--sut`) of the flags of the (innermost) subcommand given on the command line.
-fn given(cmd: &clap::Command, m: &ArgMatches) -> Vec<String> {
-    let (mut c, mut m) = (cmd, m);
-    while let Some((name, sm)) = m.subcommand() {
-        let Some(sc) = c.find_subcommand(name) else {
-            return Vec::new();
-        };
+/// The (innermost) subcommand given, and its matches.
+fn innermost<'a>(
+    mut c: &'a clap::Command,
+    mut m: &'a ArgMatches,
+) -> (&'a clap::Command, &'a ArgMatches) {
+    while let Some((name, sm)) = m.subcommand()
+        && let Some(sc) = c.find_subcommand(name)
+    {
         (c, m) = (sc, sm);
     }
-    c.get_arguments()
-        .filter(|a| m.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
-        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
-        .collect()
+    (c, m)
 }

@@ -98,9 +98,19 @@ pub struct ProxyArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// Test builds only (feature `fault-injection`): the hidden `--fault` hook.
-    #[command(flatten)]
-    pub fault: FaultArg,
+    // an argument only in test builds (feature `fault-injection`); otherwise the fault is none
+    /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches, drop-tool=SERVER:TOOL, ignore-list-changed, ignore-limit, slow=MS.
+    #[cfg_attr(
+        feature = "fault-injection",
+        arg(
+            long,
+            hide = true,
+            env = "EVALGATE_PROXY_FAULT",
+            default_value = "none"
+        )
+    )]
+    #[cfg_attr(not(feature = "fault-injection"), arg(skip))]
+    pub fault: Fault,
 }
 
 #[derive(Debug, Args)]
@@ -133,36 +143,17 @@ pub struct CardArgs {
     pub check: Option<PathBuf>,
 }
 
-/// `evalgate proxy`'s hidden `--fault` argument: only in test builds (feature `fault-injection`).
-#[cfg(feature = "fault-injection")]
-#[derive(Debug, Clone, Args)]
-pub struct FaultArg {
-    /// Testing hook: crash-after=N, hang-after=N or garbage-after=N searches, drop-tool=SERVER:TOOL, ignore-list-changed, ignore-limit, slow=MS.
-    #[arg(
-        long,
-        hide = true,
-        env = "EVALGATE_PROXY_FAULT",
-        default_value = "none"
-    )]
-    pub fault: Fault,
-}
-
-/// No `--fault` argument: this build has no fault injection (the fault is always none).
-#[cfg(not(feature = "fault-injection"))]
-#[derive(Debug, Clone, Args)]
-pub struct FaultArg {
-    #[arg(skip)]
-    pub fault: Fault,
-}
-
 #[cfg(test)]
 mod tests {
     #[cfg(feature = "fault-injection")]
     #[test]
     fn with_the_feature_proxy_has_a_hidden_fault_argument_read_from_the_environment() {
         use clap::{Args, Command};
-        let cmd = super::FaultArg::augment_args(Command::new("proxy"));
-        let args: Vec<_> = cmd.get_arguments().collect();
+        let cmd = super::ProxyArgs::augment_args(Command::new("proxy"));
+        let args: Vec<_> = cmd
+            .get_arguments()
+            .filter(|a| a.get_id() == "fault")
+            .collect();
         assert_eq!(args.len(), 1);
         assert_eq!(args[0].get_long(), Some("fault"));
         assert!(args[0].is_hide_set());
@@ -176,7 +167,7 @@ mod tests {
     #[test]
     fn without_the_feature_proxy_has_no_fault_argument() {
         use clap::{Args, Command};
-        let cmd = super::FaultArg::augment_args(Command::new("proxy"));
-        assert_eq!(cmd.get_arguments().count(), 0);
+        let cmd = super::ProxyArgs::augment_args(Command::new("proxy"));
+        assert!(cmd.get_arguments().all(|a| a.get_id() != "fault"));
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::pipeline::dataset::DatasetPaths;
 use crate::pipeline::sut::kind::{DetectorKind, SutKind};
-use crate::pipeline::sut::spec::{DetectorSettings, SutSpec};
+use crate::pipeline::sut::spec::{DetectorSettings, MAX_SECONDS, McpFile, RestFile, SutSpec};
 use anyhow::Context;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -23,13 +23,11 @@ use crate::pipeline::dataset::Profile;
 use crate::pipeline::gate::{DEFAULT_NEW_DETECTOR, NewDetectorLimits, Significance};
 use crate::pipeline::measure::Limits;
 use crate::pipeline::measure::probes::RobustnessMode;
-use crate::pipeline::sut::launch::spec::CatalogSpec;
-pub use crate::pipeline::sut::launch::spec::{CatalogFile, LaunchFile};
+use crate::pipeline::sut::launch::spec::{CatalogFile, CatalogSpec, LaunchFile};
 use crate::pipeline::sut::launch::writers::ConfigFormat;
 use crate::pipeline::sut::live::{LiveConfig, ProxyScanConfig};
 use crate::pipeline::sut::observe::ObservationsMode;
 use crate::pipeline::sut::scanner::ScannerConfig;
-pub use crate::pipeline::sut::spec::{McpFile, RestFile};
 use crate::pipeline::sut::{DEPTH, HEADROOM};
 
 pub const DEFAULT_CONFIG: &str = "evalgate.toml";
@@ -57,8 +55,6 @@ pub struct FileConfig {
     #[serde(skip)]
     pub sut_keys: BTreeMap<String, Vec<String>>,
 }
-
-pub use crate::pipeline::sut::spec::MAX_SECONDS;
 
 /// A URL a system under test is reached at: absolute, http or https, with a host. Checked when
 /// the settings are read, so a typo is bad input (exit 2), not a system that failed (exit 3).

@@ -68,14 +68,13 @@ pub struct ReplaySpec {
 impl ReplaySpec {
     /// The tools of `server` in the corpus, plus the security entries that name that server.
     pub fn new(
-        corpus: Option<&Corpus>,
+        corpus: &Corpus,
         security: Option<&SecurityCorpus>,
         server: &str,
-        rug_pull: RugPull,
     ) -> anyhow::Result<ReplaySpec> {
         let mut tools = corpus
+            .tools
             .iter()
-            .flat_map(|c| &c.tools)
             .filter(|t| t.server_name() == server)
             .map(to_mcp)
             .collect::<anyhow::Result<Vec<_>>>()?;
@@ -115,7 +114,7 @@ impl ReplaySpec {
             server: server.to_string(),
             tools,
             changes,
-            rug_pull,
+            rug_pull: RugPull::Off,
         })
     }
 
@@ -134,17 +133,15 @@ impl ReplaySpec {
     }
 
     /// Reads a `--spec` file.
-    pub fn from_file(path: &Path, rug_pull: RugPull) -> anyhow::Result<ReplaySpec> {
+    pub fn from_file(path: &Path) -> anyhow::Result<ReplaySpec> {
         let text = read_to_string(path)
             .with_context(|| format!("{}: cannot read the replay spec", path.display()))?;
-        let mut spec: ReplaySpec = serde_json::from_str(&text).with_context(|| {
+        serde_json::from_str(&text).with_context(|| {
             format!(
                 "{}: not a replay spec (expected {{server, tools: [MCP tool definitions], changes: {{name: [definitions]}}}})",
                 path.display()
             )
-        })?;
-        spec.rug_pull = rug_pull;
-        Ok(spec)
+        })
     }
 }
 
@@ -300,8 +297,7 @@ impl ServerHandler for Replay {
 }
 
 /// Serves on stdin/stdout until the client goes away.
-pub async fn serve_stdio(spec: ReplaySpec, control: Control) -> anyhow::Result<()> {
-    let replay = Replay::with_control(spec, control);
+pub async fn serve_stdio(replay: Replay) -> anyhow::Result<()> {
     let service = replay
         .clone()
         .serve(rmcp::transport::stdio())
@@ -314,12 +310,7 @@ pub async fn serve_stdio(spec: ReplaySpec, control: Control) -> anyhow::Result<(
 
 /// Serves over Streamable HTTP at `/mcp` on `listener` until the process is stopped: one
 /// session per client, each with the same tools. (Rug-pulls are played over stdio only.)
-pub async fn serve_http(
-    spec: ReplaySpec,
-    control: Control,
-    listener: tokio::net::TcpListener,
-) -> anyhow::Result<()> {
-    let replay = Replay::with_control(spec, control);
+pub async fn serve_http(replay: Replay, listener: tokio::net::TcpListener) -> anyhow::Result<()> {
     let mcp: StreamableHttpService<Replay, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(replay.clone()),
         Default::default(),

@@ -3,7 +3,7 @@
 //!
 //! Test-only: the hook exists only in builds with the cargo feature `fault-injection` (the
 //! tests enable it). Without it, [`Fault`] is a zero-sized no-op, the command line
-//! (`cli::tools::FaultArg`) has no `--fault` argument and never reads the environment
+//! (`cli::tools::ProxyArgs`) has no `--fault` argument and never reads the environment
 //! variable, and every branch on a fault folds away, so a release binary cannot be made to
 //! misbehave.
 //!
