@@ -349,7 +349,12 @@ pub fn assemble(
     });
     // the gate first, over what was measured; the report is assembled with its outcome
     let (ret, sec) = (retrieval.as_ref(), security.as_ref());
-    let inputs = gate_inputs(ret, sec, robustness.as_ref(), failure.as_ref());
+    let inputs = gate::GateInputs {
+        retrieval: ret,
+        security: sec,
+        robustness: robustness.as_ref(),
+        failure: failure.as_ref().map(ToString::to_string),
+    };
     let against = usable.as_ref().map(|(n, b)| (*n, b));
     let mut gate = gate::evaluate(&inputs, against, gate_context);
     let shard = plan.measure.shard.map(|sh| {

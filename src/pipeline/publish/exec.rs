@@ -178,13 +178,6 @@ async fn identity(gh: &Octocrab) -> Identity {
     }
 }
 
-/// A comment body's first line (GitHub keeps what the API was sent; an edit in the browser
-/// may end lines with CR LF).
-fn first_line(body: &str) -> &str {
-    let line = body.split('\n').next().unwrap_or_default();
-    line.strip_suffix('\r').unwrap_or(line)
-}
-
 /// The requests to one repository, under one deadline.
 struct Session<'a> {
     /// Retries: reads and whole-resource updates.
@@ -274,7 +267,11 @@ impl Session<'_> {
             let n = p.items.len();
             for posted in p.items {
                 let body = posted.body.unwrap_or_default();
-                if found.is_none() && me.wrote(&posted.user) && first_line(&body) == c.marker {
+                // its first line (GitHub keeps what the API was sent; an edit in the browser
+                // may end lines with CR LF)
+                let first = body.split('\n').next().unwrap_or_default();
+                let first = first.strip_suffix('\r').unwrap_or(first);
+                if found.is_none() && me.wrote(&posted.user) && first == c.marker {
                     found = Some((posted.id.into_inner(), body));
                 }
             }

@@ -11,7 +11,8 @@ use super::{CommentMode, FailOn, PublishOptions, PublishWhen, body, runner};
 use crate::infra::text::sanitize;
 use crate::pipeline::gate::Conclusion;
 use crate::pipeline::report::markdown::{render, verdict_badge};
-use crate::pipeline::report::model::{Check, CheckStatus, Report, Verdict};
+use crate::pipeline::report::model::{Report, Verdict};
+use crate::pipeline::report::view::failed_checks;
 use crate::pipeline::score::scorecard::round6;
 use octocrab::params::checks::{
     CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
@@ -195,17 +196,6 @@ pub fn regressions_output(report: &Report) -> String {
     serde_json::Value::Array(items).to_string()
 }
 
-fn failed_checks(r: &Report) -> impl Iterator<Item = &Check> {
-    r.gate
-        .checks
-        .iter()
-        .filter(|c| c.status == CheckStatus::Fail)
-}
-
-fn marker(key: &str) -> String {
-    format!("<!-- evalgate:{key} -->")
-}
-
 /// The failed checks, the system under test's failure first: as (title, message) for the
 /// plain-text sinks (annotations and `::error` lines), and as Markdown list items for the
 /// check-run summary.
@@ -313,7 +303,8 @@ pub fn plan(
 
     // what would be posted
     let key = sanitize::line(&opts.key, 100);
-    let head = format!("{}\n", marker(&key));
+    let marker = format!("<!-- evalgate:{key} -->");
+    let head = format!("{marker}\n");
     let comment_body = body::fit(&head, &md, &link, body::COMMENT_MAX, body::chars);
     let head_sha = pr.map(|p| p.head_sha.clone()).or_else(|| env.sha.clone());
     let check_name = match key.as_str() {
@@ -399,7 +390,7 @@ pub fn plan(
     if let (Some(pr), Some(new)) = (pr, new_comment) {
         requests.push(Request::Comment(Comment {
             pr: pr.number,
-            marker: marker(&key),
+            marker,
             body: comment_body,
             new,
         }));

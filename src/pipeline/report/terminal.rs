@@ -223,12 +223,7 @@ pub fn quiet(r: &Report) -> String {
         let (kind, f) = (f.kind(), term_ends(&f.to_string(), 600));
         return format!("SYSTEM UNDER TEST FAILED: {kind}: {f}\n");
     }
-    let failed = r
-        .gate
-        .checks
-        .iter()
-        .filter(|c| c.status == CheckStatus::Fail);
-    let failed: Vec<&Check> = failed.collect();
+    let failed: Vec<&Check> = view::failed_checks(r).collect();
     if failed.is_empty() && r.gate.verdict != Verdict::Fail {
         return o;
     }
