@@ -42,11 +42,16 @@ pub enum Action {
     RemoveStaleFile { path: PathBuf },
     /// A line for the user.
     Note(String),
-    /// Requests to the GitHub API, in order, under one deadline.
-    Post {
-        github: Connection,
-        requests: Vec<Request>,
-    },
+    /// Requests to the GitHub API under one deadline.
+    Post(Post),
+}
+
+/// The sticky comment, then the check run, under one deadline.
+#[derive(Debug, Clone)]
+pub struct Post {
+    pub github: Connection,
+    pub comment: Option<Comment>,
+    pub check_run: Option<CheckRun>,
 }
 
 /// Where and how to talk to GitHub.
@@ -75,15 +80,7 @@ impl std::fmt::Debug for Connection {
     }
 }
 
-/// A request (or a short exchange) with GitHub.
-#[derive(Debug, Clone)]
-pub enum Request {
-    /// The sticky comment on a pull request.
-    Comment(Comment),
-    /// A check run on a commit: created, completed, then its annotations in batches.
-    CheckRun(CheckRun),
-}
-
+/// The sticky comment on a pull request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comment {
     pub pr: u64,
@@ -95,6 +92,7 @@ pub struct Comment {
     pub new: bool,
 }
 
+/// A check run on a commit: created, completed, then its annotations in batches.
 #[derive(Debug, Clone)]
 pub struct CheckRun {
     pub name: String,
@@ -386,28 +384,23 @@ pub fn plan(
         actions.push(Action::Note("no GitHub token or repository: the comment and check run are skipped (the job summary and outputs are written)".into()));
         return actions;
     };
-    let mut requests = Vec::new();
-    if let (Some(pr), Some(new)) = (pr, new_comment) {
-        requests.push(Request::Comment(Comment {
-            pr: pr.number,
-            marker,
-            body: comment_body,
-            new,
-        }));
-    }
-    if let Some(sha) = head_sha.filter(|_| opts.check_run) {
-        requests.push(Request::CheckRun(CheckRun {
-            name: check_name,
-            head_sha: sha,
-            conclusion: concl,
-            output: text,
-            annotation_batches: annotations
-                .chunks(ANNOTATION_BATCH)
-                .map(<[Annotation]>::to_vec)
-                .collect(),
-        }));
-    }
-    actions.push(Action::Post {
+    let comment = pr.zip(new_comment).map(|(pr, new)| Comment {
+        pr: pr.number,
+        marker,
+        body: comment_body,
+        new,
+    });
+    let check_run = head_sha.filter(|_| opts.check_run).map(|sha| CheckRun {
+        name: check_name,
+        head_sha: sha,
+        conclusion: concl,
+        output: text,
+        annotation_batches: annotations
+            .chunks(ANNOTATION_BATCH)
+            .map(<[Annotation]>::to_vec)
+            .collect(),
+    });
+    actions.push(Action::Post(Post {
         github: Connection {
             api_url: env.api_url.clone(),
             token: token.to_string(),
@@ -416,8 +409,9 @@ pub fn plan(
             timeout: opts.timeout,
             deadline: opts.timeout.saturating_mul(super::DEADLINE_FACTOR),
         },
-        requests,
-    });
+        comment,
+        check_run,
+    }));
     actions
 }
 
