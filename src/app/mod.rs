@@ -486,10 +486,8 @@ pub(crate) async fn deliver(
     let written = report::write_all(&report, &view, &out.out, observations.as_ref())?;
     drop(observations);
     if !out.quiet {
-        use report::Exporter as _;
         let color = out.color.enabled();
-        let terminal = report::terminal::Terminal { color };
-        crate::out!("{}", terminal.render(&report, &view)?);
+        crate::out!("{}", report::terminal::render_view(&report, &view, color));
         for w in &report.warnings {
             crate::errln!("warning: {}", sanitize::visible_lines(w));
         }

@@ -102,15 +102,6 @@ impl Terminal {
     }
 }
 
-impl super::Exporter for Terminal {
-    fn file_name(&self) -> Option<&'static str> {
-        None
-    }
-    fn render(&self, report: &Report, view: &View) -> anyhow::Result<String> {
-        Ok(render_view(report, view, self.color))
-    }
-}
-
 /// Renders the summary tables; `color` adds ANSI colours (only on a terminal).
 pub fn render(r: &Report, color: bool) -> String {
     render_view(r, &View::of(r), color)
