@@ -43,7 +43,7 @@ pub enum Action {
     /// A line for the user.
     Note(String),
     /// Requests to the GitHub API under one deadline.
-    Post(Post),
+    Post(Box<Post>),
 }
 
 /// The sticky comment, then the check run, under one deadline.
@@ -400,7 +400,7 @@ pub fn plan(
             .map(<[Annotation]>::to_vec)
             .collect(),
     });
-    actions.push(Action::Post(Post {
+    actions.push(Action::Post(Box::new(Post {
         github: Connection {
             api_url: env.api_url.clone(),
             token: token.to_string(),
@@ -411,7 +411,7 @@ pub fn plan(
         },
         comment,
         check_run,
-    }));
+    })));
     actions
 }
 

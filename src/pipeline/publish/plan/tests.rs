@@ -107,7 +107,7 @@ fn requests(actions: &[Action]) -> &Post {
     actions
         .iter()
         .find_map(|a| match a {
-            Action::Post(p) => Some(p),
+            Action::Post(p) => Some(p.as_ref()),
             _ => None,
         })
         .expect("a post")
