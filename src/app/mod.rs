@@ -342,7 +342,12 @@ pub fn assemble(
     });
     // the gate first, over what was measured; the report is assembled with its outcome
     let (ret, sec) = (retrieval.as_ref(), security.as_ref());
-    let inputs = gate_inputs(ret, sec, robustness.as_ref(), failure.as_ref());
+    let inputs = gate::GateInputs {
+        retrieval: ret,
+        security: sec,
+        robustness: robustness.as_ref(),
+        failure: failure.as_ref().map(ToString::to_string),
+    };
     let against = usable.as_ref().map(|(n, b)| (*n, b));
     let mut gate = gate::evaluate(&inputs, against, gate_context);
     let shard = plan.measure.shard.map(|sh| {
@@ -474,10 +479,8 @@ pub(crate) async fn deliver(
     let written = report::write_all(&report, &view, &out.out, observations.as_ref())?;
     drop(observations);
     if !out.quiet {
-        use report::Exporter as _;
         let color = out.color.enabled();
-        let terminal = report::terminal::Terminal { color };
-        crate::out!("{}", terminal.render(&report, &view)?);
+        crate::out!("{}", report::terminal::render_view(&report, &view, color));
         for w in &report.warnings {
             crate::errln!("warning: {}", sanitize::visible_lines(w));
         }

@@ -2,7 +2,7 @@
 //! commands, and talks to GitHub through octocrab (timeouts, retries and the deadline are
 //! described in the [module's documentation](super)). Never fails: problems become notes.
 
-use super::plan::{Action, CheckRun, Comment, Connection, Request, check_output, conclusion_name};
+use super::plan::{Action, CheckRun, Comment, Connection, Post, check_output, conclusion_name};
 use super::runner;
 use crate::infra::files::write_atomic;
 use octocrab::Octocrab;
@@ -44,14 +44,15 @@ pub async fn execute(actions: Vec<Action>) -> Vec<String> {
             }
             Action::RemoveStaleFile { path } => _ = std::fs::remove_file(&path),
             Action::Note(n) => out.push(n),
-            Action::Post { github, requests } => post(&github, &requests, &mut out).await,
+            Action::Post(p) => post(&p, &mut out).await,
         }
     }
     out
 }
 
-/// Sends `requests` under the connection's deadline.
-async fn post(github: &Connection, requests: &[Request], out: &mut Vec<String>) {
+/// Sends the comment, then the check run, under the connection's deadline.
+async fn post(p: &Post, out: &mut Vec<String>) {
+    let github = &p.github;
     let (gh, once) = match clients(github) {
         Ok(c) => c,
         Err(e) => {
@@ -67,11 +68,11 @@ async fn post(github: &Connection, requests: &[Request], out: &mut Vec<String>) 
         out,
     };
     let sent = async move {
-        for r in requests {
-            match r {
-                Request::Comment(c) => session.comment(c).await,
-                Request::CheckRun(c) => session.check_run(c).await,
-            }
+        if let Some(c) = &p.comment {
+            session.comment(c).await;
+        }
+        if let Some(c) = &p.check_run {
+            session.check_run(c).await;
         }
     };
     if tokio::time::timeout(github.deadline, sent).await.is_err() {
@@ -178,13 +179,6 @@ async fn identity(gh: &Octocrab) -> Identity {
     }
 }
 
-/// A comment body's first line (GitHub keeps what the API was sent; an edit in the browser
-/// may end lines with CR LF).
-fn first_line(body: &str) -> &str {
-    let line = body.split('\n').next().unwrap_or_default();
-    line.strip_suffix('\r').unwrap_or(line)
-}
-
 /// The requests to one repository, under one deadline.
 struct Session<'a> {
     /// Retries: reads and whole-resource updates.
@@ -274,7 +268,11 @@ impl Session<'_> {
             let n = p.items.len();
             for posted in p.items {
                 let body = posted.body.unwrap_or_default();
-                if found.is_none() && me.wrote(&posted.user) && first_line(&body) == c.marker {
+                // its first line (GitHub keeps what the API was sent; an edit in the browser
+                // may end lines with CR LF)
+                let first = body.split('\n').next().unwrap_or_default();
+                let first = first.strip_suffix('\r').unwrap_or(first);
+                if found.is_none() && me.wrote(&posted.user) && first == c.marker {
                     found = Some((posted.id.into_inner(), body));
                 }
             }

@@ -11,7 +11,8 @@ use super::{CommentMode, FailOn, PublishOptions, PublishWhen, body, runner};
 use crate::infra::text::sanitize;
 use crate::pipeline::gate::Conclusion;
 use crate::pipeline::report::markdown::{render, verdict_badge};
-use crate::pipeline::report::model::{Check, CheckStatus, Report, Verdict};
+use crate::pipeline::report::model::{Report, Verdict};
+use crate::pipeline::report::view::failed_checks;
 use crate::pipeline::score::scorecard::round6;
 use octocrab::params::checks::{
     CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
@@ -41,11 +42,16 @@ pub enum Action {
     RemoveStaleFile { path: PathBuf },
     /// A line for the user.
     Note(String),
-    /// Requests to the GitHub API, in order, under one deadline.
-    Post {
-        github: Connection,
-        requests: Vec<Request>,
-    },
+    /// Requests to the GitHub API under one deadline.
+    Post(Box<Post>),
+}
+
+/// The sticky comment, then the check run, under one deadline.
+#[derive(Debug, Clone)]
+pub struct Post {
+    pub github: Connection,
+    pub comment: Option<Comment>,
+    pub check_run: Option<CheckRun>,
 }
 
 /// Where and how to talk to GitHub.
@@ -74,15 +80,7 @@ impl std::fmt::Debug for Connection {
     }
 }
 
-/// A request (or a short exchange) with GitHub.
-#[derive(Debug, Clone)]
-pub enum Request {
-    /// The sticky comment on a pull request.
-    Comment(Comment),
-    /// A check run on a commit: created, completed, then its annotations in batches.
-    CheckRun(CheckRun),
-}
-
+/// The sticky comment on a pull request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comment {
     pub pr: u64,
@@ -94,6 +92,7 @@ pub struct Comment {
     pub new: bool,
 }
 
+/// A check run on a commit: created, completed, then its annotations in batches.
 #[derive(Debug, Clone)]
 pub struct CheckRun {
     pub name: String,
@@ -193,17 +192,6 @@ pub fn regressions_output(report: &Report) -> String {
         })
         .collect();
     serde_json::Value::Array(items).to_string()
-}
-
-fn failed_checks(r: &Report) -> impl Iterator<Item = &Check> {
-    r.gate
-        .checks
-        .iter()
-        .filter(|c| c.status == CheckStatus::Fail)
-}
-
-fn marker(key: &str) -> String {
-    format!("<!-- evalgate:{key} -->")
 }
 
 /// The failed checks, the system under test's failure first: as (title, message) for the
@@ -313,7 +301,8 @@ pub fn plan(
 
     // what would be posted
     let key = sanitize::line(&opts.key, 100);
-    let head = format!("{}\n", marker(&key));
+    let marker = format!("<!-- evalgate:{key} -->");
+    let head = format!("{marker}\n");
     let comment_body = body::fit(&head, &md, &link, body::COMMENT_MAX, body::chars);
     let head_sha = pr.map(|p| p.head_sha.clone()).or_else(|| env.sha.clone());
     let check_name = match key.as_str() {
@@ -395,28 +384,23 @@ pub fn plan(
         actions.push(Action::Note("no GitHub token or repository: the comment and check run are skipped (the job summary and outputs are written)".into()));
         return actions;
     };
-    let mut requests = Vec::new();
-    if let (Some(pr), Some(new)) = (pr, new_comment) {
-        requests.push(Request::Comment(Comment {
-            pr: pr.number,
-            marker: marker(&key),
-            body: comment_body,
-            new,
-        }));
-    }
-    if let Some(sha) = head_sha.filter(|_| opts.check_run) {
-        requests.push(Request::CheckRun(CheckRun {
-            name: check_name,
-            head_sha: sha,
-            conclusion: concl,
-            output: text,
-            annotation_batches: annotations
-                .chunks(ANNOTATION_BATCH)
-                .map(<[Annotation]>::to_vec)
-                .collect(),
-        }));
-    }
-    actions.push(Action::Post {
+    let comment = pr.zip(new_comment).map(|(pr, new)| Comment {
+        pr: pr.number,
+        marker,
+        body: comment_body,
+        new,
+    });
+    let check_run = head_sha.filter(|_| opts.check_run).map(|sha| CheckRun {
+        name: check_name,
+        head_sha: sha,
+        conclusion: concl,
+        output: text,
+        annotation_batches: annotations
+            .chunks(ANNOTATION_BATCH)
+            .map(<[Annotation]>::to_vec)
+            .collect(),
+    });
+    actions.push(Action::Post(Box::new(Post {
         github: Connection {
             api_url: env.api_url.clone(),
             token: token.to_string(),
@@ -425,8 +409,9 @@ pub fn plan(
             timeout: opts.timeout,
             deadline: opts.timeout.saturating_mul(super::DEADLINE_FACTOR),
         },
-        requests,
-    });
+        comment,
+        check_run,
+    })));
     actions
 }
 

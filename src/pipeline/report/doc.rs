@@ -255,9 +255,8 @@ pub fn overview_table(v: &View, runs: usize) -> Table {
             Cell::Text(names.join(", "), 80)
         };
         let mut row = vec![Cell::Seq(name), scope];
-        for r in &dv.all_rows {
-            row.push(mean_ci(r.current.as_ref()).into());
-        }
+        let means = dv.all_rows.iter().map(|r| mean_ci(r.current.as_ref()));
+        row.extend(means.map(Cell::from));
         let na = match d.not_applicable {
             0 => String::new(),
             n => format!(" (not applicable: {n})"),

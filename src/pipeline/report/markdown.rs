@@ -55,8 +55,8 @@ impl Format for Markdown {
 }
 
 impl super::Exporter for Markdown {
-    fn file_name(&self) -> Option<&'static str> {
-        Some("report.md")
+    fn file_name(&self) -> &'static str {
+        "report.md"
     }
     fn render(&self, report: &Report, view: &View) -> anyhow::Result<String> {
         Ok(render_view(report, view))

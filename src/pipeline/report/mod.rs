@@ -27,9 +27,8 @@ use view::View;
 
 /// One output format of a report.
 pub trait Exporter: Sync {
-    /// The file it is written to in the report directory; `None` for a format that is only
-    /// shown (the terminal).
-    fn file_name(&self) -> Option<&'static str>;
+    /// The file it is written to in the report directory.
+    fn file_name(&self) -> &'static str;
     /// The report in this format, laid out from its view.
     fn render(&self, report: &Report, view: &View) -> anyhow::Result<String>;
     /// Writes the format to `w`; a format that can stream overrides this (report.json of a
@@ -47,8 +46,8 @@ pub const FILES: &[&dyn Exporter] = &[&Json, &markdown::Markdown, &html::Html];
 pub struct Json;
 
 impl Exporter for Json {
-    fn file_name(&self) -> Option<&'static str> {
-        Some("report.json")
+    fn file_name(&self) -> &'static str {
+        "report.json"
     }
     fn render(&self, report: &Report, _: &View) -> anyhow::Result<String> {
         Ok(serde_json::to_string_pretty(report)? + "\n")
@@ -83,7 +82,7 @@ pub fn write_all(
     // what a run killed while writing left behind (the caller holds the directory's lock)
     let names: Vec<&str> = FILES
         .iter()
-        .filter_map(|e| e.file_name())
+        .map(|e| e.file_name())
         .chain(OBSERVATIONS_FILES.iter().copied())
         .collect();
     files::remove_stale_staged(dir, &names);
@@ -91,16 +90,14 @@ pub fn write_all(
     // every file is rendered and staged, then all are moved into place
     let mut staged = Vec::new();
     for e in FILES {
-        if let Some(name) = e.file_name() {
-            let path = dir.join(name);
-            let mut result = Ok(());
-            let s = files::staged(&path, &mut |w| {
-                result = e.write(r, view, w);
-                Ok(())
-            })?;
-            result?;
-            staged.push((path, s));
-        }
+        let path = dir.join(e.file_name());
+        let mut result = Ok(());
+        let s = files::staged(&path, &mut |w| {
+            result = e.write(r, view, w);
+            Ok(())
+        })?;
+        result?;
+        staged.push((path, s));
     }
     if let Some((name, obs)) = side {
         let path = dir.join(name);
@@ -144,12 +141,9 @@ mod tests {
 
     #[test]
     fn the_files_are_json_markdown_and_html_and_the_terminal_is_shown_only() {
-        let names: Vec<Option<&str>> = FILES.iter().map(|e| e.file_name()).collect();
-        assert_eq!(
-            names,
-            [Some("report.json"), Some("report.md"), Some("report.html")]
-        );
-        assert_eq!(terminal::Terminal { color: false }.file_name(), None);
+        // (the terminal is no Exporter: it has no file)
+        let names: Vec<&str> = FILES.iter().map(|e| e.file_name()).collect();
+        assert_eq!(names, ["report.json", "report.md", "report.html"]);
     }
 
     #[test]
@@ -161,7 +155,7 @@ mod tests {
         assert_eq!(out[1], markdown::render(&r));
         assert_eq!(out[2], html::render(&r).unwrap());
         assert_eq!(
-            terminal::Terminal { color: false }.render(&r, &v).unwrap(),
+            terminal::render_view(&r, &v, false),
             terminal::render(&r, false)
         );
     }

@@ -107,30 +107,14 @@ impl Report {
         )
     }
 
-    /// What the gate reads of this report.
+    /// What the gate reads of this report: the measured summaries, borrowed.
     pub fn gate_inputs(&self) -> GateInputs<'_> {
-        gate_inputs(
-            self.retrieval.as_ref(),
-            self.security.as_ref(),
-            self.robustness.as_ref(),
-            self.failure.as_ref(),
-        )
-    }
-}
-
-/// What the gate reads of a run's sections (see [`crate::pipeline::gate::GateInputs`]): the measured
-/// summaries, borrowed.
-pub fn gate_inputs<'a>(
-    retrieval: Option<&'a RetrievalReport>,
-    security: Option<&'a SecurityReport>,
-    robustness: Option<&'a RobustnessReport>,
-    failure: Option<&SutError>,
-) -> GateInputs<'a> {
-    GateInputs {
-        retrieval,
-        security,
-        robustness,
-        failure: failure.map(ToString::to_string),
+        GateInputs {
+            retrieval: self.retrieval.as_ref(),
+            security: self.security.as_ref(),
+            robustness: self.robustness.as_ref(),
+            failure: self.failure.as_ref().map(ToString::to_string),
+        }
     }
 }
 

@@ -102,15 +102,6 @@ impl Terminal {
     }
 }
 
-impl super::Exporter for Terminal {
-    fn file_name(&self) -> Option<&'static str> {
-        None
-    }
-    fn render(&self, report: &Report, view: &View) -> anyhow::Result<String> {
-        Ok(render_view(report, view, self.color))
-    }
-}
-
 /// Renders the summary tables; `color` adds ANSI colours (only on a terminal).
 pub fn render(r: &Report, color: bool) -> String {
     render_view(r, &View::of(r), color)
@@ -223,12 +214,7 @@ pub fn quiet(r: &Report) -> String {
         let (kind, f) = (f.kind(), term_ends(&f.to_string(), 600));
         return format!("SYSTEM UNDER TEST FAILED: {kind}: {f}\n");
     }
-    let failed = r
-        .gate
-        .checks
-        .iter()
-        .filter(|c| c.status == CheckStatus::Fail);
-    let failed: Vec<&Check> = failed.collect();
+    let failed: Vec<&Check> = view::failed_checks(r).collect();
     if failed.is_empty() && r.gate.verdict != Verdict::Fail {
         return o;
     }

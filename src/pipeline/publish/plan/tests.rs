@@ -93,42 +93,32 @@ fn kinds(actions: &[Action]) -> Vec<String> {
                 format!("remove {}", path.file_name().unwrap().to_string_lossy())
             }
             Action::Note(_) => "note".into(),
-            Action::Post { requests, .. } => {
-                let r: Vec<&str> = requests
-                    .iter()
-                    .map(|r| match r {
-                        Request::Comment(_) => "comment",
-                        Request::CheckRun(_) => "check-run",
-                    })
-                    .collect();
+            Action::Post(p) => {
+                let comment = p.comment.as_ref().map(|_| "comment");
+                let check_run = p.check_run.as_ref().map(|_| "check-run");
+                let r: Vec<&str> = comment.into_iter().chain(check_run).collect();
                 format!("post [{}]", r.join(", "))
             }
         })
         .collect()
 }
 
-fn requests(actions: &[Action]) -> (&Connection, &[Request]) {
+fn requests(actions: &[Action]) -> &Post {
     actions
         .iter()
         .find_map(|a| match a {
-            Action::Post { github, requests } => Some((github, requests.as_slice())),
+            Action::Post(p) => Some(p.as_ref()),
             _ => None,
         })
         .expect("a post")
 }
 
 fn comment(actions: &[Action]) -> Option<&Comment> {
-    requests(actions).1.iter().find_map(|r| match r {
-        Request::Comment(c) => Some(c),
-        _ => None,
-    })
+    requests(actions).comment.as_ref()
 }
 
 fn check_run(actions: &[Action]) -> Option<&CheckRun> {
-    requests(actions).1.iter().find_map(|r| match r {
-        Request::CheckRun(c) => Some(c),
-        _ => None,
-    })
+    requests(actions).check_run.as_ref()
 }
 
 fn outputs(actions: &[Action]) -> Vec<(&'static str, String)> {
@@ -197,7 +187,7 @@ fn a_passing_pull_request_gets_outputs_summary_comment_and_a_green_check() {
     assert!(body.ends_with(
         "[Full report (HTML and JSON): artifact `evalgate-report` of this run](https://github.example/acme/widgets/actions/runs/777)\n"
     ));
-    let (github, _) = requests(&a);
+    let github = &requests(&a).github;
     assert_eq!(
         (
             github.api_url.as_str(),

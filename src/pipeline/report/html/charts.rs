@@ -460,10 +460,11 @@ const R: f64 = 105.0;
 /// Where a dimension's label sits, from the centre.
 const LABEL_R: f64 = 122.0;
 
-/// The point at `fraction` of the radius on axis `i` of `dims` (axis 0 points up, then clockwise).
-fn at(i: usize, dims: usize, fraction: f64) -> (f64, f64) {
+/// The angle of axis `i` of `dims` (axis 0 points up, then clockwise) and the point at `r` from
+/// the centre on it.
+fn at(i: usize, dims: usize, r: f64) -> (f64, f64, f64) {
     let a = -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * i as f64 / dims as f64;
-    (CX + R * fraction * a.cos(), CY + R * fraction * a.sin())
+    (a, CX + r * a.cos(), CY + r * a.sin())
 }
 
 /// A polygon through the dimensions that have a value (a dimension not measured is skipped,
@@ -475,7 +476,7 @@ fn polygon(values: &[Option<f64>], class: &str) -> Option<String> {
         .enumerate()
         .filter_map(|(i, v)| {
             v.map(|f| {
-                let (x, y) = at(i, k, f.clamp(0.0, 1.0));
+                let (_, x, y) = at(i, k, R * f.clamp(0.0, 1.0));
                 format!("{},{}", n(x), n(y))
             })
         })
@@ -503,7 +504,7 @@ pub(super) fn radar_chart(sc: &Scorecard) -> String {
     }
     for (i, d) in sc.dimensions.iter().enumerate() {
         let mute = if d.score.is_none() { " unmeasured" } else { "" };
-        let (x, y) = at(i, dims, 1.0);
+        let (_, x, y) = at(i, dims, R);
         let (x0, y0, x, y) = (n(CX), n(CY), n(x), n(y));
         let _ = write!(
             s,
@@ -523,14 +524,13 @@ pub(super) fn radar_chart(sc: &Scorecard) -> String {
     s.push_str(&polygon(&values, "shape").unwrap_or_default());
     for (i, v) in values.iter().enumerate() {
         if let Some(f) = v {
-            let (x, y) = at(i, dims, f.clamp(0.0, 1.0));
+            let (_, x, y) = at(i, dims, R * f.clamp(0.0, 1.0));
             let (x, y) = (n(x), n(y));
             let _ = write!(s, r#"<circle class="vertex" cx="{x}" cy="{y}" r="3.5"/>"#);
         }
     }
     for (i, d) in sc.dimensions.iter().enumerate() {
-        let a = -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * i as f64 / dims as f64;
-        let (x, y) = (CX + LABEL_R * a.cos(), CY + LABEL_R * a.sin());
+        let (a, x, y) = at(i, dims, LABEL_R);
         let anchor = match a.cos() {
             c if c.abs() < 0.2 => "middle",
             c if c > 0.0 => "start",

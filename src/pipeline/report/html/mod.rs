@@ -32,8 +32,8 @@ fn serde<T: serde::Serialize>(v: T) -> Value {
 pub struct Html;
 
 impl super::Exporter for Html {
-    fn file_name(&self) -> Option<&'static str> {
-        Some("report.html")
+    fn file_name(&self) -> &'static str {
+        "report.html"
     }
     fn render(&self, report: &Report, view: &View) -> anyhow::Result<String> {
         render_view(report, view)

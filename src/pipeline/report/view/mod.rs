@@ -399,12 +399,15 @@ fn rows(
 /// The failed checks in words, worst first as the gate found them ("Recall@5 fell 0.5596 →
 /// 0.4091 (−0.151; tolerance 0.020)").
 pub fn failed(r: &Report) -> Vec<String> {
+    failed_checks(r).map(gate::sentence).collect()
+}
+
+/// The failed checks, worst first as the gate found them.
+pub fn failed_checks(r: &Report) -> impl Iterator<Item = &Check> {
     r.gate
         .checks
         .iter()
         .filter(|c| c.status == CheckStatus::Fail)
-        .map(crate::pipeline::gate::sentence)
-        .collect()
 }
 
 /// The headline a reviewer reads first: the gate's summary in words, or with several failed
