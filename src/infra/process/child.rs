@@ -55,7 +55,6 @@ pub(super) struct ChildState {
 }
 
 pub(super) struct Slot {
-    name: String,
     /// The leader's pid, which is also the process group id.
     pub(super) pid: u32,
     state: Mutex<ChildState>,
@@ -266,7 +265,6 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
         spawn_reader(out, STDOUT, log.clone(), readers_open.clone());
     }
     Ok(Arc::new(Slot {
-        name: label.to_string(),
         pid,
         state: Mutex::new(ChildState { child, exit: None }),
         finished: AtomicBool::new(false),
@@ -283,15 +281,6 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
 #[derive(Clone)]
 pub struct Managed {
     pub(super) slot: Arc<Slot>,
-}
-
-impl std::fmt::Debug for Managed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Managed")
-            .field("name", &self.slot.name)
-            .field("pid", &self.slot.pid)
-            .finish()
-    }
 }
 
 impl Managed {

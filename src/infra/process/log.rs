@@ -61,8 +61,8 @@ impl LogRing {
         }
     }
 
+    /// Only called with a line open: after `open_line`, or with `partial` not empty.
     fn end_line(&mut self, stream: usize) {
-        self.open_line(stream);
         let s = &mut self.streams[stream];
         let seq = s.partial_seq.take().unwrap_or_default();
         let mut line = String::from_utf8_lossy(&s.partial).into_owned();
@@ -85,7 +85,6 @@ impl LogRing {
         if !self.streams[stream].partial.is_empty() {
             self.end_line(stream);
         }
-        self.streams[stream].partial_seq = None;
     }
 
     pub(super) fn tail(&self, n: usize) -> String {

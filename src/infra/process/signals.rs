@@ -56,7 +56,11 @@ impl Supervisor {
             let sups: Vec<Arc<Mutex<Registry>>> =
                 lock(&ALL).iter().filter_map(Weak::upgrade).collect();
             for sup in &sups {
-                let slots = lock(sup).snapshot(true);
+                let slots = {
+                    let mut reg = lock(sup);
+                    reg.closed = true;
+                    reg.slots.clone()
+                };
                 kill_now(&slots);
             }
             // exit() runs no destructors: remove the scratch directories (scratch configs

@@ -13,16 +13,9 @@ use super::{lock, watchdog};
 /// The children of a supervisor and its clones; dropped with the last clone, it kills them.
 #[derive(Default)]
 pub(super) struct Registry {
-    slots: Vec<Arc<Slot>>,
+    pub(super) slots: Vec<Arc<Slot>>,
     /// Set by the signal handler: spawning afterwards kills the new child at once.
-    closed: bool,
-}
-
-impl Registry {
-    pub(super) fn snapshot(&mut self, close: bool) -> Vec<Arc<Slot>> {
-        self.closed |= close;
-        self.slots.clone()
-    }
+    pub(super) closed: bool,
 }
 
 impl Drop for Registry {
@@ -44,13 +37,6 @@ pub struct Supervisor {
 impl Default for Supervisor {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-impl std::fmt::Debug for Supervisor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = lock(&self.registry).slots.len();
-        f.debug_struct("Supervisor").field("children", &n).finish()
     }
 }
 
@@ -101,7 +87,7 @@ impl Supervisor {
     /// Stops every live child's process group: SIGTERM, wait up to `grace` for all members to
     /// be gone, SIGKILL the rest, reap. The supervisor stays usable.
     pub async fn shutdown(&self, grace: Duration) {
-        let slots = lock(&self.registry).snapshot(false);
+        let slots = lock(&self.registry).slots.clone();
         stop(slots, grace).await;
         lock(&self.registry).slots.retain(|s| !s.finished());
     }
