@@ -1,8 +1,8 @@
 //! The supervisor against real process trees (`/bin/sh`, `sleep`, `setsid`).
 
+use super::child::KILL_WAIT;
 use super::log::{LOG_CAP, LogRing, MAX_LINE, STDERR, STDOUT};
 use super::procfs::{parse_stat, read_stat};
-use super::stop::KILL_WAIT;
 use super::*;
 use nix::sys::signal::Signal;
 use std::path::Path;
