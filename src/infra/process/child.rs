@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -68,7 +68,6 @@ pub(super) struct Slot {
     /// Adopted orphans already read and found not to carry `mark`, as (pid, start time).
     foreign: Mutex<Vec<(u32, u64)>>,
     log: Arc<Mutex<LogRing>>,
-    readers_open: Arc<AtomicUsize>,
 }
 
 impl Slot {
@@ -256,14 +255,13 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
     };
 
     let log = Arc::new(Mutex::new(LogRing::default()));
-    let readers_open = Arc::new(AtomicUsize::new(0));
     if let Some(err) = child.stderr.take() {
-        spawn_reader(err, STDERR, log.clone(), readers_open.clone());
+        spawn_reader(err, STDERR, log.clone());
     }
     if !spec.stdio
         && let Some(out) = child.stdout.take()
     {
-        spawn_reader(out, STDOUT, log.clone(), readers_open.clone());
+        spawn_reader(out, STDOUT, log.clone());
     }
     Ok(Arc::new(Slot {
         pid,
@@ -273,7 +271,6 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
         mark,
         foreign: Mutex::new(Vec::new()),
         log,
-        readers_open,
     }))
 }
 
@@ -306,7 +303,7 @@ impl Managed {
         })
         .await;
         let exit = exit?;
-        let drained = || self.slot.readers_open.load(Ordering::SeqCst) == 0;
+        let drained = || lock(&self.slot.log).readers == 0;
         poll_until(DRAIN_WAIT, 2, 2, drained).await;
         Some(exit)
     }

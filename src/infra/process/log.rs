@@ -2,7 +2,6 @@
 //! read by background tasks into a bounded ring.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -32,6 +31,8 @@ pub(super) struct StreamLog {
 pub(super) struct LogRing {
     next_seq: u64,
     pub(super) streams: [StreamLog; 2],
+    /// Readers still running: the log holds all the child wrote once none is.
+    pub(super) readers: usize,
 }
 
 impl LogRing {
@@ -108,15 +109,11 @@ impl LogRing {
     }
 }
 
-pub(super) fn spawn_reader<R>(
-    mut reader: R,
-    stream: usize,
-    log: Arc<Mutex<LogRing>>,
-    open: Arc<AtomicUsize>,
-) where
+pub(super) fn spawn_reader<R>(mut reader: R, stream: usize, log: Arc<Mutex<LogRing>>)
+where
     R: AsyncRead + Unpin + Send + 'static,
 {
-    open.fetch_add(1, Ordering::SeqCst);
+    lock(&log).readers += 1;
     tokio::spawn(async move {
         let mut buf = vec![0u8; 8192];
         loop {
@@ -125,7 +122,8 @@ pub(super) fn spawn_reader<R>(
                 Ok(n) => lock(&log).push(stream, &buf[..n]),
             }
         }
-        lock(&log).finish(stream);
-        open.fetch_sub(1, Ordering::SeqCst);
+        let mut log = lock(&log);
+        log.finish(stream);
+        log.readers -= 1;
     });
 }
