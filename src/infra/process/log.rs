@@ -38,8 +38,11 @@ pub(super) struct LogRing {
 impl LogRing {
     pub(super) fn push(&mut self, stream: usize, mut data: &[u8]) {
         while !data.is_empty() {
-            self.open_line(stream);
             let s = &mut self.streams[stream];
+            if s.partial_seq.is_none() {
+                s.partial_seq = Some(self.next_seq);
+                self.next_seq += 1;
+            }
             let room = MAX_LINE - s.partial.len();
             // how much of `data` the line takes, whether a newline follows it, whether it ends
             let (take, newline, ends) = match data.iter().position(|&b| b == b'\n') {
@@ -55,14 +58,7 @@ impl LogRing {
         }
     }
 
-    fn open_line(&mut self, stream: usize) {
-        if self.streams[stream].partial_seq.is_none() {
-            self.streams[stream].partial_seq = Some(self.next_seq);
-            self.next_seq += 1;
-        }
-    }
-
-    /// Only called with a line open: after `open_line`, or with `partial` not empty.
+    /// Only called with a line open (`partial_seq` set).
     fn end_line(&mut self, stream: usize) {
         let s = &mut self.streams[stream];
         let seq = s.partial_seq.take().unwrap_or_default();
