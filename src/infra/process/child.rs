@@ -49,7 +49,7 @@ impl Spec {
     }
 }
 
-pub(super) struct ChildState {
+struct ChildState {
     child: Child,
     /// Set once the leader has been reaped: its status (if known) and a description.
     exit: Option<(Option<ExitStatus>, String)>,
@@ -333,7 +333,7 @@ pub(super) const KILL_WAIT: Duration = Duration::from_secs(5);
 /// How long the synchronous kill (a dropped supervisor, a signal) spends reaping after `SIGKILL`.
 const KILL_NOW_REAP: Duration = Duration::from_millis(250);
 
-pub(super) fn settle_all(slots: &[Arc<Slot>]) -> bool {
+fn settle_all(slots: &[Arc<Slot>]) -> bool {
     let table = proc_table();
     slots
         .iter()
@@ -352,7 +352,7 @@ fn signal_all(slots: &[Arc<Slot>], sigs: &[Signal]) {
 
 /// Whether `done` holds within `limit`: asked at once, then after pauses that start at
 /// `pause_ms` and double up to `max_ms`. A huge `limit` saturates instead of overflowing.
-pub(super) async fn poll_until(
+async fn poll_until(
     limit: Duration,
     pause_ms: u64,
     max_ms: u64,
