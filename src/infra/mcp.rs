@@ -48,7 +48,6 @@ impl Endpoint {
 }
 
 /// How to bring a connection up: who owns a stdio child, and how long each step may take.
-#[derive(Clone)]
 pub struct ConnectOpts<'a> {
     /// Owns the stdio child (its own process group, stderr captured, parent-death signal).
     pub sup: &'a Supervisor,

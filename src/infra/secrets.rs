@@ -280,31 +280,24 @@ fn mask_one(url: &str) -> String {
         out.push_str(MASK);
     }
     out.push_str(u.host);
+    // a segment's matrix parameters (`;k=v`) are masked like pairs, but a bare one is kept
     let path: Vec<String> = u
         .path
         .split('/')
-        .map(|segment| {
-            let mut pieces = segment.split(';');
-            let mut s = pieces.next().unwrap_or_default().to_string();
-            for param in pieces {
-                s.push(';');
-                s.push_str(&match param.split_once('=') {
-                    Some((k, v)) if !v.is_empty() => format!("{k}={MASK}"),
-                    _ => param.to_string(),
-                });
-            }
-            s
+        .map(|segment| match segment.split_once(';') {
+            Some((name, params)) => format!("{name};{}", mask_pairs(params, ';', false)),
+            None => segment.to_string(),
         })
         .collect();
     out.push_str(&path.join("/"));
     if let Some(q) = u.query {
         out.push('?');
-        out.push_str(&mask_pairs(q));
+        out.push_str(&mask_pairs(q, '&', true));
     }
     if let Some(f) = u.fragment {
         out.push('#');
         out.push_str(&if f.contains('=') {
-            mask_pairs(f)
+            mask_pairs(f, '&', true)
         } else {
             f.to_string()
         });
@@ -312,18 +305,18 @@ fn mask_one(url: &str) -> String {
     out
 }
 
-/// `k=v&k2=v2` (a query, a fragment) with every value masked.
-fn mask_pairs(pairs: &str) -> String {
+/// `k=v&k2=v2` (a query, a fragment; `sep` between pairs) with every value masked, and a value
+/// without a key too when `bare`.
+fn mask_pairs(pairs: &str, sep: char, bare: bool) -> String {
     let masked: Vec<String> = pairs
-        .split('&')
+        .split(sep)
         .map(|pair| match pair.split_once('=') {
             Some((k, v)) if !v.is_empty() => format!("{k}={MASK}"),
-            Some(_) => pair.to_string(),
-            None if pair.is_empty() => String::new(),
-            None => MASK.to_string(),
+            None if bare && !pair.is_empty() => MASK.to_string(),
+            _ => pair.to_string(),
         })
         .collect();
-    masked.join("&")
+    masked.join(&sep.to_string())
 }
 
 /// `s` with its `%XX` escapes decoded and a `+` read as a space (as a query has it).

@@ -1,11 +1,13 @@
 //! One child: what to launch ([`Spec`]), how it is started (leader of its own process group,
-//! parent-death signal, output captured), and the handle callers hold ([`Managed`]).
+//! parent-death signal, output captured), the handle callers hold ([`Managed`]), and how groups
+//! of children are stopped (SIGTERM, grace, SIGKILL) and reaped (also the zombies of our groups
+//! re-parented to us as a child subreaper).
 
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use nix::sys::signal::Signal;
@@ -13,8 +15,7 @@ use nix::unistd::Pid;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::log::{LogRing, STDERR, STDOUT, spawn_reader};
-use super::procfs::{ProcStat, descendants_in};
-use super::stop::{poll_until, stop};
+use super::procfs::{ProcStat, descendants_in, proc_table};
 use super::{lock, sys, watchdog};
 
 /// How long `wait_exit` waits, after the leader exited, for the output readers to drain.
@@ -48,14 +49,13 @@ impl Spec {
     }
 }
 
-pub(super) struct ChildState {
+struct ChildState {
     child: Child,
     /// Set once the leader has been reaped: its status (if known) and a description.
     exit: Option<(Option<ExitStatus>, String)>,
 }
 
 pub(super) struct Slot {
-    name: String,
     /// The leader's pid, which is also the process group id.
     pub(super) pid: u32,
     state: Mutex<ChildState>,
@@ -68,7 +68,6 @@ pub(super) struct Slot {
     /// Adopted orphans already read and found not to carry `mark`, as (pid, start time).
     foreign: Mutex<Vec<(u32, u64)>>,
     log: Arc<Mutex<LogRing>>,
-    readers_open: Arc<AtomicUsize>,
 }
 
 impl Slot {
@@ -256,17 +255,15 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
     };
 
     let log = Arc::new(Mutex::new(LogRing::default()));
-    let readers_open = Arc::new(AtomicUsize::new(0));
     if let Some(err) = child.stderr.take() {
-        spawn_reader(err, STDERR, log.clone(), readers_open.clone());
+        spawn_reader(err, STDERR, log.clone());
     }
     if !spec.stdio
         && let Some(out) = child.stdout.take()
     {
-        spawn_reader(out, STDOUT, log.clone(), readers_open.clone());
+        spawn_reader(out, STDOUT, log.clone());
     }
     Ok(Arc::new(Slot {
-        name: label.to_string(),
         pid,
         state: Mutex::new(ChildState { child, exit: None }),
         finished: AtomicBool::new(false),
@@ -274,7 +271,6 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
         mark,
         foreign: Mutex::new(Vec::new()),
         log,
-        readers_open,
     }))
 }
 
@@ -283,15 +279,6 @@ pub(super) fn start(spec: &Spec, label: &str) -> anyhow::Result<Arc<Slot>> {
 #[derive(Clone)]
 pub struct Managed {
     pub(super) slot: Arc<Slot>,
-}
-
-impl std::fmt::Debug for Managed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Managed")
-            .field("name", &self.slot.name)
-            .field("pid", &self.slot.pid)
-            .finish()
-    }
 }
 
 impl Managed {
@@ -316,7 +303,7 @@ impl Managed {
         })
         .await;
         let exit = exit?;
-        let drained = || self.slot.readers_open.load(Ordering::SeqCst) == 0;
+        let drained = || lock(&self.slot.log).readers == 0;
         poll_until(DRAIN_WAIT, 2, 2, drained).await;
         Some(exit)
     }
@@ -338,5 +325,80 @@ impl Managed {
     pub fn take_stdio(&self) -> Option<(ChildStdin, ChildStdout)> {
         let mut st = lock(&self.slot.state);
         Some((st.child.stdin.take()?, st.child.stdout.take()?))
+    }
+}
+
+/// After `SIGKILL`, how long `shutdown`/`terminate` wait for the kernel to finish the job.
+pub(super) const KILL_WAIT: Duration = Duration::from_secs(5);
+/// How long the synchronous kill (a dropped supervisor, a signal) spends reaping after `SIGKILL`.
+const KILL_NOW_REAP: Duration = Duration::from_millis(250);
+
+fn settle_all(slots: &[Arc<Slot>]) -> bool {
+    let table = proc_table();
+    slots
+        .iter()
+        .fold(true, |done, s| s.settle(table.as_deref()) & done)
+}
+
+fn signal_all(slots: &[Arc<Slot>], sigs: &[Signal]) {
+    let table = proc_table();
+    for s in slots {
+        s.note_escaped(table.as_deref());
+        for &sig in sigs {
+            s.signal(sig, table.as_deref());
+        }
+    }
+}
+
+/// Whether `done` holds within `limit`: asked at once, then after pauses that start at
+/// `pause_ms` and double up to `max_ms`. A huge `limit` saturates instead of overflowing.
+async fn poll_until(
+    limit: Duration,
+    pause_ms: u64,
+    max_ms: u64,
+    mut done: impl FnMut() -> bool,
+) -> bool {
+    let now = Instant::now();
+    let deadline = now
+        .checked_add(limit)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600));
+    let mut pause = Duration::from_millis(pause_ms);
+    loop {
+        if done() {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        tokio::time::sleep(pause.min(deadline - now)).await;
+        pause = (pause * 2).min(Duration::from_millis(max_ms));
+    }
+}
+
+/// SIGTERM, wait up to `grace`, SIGKILL, reap.
+pub(super) async fn stop(slots: Vec<Arc<Slot>>, grace: Duration) {
+    let slots: Vec<Arc<Slot>> = slots.into_iter().filter(|s| !s.finished()).collect();
+    if slots.is_empty() {
+        return;
+    }
+    signal_all(&slots, &[Signal::SIGTERM, Signal::SIGCONT]);
+    if poll_until(grace, 2, 25, || settle_all(&slots)).await {
+        return;
+    }
+    signal_all(&slots, &[Signal::SIGKILL]);
+    poll_until(KILL_WAIT, 2, 25, || settle_all(&slots)).await;
+}
+
+/// SIGKILL and a short, bounded, blocking reap. Never panics.
+pub(super) fn kill_now(slots: &[Arc<Slot>]) {
+    let slots: Vec<Arc<Slot>> = slots.iter().filter(|s| !s.finished()).cloned().collect();
+    if slots.is_empty() {
+        return;
+    }
+    signal_all(&slots, &[Signal::SIGKILL]);
+    let deadline = Instant::now() + KILL_NOW_REAP;
+    while !settle_all(&slots) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
     }
 }

@@ -2,7 +2,6 @@
 //! read by background tasks into a bounded ring.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -32,13 +31,18 @@ pub(super) struct StreamLog {
 pub(super) struct LogRing {
     next_seq: u64,
     pub(super) streams: [StreamLog; 2],
+    /// Readers still running: the log holds all the child wrote once none is.
+    pub(super) readers: usize,
 }
 
 impl LogRing {
     pub(super) fn push(&mut self, stream: usize, mut data: &[u8]) {
         while !data.is_empty() {
-            self.open_line(stream);
             let s = &mut self.streams[stream];
+            if s.partial_seq.is_none() {
+                s.partial_seq = Some(self.next_seq);
+                self.next_seq += 1;
+            }
             let room = MAX_LINE - s.partial.len();
             // how much of `data` the line takes, whether a newline follows it, whether it ends
             let (take, newline, ends) = match data.iter().position(|&b| b == b'\n') {
@@ -54,15 +58,8 @@ impl LogRing {
         }
     }
 
-    fn open_line(&mut self, stream: usize) {
-        if self.streams[stream].partial_seq.is_none() {
-            self.streams[stream].partial_seq = Some(self.next_seq);
-            self.next_seq += 1;
-        }
-    }
-
+    /// Only called with a line open (`partial_seq` set).
     fn end_line(&mut self, stream: usize) {
-        self.open_line(stream);
         let s = &mut self.streams[stream];
         let seq = s.partial_seq.take().unwrap_or_default();
         let mut line = String::from_utf8_lossy(&s.partial).into_owned();
@@ -85,7 +82,6 @@ impl LogRing {
         if !self.streams[stream].partial.is_empty() {
             self.end_line(stream);
         }
-        self.streams[stream].partial_seq = None;
     }
 
     pub(super) fn tail(&self, n: usize) -> String {
@@ -109,15 +105,11 @@ impl LogRing {
     }
 }
 
-pub(super) fn spawn_reader<R>(
-    mut reader: R,
-    stream: usize,
-    log: Arc<Mutex<LogRing>>,
-    open: Arc<AtomicUsize>,
-) where
+pub(super) fn spawn_reader<R>(mut reader: R, stream: usize, log: Arc<Mutex<LogRing>>)
+where
     R: AsyncRead + Unpin + Send + 'static,
 {
-    open.fetch_add(1, Ordering::SeqCst);
+    lock(&log).readers += 1;
     tokio::spawn(async move {
         let mut buf = vec![0u8; 8192];
         loop {
@@ -126,7 +118,8 @@ pub(super) fn spawn_reader<R>(
                 Ok(n) => lock(&log).push(stream, &buf[..n]),
             }
         }
-        lock(&log).finish(stream);
-        open.fetch_sub(1, Ordering::SeqCst);
+        let mut log = lock(&log);
+        log.finish(stream);
+        log.readers -= 1;
     });
 }

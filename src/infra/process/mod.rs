@@ -45,8 +45,6 @@ pub mod env;
 mod log;
 pub mod owner;
 mod procfs;
-mod signals;
-mod stop;
 mod supervisor;
 mod sys;
 pub mod watchdog;
