@@ -133,7 +133,7 @@ impl DriftTracker {
             if tracked
                 && (t.definitions.len() > 1 || fingerprint(t.current()) != fingerprint(&t.baseline))
             {
-                t.aspects = drift_signals(&t.baseline, &t.current_all());
+                t.aspects = drift_signals(&t.baseline, &t.definitions);
                 if t.aspects.is_empty() {
                     t.aspects.push("changed:other".into());
                 }
