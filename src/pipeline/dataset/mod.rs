@@ -402,10 +402,7 @@ mod tests {
                 f.name
             );
             assert!(f.text().as_bytes() == on_disk, "{file}: the bytes differ");
-            let hex: String = Sha256::digest(&on_disk)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
+            let hex = format!("{:x}", Sha256::digest(&on_disk));
             assert_eq!(f.sha256, hex, "{file}");
             // the binary holds a compressed copy, and decompressing twice hands out the same text
             assert!(

@@ -48,12 +48,9 @@ pub fn changed_aspects(before: &Value, after: &Value) -> BTreeSet<String> {
         .collect()
 }
 
-/// The drift signals of one before/after pair, sorted: none when nothing changed.
-pub fn drift_signals(before: &Value, after: &Value) -> Vec<String> {
-    let afters: Vec<&Value> = match after {
-        Value::Array(a) => a.iter().collect(),
-        v => vec![v],
-    };
+/// The drift signals of a definition and what it became (several = a repeated name, as
+/// [`Entry::afters`] reads them), sorted: none when nothing changed.
+pub fn drift_signals(before: &Value, afters: &[Value]) -> Vec<String> {
     let base = fingerprint(before);
     let mut signals: BTreeSet<String> = afters
         .iter()
@@ -91,7 +88,7 @@ impl Detector for Drift {
             .map(|e| {
                 // without both definitions there is nothing to compare: not applicable
                 let (signals, not_applicable) = match (&e.before, &e.after) {
-                    (Some(b), Some(a)) => (drift_signals(b, a), false),
+                    (Some(b), Some(_)) => (drift_signals(b, e.afters()), false),
                     _ => (Vec::new(), true),
                 };
                 Decision {
@@ -113,17 +110,17 @@ mod tests {
         let a = json!({"name":"t","description":"d","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}}});
         let b: Value = serde_json::from_str(r#"{"inputSchema":{"properties":{"x":{"type":"string"}},"type":"object"},"description":"d","name":"t"}"#).unwrap();
         assert_eq!(fingerprint(&a), fingerprint(&b));
-        assert!(drift_signals(&a, &b).is_empty());
+        assert!(drift_signals(&a, &[b]).is_empty());
     }
 
     #[test]
     fn changes_name_their_aspects() {
         let a = json!({"name":"t","description":"d","annotations":{"readOnlyHint":true}});
         let b = json!({"name":"t","description":"d","annotations":{"readOnlyHint":false}});
-        assert_eq!(drift_signals(&a, &b), vec!["changed:annotations"]);
+        assert_eq!(drift_signals(&a, &[b]), vec!["changed:annotations"]);
         let c = json!({"name":"t","description":"d2","annotations":{"readOnlyHint":true},"inputSchema":{}});
         assert_eq!(
-            drift_signals(&a, &c),
+            drift_signals(&a, &[c]),
             vec!["changed:description", "changed:inputSchema"]
         );
     }
@@ -131,12 +128,15 @@ mod tests {
     #[test]
     fn a_repeated_name_is_drift_in_any_order() {
         let a = json!({"name":"t","description":"d"});
-        let dup = json!([{"name":"t","description":"d"},{"name":"t","description":"evil"}]);
-        let dup_rev = json!([{"name":"t","description":"evil"},{"name":"t","description":"d"}]);
+        let dup = [
+            json!({"name":"t","description":"d"}),
+            json!({"name":"t","description":"evil"}),
+        ];
+        let dup_rev = [dup[1].clone(), dup[0].clone()];
         assert!(drift_signals(&a, &dup).contains(&"duplicate".to_string()));
         assert_eq!(drift_signals(&a, &dup), drift_signals(&a, &dup_rev));
         // even two identical copies are ambiguous
-        let same_twice = json!([{"name":"t","description":"d"},{"name":"t","description":"d"}]);
+        let same_twice = [a.clone(), a.clone()];
         assert_eq!(drift_signals(&a, &same_twice), vec!["duplicate"]);
     }
 }

@@ -123,21 +123,20 @@ impl DriftTracker {
                     definitions[0].clone()
                 }
             };
-            let mut t = ToolState {
+            // definitions carry a `name`, so they are objects: one whose fingerprint differs
+            // from the baseline's always has a changed aspect
+            let aspects = if tracked {
+                drift_signals(&baseline, &definitions)
+            } else {
+                Vec::new()
+            };
+            let t = ToolState {
                 server: server.to_string(),
                 name,
                 definitions,
                 baseline,
-                aspects: Vec::new(),
+                aspects,
             };
-            if tracked
-                && (t.definitions.len() > 1 || fingerprint(t.current()) != fingerprint(&t.baseline))
-            {
-                t.aspects = drift_signals(&t.baseline, &t.current_all());
-                if t.aspects.is_empty() {
-                    t.aspects.push("changed:other".into());
-                }
-            }
             let before = old
                 .iter()
                 .find(|o| o.name == t.name)

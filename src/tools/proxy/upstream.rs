@@ -61,7 +61,17 @@ impl ClientHandler for UpstreamClient {
             crate::errln!("evalgate proxy: injected fault: ignoring list_changed from {name:?}");
             return;
         }
-        tokio::spawn(async move { refresh(&state, &name).await });
+        // re-list it and rebuild the index
+        tokio::spawn(async move {
+            let inner = state.upstreams.read().await;
+            let Some(up) = inner.get(&name) else { return };
+            let result = list(&up.service, &name).await;
+            drop(inner);
+            match result {
+                Ok(definitions) => publish(&state, &name, definitions).await,
+                Err(e) => set_status(&state, &name, "error", 0, Some(e)).await,
+            }
+        });
     }
 }
 
@@ -102,18 +112,6 @@ async fn list(
         Ok(def)
     };
     listed.iter().map(check).collect()
-}
-
-/// Re-lists one upstream and rebuilds the index.
-pub async fn refresh(state: &Arc<State>, name: &str) {
-    let inner = state.upstreams.read().await;
-    let Some(up) = inner.get(name) else { return };
-    let result = list(&up.service, name).await;
-    drop(inner);
-    match result {
-        Ok(definitions) => publish(state, name, definitions).await,
-        Err(e) => set_status(state, name, "error", 0, Some(e)).await,
-    }
 }
 
 /// Publishes a listing of `name`: the drift tracker takes it (and what changed is logged), then

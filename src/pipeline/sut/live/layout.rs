@@ -111,17 +111,11 @@ pub(super) fn as_tool(entry: &Entry, def: &Value, name: &str) -> Result<McpTool,
         .map_err(|e| format!("entry {}: not an MCP tool definition: {e}", entry.id))
 }
 
-pub(super) fn definitions(v: &Value) -> Vec<&Value> {
-    match v {
-        Value::Array(a) => a.iter().collect(),
-        v => vec![v],
-    }
-}
-
-/// `played(entry)` = the definition first served and, for a live rug-pull, what replaces it.
+/// `played(entry)` = the definition first served and, for a live rug-pull, what replaces it
+/// (several definitions = a repeated name).
 pub(super) fn layout(
     entries: &[Entry],
-    played: impl Fn(&Entry) -> Option<(Value, Option<Value>)>,
+    played: impl Fn(&Entry) -> Option<(Value, Option<Vec<Value>>)>,
 ) -> Result<Layout, String> {
     let mut specs: BTreeMap<String, ReplaySpec> = BTreeMap::new();
     let mut groups: HashMap<String, Vec<String>> = HashMap::new();
@@ -156,8 +150,8 @@ pub(super) fn layout(
         let spec = specs.get_mut(&server).expect("just inserted");
         spec.tools.push(as_tool(e, &first, &name)?);
         if let Some(then) = then {
-            let defs = definitions(&then)
-                .into_iter()
+            let defs = then
+                .iter()
                 .map(|d| as_tool(e, d, &name))
                 .collect::<Result<Vec<_>, _>>()?;
             spec.changes.insert(name.clone(), defs);
@@ -232,9 +226,9 @@ mod tests {
             (e.id != "f").then(|| {
                 let first = json!({"name": e.tool, "inputSchema": {"type": "object"}});
                 let then = (e.id == "b").then(|| {
-                    json!([{"name": "ignored", "description": "evil",
+                    vec![json!({"name": "ignored", "description": "evil",
                             "inputSchema": {"type": "object", "properties": {"n": {"const": 7}},
-                                            "required": ["n"]}}])
+                                            "required": ["n"]}})]
                 });
                 (first, then)
             })
@@ -280,7 +274,7 @@ mod tests {
             .unwrap();
         assert_eq!(err, "entry bad: a definition is not a JSON object");
         let err = layout(&entries, |_| {
-            Some((json!({"name": "t"}), Some(json!({"inputSchema": 5}))))
+            Some((json!({"name": "t"}), Some(vec![json!({"inputSchema": 5})])))
         })
         .err()
         .unwrap();

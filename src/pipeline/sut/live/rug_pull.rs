@@ -567,8 +567,9 @@ pub const DEF: DetectorDef = DetectorDef {
 };
 
 impl RugPullLive {
-    fn played(e: &Entry) -> Option<(Value, Option<Value>)> {
-        Some((e.before.clone()?, Some(e.after.clone()?)))
+    fn played(e: &Entry) -> Option<(Value, Option<Vec<Value>>)> {
+        e.after.as_ref()?;
+        Some((e.before.clone()?, Some(e.afters().to_vec())))
     }
 
     async fn play(&self, layout: &Layout) -> Result<BTreeMap<usize, LiveOutcome>, SutError> {
@@ -1533,7 +1534,7 @@ mod tests {
         let a = json!({"name": "t", "description": "now evil"});
         assert_eq!(
             RugPullLive::played(&entry(json!({"before": b, "after": a}))),
-            Some((b.clone(), Some(a.clone())))
+            Some((b.clone(), Some(vec![a.clone()])))
         );
         assert_eq!(RugPullLive::played(&entry(json!({"before": b}))), None);
         assert_eq!(RugPullLive::played(&entry(json!({"after": a}))), None);

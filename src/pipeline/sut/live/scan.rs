@@ -6,7 +6,7 @@
 
 use super::ProxyScanConfig;
 use super::api;
-use super::layout::{Layout, as_tool, definitions, empty_spec, safe, served_name};
+use super::layout::{Layout, as_tool, empty_spec, safe, served_name};
 use crate::infra::http::path_segment;
 use crate::infra::process::Supervisor;
 use crate::pipeline::dataset::Entry;
@@ -80,7 +80,7 @@ impl ProxyScan {
     /// What the scan sees of an entry: a changed definition as it became, else the entry.
     fn served(e: &Entry) -> Option<Value> {
         match &e.after {
-            Some(after) => definitions(after).first().map(|d| (*d).clone()),
+            Some(_) => e.afters().first().cloned(),
             // no `after`: the input schema tool_def gives is the entry's own
             None => Some(tool_def(&entry_name(e), e)),
         }
