@@ -1,42 +1,25 @@
-//! Child-process supervision: one [`Supervisor`] owns every process evalgate launches.
+//! Child-process supervision: one [`Supervisor`] owns every process evalgate launches. How this
+//! fits with the watchdog and the owner mark: docs/systems-under-test.md and SECURITY.md.
 //!
-//! Every child is started as the leader of a new process group (`setpgid(0, 0)` in the child),
-//! so the group id equals the child's pid and everything the child forks stays in that group
-//! unless it deliberately leaves it. Stopping a child therefore signals the whole group, which
-//! takes grandchildren (a proxy's upstream servers) down with it:
-//!
+//! Every child leads a new process group (group id = its pid), so stopping it signals the whole
+//! group and takes grandchildren (a proxy's upstreams) down with it:
 //! * [`Supervisor::shutdown`] / [`Managed::terminate`]: `SIGTERM` (+ `SIGCONT`, so stopped
-//!   processes can act on it) to each group, wait up to `grace` for every member to be gone,
-//!   then `SIGKILL`, then reap.
-//! * Dropping the last [`Supervisor`] clone sends `SIGKILL` to each group, then reaps for a
-//!   short bounded time (blocking, never panics), so an early `?` return or a panic does not
-//!   leave processes behind.
-//! * [`Supervisor::install_signal_handlers`]: on `SIGINT`/`SIGTERM` (seen by a tokio task,
-//!   not in signal-handler context), the same `SIGKILL` and reap for every live supervisor's
-//!   children, then exit with 130/143. Because children lead their own groups, a
-//!   terminal's Ctrl-C reaches only evalgate, so this handler is what stops them.
+//!   processes can act on it), wait up to `grace` for the group to be empty, `SIGKILL`, reap.
+//! * Dropping the last [`Supervisor`] clone `SIGKILL`s each group and reaps for a bounded time,
+//!   so an early `?` return or a panic leaves nothing behind.
+//! * [`Supervisor::install_signal_handlers`]: on `SIGINT`/`SIGTERM`, the same for every live
+//!   supervisor, then exit 130/143. Children lead their own groups, so a terminal's Ctrl-C
+//!   reaches only evalgate: this handler is what stops them.
 //!
-//! Descendants that escape the group (`setsid`) are found through `/proc` parent links while
-//! their parent is still alive and are signalled individually (identified by pid *and* start
-//! time, so a recycled pid is never hit). Once their parent is gone they are found by the mark
-//! every child carries in its environment ([`owner`]): evalgate, a child subreaper, adopts the
-//! orphans and stops those marked as a child's with that child (at the latest when the
-//! supervisor shuts down); after a SIGKILL of evalgate the [`watchdog`] kills every process
-//! marked with this run. A group is only signalled while it can still hold a
-//! process of ours: once the leader is reaped and the group is observed empty, its slot is
-//! marked finished and never signalled again.
+//! Escapees (`setsid`) are found through `/proc` parent links (pid *and* start time, so a
+//! recycled pid is never hit), then by the [`owner`] mark once their parent is gone; after a
+//! SIGKILL of evalgate the [`watchdog`] kills them. A group observed empty after its leader is
+//! reaped is never signalled again. [`become_child_subreaper`] at startup makes evalgate reap
+//! orphans that a minimal init (some containers) would leave as zombies forever.
 //!
-//! Zombies: the leader is reaped through tokio's `Child`. Grandchildren that outlive their
-//! parent are re-parented to the nearest "child subreaper" or to PID 1; if that is a minimal
-//! init that never reaps (some containers and sandboxes), they stay zombies forever. Call
-//! [`become_child_subreaper`] once at startup to have them re-parented to evalgate instead;
-//! the supervisor then reaps every zombie of its own groups.
-//!
-//! Exceptions, each deliberate: the [`watchdog`] helper (it must outlive a SIGKILLed evalgate,
-//! so no supervisor of ours may own it) and the jq-filter probe in `sut::mapping` (a bounded,
-//! synchronous self-exec that evalgate kills and waits for after its own 3 s limit). Stdio MCP
-//! servers are started here too: `mcp` spawns them with [`Spec::stdio`] and hands
-//! [`Managed::take_stdio`] to rmcp (rmcp's own child-process transport is not even compiled in).
+//! Exceptions, each deliberate: the [`watchdog`] (it must outlive a SIGKILLed evalgate) and the
+//! jq-filter probe in `sut::mapping` (a bounded synchronous self-exec, killed after 3 s). Stdio
+//! MCP servers are spawned here with [`Spec::stdio`]; [`Managed::take_stdio`] goes to rmcp.
 
 use std::sync::{Mutex, MutexGuard};
 

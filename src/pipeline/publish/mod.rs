@@ -11,15 +11,10 @@
 //! `md`, plain-text fields (check-run title, annotations, step outputs, `::error` lines, the
 //! check name) through `line`, annotation paths through `repo_path`.
 //!
-//! Time and retries: each request has octocrab's connect, read and write timeouts
-//! (`--github-timeout`, `EVALGATE_GITHUB_TIMEOUT`, default 30 s); the whole exchange stops with a
-//! note after [`DEADLINE_FACTOR`] times that. octocrab's retry layer repeats, whatever the method,
-//! a request that got no answer, a 5xx or a 429 (after its `retry-after`). That is safe only
-//! where repeating cannot add anything, so only reads and whole-resource updates (listing
-//! comments, updating the comment, completing the check run) retry; creating (a comment, a
-//! check run) and appending (annotation batches) do not, as a failed POST may still have been
-//! applied. A failed comment POST is followed by a look-up, and the comment found is updated
-//! instead (never two sticky comments); a failed check-run POST is reported, not repeated.
+//! Time and retries (docs/github.md, "Timeouts and retries"): per-request timeouts, and the
+//! whole exchange stops with a note after [`DEADLINE_FACTOR`] times that. octocrab retries
+//! whatever the method, so only requests safe to repeat retry: a failed POST may still have been
+//! applied, so it is never sent twice (a failed comment POST is looked up and updated instead).
 //!
 //! [`plan::plan`] decides everything (pure, unit-tested for every mode); [`exec::execute`]
 //! carries the actions out; [`publish`] joins the two.

@@ -6,23 +6,10 @@
 //! Pure and reusable: [`Accumulator`] takes filtered lists one query at a time (how the scorer
 //! feeds it while it scores). Nothing here reads a file or a clock.
 //!
-//! Definitions ([`TOP_K`] = 5, the same cut as "found in the top 5"):
-//! - a tool is *relevant* to a query when its label's grade is 1 or more;
-//! - it is *found* when it is in the first 5 of the filtered ranked list (off-corpus ids and
-//!   repeats dropped, as every metric sees it);
-//! - its *MRR* is the mean of 1 / its own rank over the queries it is relevant to (0 when it is
-//!   not in the list at all);
-//! - a *confusion* `(wanted, taken)`: `wanted` is relevant and missed the top 5, `taken` is in
-//!   that top 5 and is not relevant to the query (a grade-0 label or an unlabelled tool). Every
-//!   such tool of the top 5 makes one pair.
-//!
-//! Several runs (`--runs N`): every count is summed over the runs (a query measured in 3 runs
-//! counts 3 times in `relevant_in` and `found_in_top_5`), so the rates are the means over the
-//! runs; with one run the counts are queries. A confusion pair's `queries` counts distinct
-//! queries (in any run), `occurrences` the (query, run) pairs.
-//!
-//! The result is a function of the observations in dataset order, so a merged sharded run
-//! (whose observations are joined back in that order and scored again) gives the same table.
+//! Definitions (over the filtered lists every metric sees; the cut is [`TOP_K`]) and how
+//! `--runs N` sums counts: docs/metrics.md, "Tool discovery, per tool". The result is a function
+//! of the observations in dataset order, so a merged sharded run (its observations joined back
+//! in that order and scored again) gives the same table.
 
 use crate::infra::text::Text;
 use crate::pipeline::dataset::{Label, server_name};

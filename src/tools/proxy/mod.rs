@@ -6,15 +6,10 @@
 //! (`POST /api/v1/servers/{name}/scan`, `…/scan/status`, `…/scan/report`, with evalgate's
 //! reference rules as the scanner), with mcpproxy's envelope and API-key check.
 //!
-//! Tool-definition drift policy (mcpproxy's quarantine of changed tools, [`drift`]): while
-//! `quarantine_enabled` is not `false` and a server's `trust_mode` is not `auto`, the first
-//! definition of each `server:tool` is its approved baseline. A later listing (re-listed on
-//! `notifications/tools/list_changed`) that changes the definition or repeats the name makes the
-//! tool drifted (`approval_status: "changed"` with `held_reason: "tool_definition_drift"` in
-//! `/api/v1/tools`, diff at `GET /api/v1/servers/{name}/tools/{tool}/diff`) until the upstream
-//! reverts it. The evalgate key `on_tool_drift` picks the policy: `block` (default) keeps drifted
-//! tools out of the index and refuses `call_tool` on them; `log` only reports the drift. Baselines
-//! live in memory: a restart re-baselines.
+//! Tool-definition drift policy: mcpproxy's quarantine of changed tools, see [`drift`]. The
+//! evalgate key `on_tool_drift` picks it: `block` (default) keeps drifted tools out of the index
+//! and refuses `call_tool` on them; `log` only reports the drift. Baselines live in memory: a
+//! restart re-baselines.
 //!
 //! It is the system launched when a launch is asked for without naming a binary, a baseline to
 //! compare a real proxy with, and the stand-in that lets the tests exercise the launch path.

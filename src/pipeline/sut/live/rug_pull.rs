@@ -1,23 +1,9 @@
-//! `rug-pull-live`: every entry that has `before` and `after` is played against the running
-//! proxy. The replays serve `before`, the proxy baselines it, then evalgate switches the replays
-//! to `after` (they send `notifications/tools/list_changed`) and records whether the proxy (a)
-//! reports the change (approval status, held verdict, or the tool withdrawn), (b) refuses a call
-//! to the changed tool, and (c) after a switch back, approves the tool and forwards calls again.
-//! A proxy that never re-lists has missed the change, with that reason. Each run launches a
-//! fresh proxy.
-//!
-//! Each phase is judged only once the proxy has settled: evalgate polls `GET /api/v1/tools`
-//! about every 100 ms until every played tool shows that the proxy applied the phase (its
-//! witness, below) and the played tools' states have been identical on three reads in a row.
-//! The witness of the change is the tool's approval hash (and its description, when the change
-//! is to the description) moved away from the baseline's, or the tool withdrawn; the witness of
-//! the switch back is the same values back at the baseline's. A tool whose change the proxy
-//! cannot show (annotations only, or no hash shown and the description unchanged) has no
-//! witness and is judged on the quiet reads alone. The wait is bounded by
-//! max(5 s, 1 s + 30 ms × played tools); a tool not settled by then is judged from the last
-//! read, with an `unsettled` note and signal. Every entry not reported or not restored carries
-//! the proxy's side of it in its note: the status and held evidence it showed, what its diff of
-//! a held tool names, what the call returned.
+//! `rug-pull-live`: every entry that has `before` and `after` is played against a fresh proxy,
+//! switched to `after` (`notifications/tools/list_changed`) and back, and judged on whether the
+//! proxy reports the change, refuses the changed tool, and approves it again after the revert.
+//! Each phase is judged only once the proxy has settled (its witness shown and three identical
+//! reads, bounded by [`settle_bound`]), because mcpproxy applies a listing in steps seconds
+//! apart: docs/systems-under-test.md, "When it judges".
 
 use super::api;
 use super::layout::{CallArgs, Layout, layout};

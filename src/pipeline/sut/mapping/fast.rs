@@ -5,11 +5,8 @@
 //! copy into jaq's value, the filter and the copy back.
 //!
 //! **Why it exists.** Every answer is mapped on the task that drives the queries, so the
-//! mapping's cost adds straight to the time to a verdict. Through jaq, v1's 586 answers (20
-//! tools each, with their schemas) cost about 0.45 s of CPU; with the reference proxy that made a
-//! verdict 17 % slower than with this path (3.67 s against 3.15 s, median of 10 interleaved
-//! runs, 2026-11-28), where issue 38 allows 5 %. With it back the run is within 2 % (3.43 s
-//! against 3.37 s). `docs/performance.md` has the figures and how to measure them.
+//! mapping's cost adds straight to the time to a verdict; through jaq alone the reference proxy's
+//! verdict was well over issue 38's 5 % bound. `docs/performance.md` has the figures.
 //!
 //! It answers only what it can answer exactly as the general path would
 //! ([`Mapper::map_call_result`](super::Mapper::map_call_result) with
