@@ -24,7 +24,8 @@ use super::{
     Tokens, assert_same_structure, md_well_formed, no_hidden, report, split_strings, strip_sgr,
     template,
 };
-use evalgate::pipeline::report::{html, markdown, terminal};
+use evalgate::pipeline::report::view::View;
+use evalgate::pipeline::report::{Exporter, html::Html, markdown, terminal};
 
 /// One fuzz input (the body of the `report_renderers` fuzz target; the seed replay test calls it too).
 pub fn run(data: &[u8]) {
@@ -37,8 +38,12 @@ pub fn run(data: &[u8]) {
     let plain = report(template(), |n| tokens.token(slot(n)));
 
     // HTML
-    let h = html::render(&fuzzed).expect("HTML renders");
-    let h_plain = html::render(&plain).expect("harmless HTML renders");
+    let h = Html
+        .render(&fuzzed, &View::of(&fuzzed))
+        .expect("HTML renders");
+    let h_plain = Html
+        .render(&plain, &View::of(&plain))
+        .expect("harmless HTML renders");
     // every `<` of the page starts a tag in `html_tags`, so equal tag sequences also mean that
     // `<script`, `<img`, `<a `, `<iframe`... occur only where the template puts them
     let tags: Vec<String> = html_tags(&h).into_iter().map(normalize_tag).collect();
@@ -68,13 +73,13 @@ pub fn run(data: &[u8]) {
     md_well_formed("report.md", &m);
 
     // terminal
-    let t = terminal::render(&fuzzed, false);
+    let t = terminal::render_view(&fuzzed, &View::of(&fuzzed), false);
     assert!(
         !t.contains('\u{1b}'),
         "escape sequence in the uncoloured terminal output"
     );
     no_hidden("terminal", &t);
-    let t = terminal::render(&fuzzed, true);
+    let t = terminal::render_view(&fuzzed, &View::of(&fuzzed), true);
     no_hidden("terminal (colour)", &strip_sgr(&t));
 }
 

@@ -9,7 +9,9 @@
 //! other and `success: false` is a `ToolError`; `isError: true` always gives `ToolError`; error
 //! messages that promise truncation are bounded.
 
-use evalgate::pipeline::sut::mapping::{MapError, Mapper};
+use evalgate::pipeline::sut::mapping::{
+    IdStyle, MCPPROXY_REST_SEARCH_FILTER, MCPPROXY_RETRIEVE_TOOLS_FILTER, MapError, Mapper,
+};
 use serde_json::{Value, json};
 use std::sync::OnceLock;
 
@@ -17,8 +19,8 @@ fn mappers() -> &'static [Mapper; 2] {
     static M: OnceLock<[Mapper; 2]> = OnceLock::new();
     M.get_or_init(|| {
         [
-            Mapper::mcpproxy_retrieve_tools(),
-            Mapper::mcpproxy_rest_search(),
+            Mapper::new(MCPPROXY_RETRIEVE_TOOLS_FILTER, IdStyle::Auto).unwrap(),
+            Mapper::new(MCPPROXY_REST_SEARCH_FILTER, IdStyle::Auto).unwrap(),
         ]
     })
 }

@@ -291,12 +291,13 @@ mod tests {
         );
         assert!(md.contains(", unicode\\_smuggli"), "{md}");
         assert!(!md.contains("unicode\\\\"), "{md}");
-        let html = super::super::html::render(&r).unwrap();
+        let html =
+            super::super::Exporter::render(&super::super::html::Html, &r, &View::of(&r)).unwrap();
         assert!(
             html.contains("&lt;img src=x onerror=alert(1)&gt;"),
             "{html}"
         );
-        let term = super::super::terminal::render(&r, false);
+        let term = super::super::terminal::render_view(&r, &View::of(&r), false);
         for (name, out) in [("md", &md), ("html", &html), ("terminal", &term)] {
             // (`<img` is plain text on a terminal)
             assert!(name == "terminal" || !out.contains("<img"), "{name}: {out}");
@@ -342,7 +343,8 @@ mod tests {
             md.contains("`s:extra17`") && !md.contains("`s:extra18`"),
             "{md}"
         );
-        let html = super::super::html::render(&r).unwrap();
+        let html =
+            super::super::Exporter::render(&super::super::html::Html, &r, &View::of(&r)).unwrap();
         assert!(
             html.contains("Confusions (the worst 20 of 32, most queries first)"),
             "{html}"
@@ -355,7 +357,7 @@ mod tests {
             html.contains("&lt;img src=x onerror=alert(1)&gt;"),
             "{html}"
         );
-        let term = super::super::terminal::render(&r, false);
+        let term = super::super::terminal::render_view(&r, &View::of(&r), false);
         assert!(term.contains("per tool: 2 tools relevant"), "{term}");
         assert!(term.contains("new confusion: <img src=x"), "{term}");
         // ids are code spans (inert on GitHub), which nothing closes early

@@ -153,10 +153,11 @@ mod tests {
         let out: Vec<String> = FILES.iter().map(|e| e.render(&r, &v).unwrap()).collect();
         assert_eq!(out[0], serde_json::to_string_pretty(&r).unwrap() + "\n");
         assert_eq!(out[1], markdown::render(&r));
-        assert_eq!(out[2], html::render(&r).unwrap());
+        assert_eq!(out[2], html::Html.render(&r, &View::of(&r)).unwrap());
+        // the terminal from the view the files got, as from a fresh one
         assert_eq!(
             terminal::render_view(&r, &v, false),
-            terminal::render(&r, false)
+            terminal::render_view(&r, &View::of(&r), false)
         );
     }
 

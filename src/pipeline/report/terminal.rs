@@ -102,12 +102,8 @@ impl Terminal {
     }
 }
 
-/// Renders the summary tables; `color` adds ANSI colours (only on a terminal).
-pub fn render(r: &Report, color: bool) -> String {
-    render_view(r, &View::of(r), color)
-}
-
-/// [`render`] from the report's view.
+/// Renders the summary tables from the report's view; `color` adds ANSI colours (only on a
+/// terminal).
 pub fn render_view(r: &Report, v: &View, color: bool) -> String {
     let f = Terminal { color };
     let mut o = String::new();

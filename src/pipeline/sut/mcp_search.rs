@@ -277,7 +277,7 @@ impl Retriever for McpSearch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::sut::mapping::Mapper;
+    use crate::pipeline::sut::mapping::{IdStyle, MCPPROXY_RETRIEVE_TOOLS_FILTER, Mapper};
     use rmcp::model::ContentBlock;
 
     /// Only a result that is one text block, without structured content and not an error,
@@ -300,7 +300,7 @@ mod tests {
         let image = CallToolResult::success(vec![ContentBlock::image("AAAA", "image/png")]);
         assert_eq!(lone_text(&image), None);
         // and where it reads, the general path agrees
-        let m = Mapper::mcpproxy_retrieve_tools();
+        let m = Mapper::new(MCPPROXY_RETRIEVE_TOOLS_FILTER, IdStyle::Auto).unwrap();
         let general = m.map_call_result(&serde_json::to_value(&ok).unwrap());
         assert_eq!(
             Ok(m.map_text_fast(lone_text(&ok).unwrap()).unwrap()),

@@ -617,7 +617,8 @@ mod tests {
             .await
             .unwrap();
             assert_eq!(session.list_all_tools().await.unwrap().len(), 2);
-            let m = crate::pipeline::sut::mapping::Mapper::mcpproxy_retrieve_tools();
+            use crate::pipeline::sut::mapping::{IdStyle, MCPPROXY_RETRIEVE_TOOLS_FILTER, Mapper};
+            let m = Mapper::new(MCPPROXY_RETRIEVE_TOOLS_FILTER, IdStyle::Auto).unwrap();
             for _ in 0..3 {
                 let mut args = serde_json::Map::new();
                 args.insert("query".into(), json!("open an issue"));

@@ -575,9 +575,10 @@ pub(super) fn radar_chart(sc: &Scorecard) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::render;
+    use super::super::Html;
     use super::*;
     use crate::pipeline::report::model::Report;
+    use crate::pipeline::report::{Exporter, view::View};
     use crate::pipeline::score::metrics::RETRIEVAL_METRICS;
 
     /// A measured row of a spread chart with its baseline and limit marks.
@@ -653,7 +654,7 @@ mod tests {
         let rr = r.retrieval.as_ref().unwrap();
         assert_eq!((r.runs, rr.runs_completed, rr.metrics.len()), (2, 2, 7));
         let detectors = &r.security.as_ref().unwrap().detectors;
-        let html = render(&r).unwrap();
+        let html = Html.render(&r, &View::of(&r)).unwrap();
         let keys: Vec<&str> = html
             .match_indices(">dots: ")
             .map(|(i, _)| html[i + 1..].split('<').next().unwrap())
@@ -680,7 +681,7 @@ mod tests {
             "../../../../fuzz/fixtures/report_template.json"
         ))
         .unwrap();
-        let html = render(&r).unwrap();
+        let html = Html.render(&r, &View::of(&r)).unwrap();
         let svgs: Vec<&str> = html
             .match_indices("<svg ")
             .map(|(i, _)| html[i..].split('>').next().unwrap())

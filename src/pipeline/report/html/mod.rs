@@ -35,14 +35,107 @@ impl super::Exporter for Html {
     fn file_name(&self) -> &'static str {
         "report.html"
     }
-    fn render(&self, report: &Report, view: &View) -> anyhow::Result<String> {
-        render_view(report, view)
+    /// `report.html` of `r` from its view.
+    fn render(&self, r: &Report, v: &View) -> anyhow::Result<String> {
+        let mut env = Environment::new();
+        // (none and undefined are no number, and no summary)
+        env.add_filter("num", |v: Value| format::num(f64::try_from(v).ok()));
+        env.add_filter("pct", |v: Value| {
+            format!(
+                "{:.1}",
+                (f64::try_from(v).unwrap_or(0.0) * 100.0).clamp(0.0, 100.0)
+            )
+        });
+        env.add_filter("meanci", |v: Value| {
+            let s = serde_json::to_value(v).and_then(serde_json::from_value::<Summary>);
+            format::mean_ci(s.ok().as_ref())
+        });
+        // (a string shows as itself)
+        env.add_filter("clip", |v: Value, n: usize| {
+            sanitize::clip(&sanitize::visible(&v.to_string()), n)
+        });
+        env.add_filter("clip_ends", |v: Value, n: usize| {
+            sanitize::term_ends(v.as_str().unwrap_or_default(), n)
+        });
+        env.add_template("report.html", TEMPLATE)?;
+        let safe = |s: Option<String>| s.map_or(Value::from(()), Value::from_safe_string);
+        // bars, or a histogram above doc::QUERY_BARS_MAX queries: the chart decides, the caption follows
+        let query_chart = r.retrieval.as_ref().and_then(doc::query_chart);
+        let query_histogram = query_chart.as_ref().is_some_and(|qc| qc.sorted.is_none());
+        let query_svg = query_chart.as_ref().map(per_query_chart);
+        // (no retrieval: no rows, no chart)
+        let runs = r.retrieval.as_ref().map_or(0, |rr| rr.runs_completed);
+        let rows = &v.retrieval_rows;
+        let spread_svg = spread_chart("spread-retrieval", "Retrieval metrics", runs, rows);
+        // the retrieval metrics, each with every run's value
+        let mut retrieval = doc::retrieval_table(rows);
+        retrieval.head.push(("Per run".into(), Align::Left));
+        for (cells, row) in retrieval.rows.iter_mut().zip(rows) {
+            let runs = row.current.iter().flat_map(|s| &s.per_run);
+            let runs: Vec<String> = runs.map(|x| format::num(*x)).collect();
+            cells.push(runs.join(", ").into());
+        }
+        // per detector (in the report's order): its live rug-pulls, per-category rows and charts
+        let detectors = v.detectors.iter().map(|dv| {
+            let d = dv.report;
+            context! {
+                by => dv.by.clone(),
+                live => doc::live_table(d).map(|t| table(&t)),
+                categories => serde(&dv.categories),
+                confusion => Value::from_safe_string(confusion_chart(d)),
+                spread => safe(spread_chart(
+                    "spread-detector",
+                    "Detector metrics",
+                    d.runs_completed,
+                    &dv.all_rows
+                )),
+            }
+        });
+        let against = doc::detectors_table(&v.detectors);
+        let html = env.get_template("report.html")?.render(context! {
+            r => page(r),
+            headline => &v.headline,
+            failed => &v.failed,
+            retrieval_table => table(&retrieval),
+            overview_table => table(&doc::overview_table(v, r.runs)),
+            against_table => (!against.rows.is_empty()).then(|| table(&against)),
+            detectors => detectors.collect::<Vec<_>>(),
+            latency => safe(r.retrieval.as_ref().map(|rr| Html.cell(&doc::latency_line(rr, r.runs)))),
+            splits => safe(r.retrieval.as_ref().and_then(doc::splits_line).map(|c| Html.cell(&c))),
+            regressions => v.regressions.as_ref().map(|reg| context! {
+                title => reg.title,
+                table => table(&doc::regressions_table(reg)),
+            }),
+            flips => r
+                .gate
+                .detector_flips
+                .iter()
+                .filter(|f| !f.flips.is_empty())
+                .map(|f| context! {
+                    detector => f.detector.clone(),
+                    text => super::view::flips_text(f),
+                    table => table(&doc::flips_table(f)),
+                })
+                .collect::<Vec<_>>(),
+            tools => v.tools.as_ref().map(tools),
+            probes => r.robustness.as_ref().map(|rb| table(&doc::probes_table(rb))),
+            failure_text => r.failure.as_ref().map(|f| f.to_string()),
+            query_svg => safe(query_svg),
+            query_histogram => query_histogram,
+            spread_svg => safe(spread_svg),
+            // the scorecard: its line, table and radar chart (numbers and fixed names; the notes
+            // are escaped by the template)
+            scorecard_line => scorecard::line(r),
+            scorecard_rows => r.scorecard.as_ref().map(|sc| sc.dimensions.iter().map(|d| context! {
+                name => &d.name,
+                points => scorecard::score(d),
+                delta => scorecard::delta(sc.dimension_delta(&d.name)),
+                note => &d.note,
+            }).collect::<Vec<_>>()),
+            scorecard_svg => safe(r.scorecard.as_ref().map(radar_chart)),
+        })?;
+        Ok(html)
     }
-}
-
-/// `report.html` of `r`.
-pub fn render(r: &Report) -> anyhow::Result<String> {
-    render_view(r, &View::of(r))
 }
 
 /// The page's tables as HTML: each cell kind shown here, once (dataset text made visible,
@@ -98,108 +191,6 @@ fn words(s: &str) -> String {
 /// `t` as a table of the page: a string made only by [`Html`]'s [`doc::Format`].
 fn table(t: &Table) -> Value {
     Value::from_safe_string(Html.table(t))
-}
-
-/// `report.html` of `r` from its view.
-pub fn render_view(r: &Report, v: &View) -> anyhow::Result<String> {
-    let mut env = Environment::new();
-    // (none and undefined are no number, and no summary)
-    env.add_filter("num", |v: Value| format::num(f64::try_from(v).ok()));
-    env.add_filter("pct", |v: Value| {
-        format!(
-            "{:.1}",
-            (f64::try_from(v).unwrap_or(0.0) * 100.0).clamp(0.0, 100.0)
-        )
-    });
-    env.add_filter("meanci", |v: Value| {
-        let s = serde_json::to_value(v).and_then(serde_json::from_value::<Summary>);
-        format::mean_ci(s.ok().as_ref())
-    });
-    // (a string shows as itself)
-    env.add_filter("clip", |v: Value, n: usize| {
-        sanitize::clip(&sanitize::visible(&v.to_string()), n)
-    });
-    env.add_filter("clip_ends", |v: Value, n: usize| {
-        sanitize::term_ends(v.as_str().unwrap_or_default(), n)
-    });
-    env.add_template("report.html", TEMPLATE)?;
-    let safe = |s: Option<String>| s.map_or(Value::from(()), Value::from_safe_string);
-    // bars, or a histogram above doc::QUERY_BARS_MAX queries: the chart decides, the caption follows
-    let query_chart = r.retrieval.as_ref().and_then(doc::query_chart);
-    let query_histogram = query_chart.as_ref().is_some_and(|qc| qc.sorted.is_none());
-    let query_svg = query_chart.as_ref().map(per_query_chart);
-    // (no retrieval: no rows, no chart)
-    let runs = r.retrieval.as_ref().map_or(0, |rr| rr.runs_completed);
-    let rows = &v.retrieval_rows;
-    let spread_svg = spread_chart("spread-retrieval", "Retrieval metrics", runs, rows);
-    // the retrieval metrics, each with every run's value
-    let mut retrieval = doc::retrieval_table(rows);
-    retrieval.head.push(("Per run".into(), Align::Left));
-    for (cells, row) in retrieval.rows.iter_mut().zip(rows) {
-        let runs = row.current.iter().flat_map(|s| &s.per_run);
-        let runs: Vec<String> = runs.map(|x| format::num(*x)).collect();
-        cells.push(runs.join(", ").into());
-    }
-    // per detector (in the report's order): its live rug-pulls, per-category rows and charts
-    let detectors = v.detectors.iter().map(|dv| {
-        let d = dv.report;
-        context! {
-            by => dv.by.clone(),
-            live => doc::live_table(d).map(|t| table(&t)),
-            categories => serde(&dv.categories),
-            confusion => Value::from_safe_string(confusion_chart(d)),
-            spread => safe(spread_chart(
-                "spread-detector",
-                "Detector metrics",
-                d.runs_completed,
-                &dv.all_rows
-            )),
-        }
-    });
-    let against = doc::detectors_table(&v.detectors);
-    let html = env.get_template("report.html")?.render(context! {
-        r => page(r),
-        headline => &v.headline,
-        failed => &v.failed,
-        retrieval_table => table(&retrieval),
-        overview_table => table(&doc::overview_table(v, r.runs)),
-        against_table => (!against.rows.is_empty()).then(|| table(&against)),
-        detectors => detectors.collect::<Vec<_>>(),
-        latency => safe(r.retrieval.as_ref().map(|rr| Html.cell(&doc::latency_line(rr, r.runs)))),
-        splits => safe(r.retrieval.as_ref().and_then(doc::splits_line).map(|c| Html.cell(&c))),
-        regressions => v.regressions.as_ref().map(|reg| context! {
-            title => reg.title,
-            table => table(&doc::regressions_table(reg)),
-        }),
-        flips => r
-            .gate
-            .detector_flips
-            .iter()
-            .filter(|f| !f.flips.is_empty())
-            .map(|f| context! {
-                detector => f.detector.clone(),
-                text => super::view::flips_text(f),
-                table => table(&doc::flips_table(f)),
-            })
-            .collect::<Vec<_>>(),
-        tools => v.tools.as_ref().map(tools),
-        probes => r.robustness.as_ref().map(|rb| table(&doc::probes_table(rb))),
-        failure_text => r.failure.as_ref().map(|f| f.to_string()),
-        query_svg => safe(query_svg),
-        query_histogram => query_histogram,
-        spread_svg => safe(spread_svg),
-        // the scorecard: its line, table and radar chart (numbers and fixed names; the notes
-        // are escaped by the template)
-        scorecard_line => scorecard::line(r),
-        scorecard_rows => r.scorecard.as_ref().map(|sc| sc.dimensions.iter().map(|d| context! {
-            name => &d.name,
-            points => scorecard::score(d),
-            delta => scorecard::delta(sc.dimension_delta(&d.name)),
-            note => &d.note,
-        }).collect::<Vec<_>>()),
-        scorecard_svg => safe(r.scorecard.as_ref().map(radar_chart)),
-    })?;
-    Ok(html)
 }
 
 /// The per-tool section: its summary, its lists with their titles (the words of report.md's),
@@ -300,6 +291,7 @@ fn listed_queries(all: &[QueryReport]) -> Vec<&QueryReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::report::Exporter;
 
     /// The fixture's retrieval with `n` queries, the i-th scoring nDCG@10 `(i % 997) / 997`.
     fn with_queries(n: usize) -> Report {
@@ -333,7 +325,7 @@ mod tests {
     #[test]
     fn a_page_of_20000_queries_lists_the_worst_1000_draws_a_histogram_and_stays_under_3_mb() {
         let report = with_queries(20_000);
-        let html = render(&report).unwrap();
+        let html = Html.render(&report, &View::of(&report)).unwrap();
         // every query with its own row and bar was 25 MB at this size
         assert!(html.len() < 3_000_000, "{} bytes", html.len());
         assert!(html.contains("The 1000 lowest-scoring of 20000 queries"));
@@ -375,7 +367,8 @@ mod tests {
 
     #[test]
     fn a_page_of_up_to_1000_queries_lists_every_query_in_the_reports_order() {
-        let html = render(&with_queries(HTML_QUERY_ROWS)).unwrap();
+        let r = with_queries(HTML_QUERY_ROWS);
+        let html = Html.render(&r, &View::of(&r)).unwrap();
         let ids = listed_ids(&html);
         assert_eq!(ids.len(), HTML_QUERY_ROWS);
         assert_eq!(&ids[..2], ["q00000", "q00001"]);

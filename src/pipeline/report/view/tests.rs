@@ -3,6 +3,12 @@ use super::*;
 use crate::infra::text::Text;
 use crate::pipeline::report::doc;
 use crate::pipeline::report::model::fixture;
+use crate::pipeline::report::{Exporter, html::Html};
+
+/// `report.html` of `r`.
+fn html_of(r: &Report) -> anyhow::Result<String> {
+    Html.render(r, &View::of(r))
+}
 
 fn check(kind: CheckKind, status: CheckStatus) -> Check {
     Check {
@@ -123,7 +129,7 @@ fn the_view_computes_every_section_once_from_the_report() {
         "{metric:?}"
     );
     // the terminal shows every probe with its outcome
-    let term = crate::pipeline::report::terminal::render(&r, false);
+    let term = crate::pipeline::report::terminal::render_view(&r, &View::of(&r), false);
     let rb = r.robustness.as_ref().unwrap();
     assert!(!rb.probes.is_empty());
     for p in &rb.probes {
@@ -239,9 +245,9 @@ fn a_paired_comparison_shows_under_its_delta_and_improved_queries_follow_the_wor
     // every renderer shows it
     let md = crate::pipeline::report::markdown::render(&r);
     assert!(md.contains("<sub>p < 0.0001 (significant)"), "{md}");
-    let html = crate::pipeline::report::html::render(&r).unwrap();
+    let html = html_of(&r).unwrap();
     assert!(html.contains("<div class=\"small\">p &lt; 0.0001 (significant)"));
-    let term = crate::pipeline::report::terminal::render(&r, false);
+    let term = crate::pipeline::report::terminal::render_view(&r, &View::of(&r), false);
     assert!(term.contains("p < 0.0001 (significant)"), "{term}");
     // only worse (or only better) queries keep their own titles
     r.gate.worst_queries.clear();
@@ -341,11 +347,11 @@ fn flipped_verdicts_and_rank_changes_show_in_every_renderer_escaped() {
         md.matches("<img").count(),
         md.matches("`<img src=x onerror=alert(1)>¦ˋxˋ`").count()
     );
-    let html = crate::pipeline::report::html::render(&r).unwrap();
+    let html = html_of(&r).unwrap();
     assert!(html.contains("benign, no longer flagged (fixed)"));
     assert!(html.contains("1 → –; in its place"));
     assert!(!html.contains("<img"));
-    let term = crate::pipeline::report::terminal::render(&r, false);
+    let term = crate::pipeline::report::terminal::render_view(&r, &View::of(&r), false);
     assert!(term.contains("benign, no longer flagged (fixed)"), "{term}");
     assert!(term.contains(" 1 → –; in its place: taker"), "{term}");
 }

@@ -155,18 +155,6 @@ impl Mapper {
         })
     }
 
-    /// A mapper for mcpproxy's `retrieve_tools` answers ([`MCPPROXY_RETRIEVE_TOOLS_FILTER`]).
-    pub fn mcpproxy_retrieve_tools() -> Mapper {
-        Mapper::new(MCPPROXY_RETRIEVE_TOOLS_FILTER, IdStyle::Auto)
-            .expect("the mcpproxy retrieve_tools preset compiles")
-    }
-
-    /// A mapper for mcpproxy's REST search body ([`MCPPROXY_REST_SEARCH_FILTER`]).
-    pub fn mcpproxy_rest_search() -> Mapper {
-        Mapper::new(MCPPROXY_REST_SEARCH_FILTER, IdStyle::Auto)
-            .expect("the mcpproxy REST search preset compiles")
-    }
-
     /// The filter text this mapper was compiled from.
     pub fn filter(&self) -> &str {
         &self.source

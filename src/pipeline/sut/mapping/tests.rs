@@ -3,6 +3,16 @@
 use super::*;
 use serde_json::json;
 
+/// A mapper for mcpproxy's `retrieve_tools` answers ([`MCPPROXY_RETRIEVE_TOOLS_FILTER`]).
+fn retrieve_tools() -> Mapper {
+    Mapper::new(MCPPROXY_RETRIEVE_TOOLS_FILTER, IdStyle::Auto).unwrap()
+}
+
+/// A mapper for mcpproxy's REST search body ([`MCPPROXY_REST_SEARCH_FILTER`]).
+fn rest_search() -> Mapper {
+    Mapper::new(MCPPROXY_REST_SEARCH_FILTER, IdStyle::Auto).unwrap()
+}
+
 /// A CallToolResult carrying `payload` as JSON text in one text block.
 fn as_text(payload: &Value) -> Value {
     json!({"content": [{"type": "text", "text": payload.to_string()}], "isError": false})
@@ -56,7 +66,7 @@ const RANKED: [&str; 3] = [
 
 #[test]
 fn structured_and_text_content_give_identical_ids() {
-    let m = Mapper::mcpproxy_retrieve_tools();
+    let m = retrieve_tools();
     let payload = full_mode();
     let from_text = m.map_call_result(&as_text(&payload)).unwrap();
     let from_structured = m.map_call_result(&as_structured(&payload)).unwrap();
@@ -74,7 +84,7 @@ fn structured_and_text_content_give_identical_ids() {
 /// are not corpus ids (every query failed); the whole object maps to the same ids as today.
 #[test]
 fn mcpproxy_before_v0_52_bare_names_with_a_server_field() {
-    let m = Mapper::mcpproxy_retrieve_tools();
+    let m = retrieve_tools();
     let mut old = full_mode();
     for t in old["tools"].as_array_mut().unwrap() {
         let name = t["name"]
@@ -96,7 +106,7 @@ fn mcpproxy_before_v0_52_bare_names_with_a_server_field() {
 
 #[test]
 fn mcpproxy_full_and_compact_modes() {
-    let m = Mapper::mcpproxy_retrieve_tools();
+    let m = retrieve_tools();
     assert_eq!(m.map_payload(&full_mode()).unwrap(), RANKED);
     assert_eq!(m.map_payload(&compact_mode()).unwrap(), RANKED);
     assert_eq!(
@@ -117,7 +127,7 @@ fn mcpproxy_rest_search_envelope() {
         {"tool": {"name": "create_issue", "server_name": "github", "description": "..."}, "score": 1.2},
         {"tool": {"name": "read_file", "server_name": "filesystem", "description": "..."}, "score": 0.7}
     ]}});
-    let m = Mapper::mcpproxy_rest_search();
+    let m = rest_search();
     assert_eq!(
         m.map_payload(&body).unwrap(),
         ["github:create_issue", "filesystem:read_file"]
@@ -267,9 +277,7 @@ fn error_filter_that_does_not_compile_names_the_filter() {
 #[test]
 fn error_non_json_text_content() {
     let result = json!({"content": [{"type": "text", "text": format!("tools[2]{{name}}: {}", "x".repeat(500))}]});
-    let err = Mapper::mcpproxy_retrieve_tools()
-        .map_call_result(&result)
-        .unwrap_err();
+    let err = retrieve_tools().map_call_result(&result).unwrap_err();
     let MapError::NotJson { found } = &err else {
         panic!("{err:?}")
     };
@@ -285,9 +293,7 @@ fn error_is_error_result() {
         "content": [{"type": "text", "text": "Search failed: index not ready"}],
         "isError": true
     });
-    let err = Mapper::mcpproxy_retrieve_tools()
-        .map_call_result(&result)
-        .unwrap_err();
+    let err = retrieve_tools().map_call_result(&result).unwrap_err();
     assert_eq!(
         err,
         MapError::ToolError {
@@ -307,7 +313,7 @@ fn error_element_that_is_a_number() {
     assert_eq!((*index, element.as_str()), (1, "42"));
     assert!(err.to_string().contains("server:tool"), "{err}");
     // A missing field is null, also rejected rather than silently dropped.
-    let err = Mapper::mcpproxy_retrieve_tools()
+    let err = retrieve_tools()
         .map_payload(&json!({"tools": [{"score": 1.0}]}))
         .unwrap_err();
     assert!(
@@ -395,7 +401,7 @@ fn fastmcp_result_envelopes_open_once() {
 /// The preset's filter on awkward `retrieve_tools` answers: what it reads, and what it refuses.
 #[test]
 fn the_retrieve_tools_preset_reads_awkward_answers() {
-    let m = Mapper::mcpproxy_retrieve_tools();
+    let m = retrieve_tools();
     let general = |t: &str| m.map_call_result(&json!({"content": [{"type": "text", "text": t}]}));
     let ok = |t: &str| general(t).unwrap_or_else(|e| panic!("{t}: {e}"));
     assert_eq!(ok(r#"{"tools": null}"#), Vec::<String>::new());
@@ -471,7 +477,7 @@ fn fast_agrees(m: &Mapper, text: &str) -> bool {
 
 #[test]
 fn the_fast_path_gives_what_the_filter_gives() {
-    let m = Mapper::mcpproxy_retrieve_tools();
+    let m = retrieve_tools();
     let deep = format!(
         r#"{{"tools": [{{"name": "a:b", "x": {}{}}}]}}"#,
         "[".repeat(200),
@@ -599,7 +605,7 @@ proptest::proptest! {
     /// Wherever the fast path answers a generated answer, it agrees with the filter.
     #[test]
     fn the_fast_path_agrees_with_the_filter_on_generated_answers(text in generated_answer()) {
-        fast_agrees(&Mapper::mcpproxy_retrieve_tools(), &text);
+        fast_agrees(&retrieve_tools(), &text);
         fast_agrees(&Mapper::new(MCPPROXY_RETRIEVE_TOOLS_FILTER, IdStyle::DoubleUnderscore).unwrap(), &text);
     }
 }
