@@ -53,6 +53,7 @@ pub struct SecurityFile {
 /// `--profile`.
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Datasets")]
+#[allow(rustdoc::broken_intra_doc_links)] // "[default: …]" is help text, not a link
 pub struct ProfileFlag {
     /// How strictly the files are held to evalgate's authoring rules: `lenient` (authoring
     /// rules are warnings, integrity rules errors) or `strict` (all errors, as for the shipped
@@ -179,6 +180,7 @@ pub struct GateFlags {
 /// Where the reports go and how the terminal shows them.
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Output")]
+#[allow(rustdoc::broken_intra_doc_links)] // "[default: …]" is help text, not a link
 pub struct ReportFlags {
     /// Directory for report.json, report.md and report.html [default: evalgate-report].
     #[arg(long, env = "EVALGATE_OUT", value_name = "DIR")]

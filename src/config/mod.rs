@@ -76,7 +76,7 @@ pub fn http_url(setting: &str, u: &str) -> anyhow::Result<()> {
 /// every wait before the system under test could answer, and blame it for that.
 const MIN_SECONDS: f64 = 0.001;
 
-/// A number of seconds from user input as a [`Duration`]: finite, at least [`MIN_SECONDS`],
+/// A number of seconds from user input as a [`Duration`]: finite, at least `MIN_SECONDS`,
 /// at most [`MAX_SECONDS`]. Every timeout evalgate accepts goes through here, so none can
 /// overflow, be negative, be NaN (which would otherwise panic or silently become 0), or be too
 /// short to be met.

@@ -53,7 +53,7 @@ pub struct ConnectOpts<'a> {
     pub sup: &'a Supervisor,
     /// The limit on starting + `initialize` (and, for callers, on each later request).
     pub timeout: Duration,
-    /// Names the child in messages ("cannot start <name>").
+    /// Names the child in messages ("cannot start `<name>`").
     pub name: &'a str,
 }
 
@@ -230,7 +230,7 @@ pub enum Failure {
 
 /// Watching a stdio server's stdout on its way to the MCP client: lines that cannot be MCP
 /// messages are counted and the first is kept, so a server that logs to stdout (or prints
-/// nothing but noise) is named as such instead of as a timeout; a line beyond [`MAX_LINE`], or
+/// nothing but noise) is named as such instead of as a timeout; a line beyond [`MAX_LINE`](watch::MAX_LINE), or
 /// one that starts like a message (`{`, `[`) but is not JSON-RPC, ends the stream at once
 /// (a broken answer, not a wait for the timeout).
 pub mod watch {

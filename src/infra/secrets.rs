@@ -97,7 +97,7 @@ pub fn register_environment(vars: impl Iterator<Item = (std::ffi::OsString, std:
 
 /// Registers what a URL given to evalgate carries: its user name and password, its query
 /// values, its matrix parameters' values (`;jsessionid=V`), its fragment's values (`#tok=V`),
-/// and every path segment that looks like a key ([`looks_like_key`]: `/api/KEY/mcp`).
+/// and every path segment that looks like a key (`looks_like_key`: `/api/KEY/mcp`).
 pub fn register_url(url: &str) {
     let url = url.trim();
     let Some(parts) = split_url(url) else { return };

@@ -24,7 +24,7 @@ const DRAIN_WAIT: Duration = Duration::from_millis(250);
 /// What to launch.
 #[derive(Clone, Debug, Default)]
 pub struct Spec {
-    /// Used in error messages ("cannot start <name>").
+    /// Used in error messages ("cannot start `<name>`").
     pub name: String,
     pub program: PathBuf,
     pub args: Vec<String>,

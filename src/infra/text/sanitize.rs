@@ -21,7 +21,7 @@ pub const CELL_MAX: usize = 160;
 ///   NULL NOTEHEAD and U+16FE4 KHITAN SMALL SCRIPT FILLER.
 const INVISIBLE_CLASS: &str = r"[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Variation_Selector}\x{2800}\x{115F}\x{1160}\x{3164}\x{FFA0}\x{1D159}\x{16FE4}]";
 
-/// Whether `c` is invisible or acts on the text around it (see [`INVISIBLE_CLASS`]): such a
+/// Whether `c` is invisible or acts on the text around it (see `INVISIBLE_CLASS`): such a
 /// character is shown as `⟨U+XXXX⟩`, never passed to a reader.
 pub fn is_invisible(c: char) -> bool {
     // the class as sorted, disjoint inclusive ranges (from regex-syntax's Unicode tables)
@@ -172,7 +172,7 @@ pub fn line(s: &str, max: usize) -> String {
     plain(&clip(&visible(s), max))
 }
 
-/// Failure text for a GitHub plain-text field: as [`line`], both ends kept ([`clip_ends`]).
+/// Failure text for a GitHub plain-text field: as [`line()`], both ends kept ([`clip_ends`]).
 pub fn line_ends(s: &str, max: usize) -> String {
     plain(&clip_ends(&visible(s), max))
 }

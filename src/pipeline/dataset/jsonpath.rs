@@ -125,7 +125,7 @@ pub struct DuplicateKey {
 }
 
 /// The first key given twice in one object of `text` (keys compared decoded: `"\u0076ersion"`
-/// is `"version"`), in values up to [`WALKED_DEPTH`] levels deep, always in what a JSON reader
+/// is `"version"`), in values up to `WALKED_DEPTH` levels deep, always in what a JSON reader
 /// keeps (its last value of each key). Meant for valid JSON: on malformed text (the decoder
 /// reports it) it finds nothing.
 pub fn duplicate_key(text: &str) -> Option<DuplicateKey> {

@@ -263,7 +263,7 @@ items!(SecurityCorpus, Entry, entries);
 
 /// Decodes a whole document. A well-formed file (the common case) decodes straight from the
 /// text into its types, with no intermediate JSON tree; only a file that fails to decode takes
-/// the item-by-item path of [`decode`], which finds every bad item and where it is. The text is
+/// the item-by-item path of `decode`, which finds every bad item and where it is. The text is
 /// kept, not copied, for locating violations.
 pub fn load<T: Items>(
     source: Source,

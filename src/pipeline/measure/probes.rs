@@ -16,6 +16,7 @@ use std::time::Duration;
 /// Whether probes run and whether they gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[allow(rustdoc::broken_intra_doc_links)] // "[default: …]" is help text, not a link
 pub enum RobustnessMode {
     /// Do not probe.
     Off,

@@ -6,7 +6,7 @@
 //! (`POST /api/v1/servers/{name}/scan`, `…/scan/status`, `…/scan/report`, with evalgate's
 //! reference rules as the scanner), with mcpproxy's envelope and API-key check.
 //!
-//! Tool-definition drift policy: mcpproxy's quarantine of changed tools, see [`drift`]. The
+//! Tool-definition drift policy: mcpproxy's quarantine of changed tools, see `drift`. The
 //! evalgate key `on_tool_drift` picks it: `block` (default) keeps drifted tools out of the index
 //! and refuses `call_tool` on them; `log` only reports the drift. Baselines live in memory: a
 //! restart re-baselines.

@@ -3,7 +3,7 @@
 //! filter also makes invisible characters visible and caps lengths.
 //!
 //! The charts are inline SVG built here from numbers. Dataset text reaches them only through
-//! [`data`] (visible, clipped, then escaped with minijinja's own HTML escaper), and only as the
+//! `charts::data` (visible, clipped, then escaped with minijinja's own HTML escaper), and only as the
 //! text of `<title>`/`<desc>`/`<text>` elements or an `aria-label`: never as markup, an `href`
 //! or a style. Everything else written into the SVG is a number or a literal of this file.
 
@@ -139,7 +139,7 @@ impl super::Exporter for Html {
 }
 
 /// The page's tables as HTML: each cell kind shown here, once (dataset text made visible,
-/// clipped and escaped by [`charts::data`], evalgate's words escaped by [`charts::esc`]).
+/// clipped and escaped by `charts::data`, evalgate's words escaped by `charts::esc`).
 impl doc::Format for Html {
     fn cell(&self, c: &Cell) -> String {
         match c {

@@ -5,9 +5,9 @@
 //! settings name over them (the reference proxy unless `--sut mcpproxy` or `launch`), and wait
 //! until its catalog holds exactly those tools.
 //!
-//! - [`scan`]: `proxy-scan`, the proxy's own security scan asked for per server;
-//! - [`rug_pull`]: `rug-pull-live`, rug-pulls played against the running proxy;
-//! - [`layout`]: the replay layout both serve; here, the launch and the proxy's REST API
+//! - `scan`: `proxy-scan`, the proxy's own security scan asked for per server;
+//! - `rug_pull`: `rug-pull-live`, rug-pulls played against the running proxy;
+//! - `layout`: the replay layout both serve; here, the launch and the proxy's REST API
 //!   (mcpproxy's `/api/v1/…`) they call.
 
 mod layout;

@@ -208,7 +208,7 @@ impl Mapper {
 
     /// The ids of a CallToolResult whose only content is one text block (no structured
     /// content, no `isError: true`) holding `text`, without going through jaq: the fast path for
-    /// the mcpproxy `retrieve_tools` preset ([`fast`]). `None` when this mapper has another
+    /// the mcpproxy `retrieve_tools` preset (`fast`). `None` when this mapper has another
     /// filter or the answer is not of the shape the fast path reads; then
     /// [`Mapper::map_call_result`] gives the answer (or the error). When it is `Some`, it is what
     /// `map_call_result` gives.
