@@ -24,6 +24,7 @@ use crate::pipeline::dataset::{Corpus, Tool};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Instant;
 use tantivy::collector::{Collector, TopDocs};
 use tantivy::index::SegmentId;
@@ -77,8 +78,9 @@ pub fn param_names(v: &Value, out: &mut Vec<String>, depth: usize) {
 }
 
 /// The BM25 retriever.
+#[derive(Clone)]
 pub struct Embedded {
-    facts: Facts,
+    facts: Arc<Facts>,
     /// The one searcher of the index, which never changes after [`Embedded::new`].
     searcher: Searcher,
     /// Cloned for each query (tokenising needs `&mut`), so threads never wait on each other.
@@ -86,14 +88,14 @@ pub struct Embedded {
     /// `name`, `description`, `params`, `server`, in [`field_texts`] order.
     fields: [Field; 4],
     /// Tool ids in corpus order.
-    ids: Vec<Text>,
+    ids: Arc<[Text]>,
     /// BM25's index-wide statistics, which tantivy would otherwise recompute for every term of
     /// every query: the number of documents, and per field the number of tokens.
     num_docs: u64,
     num_tokens: Vec<(Field, u64)>,
     /// Per segment (in the searcher's order), per document: the index into `ids`. Within a
     /// segment, documents are in tool-id order.
-    docs: Vec<Vec<u32>>,
+    docs: Arc<[Vec<u32>]>,
 }
 
 /// BM25 statistics for one query's weight: the index-wide numbers [`Embedded::new`] computed,
@@ -304,7 +306,7 @@ impl Embedded {
             .map(|field| Ok((field, searcher.total_num_tokens(field)?)))
             .collect::<tantivy::Result<_>>()?;
         Ok(Embedded {
-            facts: Facts::named("embedded"),
+            facts: Arc::new(Facts::named("embedded")),
             num_docs: searcher.total_num_docs()?,
             num_tokens,
             searcher,
@@ -418,20 +420,30 @@ impl Embedded {
     }
 }
 
+/// Each search runs on tokio's blocking pool (with a clone of the retriever: the index is
+/// shared), so the `--concurrency` queries in flight are ranked on as many cores; ranked inline
+/// in the async `search`, they took turns on the one task that drives them. Users feel it in
+/// `fitness` (a whole measurement per candidate) and on large corpora: docs/performance.md.
 #[async_trait]
 impl Retriever for Embedded {
     fn facts(&self) -> &Facts {
         &self.facts
     }
     async fn search(&self, req: SearchRequest<'_>) -> Result<Ranked, SutError> {
-        let start = Instant::now();
-        let ranked = self
-            .rank(req.text, req.limit)
-            .map_err(|e| SutError::other(self.facts.name.clone(), e.to_string()))?;
-        let ids = ranked.into_iter().map(|(id, _)| id).collect();
+        let e = self.clone();
+        let text = req.text.to_owned();
+        let limit = req.limit;
+        let (ranked, latency) = tokio::task::spawn_blocking(move || {
+            let start = Instant::now();
+            e.rank(&text, limit).map(|r| (r, start.elapsed()))
+        })
+        .await
+        .map_err(anyhow::Error::from)
+        .and_then(|r| r)
+        .map_err(|e| SutError::other(self.facts.name.clone(), e.to_string()))?;
         Ok(Ranked {
-            ids,
-            latency: start.elapsed(),
+            ids: ranked.into_iter().map(|(id, _)| id).collect(),
+            latency,
         })
     }
 }
