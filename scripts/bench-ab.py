@@ -18,7 +18,7 @@ Measures, with /usr/bin/time -v (median wall and CPU, largest peak RSS), N round
   recorded   the observations of one `run --sut reference` (made with B) re-scored offline:
              everything evalgate does besides waiting for the system under test
   reference  `run --sut reference`: the reference proxy over 101 replay servers  within 5 % of A
-  fitness    `fitness --lines`, 60 v1 candidates (as scripts/bench-fitness.sh makes them)
+  fitness    `fitness --lines`, 60 v1 candidates (scripts/fitness-candidates.py)
                                                                              at least 5/s
   scale      `run --robustness off` on 50,000 tools x 10,000 queries (scripts/scale-set.py)
                                                                              60 s and 1 GB
@@ -26,7 +26,7 @@ Measures, with /usr/bin/time -v (median wall and CPU, largest peak RSS), N round
 and prints the harness overhead of each binary (recorded / reference), the fitness rate and each
 binary's size (the shipped one is `cargo build --profile dist`: at most 25 MB).
 """
-import argparse, json, os, random, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, os, shutil, statistics, subprocess, sys, tempfile, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("a"); ap.add_argument("b")
@@ -53,18 +53,9 @@ subprocess.run([bins["B"], "run", "--sut", "reference", "-q", "--out", "rec"], c
                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 rec = os.path.join(work, "rec", "report.json")
 # 60 fitness candidates: each rewrites two v1 tools that golden queries label relevant
-corpus = json.load(open(f"{root}/datasets/v1/corpus.json"))
-golden = json.load(open(f"{root}/datasets/v1/golden.json"))
-desc = {t["tool_id"]: t.get("description", "") for t in corpus["tools"]}
-relevant = sorted({l["tool_id"] for q in golden["queries"] for l in q["labels"] if l["relevance"] > 0})
-rng = random.Random(21)
 candidates = os.path.join(work, "candidates.jsonl")
-with open(candidates, "w") as f:
-    for _ in range(60):
-        a, b, c = rng.sample(relevant, 3)
-        words = desc[b].split()
-        f.write(json.dumps({a: {"description": desc[c]},
-                            b: {"description": " ".join(words[: len(words) // 2])}}) + "\n")
+subprocess.run([sys.executable, f"{root}/scripts/fitness-candidates.py", f"{root}/datasets/v1", "60",
+                candidates], check=True)
 scale = f"{root}/target/scale-set/t50000-q10000"
 if not os.path.exists(f"{scale}/security.json"):
     subprocess.run([sys.executable, f"{root}/scripts/scale-set.py", "--tools", "50000",
