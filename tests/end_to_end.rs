@@ -756,6 +756,38 @@ fn the_scorecard_is_stored_in_the_baseline_and_a_degraded_index_lowers_it() {
         line.contains(" vs baseline)") && line.contains("not gated"),
         "{line}"
     );
+    let perf = |r: &Value| dim(r, "performance");
+    if perf(&same) == perf(&first) {
+        assert!(line.contains("(Δ 0 vs baseline)"), "{line}");
+    }
+
+    // a measured baseline has no robustness points (`baseline update` runs without the
+    // probes): Δ compares the dimensions both measured, so it is 0 again, not the difference
+    // of totals over different dimensions
+    run(&["baseline", "update", "--output", "measured.json", "-q"]);
+    run(&[
+        "run",
+        "--baseline",
+        "measured.json",
+        "--out",
+        "vs-measured",
+        "-q",
+    ]);
+    let vm = read_json(&d.path().join("vs-measured/report.json"));
+    assert!(vm["scorecard"]["baseline"]["dimensions"]["robustness"].is_null());
+    assert!(dim(&vm, "robustness").is_some(), "{}", vm["scorecard"]);
+    let md = std::fs::read_to_string(d.path().join("vs-measured/report.md")).unwrap();
+    let line = md.lines().find(|l| l.starts_with("Scorecard ")).unwrap();
+    assert!(
+        line.contains(
+            "vs baseline on discovery, security, performance: the dimensions both measured)"
+        ),
+        "{line}"
+    );
+    let then = vm["scorecard"]["baseline"]["dimensions"]["performance"].as_f64();
+    if perf(&vm) == then {
+        assert!(line.contains("(Δ 0 vs baseline on "), "{line}");
+    }
 
     // a degraded index: discovery and the total fall, and the line says so
     let corpus = write_json(d.path(), "corpus.json", &blank_descriptions());

@@ -37,8 +37,10 @@ pub fn dimension(d: &Dimension) -> String {
 }
 
 /// The one line: `Scorecard 72/100 (Δ +3 vs baseline) · discovery 21/30 · … · informational,
-/// not gated`. The Δ is "—" when the baseline has no scorecard (one written before evalgate had
-/// it, or of another system); there is none without a baseline. `None` without a scorecard.
+/// not gated`, with `on discovery, security, performance: the dimensions both measured` inside the
+/// brackets when the baseline measured other dimensions. The Δ is "—" when the baseline has no
+/// scorecard (one written before evalgate had it, or of another system); there is none without
+/// a baseline. `None` without a scorecard.
 pub fn line(r: &Report) -> Option<String> {
     let sc = r.scorecard.as_ref()?;
     let mut o = match sc.total {
@@ -46,7 +48,12 @@ pub fn line(r: &Report) -> Option<String> {
         None => "Scorecard not measured".to_string(),
     };
     if r.gate.baseline.is_some() {
-        let _ = write!(o, " (Δ {} vs baseline)", delta(sc.delta()));
+        let _ = write!(o, " (Δ {} vs baseline", delta(sc.delta()));
+        if let Some(both) = sc.compared() {
+            let names: Vec<&str> = both.iter().map(|d| d.name.as_str()).collect();
+            let _ = write!(o, " on {}: the dimensions both measured", names.join(", "));
+        }
+        o.push(')');
     }
     for d in &sc.dimensions {
         let _ = write!(o, " · {}", dimension(d));
@@ -99,6 +106,19 @@ mod tests {
         b.total = sc.total.map(|t| t - 3.0);
         sc.against(Some(&b));
         assert!(line(&r).unwrap().contains("(Δ +3 vs baseline)"));
+        // a baseline without security points: Δ = 100 × 3 / 70 over the other three measured
+        let sc = r.scorecard.as_mut().unwrap();
+        let mut b = sc.to_baseline();
+        b.dimensions.insert("security".into(), None);
+        b.dimensions.insert("discovery".into(), Some(12.0));
+        sc.against(Some(&b));
+        let l = line(&r).unwrap();
+        assert!(
+            l.contains(
+                "(Δ +4.3 vs baseline on discovery, robustness, performance: the dimensions both measured)"
+            ),
+            "{l}"
+        );
         r.gate.baseline = None;
         assert!(!line(&r).unwrap().contains("Δ"));
         r.scorecard = None;

@@ -106,9 +106,31 @@ impl Scorecard {
     }
 
     /// Δ of the total against the baseline's; `None` without one or when either is undefined.
+    /// When the two measured different dimensions, both totals are taken over the dimensions
+    /// measured in both (see [`Self::compared`]): a dimension left out of one total moves it
+    /// without any change in the system.
     pub fn delta(&self) -> Option<f64> {
-        let b = self.baseline.as_ref()?.total?;
-        Some(round1(self.total? - b))
+        let b = self.baseline.as_ref()?;
+        let Some(both) = self.compared() else {
+            return Some(round1(self.total? - b.total?));
+        };
+        let weight: f64 = both.iter().map(|d| d.max).sum();
+        let now: f64 = both.iter().filter_map(|d| d.score).sum();
+        let then: f64 = both.iter().filter_map(|d| b.dimensions[&d.name]).sum();
+        (weight > 0.0).then(|| round1(100.0 * (now - then) / weight))
+    }
+
+    /// The dimensions measured both here and in the baseline, when that is not every dimension
+    /// measured in each: a baseline is written with `--robustness off`, so it has no robustness
+    /// or transparency points to compare a run with the probes against. `None` when the two
+    /// measured the same dimensions, or without a baseline.
+    pub fn compared(&self) -> Option<Vec<&Dimension>> {
+        let b = self.baseline.as_ref()?;
+        let in_baseline = |d: &&Dimension| b.dimensions.get(&d.name).is_some_and(Option::is_some);
+        let measured = self.dimensions.iter().filter(|d| d.score.is_some());
+        let both: Vec<&Dimension> = measured.clone().filter(in_baseline).collect();
+        let in_b = b.dimensions.values().filter(|p| p.is_some()).count();
+        (both.len() != measured.count() || both.len() != in_b).then_some(both)
     }
 
     /// Δ of one dimension against the baseline's.

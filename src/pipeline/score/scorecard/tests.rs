@@ -270,3 +270,44 @@ fn delta_is_against_a_baseline_of_the_same_rubric() {
     s.against(Some(&b));
     assert_eq!(s.delta(), None);
 }
+
+#[test]
+fn delta_compares_only_the_dimensions_both_measured() {
+    let mut s = of(&report());
+    let measured: Vec<(String, Option<f64>)> = s
+        .dimensions
+        .iter()
+        .map(|d| (d.name.clone(), d.score))
+        .collect();
+    // the same system, baseline written with --robustness off: no robustness points
+    let mut b = s.to_baseline();
+    b.dimensions.insert("robustness".into(), None);
+    b.total = Some(0.0);
+    s.against(Some(&b));
+    assert!(dim(&s, "robustness").score.is_some(), "{measured:?}");
+    let both: Vec<&str> = s
+        .compared()
+        .unwrap()
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect();
+    assert!(
+        !both.contains(&"robustness") && both.contains(&"discovery"),
+        "{both:?}"
+    );
+    // unchanged where both measured: Δ 0, whatever the totals over different dimensions say
+    assert_eq!(s.delta(), Some(0.0));
+    // 3 points more discovery in the baseline: −300 / the weights both measured
+    let weight: f64 = s.compared().unwrap().iter().map(|d| d.max).sum();
+    let discovery = dim(&s, "discovery").score.unwrap();
+    b.dimensions
+        .insert("discovery".into(), Some(discovery + 3.0));
+    s.against(Some(&b));
+    assert_eq!(s.delta(), Some(round1(-300.0 / weight)));
+    // the same dimensions measured: the totals' difference, as before
+    let mut b = s.to_baseline();
+    b.total = s.total.map(|t| t - 2.0);
+    s.against(Some(&b));
+    assert_eq!(s.compared(), None);
+    assert_eq!(s.delta(), Some(2.0));
+}
