@@ -483,6 +483,62 @@ fn keys_in_url_paths_matrix_parameters_and_fragments_are_masked() {
     }
 }
 
+/// A REST system that redirects to another origin never gets the configured headers sent there
+/// (reqwest would forward every header but `Authorization`): the run stops with a named cause.
+#[test]
+fn a_redirect_to_another_origin_gets_no_configured_header() {
+    use std::io::{BufRead, BufReader, Write};
+    let d = tempdir();
+    let dir = d.path();
+    // the other origin echoes what it is sent; `localhost` is another origin than 127.0.0.1
+    let echo = echo_401_server();
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let mut r = BufReader::new(s);
+            let mut line = String::new();
+            while r.read_line(&mut line).unwrap_or(0) > 0 && !line.ends_with("\r\n\r\n") {}
+            let _ = write!(
+                r.into_inner(),
+                "HTTP/1.1 307 Temporary Redirect\r\nlocation: http://localhost:{echo}/landing\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+        }
+    });
+    let header = "headerSecretRedirect0088";
+    let o = evalgate_env(
+        dir,
+        &[
+            "run",
+            "--sut",
+            "rest",
+            "--url",
+            &format!("http://127.0.0.1:{port}/search"),
+            "--header",
+            &format!("X-Api-Key: {header}"),
+            "--timeout",
+            "5",
+            "--out",
+            "out",
+        ],
+        &[],
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let texts = outputs(dir, "out", &o);
+    assert!(
+        texts
+            .iter()
+            .any(|(_, t)| t.contains("redirected to another origin (http://localhost:")),
+        "{texts:?}"
+    );
+    // the other origin was never asked (it would have echoed the header back)
+    assert!(
+        !texts.iter().any(|(_, t)| t.contains("Bad credentials")),
+        "{texts:?}"
+    );
+    assert_no_hits(&texts, &[header]);
+}
+
 /// Item 2: `evalgate publish` scrubs what it reads from report.json: a report carrying the
 /// token (written by an older evalgate, or by hand) is never posted verbatim.
 #[test]

@@ -144,7 +144,8 @@ fn looks_like_key(s: &str) -> bool {
         && s.chars().any(|c| c.is_ascii_digit())
 }
 
-/// `text` with every URL's credentials and every registered credential masked.
+/// `text` with every URL's credentials and every registered credential masked, and what is
+/// left of a key-like credential that a message's length limit cut short.
 pub fn scrub(text: &str) -> String {
     let mut out = redact_url(text);
     let s = SECRETS.read().unwrap_or_else(|p| p.into_inner());
@@ -153,7 +154,48 @@ pub fn scrub(text: &str) -> String {
             out = out.replace(secret.as_str(), MASK);
         }
     }
+    for secret in s.iter().filter(|s| looks_like_key(s)) {
+        out = mask_fragments(out, secret);
+    }
     out
+}
+
+/// Shorter pieces of a key-like credential are left alone: a piece this long is most of a key
+/// (at least 16 characters), and an ordinary word inside a made-up key is not masked everywhere.
+const FRAGMENT: usize = 12;
+
+/// `text` with every piece of `key` at least [`FRAGMENT`] characters long masked. Messages
+/// quote a system's answer only up to a length, and a cut can fall inside a credential the
+/// system echoed: the whole credential is then no longer there to match, but most of it is.
+/// Only for key-like credentials (`looks_like_key`: ASCII, random-looking), whose pieces do not
+/// occur in ordinary text by chance.
+fn mask_fragments(mut text: String, key: &str) -> String {
+    let key = key.as_bytes();
+    let word = |w: &[u8]| u64::from_le_bytes(w[..8].try_into().unwrap_or_default());
+    // where each piece starts in `key`, by its first 8 bytes read as one number
+    let mut starts: std::collections::HashMap<u64, Vec<usize>> = Default::default();
+    for (i, w) in key.windows(FRAGMENT).enumerate() {
+        starts.entry(word(w)).or_default().push(i);
+    }
+    // the first piece found, widened to all of `key` around it that the text matches
+    let found = |t: &[u8]| {
+        let (at, i) = t.windows(FRAGMENT).enumerate().find_map(|(at, w)| {
+            let same = |&&i: &&usize| w == &key[i..i + FRAGMENT];
+            Some((at, *starts.get(&word(w))?.iter().find(same)?))
+        })?;
+        let left = (1..=i.min(at))
+            .take_while(|&n| t[at - n] == key[i - n])
+            .count();
+        let right = (FRAGMENT..key.len() - i)
+            .take_while(|&n| t.get(at + n) == Some(&key[i + n]))
+            .count();
+        Some((at - left, at + FRAGMENT + right))
+    };
+    while let Some((from, to)) = found(text.as_bytes()) {
+        // key-like credentials are ASCII, so both ends fall on character boundaries
+        text.replace_range(from..to, MASK);
+    }
+    text
 }
 
 /// Scrubs every string in a serialisable value (a report): serialised, scrubbed, and read back
@@ -347,6 +389,26 @@ mod tests {
         // a masked URL stays masked
         let once = redact_url("http://u:p@h/?k=v");
         assert_eq!(redact_url(&once), once);
+    }
+
+    #[test]
+    fn what_a_length_limit_left_of_a_key_is_masked_too() {
+        let token = "ghp_cutTest9f8e7d6c5b4a3F2E1D0";
+        register(token);
+        // cut at the end of a quoted answer, and from the start of a quoted tail
+        let head = format!("answer: {}… (+5000 chars)", &token[..25]);
+        assert_eq!(scrub(&head), "answer: ***… (+5000 chars)");
+        let tail = format!("…{} was echoed", &token[9..]);
+        assert_eq!(scrub(&tail), "…*** was echoed");
+        // a piece in the middle, and two in one text
+        let both = format!("{} and {}", &token[3..20], &token[12..]);
+        assert_eq!(scrub(&both), "*** and ***");
+        // fewer than 12 characters of it, and ordinary text, are left alone
+        assert_eq!(scrub("ghp_cutTest and ghp_ ok"), "ghp_cutTest and ghp_ ok");
+        assert_eq!(scrub("ghp_cutTest9f"), "***");
+        // a credential that is not key-like is masked whole only
+        register("correct horse battery staple");
+        assert_eq!(scrub("correct horse batt…"), "correct horse batt…");
     }
 
     #[test]

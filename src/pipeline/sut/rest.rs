@@ -37,9 +37,24 @@ impl RestSearch {
             let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())?;
             headers.insert(name, reqwest::header::HeaderValue::from_str(v)?);
         }
+        // redirects only within the configured origin: the headers (often a credential) and
+        // the query never go to another host, and no Referer carries them
+        let policy = reqwest::redirect::Policy::custom(|a| {
+            let origin = a.previous().first().map(reqwest::Url::origin);
+            let to = redact_url(a.url().as_str());
+            match (origin == Some(a.url().origin()), a.previous().len()) {
+                (false, _) => a.error(format!(
+                    "redirected to another origin ({to}): the configured headers are sent to [sut.rest] url's origin only; set url to the final address"
+                )),
+                (true, 10..) => a.error("more than 10 redirects"),
+                (true, _) => a.follow(),
+            }
+        });
         let client = reqwest::Client::builder()
             .default_headers(headers)
             .timeout(timeout)
+            .redirect(policy)
+            .referer(false)
             .build()?;
         // an empty name sends no limit
         let limit = r.limit_param.clone().unwrap_or_else(|| "limit".into());
@@ -108,6 +123,12 @@ impl Retriever for RestSearch {
                 .await
                 .map_err(|e| self.transport_error(&req, &e))?,
             Err(e) if e.is_timeout() => return Err(SutError::timeout(system, secs, query)),
+            // a redirect the policy above refused: the reason is the error's source
+            Err(e) if e.is_redirect() => {
+                let why = std::error::Error::source(&e).map(ToString::to_string);
+                let why = why.unwrap_or_else(|| e.to_string());
+                return Err(SutError::other(system, format!("{query}: {why}")));
+            }
             Err(e) => return Err(SutError::other(system, format!("{query}: {e}"))),
         };
         let status = resp.status();
