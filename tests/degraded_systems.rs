@@ -383,3 +383,44 @@ fn a_run_of_empty_answers_at_the_end_is_the_system_failing_even_if_it_recovers()
     );
     assert!(r["gate"]["checks"].as_array().unwrap().is_empty());
 }
+
+/// A rate limit that opens and closes inside the measurement: queries 21 to 50 of the 109 are
+/// refused in words, then the system answers again. The run of 30 empty answers, after none
+/// outside it, is beyond chance, and its queries are answered when asked again: the system
+/// stopped answering for a while (exit 3, `degraded`), not a system that rightly found nothing.
+#[test]
+fn a_run_of_empty_answers_inside_the_measurement_is_the_system_failing() {
+    let d = tempdir();
+    let dir = d.path();
+    let file = budget_config(dir, "middle", PROBE + 20, "window");
+    let toml = std::fs::read_to_string(dir.join(&file)).unwrap();
+    std::fs::write(
+        dir.join(&file),
+        toml.replace("\"window\"]", "\"window\", \"30\"]"),
+    )
+    .unwrap();
+    let o = evalgate(
+        dir,
+        &[
+            "retrieval",
+            "--config",
+            &file,
+            "--no-baseline",
+            "--concurrency",
+            "1",
+            "--out",
+            "middle",
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}{}", stdout(&o), stderr(&o));
+    let r = read_json(&dir.join("middle/report.json"));
+    assert_eq!(r["failure"]["kind"], "degraded", "{}", r["failure"]);
+    let detail = r["failure"]["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("answers 21 to 50 of its 109 were empty, in a row, where ")
+            && detail.contains("of those queries were answered: it stopped answering for a while"),
+        "{detail}"
+    );
+    assert!(r["gate"]["checks"].as_array().unwrap().is_empty());
+}

@@ -18,6 +18,13 @@ use crate::pipeline::sut::{Retriever, SearchRequest, SutError};
 /// Queries asked again after the measured runs.
 pub const WITNESSES: usize = 16;
 
+/// The fewest witnesses answered with unrelated lists (and more than half of those asked) that
+/// make the answers unsound rather than a system that ranks a little differently each time.
+pub const MIN_UNRELATED: usize = 4;
+
+/// How much of a witness's answer is compared: the top 5, what Recall@5 scores.
+const TOP: usize = 5;
+
 /// The shortest run of empty answers at the end of the measurement that can be a failure.
 pub const MIN_TAIL: usize = 8;
 /// How unlikely, at the system's own rate of empty answers before it, a run of empty answers at
@@ -37,6 +44,20 @@ pub struct Witness {
 #[derive(Debug, Clone, Default)]
 pub struct Recheck {
     pub witnesses: Vec<Witness>,
+    /// A run of empty answers inside the measurement that chance does not explain
+    /// ([`empty_window`]), and some of its queries asked again.
+    pub window: Option<(Window, Vec<Witness>)>,
+}
+
+/// A run of empty answers, in the order the answers were asked (runs one after another).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    /// The first empty answer (0-based) and how many followed in a row.
+    pub start: usize,
+    pub len: usize,
+    /// Empty answers outside it, and answers outside it.
+    pub others_empty: usize,
+    pub others: usize,
 }
 
 /// The golden queries the system answered with something in some run, in golden-set order, each
@@ -99,7 +120,82 @@ pub async fn run(
     .buffered(limits.concurrency.max(1))
     .collect()
     .await;
-    Recheck { witnesses }
+    let answers: Vec<(&Text, bool)> = obs
+        .runs
+        .iter()
+        .flat_map(|r| &r.queries)
+        .map(|q| (&q.id, q.ranked.is_empty()))
+        .collect();
+    let empties: Vec<bool> = answers.iter().map(|a| a.1).collect();
+    let window = match empty_window(&empties) {
+        Some(w) => {
+            // up to half as many of its queries as there are witnesses, spread over it
+            let step = (w.len / (WITNESSES / 2)).max(1);
+            let ids = answers[w.start..w.start + w.len].iter().step_by(step);
+            let queries = ids
+                .take(WITNESSES / 2)
+                .filter_map(|(id, _)| golden.queries.iter().find(|q| &q.id == *id));
+            let asked = queries.map(|q| async move {
+                let req = SearchRequest {
+                    run: 0,
+                    query_id: &q.id,
+                    text: &q.query,
+                    limit: requested,
+                };
+                let now = match tokio::time::timeout(limits.request_timeout, r.search(req)).await {
+                    Ok(Ok(ranked)) => Ok(ranked.ids),
+                    Ok(Err(e)) => Err(e.to_string()),
+                    Err(_) => Err("no answer".to_string()),
+                };
+                Witness {
+                    id: q.id.clone(),
+                    measured: Vec::new(),
+                    now,
+                }
+            });
+            let again = futures::stream::iter(asked)
+                .buffered(limits.concurrency.max(1))
+                .collect()
+                .await;
+            Some((w, again))
+        }
+        None => None,
+    };
+    Recheck { witnesses, window }
+}
+
+/// The longest run of empty answers (`true`: empty, in the order asked) that does not end the
+/// measurement (the end is [`tail_failure`]'s), when chance does not explain it: at least
+/// [`MIN_TAIL`] long, with at least as many answers outside it, and less likely than [`CHANCE`]
+/// at the rate of empty answers outside it (Laplace, as for the tail) at any of the places it
+/// could have started. Whether it was the system failing is decided by asking some of its
+/// queries again ([`Recheck::failure`]): a query that rightly finds nothing finds nothing again.
+pub fn empty_window(answers: &[bool]) -> Option<Window> {
+    let n = answers.len();
+    let (mut best, mut at) = (0, 0);
+    let mut i = 0;
+    while i < n {
+        let len = answers[i..].iter().take_while(|&&e| e).count();
+        if len > best && i + len < n {
+            (best, at) = (len, i);
+        }
+        i += len.max(1);
+    }
+    let others = n - best;
+    if best < MIN_TAIL || others < MIN_TAIL {
+        return None;
+    }
+    let others_empty = answers.iter().filter(|&&e| e).count() - best;
+    let rate = (others_empty as f64 + 1.0) / (others as f64 + 2.0);
+    if best as f64 * rate.ln() + (n as f64).ln() >= CHANCE.ln() {
+        return None;
+    }
+    Some(Window {
+        start: at,
+        len: best,
+        others_empty,
+        others,
+    })
 }
 
 impl Recheck {
@@ -113,9 +209,12 @@ impl Recheck {
     /// detail says how many, names one, and how long the run of empty answers at the end of the
     /// measurement was.
     ///
-    /// Or, with the witnesses answered again (a rate limit that recovered by then): the
-    /// measurement ended with a run of empty answers that the system's own rate of empty
-    /// answers before it makes implausible ([`tail_failure`]).
+    /// Or, with the witnesses answered again: most of them with a list that shares no tool
+    /// with the one the measurement got for the same query (answers that do not follow their
+    /// queries: mixed up between requests, or a system that changed while it was measured);
+    /// or a rate limit that recovered by then, the measurement ending with a run of empty
+    /// answers that the system's own rate of empty answers before it makes implausible
+    /// ([`tail_failure`]).
     pub fn failure(&self, obs: &RetrievalObservations) -> Option<SutError> {
         let lost = self.lost();
         let asked = self.witnesses.len();
@@ -125,6 +224,40 @@ impl Recheck {
             .flat_map(|r| &r.queries)
             .map(|q| q.ranked.is_empty())
             .collect();
+        let unrelated = self.unrelated();
+        if unrelated.len() >= MIN_UNRELATED && unrelated.len() * 2 > asked {
+            let first = unrelated[0];
+            let then = first.measured.len();
+            let now = first.now.as_ref().map_or(0, Vec::len);
+            return Some(SutError::garbage(
+                obs.system.clone(),
+                format!(
+                    "asked again after the measured runs, {} of {asked} queries it had answered came back with none of the tools it had ranked in their top {TOP} (query {:?}: {then} result(s) then, {now} now, no tool in both top {TOP}s): its answers do not follow its queries (mixed up between requests, or the system changed while it was measured), so nothing is gated",
+                    unrelated.len(),
+                    first.id.as_str(),
+                ),
+            ));
+        }
+        if let Some((w, again)) = &self.window {
+            let answered = again
+                .iter()
+                .filter(|a| matches!(&a.now, Ok(n) if !n.is_empty()));
+            let answered = answered.count();
+            if answered * 2 > again.len() {
+                return Some(SutError::degraded(
+                    obs.system.clone(),
+                    format!(
+                        "answers {} to {} of its {} were empty, in a row, where {} of the {} others were (by chance less likely than one in a million); asked again afterwards, {answered} of {} of those queries were answered: it stopped answering for a while (a rate limit?). Its refusals would be scored as misses, so nothing is gated",
+                        w.start + 1,
+                        w.start + w.len,
+                        answers.len(),
+                        w.others_empty,
+                        w.others,
+                        again.len()
+                    ),
+                ));
+            }
+        }
         if asked == 0 || lost.len() * 2 <= asked {
             return tail_failure(&obs.system, &answers);
         }
@@ -150,6 +283,17 @@ impl Recheck {
                 answers.len(),
             ),
         ))
+    }
+
+    /// The witnesses answered again with a top [`TOP`] that shares no tool with the measured
+    /// one.
+    fn unrelated(&self) -> Vec<&Witness> {
+        let apart = |w: &&Witness| {
+            let then = &w.measured[..w.measured.len().min(TOP)];
+            let disjoint = |n: &Vec<Text>| !n.iter().take(TOP).any(|id| then.contains(id));
+            matches!(&w.now, Ok(n) if !n.is_empty() && disjoint(n))
+        };
+        self.witnesses.iter().filter(apart).collect()
     }
 
     /// What a reader should know when the system did not fail: a few witnesses lost, or
@@ -248,6 +392,7 @@ mod tests {
                 witness(3, Err("crashed")),
                 witness(3, Ok(3)),
             ],
+            window: None,
         };
         let e = lost.failure(&o).expect("2 of 3 lost");
         assert_eq!(e.kind(), "degraded");
@@ -258,6 +403,7 @@ mod tests {
         assert!(lost.warnings("p").is_empty());
         let few = Recheck {
             witnesses: vec![witness(3, Ok(0)), witness(3, Ok(3)), witness(3, Ok(2))],
+            window: None,
         };
         assert!(few.failure(&o).is_none());
         let w = few.warnings("p");
@@ -265,6 +411,96 @@ mod tests {
         assert!(w[0].contains("1 of 3 queries it had answered came back empty"));
         assert!(w[1].contains("1 of 3 queries were answered differently"));
         assert!(Recheck::default().failure(&o).is_none());
+    }
+
+    /// Most witnesses answered with lists unrelated to their measured ones is the answers not
+    /// following their queries; a few such, or lists that only overlap, are a warning.
+    #[test]
+    fn most_witnesses_answered_with_unrelated_lists_is_a_failure() {
+        let o = obs(&[3, 3, 3, 3, 3]);
+        let other = |measured: usize| {
+            let mut w = witness(measured, Ok(0));
+            w.now = Ok(vec!["s:elsewhere".into(), "s:other".into()]);
+            w
+        };
+        let mixed = Recheck {
+            witnesses: vec![other(3), other(3), other(3), other(3), witness(3, Ok(3))],
+            window: None,
+        };
+        let e = mixed.failure(&o).expect("4 of 5 unrelated");
+        assert_eq!(e.kind(), "garbage");
+        assert!(
+            e.to_string().contains(
+                "asked again after the measured runs, 4 of 5 queries it had answered came back with none of the tools it had ranked in their top 5 (query \"q0\": 3 result(s) then, 2 now, no tool in both top 5s)"
+            ),
+            "{e}"
+        );
+        // half of them, too few, or reordered and overlapping lists: no failure
+        let half = Recheck {
+            witnesses: vec![
+                other(3),
+                other(3),
+                other(3),
+                other(3),
+                witness(3, Ok(3)),
+                witness(3, Ok(3)),
+                witness(3, Ok(3)),
+                witness(3, Ok(3)),
+            ],
+            window: None,
+        };
+        assert!(half.failure(&o).is_none());
+        let few = Recheck {
+            witnesses: vec![other(3), other(3), other(3)],
+            window: None,
+        };
+        assert!(few.failure(&o).is_none());
+        let overlapping = Recheck {
+            witnesses: (0..5).map(|_| witness(3, Ok(2))).collect(),
+            window: None,
+        };
+        assert!(overlapping.failure(&o).is_none());
+    }
+
+    /// A run of empty answers inside the measurement is found only beyond chance, and is the
+    /// system failing only when its queries are answered when asked again.
+    #[test]
+    fn a_run_of_empty_answers_inside_the_measurement_fails_when_asked_again_answers() {
+        // 20 answered, 40 empty (a rate-limit window), 49 answered
+        let mut a = vec![false; 20];
+        a.extend([true; 40]);
+        a.extend([false; 49]);
+        let w = empty_window(&a).expect("40 in a row, none outside");
+        assert_eq!((w.start, w.len, w.others_empty, w.others), (20, 40, 0, 69));
+        // at the end it is the tail's; too short; a system often empty: chance
+        assert!(empty_window(&[vec![false; 60], vec![true; 40]].concat()).is_none());
+        assert!(empty_window(&[vec![false; 60], vec![true; 7], vec![false; 9]].concat()).is_none());
+        let often: Vec<bool> = (0..100)
+            .map(|i| i % 3 == 0)
+            .chain([true; 10])
+            .chain([false; 5])
+            .collect();
+        assert!(empty_window(&often).is_none());
+        let answers: Vec<usize> = a.iter().map(|&e| if e { 0 } else { 3 }).collect();
+        let o = obs(&answers);
+        let ok = || witness(3, Ok(3));
+        let asked_again = |now: usize| Recheck {
+            witnesses: vec![ok(), ok(), ok()],
+            window: Some((w, (0..8).map(|_| witness(0, Ok(now))).collect())),
+        };
+        // its queries answered now: it stopped answering for a while
+        let e = asked_again(3).failure(&o).expect("a failure");
+        assert_eq!(e.kind(), "degraded");
+        assert!(
+            e.to_string().contains(
+                "answers 21 to 60 of its 109 were empty, in a row, where 0 of the 69 others were"
+            ) && e
+                .to_string()
+                .contains("8 of 8 of those queries were answered"),
+            "{e}"
+        );
+        // still nothing for them: they rightly find nothing
+        assert!(asked_again(0).failure(&o).is_none());
     }
 
     /// The witnesses are spread over the queries answered in some run, with that answer.
