@@ -351,20 +351,19 @@ fn a_report_re_scored_offline_gives_the_same_numbers() {
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("answered differently across runs: 1"),
+        stdout(&o).contains("scored differently across runs: 1"),
         "{}",
         stdout(&o)
     );
     assert!(
-        stderr(&o)
-            .contains("warning: 1 of 109 queries were answered differently in different runs"),
+        stderr(&o).contains("warning: 1 of 109 queries scored differently in different runs"),
         "{}",
         stderr(&o)
     );
     let c = read_json(&d.path().join("flaky/report.json"));
     assert_eq!(c["retrieval"]["diagnostics"]["unstable_queries"], 1);
     let md = std::fs::read_to_string(d.path().join("flaky/report.md")).unwrap();
-    assert!(md.contains("answered differently across runs: 1"), "{md}");
+    assert!(md.contains("scored differently across runs: 1"), "{md}");
 }
 
 #[test]
@@ -466,6 +465,27 @@ fn baseline_update_prints_every_change_keeps_thresholds_and_is_idempotent() {
         &["baseline", "update", "--output", b.to_str().unwrap(), "-q"],
     );
     assert!(stdout(&o).contains("unchanged"), "{}", stdout(&o));
+    // written to another file, the thresholds still come from the baseline in use
+    let other = d.path().join("other.json");
+    let o = evalgate(
+        d.path(),
+        &[
+            "baseline",
+            "update",
+            "--baseline",
+            b.to_str().unwrap(),
+            "--output",
+            other.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let n = read_json(&other);
+    assert_eq!(n["retrieval"]["metrics"]["map"]["tolerance"], json!(0.123));
+    assert_eq!(
+        n["security"]["detectors"]["rules"]["fpr_ceiling"],
+        json!(0.2)
+    );
     // --dry-run writes nothing
     let fresh = d.path().join("new.json");
     let o = evalgate(
@@ -568,6 +588,23 @@ fn spec065_files_load_unchanged() {
             .iter()
             .any(|w| w.as_str().unwrap().contains("resembles"))
     );
+}
+
+/// mcpproxy's mcp-eval baseline was measured on its own 45-tool corpus, which is also named
+/// `corpus_v1`: against evalgate's v1 datasets it is refused (exit 2) by its security corpus's
+/// version, never a gate failure of numbers from another corpus.
+#[test]
+fn an_mcp_eval_baseline_of_other_datasets_is_refused_not_gated() {
+    let f = root().join("tests/fixtures/spec065-v0.60.0/baseline_v1.json");
+    let d = tempdir();
+    let o = evalgate_default(d.path(), &["run", "--baseline", f.to_str().unwrap(), "-q"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(r#"security: baseline measured on "v1", this run uses "security_v1""#),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.path().join("evalgate-report/report.json").exists());
 }
 
 /// mcpproxy's own spec-065 files at v0.60.0, with its own mcp-eval baseline, as its users would

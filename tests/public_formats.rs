@@ -262,7 +262,7 @@ fn mcp_eval_baseline(lift: f64, fpr_ceiling: f64) -> Value {
         "tolerance": {"recall_at_5": 0.05},
         "runs_averaged": 1,
         "security": {
-            "__doc__": "per detector", "corpus_version": "v0", "generated_from": {}, "runs_averaged": 1,
+            "__doc__": "per detector", "corpus_version": "security_v0", "generated_from": {}, "runs_averaged": 1,
             "per_detector": [
                 {"detector": "rules", "precision": 0.93, "recall": 0.462687, "f1": 0.62,
                  "fpr": 0.032787, "fpr_std": 0.0, "tp": 31, "fp": 2, "tn": 59, "fn": 36, "runs": 1}

@@ -41,9 +41,9 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs, args: &EvalArgs) -> any
         .clone()
         .or_else(|| a.baseline.clone())
         .unwrap_or_else(|| PathBuf::from(baseline::DEFAULT_PATH));
-    let previous = output
-        .is_file()
-        .then(|| Baseline::load(&output).map(|(b, _)| b));
+    // the thresholds come from the baseline in use (--baseline), else from the file rewritten
+    let kept = a.baseline.as_ref().unwrap_or(&output);
+    let previous = kept.is_file().then(|| Baseline::load(kept).map(|(b, _)| b));
     let previous = previous.transpose().map_err(super::bad_input)?;
     let report: Report = match &a.from {
         Some(p) => super::read_report_json(p)?,
@@ -68,13 +68,24 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs, args: &EvalArgs) -> any
         );
         return Ok(ExitCode::SUT_FAILED);
     }
+    // what the run's reader would be warned of, its baseline's writer is too
+    if !args.quiet {
+        for w in &report.warnings {
+            crate::errln!("warning: {}", sanitize::visible_lines(w));
+        }
+    }
     let new = report.to_baseline(previous.as_ref());
     let changes = baseline_changes(previous.as_ref(), &new);
-    if changes.is_empty() {
-        crate::outln!("baseline {} is unchanged", output.display());
-        return Ok(ExitCode::PASS);
+    match (kept == &output, changes.len()) {
+        (true, 0) => {
+            crate::outln!("baseline {} is unchanged", output.display());
+            return Ok(ExitCode::PASS);
+        }
+        (true, n) => crate::outln!("{n} change(s) to {}:", output.display()),
+        // another file is written, even when nothing changed
+        (false, 0) => crate::outln!("no change against {}", kept.display()),
+        (false, n) => crate::outln!("{n} change(s) against {}:", kept.display()),
     }
-    crate::outln!("{} change(s) to {}:", changes.len(), output.display());
     for c in &changes {
         crate::outln!("  {}", sanitize::visible(&c.to_string()));
     }

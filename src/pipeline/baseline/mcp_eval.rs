@@ -31,6 +31,7 @@ struct McpEval {
 
 #[derive(Deserialize)]
 struct McpEvalSecurity {
+    corpus_version: Option<String>,
     #[serde(default)]
     per_detector: Vec<McpEvalDetector>,
     gate: Option<McpEvalGate>,
@@ -137,17 +138,20 @@ pub fn import(name: &str, doc: Value) -> anyhow::Result<(Baseline, String)> {
         version: Some(v.clone()),
         sha256: String::new(),
     };
-    let datasets = m
-        .corpus_version
-        .iter()
-        .map(|v| ("corpus".to_string(), pin(v)))
-        .collect();
+    let security_version = m.security.as_ref().and_then(|s| s.corpus_version.as_ref());
+    let datasets = [
+        ("corpus", m.corpus_version.as_ref()),
+        ("security", security_version),
+    ]
+    .into_iter()
+    .filter_map(|(kind, v)| Some((kind.to_string(), pin(v?))))
+    .collect();
     if gated.is_empty() {
         gated.push("none");
     }
     let detectors = security.as_ref().map_or(0, |s| s.detectors.len());
     let note = format!(
-        "imported from mcp-eval's baseline format ({name}): {} retrieval metric(s), gated: {}; {detectors} detector(s){}; the corpus is pinned by version only (mcp-eval records no digest), the golden set and the security corpus are not pinned",
+        "imported from mcp-eval's baseline format ({name}): {} retrieval metric(s), gated: {}; {detectors} detector(s){}; the corpus and the security corpus are pinned by version only (mcp-eval records no digest), the golden set is not pinned (mcp-eval's golden files carry no version)",
         retrieval.metrics.len(),
         gated.join(", "),
         match gate {

@@ -227,6 +227,16 @@ impl Baseline {
             let expected: Vec<&str> = known.iter().map(|m| m.key()).collect();
             for (k, m) in ms {
                 let path = format!("{base}.metrics.{k}");
+                // which way is better is the metric's, not the baseline's to choose
+                if let Some(metric) = known.iter().find(|x| x.key() == k)
+                    && m.direction != metric.direction()
+                {
+                    let want = serde_json::to_value(metric.direction()).unwrap_or_default();
+                    let found = serde_json::to_value(m.direction).unwrap_or_default();
+                    out.push(format!(
+                        "{name}: at {path}.direction: expected {want} for {k}, found {found}"
+                    ));
+                }
                 if !expected.contains(&k.as_str()) {
                     out.push(format!(
                         "{name}: at {path}: unknown {what} metric {k:?}{}; expected one of {}",
@@ -481,6 +491,17 @@ mod tests {
             e.contains("at $.security.detectors.rules.fpr_ceiling: expected a rate between 0 and 1, found 1.5"),
             "{e}"
         );
+        // a direction against the metric's would turn a regression into a pass
+        let mut v: serde_json::Value = serde_json::from_str(EMBEDDED_DEFAULT).unwrap();
+        v["retrieval"]["metrics"]["mrr"]["direction"] = "lower".into();
+        v["security"]["detectors"]["rules"]["metrics"]["fpr"]["direction"] = "higher".into();
+        let e = error(v);
+        for want in [
+            "at $.retrieval.metrics.mrr.direction: expected \"higher\" for mrr, found \"lower\"",
+            "at $.security.detectors.rules.metrics.fpr.direction: expected \"lower\" for fpr, found \"higher\"",
+        ] {
+            assert!(e.contains(want), "{e}");
+        }
         // a gated metric with no value is bad input, never a gate failure
         let mut v: serde_json::Value = serde_json::from_str(EMBEDDED_DEFAULT).unwrap();
         v["retrieval"]["metrics"]["mrr"]["value"] = serde_json::Value::Null;

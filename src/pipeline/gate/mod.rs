@@ -113,15 +113,18 @@ const LIMITS: [(Metric, CheckKind, &str, &str); 2] = [
 
 /// The checks of detector `name`'s `limits` ([`LIMITS`], each when set) against its `measured`
 /// metrics, or, when it did not run in this measurement (`None`), their notes: a limit is said,
-/// never dropped silently. `by_default`: the limits are the defaults for a new detector.
+/// never dropped silently, and one that could not be checked is added to `unchecked` for the
+/// verdict's summary. `by_default`: the limits are the defaults for a new detector.
 fn limit_checks(
     name: &str,
     limits: [Option<f64>; 2],
     measured: Option<&BTreeMap<String, Summary>>,
     by_default: bool,
     checks: &mut Vec<Check>,
+    unchecked: &mut Vec<String>,
 ) {
     let subject = format!("detector:{name}");
+    let mut not_run = Vec::new();
     for (limit, (metric, kind, word, side)) in limits.into_iter().zip(LIMITS) {
         let Some(l) = limit else { continue };
         let label = metric.label();
@@ -133,13 +136,19 @@ fn limit_checks(
             ..info(&subject, metric.key(), metric.direction())
         };
         c.message = match c.current {
-            None if measured.is_none() => format!(
-                "the baseline's {label} {word} {l:.3} for {name} is not checked: {name} did not run in this measurement"
-            ),
+            None if measured.is_none() => {
+                not_run.push(format!("{label} {word}"));
+                format!(
+                    "the baseline's {label} {word} {l:.3} for {name} is not checked: {name} did not run in this measurement"
+                )
+            }
             // undefined is not worse: the limit is stated, the check reported only
-            None => format!(
-                "{label} is undefined (0/0): no entries to compute it over, so the {word} {l:.3} cannot be checked; reported, not gated"
-            ),
+            None => {
+                unchecked.push(format!("{name} {label} {word} (undefined, 0/0)"));
+                format!(
+                    "{label} is undefined (0/0): no entries to compute it over, so the {word} {l:.3} cannot be checked; reported, not gated"
+                )
+            }
             Some(v) => {
                 let ok = holds(metric.direction(), v, l);
                 c.kind = kind;
@@ -158,6 +167,12 @@ fn limit_checks(
             ));
         }
         checks.push(c);
+    }
+    if !not_run.is_empty() {
+        unchecked.push(format!(
+            "{name} {} ({name} did not run)",
+            not_run.join(" and ")
+        ));
     }
 }
 
@@ -276,10 +291,11 @@ pub fn evaluate(
     let let_through =
         compare_per_query(&mut checks, retrieval, rb, &mut flips, policy.significance);
     // detectors held to the default limits only (the baseline has no entry for them)
+    let mut unchecked = Vec::new();
     let defaulted: Vec<String> = inputs
         .detectors()
         .iter()
-        .filter(|d| detector_checks(d, b, policy.new_detector, &mut checks))
+        .filter(|d| detector_checks(d, b, policy.new_detector, &mut checks, &mut unchecked))
         .map(|d| d.detector.clone())
         .collect();
     // the baseline's limits for a detector this measurement did not run
@@ -288,7 +304,7 @@ pub fn evaluate(
         let all = b.and_then(|b| b.security.as_ref()).into_iter();
         for (name, db) in all.flat_map(|s| &s.detectors).filter(|(n, _)| !ran(n)) {
             let limits = [db.fpr_ceiling, db.recall_floor];
-            limit_checks(name, limits, None, false, &mut checks);
+            limit_checks(name, limits, None, false, &mut checks, &mut unchecked);
         }
     }
     checks.extend(inputs.robustness.filter(|r| r.gated).map(robustness_check));
@@ -311,7 +327,7 @@ pub fn evaluate(
     let (worst_queries, improved_queries) = changed_queries(retrieval, b);
     let significance = (checks.iter().any(|c| c.paired.is_some()) || !flips.is_empty())
         .then_some(policy.significance);
-    let parts: [&[String]; 3] = [&defaulted, &ungated, &let_through];
+    let parts: [&[String]; 4] = [&defaulted, &ungated, &let_through, &unchecked];
     let (verdict, summary) = verdict(&checks, baseline.is_some(), parts, policy);
     GateReport {
         verdict,
@@ -335,6 +351,7 @@ fn detector_checks(
     b: Option<&Baseline>,
     new: NewDetectorLimits,
     checks: &mut Vec<Check>,
+    unchecked: &mut Vec<String>,
 ) -> bool {
     let subject = format!("detector:{}", d.detector);
     let db = b
@@ -348,7 +365,14 @@ fn detector_checks(
         None => ([None; 2], false),
     };
     let n = checks.len();
-    limit_checks(&d.detector, limits, Some(&d.metrics), by_default, checks);
+    limit_checks(
+        &d.detector,
+        limits,
+        Some(&d.metrics),
+        by_default,
+        checks,
+        unchecked,
+    );
     let held = checks[n..].iter().any(|c| c.kind != CheckKind::Info);
     let mb = db.map(|db| &db.metrics);
     checks.extend(DETECTION_METRICS.map(|m| tolerance_check(&subject, m, &d.metrics, mb)));
@@ -378,12 +402,12 @@ fn robustness_check(rb: &RobustnessReport) -> Check {
 }
 
 /// The verdict and its one-line summary, from the checks and the parts `[defaulted, ungated,
-/// let_through]`: detectors held to the default limits only, measured parts with no gated
-/// check, drops let through as not significant.
+/// let_through, unchecked]`: detectors held to the default limits only, measured parts with no
+/// gated check, drops let through as not significant, detector limits that could not be checked.
 fn verdict(
     checks: &[Check],
     has_baseline: bool,
-    [defaulted, ungated, let_through]: [&[String]; 3],
+    [defaulted, ungated, let_through, unchecked]: [&[String]; 4],
     policy: &Policy,
 ) -> (Verdict, String) {
     const SHOWN: usize = 3;
@@ -430,6 +454,7 @@ fn verdict(
     }
     let why = " dropped beyond the tolerance but not significantly ([gate] require_significance)";
     tail += &said(let_through, "", why);
+    tail += &said(unchecked, "limits not checked: ", "");
     let summary = format!("gate passed: all {gated} gated check(s) held{tail}");
     (Verdict::Pass, summary)
 }

@@ -222,6 +222,14 @@ fn undefined_is_not_worse_and_limits_of_a_detector_that_did_not_run_are_named() 
             "{}",
             g.summary
         );
+        // and the summary a reviewer reads names the limits it could not check
+        assert!(
+            g.summary.contains(&format!(
+                "; limits not checked: {name} FPR ceiling (undefined, 0/0)"
+            )),
+            "{}",
+            g.summary
+        );
     }
     // the baseline's limits for a detector that did not run
     let mut ran_less = report();
@@ -235,6 +243,13 @@ fn undefined_is_not_worse_and_limits_of_a_detector_that_did_not_run_are_named() 
         .map(|c| c.message.as_str())
         .collect();
     assert_eq!(named.len(), 2, "{named:?}");
+    assert!(
+        g.summary.ends_with(&format!(
+            "; limits not checked: {name} FPR ceiling and Recall floor ({name} did not run)"
+        )),
+        "{}",
+        g.summary
+    );
     assert!(
         named.iter().all(|m| m.ends_with(&format!(
             "is not checked: {name} did not run in this measurement"
