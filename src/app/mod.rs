@@ -278,7 +278,7 @@ pub fn assemble(
         }
         if d.unstable_queries > 0 {
             warnings.push(format!(
-                "{} of {} queries were answered differently in different runs: the system does not answer identical queries identically, so the spread is its own, not the data's",
+                "{} of {} queries scored differently in different runs: the system does not answer identical queries identically, so the spread is its own, not the data's",
                 d.unstable_queries,
                 golden.queries.len()
             ));

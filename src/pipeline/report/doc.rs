@@ -169,7 +169,7 @@ pub fn live_table(d: &DetectorReport) -> Option<Table> {
 }
 
 /// The retrieval's latency, its answer counts (per-run means over its completed runs), how
-/// many queries `runs` runs answered differently, and its catalog.
+/// many queries `runs` runs scored differently, and its catalog.
 pub fn latency_line(rr: &RetrievalReport, runs: usize) -> Cell {
     let (d, l, n) = (&rr.diagnostics, &rr.latency_ms, rr.runs_completed);
     let pr = |c: usize| view::per_run(c as u64, n);
@@ -190,10 +190,7 @@ pub fn latency_line(rr: &RetrievalReport, runs: usize) -> Cell {
         line.push_str(" (counts: mean per run)");
     }
     if runs > 1 {
-        line += &format!(
-            " · answered differently across runs: {}",
-            d.unstable_queries
-        );
+        line += &format!(" · scored differently across runs: {}", d.unstable_queries);
     }
     let mut cells = vec![Cell::Plain(line)];
     if let Some(c) = &rr.catalog {
@@ -301,7 +298,8 @@ pub fn category_table(v: &View) -> Table {
         let mut cells = vec![Cell::Seq(label), row.entries.to_string().into()];
         cells.extend(row.cells.iter().map(|c| match c {
             CategoryCell::OutOfScope => "out of scope".into(),
-            CategoryCell::Rate(rate) => num(*rate).into(),
+            CategoryCell::Rate(rate, None) => num(*rate).into(),
+            CategoryCell::Rate(rate, Some(n)) => format!("{} (of {n})", num(*rate)).into(),
         }));
         cells
     }))

@@ -92,8 +92,9 @@ pub struct RetrievalDiagnostics {
     /// Answers received, over all runs.
     #[serde(default)]
     pub answers: usize,
-    /// Queries whose runs returned different top-10 lists (with `--runs` above 1): the system
-    /// answers identical queries differently.
+    /// Queries whose runs scored differently (with `--runs` above 1: a metric of a later run
+    /// differs from the first run's): the system answers identical queries differently. Runs
+    /// that only reorder results without changing a metric are not counted.
     #[serde(default)]
     pub unstable_queries: usize,
 }
@@ -136,7 +137,7 @@ pub struct QueryReport {
     pub retrieved: Vec<Text>,
     /// Per-query metrics averaged over runs (`map` is this query's AP).
     pub metrics: QueryMetrics,
-    /// True when the runs disagreed on this query (a flaky query).
+    /// True when the runs scored this query differently (a flaky query).
     pub unstable: bool,
 }
 

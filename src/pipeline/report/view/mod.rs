@@ -92,8 +92,10 @@ pub struct CategoryRow {
 /// A detector's number for one category.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CategoryCell {
-    /// The mean rate (`None`: the detector has no row for it).
-    Rate(Option<f64>),
+    /// The mean rate (`None`: the detector has no row for it), and the entries it is over when
+    /// they are fewer than the row's (a detector that judges only some of them, as `drift`
+    /// judges only entries with a changed definition).
+    Rate(Option<f64>, Option<usize>),
     /// An attack category the detector does not claim to cover.
     OutOfScope,
 }
@@ -235,7 +237,8 @@ fn category_rows(r: &Report, detectors: &[DetectorView]) -> Vec<CategoryRow> {
             let mut rows = d.categories.iter();
             let row =
                 rows.find(|c| c.of.category == category && c.hard_negatives == hard_negatives);
-            CategoryCell::Rate(row.and_then(|c| c.of.rate.mean))
+            let over = row.map(|c| c.of.total).filter(|&n| n != entries);
+            CategoryCell::Rate(row.and_then(|c| c.of.rate.mean), over)
         };
         let cells = detectors.iter().map(cell).collect();
         CategoryRow {
