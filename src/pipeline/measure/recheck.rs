@@ -86,17 +86,50 @@ fn witnesses<'g, 'o>(
 }
 
 /// Asks the witnesses again, each bounded by the request timeout, with the measurement's
-/// limit and concurrency.
+/// limit and concurrency; and some queries of a run of empty answers inside the measurement
+/// ([`empty_window`]).
 pub async fn run(
     r: &dyn Retriever,
     golden: &GoldenSet,
     obs: &RetrievalObservations,
     limits: Limits,
 ) -> Recheck {
+    let asked = witnesses(golden, obs).into_iter();
+    let witnesses = ask_again(r, asked.map(|(q, m)| (q, m.clone())), obs, limits).await;
+    let answers: Vec<(&Text, bool)> = obs
+        .runs
+        .iter()
+        .flat_map(|r| &r.queries)
+        .map(|q| (&q.id, q.ranked.is_empty()))
+        .collect();
+    let empties: Vec<bool> = answers.iter().map(|a| a.1).collect();
+    let window = match empty_window(&empties) {
+        Some(w) => {
+            // up to half as many of its queries as there are witnesses, spread over it
+            let step = (w.len / (WITNESSES / 2)).max(1);
+            let ids = answers[w.start..w.start + w.len].iter().step_by(step);
+            let queries = ids
+                .take(WITNESSES / 2)
+                .filter_map(|(id, _)| golden.queries.iter().find(|q| &q.id == *id));
+            let again = ask_again(r, queries.map(|q| (q, Vec::new())), obs, limits).await;
+            Some((w, again))
+        }
+        None => None,
+    };
+    Recheck { witnesses, window }
+}
+
+/// Each query asked again (with what the measurement got for it), bounded by the request
+/// timeout, with the measurement's limit and concurrency, in the order given.
+async fn ask_again<'q>(
+    r: &dyn Retriever,
+    asked: impl Iterator<Item = (&'q Query, Vec<Text>)>,
+    obs: &RetrievalObservations,
+    limits: Limits,
+) -> Vec<Witness> {
     use futures::StreamExt;
-    let asked = witnesses(golden, obs);
     let requested = obs.requested;
-    let witnesses = futures::stream::iter(asked.into_iter().map(|(q, measured)| async move {
+    let ask = |(q, measured): (&'q Query, Vec<Text>)| async move {
         let req = SearchRequest {
             run: 0,
             query_id: &q.id,
@@ -113,55 +146,14 @@ pub async fn run(
         };
         Witness {
             id: q.id.clone(),
-            measured: measured.clone(),
+            measured,
             now,
         }
-    }))
-    .buffered(limits.concurrency.max(1))
-    .collect()
-    .await;
-    let answers: Vec<(&Text, bool)> = obs
-        .runs
-        .iter()
-        .flat_map(|r| &r.queries)
-        .map(|q| (&q.id, q.ranked.is_empty()))
-        .collect();
-    let empties: Vec<bool> = answers.iter().map(|a| a.1).collect();
-    let window = match empty_window(&empties) {
-        Some(w) => {
-            // up to half as many of its queries as there are witnesses, spread over it
-            let step = (w.len / (WITNESSES / 2)).max(1);
-            let ids = answers[w.start..w.start + w.len].iter().step_by(step);
-            let queries = ids
-                .take(WITNESSES / 2)
-                .filter_map(|(id, _)| golden.queries.iter().find(|q| &q.id == *id));
-            let asked = queries.map(|q| async move {
-                let req = SearchRequest {
-                    run: 0,
-                    query_id: &q.id,
-                    text: &q.query,
-                    limit: requested,
-                };
-                let now = match tokio::time::timeout(limits.request_timeout, r.search(req)).await {
-                    Ok(Ok(ranked)) => Ok(ranked.ids),
-                    Ok(Err(e)) => Err(e.to_string()),
-                    Err(_) => Err("no answer".to_string()),
-                };
-                Witness {
-                    id: q.id.clone(),
-                    measured: Vec::new(),
-                    now,
-                }
-            });
-            let again = futures::stream::iter(asked)
-                .buffered(limits.concurrency.max(1))
-                .collect()
-                .await;
-            Some((w, again))
-        }
-        None => None,
     };
-    Recheck { witnesses, window }
+    futures::stream::iter(asked.map(ask))
+        .buffered(limits.concurrency.max(1))
+        .collect()
+        .await
 }
 
 /// The longest run of empty answers (`true`: empty, in the order asked) that does not end the
