@@ -487,23 +487,14 @@ fn keys_in_url_paths_matrix_parameters_and_fragments_are_masked() {
 /// (reqwest would forward every header but `Authorization`): the run stops with a named cause.
 #[test]
 fn a_redirect_to_another_origin_gets_no_configured_header() {
-    use std::io::{BufRead, BufReader, Write};
     let d = tempdir();
     let dir = d.path();
     // the other origin echoes what it is sent; `localhost` is another origin than 127.0.0.1
     let echo = echo_401_server();
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            let mut r = BufReader::new(s);
-            let mut line = String::new();
-            while r.read_line(&mut line).unwrap_or(0) > 0 && !line.ends_with("\r\n\r\n") {}
-            let _ = write!(
-                r.into_inner(),
-                "HTTP/1.1 307 Temporary Redirect\r\nlocation: http://localhost:{echo}/landing\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-            );
-        }
+    let port = http_server(move |_| {
+        format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nlocation: http://localhost:{echo}/landing\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+        )
     });
     let header = "headerSecretRedirect0088";
     let o = evalgate_env(

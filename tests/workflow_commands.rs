@@ -235,24 +235,12 @@ fn no_input_can_print_a_workflow_command() {
 
 /// A REST server on 127.0.0.1 answering every request 200 with `body`.
 fn answering(body: String) -> u16 {
-    use std::io::{BufRead, BufReader, Write};
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            let mut r = BufReader::new(s);
-            let mut line = String::new();
-            while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
-                line.clear();
-            }
-            let _ = write!(
-                r.into_inner(),
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    port
+    http_server(move |_| {
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    })
 }
 
 /// `-vv` logs every exchange with the system under test, raw answers included: a system that

@@ -210,9 +210,9 @@ pub fn retrieved_lists(r: &Value) -> Vec<Value> {
         .collect()
 }
 
-/// A server on 127.0.0.1 that answers every request 401 and echoes the request back (its
-/// line and headers, credentials included), as careless servers and APIs do in their errors.
-pub fn echo_401_server() -> u16 {
+/// A server on 127.0.0.1 that reads each request's line and headers and sends back
+/// `respond(head)`, a whole HTTP response; returns its port.
+pub fn http_server(respond: impl Fn(&str) -> String + Send + 'static) -> u16 {
     use std::io::{BufRead, BufReader, Write};
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
@@ -227,18 +227,23 @@ pub fn echo_401_server() -> u16 {
                 }
                 head.push_str(&line);
             }
-            let body =
-                serde_json::json!({ "message": format!("Bad credentials, you sent: {head}") })
-                    .to_string();
-            let mut s = r.into_inner();
-            let _ = write!(
-                s,
-                "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
+            let _ = r.into_inner().write_all(respond(&head).as_bytes());
         }
     });
     port
+}
+
+/// A server on 127.0.0.1 that answers every request 401 and echoes the request back (its
+/// line and headers, credentials included), as careless servers and APIs do in their errors.
+pub fn echo_401_server() -> u16 {
+    http_server(|head| {
+        let body = serde_json::json!({ "message": format!("Bad credentials, you sent: {head}") })
+            .to_string();
+        format!(
+            "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    })
 }
 
 /// `evalgate.toml` for tests/fixtures/faulty_mcp.py as `--sut mcp` over stdio: `mode` after
