@@ -170,26 +170,33 @@ const FRAGMENT: usize = 12;
 /// Only for key-like credentials (`looks_like_key`: ASCII, random-looking), whose pieces do not
 /// occur in ordinary text by chance.
 fn mask_fragments(mut text: String, key: &str) -> String {
+    // a piece of FRAGMENT bytes holds FRAGMENT - GRAM + 1 grams of GRAM bytes, so the text's
+    // grams read at that stride meet every piece: one lookup per 5 bytes of text
+    const GRAM: usize = 8;
+    const STRIDE: usize = FRAGMENT - GRAM + 1;
     let key = key.as_bytes();
-    let word = |w: &[u8]| u64::from_le_bytes(w[..8].try_into().unwrap_or_default());
-    // where each piece starts in `key`, by its first 8 bytes read as one number
-    let mut starts: std::collections::HashMap<u64, Vec<usize>> = Default::default();
-    for (i, w) in key.windows(FRAGMENT).enumerate() {
-        starts.entry(word(w)).or_default().push(i);
-    }
-    // the first piece found, widened to all of `key` around it that the text matches
+    let word = |w: &[u8]| u64::from_le_bytes(w.try_into().unwrap_or_default());
+    // every gram of `key` as one number, sorted, with where it starts in `key`
+    let mut grams: Vec<(u64, usize)> = key.windows(GRAM).map(word).zip(0..).collect();
+    grams.sort_unstable();
+    // the first piece found: a gram of `key`, widened to all of `key` around it that the text
+    // matches, when that is FRAGMENT bytes or more
     let found = |t: &[u8]| {
-        let (at, i) = t.windows(FRAGMENT).enumerate().find_map(|(at, w)| {
-            let same = |&&i: &&usize| w == &key[i..i + FRAGMENT];
-            Some((at, *starts.get(&word(w))?.iter().find(same)?))
-        })?;
-        let left = (1..=i.min(at))
-            .take_while(|&n| t[at - n] == key[i - n])
-            .count();
-        let right = (FRAGMENT..key.len() - i)
-            .take_while(|&n| t.get(at + n) == Some(&key[i + n]))
-            .count();
-        Some((at - left, at + FRAGMENT + right))
+        let mut starts = (0..(t.len() + 1).saturating_sub(GRAM)).step_by(STRIDE);
+        starts.find_map(|at| {
+            let w = word(&t[at..at + GRAM]);
+            let same = &grams[grams.partition_point(|g| g.0 < w)..];
+            same.iter().take_while(|g| g.0 == w).find_map(|&(_, i)| {
+                let left = (1..=i.min(at))
+                    .take_while(|&n| t[at - n] == key[i - n])
+                    .count();
+                let right = (GRAM..key.len() - i)
+                    .take_while(|&n| t.get(at + n) == Some(&key[i + n]))
+                    .count();
+                let (from, to) = (at - left, at + GRAM + right);
+                (to - from >= FRAGMENT).then_some((from, to))
+            })
+        })
     };
     while let Some((from, to)) = found(text.as_bytes()) {
         // key-like credentials are ASCII, so both ends fall on character boundaries
@@ -406,6 +413,15 @@ mod tests {
         // fewer than 12 characters of it, and ordinary text, are left alone
         assert_eq!(scrub("ghp_cutTest and ghp_ ok"), "ghp_cutTest and ghp_ ok");
         assert_eq!(scrub("ghp_cutTest9f"), "***");
+        // every piece of 12 or more, at every offset in the text: the stride meets each
+        for from in 0..token.len() {
+            for to in (from + 12)..=token.len() {
+                for pad in 0..6 {
+                    let text = format!("{}{}/", "x".repeat(pad), &token[from..to]);
+                    assert_eq!(scrub(&text), format!("{}***/", "x".repeat(pad)), "{text}");
+                }
+            }
+        }
         // a credential that is not key-like is masked whole only
         register("correct horse battery staple");
         assert_eq!(scrub("correct horse batt…"), "correct horse batt…");
