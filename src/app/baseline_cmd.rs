@@ -4,6 +4,7 @@ use super::{BadInput, Part, evaluate};
 use crate::cli::{BaselineImportArgs, BaselineUpdateArgs, EvalArgs};
 use crate::config::Settings;
 use crate::infra::files;
+use crate::infra::secrets;
 use crate::infra::text::sanitize;
 use crate::pipeline::baseline::{self, Baseline, DatasetPin};
 use crate::pipeline::gate::ExitCode;
@@ -64,14 +65,14 @@ pub async fn cmd_baseline_update(a: &BaselineUpdateArgs, args: &EvalArgs) -> any
     if let Some(f) = &report.failure {
         crate::errln!(
             "error: the system under test could not be measured, the baseline is not written: {}",
-            sanitize::visible_lines(&f.to_string())
+            sanitize::visible_lines(&secrets::scrub(&f.to_string()))
         );
         return Ok(ExitCode::SUT_FAILED);
     }
     // what the run's reader would be warned of, its baseline's writer is too
     if !args.quiet {
         for w in &report.warnings {
-            crate::errln!("warning: {}", sanitize::visible_lines(w));
+            crate::errln!("warning: {}", sanitize::visible_lines(&secrets::scrub(w)));
         }
     }
     let new = report.to_baseline(previous.as_ref());
